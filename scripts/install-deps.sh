@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs every Debian package ferry needs to build, test, benchmark and run its demo.
+# Idempotent: runs `apt-get update` at most once and only when something is missing.
+# Usage: scripts/install-deps.sh            (as root, or with sudo available)
+set -euo pipefail
+
+packages=(
+  # build
+  g++ cmake ninja-build make pkg-config git
+  # codecs and checksums
+  zlib1g-dev libdeflate-dev liblzma-dev libzstd-dev liblz4-dev libxxhash-dev
+  # io_uring
+  liburing-dev
+  # tests, benchmarks, fuzzing
+  libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
+  nlohmann-json3-dev
+  # XRootD: origin/proxy servers, client, plug-in headers, python bindings
+  xrootd-server xrootd-server-plugins xrootd-client xrootd-client-plugins
+  libxrootd-client-dev libxrootd-server-dev libxrootd-private-dev python3-xrootd
+  # WAN / LFN emulation and transfer peers
+  iproute2 iptables libnetfilter-queue-dev iputils-ping iperf3 fio
+  # plots
+  gnuplot-nox
+  # jsroot (independent ROOT reader) runs under node
+  nodejs
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,128 @@
+#include <fcntl.h>
+
+#include <gtest/gtest.h>
+
+#include "base/aligned_buffer.h"
+#include "base/fd.h"
+#include "base/hash.h"
+#include "base/mapped_file.h"
+#include "base/result.h"
+#include "base/strings.h"
+#include "testing/testing.h"
+
+namespace ferry {
+namespace {
+
+Result<int> Half(int v) {
+  if (v % 2 != 0) {
+    return InvalidArgumentError("odd value " + std::to_string(v));
+  }
+  return v / 2;
+}
+
+Result<int> Quarter(int v) {
+  int h = FERRY_TRY_CTX(Half(v), "first halving");
+  int q = FERRY_TRY_CTX(Half(h), "second halving");
+  return q;
+}
+
+TEST(Result, ValueAndErrorPropagateWithContext) {
+  auto ok = Quarter(8);
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_EQ(*ok, 2);
+
+  auto bad = Quarter(6);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(bad.error().ToString(), "second halving: odd value 3");
+}
+
+TEST(Result, StatusAndErrnoText) {
+  Status s = IoError("read failed", ENOENT);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().ToString().find("No such file"), std::string::npos);
+  EXPECT_TRUE(OkStatus().has_value());
+}
+
+TEST(Result, ContextChainOrderIsOutermostFirst) {
+  Error e = CorruptionError("bad checksum");
+  e.AddContext("basket 3");
+  e.AddContext("branch Jet_pt");
+  e.AddContext("file a.root");
+  EXPECT_EQ(e.ToString(), "file a.root > branch Jet_pt > basket 3: bad checksum");
+}
+
+TEST(Fd, OpenMissingFileIsNotFound) {
+  auto r = Fd::Open("/nonexistent/ferry/file", O_RDONLY);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code(), ErrorCode::kNotFound);
+}
+
+TEST(Fd, PreadPastEndIsShortRead) {
+  testing::TempDir dir;
+  testing::WriteWholeFile(dir.File("f"), {1, 2, 3, 4});
+  Fd fd = *Fd::Open(dir.File("f"), O_RDONLY);
+  uint8_t buf[8];
+  ASSERT_TRUE(PreadFull(fd.get(), buf, 4, 0).has_value());
+  EXPECT_EQ(buf[3], 4);
+  auto s = PreadFull(fd.get(), buf, 8, 0);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code(), ErrorCode::kShortRead);
+}
+
+TEST(MappedFile, MapsContentsAndEmptyFiles) {
+  testing::TempDir dir;
+  auto bytes = testing::PseudoRandomBytes(10000, 7);
+  testing::WriteWholeFile(dir.File("f"), bytes);
+  auto m = MappedFile::Map(dir.File("f"));
+  ASSERT_TRUE(m.has_value()) << m.error().ToString();
+  ASSERT_EQ(m->size(), bytes.size());
+  EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), m->data().begin()));
+  testing::WriteWholeFile(dir.File("e"), {});
+  auto e = MappedFile::Map(dir.File("e"));
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->size(), 0u);
+}
+
+TEST(AlignedBuffer, IsAligned) {
+  AlignedBuffer b(10000);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data()) % 4096, 0u);
+  EXPECT_EQ(b.size(), 10000u);
+  AlignedBuffer moved = std::move(b);
+  EXPECT_EQ(b.data(), nullptr);
+  EXPECT_EQ(moved.size(), 10000u);
+}
+
+TEST(Hash, KnownVectors) {
+  // XXH64 of the empty input with seed 0 (reference value from the xxHash specification).
+  EXPECT_EQ(hash::Xxh64("", 0, 0), 0xEF46DB3751D8E999ull);
+  hash::Xxh3Stream s;
+  s.Update("hello ", 6);
+  s.Update("world", 5);
+  EXPECT_EQ(s.Digest(), hash::Xxh3("hello world", 11));
+}
+
+TEST(Strings, ParseSize) {
+  EXPECT_EQ(*ParseSize("4096"), 4096u);
+  EXPECT_EQ(*ParseSize("64K"), 65536u);
+  EXPECT_EQ(*ParseSize("16M"), 16u << 20);
+  EXPECT_EQ(*ParseSize("100G"), 100ull << 30);
+  EXPECT_EQ(*ParseSize("1.5G"), 3ull << 29);
+  EXPECT_EQ(*ParseSize("2GiB"), 2ull << 30);
+  EXPECT_FALSE(ParseSize("12Q").has_value());
+  EXPECT_FALSE(ParseSize("").has_value());
+  EXPECT_FALSE(ParseSize("-5").has_value());
+}
+
+TEST(Strings, HumanBytesAndSplit) {
+  EXPECT_EQ(HumanBytes(17), "17 B");
+  EXPECT_EQ(HumanBytes(1536), "1.5 KiB");
+  auto parts = Split("a,,b", ',');
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[1], "");
+  EXPECT_EQ(*ParseInt("-12"), -12);
+  EXPECT_FALSE(ParseInt("12x").has_value());
+}
+
+}  // namespace
+}  // namespace ferry

@@ -1,0 +1,332 @@
+// ferry root ls|dump: inspect ROOT files without ROOT.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "base/json_writer.h"
+#include "base/strings.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/value_format.h"
+#include "rootio/root_file.h"
+#include "rootio/storage.h"
+
+namespace ferry::cli {
+namespace {
+
+constexpr std::string_view kUsage =
+    "ferry root ls FILE [--json]\n"
+    "       ferry root dump FILE [--tree T] [--branch B]... [--entries A:B] [--json]";
+
+std::string RootVersion(int32_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%d.%02d/%02d", v / 10000, (v / 100) % 100, v % 100);
+  return buf;
+}
+
+std::string ShapeOf(const rootio::TreeInfo& info, const rootio::Leaf& l) {
+  if (l.type == rootio::LeafType::kString) {
+    return "string";
+  }
+  if (l.jagged()) {
+    std::string s = "[" + info.leaves[static_cast<size_t>(l.count_leaf)].name + "]";
+    if (l.len > 1) {
+      s += "[" + std::to_string(l.len) + "]";
+    }
+    return s;
+  }
+  return l.len > 1 ? "[" + std::to_string(l.len) + "]" : "scalar";
+}
+
+void WriteBranchJson(JsonWriter& w,
+                     const rootio::TreeInfo& info,
+                     const rootio::Branch& b,
+                     const rootio::BranchStorage& s) {
+  w.BeginObject().Field("name", b.name);
+  const rootio::Leaf* first =
+      b.leaves.empty() ? nullptr : &info.leaves[static_cast<size_t>(b.leaves[0])];
+  if (b.leaves.size() == 1 && first != nullptr) {
+    w.Field("type", rootio::LeafTypeName(first->type));
+  } else {
+    w.Field("type", b.leaves.empty() ? "none" : "leaflist");
+  }
+  bool jagged = first != nullptr && b.leaves.size() == 1 && first->jagged();
+  w.Field("jagged", jagged).Key("count");
+  if (jagged) {
+    w.String(info.leaves[static_cast<size_t>(first->count_leaf)].name);
+  } else {
+    w.Null();
+  }
+  w.Field("zbytes", s.zbytes).Field("bytes", s.bytes).Field("codec", s.CodecName());
+  w.Field("baskets", static_cast<uint64_t>(b.baskets.size()));
+  w.Field("embedded_baskets", static_cast<uint64_t>(s.embedded_baskets));
+  w.Field("entries", b.entries).Field("supported", b.supported);
+  if (!b.supported) {
+    w.Field("unsupported_reason", b.unsupported_reason);
+  }
+  w.Key("leaves").BeginArray();
+  for (int32_t li : b.leaves) {
+    const rootio::Leaf& l = info.leaves[static_cast<size_t>(li)];
+    w.BeginObject()
+        .Field("name", l.name)
+        .Field("type", rootio::LeafTypeName(l.type))
+        .Field("class", l.class_name)
+        .Field("shape", ShapeOf(info, l))
+        .EndObject();
+  }
+  w.EndArray().EndObject();
+}
+
+int RunLs(const std::string& path, bool json) {
+  auto file = rootio::RootFile::OpenPath(path);
+  if (!file.has_value()) {
+    return ReportError(file.error());
+  }
+  const rootio::RootFile& f = **file;
+  auto objects = f.ListObjects();
+  if (!objects.has_value()) {
+    return ReportError(objects.error());
+  }
+  JsonWriter w;
+  w.BeginObject().Field("file", path);
+  w.Field("root_version", RootVersion(f.header().version));
+  w.Field("bytes", f.source().size()).Field("big_file", f.header().big);
+  w.Field("compress", f.header().compress);
+  w.Key("objects").BeginArray();
+  for (const auto& o : *objects) {
+    w.BeginObject().Field("path", o.path).Field("class", o.key.class_name).Field("cycle", static_cast<int>(o.key.cycle)).EndObject();
+  }
+  w.EndArray();
+  if (!json) {
+    std::printf("%s: ROOT %s, %s, %s header, compression setting %d\n", path.c_str(),
+                RootVersion(f.header().version).c_str(),
+                HumanBytes(static_cast<double>(f.source().size())).c_str(),
+                f.header().big ? "big (64-bit)" : "small (32-bit)", f.header().compress);
+    for (const auto& o : *objects) {
+      if (o.key.class_name != "TTree") {
+        std::printf("  %-40s %s;%d\n", o.path.c_str(), o.key.class_name.c_str(), o.key.cycle);
+      }
+    }
+  }
+  w.Key("trees").BeginArray();
+  for (const auto& o : *objects) {
+    if (o.key.class_name != "TTree") {
+      continue;
+    }
+    auto tree = f.OpenTree(o.path);
+    if (!tree.has_value()) {
+      if (tree.error().code() != ErrorCode::kUnsupported) {
+        return ReportError(tree.error());
+      }
+      w.BeginObject().Field("path", o.path).Field("error", tree.error().ToString()).EndObject();
+      if (!json) {
+        std::printf("  %s: TTree not readable: %s\n", o.path.c_str(), tree.error().ToString().c_str());
+      }
+      continue;
+    }
+    const rootio::TreeInfo& info = (*tree)->info();
+    auto storage = rootio::SurveyStorage(**tree);
+    if (!storage.has_value()) {
+      return ReportError(storage.error());
+    }
+    w.BeginObject().Field("path", o.path).Field("title", info.title).Field("entries", info.entries);
+    w.Field("clusters", static_cast<uint64_t>(info.Clusters().size()));
+    w.Key("branches").BeginArray();
+    for (size_t i = 0; i < info.branches.size(); ++i) {
+      WriteBranchJson(w, info, info.branches[i], (*storage)[i]);
+    }
+    w.EndArray().EndObject();
+    if (!json) {
+      uint64_t z = 0, u = 0;
+      for (const auto& s : *storage) {
+        z += s.zbytes;
+        u += s.bytes;
+      }
+      std::printf("\n  TTree %s \"%s\": %lld entries, %zu branches, %zu clusters, %s stored, %s uncompressed\n",
+                  o.path.c_str(), info.title.c_str(), static_cast<long long>(info.entries),
+                  info.branches.size(), info.Clusters().size(), HumanBytes(static_cast<double>(z)).c_str(),
+                  HumanBytes(static_cast<double>(u)).c_str());
+      std::printf("    %-32s %-10s %-14s %8s %10s %10s  %s\n", "branch", "type", "shape", "baskets",
+                  "stored", "raw", "codec");
+      for (size_t i = 0; i < info.branches.size(); ++i) {
+        const rootio::Branch& b = info.branches[i];
+        std::string type = "leaflist";
+        std::string shape = std::to_string(b.leaves.size()) + " leaves";
+        if (b.leaves.size() == 1) {
+          const rootio::Leaf& l = info.leaves[static_cast<size_t>(b.leaves[0])];
+          type = rootio::LeafTypeName(l.type);
+          shape = ShapeOf(info, l);
+        }
+        if (!b.supported) {
+          type = "(" + b.class_name + ")";
+        }
+        std::printf("    %-32s %-10s %-14s %8zu %10s %10s  %s\n", b.name.c_str(), type.c_str(),
+                    shape.c_str(), b.baskets.size(),
+                    HumanBytes(static_cast<double>((*storage)[i].zbytes)).c_str(),
+                    HumanBytes(static_cast<double>((*storage)[i].bytes)).c_str(),
+                    (*storage)[i].CodecName().c_str());
+      }
+    }
+  }
+  w.EndArray().EndObject();
+  if (json) {
+    std::printf("%s\n", w.str().c_str());
+  }
+  return kExitOk;
+}
+
+Result<rootio::EntryRange> ParseEntries(const std::string& text, int64_t entries) {
+  rootio::EntryRange r{0, entries};
+  if (text.empty()) {
+    return r;
+  }
+  auto parts = Split(text, ':');
+  if (parts.size() == 1) {
+    int64_t a = FERRY_TRY(ParseInt(parts[0]));
+    r = {a, a + 1};
+  } else if (parts.size() == 2) {
+    if (!parts[0].empty()) {
+      r.begin = FERRY_TRY(ParseInt(parts[0]));
+    }
+    if (!parts[1].empty()) {
+      r.end = FERRY_TRY(ParseInt(parts[1]));
+    }
+  } else {
+    return InvalidArgumentError("--entries takes A:B");
+  }
+  if (r.begin < 0 || r.end < 0) {
+    return InvalidArgumentError("--entries must not be negative");
+  }
+  r.end = std::min(r.end, entries);
+  r.begin = std::min(r.begin, r.end);
+  return r;
+}
+
+int RunDump(const std::string& path, const Args& args) {
+  auto file = rootio::RootFile::OpenPath(path);
+  if (!file.has_value()) {
+    return ReportError(file.error());
+  }
+  std::string tree_path = args.GetOr("--tree", "");
+  if (tree_path.empty()) {
+    auto trees = (*file)->TreePaths();
+    if (!trees.has_value()) {
+      return ReportError(trees.error());
+    }
+    if (trees->size() != 1) {
+      return UsageError("the file has " + std::to_string(trees->size()) + " trees; choose one with --tree", kUsage);
+    }
+    tree_path = trees->front();
+  }
+  auto tree = (*file)->OpenTree(tree_path);
+  if (!tree.has_value()) {
+    return ReportError(tree.error());
+  }
+  const rootio::Tree& t = **tree;
+  const rootio::TreeInfo& info = t.info();
+  auto range = ParseEntries(args.GetOr("--entries", ""), info.entries);
+  if (!range.has_value()) {
+    return UsageError(range.error().message(), kUsage);
+  }
+  // Which branches: as asked, or every readable top-level branch.
+  std::vector<int32_t> branches;
+  for (const std::string& name : args.All("--branch")) {
+    int32_t b = info.FindBranch(name);
+    if (b < 0) {
+      int32_t leaf = info.FindLeaf(name);
+      if (leaf >= 0) {
+        b = info.leaves[static_cast<size_t>(leaf)].branch;
+      }
+    }
+    if (b < 0) {
+      return ReportError(NotFoundError("tree " + tree_path + " has no branch '" + name + "'").AddContext("file " + path));
+    }
+    branches.push_back(b);
+  }
+  if (args.All("--branch").empty()) {
+    for (int32_t b : info.top_branches) {
+      if (info.branches[static_cast<size_t>(b)].supported) {
+        branches.push_back(b);
+      } else {
+        std::fprintf(stderr, "ferry: skipping branch %s: %s\n", info.branches[static_cast<size_t>(b)].name.c_str(),
+                     info.branches[static_cast<size_t>(b)].unsupported_reason.c_str());
+      }
+    }
+  }
+  bool json = args.Has("--json");
+  JsonWriter w;
+  w.BeginObject().Field("tree", tree_path).Key("entries").BeginArray().Int(range->begin).Int(range->end).EndArray();
+  w.Key("branches").BeginObject();
+  for (int32_t bi : branches) {
+    const rootio::Branch& b = info.branches[static_cast<size_t>(bi)];
+    std::vector<rootio::Column> cols;
+    for (int32_t li : b.leaves) {
+      auto col = t.ReadLeaf(li, *range);
+      if (!col.has_value()) {
+        return ReportError(std::move(col).error().AddContext("TTree " + tree_path).AddContext("file " + path));
+      }
+      cols.push_back(std::move(*col));
+    }
+    w.Key(b.name).BeginArray();
+    for (int64_t e = 0; e < range->size(); ++e) {
+      if (cols.size() == 1) {
+        WriteEntry(w, cols[0], e);
+      } else {
+        w.BeginObject();
+        for (size_t k = 0; k < cols.size(); ++k) {
+          w.Key(info.leaves[static_cast<size_t>(b.leaves[k])].name);
+          WriteEntry(w, cols[k], e);
+        }
+        w.EndObject();
+      }
+    }
+    w.EndArray();
+    if (!json) {
+      JsonWriter line;
+      line.BeginArray();
+      for (int64_t e = 0; e < range->size(); ++e) {
+        if (cols.size() == 1) {
+          WriteEntry(line, cols[0], e);
+        }
+      }
+      line.EndArray();
+      std::printf("%s: %s\n", b.name.c_str(), cols.size() == 1 ? line.str().c_str() : "(leaf list; use --json)");
+    }
+  }
+  w.EndObject().EndObject();
+  if (json) {
+    std::printf("%s\n", w.str().c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunRoot(std::span<const char* const> argv) {
+  if (argv.empty() || std::string_view(argv[0]) == "--help") {
+    std::printf("usage: %s\n", std::string(kUsage).c_str());
+    return argv.empty() ? kExitUsage : kExitOk;
+  }
+  std::string_view sub = argv[0];
+  auto args = Args::Parse(argv.subspan(1), {{"--json"}, {"--tree", true}, {"--branch", true}, {"--entries", true}, {"--help"}});
+  if (!args.has_value()) {
+    return UsageError(args.error().message(), kUsage);
+  }
+  if (args->Has("--help")) {
+    std::printf("usage: %s\n", std::string(kUsage).c_str());
+    return kExitOk;
+  }
+  if (args->positional().size() != 1) {
+    return UsageError("expected one FILE", kUsage);
+  }
+  const std::string& path = args->positional()[0];
+  if (sub == "ls") {
+    return RunLs(path, args->Has("--json"));
+  }
+  if (sub == "dump") {
+    return RunDump(path, *args);
+  }
+  return UsageError("unknown subcommand 'root " + std::string(sub) + "'", kUsage);
+}
+
+}  // namespace ferry::cli

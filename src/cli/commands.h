@@ -1,0 +1,11 @@
+// The ferry subcommands. Each lives in its own cmd_<name>.cc and takes the words after its
+// name; it returns the process exit code (0 ok, 1 bad input, 2 usage error).
+#pragma once
+
+#include <span>
+
+namespace ferry::cli {
+
+int RunRoot(std::span<const char* const> args);
+
+}  // namespace ferry::cli

@@ -1,0 +1,57 @@
+// ferry: one binary, one file per subcommand (see commands.h).
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <span>
+#include <string_view>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+
+namespace {
+
+struct Command {
+  std::string_view name;
+  int (*run)(std::span<const char* const>);
+  std::string_view help;
+};
+
+constexpr Command kCommands[] = {
+    {"root", ferry::cli::RunRoot, "inspect ROOT files: ls, dump"},
+};
+
+void PrintHelp() {
+  std::printf("ferry - remote HEP data at the speed of the hardware\n\nusage: ferry <command> [args]\n\ncommands:\n");
+  for (const Command& c : kCommands) {
+    std::printf("  %-10.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
+                static_cast<int>(c.help.size()), c.help.data());
+  }
+  std::printf("\nRun 'ferry <command> --help' for the options of a command.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    PrintHelp();
+    return argc < 2 ? ferry::cli::kExitUsage : ferry::cli::kExitOk;
+  }
+  if (std::strcmp(argv[1], "--version") == 0) {
+    std::printf("ferry 0.1.0\n");
+    return 0;
+  }
+  std::string_view name = argv[1];
+  std::span<const char* const> rest(argv + 2, static_cast<size_t>(argc - 2));
+  for (const Command& c : kCommands) {
+    if (c.name == name) {
+      try {
+        return c.run(rest);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "ferry: internal error: %s\n", e.what());
+        return ferry::cli::kExitBadInput;
+      }
+    }
+  }
+  std::fprintf(stderr, "ferry: unknown command '%s' (try 'ferry --help')\n", argv[1]);
+  return ferry::cli::kExitUsage;
+}

@@ -1,0 +1,27 @@
+// Per-algorithm block codecs behind compression.h. Each decoder must fill out exactly or fail;
+// each encoder appends to out and returns the number of bytes appended.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "base/result.h"
+
+namespace ferry::codec::internal {
+
+Status InflateZlib(std::span<const uint8_t> in, std::span<uint8_t> out);
+Status InflateRaw(std::span<const uint8_t> in, std::span<uint8_t> out);
+Result<size_t> DeflateZlib(int level, std::span<const uint8_t> in, std::vector<uint8_t>* out);
+Result<size_t> DeflateRaw(int level, std::span<const uint8_t> in, std::vector<uint8_t>* out);
+
+Status DecodeLzma(std::span<const uint8_t> in, std::span<uint8_t> out);
+Result<size_t> EncodeLzma(int level, std::span<const uint8_t> in, std::vector<uint8_t>* out);
+
+Status DecodeZstd(std::span<const uint8_t> in, std::span<uint8_t> out);
+Result<size_t> EncodeZstd(int level, std::span<const uint8_t> in, std::vector<uint8_t>* out);
+
+// LZ4 with ROOT's 8-byte XXH64 checksum prefix.
+Status DecodeLz4Root(std::span<const uint8_t> in, std::span<uint8_t> out);
+Result<size_t> EncodeLz4Root(int level, std::span<const uint8_t> in, std::vector<uint8_t>* out);
+
+}  // namespace ferry::codec::internal

@@ -1,0 +1,96 @@
+#include "rootio/column.h"
+
+#include <cstring>
+
+#include "base/endian.h"
+
+namespace ferry::rootio {
+
+namespace {
+template <class T>
+T Get(const std::vector<uint8_t>& b, size_t k) {
+  T v;
+  std::memcpy(&v, b.data() + k * sizeof(T), sizeof(T));
+  return v;
+}
+}  // namespace
+
+uint64_t Column::AsUint64(size_t k) const {
+  switch (type) {
+    case LeafType::kBool:
+    case LeafType::kUInt8:
+      return Get<uint8_t>(bytes, k);
+    case LeafType::kInt8:
+      return static_cast<uint64_t>(Get<int8_t>(bytes, k));
+    case LeafType::kInt16:
+      return static_cast<uint64_t>(Get<int16_t>(bytes, k));
+    case LeafType::kUInt16:
+      return Get<uint16_t>(bytes, k);
+    case LeafType::kInt32:
+      return static_cast<uint64_t>(Get<int32_t>(bytes, k));
+    case LeafType::kUInt32:
+      return Get<uint32_t>(bytes, k);
+    case LeafType::kInt64:
+      return static_cast<uint64_t>(Get<int64_t>(bytes, k));
+    case LeafType::kUInt64:
+      return Get<uint64_t>(bytes, k);
+    case LeafType::kFloat32:
+      return static_cast<uint64_t>(Get<float>(bytes, k));
+    case LeafType::kFloat64:
+      return static_cast<uint64_t>(Get<double>(bytes, k));
+    case LeafType::kString:
+    case LeafType::kUnknown:
+      return 0;
+  }
+  return 0;
+}
+
+double Column::AsDouble(size_t k) const {
+  switch (type) {
+    case LeafType::kFloat32:
+      return static_cast<double>(Get<float>(bytes, k));
+    case LeafType::kFloat64:
+      return Get<double>(bytes, k);
+    case LeafType::kInt8:
+      return Get<int8_t>(bytes, k);
+    case LeafType::kInt16:
+      return Get<int16_t>(bytes, k);
+    case LeafType::kInt32:
+      return Get<int32_t>(bytes, k);
+    case LeafType::kInt64:
+      return static_cast<double>(Get<int64_t>(bytes, k));
+    default:
+      return static_cast<double>(AsUint64(k));
+  }
+}
+
+void AppendSwapped(LeafType t, const uint8_t* src, size_t count, std::vector<uint8_t>* dst) {
+  size_t size = LeafTypeSize(t);
+  size_t at = dst->size();
+  dst->resize(at + count * size);
+  uint8_t* out = dst->data() + at;
+  switch (size) {
+    case 1:
+      std::memcpy(out, src, count);
+      break;
+    case 2:
+      for (size_t i = 0; i < count; ++i) {
+        StoreLE<uint16_t>(out + 2 * i, LoadBE<uint16_t>(src + 2 * i));
+      }
+      break;
+    case 4:
+      for (size_t i = 0; i < count; ++i) {
+        StoreLE<uint32_t>(out + 4 * i, LoadBE<uint32_t>(src + 4 * i));
+      }
+      break;
+    case 8:
+      for (size_t i = 0; i < count; ++i) {
+        StoreLE<uint64_t>(out + 8 * i, LoadBE<uint64_t>(src + 8 * i));
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace ferry::rootio

@@ -1,0 +1,230 @@
+#include "rootio/tree.h"
+
+#include <algorithm>
+#include <string>
+
+#include "base/endian.h"
+
+namespace ferry::rootio {
+namespace {
+
+std::string BasketContext(const Branch& b, size_t i) {
+  return "branch " + b.name + " > basket " + std::to_string(i);
+}
+
+}  // namespace
+
+Status Tree::CheckReadable(int32_t leaf) const {
+  if (leaf < 0 || static_cast<size_t>(leaf) >= info_.leaves.size()) {
+    return NotFoundError("no leaf #" + std::to_string(leaf));
+  }
+  const Leaf& l = info_.leaves[static_cast<size_t>(leaf)];
+  if (l.branch < 0) {
+    return UnsupportedError("leaf " + l.name + " belongs to no branch");
+  }
+  const Branch& b = info_.branches[static_cast<size_t>(l.branch)];
+  if (!b.supported) {
+    return UnsupportedError("branch " + b.name + " cannot be read: " + b.unsupported_reason);
+  }
+  if (l.type == LeafType::kUnknown) {
+    return UnsupportedError("leaf " + l.name + " has unsupported class " + l.class_name);
+  }
+  return OkStatus();
+}
+
+Column Tree::StartColumn(int32_t leaf, int64_t first) const {
+  const Leaf& l = info_.leaves[static_cast<size_t>(leaf)];
+  Column col;
+  col.type = l.type;
+  col.first_entry = first;
+  col.jagged = l.jagged() || l.type == LeafType::kString;
+  col.fixed_len = col.jagged ? 1 : static_cast<uint32_t>(l.len);
+  if (col.jagged) {
+    col.offsets.push_back(0);
+  }
+  return col;
+}
+
+std::vector<size_t> Tree::BasketsOverlapping(int32_t branch, EntryRange range) const {
+  std::vector<size_t> out;
+  const Branch& b = info_.branches[static_cast<size_t>(branch)];
+  for (size_t i = 0; i < b.baskets.size(); ++i) {
+    const BasketRef& r = b.baskets[i];
+    if (r.first_entry < range.end && r.first_entry + r.num_entries > range.begin) {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+Result<std::vector<uint8_t>> Tree::ReadBasketRecord(int32_t branch, size_t basket) const {
+  const Branch& b = info_.branches[static_cast<size_t>(branch)];
+  const BasketRef& r = b.baskets[basket];
+  if (r.embedded >= 0) {
+    return CorruptionError(BasketContext(b, basket) + " is embedded in the TTree record");
+  }
+  std::vector<uint8_t> record(r.bytes);
+  FERRY_TRY_CTX(source_->ReadAt(r.seek, record), BasketContext(b, basket));
+  return record;
+}
+
+Result<BasketView> Tree::ReadBasket(int32_t branch, size_t basket, BasketDecoder* decoder) const {
+  const Branch& b = info_.branches[static_cast<size_t>(branch)];
+  const BasketRef& r = b.baskets[basket];
+  if (r.embedded >= 0) {
+    return BasketDecoder::View(b.embedded[static_cast<size_t>(r.embedded)]);
+  }
+  std::vector<uint8_t> record = FERRY_TRY(ReadBasketRecord(branch, basket));
+  // The decoder copies what it keeps, so the record may die here.
+  return FERRY_TRY_CTX(decoder->Decode(record), BasketContext(b, basket));
+}
+
+Status Tree::AppendFromBasket(int32_t leaf,
+                              const BasketView& view,
+                              const BasketRef& ref,
+                              EntryRange want,
+                              const Column* counts,
+                              Column* out) const {
+  const Leaf& l = info_.leaves[static_cast<size_t>(leaf)];
+  const Branch& b = info_.branches[static_cast<size_t>(l.branch)];
+  if (view.num_entries != ref.num_entries) {
+    return CorruptionError("basket holds " + std::to_string(view.num_entries) +
+                           " entries, the branch's entry table says " +
+                           std::to_string(ref.num_entries));
+  }
+  int64_t lo = std::max(want.begin, ref.first_entry) - ref.first_entry;
+  int64_t hi = std::min(want.end, ref.first_entry + ref.num_entries) - ref.first_entry;
+  if (lo >= hi) {
+    return OkStatus();
+  }
+  const size_t elem = LeafTypeSize(l.type);
+  const std::span<const uint8_t> data = view.data;
+
+  if (l.type == LeafType::kString) {
+    size_t pos = 0;
+    for (int64_t e = 0; e < hi; ++e) {
+      if (!view.offsets.empty()) {
+        pos = view.offsets[static_cast<size_t>(e)];
+      }
+      if (pos >= data.size()) {
+        return CorruptionError("string entry " + std::to_string(e) + " starts past the basket data");
+      }
+      size_t n = data[pos++];
+      if (n == 255) {
+        if (data.size() - pos < 4) {
+          return CorruptionError("string length truncated");
+        }
+        n = LoadBE<uint32_t>(data.data() + pos);
+        pos += 4;
+      }
+      if (n > data.size() - pos) {
+        return CorruptionError("string entry " + std::to_string(e) + " runs past the basket data");
+      }
+      if (e >= lo) {
+        out->bytes.insert(out->bytes.end(), data.begin() + static_cast<ptrdiff_t>(pos),
+                          data.begin() + static_cast<ptrdiff_t>(pos + n));
+        out->offsets.push_back(out->bytes.size());
+      }
+      pos += n;
+    }
+    out->num_entries += hi - lo;
+    return OkStatus();
+  }
+
+  if (!l.jagged()) {
+    const size_t entry_size = b.fixed_entry_size;
+    const auto len = static_cast<size_t>(l.len);
+    if (entry_size == 0 || data.size() / entry_size < static_cast<size_t>(view.num_entries)) {
+      return CorruptionError("basket data is " + std::to_string(data.size()) + " bytes, " +
+                             std::to_string(view.num_entries) + " entries of " +
+                             std::to_string(entry_size) + " bytes need more");
+    }
+    if (b.leaves.size() == 1) {
+      AppendSwapped(l.type, data.data() + static_cast<size_t>(lo) * entry_size,
+                    static_cast<size_t>(hi - lo) * len, &out->bytes);
+    } else {
+      for (int64_t e = lo; e < hi; ++e) {
+        AppendSwapped(l.type, data.data() + static_cast<size_t>(e) * entry_size + l.entry_offset,
+                      len, &out->bytes);
+      }
+    }
+    out->num_entries += hi - lo;
+    return OkStatus();
+  }
+
+  // Jagged: element counts from the stored offsets, or rebuilt from the counter leaf.
+  const auto unit = static_cast<uint64_t>(l.len);
+  if (!view.offsets.empty()) {
+    for (int64_t e = lo; e < hi; ++e) {
+      uint32_t s = view.offsets[static_cast<size_t>(e)];
+      uint32_t t = view.offsets[static_cast<size_t>(e) + 1];
+      if (t < s || (t - s) % elem != 0) {
+        return CorruptionError("entry " + std::to_string(ref.first_entry + e) + " spans " +
+                               std::to_string(t - s) + " bytes, not a multiple of " +
+                               std::to_string(elem));
+      }
+      AppendSwapped(l.type, data.data() + s, (t - s) / elem, &out->bytes);
+      out->offsets.push_back(out->bytes.size() / elem);
+    }
+    out->num_entries += hi - lo;
+    return OkStatus();
+  }
+  if (counts == nullptr || counts->num_entries != ref.num_entries) {
+    return CorruptionError("jagged basket without entry offsets and no counter values");
+  }
+  uint64_t pos = 0;
+  for (int64_t e = 0; e < hi; ++e) {
+    uint64_t n = counts->AsUint64(static_cast<size_t>(e)) * unit;
+    if (n > (data.size() - pos) / elem) {
+      return CorruptionError("counter " + std::to_string(n) + " at entry " +
+                             std::to_string(ref.first_entry + e) + " runs past the basket data");
+    }
+    if (e >= lo) {
+      AppendSwapped(l.type, data.data() + pos, n, &out->bytes);
+      out->offsets.push_back(out->bytes.size() / elem);
+    }
+    pos += n * elem;
+  }
+  out->num_entries += hi - lo;
+  return OkStatus();
+}
+
+Result<Column> Tree::ReadLeaf(int32_t leaf, EntryRange range) const {
+  FERRY_TRY(CheckReadable(leaf));
+  const Leaf& l = info_.leaves[static_cast<size_t>(leaf)];
+  const Branch& b = info_.branches[static_cast<size_t>(l.branch)];
+  if (range.begin < 0 || range.end > info_.entries || range.begin > range.end) {
+    return InvalidArgumentError("entry range [" + std::to_string(range.begin) + ", " +
+                                std::to_string(range.end) + ") outside [0, " +
+                                std::to_string(info_.entries) + ")");
+  }
+  Column col = StartColumn(leaf, range.begin);
+  BasketDecoder decoder;
+  for (size_t i : BasketsOverlapping(l.branch, range)) {
+    const BasketRef& ref = b.baskets[i];
+    BasketView view = FERRY_TRY(ReadBasket(l.branch, i, &decoder));
+    Column counts;
+    const Column* counts_ptr = nullptr;
+    if (l.jagged() && view.offsets.empty()) {
+      counts = FERRY_TRY_CTX(ReadLeaf(l.count_leaf, {ref.first_entry, ref.first_entry + ref.num_entries}),
+                             "counter of " + l.name);
+      counts_ptr = &counts;
+    }
+    FERRY_TRY_CTX(AppendFromBasket(leaf, view, ref, range, counts_ptr, &col), BasketContext(b, i));
+  }
+  if (col.num_entries != range.size()) {
+    return CorruptionError("branch " + b.name + ": baskets cover " + std::to_string(col.num_entries) +
+                           " of " + std::to_string(range.size()) + " requested entries");
+  }
+  return col;
+}
+
+Result<Column> Tree::ReadLeaf(std::string_view name, EntryRange range) const {
+  int32_t leaf = info_.FindLeaf(name);
+  if (leaf < 0) {
+    return NotFoundError("tree " + info_.name + " has no leaf or branch '" + std::string(name) + "'");
+  }
+  return ReadLeaf(leaf, range);
+}
+
+}  // namespace ferry::rootio
