@@ -1,0 +1,61 @@
+#include "fetch/channel_pool.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace ferry::fetch {
+
+ChannelPool::ChannelPool(size_t channels, bool others_usable)
+    : slots_(std::max<size_t>(channels, 1)) {
+  for (size_t i = 1; i < slots_.size(); ++i) {
+    slots_[i].usable = others_usable;
+  }
+}
+
+size_t ChannelPool::Acquire() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const size_t n = slots_.size();
+  size_t best = 0;
+  bool found = false;
+  for (size_t k = 0; k < n; ++k) {
+    const size_t i = (next_ + k) % n;
+    if (!slots_[i].usable) {
+      continue;
+    }
+    if (!found || slots_[i].in_flight < slots_[best].in_flight) {
+      best = i;
+      found = true;
+    }
+  }
+  // Channel 0 is the fallback when nothing is marked usable.
+  slots_[best].in_flight += 1;
+  slots_[best].acquired += 1;
+  next_ = (best + 1) % n;
+  return best;
+}
+
+void ChannelPool::Release(size_t channel) {
+  std::lock_guard<std::mutex> lock(mu_);
+  assert(channel < slots_.size() && slots_[channel].in_flight > 0);
+  slots_[channel].in_flight -= 1;
+}
+
+void ChannelPool::SetUsable(size_t channel, bool usable) {
+  if (channel == 0 || channel >= slots_.size()) {
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  slots_[channel].usable = usable;
+}
+
+uint64_t ChannelPool::in_flight(size_t channel) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return slots_.at(channel).in_flight;
+}
+
+uint64_t ChannelPool::acquired(size_t channel) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return slots_.at(channel).acquired;
+}
+
+}  // namespace ferry::fetch
