@@ -34,7 +34,7 @@ std::string_view ErrorCodeName(ErrorCode code) {
   return "unknown";
 }
 
-Error::Error(ErrorCode code, std::string message, int sys_errno, std::source_location where)
+Error::Error(ErrorCode code, std::string message, int sys_errno, SourceLocation where)
     : rep_(std::make_unique<Rep>(Rep{code, sys_errno, std::move(message), {}, where})) {}
 
 Error::Error(const Error& other) : rep_(std::make_unique<Rep>(*other.rep_)) {}
@@ -80,19 +80,19 @@ std::string Error::ToString() const {
   return out;
 }
 
-Error IoError(std::string message, int sys_errno, std::source_location where) {
+Error IoError(std::string message, int sys_errno, SourceLocation where) {
   return Error(ErrorCode::kIo, std::move(message), sys_errno, where);
 }
-Error CorruptionError(std::string message, std::source_location where) {
+Error CorruptionError(std::string message, SourceLocation where) {
   return Error(ErrorCode::kCorruption, std::move(message), 0, where);
 }
-Error InvalidArgumentError(std::string message, std::source_location where) {
+Error InvalidArgumentError(std::string message, SourceLocation where) {
   return Error(ErrorCode::kInvalidArgument, std::move(message), 0, where);
 }
-Error NotFoundError(std::string message, std::source_location where) {
+Error NotFoundError(std::string message, SourceLocation where) {
   return Error(ErrorCode::kNotFound, std::move(message), 0, where);
 }
-Error UnsupportedError(std::string message, std::source_location where) {
+Error UnsupportedError(std::string message, SourceLocation where) {
   return Error(ErrorCode::kUnsupported, std::move(message), 0, where);
 }
 

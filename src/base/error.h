@@ -7,12 +7,25 @@
 #pragma once
 
 #include <memory>
-#include <source_location>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace ferry {
+
+// Where an Error was made. std::source_location is not usable with clang 14 + libstdc++ 12
+// (the fuzz preset), so this uses the builtins both compilers provide.
+struct SourceLocation {
+  const char* file = "";
+  unsigned line = 0;
+  const char* function = "";
+
+  static constexpr SourceLocation Current(const char* file = __builtin_FILE(),
+                                          unsigned line = __builtin_LINE(),
+                                          const char* function = __builtin_FUNCTION()) {
+    return {file, line, function};
+  }
+};
 
 // Stable set of failure classes. Callers branch on the code, never on the message.
 enum class ErrorCode : unsigned char {
@@ -36,7 +49,7 @@ class [[nodiscard]] Error {
   Error(ErrorCode code,
         std::string message,
         int sys_errno = 0,
-        std::source_location where = std::source_location::current());
+        SourceLocation where = SourceLocation::Current());
   Error(const Error& other);
   Error& operator=(const Error& other);
   Error(Error&&) noexcept = default;
@@ -48,7 +61,7 @@ class [[nodiscard]] Error {
   const std::string& message() const { return rep_->message; }
   // Outermost context first.
   const std::vector<std::string>& context() const { return rep_->context; }
-  const std::source_location& where() const { return rep_->where; }
+  const SourceLocation& where() const { return rep_->where; }
 
   // Adds an outer context element ("branch Jet_pt"). Returns *this for chaining.
   Error& AddContext(std::string outer) &;
@@ -63,21 +76,21 @@ class [[nodiscard]] Error {
     int sys_errno;
     std::string message;
     std::vector<std::string> context;
-    std::source_location where;
+    SourceLocation where;
   };
   std::unique_ptr<Rep> rep_;
 };
 
 // Shorthand constructors for the common codes.
 Error IoError(std::string message, int sys_errno,
-              std::source_location where = std::source_location::current());
+              SourceLocation where = SourceLocation::Current());
 Error CorruptionError(std::string message,
-                      std::source_location where = std::source_location::current());
+                      SourceLocation where = SourceLocation::Current());
 Error InvalidArgumentError(std::string message,
-                           std::source_location where = std::source_location::current());
+                           SourceLocation where = SourceLocation::Current());
 Error NotFoundError(std::string message,
-                    std::source_location where = std::source_location::current());
+                    SourceLocation where = SourceLocation::Current());
 Error UnsupportedError(std::string message,
-                       std::source_location where = std::source_location::current());
+                       SourceLocation where = SourceLocation::Current());
 
 }  // namespace ferry

@@ -71,6 +71,9 @@ Status DecodePayload(std::span<const uint8_t> stored, int32_t objlen, std::vecto
 }
 
 Result<std::vector<uint8_t>> ReadPayload(io::ByteSource& source, const Key& key) {
+  // Check before allocating: a corrupt fNbytes must not turn into a huge allocation.
+  FERRY_TRY(io::CheckRange(source.name(), source.size(), key.seek_key,
+                           static_cast<uint64_t>(key.nbytes)));
   std::vector<uint8_t> record(static_cast<size_t>(key.nbytes));
   FERRY_TRY(source.ReadAt(key.seek_key, record));
   std::vector<uint8_t> out;

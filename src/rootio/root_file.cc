@@ -87,6 +87,8 @@ Result<std::vector<Key>> RootFile::ReadKeysList(uint64_t seek_keys, int32_t nbyt
   if (static_cast<uint64_t>(nbytes_keys) > kMaxKeysListBytes) {
     return CorruptionError("keys list of " + std::to_string(nbytes_keys) + " bytes");
   }
+  FERRY_TRY(io::CheckRange(source_->name(), source_->size(), seek_keys,
+                           static_cast<uint64_t>(nbytes_keys)));
   std::vector<uint8_t> buf(static_cast<size_t>(nbytes_keys));
   FERRY_TRY(source_->ReadAt(seek_keys, buf));
   Cursor c(buf);

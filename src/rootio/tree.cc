@@ -63,6 +63,8 @@ Result<std::vector<uint8_t>> Tree::ReadBasketRecord(int32_t branch, size_t baske
   if (r.embedded >= 0) {
     return CorruptionError(BasketContext(b, basket) + " is embedded in the TTree record");
   }
+  FERRY_TRY_CTX(io::CheckRange(source_->name(), source_->size(), r.seek, r.bytes),
+                BasketContext(b, basket));
   std::vector<uint8_t> record(r.bytes);
   FERRY_TRY_CTX(source_->ReadAt(r.seek, record), BasketContext(b, basket));
   return record;

@@ -84,36 +84,37 @@ int32_t TreeInfo::FindLeaf(std::string_view leaf_name) const {
 }
 
 std::vector<EntryRange> TreeInfo::Clusters() const {
+  // A corrupt header must not make this loop or allocate without bound: past kMaxClusters the
+  // remaining entries form one last cluster.
+  constexpr size_t kMaxClusters = 1u << 20;
   std::vector<EntryRange> out;
   if (entries <= 0) {
     return out;
   }
   int64_t start = 0;
-  // Explicit ranges first: range i ends at cluster_range_end[i] (inclusive).
-  for (size_t i = 0; i < cluster_range_end.size() && start < entries; ++i) {
-    int64_t last = std::min(cluster_range_end[i], entries - 1);
-    int64_t size = i < cluster_size.size() ? cluster_size[i] : 0;
+  auto emit_run = [&](int64_t last, int64_t size) {
     if (size <= 0) {
       size = last - start + 1;
     }
-    while (start <= last) {
-      int64_t end = std::min(start + size, last + 1);
+    while (start <= last && out.size() < kMaxClusters) {
+      int64_t end = last + 1 - start > size ? start + size : last + 1;
       out.push_back({start, end});
       start = end;
     }
+  };
+  // Explicit ranges first: range i ends at cluster_range_end[i] (inclusive).
+  for (size_t i = 0; i < cluster_range_end.size() && start < entries; ++i) {
+    int64_t last = std::min(cluster_range_end[i], entries - 1);
+    if (last < start) {
+      continue;
+    }
+    emit_run(last, i < cluster_size.size() ? cluster_size[i] : 0);
   }
-  int64_t size = auto_flush > 0 ? auto_flush : entries - start;
-  if (size <= 0) {
-    size = entries - start;
+  if (start < entries) {
+    emit_run(entries - 1, auto_flush > 0 ? auto_flush : 0);
   }
-  // Bound the number of clusters a corrupt fAutoFlush can produce.
-  if ((entries - start) / size > 100000000) {
-    size = entries - start;
-  }
-  while (start < entries) {
-    int64_t end = std::min(start + size, entries);
-    out.push_back({start, end});
-    start = end;
+  if (start < entries) {
+    out.push_back({start, entries});
   }
   return out;
 }

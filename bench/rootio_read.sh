@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Reader decode rate vs bare codec decompression on the real files of every codec.
+set -euo pipefail
+BUILD=${FERRY_BUILD_DIR:-build/release}
+OUT=${FERRY_BENCH_OUT:-out/bench}
+DATA=${FERRY_ROOT_DATA_DIR:-../shared/data/root}
+mkdir -p "$OUT"
+files=("$DATA"/uproot-HZZ-zlib.root "$DATA"/uproot-HZZ-lzma.root "$DATA"/uproot-HZZ-lz4.root
+       "$DATA"/uproot-HZZ-zstd.root "$DATA"/nano_dy.root "$DATA"/uproot-Zmumu.root)
+# Generated multi-GB files, when present (ROOTIO_BENCH_FILES="a.root b.root").
+for f in ${ROOTIO_BENCH_FILES:-}; do files+=("$f"); done
+"$BUILD/bin/rootio_read_bench" --json "$OUT/rootio_read.json" --repeat "${REPEAT:-5}" "${files[@]}"
+/usr/bin/python3 - "$OUT/rootio_read.json" "$OUT/rootio_read.dat" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+with open(sys.argv[2], "w") as f:
+    f.write("file bare_decompress reader\n")
+    for r in d["files"]:
+        f.write("%s %.1f %.1f\n" % (r["file"].replace(".root", ""), r["bare_mb_per_s"], r["reader_mb_per_s"]))
+PY
+bash bench/plot_bars.sh "ferry reader vs bare decompression (uncompressed MB/s, higher is better)" \
+  "MB/s" "$OUT/rootio_read.dat" "$OUT/rootio_read.png"
+echo "wrote $OUT/rootio_read.json and $OUT/rootio_read.png"
