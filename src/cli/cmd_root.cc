@@ -10,6 +10,7 @@
 #include "cli/value_format.h"
 #include "rootio/root_file.h"
 #include "rootio/storage.h"
+#include "xrd/open_source.h"
 
 namespace ferry::cli {
 namespace {
@@ -17,6 +18,11 @@ namespace {
 constexpr std::string_view kUsage =
     "ferry root ls FILE [--json]\n"
     "       ferry root dump FILE [--tree T] [--branch B]... [--entries A:B] [--json]";
+
+// A local path or a root:// URL (through the XrdCl client, and its plug-ins).
+Result<std::unique_ptr<rootio::RootFile>> OpenRootFile(const std::string& path) {
+  return rootio::RootFile::Open(FERRY_TRY(xrd::OpenSource(path)));
+}
 
 std::string RootVersion(int32_t v) {
   char buf[32];
@@ -78,7 +84,7 @@ void WriteBranchJson(JsonWriter& w,
 }
 
 int RunLs(const std::string& path, bool json) {
-  auto file = rootio::RootFile::OpenPath(path);
+  auto file = OpenRootFile(path);
   if (!file.has_value()) {
     return ReportError(file.error());
   }
@@ -203,7 +209,7 @@ Result<rootio::EntryRange> ParseEntries(const std::string& text, int64_t entries
 }
 
 int RunDump(const std::string& path, const Args& args) {
-  auto file = rootio::RootFile::OpenPath(path);
+  auto file = OpenRootFile(path);
   if (!file.has_value()) {
     return ReportError(file.error());
   }

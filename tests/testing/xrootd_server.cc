@@ -1,0 +1,324 @@
+#include "testing/xrootd_server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace ferry::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string FindInPath(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return "";
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A port on 127.0.0.1 that was free a moment ago (the caller retries if someone takes it).
+uint16_t PickFreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return 0;
+  }
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  uint16_t port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0
+      && ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+bool Accepts(const std::string& host, uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return false;
+  }
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  ::inet_pton(AF_INET, host.c_str(), &addr.sin_addr);
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// Owns the strings behind an argv/envp array for execve (built before fork: the child only
+// calls async-signal-safe functions).
+struct CStrings {
+  std::vector<std::string> items;
+  std::vector<char*> Pointers() {
+    std::vector<char*> out;
+    out.reserve(items.size() + 1);
+    for (std::string& s : items) {
+      out.push_back(s.data());
+    }
+    out.push_back(nullptr);
+    return out;
+  }
+};
+
+}  // namespace
+
+std::string BindShimPath() {
+  if (const char* env = std::getenv("FERRY_TB_BINDSHIM"); env != nullptr && *env != '\0') {
+    return env;
+  }
+#ifdef FERRY_TB_BINDSHIM
+  return FERRY_TB_BINDSHIM;
+#else
+  return "";
+#endif
+}
+
+std::string TestbedScriptsDir() {
+#ifdef FERRY_TB_SCRIPTS_DIR
+  return FERRY_TB_SCRIPTS_DIR;
+#else
+  return "scripts/testbed";
+#endif
+}
+
+XrootdStart XrootdOrigin::Start(const std::string& data_dir, const XrootdOriginOptions& options) {
+  XrootdStart result;
+  const std::string xrootd = FindInPath("xrootd");
+  const std::string timeout = FindInPath("timeout");
+  if (xrootd.empty()) {
+    result.unavailable = true;
+    result.message = "xrootd is not installed (scripts/install-deps.sh)";
+    return result;
+  }
+  if (timeout.empty()) {
+    result.message = "coreutils timeout not found";
+    return result;
+  }
+  const std::string shim = BindShimPath();
+  if (shim.empty() || ::access(shim.c_str(), R_OK) != 0) {
+    result.message = "bind shim library not found (" + shim + "); build target ferry_tb_bindshim";
+    return result;
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(data_dir, ec)) {
+    result.message = "data directory " + data_dir + " does not exist";
+    return result;
+  }
+  const bool as_root = ::geteuid() == 0;
+  const passwd* account = as_root ? ::getpwnam("xrootd") : nullptr;
+  if (as_root && account == nullptr) {
+    result.message = "running as root but the xrootd account does not exist (xrootd-server)";
+    return result;
+  }
+  // A TempDir is 0700; the server's account must be able to list and read it.
+  ::chmod(data_dir.c_str(), 0755);
+
+  const char* tmp = std::getenv("TMPDIR");
+  std::string tmpl = std::string(tmp != nullptr ? tmp : "/tmp") + "/ferry-xrootd-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr) {
+    result.message = std::string("mkdtemp: ") + std::strerror(errno);
+    return result;
+  }
+  std::unique_ptr<XrootdOrigin> origin(new XrootdOrigin());
+  origin->state_dir_ = buf.data();
+  const std::string state = origin->state_dir_;
+  const std::string var = state + "/var";
+  std::filesystem::create_directories(var + "/admin", ec);
+  ::chmod(state.c_str(), 0755);
+  if (account != nullptr) {
+    for (const std::string& d : {var, var + "/admin"}) {
+      if (::chown(d.c_str(), account->pw_uid, account->pw_gid) != 0) {
+        result.message = "chown " + d + ": " + std::strerror(errno);
+        return result;
+      }
+    }
+  }
+
+  std::string last_failure;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    const uint16_t port = PickFreePort();
+    if (port == 0) {
+      last_failure = "no free port on 127.0.0.1";
+      continue;
+    }
+    const std::string cfg = state + "/xrootd.cfg";
+    {
+      std::ofstream out(cfg, std::ios::trunc);
+      out << "# ferry test origin (tests/testing/xrootd_server.cc)\n"
+          << "xrd.port " << port << "\n"
+          << "all.export / r/o\n"
+          << "oss.localroot " << std::filesystem::absolute(data_dir).string() << "\n"
+          << "all.adminpath " << var << "/admin\n"
+          << "all.pidpath " << var << "\n"
+          << "xrootd.trace emsg login\n"
+          << options.extra_config << "\n";
+    }
+    CStrings argv;
+    argv.items = {timeout, "--kill-after=5", std::to_string(options.max_lifetime.count()) + "s",
+                  xrootd};
+    if (as_root) {
+      argv.items.insert(argv.items.end(), {"-R", "xrootd"});
+    }
+    argv.items.insert(argv.items.end(),
+                      {"-c", cfg, "-l", var + "/xrootd.log", "-s", var + "/xrootd.pid"});
+    CStrings envp;
+    for (char** e = environ; *e != nullptr; ++e) {
+      std::string kv = *e;
+      if (kv.rfind("LD_PRELOAD=", 0) != 0 && kv.rfind("FERRY_TB_BIND_ADDR=", 0) != 0) {
+        envp.items.push_back(std::move(kv));
+      }
+    }
+    envp.items.push_back("LD_PRELOAD=" + shim);
+    envp.items.push_back("FERRY_TB_BIND_ADDR=" + origin->host_);
+    std::vector<char*> argv_p = argv.Pointers();
+    std::vector<char*> envp_p = envp.Pointers();
+    const std::string out_path = state + "/stdout.log";
+
+    pid_t pid = ::fork();
+    if (pid < 0) {
+      result.message = std::string("fork: ") + std::strerror(errno);
+      return result;
+    }
+    if (pid == 0) {
+      int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int in = ::open("/dev/null", O_RDONLY);
+      if (out >= 0) {
+        ::dup2(out, 1);
+        ::dup2(out, 2);
+      }
+      if (in >= 0) {
+        ::dup2(in, 0);
+      }
+      ::execve(argv_p[0], argv_p.data(), envp_p.data());
+      ::_exit(127);
+    }
+    origin->pid_ = pid;
+    origin->port_ = port;
+
+    const auto deadline = Clock::now() + options.start_timeout;
+    bool up = false;
+    while (Clock::now() < deadline) {
+      if (!origin->Running()) {
+        break;
+      }
+      if (Accepts(origin->host_, port)) {
+        up = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (up) {
+      result.origin = std::move(origin);
+      return result;
+    }
+    const std::string log = ReadFile(out_path) + ReadFile(var + "/xrootd.log");
+    origin->Stop();
+    last_failure = "xrootd did not accept connections on 127.0.0.1:" + std::to_string(port)
+                   + " within " + std::to_string(options.start_timeout.count()) + " s; log:\n"
+                   + log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
+    if (log.find("already in use") == std::string::npos) {
+      break;  // not a port race: retrying will not help
+    }
+  }
+  result.message = last_failure;
+  return result;
+}
+
+XrootdOrigin::~XrootdOrigin() {
+  Stop();
+  std::error_code ec;
+  if (!state_dir_.empty()) {
+    std::filesystem::remove_all(state_dir_, ec);
+  }
+}
+
+std::string XrootdOrigin::BaseUrl() const {
+  return "root://" + host_ + ":" + std::to_string(port_) + "/";
+}
+
+std::string XrootdOrigin::Url(const std::string& relative_path) const {
+  std::string rel = relative_path;
+  while (!rel.empty() && rel.front() == '/') {
+    rel.erase(0, 1);
+  }
+  return BaseUrl() + "/" + rel;
+}
+
+std::string XrootdOrigin::log_path() const {
+  return state_dir_ + "/var/xrootd.log";
+}
+
+std::string XrootdOrigin::LogTail(size_t max_bytes) const {
+  std::string log = ReadFile(log_path());
+  return log.size() > max_bytes ? log.substr(log.size() - max_bytes) : log;
+}
+
+bool XrootdOrigin::Running() {
+  if (pid_ <= 0) {
+    return false;
+  }
+  int status = 0;
+  pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == pid_ || (r < 0 && errno == ECHILD)) {
+    pid_ = -1;
+    return false;
+  }
+  return true;
+}
+
+void XrootdOrigin::Stop() {
+  if (!Running()) {
+    return;
+  }
+  // pid_ is `timeout`, which forwards SIGTERM to xrootd and SIGKILLs it 5 s later if needed.
+  ::kill(pid_, SIGTERM);
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (Clock::now() < deadline && Running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (Running()) {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+}
+
+}  // namespace ferry::testing
