@@ -128,7 +128,7 @@ ftb_wait_tcp() {
 # ftb_free_port NS: a TCP port in 20000-29999 with no listener (in NS, or on the host).
 ftb_free_port() {
   local ns="$1" i p used
-  used="$(ftb_nsexec "$ns" ftb_t ss -Htln | awk '{n=split($4,a,":"); print a[n]}' | sort -u)"
+  used="$(ftb_nsexec "$ns" timeout 10 ss -Htln | awk '{n=split($4,a,":"); print a[n]}' | sort -u)"
   for ((i = 0; i < 200; i++)); do
     p=$((20000 + RANDOM % 10000))
     if ! grep -qx "$p" <<<"$used"; then
