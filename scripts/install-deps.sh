@@ -18,7 +18,7 @@ packages=(
   xrootd-server xrootd-server-plugins xrootd-client xrootd-client-plugins
   libxrootd-client-dev libxrootd-server-dev libxrootd-private-dev python3-xrootd
   # WAN / LFN emulation and transfer peers
-  iproute2 iptables libnetfilter-queue-dev iputils-ping iperf3 fio
+  iproute2 iptables libnetfilter-queue-dev iputils-ping iperf3 fio procps
   # plots
   gnuplot-nox
   # jsroot (independent ROOT reader) runs under node
