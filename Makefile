@@ -4,7 +4,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 PRESET ?= release
 
-.PHONY: all deps build demo test test-long test-asan test-tsan fuzz format format-check bench clean
+.PHONY: all deps build demo test test-long test-asan test-tsan fuzz format format-check tidy bench clean
 
 all: build
 
@@ -51,6 +51,10 @@ format:
 
 format-check:
 	@git ls-files '*.cc' '*.h' | xargs clang-format --dry-run -Werror
+
+tidy: deps
+	@cmake --preset dev >/dev/null
+	@git ls-files 'src/*.cc' | xargs -P $(JOBS) -n 4 clang-tidy -p build/dev --quiet
 
 clean:
 	rm -rf build
