@@ -129,6 +129,11 @@ XrootdStart XrootdOrigin::Start(const std::string& data_dir, const XrootdOriginO
     result.message = "coreutils timeout not found";
     return result;
   }
+  const std::string ip_path = FindInPath("ip");
+  if (!options.netns.empty() && (ip_path.empty() || options.netns_address.empty())) {
+    result.message = "netns needs the ip tool and netns_address";
+    return result;
+  }
   const std::string shim = BindShimPath();
   if (shim.empty() || ::access(shim.c_str(), R_OK) != 0) {
     result.message = "bind shim library not found (" + shim + "); build target ferry_tb_bindshim";
@@ -158,6 +163,9 @@ XrootdStart XrootdOrigin::Start(const std::string& data_dir, const XrootdOriginO
   }
   std::unique_ptr<XrootdOrigin> origin(new XrootdOrigin());
   origin->state_dir_ = buf.data();
+  if (!options.netns.empty()) {
+    origin->host_ = options.netns_address;
+  }
   const std::string state = origin->state_dir_;
   const std::string var = state + "/var";
   std::filesystem::create_directories(var + "/admin", ec);
@@ -173,6 +181,7 @@ XrootdStart XrootdOrigin::Start(const std::string& data_dir, const XrootdOriginO
 
   std::string last_failure;
   for (int attempt = 0; attempt < 4; ++attempt) {
+    // A port free on the host; inside a fresh namespace every port is free.
     const uint16_t port = PickFreePort();
     if (port == 0) {
       last_failure = "no free port on 127.0.0.1";
@@ -191,8 +200,12 @@ XrootdStart XrootdOrigin::Start(const std::string& data_dir, const XrootdOriginO
           << options.extra_config << "\n";
     }
     CStrings argv;
-    argv.items = {timeout, "--kill-after=5", std::to_string(options.max_lifetime.count()) + "s",
-                  xrootd};
+    if (!options.netns.empty()) {
+      argv.items = {ip_path, "netns", "exec", options.netns};
+    }
+    argv.items.insert(
+        argv.items.end(),
+        {timeout, "--kill-after=5", std::to_string(options.max_lifetime.count()) + "s", xrootd});
     if (as_root) {
       argv.items.insert(argv.items.end(), {"-R", "xrootd"});
     }
@@ -250,8 +263,9 @@ XrootdStart XrootdOrigin::Start(const std::string& data_dir, const XrootdOriginO
     }
     const std::string log = ReadFile(out_path) + ReadFile(var + "/xrootd.log");
     origin->Stop();
-    last_failure = "xrootd did not accept connections on 127.0.0.1:" + std::to_string(port)
-                   + " within " + std::to_string(options.start_timeout.count()) + " s; log:\n"
+    last_failure = "xrootd did not accept connections on " + origin->host_ + ":"
+                   + std::to_string(port) + " within "
+                   + std::to_string(options.start_timeout.count()) + " s; log:\n"
                    + log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
     if (log.find("already in use") == std::string::npos) {
       break;  // not a port race: retrying will not help
@@ -318,6 +332,130 @@ void XrootdOrigin::Stop() {
     int status = 0;
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
+  }
+}
+
+}  // namespace ferry::testing
+
+namespace ferry::testing {
+
+int RunTestbedScript(const std::string& script,
+                     const std::vector<std::string>& args,
+                     const std::string& state_dir,
+                     std::string* out,
+                     int timeout_s,
+                     const std::vector<std::string>& extra_env) {
+  const std::string timeout = FindInPath("timeout");
+  const std::string bash = FindInPath("bash");
+  if (timeout.empty() || bash.empty()) {
+    return -1;
+  }
+  CStrings argv;
+  argv.items = {timeout, "--kill-after=5", std::to_string(timeout_s) + "s", bash,
+                TestbedScriptsDir() + "/" + script};
+  argv.items.insert(argv.items.end(), args.begin(), args.end());
+  CStrings envp;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv = *e;
+    if (kv.rfind("FERRY_TB_DIR=", 0) != 0 && kv.rfind("FERRY_TB_BINDSHIM=", 0) != 0) {
+      envp.items.push_back(std::move(kv));
+    }
+  }
+  envp.items.push_back("FERRY_TB_DIR=" + state_dir);
+  envp.items.push_back("FERRY_TB_BINDSHIM=" + BindShimPath());
+  envp.items.insert(envp.items.end(), extra_env.begin(), extra_env.end());
+  std::vector<char*> argv_p = argv.Pointers();
+  std::vector<char*> envp_p = envp.Pointers();
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    return -1;
+  }
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    ::dup2(pipe_fds[1], 1);
+    ::execve(argv_p[0], argv_p.data(), envp_p.data());
+    ::_exit(127);
+  }
+  ::close(pipe_fds[1]);
+  std::string text;
+  char chunk[4096];
+  // Ends at EOF: the scripts start daemons with stdout redirected, and `timeout` bounds the
+  // script itself.
+  for (;;) {
+    ssize_t n = ::read(pipe_fds[0], chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      break;
+    }
+    text.append(chunk, static_cast<size_t>(n));
+  }
+  ::close(pipe_fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  while (!text.empty() && text.back() == '\n') {
+    text.pop_back();
+  }
+  if (out != nullptr) {
+    *out = std::move(text);
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TestbedWanStart TestbedWan::Up(const std::string& rtt, const std::string& rate) {
+  TestbedWanStart result;
+  if (::geteuid() != 0) {
+    result.unavailable = true;
+    result.message = "the WAN test bed needs root";
+    return result;
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  std::string tmpl = std::string(tmp != nullptr ? tmp : "/tmp") + "/ferry-wan-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr) {
+    result.message = std::string("mkdtemp: ") + std::strerror(errno);
+    return result;
+  }
+  std::unique_ptr<TestbedWan> wan(new TestbedWan());
+  wan->state_dir_ = buf.data();
+  wan->name_ = "ftb-g" + std::to_string(::getpid() % 1000000);
+  std::string out;
+  const int rc = RunTestbedScript(
+      "wan.sh", {"up", "--name", wan->name_, "--rtt", rtt, "--rate", rate}, wan->state_dir_, &out);
+  if (rc != 0) {
+    result.unavailable = rc == 77;
+    result.message = "wan.sh up exited " + std::to_string(rc) + ": " + out;
+    wan->name_.clear();  // wan.sh undid what it had made
+    return result;
+  }
+  const size_t nl = out.find_last_of('\n');
+  wan->address_ = nl == std::string::npos ? out : out.substr(nl + 1);
+  result.wan = std::move(wan);
+  return result;
+}
+
+std::string TestbedWan::Check(int seconds) const {
+  std::string out;
+  RunTestbedScript("wan.sh", {"check", "--name", name_}, state_dir_, &out, 120,
+                   {"FERRY_TB_CHECK_SECONDS=" + std::to_string(seconds)});
+  return out;
+}
+
+TestbedWan::~TestbedWan() {
+  if (!name_.empty()) {
+    RunTestbedScript("wan.sh", {"down", "--name", name_}, state_dir_, nullptr);
+  }
+  std::error_code ec;
+  if (!state_dir_.empty()) {
+    std::filesystem::remove_all(state_dir_, ec);
   }
 }
 

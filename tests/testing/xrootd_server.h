@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ferry::testing {
 
@@ -31,6 +32,10 @@ struct XrootdOriginOptions {
   std::chrono::seconds start_timeout{20};  // until the port accepts connections
   std::chrono::seconds max_lifetime{900};  // hard upper bound (coreutils timeout)
   std::string extra_config;                // appended to the generated xrootd config
+  // Run inside this network namespace (e.g. TestbedWan::name()) and listen on `netns_address`
+  // (TestbedWan::address()) instead of 127.0.0.1.
+  std::string netns;
+  std::string netns_address;
 };
 
 class XrootdOrigin;
@@ -71,6 +76,48 @@ class XrootdOrigin {
   uint16_t port_ = 0;
   pid_t pid_ = -1;
 };
+
+// An emulated WAN for the scope of a test or benchmark: scripts/testbed/wan.sh up in Up(),
+// wan.sh down in the destructor, with a private FERRY_TB_DIR. Start an origin inside with
+// XrootdOriginOptions{.netns = wan->name(), .netns_address = wan->address()}. Needs root,
+// network namespaces and NFQUEUE; `unavailable` (skip) when the script exits 77.
+class TestbedWan;
+
+struct TestbedWanStart {
+  std::unique_ptr<TestbedWan> wan;
+  bool unavailable = false;
+  std::string message;
+};
+
+class TestbedWan {
+ public:
+  // rtt like "40ms", rate like "1gbit" (wan.sh syntax).
+  static TestbedWanStart Up(const std::string& rtt = "40ms", const std::string& rate = "1gbit");
+  TestbedWan(const TestbedWan&) = delete;
+  TestbedWan& operator=(const TestbedWan&) = delete;
+  ~TestbedWan();
+
+  const std::string& name() const { return name_; }        // namespace, "ftb-g<pid>"
+  const std::string& address() const { return address_; }  // the namespace side of the link
+  // "tcp connect (1 RTT) ms: ..." and iperf3 lines from `wan.sh check` (seconds per iperf run).
+  std::string Check(int seconds = 1) const;
+
+ private:
+  TestbedWan() = default;
+  std::string state_dir_;
+  std::string name_;
+  std::string address_;
+};
+
+// Runs `bash scripts/testbed/<script> args...` with FERRY_TB_DIR=state_dir, bounded by
+// timeout_s; returns the exit code (-1 when it could not run) and stdout in *out.
+// extra_env: more "NAME=value" entries for the script's environment.
+int RunTestbedScript(const std::string& script,
+                     const std::vector<std::string>& args,
+                     const std::string& state_dir,
+                     std::string* out,
+                     int timeout_s = 120,
+                     const std::vector<std::string>& extra_env = {});
 
 // Path of the bind shim library built by CMake ("" when unknown).
 std::string BindShimPath();
