@@ -1,0 +1,349 @@
+#include "analysis/agc_pass.h"
+
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <semaphore>
+#include <thread>
+
+#include "base/json_writer.h"
+#include "rootio/root_file.h"
+
+namespace ferry::analysis {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+double ProcessCpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  auto tv = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
+  };
+  return tv(ru.ru_utime) + tv(ru.ru_stime);
+}
+
+// Runs fn(i) for i in [0, n) on up to `threads` threads.
+template <class Fn>
+void ParallelFor(size_t n, size_t threads, Fn fn) {
+  threads = std::max<size_t>(1, std::min(threads, n));
+  std::atomic<size_t> next{0};
+  auto body = [&] {
+    for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) {
+      fn(i);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) {
+    pool.emplace_back(body);
+  }
+  body();
+  for (std::thread& t : pool) {
+    t.join();
+  }
+}
+
+// One opened input. Members are destroyed in reverse order: reader, tree, then the file that
+// owns the ByteSource they borrow.
+struct Input {
+  std::unique_ptr<rootio::RootFile> file;
+  std::unique_ptr<rootio::Tree> tree;
+  std::unique_ptr<ClusterReader> reader;
+  AgcColumnMap map{};
+};
+
+void Close(Input& i) {
+  i.reader.reset();
+  i.tree.reset();
+  i.file.reset();
+}
+
+Status OpenInput(const std::string& name,
+                 const SourceOpener& open,
+                 const PassOptions& options,
+                 Input* in) {
+  std::unique_ptr<io::ByteSource> source = FERRY_TRY(open(name));
+  in->file = FERRY_TRY(rootio::RootFile::Open(std::move(source)));
+  in->tree = FERRY_TRY(in->file->OpenTree(options.tree));
+  ClusterReaderOptions ro;
+  ro.max_ranges_per_read = options.max_ranges_per_read;
+  in->reader =
+      std::make_unique<ClusterReader>(FERRY_TRY(ClusterReader::Make(*in->tree, AgcLeaves(), ro)));
+  in->map = FERRY_TRY(MapAgcColumns(*in->reader));
+  return OkStatus();
+}
+
+// Remembers the first error of any thread.
+class FirstError {
+ public:
+  void Set(Error e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!error_.has_value()) {
+      error_ = std::move(e);
+    }
+    failed_.store(true, std::memory_order_relaxed);
+  }
+  bool failed() const { return failed_.load(std::memory_order_relaxed); }
+  Error Take() { return std::move(*error_); }
+
+ private:
+  std::mutex mu_;
+  std::optional<Error> error_;
+  std::atomic<bool> failed_{false};
+};
+
+}  // namespace
+
+Result<AgcReport> RunAgcPass(std::span<const std::string> inputs,
+                             const SourceOpener& open,
+                             const PassOptions& options) {
+  if (inputs.empty()) {
+    return InvalidArgumentError("no input files");
+  }
+  const unsigned threads =
+      options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned ahead = options.reads_in_flight;
+  const auto t_start = Clock::now();
+  const double cpu_start = ProcessCpuSeconds();
+
+  AgcReport report;
+  report.threads = threads;
+  report.reads_in_flight = ahead;
+  PassStats& st = report.stats;
+
+  // Phase 1: open in parallel.
+  std::vector<Input> in(inputs.size());
+  FirstError first_error;
+  ParallelFor(inputs.size(), threads + ahead, [&](size_t i) {
+    if (first_error.failed()) {
+      return;
+    }
+    Status s = OpenInput(inputs[i], open, options, &in[i]);
+    if (!s.has_value()) {
+      first_error.Set(std::move(s).error().AddContext(inputs[i]));
+    }
+  });
+  if (first_error.failed()) {
+    ParallelFor(in.size(), threads + ahead, [&](size_t i) { Close(in[i]); });
+    return first_error.Take();
+  }
+  st.open_s = Seconds(Clock::now() - t_start);
+
+  struct UnitRef {
+    uint32_t input;
+    uint32_t unit;
+  };
+  std::vector<UnitRef> units;
+  uint64_t events_total = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const ClusterReader& r = *in[i].reader;
+    for (size_t u = 0; u < r.units().size(); ++u) {
+      units.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(u)});
+    }
+    FileSummary f;
+    f.name = inputs[i];
+    f.bytes = in[i].file->source().size();
+    f.entries = in[i].tree->entries();
+    f.units = r.units().size();
+    f.planned_bytes = r.bytes();
+    events_total += static_cast<uint64_t>(f.entries);
+    st.dataset_bytes += f.bytes;
+    st.planned_bytes += f.planned_bytes;
+    report.files.push_back(std::move(f));
+  }
+
+  // Phase 2: fetch ahead, compute on `threads` slots, merge in unit order.
+  std::counting_semaphore<4096> compute(std::min<unsigned>(threads, 4096));
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> events_done{0};
+  std::mutex merge_mu;
+  std::vector<std::unique_ptr<AgcResult>> pending(units.size());
+  size_t merge_next = 0;
+  AgcResult total;
+  double io_wait = 0, decompress = 0, analysis = 0;  // guarded by merge_mu
+
+  auto worker = [&] {
+    rootio::BasketDecoder decoder;
+    std::vector<uint8_t> buffer;
+    std::vector<rootio::Column> columns;
+    AgcScratch scratch;
+    double my_io = 0, my_decompress = 0, my_analysis = 0;
+    for (size_t k = next.fetch_add(1); k < units.size() && !first_error.failed();
+         k = next.fetch_add(1)) {
+      const Input& input = in[units[k].input];
+      const size_t u = units[k].unit;
+      const auto t0 = Clock::now();
+      Status s = input.reader->Fetch(u, &buffer);
+      my_io += Seconds(Clock::now() - t0);
+      auto part = std::make_unique<AgcResult>();
+      if (s.has_value()) {
+        compute.acquire();
+        const double c0 = ThreadCpuSeconds();
+        s = input.reader->Decode(u, buffer, &decoder, &columns);
+        const double c1 = ThreadCpuSeconds();
+        if (s.has_value()) {
+          s = AnalyzeUnit(input.map, columns, &scratch, part.get());
+        }
+        const double c2 = ThreadCpuSeconds();
+        compute.release();
+        my_decompress += c1 - c0;
+        my_analysis += c2 - c1;
+      }
+      if (!s.has_value()) {
+        first_error.Set(std::move(s).error().AddContext(inputs[units[k].input]));
+        break;
+      }
+      const uint64_t n = static_cast<uint64_t>(input.reader->units()[u].entries.size());
+      const uint64_t done = events_done.fetch_add(n) + n;
+      {
+        std::lock_guard<std::mutex> lock(merge_mu);
+        pending[k] = std::move(part);
+        while (merge_next < pending.size() && pending[merge_next] != nullptr) {
+          total.Merge(*pending[merge_next]);
+          pending[merge_next].reset();
+          ++merge_next;
+        }
+      }
+      if (options.progress) {
+        options.progress(done, events_total);
+      }
+    }
+    std::lock_guard<std::mutex> lock(merge_mu);
+    io_wait += my_io;
+    decompress += my_decompress;
+    analysis += my_analysis;
+  };
+  const size_t workers = std::max<size_t>(1, std::min<size_t>(threads + ahead, units.size()));
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < workers; ++w) {
+    pool.emplace_back(worker);
+  }
+  worker();
+  for (std::thread& t : pool) {
+    t.join();
+  }
+
+  // Phase 3: accounting, then close the inputs in parallel.
+  for (const Input& i : in) {
+    const io::IoStats s = i.file->source().stats();
+    st.bytes_read += s.bytes;
+    st.requests += s.requests();
+    st.vector_reads += s.vector_calls;
+    st.chunks += s.chunks;
+  }
+  ParallelFor(in.size(), threads + ahead, [&](size_t i) { Close(in[i]); });
+  if (first_error.failed()) {
+    return first_error.Take();
+  }
+  st.files = inputs.size();
+  st.units = units.size();
+  st.events = events_done.load();
+  st.io_wait_s = io_wait;
+  st.decompress_cpu_s = decompress;
+  st.analysis_cpu_s = analysis;
+  st.wall_s = Seconds(Clock::now() - t_start);
+  st.cpu_s = ProcessCpuSeconds() - cpu_start;
+  report.result = std::move(total);
+  return report;
+}
+
+std::string AgcReportJson(const AgcReport& report, int indent) {
+  JsonWriter w(indent);
+  const PassStats& s = report.stats;
+  w.BeginObject();
+  w.Field("analysis", "agc_ttbar");
+  w.Key("files").BeginArray();
+  for (const FileSummary& f : report.files) {
+    w.BeginObject()
+        .Field("name", f.name)
+        .Field("bytes", f.bytes)
+        .Field("entries", f.entries)
+        .Field("units", f.units)
+        .Field("planned_bytes", f.planned_bytes)
+        .EndObject();
+  }
+  w.EndArray();
+  w.Field("threads", static_cast<uint64_t>(report.threads));
+  w.Field("reads_in_flight", static_cast<uint64_t>(report.reads_in_flight));
+  w.Field("events", s.events);
+  w.Key("cutflow").BeginObject();
+  for (Variation v : kVariations) {
+    const Cutflow& c = report.result.cutflow(v);
+    w.Key(VariationName(v))
+        .BeginObject()
+        .Field("events", c.events)
+        .Field("one_lepton", c.one_lepton)
+        .Field("four_jets", c.four_jets)
+        .Field("one_btag", c.one_btag)
+        .Field("4j1b", c.region_4j1b)
+        .Field("4j2b", c.region_4j2b)
+        .EndObject();
+  }
+  w.EndObject();
+  w.Key("histograms").BeginArray();
+  for (Variation v : kVariations) {
+    for (Observable o : kObservables) {
+      const Histogram& h = report.result.histogram(v, o);
+      w.BeginObject()
+          .Field("name", h.name())
+          .Field("observable", ObservableName(o))
+          .Field("variation", VariationName(v))
+          .Field("bins", static_cast<int64_t>(h.bins()))
+          .Field("lo", h.lo())
+          .Field("hi", h.hi())
+          .Field("entries", h.entries())
+          .Field("mean", h.Mean())
+          .Field("integral", h.Integral())
+          .Field("underflow", h.underflow())
+          .Field("overflow", h.overflow())
+          .Field("digest", DigestHex(h.Digest()));
+      w.Key("contents").BeginArray();
+      for (int b = 1; b <= h.bins(); ++b) {
+        w.Double(h.contents()[static_cast<size_t>(b)]);
+      }
+      w.EndArray().EndObject();
+    }
+  }
+  w.EndArray();
+  w.Field("digest", DigestHex(report.result.Digest()));
+  w.Key("io")
+      .BeginObject()
+      .Field("dataset_bytes", s.dataset_bytes)
+      .Field("planned_bytes", s.planned_bytes)
+      .Field("bytes_read", s.bytes_read)
+      .Field("fraction_read", s.fraction_read())
+      .Field("requests", s.requests)
+      .Field("vector_reads", s.vector_reads)
+      .Field("chunks", s.chunks)
+      .Field("units", s.units)
+      .EndObject();
+  w.Key("time")
+      .BeginObject()
+      .Field("wall_s", s.wall_s)
+      .Field("open_s", s.open_s)
+      .Field("cpu_s", s.cpu_s)
+      .Field("io_wait_s", s.io_wait_s)
+      .Field("decompress_cpu_s", s.decompress_cpu_s)
+      .Field("analysis_cpu_s", s.analysis_cpu_s)
+      .Field("other_cpu_s", s.other_cpu_s())
+      .EndObject();
+  w.EndObject();
+  return w.Take();
+}
+
+}  // namespace ferry::analysis
