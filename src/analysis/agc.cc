@@ -128,7 +128,7 @@ std::string_view ObservableTitle(Observable o) {
     case Observable::kHt4j1b:
       return "H_T in 4j1b [GeV]";
     case Observable::kMbjj4j2b:
-      return "m_bjj in 4j2b [GeV]";
+      return "m_{bjj} in 4j2b [GeV]";
     case Observable::kLeptonPt:
       return "lepton p_T, selected events [GeV]";
   }

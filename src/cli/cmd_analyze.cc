@@ -1,0 +1,176 @@
+// ferry analyze agc: the AGC ttbar analysis over local files or root:// URLs.
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "analysis/agc_pass.h"
+#include "base/progress.h"
+#include "base/strings.h"
+#include "cli/agc_plot.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "xrd/open_source.h"
+
+namespace ferry::cli {
+namespace {
+
+constexpr std::string_view kUsage =
+    "ferry analyze agc URL_OR_FILE... [--threads N] [--reads N] [--tree T] [--json]\n"
+    "       [--plot out.png]\n"
+    "  URL_OR_FILE: a local path or root://host//path (read through XrdCl and its plug-ins,\n"
+    "  so an enabled ferry cache serves it). --threads: compute threads (default: cores);\n"
+    "  --reads: clusters fetched ahead of them (default 8).";
+
+using analysis::AgcReport;
+using analysis::Cutflow;
+using analysis::Histogram;
+using analysis::Variation;
+
+void PrintTable(const AgcReport& r) {
+  const analysis::PassStats& s = r.stats;
+  std::printf("ferry analyze agc: %llu file%s, %s, %llu events, %u threads (+%u reads ahead)\n\n",
+              static_cast<unsigned long long>(s.files), s.files == 1 ? "" : "s",
+              HumanBytes(static_cast<double>(s.dataset_bytes)).c_str(),
+              static_cast<unsigned long long>(s.events), r.threads, r.reads_in_flight);
+  std::printf("%-26s", "cut flow");
+  for (Variation v : analysis::kVariations) {
+    std::printf(" %12.*s", static_cast<int>(analysis::VariationName(v).size()),
+                analysis::VariationName(v).data());
+  }
+  std::printf("\n");
+  struct Row {
+    const char* name;
+    uint64_t Cutflow::*field;
+  };
+  const Row rows[] = {
+      {"events", &Cutflow::events},
+      {"exactly 1 lepton", &Cutflow::one_lepton},
+      {">= 4 jets", &Cutflow::four_jets},
+      {">= 1 b-tag", &Cutflow::one_btag},
+      {"4j1b (1 b-tag)", &Cutflow::region_4j1b},
+      {"4j2b (>= 2 b-tags)", &Cutflow::region_4j2b},
+  };
+  for (const Row& row : rows) {
+    std::printf("  %-24s", row.name);
+    for (Variation v : analysis::kVariations) {
+      std::printf(" %12llu", static_cast<unsigned long long>(r.result.cutflow(v).*row.field));
+    }
+    std::printf("\n");
+  }
+  std::printf("\n%-26s %10s %12s %10s  %s\n", "histogram", "entries", "mean", "integral", "digest");
+  for (const Histogram& h : r.result.histograms()) {
+    std::printf("  %-24s %10llu %12.4f %10.0f  %s\n", h.name().c_str(),
+                static_cast<unsigned long long>(h.entries()), h.Mean(), h.Integral(),
+                analysis::DigestHex(h.Digest()).c_str());
+  }
+  std::printf("\ndigest (histograms + cut flows): %s\n\n",
+              analysis::DigestHex(r.result.Digest()).c_str());
+  std::printf(
+      "I/O   %s read = %.2f%% of the dataset; %llu requests (%llu vector reads, %llu "
+      "chunks), %llu clusters\n",
+      HumanBytes(static_cast<double>(s.bytes_read)).c_str(), 100.0 * s.fraction_read(),
+      static_cast<unsigned long long>(s.requests), static_cast<unsigned long long>(s.vector_reads),
+      static_cast<unsigned long long>(s.chunks), static_cast<unsigned long long>(s.units));
+  std::printf(
+      "time  wall %.3f s (open %.3f s); CPU %.3f s = decompression %.3f + analysis %.3f "
+      "+ other %.3f; I/O wait %.3f s (summed over workers)\n",
+      s.wall_s, s.open_s, s.cpu_s, s.decompress_cpu_s, s.analysis_cpu_s, s.other_cpu_s(),
+      s.io_wait_s);
+}
+
+Result<unsigned> ParseCount(const Args& args,
+                            std::string_view name,
+                            unsigned fallback,
+                            unsigned min) {
+  auto v = args.Get(name);
+  if (!v.has_value()) {
+    return fallback;
+  }
+  auto n = ParseUint(*v);
+  if (!n.has_value() || *n < min || *n > 4096) {
+    return InvalidArgumentError(std::string(name) + " wants a number in [" + std::to_string(min)
+                                + ", 4096], got '" + *v + "'");
+  }
+  return static_cast<unsigned>(*n);
+}
+
+int RunAgc(std::span<const char* const> argv) {
+  auto args = Args::Parse(argv, {{"--threads", true},
+                                 {"--reads", true},
+                                 {"--tree", true},
+                                 {"--json"},
+                                 {"--plot", true},
+                                 {"--help"}});
+  if (!args.has_value()) {
+    return UsageError(args.error().message(), kUsage);
+  }
+  if (args->Has("--help")) {
+    std::printf("usage: %s\n", std::string(kUsage).c_str());
+    return kExitOk;
+  }
+  if (args->positional().empty()) {
+    return UsageError("expected at least one URL_OR_FILE", kUsage);
+  }
+  analysis::PassOptions options;
+  auto threads = ParseCount(*args, "--threads", 0, 1);
+  auto reads = ParseCount(*args, "--reads", 8, 0);
+  if (!threads.has_value()) {
+    return UsageError(threads.error().message(), kUsage);
+  }
+  if (!reads.has_value()) {
+    return UsageError(reads.error().message(), kUsage);
+  }
+  options.threads = *threads;
+  options.reads_in_flight = *reads;
+  options.tree = args->GetOr("--tree", "Events");
+
+  std::unique_ptr<Progress> progress;
+  std::once_flag progress_once;
+  options.progress = [&](uint64_t done, uint64_t total) {
+    std::call_once(progress_once,
+                   [&] { progress = std::make_unique<Progress>("agc", total, "events"); });
+    progress->Set(done);
+  };
+  auto open = [](const std::string& path) {
+    return xrd::OpenSource(path);
+  };
+  auto report = analysis::RunAgcPass(args->positional(), open, options);
+  if (progress != nullptr) {
+    progress->Finish();
+  }
+  if (!report.has_value()) {
+    return ReportError(report.error());
+  }
+  if (auto plot = args->Get("--plot"); plot.has_value()) {
+    Status st = PlotAgc(*report, *plot);
+    if (!st.has_value()) {
+      return ReportError(std::move(st).error().AddContext("plot " + *plot));
+    }
+  }
+  if (args->Has("--json")) {
+    std::printf("%s\n", analysis::AgcReportJson(*report, 0).c_str());
+  } else {
+    PrintTable(*report);
+    if (auto plot = args->Get("--plot"); plot.has_value()) {
+      std::printf("plot  %s\n", plot->c_str());
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunAnalyze(std::span<const char* const> argv) {
+  if (argv.empty() || std::string_view(argv[0]) == "--help") {
+    std::printf("usage: %s\n", std::string(kUsage).c_str());
+    return argv.empty() ? kExitUsage : kExitOk;
+  }
+  if (std::string_view(argv[0]) == "agc") {
+    return RunAgc(argv.subspan(1));
+  }
+  return UsageError("unknown subcommand 'analyze " + std::string(argv[0]) + "'", kUsage);
+}
+
+}  // namespace ferry::cli
