@@ -168,3 +168,51 @@ ftb_python() {
   done
   return 1
 }
+
+# ftb_start_xrootd RUN HOST NS PORT CFG_FUNC: start xrootd (as $FTB_XRD_USER, listening only on
+# HOST, inside namespace NS when not empty) with the config that `CFG_FUNC PORT` prints, and
+# wait until it accepts connections. PORT empty: a free port, retried (3 tries) when another
+# process takes it first. PID in RUN/xrootd.pid.ours, logs in RUN/var. Prints the port.
+ftb_start_xrootd() {
+  local run="$1" host="$2" ns="$3" fixed="$4" cfg_func="$5" shim attempt port i up pid
+  shim="$(ftb_bindshim)"
+  for ((attempt = 0; attempt < 3; attempt++)); do
+    port="${fixed:-$(ftb_free_port "$ns")}"
+    "$cfg_func" "$port" >"$run/xrootd.cfg"
+    rm -f "$run/var/xrootd.log" "$run/var/xrootd.pid"
+    # `ip netns exec` and `env` exec their command, so $! is the PID of xrootd itself.
+    if [ -n "$ns" ]; then
+      env FERRY_TB_BIND_ADDR="$host" LD_PRELOAD="$shim" ip netns exec "$ns" \
+        xrootd -R "$FTB_XRD_USER" -c "$run/xrootd.cfg" -l "$run/var/xrootd.log" \
+        -s "$run/var/xrootd.pid" >"$run/stdout.log" 2>&1 </dev/null &
+    else
+      env FERRY_TB_BIND_ADDR="$host" LD_PRELOAD="$shim" \
+        xrootd -R "$FTB_XRD_USER" -c "$run/xrootd.cfg" -l "$run/var/xrootd.log" \
+        -s "$run/var/xrootd.pid" >"$run/stdout.log" 2>&1 </dev/null &
+    fi
+    pid=$!
+    echo "$pid" >"$run/xrootd.pid.ours"
+    up=""
+    for ((i = 0; i < 200; i++)); do  # 20 s
+      # No name check here: right after the fork the PID may still be `env` or `ip`.
+      ftb_pid_alive "$pid" || break
+      if ftb_nsexec "$ns" timeout 2 bash -c "exec 3<>/dev/tcp/$host/$port" 2>/dev/null; then
+        up=1
+        break
+      fi
+      sleep 0.1
+    done
+    if [ -n "$up" ] && ftb_pid_alive "$pid" xrootd; then
+      echo "$port"
+      return 0
+    fi
+    ftb_stop_pidfile "$run/xrootd.pid.ours" xrootd
+    if [ -z "$fixed" ] && grep -qs "already in use" "$run/stdout.log" "$run/var/xrootd.log"; then
+      ftb_note "port $port was taken meanwhile; trying another"
+      continue
+    fi
+    break
+  done
+  tail -n 20 "$run/stdout.log" "$run/var/xrootd.log" >&2 2>/dev/null || true
+  ftb_die "xrootd ($run) did not accept connections on $host:${port:-?} within 20 s"
+}

@@ -121,7 +121,7 @@ start_delayer() { # start_delayer host|ns
   echo $! >"$st/nfqdelay-$side.pid"
   for ((i = 0; i < 50; i++)); do
     [ -s "$st/nfqdelay-$side.queue" ] && return 0
-    ftb_pid_alive "$(cat "$st/nfqdelay-$side.pid")" ferry_tb_nfqdelay || break
+    ftb_pid_alive "$(cat "$st/nfqdelay-$side.pid")" || break  # may not have exec'd yet
     sleep 0.1
   done
   cat "$st/nfqdelay-$side.log" >&2
@@ -149,6 +149,7 @@ up() {
   ftb_build_c "$FTB_DIR/bin/ferry_tb_nfqdelay" "$FTB_HERE/tools/nfqdelay.c" \
     -lnetfilter_queue -lnfnetlink
 
+  # shellcheck disable=SC2154  # rc is assigned inside the trap
   trap 'rc=$?; [ $rc = 0 ] || teardown; exit $rc' EXIT
   ftb_t ip netns add "$name" 2>"$st/netns.err" ||
     ftb_skip "network namespaces are not permitted here: $(cat "$st/netns.err")"
@@ -164,7 +165,7 @@ up() {
 
   # Socket buffers inside the namespace (its own copy of these sysctls): 4x BDP, >= 16 MiB.
   local bdp buf
-  bdp=$((bps / 8 * half_us * 2 / 1000000))
+  bdp=$((bps * half_us * 2 / 8 / 1000000))
   buf=$((bdp * 4 > 16777216 ? bdp * 4 : 16777216))
   ftb_t "${NSX[@]}" sysctl -q -w net.ipv4.tcp_wmem="4096 65536 $buf" net.ipv4.tcp_rmem="4096 131072 $buf"
 
