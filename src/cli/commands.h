@@ -8,5 +8,6 @@ namespace ferry::cli {
 
 int RunRoot(std::span<const char* const> args);
 int RunAnalyze(std::span<const char* const> args);
+int RunStore(std::span<const char* const> args);
 
 }  // namespace ferry::cli

@@ -19,6 +19,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"root", ferry::cli::RunRoot, "inspect ROOT files: ls, dump"},
     {"analyze", ferry::cli::RunAnalyze, "run an analysis (agc: the AGC ttbar analysis) over files or root:// URLs"},
+    {"store", ferry::cli::RunStore, "event store: convert, get, scan, info, verify"},
 };
 
 void PrintHelp() {

@@ -1,0 +1,551 @@
+// ferry store convert|get|scan|info|verify: the event store (docs/format/store.md).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/json_writer.h"
+#include "base/progress.h"
+#include "base/strings.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/value_format.h"
+#include "store/converter.h"
+#include "store/selection.h"
+#include "store/store.h"
+
+namespace ferry::cli {
+namespace {
+
+constexpr std::string_view kUsage =
+    "ferry store convert INPUT.root... --out DIR [--tree Events] [--block-size 64K] [--codec "
+    "zstd:3] [--json]\n"
+    "       ferry store get DIR (--event RUN:LUMI:EVENT... | --events-file LIST) [--columns A,B] "
+    "[--json]\n"
+    "                        [--skip-missing] [--out picked.root] [--mmap]\n"
+    "       ferry store scan DIR --columns A,B [--where EXPR] [--bins N] [--json] [--mmap]\n"
+    "       ferry store info DIR [--json]\n"
+    "       ferry store verify DIR [--json]";
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::string_view p : Split(text, ',')) {
+    if (!p.empty()) {
+      out.emplace_back(p);
+    }
+  }
+  return out;
+}
+
+Result<std::unique_ptr<store::Store>> OpenStore(const std::string& dir, const Args& args) {
+  store::StoreOptions o;
+  o.mode = args.Has("--mmap") ? store::IoMode::kMmap : store::IoMode::kPread;
+  return store::Store::Open(dir, o);
+}
+
+void WriteStats(JsonWriter& w, const store::StoreStats& s) {
+  w.Key("io").BeginObject();
+  w.Field("reads", s.reads).Field("views", s.views).Field("bytes", s.bytes);
+  w.Field("record_reads", s.record_reads).Field("block_reads", s.block_reads);
+  w.Field("number_reads", s.number_reads).Field("chunks_decompressed", s.chunks_decompressed);
+  w.Field("cache_hits", s.cache_hits).Field("shards_attached", s.shards_attached);
+  w.EndObject();
+}
+
+int RunConvert(const Args& args) {
+  store::ConvertOptions o;
+  o.inputs = args.positional();
+  if (o.inputs.empty()) {
+    return UsageError("store convert needs at least one INPUT.root", kUsage);
+  }
+  auto out = args.Get("--out");
+  if (!out) {
+    return UsageError("store convert needs --out DIR", kUsage);
+  }
+  o.out_dir = *out;
+  o.tree = args.GetOr("--tree", "Events");
+  if (auto bs = args.Get("--block-size")) {
+    auto v = ParseSize(*bs);
+    if (!v || *v == 0 || *v > (1u << 30)) {
+      return UsageError("--block-size takes a size such as 64K (at most 1G)", kUsage);
+    }
+    o.block_size = static_cast<uint32_t>(*v);
+  }
+  if (auto c = args.Get("--codec")) {
+    auto s = codec::Setting::Parse(*c);
+    if (!s || s->algorithm == codec::Algorithm::kOldRoot) {
+      return UsageError("--codec takes zstd[:L], lz4[:L], zlib[:L], lzma[:L] or none", kUsage);
+    }
+    o.codec = *s;
+  }
+  std::unique_ptr<Progress> progress;
+  o.progress = [&](uint64_t done, uint64_t total) {
+    if (progress == nullptr) {
+      progress = std::make_unique<Progress>("convert", total, "events");
+    }
+    progress->Set(done);
+  };
+  auto rep = store::Convert(o);
+  progress.reset();
+  if (!rep.has_value()) {
+    return ReportError(rep.error());
+  }
+  // Verify what was written: every record, block and chunk checksum.
+  auto t0 = std::chrono::steady_clock::now();
+  auto st = store::Store::Open(o.out_dir);
+  if (!st.has_value()) {
+    return ReportError(st.error());
+  }
+  auto v = (*st)->Verify();
+  if (!v.has_value()) {
+    return ReportError(std::move(v).error().AddContext("verification after writing"));
+  }
+  double verify_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const store::Manifest& m = rep->manifest;
+  for (const std::string& s : rep->skipped) {
+    std::fprintf(stderr, "ferry: not stored: %s\n", s.c_str());
+  }
+  if (args.Has("--json")) {
+    JsonWriter w;
+    w.BeginObject().Field("out", o.out_dir).Field("events", m.events);
+    w.Field("runs", static_cast<uint64_t>(m.runs.size())).Field("padding", m.padding);
+    w.Field("codec", m.codec.ToString()).Field("block_size", static_cast<uint64_t>(m.block_size));
+    w.Field("events_per_c_block", uint64_t{1} << m.log2_kc)
+        .Field("events_per_s_block", uint64_t{1} << m.log2_ks);
+    w.Field("input_bytes", rep->input_bytes).Field("store_bytes", rep->store_bytes);
+    w.Field("seconds", rep->seconds).Field("verify_seconds", verify_s);
+    w.Field("verified_records", v->records)
+        .Field("skipped_columns", static_cast<uint64_t>(rep->skipped.size()));
+    w.EndObject();
+    std::printf("%s\n", w.str().c_str());
+  } else {
+    std::printf(
+        "%s: %llu events, %zu runs, %zu columns (%zu collections), %s -> %s (%.2fx) in %.2f s\n",
+        o.out_dir.c_str(), static_cast<unsigned long long>(m.events), m.runs.size(),
+        m.schema.columns.size(), m.schema.groups(),
+        HumanBytes(static_cast<double>(rep->input_bytes)).c_str(),
+        HumanBytes(static_cast<double>(rep->store_bytes)).c_str(),
+        static_cast<double>(rep->store_bytes)
+            / static_cast<double>(std::max<uint64_t>(1, rep->input_bytes)),
+        rep->seconds);
+    std::printf(
+        "verified: %llu records, %llu padding slots, %llu S chunks, %llu C blocks (%.2f s)\n",
+        static_cast<unsigned long long>(v->records), static_cast<unsigned long long>(v->padding),
+        static_cast<unsigned long long>(v->s_chunks), static_cast<unsigned long long>(v->c_blocks),
+        verify_s);
+  }
+  return kExitOk;
+}
+
+Result<std::vector<store::EventId>> EventList(const Args& args) {
+  std::vector<store::EventId> ids;
+  for (const std::string& e : args.All("--event")) {
+    ids.push_back(FERRY_TRY(store::ParseEventId(e)));
+  }
+  if (auto file = args.Get("--events-file")) {
+    std::ifstream in(*file);
+    if (!in) {
+      return NotFoundError("cannot read events file " + *file);
+    }
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      if (auto hash = line.find('#'); hash != std::string::npos) {
+        line.resize(hash);
+      }
+      size_t a = line.find_first_not_of(" \t\r");
+      if (a == std::string::npos) {
+        continue;
+      }
+      size_t b = line.find_last_not_of(" \t\r");
+      auto id = store::ParseEventId(std::string_view(line).substr(a, b - a + 1));
+      if (!id) {
+        return std::move(id).error().AddContext(*file + " line " + std::to_string(n));
+      }
+      ids.push_back(*id);
+    }
+  }
+  return ids;
+}
+
+int RunGet(const std::string& dir, const Args& args) {
+  if (args.Has("--out")) {
+    return ReportError(UnsupportedError(
+        "--out picked.root needs the ROOT writer, which this build does not have yet"));
+  }
+  auto ids = EventList(args);
+  if (!ids.has_value()) {
+    return UsageError(ids.error().ToString(), kUsage);
+  }
+  if (ids->empty()) {
+    return UsageError("store get needs --event RUN:LUMI:EVENT or --events-file LIST", kUsage);
+  }
+  auto st = OpenStore(dir, args);
+  if (!st.has_value()) {
+    return ReportError(st.error());
+  }
+  store::Store& s = **st;
+  auto cols = s.ResolveColumns(SplitList(args.GetOr("--columns", "")));
+  if (!cols.has_value()) {
+    return ReportError(cols.error());
+  }
+  std::vector<store::EventId> found;
+  for (const store::EventId& id : *ids) {
+    auto has = s.Contains(id);
+    if (!has.has_value()) {
+      return ReportError(has.error());
+    }
+    if (!*has) {
+      if (!args.Has("--skip-missing")) {
+        return ReportError(NotFoundError("event " + id.ToString() + " is not in the store " + dir));
+      }
+      std::fprintf(stderr, "ferry: skipping event %s: not in the store\n", id.ToString().c_str());
+      continue;
+    }
+    found.push_back(id);
+  }
+  std::vector<rootio::Column> values;
+  if (auto r = s.ReadEvents(found, *cols, &values); !r.has_value()) {
+    return ReportError(r.error());
+  }
+  const bool json = args.Has("--json");
+  JsonWriter w;
+  w.BeginObject().Key("events").BeginArray();
+  for (size_t i = 0; i < found.size(); ++i) {
+    const store::EventId& id = found[i];
+    JsonWriter line;
+    JsonWriter& out = json ? w : line;
+    out.BeginObject();
+    out.Field("run", id.run).Field("luminosityBlock", id.lumi).Field("event", id.event);
+    for (size_t k = 0; k < cols->size(); ++k) {
+      const std::string& name = s.schema().columns[static_cast<size_t>((*cols)[k])].name;
+      if (name == "run" || name == "luminosityBlock" || name == "event") {
+        continue;
+      }
+      out.Key(name);
+      WriteEntry(out, values[k], static_cast<int64_t>(i));
+    }
+    out.EndObject();
+    if (!json) {
+      std::printf("%s %s\n", id.ToString().c_str(), line.str().c_str());
+    }
+  }
+  w.EndArray().EndObject();
+  if (json) {
+    std::printf("%s\n", w.str().c_str());
+  }
+  return kExitOk;
+}
+
+struct Summary {
+  std::string name;
+  std::vector<double> values;
+};
+
+int RunScan(const std::string& dir, const Args& args) {
+  auto st = OpenStore(dir, args);
+  if (!st.has_value()) {
+    return ReportError(st.error());
+  }
+  store::Store& s = **st;
+  auto cols = s.ResolveColumns(SplitList(args.GetOr("--columns", "")));
+  if (!cols.has_value()) {
+    return ReportError(cols.error());
+  }
+  if (!args.Has("--columns")) {
+    return UsageError("store scan needs --columns A,B", kUsage);
+  }
+  auto sel = store::Selection::Parse(args.GetOr("--where", ""), s.schema());
+  if (!sel.has_value()) {
+    return UsageError(sel.error().message(), kUsage);
+  }
+  int bins = 20;
+  if (auto b = args.Get("--bins")) {
+    auto v = ParseInt(*b);
+    if (!v || *v < 1 || *v > 1000) {
+      return UsageError("--bins takes 1..1000", kUsage);
+    }
+    bins = static_cast<int>(*v);
+  }
+  // Read the shown columns plus those the selection needs.
+  std::vector<int32_t> read = *cols;
+  std::vector<size_t> sel_at;
+  for (int32_t c : sel->columns()) {
+    auto it = std::find(read.begin(), read.end(), c);
+    if (it == read.end()) {
+      read.push_back(c);
+      it = read.end() - 1;
+    }
+    sel_at.push_back(static_cast<size_t>(it - read.begin()));
+  }
+  std::vector<Summary> sums(cols->size());
+  for (size_t k = 0; k < cols->size(); ++k) {
+    sums[k].name = s.schema().columns[static_cast<size_t>((*cols)[k])].name;
+  }
+  uint64_t total = 0;
+  uint64_t selected = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<const rootio::Column*> sel_values(sel_at.size());
+  auto r = s.Scan(read, [&](const store::ScanBatch& b) {
+    for (size_t k = 0; k < sel_at.size(); ++k) {
+      sel_values[k] = &b.columns[sel_at[k]];
+    }
+    for (int64_t i = 0; i < b.events; ++i) {
+      if (!sel->Evaluate(sel_values, i)) {
+        continue;
+      }
+      ++selected;
+      for (size_t k = 0; k < sums.size(); ++k) {
+        auto [lo, hi] = b.columns[k].EntryValues(i);
+        for (uint64_t v = lo; v < hi; ++v) {
+          sums[k].values.push_back(b.columns[k].AsDouble(v));
+        }
+      }
+    }
+    total += static_cast<uint64_t>(b.events);
+    return OkStatus();
+  });
+  if (!r.has_value()) {
+    return ReportError(r.error());
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  JsonWriter w;
+  w.BeginObject()
+      .Field("events", total)
+      .Field("selected", selected)
+      .Field("where", args.GetOr("--where", ""));
+  w.Field("seconds", secs);
+  w.Key("columns").BeginArray();
+  if (!args.Has("--json")) {
+    std::printf("%llu of %llu events selected (%.3f s)\n",
+                static_cast<unsigned long long>(selected), static_cast<unsigned long long>(total),
+                secs);
+  }
+  for (Summary& sm : sums) {
+    double sum = 0;
+    double sum2 = 0;
+    double lo = std::numeric_limits<double>::infinity();
+    double hi = -lo;
+    for (double v : sm.values) {
+      sum += v;
+      sum2 += v * v;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    const double n = static_cast<double>(sm.values.size());
+    const double mean = sm.values.empty() ? 0 : sum / n;
+    const double rms = sm.values.empty() ? 0 : std::sqrt(std::max(0.0, sum2 / n - mean * mean));
+    std::vector<uint64_t> hist(static_cast<size_t>(bins), 0);
+    const double width = hi > lo ? (hi - lo) / bins : 1;
+    for (double v : sm.values) {
+      if (std::isfinite(v)) {
+        auto k = static_cast<size_t>(std::min<double>(bins - 1, std::floor((v - lo) / width)));
+        ++hist[k];
+      }
+    }
+    w.BeginObject()
+        .Field("name", sm.name)
+        .Field("entries", static_cast<uint64_t>(sm.values.size()));
+    w.Field("mean", mean)
+        .Field("rms", rms)
+        .Field("min", sm.values.empty() ? 0.0 : lo)
+        .Field("max", sm.values.empty() ? 0.0 : hi);
+    w.Key("histogram").BeginArray();
+    for (uint64_t h : hist) {
+      w.Uint(h);
+    }
+    w.EndArray().EndObject();
+    if (!args.Has("--json")) {
+      std::printf("\n%s: %zu values, mean %.6g, rms %.6g, min %.6g, max %.6g\n", sm.name.c_str(),
+                  sm.values.size(), mean, rms, lo, hi);
+      uint64_t top = *std::max_element(hist.begin(), hist.end());
+      for (int k = 0; k < bins && !sm.values.empty(); ++k) {
+        int bar = top == 0 ? 0 : static_cast<int>(40 * hist[static_cast<size_t>(k)] / top);
+        std::printf("  [%12.5g, %12.5g) %10llu %s\n", lo + k * width, lo + (k + 1) * width,
+                    static_cast<unsigned long long>(hist[static_cast<size_t>(k)]),
+                    std::string(static_cast<size_t>(bar), '#').c_str());
+      }
+    }
+  }
+  w.EndArray();
+  WriteStats(w, s.stats());
+  w.EndObject();
+  if (args.Has("--json")) {
+    std::printf("%s\n", w.str().c_str());
+  }
+  return kExitOk;
+}
+
+int RunInfo(const std::string& dir, const Args& args) {
+  auto st = OpenStore(dir, args);
+  if (!st.has_value()) {
+    return ReportError(st.error());
+  }
+  const store::Manifest& m = (*st)->manifest();
+  const uint64_t grid = m.run_extent * m.lumi_extent * m.event_extent;
+  uint64_t bytes = 0;
+  uint64_t lumis = 0;
+  for (const store::RunEntry& r : m.runs) {
+    bytes += r.shard_bytes;
+    lumis += r.lumis;
+  }
+  const double pad_pct =
+      grid == 0 ? 0 : 100.0 * static_cast<double>(m.padding) / static_cast<double>(grid);
+  const bool no_lumi = (m.flags & store::kManifestFlagNoLumi) != 0;
+  if (args.Has("--json")) {
+    JsonWriter w;
+    w.BeginObject()
+        .Field("dir", dir)
+        .Field("version", static_cast<uint64_t>(m.version))
+        .Field("tree", m.tree);
+    w.Field("events", m.events)
+        .Field("runs", static_cast<uint64_t>(m.runs.size()))
+        .Field("lumis", lumis);
+    w.Key("extents")
+        .BeginArray()
+        .Uint(m.run_extent)
+        .Uint(m.lumi_extent)
+        .Uint(m.event_extent)
+        .EndArray();
+    w.Field("grid_slots", grid).Field("padding", m.padding).Field("padding_percent", pad_pct);
+    w.Field("record_size", static_cast<uint64_t>(m.schema.record_size))
+        .Field("codec", m.codec.ToString());
+    w.Field("block_size", static_cast<uint64_t>(m.block_size));
+    w.Field("events_per_s_block", uint64_t{1} << m.log2_ks)
+        .Field("events_per_c_block", uint64_t{1} << m.log2_kc);
+    w.Field("columns", static_cast<uint64_t>(m.schema.columns.size()));
+    w.Field("fixed_columns", static_cast<uint64_t>(m.schema.fixed.size()));
+    w.Field("jagged_columns", static_cast<uint64_t>(m.schema.jagged.size()));
+    w.Field("collections", static_cast<uint64_t>(m.schema.groups())).Field("bytes", bytes);
+    w.Field("luminosityBlock_in_input", !no_lumi);
+    w.Key("run_table").BeginArray();
+    for (const store::RunEntry& r : m.runs) {
+      w.BeginObject()
+          .Field("run", r.run)
+          .Field("events", r.events)
+          .Field("lumis", r.lumis)
+          .Field("bytes", r.shard_bytes)
+          .EndObject();
+    }
+    w.EndArray().Key("inputs").BeginArray();
+    for (const store::InputEntry& in : m.inputs) {
+      w.BeginObject().Field("path", in.path).Field("entries", in.entries).EndObject();
+    }
+    w.EndArray().EndObject();
+    std::printf("%s\n", w.str().c_str());
+    return kExitOk;
+  }
+  std::printf("%s: ferry event store v%u, tree %s, %llu events in %zu runs, %llu lumis, %s\n",
+              dir.c_str(), m.version, m.tree.c_str(), static_cast<unsigned long long>(m.events),
+              m.runs.size(), static_cast<unsigned long long>(lumis),
+              HumanBytes(static_cast<double>(bytes)).c_str());
+  std::printf(
+      "grid: %llu runs x %llu lumis x %llu events = %llu slots, padding %llu (%.1f%%)\n",
+      static_cast<unsigned long long>(m.run_extent), static_cast<unsigned long long>(m.lumi_extent),
+      static_cast<unsigned long long>(m.event_extent), static_cast<unsigned long long>(grid),
+      static_cast<unsigned long long>(m.padding), pad_pct);
+  std::printf(
+      "records: %u bytes; blocks: %llu events (scalars), %llu events (collections, target %s); "
+      "codec %s\n",
+      m.schema.record_size, static_cast<unsigned long long>(uint64_t{1} << m.log2_ks),
+      static_cast<unsigned long long>(uint64_t{1} << m.log2_kc), HumanBytes(m.block_size).c_str(),
+      m.codec.ToString().c_str());
+  std::printf("columns: %zu fixed, %zu jagged in %zu collections\n", m.schema.fixed.size(),
+              m.schema.jagged.size(), m.schema.groups());
+  if (no_lumi) {
+    std::printf(
+        "note: the input had no luminosityBlock; every event has lumi 0 (address as "
+        "RUN:0:EVENT)\n");
+  }
+  for (const store::RunEntry& r : m.runs) {
+    std::printf("  run %-10llu %10llu events %6llu lumis %10s\n",
+                static_cast<unsigned long long>(r.run), static_cast<unsigned long long>(r.events),
+                static_cast<unsigned long long>(r.lumis),
+                HumanBytes(static_cast<double>(r.shard_bytes)).c_str());
+  }
+  return kExitOk;
+}
+
+int RunVerify(const std::string& dir, const Args& args) {
+  auto st = OpenStore(dir, args);
+  if (!st.has_value()) {
+    return ReportError(st.error());
+  }
+  auto v = (*st)->Verify();
+  if (!v.has_value()) {
+    return ReportError(v.error());
+  }
+  if (args.Has("--json")) {
+    JsonWriter w;
+    w.BeginObject().Field("ok", true).Field("records", v->records).Field("padding", v->padding);
+    w.Field("s_chunks", v->s_chunks)
+        .Field("c_blocks", v->c_blocks)
+        .Field("bytes", v->bytes)
+        .EndObject();
+    std::printf("%s\n", w.str().c_str());
+  } else {
+    std::printf(
+        "%s: ok, %llu records, %llu padding slots, %llu S chunks, %llu C blocks\n", dir.c_str(),
+        static_cast<unsigned long long>(v->records), static_cast<unsigned long long>(v->padding),
+        static_cast<unsigned long long>(v->s_chunks), static_cast<unsigned long long>(v->c_blocks));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunStore(std::span<const char* const> argv) {
+  if (argv.empty() || std::string_view(argv[0]) == "--help") {
+    std::printf("usage: %s\n", std::string(kUsage).c_str());
+    return argv.empty() ? kExitUsage : kExitOk;
+  }
+  std::string_view sub = argv[0];
+  auto args = Args::Parse(argv.subspan(1), {{"--json"},
+                                            {"--help"},
+                                            {"--mmap"},
+                                            {"--skip-missing"},
+                                            {"--tree", true},
+                                            {"--out", true},
+                                            {"--block-size", true},
+                                            {"--codec", true},
+                                            {"--event", true},
+                                            {"--events-file", true},
+                                            {"--columns", true},
+                                            {"--where", true},
+                                            {"--bins", true}});
+  if (!args.has_value()) {
+    return UsageError(args.error().message(), kUsage);
+  }
+  if (args->Has("--help")) {
+    std::printf("usage: %s\n", std::string(kUsage).c_str());
+    return kExitOk;
+  }
+  if (sub == "convert") {
+    return RunConvert(*args);
+  }
+  if (sub != "get" && sub != "scan" && sub != "info" && sub != "verify") {
+    return UsageError("unknown subcommand 'store " + std::string(sub) + "'", kUsage);
+  }
+  if (args->positional().size() != 1) {
+    return UsageError("expected one store DIR", kUsage);
+  }
+  const std::string& dir = args->positional()[0];
+  if (sub == "get") {
+    return RunGet(dir, *args);
+  }
+  if (sub == "scan") {
+    return RunScan(dir, *args);
+  }
+  if (sub == "info") {
+    return RunInfo(dir, *args);
+  }
+  return RunVerify(dir, *args);
+}
+
+}  // namespace ferry::cli

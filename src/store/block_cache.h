@@ -1,0 +1,53 @@
+// BlockCache: a small LRU of decompressed payload chunks, bounded in bytes.
+//
+// Keys are (shard slot, file offset of the block, chunk index); values are shared buffers, so
+// a chunk handed out stays valid after eviction for as long as the caller holds it. Not
+// thread-safe (the Store that owns it is single-threaded).
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+namespace ferry::store {
+
+using Chunk = std::shared_ptr<const std::vector<uint8_t>>;
+
+class BlockCache {
+ public:
+  explicit BlockCache(size_t capacity_bytes) : capacity_(capacity_bytes) {}
+
+  struct Key {
+    uint64_t shard;
+    uint64_t offset;
+    uint64_t chunk;
+    bool operator<(const Key& o) const {
+      return std::tie(shard, offset, chunk) < std::tie(o.shard, o.offset, o.chunk);
+    }
+  };
+
+  // The cached chunk or null.
+  Chunk Find(const Key& key);
+  // Inserts (replacing any entry of the key) and evicts the least recently used to fit.
+  void Insert(const Key& key, Chunk chunk);
+  size_t bytes() const { return bytes_; }
+  uint64_t hits() const { return hits_; }
+  uint64_t misses() const { return misses_; }
+
+ private:
+  struct Entry {
+    Key key;
+    Chunk chunk;
+  };
+  size_t capacity_;
+  size_t bytes_ = 0;
+  uint64_t hits_ = 0;
+  uint64_t misses_ = 0;
+  std::list<Entry> lru_;  // front = most recent
+  std::map<Key, std::list<Entry>::iterator> index_;
+};
+
+}  // namespace ferry::store

@@ -1,0 +1,188 @@
+#include "store/shard.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/crc32c.h"
+#include "base/endian.h"
+#include "io/local_source.h"
+
+namespace ferry::store {
+namespace {
+
+constexpr uint64_t kEagerNumbersBytes = 16u << 20;
+
+}  // namespace
+
+Result<std::unique_ptr<Shard>> Shard::Attach(const std::string& path,
+                                             const Manifest& manifest,
+                                             size_t run_slot,
+                                             IoMode mode,
+                                             StoreStats* counters) {
+  std::unique_ptr<Shard> s(new Shard());
+  s->path_ = path;
+  s->manifest_ = &manifest;
+  s->counters_ = counters;
+  s->mmap_ = mode == IoMode::kMmap;
+  s->source_ =
+      FERRY_TRY(io::OpenLocal(path, s->mmap_ ? io::LocalMode::kMmap : io::LocalMode::kPread));
+  const uint64_t size = s->source_->size();
+  std::vector<uint8_t> scratch;
+  auto head =
+      FERRY_TRY_CTX(s->Bytes(0, std::min<uint64_t>(size, kShardHeaderSize), &scratch), path);
+  s->header_ = FERRY_TRY_CTX(ShardHeader::Parse(head, size), "shard " + path);
+  const ShardHeader& h = s->header_;
+  const RunEntry& run = manifest.runs[run_slot];
+  if (h.run != run.run || h.run_slot != run_slot || h.schema_hash != manifest.schema_hash
+      || h.lumi_extent != manifest.lumi_extent || h.event_extent != manifest.event_extent
+      || h.record_size != manifest.schema.record_size || h.log2_ks != manifest.log2_ks
+      || h.log2_kc != manifest.log2_kc || h.events != run.events || h.lumis != run.lumis) {
+    return CorruptionError("shard " + path + " does not belong to this manifest (run "
+                           + std::to_string(h.run) + ", expected " + std::to_string(run.run) + ")");
+  }
+  s->layout_ = FERRY_TRY_CTX(
+      Layout::Make(1, h.lumi_extent, h.event_extent, h.record_size, h.sections[kIndex].offset),
+      path);
+  auto table = FERRY_TRY_CTX(
+      s->Bytes(h.sections[kLumiTable].offset, h.sections[kLumiTable].size, &scratch), path);
+  if (crc32c::Value(table) != h.crc_lumi_table) {
+    return CorruptionError("shard " + path + ": lumi table checksum mismatch");
+  }
+  s->lumis_ = FERRY_TRY_CTX(ParseLumiTable(table, h.events, h.event_extent), "shard " + path);
+  const uint64_t lo = s->lumis_.front().lumi;
+  const uint64_t width = s->lumis_.back().lumi - lo;
+  if (width < 4 * s->lumis_.size() + 1024) {
+    s->lumi_base_ = lo;
+    s->lumi_direct_.assign(width + 1, -1);
+    for (size_t i = 0; i < s->lumis_.size(); ++i) {
+      s->lumi_direct_[s->lumis_[i].lumi - lo] = static_cast<int32_t>(i);
+    }
+  }
+  if (h.sections[kEventNumbers].size <= kEagerNumbersBytes) {
+    auto nums = FERRY_TRY_CTX(
+        s->Bytes(h.sections[kEventNumbers].offset, h.sections[kEventNumbers].size, &scratch), path);
+    ++counters->number_reads;
+    if (crc32c::Value(nums) != h.crc_event_numbers) {
+      return CorruptionError("shard " + path + ": event-number checksum mismatch");
+    }
+    s->numbers_.resize(h.events);
+    std::memcpy(s->numbers_.data(), nums.data(), nums.size());
+  }
+  ++counters->shards_attached;
+  return s;
+}
+
+Result<std::span<const uint8_t>> Shard::Bytes(uint64_t offset,
+                                              size_t size,
+                                              std::vector<uint8_t>* scratch) {
+  counters_->bytes += size;
+  if (mmap_) {
+    auto view = source_->View(offset, size);
+    if (!view) {
+      return CorruptionError("range [" + std::to_string(offset) + ", +" + std::to_string(size)
+                             + ") is past the end of " + path_ + " (truncated?)");
+    }
+    ++counters_->views;
+    return *view;
+  }
+  scratch->resize(size);
+  ++counters_->reads;
+  Status st = source_->ReadAt(offset, *scratch);
+  if (!st.has_value()) {
+    if (st.error().code() == ErrorCode::kShortRead) {
+      return CorruptionError(st.error().message() + " (truncated?)");
+    }
+    return std::move(st).error();
+  }
+  return std::span<const uint8_t>(*scratch);
+}
+
+int64_t Shard::LumiSlot(uint64_t lumi) const {
+  if (!lumi_direct_.empty()) {
+    if (lumi < lumi_base_ || lumi - lumi_base_ >= lumi_direct_.size()) {
+      return -1;
+    }
+    return lumi_direct_[lumi - lumi_base_];
+  }
+  auto it = std::lower_bound(lumis_.begin(), lumis_.end(), lumi,
+                             [](const LumiEntry& e, uint64_t l) { return e.lumi < l; });
+  return it != lumis_.end() && it->lumi == lumi ? it - lumis_.begin() : -1;
+}
+
+Result<std::span<const uint64_t>> Shard::EventNumbers(size_t lumi_slot) {
+  const LumiEntry& l = lumis_[lumi_slot];
+  if (!numbers_.empty()) {
+    return std::span<const uint64_t>(numbers_).subspan(l.first, l.count);
+  }
+  auto it = lumi_numbers_.find(lumi_slot);
+  if (it == lumi_numbers_.end()) {
+    std::vector<uint8_t> scratch;
+    auto bytes = FERRY_TRY(
+        Bytes(header_.sections[kEventNumbers].offset + 8 * l.first, 8 * size_t{l.count}, &scratch));
+    ++counters_->number_reads;
+    std::vector<uint64_t> nums(l.count);
+    std::memcpy(nums.data(), bytes.data(), bytes.size());
+    if (!std::is_sorted(nums.begin(), nums.end())) {
+      return CorruptionError("shard " + path_ + ": event numbers of lumi " + std::to_string(l.lumi)
+                             + " are not sorted");
+    }
+    it = lumi_numbers_.emplace(lumi_slot, std::move(nums)).first;
+  }
+  return std::span<const uint64_t>(it->second);
+}
+
+Status Shard::LoadDirectories() {
+  if (directories_loaded_) {
+    return OkStatus();
+  }
+  std::vector<uint8_t> scratch;
+  const ShardHeader& h = header_;
+  const uint64_t want_s = manifest_->schema.fixed.size() * h.s_blocks() * kSDirEntryBytes;
+  if (h.sections[kSDirectory].size != want_s) {
+    return CorruptionError("shard " + path_ + ": S directory has "
+                           + std::to_string(h.sections[kSDirectory].size) + " bytes, expected "
+                           + std::to_string(want_s));
+  }
+  auto s = FERRY_TRY(Bytes(h.sections[kSDirectory].offset, h.sections[kSDirectory].size, &scratch));
+  if (crc32c::Value(s) != h.crc_s_directory) {
+    return CorruptionError("shard " + path_ + ": S directory checksum mismatch");
+  }
+  s_dir_.assign(s.begin(), s.end());
+  auto c = FERRY_TRY(Bytes(h.sections[kCTable].offset, h.sections[kCTable].size, &scratch));
+  if (crc32c::Value(c) != h.crc_c_table) {
+    return CorruptionError("shard " + path_ + ": C table checksum mismatch");
+  }
+  c_table_.assign(c.begin(), c.end());
+  directories_loaded_ = true;
+  return OkStatus();
+}
+
+Result<ChunkRef> Shard::SChunk(size_t fixed_slot, uint64_t block) {
+  FERRY_TRY(LoadDirectories());
+  const uint64_t k = fixed_slot * header_.s_blocks() + block;
+  ChunkRef r = ParseChunkRef(std::span(s_dir_).subspan(k * kSDirEntryBytes, kSDirEntryBytes));
+  const SectionRef& p = header_.sections[kPayload];
+  if (r.offset < p.offset || r.offset > p.offset + p.size
+      || r.size > p.offset + p.size - r.offset) {
+    return CorruptionError("shard " + path_ + ": S chunk " + std::to_string(k)
+                           + " lies outside the payload");
+  }
+  return r;
+}
+
+Result<CBlockRef> Shard::CBlock(uint64_t block) {
+  FERRY_TRY(LoadDirectories());
+  CBlockRef r =
+      ParseCBlockRef(std::span(c_table_).subspan(block * kCTableEntryBytes, kCTableEntryBytes));
+  const SectionRef& p = header_.sections[kPayload];
+  if ((r.size > 0
+       && (r.offset < p.offset || r.offset > p.offset + p.size
+           || r.size > p.offset + p.size - r.offset))
+      || r.events == 0 || r.events > (uint64_t{1} << header_.log2_kc)) {
+    return CorruptionError("shard " + path_ + ": C table entry " + std::to_string(block)
+                           + " is inconsistent");
+  }
+  return r;
+}
+
+}  // namespace ferry::store

@@ -1,0 +1,72 @@
+// Shard: one attached run shard of a Store (internal to the store library).
+//
+// Attach reads and checks the header and the lumi table, builds the lumi lookup (a direct
+// table over the lumi range when it is dense, else binary search) and loads the event-number
+// section in one read when it is at most 16 MiB (otherwise one lumi's array per first use).
+// The S directory and the C table are loaded on first use by a scan or Verify. Bytes() is the
+// only way payload bytes are fetched: a zero-copy View with mmap, a pread into the caller's
+// scratch otherwise; both are counted in the StoreStats passed at attach. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "io/byte_source.h"
+#include "store/format.h"
+#include "store/store.h"
+
+namespace ferry::store {
+
+class Shard {
+ public:
+  static Result<std::unique_ptr<Shard>> Attach(const std::string& path,
+                                               const Manifest& manifest,
+                                               size_t run_slot,
+                                               IoMode mode,
+                                               StoreStats* counters);
+
+  const ShardHeader& header() const { return header_; }
+  const Layout& layout() const { return layout_; }
+  const std::vector<LumiEntry>& lumis() const { return lumis_; }
+  const std::string& path() const { return path_; }
+
+  // Bytes [offset, offset + size) of the shard; the span is valid until the next call with the
+  // same scratch (pread) or for the Shard's lifetime (mmap).
+  Result<std::span<const uint8_t>> Bytes(uint64_t offset,
+                                         size_t size,
+                                         std::vector<uint8_t>* scratch);
+  // Lumi slot of a lumi number, or -1.
+  int64_t LumiSlot(uint64_t lumi) const;
+  // The sorted event numbers of a lumi slot.
+  Result<std::span<const uint64_t>> EventNumbers(size_t lumi_slot);
+  // Directory entries (loaded on first use, checksum checked).
+  Result<ChunkRef> SChunk(size_t fixed_slot, uint64_t block);
+  Result<CBlockRef> CBlock(uint64_t block);
+
+ private:
+  Shard() = default;
+  Status LoadDirectories();
+
+  std::string path_;
+  const Manifest* manifest_ = nullptr;
+  std::unique_ptr<io::ByteSource> source_;
+  bool mmap_ = false;
+  StoreStats* counters_ = nullptr;
+  ShardHeader header_;
+  Layout layout_;
+  std::vector<LumiEntry> lumis_;
+  uint64_t lumi_base_ = 0;
+  std::vector<int32_t> lumi_direct_;  // lumi - lumi_base_ -> slot, -1 absent; empty if sparse
+  std::vector<uint64_t> numbers_;     // all event numbers when loaded eagerly
+  std::map<size_t, std::vector<uint64_t>> lumi_numbers_;  // lazily loaded per lumi
+  bool directories_loaded_ = false;
+  std::vector<uint8_t> s_dir_;
+  std::vector<uint8_t> c_table_;
+};
+
+}  // namespace ferry::store

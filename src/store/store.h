@@ -1,0 +1,161 @@
+// Store: reads an event store directory (docs/format/store.md).
+//
+//   auto store = Store::Open(dir, {.mode = IoMode::kMmap});
+//   std::vector<rootio::Column> cols;
+//   store->ReadEvents(ids, store->ResolveColumns({"MET_pt", "Jet_pt"}).value(), &cols);
+//
+// Opening reads the manifest only; a run's shard is attached (opened, header and lumi table
+// read and checked) the first time one of its events or a scan needs it. An event costs one
+// read of its index record (fixed columns) plus, when a jagged column is asked for, one read
+// of its collection block (skipped when the block's chunks are cached). With IoMode::kMmap
+// every access is a zero-copy io::ByteSource::View: no read system call at all.
+//
+// Values come back as rootio::Column (native endianness, jagged columns with offsets), one
+// entry per requested event, so they print like `ferry root dump` (cli/value_format.h).
+// Errors: kNotFound naming run:lumi:event for an absent event; kCorruption naming the file and
+// structure for any checksum, bound or consistency failure; kUnsupported for a newer format.
+// Thread-safety: none; use one Store per thread (they may share a directory).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "rootio/column.h"
+#include "store/block_cache.h"
+#include "store/format.h"
+
+namespace ferry::store {
+
+enum class IoMode { kPread, kMmap };
+
+struct StoreOptions {
+  IoMode mode = IoMode::kPread;
+  size_t cache_bytes = 32u << 20;  // decompressed chunks kept for nearby events
+};
+
+struct EventId {
+  uint64_t run = 0;
+  uint64_t lumi = 0;
+  uint64_t event = 0;
+  std::string ToString() const;
+  bool operator==(const EventId&) const = default;
+};
+// "RUN:LUMI:EVENT" (decimal). InvalidArgument otherwise.
+Result<EventId> ParseEventId(std::string_view text);
+
+struct StoreStats {
+  uint64_t reads = 0;                // application read calls (pread path)
+  uint64_t views = 0;                // zero-copy views (mmap path)
+  uint64_t bytes = 0;                // bytes read or viewed
+  uint64_t record_reads = 0;         // index records fetched
+  uint64_t block_reads = 0;          // collection blocks / S chunks fetched
+  uint64_t number_reads = 0;         // event-number arrays fetched
+  uint64_t chunks_decompressed = 0;  // payload chunks decompressed (codec calls + raw copies)
+  uint64_t cache_hits = 0;
+  uint64_t cache_misses = 0;
+  uint64_t shards_attached = 0;
+};
+
+// One batch of a scan: `events` consecutive events of one run in storage order; columns as
+// requested (same order).
+struct ScanBatch {
+  uint64_t run = 0;
+  uint64_t first_ordinal = 0;
+  int64_t events = 0;
+  std::vector<rootio::Column> columns;
+};
+
+struct VerifyReport {
+  uint64_t records = 0;
+  uint64_t padding = 0;
+  uint64_t s_chunks = 0;
+  uint64_t c_blocks = 0;
+  uint64_t bytes = 0;
+};
+
+// Typed view of one event read with ReadEvent.
+class Event {
+ public:
+  const EventId& id() const { return id_; }
+  // The column's values (nullptr when it was not read).
+  const rootio::Column* column(std::string_view name) const;
+  // A scalar of type T (must match the stored type's size and kind: float for Float_t, ...).
+  template <class T>
+  Result<T> Get(std::string_view name) const {
+    FERRY_TRY(Check(name, sizeof(T), false));
+    return column(name)->values<T>()[0];
+  }
+  // The values of a jagged or fixed-array column.
+  template <class T>
+  Result<std::span<const T>> Values(std::string_view name) const {
+    FERRY_TRY(Check(name, sizeof(T), true));
+    return column(name)->values<T>();
+  }
+
+ private:
+  friend class Store;
+  Status Check(std::string_view name, size_t size, bool many) const;
+  EventId id_;
+  std::vector<std::string> names_;
+  std::vector<rootio::Column> columns_;
+};
+
+class Shard;
+
+class Store {
+ public:
+  static Result<std::unique_ptr<Store>> Open(const std::string& dir, StoreOptions options = {});
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const Manifest& manifest() const { return manifest_; }
+  const Schema& schema() const { return manifest_.schema; }
+  const std::string& dir() const { return dir_; }
+
+  // Schema indices of the named columns (all columns for an empty list). kNotFound names an
+  // unknown column.
+  Result<std::vector<int32_t>> ResolveColumns(std::span<const std::string> names) const;
+
+  // True when the event is in the store (resolution only; no record read).
+  Result<bool> Contains(const EventId& id);
+  // Appends one entry per event to out (resized to columns.size(), started on first use).
+  Status ReadEvents(std::span<const EventId> ids,
+                    std::span<const int32_t> columns,
+                    std::vector<rootio::Column>* out);
+  Result<Event> ReadEvent(const EventId& id, std::span<const std::string> names = {});
+  // Calls fn for consecutive batches of every run in run order, storage order within a run.
+  // Reads only the S chunks of the requested fixed columns and, for jagged ones, their
+  // counters' S chunks plus their own chunks in the C blocks.
+  Status Scan(std::span<const int32_t> columns, const std::function<Status(const ScanBatch&)>& fn);
+  // Checks every checksum, every record against the event arrays and the C table, and
+  // decompresses every chunk.
+  Result<VerifyReport> Verify();
+
+  StoreStats stats() const;
+  void ResetStats();
+
+ private:
+  Store() = default;
+  Result<Shard*> Attach(size_t run_slot);
+  // stored -> raw (a raw copy when the sizes are equal, else the store's codec).
+  Status DecodeChunk(std::span<const uint8_t> stored, std::span<uint8_t> raw);
+  // An empty column shaped for c.
+  static rootio::Column StartColumnFor(const ColumnSpec& c);
+
+  std::string dir_;
+  StoreOptions options_;
+  Manifest manifest_;
+  std::vector<std::unique_ptr<Shard>> shards_;
+  std::unique_ptr<BlockCache> cache_;
+  StoreStats counters_;
+};
+
+}  // namespace ferry::store

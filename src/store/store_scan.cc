@@ -1,0 +1,237 @@
+// Store::Scan and Store::Verify: the whole-store paths (see store.h).
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "base/crc32c.h"
+#include "base/endian.h"
+#include "store/shard.h"
+#include "store/store.h"
+
+namespace ferry::store {
+namespace {
+
+constexpr uint64_t kVerifyIndexSlice = 4u << 20;
+
+}  // namespace
+
+Status Store::Scan(std::span<const int32_t> columns,
+                   const std::function<Status(const ScanBatch&)>& fn) {
+  const Schema& s = schema();
+  // Fixed columns to fetch: the requested ones plus the counters of requested jagged ones.
+  std::vector<int32_t> fixed;
+  for (int32_t c : columns) {
+    const ColumnSpec& spec = s.columns[static_cast<size_t>(c)];
+    int32_t f = spec.jagged() ? spec.counter : c;
+    if (std::find(fixed.begin(), fixed.end(), f) == fixed.end()) {
+      fixed.push_back(f);
+    }
+  }
+  std::vector<rootio::Column> fixed_cols(fixed.size());
+  std::vector<uint8_t> scratch;
+  std::vector<uint8_t> header_scratch;
+  ScanBatch batch;
+  for (size_t r = 0; r < manifest_.runs.size(); ++r) {
+    Shard* shard = FERRY_TRY(Attach(r));
+    const ShardHeader& h = shard->header();
+    const uint64_t ks = uint64_t{1} << h.log2_ks;
+    const uint64_t kc = uint64_t{1} << h.log2_kc;
+    for (uint64_t b = 0; b < h.s_blocks(); ++b) {
+      const uint64_t first = b * ks;
+      const uint64_t n = std::min(ks, h.events - first);
+      const std::string where = "shard " + shard->path() + " > S block " + std::to_string(b);
+      for (size_t k = 0; k < fixed.size(); ++k) {
+        const ColumnSpec& c = s.columns[static_cast<size_t>(fixed[k])];
+        ChunkRef ref = FERRY_TRY_CTX(shard->SChunk(static_cast<size_t>(c.slot), b), where);
+        auto stored = FERRY_TRY_CTX(shard->Bytes(ref.offset, ref.size, &scratch), where);
+        ++counters_.block_reads;
+        if (crc32c::Value(stored) != ref.crc) {
+          return CorruptionError("column " + c.name + ": S chunk checksum mismatch")
+              .AddContext(where);
+        }
+        rootio::Column& col = fixed_cols[k];
+        col = StartColumnFor(c);
+        col.first_entry = static_cast<int64_t>(first);
+        col.num_entries = static_cast<int64_t>(n);
+        col.bytes.resize(n * c.len * c.value_size());
+        FERRY_TRY_CTX(DecodeChunk(stored, col.bytes), "column " + c.name + " > " + where);
+      }
+      batch.run = h.run;
+      batch.first_ordinal = first;
+      batch.events = static_cast<int64_t>(n);
+      batch.columns.clear();
+      for (int32_t c : columns) {
+        const ColumnSpec& spec = s.columns[static_cast<size_t>(c)];
+        if (!spec.jagged()) {
+          size_t k = static_cast<size_t>(std::find(fixed.begin(), fixed.end(), c) - fixed.begin());
+          batch.columns.push_back(fixed_cols[k]);
+          continue;
+        }
+        const rootio::Column& counts = fixed_cols[static_cast<size_t>(
+            std::find(fixed.begin(), fixed.end(), spec.counter) - fixed.begin())];
+        rootio::Column col = StartColumnFor(spec);
+        col.first_entry = static_cast<int64_t>(first);
+        col.num_entries = static_cast<int64_t>(n);
+        col.offsets.resize(n + 1);
+        for (uint64_t i = 0; i < n; ++i) {
+          col.offsets[i + 1] = col.offsets[i] + counts.AsUint64(i) * spec.len;
+        }
+        col.bytes.resize(col.offsets[n] * spec.value_size());
+        uint64_t filled = 0;
+        for (uint64_t cb = first / kc; cb * kc < first + n; ++cb) {
+          CBlockRef ref = FERRY_TRY_CTX(shard->CBlock(cb), where);
+          const size_t hb = CBlockHeaderBytes(s.groups(), s.jagged.size());
+          auto head = FERRY_TRY_CTX(
+              shard->Bytes(ref.offset, std::min<size_t>(hb, ref.size), &header_scratch), where);
+          CBlockHeader bh = FERRY_TRY_CTX(ParseCBlockHeader(head, ref.size, s, false), where);
+          uint64_t at = bh.header_bytes;
+          for (int32_t j = 0; j < spec.slot; ++j) {
+            at += bh.chunk_sizes[static_cast<size_t>(j)];
+          }
+          const uint64_t raw = uint64_t{bh.group_elements[static_cast<size_t>(spec.group)]}
+                               * spec.len * spec.value_size();
+          if (raw > col.bytes.size() - filled) {
+            return CorruptionError("column " + spec.name
+                                   + ": C blocks hold more values than the counters say")
+                .AddContext(where);
+          }
+          auto stored =
+              FERRY_TRY_CTX(shard->Bytes(ref.offset + at,
+                                         bh.chunk_sizes[static_cast<size_t>(spec.slot)], &scratch),
+                            where);
+          ++counters_.block_reads;
+          FERRY_TRY_CTX(DecodeChunk(stored, std::span(col.bytes).subspan(filled, raw)),
+                        "column " + spec.name + " > " + where);
+          filled += raw;
+        }
+        if (filled != col.bytes.size()) {
+          return CorruptionError("column " + spec.name
+                                 + ": C blocks hold fewer values than the counters say")
+              .AddContext(where);
+        }
+        batch.columns.push_back(std::move(col));
+      }
+      FERRY_TRY(fn(batch));
+    }
+  }
+  return OkStatus();
+}
+
+Result<VerifyReport> Store::Verify() {
+  VerifyReport rep;
+  const Schema& s = schema();
+  std::vector<uint8_t> scratch;
+  std::vector<uint8_t> raw;
+  for (size_t r = 0; r < manifest_.runs.size(); ++r) {
+    Shard* shard = FERRY_TRY(Attach(r));
+    const ShardHeader& h = shard->header();
+    const std::string where = "shard " + shard->path();
+    // Event numbers: checksum and order within each lumi.
+    auto nums_bytes = FERRY_TRY_CTX(
+        shard->Bytes(h.sections[kEventNumbers].offset, h.sections[kEventNumbers].size, &scratch),
+        where);
+    if (crc32c::Value(nums_bytes) != h.crc_event_numbers) {
+      return CorruptionError(where + ": event-number checksum mismatch");
+    }
+    std::vector<uint64_t> nums(h.events);
+    std::memcpy(nums.data(), nums_bytes.data(), nums_bytes.size());
+    for (const LumiEntry& l : shard->lumis()) {
+      for (uint64_t i = 1; i < l.count; ++i) {
+        if (nums[l.first + i] <= nums[l.first + i - 1]) {
+          return CorruptionError(where + ": event numbers of lumi " + std::to_string(l.lumi)
+                                 + " are not ascending");
+        }
+      }
+    }
+    // C table and blocks.
+    std::vector<CBlockRef> cblocks(h.c_blocks());
+    for (uint64_t b = 0; b < h.c_blocks(); ++b) {
+      cblocks[b] = FERRY_TRY_CTX(shard->CBlock(b), where);
+      if (s.jagged.empty()) {
+        continue;
+      }
+      const std::string bw = where + " > collection block " + std::to_string(b);
+      auto block = FERRY_TRY_CTX(shard->Bytes(cblocks[b].offset, cblocks[b].size, &scratch), bw);
+      CBlockHeader bh = FERRY_TRY_CTX(ParseCBlockHeader(block, cblocks[b].size, s, true), bw);
+      const uint64_t want =
+          std::min(uint64_t{1} << h.log2_kc, h.events - b * (uint64_t{1} << h.log2_kc));
+      if (bh.events != cblocks[b].events || bh.events != want) {
+        return CorruptionError(bw + ": holds " + std::to_string(bh.events) + " events, expected "
+                               + std::to_string(want));
+      }
+      uint64_t at = bh.header_bytes;
+      for (size_t j = 0; j < s.jagged.size(); ++j) {
+        const ColumnSpec& c = s.columns[static_cast<size_t>(s.jagged[j])];
+        raw.resize(uint64_t{bh.group_elements[static_cast<size_t>(c.group)]} * c.len
+                   * c.value_size());
+        FERRY_TRY_CTX(DecodeChunk(block.subspan(at, bh.chunk_sizes[j]), raw),
+                      "column " + c.name + " > " + bw);
+        at += bh.chunk_sizes[j];
+      }
+      ++rep.c_blocks;
+      rep.bytes += cblocks[b].size;
+    }
+    // S chunks.
+    for (size_t f = 0; f < s.fixed.size(); ++f) {
+      const ColumnSpec& c = s.columns[static_cast<size_t>(s.fixed[f])];
+      for (uint64_t b = 0; b < h.s_blocks(); ++b) {
+        const std::string bw = where + " > S chunk of " + c.name + " in block " + std::to_string(b);
+        ChunkRef ref = FERRY_TRY_CTX(shard->SChunk(f, b), bw);
+        auto stored = FERRY_TRY_CTX(shard->Bytes(ref.offset, ref.size, &scratch), bw);
+        if (crc32c::Value(stored) != ref.crc) {
+          return CorruptionError(bw + ": checksum mismatch");
+        }
+        const uint64_t n =
+            std::min(uint64_t{1} << h.log2_ks, h.events - b * (uint64_t{1} << h.log2_ks));
+        raw.resize(n * c.len * c.value_size());
+        FERRY_TRY_CTX(DecodeChunk(stored, raw), bw);
+        ++rep.s_chunks;
+        rep.bytes += ref.size;
+      }
+    }
+    // Every index record: padding, or present with a good checksum, the event number of its
+    // slot, a unique ordinal and the C block that ordinal belongs to.
+    std::vector<bool> seen(h.events, false);
+    const Layout& lay = shard->layout();
+    const uint64_t rs = lay.record_size();
+    const uint64_t per_slice = std::max<uint64_t>(1, kVerifyIndexSlice / rs);
+    for (uint64_t k = 0; k < lay.shard_slots(); k += per_slice) {
+      const uint64_t n = std::min(per_slice, lay.shard_slots() - k);
+      auto bytes =
+          FERRY_TRY_CTX(shard->Bytes(lay.index_offset() + k * rs, n * rs, &scratch), where);
+      for (uint64_t i = 0; i < n; ++i) {
+        const uint64_t slot = k + i;
+        const uint64_t l = slot / lay.events();
+        const uint64_t e = slot % lay.events();
+        auto rec = bytes.subspan(i * rs, rs);
+        const std::string rw =
+            where + " > record of slot (" + std::to_string(l) + ", " + std::to_string(e) + ")";
+        bool present = FERRY_TRY_CTX(CheckRecord(rec), rw);
+        const bool expected = l < shard->lumis().size() && e < shard->lumis()[l].count;
+        if (present != expected) {
+          return CorruptionError(
+              rw + (present ? ": a padding slot holds a record" : ": the record is missing"));
+        }
+        if (!present) {
+          ++rep.padding;
+          continue;
+        }
+        RecordHeader rh = ReadRecordHeader(rec);
+        if (rh.event != nums[shard->lumis()[l].first + e] || rh.ordinal >= h.events
+            || seen[rh.ordinal]) {
+          return CorruptionError(rw + ": event number or ordinal inconsistent");
+        }
+        seen[rh.ordinal] = true;
+        const CBlockRef& cb = cblocks[rh.ordinal >> h.log2_kc];
+        if (rh.cblock_offset != cb.offset || rh.cblock_size != cb.size) {
+          return CorruptionError(rw + ": points at the wrong collection block");
+        }
+        ++rep.records;
+      }
+      rep.bytes += n * rs;
+    }
+  }
+  return rep;
+}
+
+}  // namespace ferry::store
