@@ -1,6 +1,6 @@
 // ClusterReader on real ROOT files: the columns decoded unit by unit from one vector read per
 // unit equal Tree::ReadLeaf's, every basket is fetched once, and vector reads respect the
-// range limit. Also one whole AGC pass on the real ttbar NanoAOD file.
+// range limit.
 #include "analysis/cluster_reader.h"
 
 #include <string>
@@ -8,7 +8,6 @@
 
 #include <gtest/gtest.h>
 
-#include "analysis/agc_pass.h"
 #include "io/local_source.h"
 #include "rootio/root_file.h"
 #include "testing/testing.h"
@@ -175,52 +174,6 @@ TEST(ClusterReader, MissingLeafIsNotFound) {
   auto reader = ClusterReader::Make(**tree, leaves);
   ASSERT_FALSE(reader.has_value());
   EXPECT_EQ(reader.error().code(), ErrorCode::kNotFound);
-}
-
-Result<std::unique_ptr<io::ByteSource>> OpenLocalFile(const std::string& path) {
-  return io::OpenLocal(path);
-}
-
-TEST(AgcPass, TtbarFileGivesTheSameResultWithAnyThreadCount) {
-  FERRY_REQUIRE_ROOT_DATA();
-  const std::vector<std::string> inputs = {
-      testing::RootDataFile("nanoAOD_2015_CMS_Open_Data_ttbar.root")};
-  PassOptions one;
-  one.threads = 1;
-  one.reads_in_flight = 0;
-  auto a = RunAgcPass(inputs, OpenLocalFile, one);
-  ASSERT_TRUE(a.has_value()) << a.error().ToString();
-  EXPECT_EQ(a->stats.events, 200u);
-  EXPECT_EQ(a->result.cutflow(Variation::kNominal).events, 200u);
-  EXPECT_GT(a->result.cutflow(Variation::kNominal).one_btag, 0u);
-  EXPECT_GT(a->stats.bytes_read, 0u);
-  EXPECT_LE(a->stats.bytes_read, a->stats.dataset_bytes);
-
-  // The same file three times over four threads: three times the counts, deterministic digest.
-  const std::vector<std::string> three(3, inputs[0]);
-  PassOptions many;
-  many.threads = 4;
-  many.reads_in_flight = 3;
-  auto b = RunAgcPass(three, OpenLocalFile, many);
-  ASSERT_TRUE(b.has_value()) << b.error().ToString();
-  auto c = RunAgcPass(three, OpenLocalFile, many);
-  ASSERT_TRUE(c.has_value());
-  EXPECT_EQ(b->result.Digest(), c->result.Digest());
-  AgcResult triple = a->result;
-  triple.Merge(a->result);
-  triple.Merge(a->result);
-  EXPECT_EQ(b->result.Digest(), triple.Digest());
-  for (size_t i = 0; i < triple.histograms().size(); ++i) {
-    EXPECT_DOUBLE_EQ(b->result.histograms()[i].Mean(), triple.histograms()[i].Mean());
-  }
-  EXPECT_EQ(b->stats.files, 3u);
-  EXPECT_NE(AgcReportJson(*b).find("\"digest\""), std::string::npos);
-
-  // A missing input is an error naming it.
-  const std::vector<std::string> missing = {inputs[0], "/nonexistent/ferry.root"};
-  auto d = RunAgcPass(missing, OpenLocalFile, many);
-  ASSERT_FALSE(d.has_value());
-  EXPECT_NE(d.error().ToString().find("/nonexistent/ferry.root"), std::string::npos);
 }
 
 }  // namespace
