@@ -1,0 +1,37 @@
+// Challenge-response authentication of every transfer connection (docs/format/transfer.md).
+//
+//   client -> HELLO(role, session, stream, client nonce)
+//   server <- CHALLENGE(server nonce, token-required flag)
+//   client -> AUTH(HMAC-SHA256(token, "ferry-xfer-v1 client proof" | role | stream | session |
+//                              client nonce | server nonce))
+//   server <- AUTH_OK(HMAC-SHA256(token, "ferry-xfer-v1 server proof" | same fields))
+//             or ERROR(permission) and the connection closes.
+// The token never crosses the wire; both nonces are fresh, so a recorded exchange cannot be
+// replayed, and the client checks the server's proof too. A receiver without a token uses the
+// empty key (and accepts only clients that also have none).
+// Thread-safe (no shared state).
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "base/result.h"
+#include "xfer/net.h"
+#include "xfer/protocol.h"
+
+namespace ferry::xfer {
+
+// Reads a token file: its bytes without trailing whitespace. Empty files are an error.
+Result<std::string> ReadTokenFile(const std::string& path);
+
+// Client side. Returns the RTT (us) of the CHALLENGE round trip.
+Result<uint32_t> ClientHandshake(Conn& conn, const Hello& hello, std::span<const uint8_t> key);
+
+// Server side: the authenticated HELLO, or kPermission after an ERROR was sent.
+Result<Hello> ServerHandshake(Conn& conn, std::span<const uint8_t> key);
+
+inline std::span<const uint8_t> KeyBytes(const std::string& token) {
+  return {reinterpret_cast<const uint8_t*>(token.data()), token.size()};
+}
+
+}  // namespace ferry::xfer

@@ -1,0 +1,89 @@
+// TCP plumbing for the transfer: framed connections, listening, address parsing, and the
+// kernel's socket-buffer limits.
+//
+// Conn owns one connected socket. Sends are serialised by an internal mutex, so any thread may
+// send whole frames; receives must come from one thread at a time. Every blocking call is
+// bounded by the socket timeouts set with SetTimeouts (a timeout is ErrorCode::kTimeout).
+// Shutdown() may be called from any thread to wake a blocked receiver (it then sees EOF).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/fd.h"
+#include "base/result.h"
+#include "xfer/protocol.h"
+
+namespace ferry::xfer {
+
+struct HostPort {
+  std::string host;  // name, IPv4, or IPv6 without brackets
+  uint16_t port = 0;
+  std::string rest;  // what followed "/" (the destination), "" if none
+};
+// "host:port", "host:port/dest/dir", "[::1]:port/dest". Port 0 is allowed (listen: any).
+Result<HostPort> ParseHostPort(std::string_view text);
+
+class Conn {
+ public:
+  explicit Conn(Fd fd);
+  Conn(const Conn&) = delete;
+  Conn& operator=(const Conn&) = delete;
+
+  // Connects with a bounded wait. send_buffer/recv_buffer > 0 set SO_SNDBUF/SO_RCVBUF before
+  // connecting (0 keeps kernel autotuning). Sets TCP_NODELAY.
+  static Result<std::unique_ptr<Conn>> Connect(const std::string& host,
+                                               uint16_t port,
+                                               int timeout_ms,
+                                               int send_buffer = 0,
+                                               int recv_buffer = 0);
+
+  int fd() const { return fd_.get(); }
+  Status SetTimeouts(int recv_ms, int send_ms);
+
+  // Sends header + payload; fills length and payload_hash.
+  Status SendFrame(FrameHeader h, std::span<const uint8_t> payload = {});
+  // Sends header + payload as given (length and payload_hash already set by the caller).
+  Status SendRaw(const FrameHeader& h, std::span<const uint8_t> payload);
+
+  Result<FrameHeader> RecvHeader();
+  // Reads exactly dest.size() bytes.
+  Status RecvExact(std::span<uint8_t> dest);
+  // Reads a control payload (length <= MaxPayload) and checks its hash.
+  Result<std::vector<uint8_t>> RecvPayload(const FrameHeader& h);
+  // Reads the next frame, expecting `type`; an ERROR frame becomes its error.
+  Result<std::vector<uint8_t>> Expect(FrameType type, FrameHeader* header = nullptr);
+
+  void Shutdown();
+  // Smoothed RTT from TCP_INFO in microseconds (0 if unknown).
+  uint32_t KernelRttUs() const;
+  std::string PeerName() const;
+  // Effective SO_SNDBUF / SO_RCVBUF (as the kernel reports them).
+  int SendBufferBytes() const;
+  int RecvBufferBytes() const;
+
+ private:
+  Fd fd_;
+  std::mutex send_mu_;
+};
+
+// A listening socket on addr:port (addr "" or "0.0.0.0" = any IPv4, "::" = any IPv6).
+Result<Fd> Listen(const std::string& addr, uint16_t port, int backlog = 128);
+Result<uint16_t> LocalPort(int fd);
+
+// The kernel's socket-buffer limits (bytes), read from /proc/sys.
+struct KernelBufferLimits {
+  uint64_t wmem_max = 0;      // net.core.wmem_max: cap of an explicit SO_SNDBUF
+  uint64_t rmem_max = 0;      // net.core.rmem_max: cap of an explicit SO_RCVBUF
+  uint64_t tcp_wmem_max = 0;  // net.ipv4.tcp_wmem[2]: cap of send-buffer autotuning
+  uint64_t tcp_rmem_max = 0;  // net.ipv4.tcp_rmem[2]: cap of receive-buffer autotuning
+  uint64_t tcp_wmem_min = 4096, tcp_wmem_default = 16384;
+  uint64_t tcp_rmem_min = 4096, tcp_rmem_default = 131072;
+};
+KernelBufferLimits ReadKernelBufferLimits();
+
+}  // namespace ferry::xfer

@@ -1,0 +1,568 @@
+#include "xfer/receiver.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "base/hash.h"
+#include "base/strings.h"
+#include "xfer/handshake.h"
+#include "xfer/paths.h"
+#include "xfer/recv_session.h"
+#include "xfer/tuning.h"
+
+namespace ferry::xfer {
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- daemon
+
+Result<std::unique_ptr<Receiver>> Receiver::Start(ReceiverOptions options) {
+  auto impl = std::make_unique<Impl>();
+  impl->opt = std::move(options);
+  int root = ::open(impl->opt.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0) {
+    return Error(errno == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
+                 "cannot open root directory " + impl->opt.root, errno);
+  }
+  impl->root = Fd(root);
+  impl->listener = FERRY_TRY(Listen(impl->opt.listen_addr, impl->opt.port));
+  impl->port = FERRY_TRY(LocalPort(impl->listener.get()));
+  Impl* raw = impl.get();
+  impl->acceptor = std::thread([raw] { raw->AcceptLoop(); });
+  return std::unique_ptr<Receiver>(new Receiver(std::move(impl)));
+}
+
+Receiver::Receiver(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Receiver::~Receiver() {
+  Stop();
+}
+
+uint16_t Receiver::port() const {
+  return impl_->port;
+}
+
+void Receiver::Stop() {
+  if (impl_->stopping.exchange(true)) {
+    return;
+  }
+  if (impl_->acceptor.joinable()) {
+    impl_->acceptor.join();
+  }
+  std::list<Impl::ConnThread> conns;
+  {
+    std::lock_guard lock(impl_->mu);
+    for (auto& c : impl_->conns) {
+      c.conn->Shutdown();
+    }
+    conns.splice(conns.end(), impl_->conns);
+  }
+  for (auto& c : conns) {
+    if (c.thread.joinable()) {
+      c.thread.join();
+    }
+  }
+}
+
+void Receiver::Impl::Log(const std::string& line) {
+  if (opt.on_log) {
+    std::lock_guard lock(log_mu);
+    opt.on_log(line);
+  }
+}
+
+void Receiver::Impl::AcceptLoop() {
+  // Bounded: polls every 200 ms until Stop().
+  while (!stopping.load()) {
+    pollfd p{listener.get(), POLLIN, 0};
+    int n = ::poll(&p, 1, 200);
+    {
+      std::lock_guard lock(mu);
+      for (auto it = conns.begin(); it != conns.end();) {
+        if (it->done.load()) {
+          it->thread.join();
+          it = conns.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    if (n <= 0) {
+      continue;
+    }
+    int fd = ::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      continue;
+    }
+    auto conn = std::make_shared<Conn>(Fd(fd));
+    int one = 1;
+    (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    std::lock_guard lock(mu);
+    if (static_cast<int>(conns.size()) >= opt.max_connections) {
+      conn->Shutdown();
+      continue;
+    }
+    conns.emplace_back();
+    ConnThread& ct = conns.back();
+    ct.conn = conn;
+    ct.thread = std::thread([this, conn, &ct] {
+      Serve(conn);
+      ct.done.store(true);
+    });
+  }
+}
+
+void Receiver::Impl::Serve(std::shared_ptr<Conn> conn) {
+  if (!conn->SetTimeouts(opt.timeout_ms, opt.timeout_ms)) {
+    return;
+  }
+  std::string peer = conn->PeerName();
+  auto hello = ServerHandshake(*conn, KeyBytes(opt.token));
+  if (!hello) {
+    if (hello.error().code() == ErrorCode::kPermission) {
+      Log("refused " + peer + ": authentication failed");
+    }
+    return;
+  }
+  if (hello->role == Role::kControl) {
+    auto session = std::make_shared<RecvSession>(*this, conn, *hello);
+    session->RunControl();
+    return;
+  }
+  std::shared_ptr<RecvSession> session = FindSession(hello->session);
+  if (!session) {
+    (void)conn->SendFrame({.type = FrameType::kError},
+                          EncodeErrorMessage(ErrorCode::kNotFound, "no such session"));
+    return;
+  }
+  session->RunData(conn);
+}
+
+std::shared_ptr<RecvSession> Receiver::Impl::FindSession(const SessionId& id) {
+  std::lock_guard lock(mu);
+  for (auto& [sid, weak] : sessions) {
+    if (sid == id) {
+      return weak.lock();
+    }
+  }
+  return nullptr;
+}
+
+bool Receiver::Impl::ClaimPath(const std::string& path) {
+  std::lock_guard lock(mu);
+  return active_paths.insert(path).second;
+}
+
+void Receiver::Impl::ReleasePath(const std::string& path) {
+  std::lock_guard lock(mu);
+  active_paths.erase(path);
+}
+
+// ---------------------------------------------------------------- session: control
+
+RecvSession::RecvSession(Receiver::Impl& owner, std::shared_ptr<Conn> control, const Hello& hello)
+    : owner_(owner), control_(std::move(control)), id_(hello.session) {
+  short_id_ = DigestHex(hash::Xxh3(id_.data(), id_.size())).substr(0, 8);
+  peer_ = control_->PeerName();
+  start_ = std::chrono::steady_clock::now();
+  Touch();
+}
+
+void RecvSession::Touch() {
+  last_activity_ns_.store(NowNs(), std::memory_order_relaxed);
+}
+
+void RecvSession::SendControl(FrameType type, uint32_t file_id, std::span<const uint8_t> payload) {
+  (void)control_->SendFrame({.type = type, .file_id = file_id}, payload);
+}
+
+Status RecvSession::ReadManifest() {
+  uint32_t total = 0;
+  bool have_first = false;
+  // Bounded by the announced file count (at most 10M entries) and the socket timeouts.
+  for (uint64_t frames = 0; frames < 20'000'000; ++frames) {
+    FrameHeader h;
+    auto payload = FERRY_TRY(control_->Expect(FrameType::kManifest, &h));
+    ManifestChunk m = FERRY_TRY(DecodeManifest(payload));
+    if (!have_first) {
+      if (m.total_files > 10'000'000) {
+        return InvalidArgumentError("manifest of more than 10 million files");
+      }
+      total = m.total_files;
+      block_size_ = m.block_size;
+      streams_ = m.streams;
+      rate_bps_ = m.rate_bps;
+      rtt_us_ = m.rtt_us;
+      resume_ = (h.flags & kManifestResume) != 0;
+      files_.reserve(total);
+      have_first = true;
+    } else if (m.total_files != total || m.block_size != block_size_) {
+      return CorruptionError("manifest chunks disagree");
+    }
+    if (m.first_file_id != files_.size()) {
+      return CorruptionError("manifest chunk out of order");
+    }
+    for (ManifestEntry& e : m.entries) {
+      FERRY_TRY_CTX(ValidateRelativePath(e.path), "manifest");
+      RecvFile f;
+      f.n_blocks = BlockCount(e.size, block_size_);
+      auto [dir, name] = SplitDirName(e.path);
+      f.dir = std::string(dir);
+      f.name = std::string(name);
+      f.entry = std::move(e);
+      files_.push_back(std::move(f));
+    }
+    if ((h.flags & kManifestLast) != 0) {
+      if (files_.size() != total) {
+        return CorruptionError("manifest ended after " + std::to_string(files_.size()) + " of "
+                               + std::to_string(total) + " files");
+      }
+      return OkStatus();
+    }
+  }
+  return CorruptionError("manifest too long");
+}
+
+void RecvSession::LoadResume(RecvFile& f) {
+  auto dir = OpenDirBeneath(owner_.root.get(), f.dir, /*create=*/false);
+  if (!dir) {
+    return;
+  }
+  // Already complete: same size and modification time as the source.
+  struct stat st;
+  if (::fstatat(dir->get(), f.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)
+      && static_cast<uint64_t>(st.st_size) == f.entry.size
+      && static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec
+             == f.entry.mtime_ns) {
+    f.state = RecvFile::State::kSkipped;
+    return;
+  }
+  if (f.n_blocks < 2) {
+    return;
+  }
+  if (::fstatat(dir->get(), PartName(f.name).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0
+      || !S_ISREG(st.st_mode)) {
+    return;
+  }
+  JournalHeader want{f.entry.size, block_size_, f.entry.mtime_ns,
+                     hash::Xxh3(f.entry.path.data(), f.entry.path.size())};
+  auto blocks = Journal::Read(dir->get(), JournalName(f.name), want);
+  if (!blocks) {
+    if (blocks.error().code() != ErrorCode::kNotFound) {
+      Log("not resuming " + f.entry.path + ": " + blocks.error().ToString());
+    }
+    return;
+  }
+  f.resumed = std::move(*blocks);
+  f.resumable = true;
+}
+
+Status RecvSession::SendResumeState() {
+  for (size_t i = 0; i < files_.size(); ++i) {
+    RecvFile& f = files_[i];
+    auto id = static_cast<uint32_t>(i);
+    if (f.state == RecvFile::State::kSkipped) {
+      FERRY_TRY(control_->SendFrame({.type = FrameType::kFileState,
+                                     .flags = static_cast<uint16_t>(FileStateKind::kComplete),
+                                     .file_id = id}));
+      continue;
+    }
+    if (!f.resumable || f.resumed.empty()) {
+      continue;
+    }
+    constexpr size_t kPerFrame = (kMaxControlPayload - 4) / 16;
+    for (size_t at = 0; at < f.resumed.size(); at += kPerFrame) {
+      size_t n = std::min(kPerFrame, f.resumed.size() - at);
+      FERRY_TRY(control_->SendFrame(
+          {.type = FrameType::kFileState,
+           .flags = static_cast<uint16_t>(FileStateKind::kPartial),
+           .file_id = id},
+          EncodeBlockHashes(std::span<const BlockHash>(f.resumed).subspan(at, n))));
+    }
+  }
+  return OkStatus();
+}
+
+void RecvSession::RunControl() {
+  Status s = ReadManifest();
+  if (!s) {
+    Log("refused " + peer_ + ": " + s.error().ToString());
+    ErrorCode code = s.error().code() == ErrorCode::kPermission ? ErrorCode::kPermission
+                                                                : ErrorCode::kInvalidArgument;
+    (void)control_->SendFrame({.type = FrameType::kError},
+                              EncodeErrorMessage(code, s.error().ToString()));
+    return;
+  }
+  uint64_t total_bytes = 0;
+  for (size_t i = 0; i < files_.size(); ++i) {
+    RecvFile& f = files_[i];
+    total_bytes += f.entry.size;
+    if (!owner_.ClaimPath(f.entry.path)) {
+      f.state = RecvFile::State::kFailed;
+      files_failed_.fetch_add(1);
+      SendControl(FrameType::kFileError, static_cast<uint32_t>(i),
+                  EncodeErrorMessage(ErrorCode::kPermission,
+                                     f.entry.path + " is being received by another session"));
+      continue;
+    }
+    f.claimed = true;
+    if (resume_) {
+      LoadResume(f);
+    }
+  }
+  Log("from " + peer_ + ": " + std::to_string(files_.size()) + " files, "
+      + HumanBytes(static_cast<double>(total_bytes)) + ", " + std::to_string(streams_)
+      + " streams, block " + HumanBytes(block_size_) + (resume_ ? ", resume" : ""));
+  for (const std::string& w :
+       ReceiverBufferWarnings(rate_bps_, rtt_us_, streams_, ReadKernelBufferLimits())) {
+    Log("warning: " + w);
+    SendControl(FrameType::kNotice, 0,
+                std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(w.data()), w.size()));
+  }
+  if (s = SendResumeState(); !s) {
+    Teardown(s.error().ToString());
+    return;
+  }
+  size_t n_buffers = static_cast<size_t>(std::max(streams_, 1)) * 2 + 4;
+  n_buffers =
+      std::min<size_t>(n_buffers, std::max<uint64_t>(owner_.opt.memory_budget / block_size_, 2));
+  pool_ = std::make_unique<BufferPool>(n_buffers, block_size_);
+  queue_ = std::make_unique<BoundedQueue<WriteItem>>(n_buffers);
+  queue_->set_waker(&writer_waker_);
+  slots_.resize(n_buffers);
+  auto io = BlockIo::Create(static_cast<unsigned>(n_buffers) + 16 + owner_.opt.queue_depth,
+                            owner_.opt.use_uring);
+  if (!io) {
+    Teardown(io.error().ToString());
+    return;
+  }
+  io_ = std::move(*io);
+  writer_ = std::thread([this] { WriterMain(); });
+  {
+    std::lock_guard lock(owner_.mu);
+    owner_.sessions.emplace_back(id_, weak_from_this());
+  }
+  SendControl(FrameType::kStateEnd, 0, {});
+
+  std::string error;
+  // Bounded: 500 ms per round; ends on BYE, on a broken connection, on Stop(), or after
+  // timeout_ms without any activity on the session.
+  while (true) {
+    if (owner_.stopping.load()) {
+      error = "receiver stopping";
+      break;
+    }
+    pollfd p{control_->fd(), POLLIN, 0};
+    int n = ::poll(&p, 1, 500);
+    if (n == 0) {
+      int64_t idle_ns = NowNs() - last_activity_ns_.load(std::memory_order_relaxed);
+      if (idle_ns > static_cast<int64_t>(owner_.opt.timeout_ms) * 1000000) {
+        error = "no activity for " + std::to_string(owner_.opt.timeout_ms / 1000) + " s";
+        break;
+      }
+      continue;
+    }
+    auto h = control_->RecvHeader();
+    if (!h) {
+      error = "control connection lost: " + h.error().ToString();
+      break;
+    }
+    auto payload = control_->RecvPayload(*h);
+    if (!payload) {
+      error = payload.error().ToString();
+      break;
+    }
+    Touch();
+    if (h->type == FrameType::kBye) {
+      break;
+    }
+    if (h->type == FrameType::kPing) {
+      SendControl(FrameType::kPong, 0, *payload);
+      continue;
+    }
+    error = "unexpected " + std::string(FrameTypeName(h->type)) + " on the control connection";
+    break;
+  }
+  Teardown(error);
+}
+
+void RecvSession::Teardown(const std::string& error) {
+  {
+    std::lock_guard lock(owner_.mu);
+    auto& v = owner_.sessions;
+    v.erase(std::remove_if(v.begin(), v.end(), [&](auto& p) { return p.first == id_; }), v.end());
+  }
+  closing_.store(true);
+  if (queue_) {
+    queue_->Close();
+  }
+  if (pool_) {
+    pool_->Close();
+  }
+  {
+    std::lock_guard lock(conns_mu_);
+    for (auto& c : data_conns_) {
+      c->Shutdown();
+    }
+  }
+  writer_waker_.Wake();
+  if (writer_.joinable()) {
+    writer_.join();
+  }
+  // Wait (bounded) for the stream threads to let go of the session.
+  for (int i = 0; i < 200; ++i) {
+    {
+      std::lock_guard lock(conns_mu_);
+      if (data_conns_.empty()) {
+        break;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (RecvFile& f : files_) {
+    if (f.claimed) {
+      owner_.ReleasePath(f.entry.path);
+      f.claimed = false;
+    }
+  }
+  if (error.empty()) {
+    // Make the renames durable before acknowledging the end of the session.
+    for (const std::string& d : touched_dirs_) {
+      if (auto fd = OpenDirBeneath(owner_.root.get(), d, false); fd) {
+        (void)::fsync(fd->get());
+      }
+    }
+    SendControl(FrameType::kBye, 0, {});
+  }
+  SessionSummary sum;
+  sum.peer = peer_;
+  sum.session = short_id_;
+  sum.files = files_.size();
+  sum.files_done = files_done_.load();
+  sum.files_failed = files_failed_.load();
+  std::vector<uint64_t> digests;
+  for (const RecvFile& f : files_) {
+    sum.files_skipped += f.state == RecvFile::State::kSkipped ? 1 : 0;
+    digests.push_back(f.digest);
+  }
+  sum.digest = digests.size() == 1 ? digests[0] : SessionDigest(digests);
+  sum.bytes = bytes_.load();
+  sum.bad_blocks = bad_blocks_.load();
+  sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  sum.streams = max_streams_seen_.load();
+  sum.direct_io = direct_used_.load();
+  sum.uring = io_ && io_->uses_uring();
+  sum.error = error;
+  Log((error.empty() ? "done: " : "ended (" + error + "): ") + std::to_string(sum.files_done) + "/"
+      + std::to_string(sum.files) + " files, " + HumanBytes(static_cast<double>(sum.bytes)) + " in "
+      + std::to_string(sum.seconds).substr(0, 6) + " s"
+      + (sum.bad_blocks > 0 ? ", " + std::to_string(sum.bad_blocks) + " damaged blocks re-sent"
+                            : "")
+      + ", digest " + DigestHex(sum.digest));
+  if (owner_.opt.on_session) {
+    std::lock_guard lock(owner_.log_mu);
+    owner_.opt.on_session(sum);
+  }
+}
+
+// ---------------------------------------------------------------- session: data streams
+
+void RecvSession::RunData(const std::shared_ptr<Conn>& conn) {
+  {
+    std::lock_guard lock(conns_mu_);
+    if (closing_.load()) {
+      return;
+    }
+    data_conns_.push_back(conn);
+    int n = static_cast<int>(data_conns_.size());
+    int seen = max_streams_seen_.load();
+    while (n > seen && !max_streams_seen_.compare_exchange_weak(seen, n)) {
+    }
+  }
+  std::string error;
+  // Bounded: 500 ms per idle round; ends when the session closes or the stream breaks.
+  while (!closing_.load()) {
+    pollfd p{conn->fd(), POLLIN, 0};
+    int n = ::poll(&p, 1, 500);
+    if (n == 0) {
+      continue;
+    }
+    auto hr = conn->RecvHeader();
+    if (!hr) {
+      break;  // the sender closed the stream or it broke; the sender re-sends what it lost
+    }
+    const FrameHeader h = *hr;
+    Touch();
+    if (h.type == FrameType::kPing) {
+      auto payload = conn->RecvPayload(h);
+      if (!payload) {
+        break;
+      }
+      (void)conn->SendFrame({.type = FrameType::kPong}, *payload);
+      continue;
+    }
+    if (h.type != FrameType::kData) {
+      error = "unexpected " + std::string(FrameTypeName(h.type)) + " on a data stream";
+      break;
+    }
+    if (h.file_id >= files_.size() || h.block >= files_[h.file_id].n_blocks
+        || h.length != BlockLength(files_[h.file_id].entry.size, block_size_, h.block)) {
+      error = "DATA frame outside the manifest (file " + std::to_string(h.file_id) + ", block "
+              + std::to_string(h.block) + ", " + std::to_string(h.length) + " bytes)";
+      break;
+    }
+    int buf = -1;
+    for (int waited = 0; buf < 0 && !closing_.load() && waited < owner_.opt.timeout_ms;
+         waited += 200) {
+      buf = pool_->Acquire(200);
+    }
+    if (buf < 0) {
+      break;
+    }
+    std::span<uint8_t> dest(pool_->data(buf), h.length);
+    if (Status s = conn->RecvExact(dest); !s) {
+      pool_->Release(buf);
+      break;
+    }
+    WriteItem item{buf, h.file_id, h.block, h.length, h.payload_hash, conn};
+    if (PayloadHash(dest) != h.payload_hash) {
+      bad_blocks_.fetch_add(1);
+      Log("block " + std::to_string(h.block) + " of " + files_[h.file_id].entry.path
+          + " failed its checksum; asking for it again");
+      pool_->Release(buf);
+      (void)conn->SendFrame({.type = FrameType::kAck,
+                             .flags = static_cast<uint16_t>(AckStatus::kBadChecksum),
+                             .file_id = h.file_id,
+                             .block = h.block});
+      continue;
+    }
+    if (!queue_->Push(item, owner_.opt.timeout_ms)) {
+      pool_->Release(buf);
+      break;
+    }
+  }
+  if (!error.empty()) {
+    Log("closing a data stream: " + error);
+    (void)conn->SendFrame({.type = FrameType::kError},
+                          EncodeErrorMessage(ErrorCode::kCorruption, error));
+  }
+  std::lock_guard lock(conns_mu_);
+  data_conns_.erase(std::remove(data_conns_.begin(), data_conns_.end(), conn), data_conns_.end());
+}
+
+}  // namespace ferry::xfer

@@ -1,0 +1,172 @@
+// Internal to the receiver (receiver.h): one transfer session and the daemon's shared state.
+//
+// Threads: the control thread owns the manifest until the writer starts; afterwards RecvFile
+// state belongs to the writer thread alone, and stream threads only read the immutable
+// manifest fields (entry, n_blocks). Counters are atomics. data_conns_ is guarded by conns_mu_.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/fd.h"
+#include "xfer/block_io.h"
+#include "xfer/block_queue.h"
+#include "xfer/journal.h"
+#include "xfer/net.h"
+#include "xfer/protocol.h"
+#include "xfer/receiver.h"
+
+namespace ferry::xfer {
+
+class RecvSession;
+
+struct Receiver::Impl {
+  ReceiverOptions opt;
+  Fd root;
+  Fd listener;
+  uint16_t port = 0;
+  std::atomic<bool> stopping{false};
+  std::thread acceptor;
+
+  struct ConnThread {
+    std::thread thread;
+    std::shared_ptr<Conn> conn;
+    std::atomic<bool> done{false};
+  };
+  std::mutex mu;
+  std::list<ConnThread> conns;                                             // guarded by mu
+  std::vector<std::pair<SessionId, std::weak_ptr<RecvSession>>> sessions;  // guarded by mu
+  std::set<std::string> active_paths;                                      // guarded by mu
+  std::mutex log_mu;
+
+  void AcceptLoop();
+  void Serve(std::shared_ptr<Conn> conn);
+  void Log(const std::string& line);
+  std::shared_ptr<RecvSession> FindSession(const SessionId& id);
+  bool ClaimPath(const std::string& path);
+  void ReleasePath(const std::string& path);
+};
+
+struct RecvFile {
+  enum class State { kPending, kOpen, kFinishing, kDone, kFailed, kSkipped };
+  ManifestEntry entry;
+  uint64_t n_blocks = 0;
+  std::string dir;
+  std::string name;
+  State state = State::kPending;
+  bool claimed = false;
+  std::vector<BlockHash> resumed;  // journal records found at manifest time
+  bool resumable = false;
+  // Writer-thread state.
+  Fd dir_fd;
+  Fd fd;
+  bool direct = false;
+  bool use_journal = false;
+  Journal journal;
+  uint64_t journal_records = 0;
+  std::vector<uint64_t> hashes;
+  std::vector<uint8_t> have;
+  uint64_t n_have = 0;
+  std::vector<BlockHash> unsynced;
+  std::vector<BlockHash> syncing;
+  uint64_t unsynced_bytes = 0;
+  bool sync_inflight = false;
+  bool final_sync_submitted = false;
+  bool dirty_listed = false;
+  unsigned writes_inflight = 0;
+  std::chrono::steady_clock::time_point last_sync;
+  uint64_t digest = 0;
+};
+
+struct WriteItem {
+  int buffer = -1;
+  uint32_t file = 0;
+  uint64_t block = 0;
+  uint32_t length = 0;
+  uint64_t hash = 0;
+  std::shared_ptr<Conn> conn;  // where the ACK goes
+  uint32_t submitted = 0;      // writer: bytes of the write (tail padded for O_DIRECT)
+  uint32_t done = 0;           // writer: bytes written so far
+};
+
+class RecvSession : public std::enable_shared_from_this<RecvSession> {
+ public:
+  RecvSession(Receiver::Impl& owner, std::shared_ptr<Conn> control, const Hello& hello);
+  const SessionId& id() const { return id_; }
+  // The control connection's thread: the whole session lifetime.
+  void RunControl();
+  // A data connection's thread.
+  void RunData(const std::shared_ptr<Conn>& conn);
+
+ private:
+  Status ReadManifest();
+  Status SendResumeState();
+  void LoadResume(RecvFile& f);
+  void Teardown(const std::string& error);
+  void Log(const std::string& line) { owner_.Log("session " + short_id_ + ": " + line); }
+  void SendControl(FrameType type, uint32_t file_id, std::span<const uint8_t> payload);
+  void Touch();
+
+  // recv_writer.cc
+  void WriterMain();
+  void HandleItem(WriteItem& item);
+  void HandleCompletion(const IoCompletion& c);
+  Status OpenFile(RecvFile& f);
+  void BeginFinish(RecvFile& f, uint32_t id);
+  void SubmitFinalSync(RecvFile& f, uint32_t id);
+  void FinishFile(RecvFile& f, uint32_t id);
+  void FailFile(RecvFile& f, uint32_t id, const Error& e);
+  void JournalTick(bool force);
+  void FlushOnExit();
+  void Ack(const WriteItem& item, AckStatus status);
+  void Submit();
+
+  Receiver::Impl& owner_;
+  std::shared_ptr<Conn> control_;
+  SessionId id_;
+  std::string short_id_;
+  std::string peer_;
+  std::chrono::steady_clock::time_point start_;
+
+  uint32_t block_size_ = 0;
+  int streams_ = 0;
+  uint64_t rate_bps_ = 0;
+  uint32_t rtt_us_ = 0;
+  bool resume_ = false;
+  std::vector<RecvFile> files_;
+
+  std::unique_ptr<BufferPool> pool_;
+  std::unique_ptr<BoundedQueue<WriteItem>> queue_;
+  Waker writer_waker_;
+  std::thread writer_;
+  std::atomic<bool> closing_{false};
+  std::atomic<int64_t> last_activity_ns_{0};
+
+  std::mutex conns_mu_;
+  std::vector<std::shared_ptr<Conn>> data_conns_;  // guarded by conns_mu_
+  std::atomic<int> max_streams_seen_{0};
+
+  // Writer-thread state.
+  std::unique_ptr<BlockIo> io_;
+  std::vector<WriteItem> slots_;  // indexed by buffer
+  std::vector<uint32_t> dirty_;   // files with journal records waiting for a sync
+  std::set<std::string> touched_dirs_;
+  std::string cached_dir_;
+  Fd cached_dir_fd_;
+  bool noted_buffered_ = false;
+
+  std::atomic<uint64_t> bytes_{0};
+  std::atomic<uint64_t> bad_blocks_{0};
+  std::atomic<size_t> files_done_{0};
+  std::atomic<size_t> files_failed_{0};
+  std::atomic<bool> direct_used_{false};
+};
+
+}  // namespace ferry::xfer

@@ -1,0 +1,166 @@
+// Internal to the sender (sender.h): the state shared by its threads.
+//
+// Locking: mu_ guards the per-file acknowledgement state (acked, hashes, n_acked, done flags),
+// the retry queue and the finished-file list; Stream::mu guards that stream's unacked map and
+// its dead flag. Lock order: Stream::mu before mu_ (never the reverse).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "xfer/block_io.h"
+#include "xfer/block_queue.h"
+#include "xfer/net.h"
+#include "xfer/protocol.h"
+#include "xfer/sender.h"
+#include "xfer/sources.h"
+#include "xfer/tuning.h"
+
+namespace ferry::xfer {
+
+struct Ticket {
+  uint32_t file = 0;
+  uint64_t block = 0;
+};
+
+struct ReadyBlock {
+  int buffer = -1;
+  uint32_t file = 0;
+  uint64_t block = 0;
+  uint32_t length = 0;
+  bool verify = false;    // resume: hash and compare with the receiver's copy first
+  uint64_t expected = 0;  // the receiver's hash when verify
+};
+
+inline uint64_t TicketKey(uint32_t file, uint64_t block) {
+  return (static_cast<uint64_t>(file) << 40) | block;
+}
+
+struct SendFile {
+  const SourceFile* src = nullptr;
+  uint64_t n_blocks = 0;
+  std::atomic<bool> failed{false};  // read by the reader and the streams without mu_
+  // Guarded by SendSession::mu_.
+  std::vector<uint64_t> hashes;
+  std::vector<uint8_t> acked;
+  uint64_t n_acked = 0;
+  std::vector<uint64_t> remote_hash;  // resume: the receiver's hash per block
+  std::vector<uint8_t> remote_has;
+  bool skipped = false;        // complete at the receiver already
+  bool receiver_done = false;  // FILE_DONE received
+  bool finalized = false;
+  FileDone done;
+  std::string error;
+};
+
+struct Stream {
+  int index = 0;
+  std::unique_ptr<Conn> conn;
+  std::mutex mu;
+  std::unordered_map<uint64_t, uint64_t> unacked;  // ticket key -> hash, guarded by mu
+  bool dead = false;                               // guarded by mu
+  std::atomic<bool> up{false};
+  std::atomic<bool> gone{false};
+  std::atomic<uint64_t> bytes{0};
+  std::thread sender;
+  std::thread acker;
+};
+
+class SendSession {
+ public:
+  SendSession(const SendOptions& options, SourceList sources);
+  ~SendSession();
+  Result<SendReport> Run();
+
+ private:
+  // sender.cc: control connection and the main loop.
+  Status Connect();
+  Status ExchangeManifest();
+  Status MainLoop();
+  Status HandleControlFrame();
+  void FinalizeReady();
+  void Finalize(uint32_t file);
+  void FailFile(uint32_t file, const std::string& error);
+  bool AllFinal();
+  void Notice(std::string text);
+  void EmitProgress();
+  void Shutdown();
+  SendReport BuildReport();
+
+  // send_reader.cc: the I/O stage.
+  void ReaderMain();
+  bool NextTicket(Ticket& t, bool& verify, uint64_t& expected);
+  int OpenSource(uint32_t file);
+  void CloseIdleSources();
+  void HandleReadCompletion(const IoCompletion& c);
+
+  // send_stream.cc: the stream threads.
+  void StreamMain(Stream& s);
+  void AckMain(Stream& s);
+  void KillStream(Stream& s, const std::string& why);
+  void OnAck(uint32_t file, uint64_t block, uint64_t hash, bool resumed);
+  void Requeue(Ticket t, bool count_retransmit);
+  void Pace(size_t bytes);
+
+  const SendOptions& opt_;
+  SourceList sources_;
+  std::vector<std::unique_ptr<SendFile>> files_;
+  SessionId session_{};
+  std::unique_ptr<Conn> control_;
+  TuningPlan plan_;
+  uint32_t rtt_us_ = 0;
+  std::chrono::steady_clock::time_point start_;
+
+  std::mutex mu_;
+  std::deque<Ticket> retry_;        // guarded by mu_
+  std::vector<uint32_t> ack_done_;  // files whose blocks are all acknowledged, guarded by mu_
+  uint64_t acked_bytes_ = 0;        // guarded by mu_
+  uint64_t new_bytes_ = 0;          // guarded by mu_ (acked by the receiver in this run)
+  uint64_t resumed_blocks_ = 0;     // guarded by mu_
+  std::atomic<uint64_t> retransmits_{0};
+  std::atomic<uint64_t> sent_bytes_{0};
+  std::atomic<uint64_t> blocks_sent_{0};
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> direct_used_{false};
+  std::atomic<bool> direct_refused_noted_{false};
+
+  std::unique_ptr<BufferPool> pool_;
+  std::unique_ptr<BoundedQueue<ReadyBlock>> ready_;
+  Waker reader_waker_;
+  std::thread reader_;
+  std::unique_ptr<BlockIo> io_;
+
+  // Reader-thread state.
+  struct OpenSrc {
+    Fd fd;
+    unsigned outstanding = 0;
+  };
+  std::unordered_map<uint32_t, OpenSrc> open_;
+  struct ReadSlot {
+    ReadyBlock blk;
+    bool used = false;
+  };
+  std::vector<ReadSlot> slots_;
+  uint32_t next_file_ = 0;
+  uint64_t next_block_ = 0;
+
+  std::vector<std::unique_ptr<Stream>> streams_;
+
+  std::mutex pace_mu_;
+  std::chrono::steady_clock::time_point pace_next_;
+
+  std::mutex notice_mu_;
+  std::vector<std::string> notices_;       // all, for the report
+  std::vector<std::string> notice_queue_;  // not yet passed to on_notice (guarded by notice_mu_)
+  size_t finalized_count_ = 0;
+  std::chrono::steady_clock::time_point last_progress_emit_;
+};
+
+}  // namespace ferry::xfer

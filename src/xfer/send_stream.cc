@@ -1,0 +1,245 @@
+// The sender's stream threads: one sending and one acknowledgement reader per TCP connection.
+#include <poll.h>
+
+#include <thread>
+
+#include "xfer/handshake.h"
+#include "xfer/send_session.h"
+
+namespace ferry::xfer {
+
+void SendSession::KillStream(Stream& s, const std::string& why) {
+  std::vector<Ticket> lost;
+  {
+    std::lock_guard lock(s.mu);
+    if (s.dead) {
+      return;
+    }
+    s.dead = true;
+    for (const auto& [key, hash] : s.unacked) {
+      lost.push_back({static_cast<uint32_t>(key >> 40), key & ((1ull << 40) - 1)});
+    }
+    s.unacked.clear();
+    if (s.conn) {
+      s.conn->Shutdown();
+    }
+  }
+  if (!stop_.load()) {
+    s.gone.store(true);
+    Notice("stream " + std::to_string(s.index) + " lost (" + why + "); "
+           + std::to_string(lost.size()) + " unacknowledged blocks go to the other streams");
+  }
+  for (const Ticket& t : lost) {
+    Requeue(t, true);
+  }
+}
+
+void SendSession::Requeue(Ticket t, bool count_retransmit) {
+  {
+    std::lock_guard lock(mu_);
+    SendFile& f = *files_[t.file];
+    if (f.failed.load() || f.acked[t.block] != 0) {
+      return;
+    }
+    retry_.push_back(t);
+  }
+  if (count_retransmit) {
+    retransmits_.fetch_add(1);
+  }
+  reader_waker_.Wake();
+}
+
+void SendSession::OnAck(uint32_t file, uint64_t block, uint64_t hash, bool resumed) {
+  std::lock_guard lock(mu_);
+  SendFile& f = *files_[file];
+  if (f.acked[block] != 0) {
+    return;
+  }
+  f.acked[block] = 1;
+  f.hashes[block] = hash;
+  ++f.n_acked;
+  uint64_t len = BlockLength(f.src->size, opt_.block_size, block);
+  acked_bytes_ += len;
+  if (resumed) {
+    ++resumed_blocks_;
+  } else {
+    new_bytes_ += len;
+  }
+  if (f.n_acked == f.n_blocks) {
+    ack_done_.push_back(file);
+  }
+}
+
+void SendSession::Pace(size_t bytes) {
+  if (opt_.max_rate_bps == 0) {
+    return;
+  }
+  std::chrono::steady_clock::time_point at;
+  {
+    std::lock_guard lock(pace_mu_);
+    auto now = std::chrono::steady_clock::now();
+    if (pace_next_ < now) {
+      pace_next_ = now;
+    }
+    at = pace_next_;
+    auto ns = static_cast<int64_t>(static_cast<double>(bytes) * 8e9
+                                   / static_cast<double>(opt_.max_rate_bps));
+    pace_next_ += std::chrono::nanoseconds(ns);
+  }
+  // Bounded: at most the time this block takes at the paced rate times the stream count.
+  while (!stop_.load() && std::chrono::steady_clock::now() < at) {
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+        at - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
+  }
+}
+
+void SendSession::StreamMain(Stream& s) {
+  auto conn = Conn::Connect(opt_.host, opt_.port, opt_.timeout_ms, plan_.send_buffer, 0);
+  if (!conn) {
+    KillStream(s, "connect: " + conn.error().ToString());
+    return;
+  }
+  Hello hello;
+  hello.role = Role::kData;
+  hello.stream_index = static_cast<uint16_t>(s.index);
+  hello.session = session_;
+  if (Status r = RandomBytes(hello.client_nonce); !r) {
+    KillStream(s, r.error().ToString());
+    return;
+  }
+  if (auto hs = ClientHandshake(**conn, hello, KeyBytes(opt_.token)); !hs) {
+    KillStream(s, "handshake: " + hs.error().ToString());
+    return;
+  }
+  {
+    std::lock_guard lock(s.mu);
+    s.conn = std::move(*conn);
+    if (stop_.load()) {
+      return;
+    }
+  }
+  s.up.store(true);
+  s.acker = std::thread([this, &s] { AckMain(s); });
+
+  // Bounded: ends when the session stops (queue closed) or the stream dies.
+  while (!stop_.load()) {
+    auto item = ready_->Pop(200);
+    if (!item) {
+      if (ready_->closed()) {
+        break;
+      }
+      std::lock_guard lock(s.mu);
+      if (s.dead) {
+        break;
+      }
+      continue;
+    }
+    const ReadyBlock blk = *item;
+    SendFile& f = *files_[blk.file];
+    if (f.failed.load()) {
+      pool_->Release(blk.buffer);
+      continue;
+    }
+    std::span<const uint8_t> payload(pool_->data(blk.buffer), blk.length);
+    uint64_t h = PayloadHash(payload);
+    if (blk.verify && h == blk.expected) {
+      pool_->Release(blk.buffer);
+      OnAck(blk.file, blk.block, h, /*resumed=*/true);
+      continue;
+    }
+    Pace(blk.length);
+    {
+      std::lock_guard lock(s.mu);
+      if (s.dead) {
+        pool_->Release(blk.buffer);
+        Requeue({blk.file, blk.block}, false);
+        break;
+      }
+      s.unacked[TicketKey(blk.file, blk.block)] = h;
+    }
+    FrameHeader head{.type = FrameType::kData,
+                     .length = blk.length,
+                     .file_id = blk.file,
+                     .block = blk.block,
+                     .payload_hash = h};
+    Status st = s.conn->SendRaw(head, payload);
+    pool_->Release(blk.buffer);
+    if (!st) {
+      KillStream(s, st.error().ToString());
+      break;
+    }
+    s.bytes.fetch_add(blk.length);
+    sent_bytes_.fetch_add(blk.length);
+    blocks_sent_.fetch_add(1);
+  }
+}
+
+void SendSession::AckMain(Stream& s) {
+  auto last_ack = std::chrono::steady_clock::now();
+  // Bounded: each wait is 200 ms; the loop ends on stop, on a dead stream, or when
+  // acknowledgements stop for timeout_ms while blocks are outstanding.
+  while (!stop_.load()) {
+    pollfd p{s.conn->fd(), POLLIN, 0};
+    int n = ::poll(&p, 1, 200);
+    if (n == 0) {
+      std::lock_guard lock(s.mu);
+      if (s.dead) {
+        return;
+      }
+      if (s.unacked.empty()) {
+        last_ack = std::chrono::steady_clock::now();
+        continue;
+      }
+      if (std::chrono::steady_clock::now() - last_ack
+          < std::chrono::milliseconds(opt_.timeout_ms)) {
+        continue;
+      }
+    }
+    if (n <= 0) {
+      KillStream(s, n == 0
+                        ? "no acknowledgement for " + std::to_string(opt_.timeout_ms / 1000) + " s"
+                        : "poll failed");
+      return;
+    }
+    auto hr = s.conn->RecvHeader();
+    if (!hr) {
+      KillStream(s, hr.error().ToString());
+      return;
+    }
+    const FrameHeader& h = *hr;
+    if (h.type != FrameType::kAck) {
+      std::string why = "unexpected " + std::string(FrameTypeName(h.type));
+      if (h.type == FrameType::kError) {
+        auto payload = s.conn->RecvPayload(h);
+        why = payload ? DecodeErrorMessage(*payload, "receiver: ").ToString() : why;
+      }
+      KillStream(s, why);
+      return;
+    }
+    last_ack = std::chrono::steady_clock::now();
+    uint64_t hash = 0;
+    {
+      std::lock_guard lock(s.mu);
+      auto it = s.unacked.find(TicketKey(h.file_id, h.block));
+      if (it == s.unacked.end()) {
+        continue;  // a duplicate, or a block already moved to another stream
+      }
+      hash = it->second;
+      s.unacked.erase(it);
+    }
+    switch (static_cast<AckStatus>(h.flags)) {
+      case AckStatus::kOk:
+        OnAck(h.file_id, h.block, hash, /*resumed=*/false);
+        break;
+      case AckStatus::kBadChecksum:
+        Notice("block " + std::to_string(h.block) + " of " + files_[h.file_id]->src->rel_path
+               + " arrived damaged on stream " + std::to_string(s.index) + "; sending it again");
+        Requeue({h.file_id, h.block}, true);
+        break;
+      case AckStatus::kFileFailed:
+        break;  // the control connection carries the reason
+    }
+  }
+}
+
+}  // namespace ferry::xfer

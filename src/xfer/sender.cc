@@ -1,0 +1,489 @@
+#include "xfer/sender.h"
+
+#include <poll.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "base/strings.h"
+#include "xfer/handshake.h"
+#include "xfer/send_session.h"
+
+namespace ferry::xfer {
+namespace {
+
+constexpr size_t kManifestChunkBytes = 1u << 20;
+constexpr uint64_t kDefaultMemoryBudget = 1ull << 30;
+
+int64_t MicrosSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now()
+                                                               - t0)
+      .count();
+}
+
+}  // namespace
+
+Result<SendReport> Send(const SendOptions& options) {
+  if (options.block_size < kMinBlockSize || options.block_size > kMaxBlockSize
+      || options.block_size % kMinBlockSize != 0) {
+    return InvalidArgumentError("block size must be a multiple of 4 KiB in [4 KiB, 256 MiB]");
+  }
+  if (options.streams < 0 || options.streams > kMaxStreams) {
+    return InvalidArgumentError("streams must be in [1, 64]");
+  }
+  if (options.queue_depth < 1 || options.queue_depth > 1024) {
+    return InvalidArgumentError("queue depth must be in [1, 1024]");
+  }
+  if (options.paths.empty()) {
+    return InvalidArgumentError("nothing to send");
+  }
+  SourceList sources = FERRY_TRY(CollectSources(options.paths, options.dest));
+  SendSession session(options, std::move(sources));
+  return session.Run();
+}
+
+SendSession::SendSession(const SendOptions& options, SourceList sources)
+    : opt_(options), sources_(std::move(sources)) {
+  files_.reserve(sources_.files.size());
+  for (const SourceFile& f : sources_.files) {
+    auto sf = std::make_unique<SendFile>();
+    sf->src = &f;
+    sf->n_blocks = BlockCount(f.size, options.block_size);
+    sf->hashes.assign(sf->n_blocks, 0);
+    sf->acked.assign(sf->n_blocks, 0);
+    files_.push_back(std::move(sf));
+  }
+}
+
+SendSession::~SendSession() {
+  Shutdown();
+}
+
+void SendSession::Notice(std::string text) {
+  std::lock_guard lock(notice_mu_);
+  notices_.push_back(text);
+  notice_queue_.push_back(std::move(text));
+}
+
+Result<SendReport> SendSession::Run() {
+  start_ = std::chrono::steady_clock::now();
+  for (const std::string& s : sources_.skipped) {
+    Notice("skipped " + s);
+  }
+  FERRY_TRY(RandomBytes(session_));
+  FERRY_TRY(Connect());
+  FERRY_TRY(ExchangeManifest());
+  Status loop = MainLoop();
+  // From here on a closing stream is the end of the session, not a loss.
+  stop_.store(true);
+  // Leave the session cleanly when the control connection still works.
+  if (loop && control_) {
+    if (control_->SendFrame({.type = FrameType::kBye})) {
+      pollfd p{control_->fd(), POLLIN, 0};
+      if (::poll(&p, 1, std::min(opt_.timeout_ms, 5000)) > 0) {
+        (void)control_->Expect(FrameType::kBye);
+      }
+    }
+  }
+  Shutdown();
+  EmitProgress();
+  if (!loop) {
+    return std::move(loop).error();
+  }
+  return BuildReport();
+}
+
+Status SendSession::Connect() {
+  auto t0 = std::chrono::steady_clock::now();
+  control_ = FERRY_TRY_CTX(Conn::Connect(opt_.host, opt_.port, opt_.timeout_ms),
+                           "receiver " + opt_.host + ":" + std::to_string(opt_.port));
+  auto connect_us = static_cast<uint32_t>(MicrosSince(t0));
+  Hello hello;
+  hello.role = Role::kControl;
+  hello.session = session_;
+  FERRY_TRY(RandomBytes(hello.client_nonce));
+  uint32_t hs_rtt = FERRY_TRY_CTX(ClientHandshake(*control_, hello, KeyBytes(opt_.token)),
+                                  "receiver " + opt_.host + ":" + std::to_string(opt_.port));
+  rtt_us_ = std::min(connect_us, hs_rtt);
+  if (uint32_t k = control_->KernelRttUs(); k > 0) {
+    rtt_us_ = std::min(rtt_us_, k);
+  }
+  plan_ = PlanSender(opt_.rate_bps, rtt_us_, opt_.streams, ReadKernelBufferLimits());
+  for (const std::string& n : plan_.notes) {
+    Notice(n);
+  }
+  for (const std::string& w : plan_.warnings) {
+    Notice("warning: " + w);
+  }
+  return OkStatus();
+}
+
+Status SendSession::ExchangeManifest() {
+  const uint32_t total = static_cast<uint32_t>(files_.size());
+  uint32_t first = 0;
+  // Bounded by the file count: every round sends at least one entry (or the final empty one).
+  do {
+    ManifestChunk chunk;
+    chunk.block_size = opt_.block_size;
+    chunk.streams = static_cast<uint16_t>(plan_.streams);
+    chunk.rate_bps = opt_.rate_bps;
+    chunk.rtt_us = rtt_us_;
+    chunk.total_files = total;
+    chunk.first_file_id = first;
+    size_t bytes = 0;
+    uint32_t i = first;
+    for (; i < total && bytes < kManifestChunkBytes; ++i) {
+      const SourceFile& f = *files_[i]->src;
+      chunk.entries.push_back({f.size, f.mtime_ns, f.mode, f.rel_path});
+      bytes += 22 + f.rel_path.size();
+    }
+    uint16_t flags = (i == total ? kManifestLast : 0) | (opt_.resume ? kManifestResume : 0);
+    FERRY_TRY(
+        control_->SendFrame({.type = FrameType::kManifest, .flags = flags}, EncodeManifest(chunk)));
+    first = i;
+  } while (first < total);
+
+  for (uint64_t n = 0; n < 4ull * total + 100000; ++n) {
+    FrameHeader h;
+    auto r = control_->RecvHeader();
+    if (!r) {
+      return std::move(r).error().AddContext("receiver");
+    }
+    h = *r;
+    auto payload = FERRY_TRY(control_->RecvPayload(h));
+    switch (h.type) {
+      case FrameType::kStateEnd:
+        return OkStatus();
+      case FrameType::kError:
+        return DecodeErrorMessage(payload, "receiver refused the transfer: ");
+      case FrameType::kNotice:
+        Notice("receiver: " + std::string(payload.begin(), payload.end()));
+        break;
+      case FrameType::kFileError: {
+        if (h.file_id >= total) {
+          return CorruptionError("FILE_ERROR for unknown file");
+        }
+        Error e = DecodeErrorMessage(payload, "");
+        FailFile(h.file_id, e.message());
+        break;
+      }
+      case FrameType::kFileState: {
+        if (h.file_id >= total) {
+          return CorruptionError("FILE_STATE for unknown file");
+        }
+        SendFile& f = *files_[h.file_id];
+        std::lock_guard lock(mu_);
+        if (h.flags == static_cast<uint16_t>(FileStateKind::kComplete)) {
+          f.skipped = true;
+          break;
+        }
+        auto blocks = FERRY_TRY(DecodeBlockHashes(payload));
+        if (f.remote_has.empty()) {
+          f.remote_has.assign(f.n_blocks, 0);
+          f.remote_hash.assign(f.n_blocks, 0);
+        }
+        for (const BlockHash& b : blocks) {
+          if (b.block < f.n_blocks) {
+            f.remote_has[b.block] = 1;
+            f.remote_hash[b.block] = b.hash;
+          }
+        }
+        break;
+      }
+      default:
+        return CorruptionError("unexpected " + std::string(FrameTypeName(h.type))
+                               + " before STATE_END");
+    }
+  }
+  return CorruptionError("receiver sent too many frames before STATE_END");
+}
+
+Status SendSession::MainLoop() {
+  // Stages: buffers, reader, streams.
+  const size_t block = opt_.block_size;
+  size_t n_buffers = opt_.buffers;
+  if (n_buffers == 0) {
+    n_buffers = opt_.queue_depth + static_cast<size_t>(plan_.streams) + 4;
+    size_t cap =
+        std::max<size_t>(kDefaultMemoryBudget / block, static_cast<size_t>(plan_.streams) + 2);
+    n_buffers = std::min(n_buffers, cap);
+  }
+  n_buffers = std::max<size_t>(n_buffers, 2);
+  pool_ = std::make_unique<BufferPool>(n_buffers, block);
+  pool_->set_waker(&reader_waker_);
+  ready_ = std::make_unique<BoundedQueue<ReadyBlock>>(n_buffers);
+  io_ = FERRY_TRY(BlockIo::Create(std::max(opt_.queue_depth, 1u), opt_.use_uring));
+  if (!io_->uses_uring()) {
+    Notice("io_uring unavailable (" + io_->fallback_reason() + "): synchronous reads");
+  }
+  slots_.resize(opt_.queue_depth);
+  reader_ = std::thread([this] { ReaderMain(); });
+  for (int i = 0; i < plan_.streams; ++i) {
+    auto s = std::make_unique<Stream>();
+    s->index = i;
+    streams_.push_back(std::move(s));
+  }
+  for (auto& s : streams_) {
+    Stream* sp = s.get();
+    sp->sender = std::thread([this, sp] { StreamMain(*sp); });
+  }
+
+  auto last_change = std::chrono::steady_clock::now();
+  uint64_t last_acked = 0;
+  uint64_t last_sent = 0;
+  // Bounded in time: each round waits at most 200 ms, and a round without progress for
+  // timeout_ms ends the loop.
+  while (!AllFinal()) {
+    pollfd p{control_->fd(), POLLIN, 0};
+    int n = ::poll(&p, 1, 200);
+    if (n > 0) {
+      FERRY_TRY(HandleControlFrame());
+    }
+    FinalizeReady();
+    EmitProgress();
+    int live = 0;
+    int gone = 0;
+    for (auto& s : streams_) {
+      live += s->up.load() && !s->gone.load() ? 1 : 0;
+      gone += s->gone.load() ? 1 : 0;
+    }
+    if (gone == static_cast<int>(streams_.size()) && !AllFinal()) {
+      return Error(ErrorCode::kIo,
+                   "all " + std::to_string(gone)
+                       + " data streams were lost (rerun with --resume to continue)");
+    }
+    uint64_t acked;
+    {
+      std::lock_guard lock(mu_);
+      acked = acked_bytes_;
+    }
+    uint64_t sent = sent_bytes_.load();
+    auto now = std::chrono::steady_clock::now();
+    if (acked != last_acked || sent != last_sent || n > 0) {
+      last_acked = acked;
+      last_sent = sent;
+      last_change = now;
+    } else if (now - last_change > std::chrono::milliseconds(opt_.timeout_ms)) {
+      return Error(ErrorCode::kTimeout, "no progress for " + std::to_string(opt_.timeout_ms / 1000)
+                                            + " s (" + std::to_string(live) + " streams up)");
+    }
+  }
+  return OkStatus();
+}
+
+Status SendSession::HandleControlFrame() {
+  auto hr = control_->RecvHeader();
+  if (!hr) {
+    return std::move(hr).error().AddContext(
+        "control connection to the receiver lost (rerun with --resume to continue)");
+  }
+  FrameHeader h = *hr;
+  auto payload = FERRY_TRY(control_->RecvPayload(h));
+  const auto total = static_cast<uint32_t>(files_.size());
+  switch (h.type) {
+    case FrameType::kFileDone: {
+      if (h.file_id >= total) {
+        return CorruptionError("FILE_DONE for unknown file");
+      }
+      FileDone d = FERRY_TRY(DecodeFileDone(payload));
+      std::lock_guard lock(mu_);
+      SendFile& f = *files_[h.file_id];
+      f.receiver_done = true;
+      f.done = d;
+      if (f.n_acked == f.n_blocks) {
+        ack_done_.push_back(h.file_id);
+      }
+      return OkStatus();
+    }
+    case FrameType::kFileError: {
+      if (h.file_id >= total) {
+        return CorruptionError("FILE_ERROR for unknown file");
+      }
+      FailFile(h.file_id, "receiver: " + DecodeErrorMessage(payload, "").ToString());
+      return OkStatus();
+    }
+    case FrameType::kNotice:
+      Notice("receiver: " + std::string(payload.begin(), payload.end()));
+      return OkStatus();
+    case FrameType::kError:
+      return DecodeErrorMessage(payload, "receiver: ");
+    case FrameType::kPing:
+      return control_->SendFrame({.type = FrameType::kPong}, payload);
+    case FrameType::kPong:
+      return OkStatus();
+    default:
+      return CorruptionError("unexpected " + std::string(FrameTypeName(h.type))
+                             + " on the control connection");
+  }
+}
+
+void SendSession::FailFile(uint32_t file, const std::string& error) {
+  SendFile& f = *files_[file];
+  std::lock_guard lock(mu_);
+  if (f.finalized) {
+    return;
+  }
+  f.failed.store(true);
+  f.finalized = true;
+  f.error = error;
+  ++finalized_count_;
+}
+
+void SendSession::FinalizeReady() {
+  std::vector<uint32_t> ready;
+  {
+    std::lock_guard lock(mu_);
+    ready.swap(ack_done_);
+  }
+  for (uint32_t id : ready) {
+    Finalize(id);
+  }
+}
+
+void SendSession::Finalize(uint32_t file) {
+  SendFile& f = *files_[file];
+  std::string error;
+  {
+    std::lock_guard lock(mu_);
+    if (f.finalized || !f.receiver_done || f.n_acked != f.n_blocks) {
+      return;
+    }
+    uint64_t mine = FileDigest(f.src->size, opt_.block_size, f.hashes);
+    if (mine != f.done.digest || f.done.bytes != f.src->size) {
+      error =
+          "digest mismatch: sender " + DigestHex(mine) + ", receiver " + DigestHex(f.done.digest);
+    }
+    f.finalized = true;
+    f.error = error;
+    if (!error.empty()) {
+      f.failed.store(true);
+    }
+    ++finalized_count_;
+  }
+  struct stat st;
+  if (error.empty() && ::stat(f.src->local_path.c_str(), &st) == 0) {
+    int64_t mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    if (static_cast<uint64_t>(st.st_size) != f.src->size || mtime != f.src->mtime_ns) {
+      Notice("warning: " + f.src->local_path + " changed while it was sent");
+    }
+  }
+}
+
+bool SendSession::AllFinal() {
+  std::lock_guard lock(mu_);
+  size_t skipped = 0;
+  for (const auto& f : files_) {
+    skipped += f->skipped && !f->finalized ? 1u : 0u;
+  }
+  return finalized_count_ + skipped == files_.size();
+}
+
+void SendSession::EmitProgress() {
+  std::vector<std::string> pending;
+  {
+    std::lock_guard lock(notice_mu_);
+    pending.swap(notice_queue_);
+  }
+  if (opt_.on_notice) {
+    for (const std::string& n : pending) {
+      opt_.on_notice(n);
+    }
+  }
+  if (!opt_.on_progress) {
+    return;
+  }
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_progress_emit_ < std::chrono::milliseconds(190)) {
+    return;
+  }
+  last_progress_emit_ = now;
+  SendProgress p;
+  {
+    std::lock_guard lock(mu_);
+    p.bytes_done = acked_bytes_;
+  }
+  p.bytes_total = sources_.total_bytes;
+  p.sent_bytes = sent_bytes_.load();
+  p.seconds = static_cast<double>(MicrosSince(start_)) / 1e6;
+  for (auto& s : streams_) {
+    p.stream_bytes.push_back(s->bytes.load());
+    p.live_streams += s->up.load() && !s->gone.load() ? 1 : 0;
+  }
+  opt_.on_progress(p);
+}
+
+void SendSession::Shutdown() {
+  stop_.store(true);
+  if (ready_) {
+    ready_->Close();
+  }
+  if (pool_) {
+    pool_->Close();
+  }
+  reader_waker_.Wake();
+  for (auto& s : streams_) {
+    std::lock_guard lock(s->mu);
+    if (s->conn) {
+      s->conn->Shutdown();
+    }
+  }
+  for (auto& s : streams_) {
+    if (s->sender.joinable()) {
+      s->sender.join();
+    }
+    if (s->acker.joinable()) {
+      s->acker.join();
+    }
+  }
+  if (reader_.joinable()) {
+    reader_.join();
+  }
+  if (control_) {
+    control_->Shutdown();
+  }
+}
+
+SendReport SendSession::BuildReport() {
+  SendReport r;
+  r.seconds = static_cast<double>(MicrosSince(start_)) / 1e6;
+  r.total_bytes = sources_.total_bytes;
+  r.sent_bytes = sent_bytes_.load();
+  r.blocks_sent = blocks_sent_.load();
+  r.retransmitted_blocks = retransmits_.load();
+  r.streams = plan_.streams;
+  r.rtt_us = rtt_us_;
+  r.send_buffer = plan_.send_buffer;
+  r.direct_io = direct_used_.load();
+  r.uring = io_ && io_->uses_uring();
+  std::vector<uint64_t> digests;
+  std::lock_guard lock(mu_);
+  r.bytes = new_bytes_;
+  r.resumed_blocks = resumed_blocks_;
+  for (const auto& f : files_) {
+    FileResult fr;
+    fr.path = f->src->rel_path;
+    fr.bytes = f->src->size;
+    fr.skipped = f->skipped;
+    fr.error = f->error;
+    if (!f->finalized && !f->skipped) {
+      fr.error = "not completed";
+    }
+    fr.digest = f->done.digest;
+    r.files_failed += fr.error.empty() ? 0u : 1u;
+    r.files_skipped += f->skipped ? 1u : 0u;
+    digests.push_back(fr.digest);
+    r.files.push_back(std::move(fr));
+  }
+  r.digest = digests.size() == 1 ? digests[0] : SessionDigest(digests);
+  for (auto& s : streams_) {
+    r.stream_bytes.push_back(s->bytes.load());
+    r.streams_lost += s->gone.load() ? 1 : 0;
+  }
+  {
+    std::lock_guard nl(notice_mu_);
+    r.notices = notices_;
+  }
+  return r;
+}
+
+}  // namespace ferry::xfer

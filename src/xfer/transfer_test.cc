@@ -1,0 +1,324 @@
+// Sender and receiver in one process on 127.0.0.1: odd sizes, trees of small files, tokens,
+// hostile paths, and faults injected by a proxy (a stream reset, a flipped bit, a cut link
+// followed by --resume). Labelled `concurrency` (threads; also run under TSan).
+#include <sys/stat.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include <gtest/gtest.h>
+
+#include "base/hash.h"
+#include "testing/testing.h"
+#include "xfer/fault_proxy.h"
+#include "xfer/handshake.h"
+#include "xfer/net.h"
+#include "xfer/receiver.h"
+#include "xfer/sender.h"
+
+namespace ferry::xfer {
+namespace {
+
+namespace fs = std::filesystem;
+using ferry::testing::PseudoRandomBytes;
+using ferry::testing::ReadWholeFile;
+using ferry::testing::WriteWholeFile;
+
+// Every regular file under dir, by relative path.
+std::map<std::string, std::vector<uint8_t>> Tree(const std::string& dir) {
+  std::map<std::string, std::vector<uint8_t>> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) {
+      out[fs::relative(e.path(), dir).string()] = ReadWholeFile(e.path().string());
+    }
+  }
+  return out;
+}
+
+uint64_t DigestOf(const std::vector<uint8_t>& bytes, uint32_t block) {
+  std::vector<uint64_t> hashes;
+  for (size_t at = 0; at < bytes.size(); at += block) {
+    hashes.push_back(hash::Xxh3(bytes.data() + at, std::min<size_t>(block, bytes.size() - at)));
+  }
+  return FileDigest(bytes.size(), block, hashes);
+}
+
+class XferLoopback : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    src_ = tmp_.File("src");
+    root_ = tmp_.File("root");
+    fs::create_directories(src_);
+    fs::create_directories(root_);
+  }
+  void TearDown() override {
+    if (rx_) {
+      rx_->Stop();
+    }
+  }
+
+  void StartReceiver(const std::string& token = "") {
+    ReceiverOptions o;
+    o.listen_addr = "127.0.0.1";
+    o.root = root_;
+    o.token = token;
+    o.timeout_ms = 5000;
+    o.on_session = [this](const SessionSummary& s) {
+      std::lock_guard lock(mu_);
+      sessions_.push_back(s);
+      cv_.notify_all();
+    };
+    o.on_log = [this](std::string_view line) {
+      std::lock_guard lock(mu_);
+      logs_.emplace_back(line);
+    };
+    auto rx = Receiver::Start(o);
+    ASSERT_TRUE(rx.has_value()) << rx.error().ToString();
+    rx_ = std::move(*rx);
+  }
+
+  SessionSummary WaitSession(size_t n) {
+    std::unique_lock lock(mu_);
+    EXPECT_TRUE(
+        cv_.wait_for(lock, std::chrono::seconds(10), [&] { return sessions_.size() >= n; }));
+    return sessions_.size() >= n ? sessions_[n - 1] : SessionSummary{};
+  }
+
+  SendOptions Options(uint16_t port, std::vector<std::string> paths) {
+    SendOptions o;
+    o.host = "127.0.0.1";
+    o.port = port;
+    o.paths = std::move(paths);
+    o.block_size = 64 * 1024;
+    o.streams = 3;
+    o.timeout_ms = 5000;
+    return o;
+  }
+
+  void ExpectNoHiddenFiles() {
+    for (const auto& e : fs::recursive_directory_iterator(root_)) {
+      EXPECT_EQ(e.path().filename().string().rfind(".ferry-", 0), std::string::npos) << e.path();
+    }
+  }
+
+  ferry::testing::TempDir tmp_;
+  std::string src_;
+  std::string root_;
+  std::unique_ptr<Receiver> rx_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<SessionSummary> sessions_;
+  std::vector<std::string> logs_;
+};
+
+TEST_F(XferLoopback, OddSizesArriveIdentical) {
+  StartReceiver();
+  const uint32_t block = 64 * 1024;
+  std::vector<size_t> sizes = {0,
+                               1,
+                               4095,
+                               4097,
+                               block - 1,
+                               block,
+                               block + 1,
+                               3 * block + 12345,
+                               (1u << 20) + 7,
+                               3 * (1u << 20) + 4095};
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    std::string p = src_ + "/f" + std::to_string(i) + "_" + std::to_string(sizes[i]);
+    WriteWholeFile(p, PseudoRandomBytes(sizes[i], i + 1));
+    paths.push_back(p);
+  }
+  SendOptions o = Options(rx_->port(), paths);
+  o.dest = "in/here";
+  auto r = Send(o);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->files_failed, 0u);
+  EXPECT_EQ(r->bytes, r->total_bytes);
+  EXPECT_EQ(r->retransmitted_blocks, 0u);
+  auto want = Tree(src_);
+  auto got = Tree(root_ + "/in/here");
+  EXPECT_EQ(got, want);
+  for (const FileResult& f : r->files) {
+    auto bytes = ReadWholeFile(root_ + "/" + f.path);
+    EXPECT_EQ(f.digest, DigestOf(bytes, block)) << f.path;
+  }
+  SessionSummary s = WaitSession(1);
+  EXPECT_TRUE(s.error.empty()) << s.error;
+  EXPECT_EQ(s.files_done, sizes.size());
+  EXPECT_EQ(s.digest, r->digest);
+  // Modes and modification times travel too.
+  struct stat a, b;
+  ASSERT_EQ(::stat(paths[5].c_str(), &a), 0);
+  ASSERT_EQ(::stat((root_ + "/in/here/f5_65536").c_str(), &b), 0);
+  EXPECT_EQ(a.st_mtim.tv_sec, b.st_mtim.tv_sec);
+  EXPECT_EQ(a.st_mtim.tv_nsec, b.st_mtim.tv_nsec);
+  EXPECT_EQ(a.st_mode & 0777, b.st_mode & 0777);
+  ExpectNoHiddenFiles();
+}
+
+TEST_F(XferLoopback, TreeOfManySmallFilesOverFewStreams) {
+  StartReceiver();
+  uint64_t seed = 7;
+  for (int d = 0; d < 6; ++d) {
+    std::string dir = src_ + "/tree/d" + std::to_string(d) + (d % 2 ? "/sub" : "");
+    fs::create_directories(dir);
+    for (int i = 0; i < 60; ++i) {
+      size_t n = static_cast<size_t>((seed * 2654435761u) % 9000);
+      WriteWholeFile(dir + "/f" + std::to_string(i), PseudoRandomBytes(n, ++seed));
+    }
+  }
+  SendOptions o = Options(rx_->port(), {src_ + "/tree"});
+  o.streams = 2;
+  auto r = Send(o);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->files.size(), 360u);
+  EXPECT_EQ(r->files_failed, 0u);
+  EXPECT_EQ(Tree(root_ + "/tree"), Tree(src_ + "/tree"));
+  // Both streams carried files: the tree is pipelined, not sent one file per connection.
+  ASSERT_EQ(r->stream_bytes.size(), 2u);
+  EXPECT_GT(r->stream_bytes[0], 0u);
+  EXPECT_GT(r->stream_bytes[1], 0u);
+  ExpectNoHiddenFiles();
+}
+
+TEST_F(XferLoopback, WrongOrMissingTokenIsRefusedBeforeAnyWrite) {
+  StartReceiver("the right secret");
+  WriteWholeFile(src_ + "/f", PseudoRandomBytes(1000, 1));
+  SendOptions o = Options(rx_->port(), {src_ + "/f"});
+  o.token = "a wrong secret";
+  auto r = Send(o);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code(), ErrorCode::kPermission) << r.error().ToString();
+  o.token = "";
+  r = Send(o);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code(), ErrorCode::kPermission) << r.error().ToString();
+  EXPECT_TRUE(fs::is_empty(root_));
+  o.token = "the right secret";
+  r = Send(o);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(ReadWholeFile(root_ + "/f"), ReadWholeFile(src_ + "/f"));
+}
+
+// A hand-made client (the real sender never produces such paths) offers hostile names.
+TEST_F(XferLoopback, DotDotAndAbsolutePathsAreRefused) {
+  StartReceiver();
+  for (const char* evil : {"../escaped", "ok/../../escaped", "/tmp/escaped", "a//b"}) {
+    auto conn = Conn::Connect("127.0.0.1", rx_->port(), 5000);
+    ASSERT_TRUE(conn.has_value());
+    Hello hello;
+    ASSERT_TRUE(ClientHandshake(**conn, hello, {}).has_value());
+    ManifestChunk m;
+    m.block_size = 4096;
+    m.streams = 1;
+    m.total_files = 2;
+    m.entries.push_back({10, 0, 0644, "fine"});
+    m.entries.push_back({10, 0, 0644, evil});
+    ASSERT_TRUE(
+        (*conn)
+            ->SendFrame({.type = FrameType::kManifest, .flags = kManifestLast}, EncodeManifest(m))
+            .has_value());
+    auto reply = (*conn)->Expect(FrameType::kStateEnd);
+    ASSERT_FALSE(reply.has_value()) << evil;
+    EXPECT_NE(reply.error().message().find("path"), std::string::npos) << reply.error().ToString();
+  }
+  EXPECT_TRUE(fs::is_empty(root_));
+  EXPECT_FALSE(fs::exists(tmp_.File("escaped")));
+  EXPECT_FALSE(fs::exists("/tmp/escaped"));
+}
+
+TEST_F(XferLoopback, OneStreamCutMidTransferOthersFinish) {
+  StartReceiver();
+  auto data = PseudoRandomBytes(6u << 20, 3);
+  WriteWholeFile(src_ + "/big", data);
+  // Connection 1 is the first data stream: reset it after 1 MiB.
+  testing::FaultProxy proxy(rx_->port(), {{1, 1, testing::FaultProxy::kNever, 1u << 20}});
+  SendOptions o = Options(proxy.port(), {src_ + "/big"});
+  o.block_size = 256 * 1024;
+  auto r = Send(o);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(proxy.cuts(), 1);
+  EXPECT_EQ(r->streams_lost, 1);
+  EXPECT_GE(r->retransmitted_blocks, 1u);
+  EXPECT_EQ(r->files_failed, 0u);
+  EXPECT_EQ(ReadWholeFile(root_ + "/big"), data);
+  EXPECT_EQ(r->digest, DigestOf(data, o.block_size));
+}
+
+TEST_F(XferLoopback, FlippedBitInTransitIsDetectedAndResent) {
+  StartReceiver();
+  auto data = PseudoRandomBytes(4u << 20, 4);
+  WriteWholeFile(src_ + "/big", data);
+  // Data streams open with HELLO (40 + 56 bytes) and AUTH (40 + 32); the first DATA payload
+  // starts at byte 208. Flip a bit 1000 bytes into it, on every data stream.
+  testing::FaultProxy proxy(rx_->port(), {{1, 3, 208 + 1000, testing::FaultProxy::kNever}});
+  SendOptions o = Options(proxy.port(), {src_ + "/big"});
+  auto r = Send(o);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_GE(proxy.flips(), 1);
+  EXPECT_EQ(r->retransmitted_blocks, static_cast<uint64_t>(proxy.flips()));
+  EXPECT_EQ(r->streams_lost, 0);
+  EXPECT_EQ(ReadWholeFile(root_ + "/big"), data);
+  SessionSummary s = WaitSession(1);
+  EXPECT_EQ(s.bad_blocks, static_cast<uint64_t>(proxy.flips()));
+}
+
+TEST_F(XferLoopback, ResumeAfterTheLinkDiesSendsOnlyMissingBlocks) {
+  StartReceiver();
+  auto data = PseudoRandomBytes(8u << 20, 5);
+  WriteWholeFile(src_ + "/big", data);
+  SendOptions o = Options(0, {src_ + "/big"});
+  {
+    // Everything stops after ~40% of the bytes.
+    testing::FaultProxy proxy(rx_->port(), {}, 3400u * 1024);
+    o.port = proxy.port();
+    auto r = Send(o);
+    ASSERT_FALSE(r.has_value());
+  }
+  SessionSummary first = WaitSession(1);
+  EXPECT_FALSE(first.error.empty());
+  EXPECT_FALSE(fs::exists(root_ + "/big"));  // never renamed into place while partial
+  o.port = rx_->port();
+  o.resume = true;
+  auto r = Send(o);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->files_failed, 0u);
+  EXPECT_GT(r->resumed_blocks, 0u);
+  EXPECT_LT(r->sent_bytes, data.size());
+  EXPECT_EQ(r->sent_bytes + r->resumed_blocks * o.block_size, data.size());
+  EXPECT_EQ(ReadWholeFile(root_ + "/big"), data);
+  EXPECT_EQ(r->digest, DigestOf(data, o.block_size));
+  EXPECT_EQ(WaitSession(2).digest, r->digest);
+  ExpectNoHiddenFiles();
+  // A second --resume finds the file complete and sends nothing.
+  auto again = Send(o);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->files_skipped, 1u);
+  EXPECT_EQ(again->sent_bytes, 0u);
+}
+
+TEST_F(XferLoopback, ConcurrentSessionsToOneReceiver) {
+  StartReceiver("tok");
+  auto a = PseudoRandomBytes(3u << 20, 8);
+  auto b = PseudoRandomBytes(2u << 20, 9);
+  WriteWholeFile(src_ + "/a", a);
+  WriteWholeFile(src_ + "/b", b);
+  SendOptions oa = Options(rx_->port(), {src_ + "/a"});
+  SendOptions ob = Options(rx_->port(), {src_ + "/b"});
+  oa.token = ob.token = "tok";
+  Result<SendReport> ra = Error(ErrorCode::kIo, "not run");
+  std::thread t([&] { ra = Send(oa); });
+  auto rb = Send(ob);
+  t.join();
+  ASSERT_TRUE(ra.has_value()) << ra.error().ToString();
+  ASSERT_TRUE(rb.has_value()) << rb.error().ToString();
+  EXPECT_EQ(ReadWholeFile(root_ + "/a"), a);
+  EXPECT_EQ(ReadWholeFile(root_ + "/b"), b);
+}
+
+}  // namespace
+}  // namespace ferry::xfer
