@@ -26,12 +26,12 @@ test: build
 
 test-asan: deps
 	@cmake --preset asan-ubsan >/dev/null
-	@cmake --build build/asan-ubsan -j $(JOBS)
+	@cmake --build build/asan-ubsan -j $(JOBS) --target unit_tests
 	@ctest --test-dir build/asan-ubsan --output-on-failure -j $(JOBS) -L unit
 
 test-tsan: deps
 	@cmake --preset tsan >/dev/null
-	@cmake --build build/tsan -j $(JOBS)
+	@cmake --build build/tsan -j $(JOBS) --target concurrency_tests
 	@ctest --test-dir build/tsan --output-on-failure -j $(JOBS) -L concurrency --no-tests=ignore
 
 # Long runs: multi-GB files, soak tests, long fuzzing.

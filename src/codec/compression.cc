@@ -156,7 +156,9 @@ Status DecompressBlock(Algorithm algorithm, std::span<const uint8_t> in, std::sp
       if (in.size() != out.size()) {
         return CorruptionError("stored block size mismatch");
       }
-      std::memcpy(out.data(), in.data(), in.size());
+      if (!in.empty()) {
+        std::memcpy(out.data(), in.data(), in.size());
+      }
       return OkStatus();
   }
   return UnsupportedError("unknown algorithm");

@@ -66,6 +66,9 @@ double Column::AsDouble(size_t k) const {
 
 void AppendSwapped(LeafType t, const uint8_t* src, size_t count, std::vector<uint8_t>* dst) {
   size_t size = LeafTypeSize(t);
+  if (count == 0 || size == 0) {
+    return;  // src may be null for an empty basket
+  }
   size_t at = dst->size();
   dst->resize(at + count * size);
   uint8_t* out = dst->data() + at;

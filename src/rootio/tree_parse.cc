@@ -329,6 +329,17 @@ class TreeParser {
       return it == embedded_slot.end() ? -1 : it->second;
     };
     int32_t trailing = embedded_at(nwritten);
+    // Entry numbers must be sane before any arithmetic on them.
+    constexpr int64_t kMaxEntry = int64_t{1} << 62;
+    for (size_t i = 0; i <= nwritten && i < first.size(); ++i) {
+      if (first[i] < 0 || first[i] > kMaxEntry) {
+        return CorruptionError("basket " + std::to_string(i) + " starts at entry " +
+                               std::to_string(first[i]));
+      }
+    }
+    if (b.entries > kMaxEntry) {
+      return CorruptionError("branch has " + std::to_string(b.entries) + " entries");
+    }
     for (size_t i = 0; i < nwritten; ++i) {
       BasketRef r;
       r.first_entry = first[i];
