@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# agc_passes.sh: the measurement behind `make demo` and bench/agc_passes — the AGC ttbar
+# analysis (`ferry analyze agc`) over a generated NanoAOD-like dataset served by a real xrootd
+# origin, pass after pass:
+#
+#   local   the files read from the local disk (the limit a cache can approach)
+#   direct  root:// from the origin, no cache
+#   cold    root:// through the ferry cache, empty (it fills)      [when ferry cache exists]
+#   warm    root:// through the ferry cache, filled                 [when ferry cache exists]
+#
+# The origin runs behind the test bed's WAN emulation (scripts/testbed/wan.sh: namespace,
+# 40 ms RTT, 1 Gbit/s) or, where namespaces are not permitted, on 127.0.0.1 (said in the output).
+# Output folder: one JSON per pass, summary.txt (the table), summary.json, observables_*.png,
+# wall_times.png, cpu_split.png. Exit 3 when the histogram digests differ between passes.
+# Everything else (data unless --data-dir, cache, origin, namespace) is removed at exit.
+#
+# usage: agc_passes.sh --ferry BIN --out DIR [--events N] [--files F] [--codecs "lzma:9 zlib:1"]
+#                      [--threads T] [--reads R] [--repeat K] [--no-wan] [--data-dir DIR]
+#                      [--title TEXT]
+#   --data-dir DIR  keep the generated data in DIR and reuse it when its parameters match
+#   --repeat K      run local, direct and warm K times (cold: K fresh caches); the table shows
+#                   the median wall time
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+TB="$ROOT/scripts/testbed"
+PY=/usr/bin/python3
+
+T0=$(date +%s)
+say() { printf '%s\n' "agc: $*" >&2; }
+die() {
+  printf '%s\n' "agc: ERROR: $*" >&2
+  exit 1
+}
+elapsed() { echo $(($(date +%s) - T0)); }
+
+FERRY="" OUT="" EVENTS=400000 FILES=4 CODECS="lzma:9 zlib:1" THREADS="$(nproc)" READS=16
+REPEAT=1 NO_WAN=0 DATA_DIR="" TITLE="ferry analyze agc"
+usage() {
+  sed -n '/^# usage:/,/^#   --repeat/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --ferry) FERRY="${2:?}"; shift 2 ;;
+    --out) OUT="${2:?}"; shift 2 ;;
+    --events) EVENTS="${2:?}"; shift 2 ;;
+    --files) FILES="${2:?}"; shift 2 ;;
+    --codecs) CODECS="${2:?}"; shift 2 ;;
+    --threads) THREADS="${2:?}"; shift 2 ;;
+    --reads) READS="${2:?}"; shift 2 ;;
+    --repeat) REPEAT="${2:?}"; shift 2 ;;
+    --no-wan) NO_WAN=1; shift ;;
+    --data-dir) DATA_DIR="${2:?}"; shift 2 ;;
+    --title) TITLE="${2:?}"; shift 2 ;;
+    *) usage ;;
+  esac
+done
+[ -n "$FERRY" ] && [ -n "$OUT" ] || usage
+for n in "$EVENTS" "$FILES" "$THREADS" "$READS" "$REPEAT"; do
+  [[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -gt 0 ] || die "counts must be positive integers"
+done
+FERRY="$(realpath "$FERRY")"
+DATA_SRC="${FERRY_ROOT_DATA_DIR:-$ROOT/../shared/data/root}"
+TEMPLATE="$DATA_SRC/nanoAOD_2015_CMS_Open_Data_ttbar.root"
+
+
+[ -x "$FERRY" ] || die "no ferry binary at $FERRY"
+[ -f "$TEMPLATE" ] || die "$TEMPLATE not found (the real ROOT files live in ../shared/data/root)"
+[ -x "$PY" ] || die "$PY is missing (apt-get install python3)"
+command -v xrootd >/dev/null || die "xrootd is not installed (scripts/install-deps.sh)"
+
+# Scratch (world-readable: xrootd runs as the xrootd account and must read the data).
+WORK="$(mktemp -d /tmp/ferry-agc.XXXXXX)"
+chmod 0755 "$WORK"
+export FERRY_TB_DIR="$WORK/tb"
+WAN_NAME="" ORIGIN_NAME="" CACHE_ON=0
+cleanup() {
+  local rc=$?
+  set +e
+  [ "$CACHE_ON" = 1 ] && cache_disable
+  [ -n "$ORIGIN_NAME" ] && bash "$TB/origin.sh" stop --name "$ORIGIN_NAME" >/dev/null 2>&1
+  [ -n "$WAN_NAME" ] && bash "$TB/wan.sh" down --name "$WAN_NAME" >/dev/null 2>&1
+  rm -rf "$WORK"
+  [ $rc = 0 ] || say "stopped after $(elapsed) s (exit $rc)"
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$OUT"
+rm -f "$OUT"/*.json "$OUT"/*.png "$OUT"/summary.txt "$OUT"/*.err
+say "output $OUT, scratch $WORK"
+
+# ---- the ferry cache (XrdCl plug-in), when built ---------------------------------------------
+HAVE_CACHE=0
+if "$FERRY" cache --help >/dev/null 2>&1; then
+  HAVE_CACHE=1
+fi
+cache_enable() { :; }
+cache_disable() { :; }
+cache_stats() { echo '{}'; }
+
+# ---- the dataset -----------------------------------------------------------------------------
+SETS=()
+declare -A SET_DIR SET_LABEL
+DATA_ROOT="${DATA_DIR:-$WORK/data}"
+mkdir -p "$DATA_ROOT"
+if "$FERRY" gen --help >/dev/null 2>&1; then
+  for spec in $CODECS; do
+    algo="${spec%%:*}" level="${spec##*:}"
+    set_name="$algo$level"
+    dir="$DATA_ROOT/$set_name"
+    stamp="events=$EVENTS files=$FILES codec=$spec seed=5 template=$(cksum <"$TEMPLATE" | cut -d' ' -f1)"
+    if [ -f "$dir/.agc-params" ] && [ "$(cat "$dir/.agc-params")" = "$stamp" ]; then
+      say "$set_name: reusing $dir"
+      cp "$dir/.agc-gen.json" "$OUT/gen_$set_name.json" 2>/dev/null || true
+    else
+      rm -rf "$dir"
+      say "$set_name: generating $EVENTS events in $FILES files ($(elapsed) s)"
+      "$FERRY" gen nanoaod --template "$TEMPLATE" --events "$EVENTS" --files "$FILES" \
+        --codec "$spec" --seed 5 --out "$dir" --json >"$OUT/gen_$set_name.json" ||
+        die "ferry gen nanoaod failed for $spec"
+      cp "$OUT/gen_$set_name.json" "$dir/.agc-gen.json"
+      echo "$stamp" >"$dir/.agc-params"
+    fi
+    SETS+=("$set_name")
+    SET_DIR[$set_name]="$dir"
+    SET_LABEL[$set_name]="$algo-$level"
+  done
+else
+  say "'ferry gen' is not built yet: the dataset is copies of the real NanoAOD files"
+  dir="$DATA_ROOT/real"
+  mkdir -p "$dir"
+  for i in $(seq -w 0 7); do
+    cp "$TEMPLATE" "$dir/ttbar_$i.root"
+    cp "$DATA_SRC/nano_dy.root" "$dir/dy_$i.root"
+  done
+  SETS+=(real)
+  SET_DIR[real]="$dir"
+  SET_LABEL[real]="real-nanoaod-x8"
+fi
+chmod -R a+rX "$DATA_ROOT"
+case "$DATA_ROOT" in
+  /root/*) die "--data-dir under /root cannot be served (the xrootd account cannot traverse /root)" ;;
+esac
+
+# ---- the origin ------------------------------------------------------------------------------
+WHERE=""
+if [ "$NO_WAN" = 1 ]; then
+  WHERE="on 127.0.0.1, without WAN emulation (--no-wan)"
+elif [ "$(id -u)" != 0 ]; then
+  WHERE="on 127.0.0.1, without WAN emulation (network namespaces need root)"
+else
+  name="ftb-agc$(($$ % 100000))"
+  if addr="$(bash "$TB/wan.sh" up --rtt 40ms --rate 1gbit --name "$name" 2>"$WORK/wan.err")"; then
+    WAN_NAME="$name"
+    WHERE="behind the WAN emulation: namespace $name at $addr, 40 ms RTT, 1 Gbit/s"
+  else
+    WHERE="on 127.0.0.1, without WAN emulation: $(tail -n 1 "$WORK/wan.err" | sed 's/^ftb: //')"
+  fi
+fi
+if [ -n "$WAN_NAME" ]; then
+  ORIGIN_NAME="$WAN_NAME"
+  URL="$(bash "$TB/origin.sh" start --netns "$WAN_NAME" --name "$ORIGIN_NAME" --dir "$DATA_ROOT" 2>>"$WORK/origin.err")" ||
+    die "the origin did not start: $(tail -n 3 "$WORK/origin.err")"
+else
+  ORIGIN_NAME="agc$(($$ % 100000))"
+  URL="$(bash "$TB/origin.sh" start --name "$ORIGIN_NAME" --dir "$DATA_ROOT" 2>>"$WORK/origin.err")" ||
+    die "the origin did not start: $(tail -n 3 "$WORK/origin.err")"
+fi
+URL="${URL%/}"
+say "xrootd origin $URL, $WHERE"
+
+# Bytes that crossed the emulated link towards the host (host end of the veth pair).
+wire_rx() {
+  if [ -n "$WAN_NAME" ]; then cat "/sys/class/net/$WAN_NAME-h/statistics/rx_bytes"; else echo 0; fi
+}
+
+# ---- the passes ------------------------------------------------------------------------------
+# run_pass SET PASS RUN SOURCES...: $OUT/SET_PASS_RUN.json (+ .wire: link bytes, .cache: cache
+# counters before and after).
+run_pass() {
+  local set_name="$1" pass="$2" run="$3"
+  shift 3
+  local base="$OUT/${set_name}_${pass}_$run" rx0 rx1 plot=()
+  if [ "$pass" = local ] && [ "$run" = 1 ]; then plot=(--plot "$OUT/observables_$set_name.png"); fi
+  say "$set_name: $pass pass $run/$REPEAT over $# files ($(elapsed) s)"
+  if [ "$pass" = cold ] || [ "$pass" = warm ]; then cache_stats >"$base.cache0"; fi
+  rx0="$(wire_rx)"
+  "$FERRY" analyze agc "$@" --threads "$THREADS" --reads "$READS" --json "${plot[@]}" \
+    >"$base.json" 2>"$base.err" || die "ferry analyze agc failed ($set_name $pass): $(tail -n 3 "$base.err")"
+  rx1="$(wire_rx)"
+  echo $((rx1 - rx0)) >"$base.wire"
+  if [ "$pass" = cold ] || [ "$pass" = warm ]; then cache_stats >"$base.cache1"; fi
+  rm -f "$base.err"
+}
+
+PASSES=(local direct)
+[ "$HAVE_CACHE" = 1 ] && PASSES+=(cold warm)
+for s in "${SETS[@]}"; do
+  files=() urls=()
+  while IFS= read -r f; do
+    files+=("$f")
+    urls+=("$URL//${f#"$DATA_ROOT/"}")
+  done < <(find "${SET_DIR[$s]}" -name '*.root' | sort)
+  [ ${#files[@]} -gt 0 ] || die "no .root files in ${SET_DIR[$s]}"
+  for ((k = 1; k <= REPEAT; k++)); do
+    run_pass "$s" local "$k" "${files[@]}"
+    run_pass "$s" direct "$k" "${urls[@]}"
+    if [ "$HAVE_CACHE" = 1 ]; then
+      cache_enable "$WORK/cache-$s-$k"
+      run_pass "$s" cold "$k" "${urls[@]}"
+      [ "$k" = "$REPEAT" ] || cache_disable
+    fi
+  done
+  if [ "$HAVE_CACHE" = 1 ]; then
+    for ((k = 1; k <= REPEAT; k++)); do
+      run_pass "$s" warm "$k" "${urls[@]}"
+    done
+    cache_disable
+  fi
+done
+
+# ---- summary: table, JSON, plots, digest check -----------------------------------------------
+for s in "${SETS[@]}"; do printf '%s\t%s\n' "$s" "${SET_LABEL[$s]}"; done >"$WORK/sets"
+set +e
+"$PY" "$HERE/agc_summary.py" --out "$OUT" --sets "$WORK/sets" --passes "${PASSES[*]}" \
+  --repeat "$REPEAT" --where "$WHERE" --mode "$([ -n "$WAN_NAME" ] && echo wan || echo loopback)" \
+  --title "$TITLE" --bars "$WORK/bars.dat" --cpu "$WORK/cpu.dat"
+summary_rc=$?
+set -e
+[ -f "$WORK/bars.dat" ] && bash "$ROOT/bench/plot_bars.sh" "$TITLE: wall time per pass (median of $REPEAT)" \
+  "seconds" "$WORK/bars.dat" "$OUT/wall_times.png" >/dev/null 2>&1
+[ -f "$WORK/cpu.dat" ] && bash "$ROOT/bench/plot_bars.sh" "$TITLE: CPU seconds per pass" \
+  "seconds" "$WORK/cpu.dat" "$OUT/cpu_split.png" >/dev/null 2>&1
+echo "origin: $WHERE"
+echo "output: $OUT"
+say "done in $(elapsed) s"
+exit $summary_rc

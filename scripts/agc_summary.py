@@ -1,0 +1,193 @@
+#!/usr/bin/python3
+"""Summary of the AGC passes written by scripts/agc_passes.sh.
+
+Reads OUT/<set>_<pass>_<run>.json (ferry analyze agc --json), .wire (bytes over the emulated
+link) and .cache0/.cache1 (ferry cache counters before/after, JSON), and writes
+OUT/summary.txt (the tables), OUT/summary.json (every run and the derived figures), gnuplot
+bar data (--bars wall times, --cpu CPU split) and prints the tables. Exit 3 when the histogram
+digests differ between passes.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+
+p = argparse.ArgumentParser()
+p.add_argument("--out", required=True)
+p.add_argument("--sets", required=True, help="file: one 'set<TAB>label' per line")
+p.add_argument("--passes", required=True)
+p.add_argument("--repeat", type=int, default=1)
+p.add_argument("--where", default="")
+p.add_argument("--mode", default="loopback")
+p.add_argument("--title", default="ferry analyze agc")
+p.add_argument("--bars")
+p.add_argument("--cpu")
+a = p.parse_args()
+
+sets = [l.rstrip("\n").split("\t") for l in open(a.sets) if l.strip()]
+passes = a.passes.split()
+
+
+def load(path, default=None):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return default
+
+
+def cache_delta(base, key):
+    """Counter `key` of `ferry cache stats --json` after minus before the run, or None."""
+    before, after = load(base + ".cache0", {}), load(base + ".cache1", {})
+
+    def get(d):
+        for k in (key,):
+            if isinstance(d, dict):
+                if k in d:
+                    return d[k]
+                for v in d.values():  # counters may be nested ("counters": {...})
+                    if isinstance(v, dict) and k in v:
+                        return v[k]
+        return None
+
+    b, e = get(before), get(after)
+    return None if b is None or e is None else e - b
+
+
+runs, rows, digests = [], [], {}
+for set_name, label in sets:
+    per_pass = {}
+    for ps in passes:
+        rs = []
+        for k in range(1, a.repeat + 1):
+            base = os.path.join(a.out, f"{set_name}_{ps}_{k}")
+            r = load(base + ".json")
+            if r is None:
+                continue
+            io, t = r["io"], r["time"]
+            wire = int(open(base + ".wire").read()) if os.path.exists(base + ".wire") else 0
+            run = {
+                "set": set_name, "label": label, "pass": ps, "run": k,
+                "wall_s": t["wall_s"], "open_s": t["open_s"], "cpu_s": t["cpu_s"],
+                "io_wait_s": t["io_wait_s"], "decompress_cpu_s": t["decompress_cpu_s"],
+                "analysis_cpu_s": t["analysis_cpu_s"], "other_cpu_s": t["other_cpu_s"],
+                "bytes_read": io["bytes_read"], "requests": io["requests"],
+                "vector_reads": io["vector_reads"], "chunks": io["chunks"],
+                "dataset_bytes": io["dataset_bytes"], "fraction_read": io["fraction_read"],
+                "wire_bytes": wire if a.mode == "wan" else None,
+                "cache_bytes_from_origin": cache_delta(base, "bytes_from_origin"),
+                "cache_origin_requests": cache_delta(base, "origin_requests"),
+                "events": r["events"], "digest": r["digest"],
+            }
+            # What the origin served: the client's own reads without a cache; the cache's
+            # counters with one (falling back to the link bytes when the counters are missing).
+            if ps == "local":
+                run["bytes_from_origin"], run["origin_requests"] = 0, 0
+            elif ps == "direct":
+                run["bytes_from_origin"], run["origin_requests"] = io["bytes_read"], io["requests"]
+            else:
+                run["bytes_from_origin"] = run["cache_bytes_from_origin"]
+                if run["bytes_from_origin"] is None:
+                    run["bytes_from_origin"] = run["wire_bytes"]
+                run["origin_requests"] = run["cache_origin_requests"]
+            runs.append(run)
+            rs.append(run)
+            digests[f"{set_name}/{ps}/{k}"] = r["digest"]
+        if rs:
+            per_pass[ps] = rs
+
+    def med(ps, key):
+        vals = [r[key] for r in per_pass.get(ps, []) if r[key] is not None]
+        return statistics.median(vals) if vals else None
+
+    direct, local = med("direct", "wall_s"), med("local", "wall_s")
+    for ps in passes:
+        if ps not in per_pass:
+            continue
+        wall = med(ps, "wall_s")
+        row = {k: med(ps, k) for k in ("wall_s", "open_s", "cpu_s", "io_wait_s", "decompress_cpu_s",
+                                       "analysis_cpu_s", "other_cpu_s", "bytes_from_origin",
+                                       "origin_requests", "wire_bytes", "bytes_read",
+                                       "fraction_read", "dataset_bytes")}
+        row.update({"set": set_name, "label": label, "pass": ps, "runs": len(per_pass[ps]),
+                    "wall_s_all": [r["wall_s"] for r in per_pass[ps]]})
+        row["speedup_vs_direct"] = direct / wall if direct and wall else None
+        row["time_vs_local"] = wall / local if local and wall else None
+        row["fill_overhead_pct"] = 100.0 * (wall - direct) / direct if ps == "cold" and direct else None
+        rows.append(row)
+
+
+def num(v, fmt, dash="-"):
+    return dash if v is None else format(v, fmt)
+
+
+def mb(v):
+    return "-" if v is None else f"{v / 1e6:,.1f}"
+
+
+hdr = (f"{'set':<16} {'pass':<7} {'wall s':>8} {'MB from origin':>15} {'origin req':>11} "
+       f"{'read % of data':>15} {'fill ovh %':>11} {'x direct':>9} {'x local':>8}")
+if a.mode == "wan":
+    hdr += f" {'link MB':>9}"
+lines = [f"{a.title} — origin {a.where}", "", hdr, "-" * len(hdr)]
+for r in rows:
+    line = (f"{r['label']:<16} {r['pass']:<7} {num(r['wall_s'], '8.2f'):>8} {mb(r['bytes_from_origin']):>15} "
+            f"{num(r['origin_requests'], ',.0f'):>11} {num(100 * r['fraction_read'], '14.2f')}% "
+            f"{num(r['fill_overhead_pct'], '+.1f'):>11} {num(r['speedup_vs_direct'], '.2f') + 'x':>9} "
+            f"{num(r['time_vs_local'], '.2f') + 'x':>8}")
+    if a.mode == "wan":
+        line += f" {mb(r['wire_bytes']):>9}"
+    lines.append(line)
+lines += ["", "CPU seconds per pass (I/O wait: wall time the reading threads spent blocked, summed):",
+          f"{'set':<16} {'pass':<7} {'I/O wait':>9} {'decompress':>11} {'analysis':>9} {'other':>7} {'CPU total':>10}"]
+for r in rows:
+    lines.append(f"{r['label']:<16} {r['pass']:<7} {num(r['io_wait_s'], '9.2f'):>9} "
+                 f"{num(r['decompress_cpu_s'], '11.2f'):>11} {num(r['analysis_cpu_s'], '9.2f'):>9} "
+                 f"{num(r['other_cpu_s'], '7.2f'):>7} {num(r['cpu_s'], '10.2f'):>10}")
+if a.repeat > 1:
+    lines += ["", f"wall times are medians of {a.repeat} runs"]
+
+values = set(digests.values())
+same = len(values) == 1
+if same:
+    verdict = f"histogram digests: identical in all {len(digests)} passes ({next(iter(values))})"
+else:
+    per_set = {}
+    for k, v in digests.items():
+        per_set.setdefault(k.split("/")[0], set()).add(v)
+    if all(len(v) == 1 for v in per_set.values()):
+        verdict = ("histogram digests: identical across the passes of each set ("
+                   + ", ".join(f"{s}: {next(iter(v))}" for s, v in per_set.items())
+                   + "); the sets hold different events")
+        same = True
+    else:
+        verdict = "histogram digests DIFFER between passes:\n" + "\n".join(
+            f"  {k:<28} {v}" for k, v in sorted(digests.items()))
+lines += ["", verdict]
+
+summary = {"title": a.title, "origin": a.where, "mode": a.mode, "repeat": a.repeat,
+           "rows": rows, "runs": runs, "digests": digests, "digests_identical": same}
+with open(os.path.join(a.out, "summary.json"), "w") as f:
+    json.dump(summary, f, indent=1)
+text = "\n".join(lines) + "\n"
+with open(os.path.join(a.out, "summary.txt"), "w") as f:
+    f.write(text)
+print(text, end="")
+
+if a.bars:
+    with open(a.bars, "w") as f:
+        f.write("pass " + " ".join(label for _, label in sets) + "\n")
+        for ps in passes:
+            vals = []
+            for s, _ in sets:
+                r = next((r for r in rows if r["set"] == s and r["pass"] == ps), None)
+                vals.append("0" if r is None else f"{r['wall_s']:.3f}")
+            f.write(ps + " " + " ".join(vals) + "\n")
+if a.cpu:
+    with open(a.cpu, "w") as f:
+        f.write("pass io_wait decompress analysis other\n")
+        for r in rows:
+            f.write(f"{r['label']}:{r['pass']} {r['io_wait_s']:.3f} {r['decompress_cpu_s']:.3f} "
+                    f"{r['analysis_cpu_s']:.3f} {r['other_cpu_s']:.3f}\n")
+sys.exit(0 if same else 3)
