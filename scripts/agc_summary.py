@@ -148,6 +148,29 @@ for r in rows:
 if a.repeat > 1:
     lines += ["", f"wall times are medians of {a.repeat} runs"]
 
+# The headline figures per set, against the targets of bench/agc_passes.
+figures = []
+for set_name, label in sets:
+    by = {r["pass"]: r for r in rows if r["set"] == set_name}
+    f = {"set": set_name, "label": label,
+         "fraction_read_pct": 100 * by["direct"]["fraction_read"] if "direct" in by else None,
+         "fill_overhead_pct": by["cold"]["fill_overhead_pct"] if "cold" in by else None,
+         "warm_speedup_vs_direct": by["warm"]["speedup_vs_direct"] if "warm" in by else None,
+         "warm_vs_local_pct": 100 * (by["warm"]["time_vs_local"] - 1) if "warm" in by and by["warm"]["time_vs_local"] else None}
+    figures.append(f)
+lines += ["", "figures (targets: fill overhead <= 1%, warm within 10% of local, ~6% of the bytes read):"]
+for f in figures:
+    parts = [f"{f['label']}: read {num(f['fraction_read_pct'], '.2f')}% of the bytes"]
+    if f["fill_overhead_pct"] is not None:
+        parts.append(f"fill overhead {f['fill_overhead_pct']:+.1f}%")
+    if f["warm_speedup_vs_direct"] is not None:
+        parts.append(f"warm {f['warm_speedup_vs_direct']:.2f}x faster than direct")
+    if f["warm_vs_local_pct"] is not None:
+        parts.append(f"warm {f['warm_vs_local_pct']:+.1f}% vs local")
+    if len(parts) == 1:
+        parts.append("cache passes not run (ferry cache not built)")
+    lines.append("  " + ", ".join(parts))
+
 values = set(digests.values())
 same = len(values) == 1
 if same:
@@ -167,7 +190,7 @@ else:
 lines += ["", verdict]
 
 summary = {"title": a.title, "origin": a.where, "mode": a.mode, "repeat": a.repeat,
-           "rows": rows, "runs": runs, "digests": digests, "digests_identical": same}
+           "figures": figures, "rows": rows, "runs": runs, "digests": digests, "digests_identical": same}
 with open(os.path.join(a.out, "summary.json"), "w") as f:
     json.dump(summary, f, indent=1)
 text = "\n".join(lines) + "\n"
