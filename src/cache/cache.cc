@@ -1,0 +1,188 @@
+#include "cache/cache.h"
+
+#include <fcntl.h>
+
+#include "cache/capacity.h"
+#include "cache/entry_store.h"
+#include "cache/url.h"
+
+namespace ferry::cache {
+namespace {
+
+// Capacity is re-measured at most this often for admissions, and after this many bytes written.
+constexpr int64_t kCheckIntervalNs = 2'000'000'000;
+// ... and, while known to be over the cap, not more often than this.
+constexpr int64_t kMinCheckGapNs = 100'000'000;
+constexpr uint64_t kCheckEveryBytes = 64ull << 20;
+constexpr int64_t kMergeIntervalNs = 5'000'000'000;
+
+}  // namespace
+
+Result<std::shared_ptr<Cache>> Cache::Create(const Config& config) {
+  FERRY_TRY(PrepareCacheDir(config.dir));
+  return std::shared_ptr<Cache>(new Cache(config));
+}
+
+Result<std::shared_ptr<Cache>> Cache::Get(const Config& config) {
+  static std::mutex mu;
+  static auto* caches = new std::map<std::string, std::weak_ptr<Cache>>();  // never destroyed
+  std::lock_guard<std::mutex> lock(mu);
+  std::weak_ptr<Cache>& slot = (*caches)[config.dir];
+  if (auto existing = slot.lock()) {
+    return existing;
+  }
+  std::shared_ptr<Cache> created = FERRY_TRY(Create(config));
+  slot = created;
+  return created;
+}
+
+Cache::Cache(const Config& config) : config_(config), planner_(config.planner()) {
+  writer_ = std::make_unique<WriteBehind>(config_, counters_,
+                                          [this](uint64_t bytes) { OnWritten(bytes); });
+}
+
+Cache::~Cache() {
+  writer_->Stop();  // drains and publishes; OnWritten may still run until then
+  (void)MergeStats();
+}
+
+Status Cache::MergeStats() {
+  last_merge_ns_.store(NowNs(), std::memory_order_relaxed);
+  return counters_.MergeInto(config_.dir);
+}
+
+bool Cache::Flush(std::chrono::milliseconds timeout) {
+  return writer_->Flush(timeout);
+}
+
+Result<std::unique_ptr<CachedFile>> Cache::PassThrough(std::shared_ptr<Origin> origin) {
+  OriginInfo info = FERRY_TRY(origin->Stat());
+  return std::unique_ptr<CachedFile>(
+      new CachedFile(shared_from_this(), nullptr, std::move(origin), info.size));
+}
+
+Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
+                                                std::shared_ptr<Origin> origin) {
+  auto normalized = NormalizeUrl(url, config_.url_params);
+  if (!normalized) {
+    return PassThrough(std::move(origin));
+  }
+  const std::string key = EntryKey(*normalized);
+  std::shared_ptr<Entry> entry;
+  {
+    std::lock_guard<std::mutex> lock(registry_mu_);
+    std::weak_ptr<Entry>& slot = registry_[key];
+    entry = slot.lock();
+    if (!entry || entry->failed()) {
+      entry = std::make_shared<Entry>(config_, counters_, key, *normalized);
+      slot = entry;
+    }
+  }
+  auto state = entry->Open(*origin, [this] { return Admit(); });
+  if (!state) {
+    {
+      std::lock_guard<std::mutex> lock(registry_mu_);
+      auto it = registry_.find(key);
+      if (it != registry_.end() && it->second.lock() == entry) {
+        registry_.erase(it);  // the next open tries again
+      }
+    }
+    if (entry->origin_failed()) {
+      return std::move(state).error();
+    }
+    counters_.Add(Counter::kFailopenEvents);
+    return PassThrough(std::move(origin));
+  }
+  if (*state != Entry::OpenState::kReady) {
+    if (*state == Entry::OpenState::kCollision) {
+      counters_.Add(Counter::kFailopenEvents);
+    }
+    return PassThrough(std::move(origin));
+  }
+  entry->AddHandle();
+  const uint64_t size = entry->size();
+  return std::unique_ptr<CachedFile>(
+      new CachedFile(shared_from_this(), std::move(entry), std::move(origin), size));
+}
+
+Status Cache::Invalidate(const std::string& url) {
+  const std::string normalized = FERRY_TRY(NormalizeUrl(url, config_.url_params));
+  const std::string key = EntryKey(normalized);
+  {
+    std::lock_guard<std::mutex> lock(registry_mu_);
+    auto it = registry_.find(key);
+    if (it != registry_.end()) {
+      if (auto e = it->second.lock()) {
+        e->Fail(Error(ErrorCode::kCancelled, "invalidated by a writer"));
+      }
+      registry_.erase(it);
+    }
+  }
+  const EntryPaths paths = PathsFor(config_.dir, key);
+  auto lock = LockFile::Open(paths.lock());
+  if (!lock) {
+    return lock.error().code() == ErrorCode::kNotFound ? OkStatus() : std::move(lock).error();
+  }
+  FERRY_TRY(
+      lock->Lock(kWriteLockByte, /*exclusive=*/true, static_cast<int>(config_.lock_timeout_ms)));
+  Status st = RemoveEntryFiles(paths);
+  (void)lock->Unlock(kWriteLockByte);
+  return st;
+}
+
+bool Cache::CheckCapacity(bool force) {
+  std::lock_guard<std::mutex> lock(capacity_mu_);
+  const int64_t now = NowNs();
+  // Between scans, usage is estimated as the last scan plus what this process wrote since.
+  const uint64_t estimate = last_usage_ + written_since_check_.load(std::memory_order_relaxed);
+  const bool maybe_over = estimate > config_.max_bytes;
+  if (!force && now - last_check_ns_ < kCheckIntervalNs && (!maybe_over || over_)) {
+    return !over_;
+  }
+  if (over_ && now - last_check_ns_ < kMinCheckGapNs) {
+    return false;  // known to be over: do not rescan on every write batch
+  }
+  last_check_ns_ = now;
+  written_since_check_.store(0, std::memory_order_relaxed);
+  auto usage = MeasureUsage(config_.dir);
+  auto free_bytes = FreeBytes(config_.dir);
+  if (!usage || !free_bytes) {
+    over_ = true;  // cannot tell: admit nothing new, keep serving what is there
+  } else {
+    last_usage_ = usage->disk_bytes;
+    over_ = usage->disk_bytes > config_.max_bytes || *free_bytes < config_.min_free_bytes;
+    if (over_) {
+      EvictOptions opts;
+      opts.target_bytes = config_.max_bytes - config_.max_bytes / 10;  // evict to 90%
+      opts.min_free_bytes = config_.min_free_bytes;
+      auto r = Evict(config_.dir, opts);
+      if (r) {
+        counters_.Add(Counter::kEvictions, r->evicted);
+        last_usage_ = r->after.disk_bytes;
+        over_ = r->after.disk_bytes > config_.max_bytes
+                || (r->still_over && FreeBytes(config_.dir).value_or(0) < config_.min_free_bytes);
+      }
+    }
+  }
+  writer_->SetBlocked(over_);
+  return !over_;
+}
+
+bool Cache::Admit() {
+  if (CheckCapacity(/*force=*/false)) {
+    return true;
+  }
+  counters_.Add(Counter::kAdmissionsDeclined);
+  return false;
+}
+
+void Cache::OnWritten(uint64_t bytes) {
+  const uint64_t since = written_since_check_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  // Cheap unless a scan is due: every kCheckEveryBytes, or when the estimate passes the cap.
+  CheckCapacity(/*force=*/since >= kCheckEveryBytes);
+  if (NowNs() - last_merge_ns_.load(std::memory_order_relaxed) > kMergeIntervalNs) {
+    (void)MergeStats();
+  }
+}
+
+}  // namespace ferry::cache

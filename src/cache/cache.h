@@ -1,0 +1,149 @@
+// The client cache engine: Cache (one per cache directory and process) and CachedFile (one per
+// opened remote file). No XRootD header: remote bytes come from an Origin.
+//
+//   auto cache = Cache::Get(config);                       // shared per directory
+//   auto file = cache->Open("root://host//f.root", origin);  // origin: e.g. XrdCl-backed
+//   file->ReadV(requests);                                // hits from disk, misses from origin
+//
+// Read path (docs/format/page-store.md, ../shared/docs/DESIGN.md):
+// - Held bytes are read from the data file / fragment log and verified against their CRC32C;
+//   a mismatch is counted, the page forgotten and refetched. Hits allocate nothing.
+// - Missing bytes are planned (fetch::Planner: exact bytes by default, gaps <= iogap bridged,
+//   packed into vector reads within XRootD's limits), joined with identical misses other threads
+//   already have in flight, fetched over the origin's channels (least loaded first), retried on
+//   transient errors with jittered backoff, copied to the caller, and then handed to the
+//   write-behind queue.
+// - Fail-open: a cache fault (disk error, full disk, corrupt index, lock timeout, entry recreated
+//   elsewhere) makes the handle read from the origin; the caller sees the origin's bytes or the
+//   origin's own error, never a cache error.
+// Admission: a new entry is created only while the directory is under max_size and the
+// filesystem above min_free (after evicting least-recently-read entries nobody has open);
+// otherwise the handle passes through and the refusal is counted.
+//
+// Thread-safety: Cache and CachedFile are thread-safe; one CachedFile may be read from many
+// threads at once. Lifetime: a CachedFile keeps its Cache alive; the Cache destructor drains
+// the write-behind queue (bounded) and merges the counters into the directory.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "cache/config.h"
+#include "cache/entry.h"
+#include "cache/origin.h"
+#include "cache/stats.h"
+#include "cache/writer.h"
+#include "fetch/channel_pool.h"
+#include "fetch/planner.h"
+#include "io/byte_source.h"
+
+namespace ferry::cache {
+
+class CachedFile;
+
+class Cache : public std::enable_shared_from_this<Cache> {
+ public:
+  // The process-wide Cache of config.dir (created on first use; later calls get the same object
+  // and their config is ignored). Prepares the directory.
+  static Result<std::shared_ptr<Cache>> Get(const Config& config);
+  // A private Cache (tests: several "processes" in one).
+  static Result<std::shared_ptr<Cache>> Create(const Config& config);
+
+  Cache(const Cache&) = delete;
+  Cache& operator=(const Cache&) = delete;
+  ~Cache();
+
+  // Opens `url` through the cache. Errors are the origin's (Stat failed); cache faults and
+  // declined admissions give a pass-through CachedFile instead.
+  Result<std::unique_ptr<CachedFile>> Open(const std::string& url, std::shared_ptr<Origin> origin);
+  // Drops the cached copy of `url` (a writer opened it): its files are removed and handles of
+  // this process that read it pass through from now on.
+  Status Invalidate(const std::string& url);
+
+  const Config& config() const { return config_; }
+  Counters& counters() { return counters_; }
+  const fetch::Planner& planner() const { return planner_; }
+  WriteBehind& writer() { return *writer_; }
+
+  // Merges this process's counters into DIR/stats (also done at every close).
+  Status MergeStats();
+  // Waits until queued writes are stored and published (tests, benchmarks).
+  bool Flush(std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+ private:
+  explicit Cache(const Config& config);
+  Result<std::unique_ptr<CachedFile>> PassThrough(std::shared_ptr<Origin> origin);
+  bool Admit();
+  // Measures usage, evicts when over, and blocks or unblocks the write-behind queue.
+  bool CheckCapacity(bool force);
+  void OnWritten(uint64_t bytes);
+
+  const Config config_;
+  Counters counters_;
+  fetch::Planner planner_;
+  std::unique_ptr<WriteBehind> writer_;
+
+  std::mutex registry_mu_;
+  std::map<std::string, std::weak_ptr<Entry>> registry_;
+
+  std::mutex capacity_mu_;
+  int64_t last_check_ns_ = 0;
+  uint64_t last_usage_ = 0;
+  bool over_ = false;
+  std::atomic<uint64_t> written_since_check_{0};
+  std::atomic<int64_t> last_merge_ns_{0};
+};
+
+class CachedFile {
+ public:
+  CachedFile(const CachedFile&) = delete;
+  CachedFile& operator=(const CachedFile&) = delete;
+  ~CachedFile();
+
+  uint64_t size() const { return size_; }
+  // True when reads go straight to the origin (no entry, or the entry failed).
+  bool pass_through() const { return !entry_ || entry_->failed(); }
+
+  // Reads every request (each must lie inside [0, size()); otherwise kInvalidArgument, nothing
+  // read). Each request gets its own status; returns the first failure.
+  Status ReadV(std::span<io::ReadRequest> requests);
+  Status Read(uint64_t offset, std::span<uint8_t> dest);
+  // True when every byte of the requests is held (index only, no I/O): the caller can expect
+  // ReadV to complete without the origin.
+  bool AllHeld(std::span<const io::ReadRequest> requests);
+
+  // Ends the handle: the entry's index is published soon (write-behind) and counters merged.
+  // Must not run concurrently with reads of the same handle; later reads pass through.
+  void Close();
+
+ private:
+  friend class Cache;
+  CachedFile(std::shared_ptr<Cache> cache,
+             std::shared_ptr<Entry> entry,
+             std::shared_ptr<Origin> origin,
+             uint64_t size);
+
+  Status ReadDirect(std::span<io::ReadRequest> requests);
+  Status FetchMissing(std::span<io::ReadRequest> requests, std::vector<Piece> todo);
+  void ServeAgain(std::span<io::ReadRequest> requests, std::vector<Piece>& todo);
+  // Reads pieces (grouped into vector reads) from the origin with retries; sets their statuses.
+  void ReadPieces(std::span<io::ReadRequest> pieces, std::span<const fetch::VectorRead> groups);
+  void ReadPiecesDirect(std::span<io::ReadRequest> requests, std::span<const Piece> pieces);
+
+  std::shared_ptr<Cache> cache_;
+  std::shared_ptr<Entry> entry_;
+  std::shared_ptr<Origin> origin_;
+  uint64_t size_;
+  fetch::ChannelPool channels_;
+  std::atomic<bool> closed_{false};
+};
+
+}  // namespace ferry::cache

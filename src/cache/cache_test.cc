@@ -1,0 +1,396 @@
+// Engine tests over a MemoryOrigin: fill, hits, CRC failures, fail-open, retries, admission.
+#include "cache/cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "base/fd.h"
+#include "cache/capacity.h"
+#include "cache/entry_store.h"
+#include "cache/lock_file.h"
+#include "cache/memory_origin.h"
+#include "cache/url.h"
+#include "testing/testing.h"
+
+// Counting allocator: proves the hit path allocates nothing.
+namespace {
+std::atomic<uint64_t> g_allocations{0};
+}  // namespace
+void* operator new(size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n == 0 ? 1 : n)) {
+    return p;
+  }
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, size_t) noexcept {
+  std::free(p);
+}
+
+namespace ferry::cache {
+namespace {
+
+constexpr const char* kUrl = "root://origin.example:1094//data/file.root?authz=secret";
+
+Config TestConfig(const std::string& dir) {
+  Config c;
+  c.dir = dir;
+  c.max_bytes = 1ull << 30;
+  c.min_free_bytes = 0;
+  c.publish_ms = 50;
+  c.sync = false;
+  c.backoff_ms = 1;
+  c.lock_timeout_ms = 300;
+  return c;
+}
+
+struct Fixture {
+  testing::TempDir dir;
+  std::vector<uint8_t> bytes = testing::PseudoRandomBytes(3 * 1024 * 1024 + 123, 7);
+  std::shared_ptr<MemoryOrigin> origin = std::make_shared<MemoryOrigin>(bytes);
+  Config config = TestConfig(dir.path() + "/cache");
+};
+
+std::vector<uint8_t> ReadRange(CachedFile& f, uint64_t off, size_t len) {
+  std::vector<uint8_t> out(len);
+  Status st = f.Read(off, out);
+  EXPECT_TRUE(st) << (st ? "" : st.error().ToString());
+  return out;
+}
+
+std::vector<uint8_t> Slice(const std::vector<uint8_t>& v, uint64_t off, size_t len) {
+  return {v.begin() + static_cast<long>(off), v.begin() + static_cast<long>(off + len)};
+}
+
+// The benchmark's shape: 64 chunks of 2-16 KiB, one per slot.
+std::vector<std::pair<uint64_t, size_t>> SparsePattern(uint64_t size, int n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::pair<uint64_t, size_t>> out;
+  const uint64_t slot = size / static_cast<uint64_t>(n);
+  for (int i = 0; i < n; ++i) {
+    size_t len = 2048 + rng() % (16384 - 2048);
+    out.push_back({static_cast<uint64_t>(i) * slot + rng() % (slot - len), len});
+  }
+  return out;
+}
+
+Status ReadPattern(CachedFile& f,
+                   const std::vector<std::pair<uint64_t, size_t>>& pattern,
+                   std::vector<std::vector<uint8_t>>& out) {
+  out.assign(pattern.size(), {});
+  std::vector<io::ReadRequest> reqs(pattern.size());
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    out[i].resize(pattern[i].second);
+    reqs[i] = {pattern[i].first, out[i], {}};
+  }
+  return f.ReadV(reqs);
+}
+
+TEST(CacheTest, ColdFetchesExactBytesWarmHitsWithoutOrigin) {
+  Fixture fx;
+  auto cache = Cache::Create(fx.config);
+  ASSERT_TRUE(cache) << cache.error().ToString();
+  auto f = (*cache)->Open(kUrl, fx.origin);
+  ASSERT_TRUE(f) << f.error().ToString();
+  EXPECT_FALSE((*f)->pass_through());
+  auto pattern = SparsePattern(fx.bytes.size(), 64, 1);
+  uint64_t requested = 0;
+  for (auto& [o, l] : pattern) {
+    requested += l;
+  }
+  std::vector<std::vector<uint8_t>> got;
+  ASSERT_TRUE(ReadPattern(**f, pattern, got));
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    ASSERT_EQ(got[i], Slice(fx.bytes, pattern[i].first, pattern[i].second)) << i;
+  }
+  EXPECT_EQ(fx.origin->bytes(), requested);  // exact bytes, no page rounding
+  EXPECT_EQ(fx.origin->read_calls(), 1u);    // one vector read
+  ASSERT_TRUE((*cache)->Flush());
+  ASSERT_TRUE(ReadPattern(**f, pattern, got));
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    ASSERT_EQ(got[i], Slice(fx.bytes, pattern[i].first, pattern[i].second)) << i;
+  }
+  EXPECT_EQ(fx.origin->read_calls(), 1u);
+  Counters& c = (*cache)->counters();
+  EXPECT_EQ(c.Get(Counter::kMisses), 64u);
+  EXPECT_EQ(c.Get(Counter::kHits), 64u);
+  EXPECT_EQ(c.Get(Counter::kBytesFromCache), requested);
+  EXPECT_EQ(c.Get(Counter::kBytesFromOrigin), requested);
+  EXPECT_EQ(c.Get(Counter::kOriginRequests), 1u);
+  // Disk holds what was read, not whole pages: data blocks + fragment log ~ requested.
+  const EntryPaths paths = PathsFor(fx.config.dir, EntryKey(*NormalizeUrl(kUrl)));
+  const uint64_t disk = AllocatedBytes(paths.data()) + AllocatedBytes(paths.frag());
+  EXPECT_LT(disk, requested + requested / 10 + 8192);
+  // The token never reached the disk.
+  auto index = LoadIndex(paths.idx());
+  ASSERT_TRUE(index);
+  EXPECT_EQ(index->info().url, "root://origin.example:1094/data/file.root");
+}
+
+TEST(CacheTest, NewProcessFindsPublishedPages) {
+  Fixture fx;
+  auto pattern = SparsePattern(fx.bytes.size(), 40, 2);
+  std::vector<std::vector<uint8_t>> got;
+  {
+    auto cache = Cache::Create(fx.config);
+    ASSERT_TRUE(cache);
+    auto f = (*cache)->Open(kUrl, fx.origin);
+    ASSERT_TRUE(f);
+    ASSERT_TRUE(ReadPattern(**f, pattern, got));
+    (*f)->Close();
+  }  // the Cache destructor drains and publishes
+  const uint64_t calls = fx.origin->read_calls();
+  auto fresh_origin = std::make_shared<MemoryOrigin>(fx.bytes);
+  auto cache = Cache::Create(fx.config);
+  ASSERT_TRUE(cache);
+  auto f = (*cache)->Open(kUrl, fresh_origin);
+  ASSERT_TRUE(f);
+  ASSERT_TRUE(ReadPattern(**f, pattern, got));
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    ASSERT_EQ(got[i], Slice(fx.bytes, pattern[i].first, pattern[i].second));
+  }
+  EXPECT_EQ(fresh_origin->read_calls(), 0u);
+  EXPECT_EQ(fresh_origin->stat_calls(), 0u);  // validated recently: no origin contact at all
+  EXPECT_EQ(fx.origin->read_calls(), calls);
+  auto merged = ReadStatsFile(fx.config.dir);
+  ASSERT_TRUE(merged);
+  (*f)->Close();
+  merged = ReadStatsFile(fx.config.dir);
+  EXPECT_EQ((*merged)[static_cast<size_t>(Counter::kHits)], 40u);
+  EXPECT_EQ((*merged)[static_cast<size_t>(Counter::kMisses)], 40u);
+}
+
+TEST(CacheTest, FragmentsGrowIntoFullPages) {
+  Fixture fx;
+  auto cache = Cache::Create(fx.config);
+  auto f = (*cache)->Open(kUrl, fx.origin);
+  ASSERT_TRUE(f);
+  // Three reads inside page 10, then one spanning it: the page ends up whole.
+  const uint64_t p = 10 * 4096;
+  EXPECT_EQ(ReadRange(**f, p + 100, 50), Slice(fx.bytes, p + 100, 50));
+  ASSERT_TRUE((*cache)->Flush());
+  EXPECT_EQ(ReadRange(**f, p + 1000, 50), Slice(fx.bytes, p + 1000, 50));  // bridges to 150
+  ASSERT_TRUE((*cache)->Flush());
+  EXPECT_EQ(ReadRange(**f, p + 120, 900), Slice(fx.bytes, p + 120, 900));  // held: a hit
+  EXPECT_EQ(fx.origin->read_calls(), 2u);
+  EXPECT_EQ(ReadRange(**f, p - 10, 4200), Slice(fx.bytes, p - 10, 4200));
+  ASSERT_TRUE((*cache)->Flush());
+  const uint64_t calls = fx.origin->read_calls();
+  EXPECT_EQ(ReadRange(**f, p, 4096), Slice(fx.bytes, p, 4096));
+  EXPECT_EQ(fx.origin->read_calls(), calls);
+  auto index = LoadIndex(PathsFor(fx.config.dir, EntryKey(*NormalizeUrl(kUrl))).idx());
+  ASSERT_TRUE(index);
+  EXPECT_TRUE(index->full(10));
+  // Last page (short) and end of file.
+  const uint64_t size = fx.bytes.size();
+  EXPECT_EQ(ReadRange(**f, size - 5000, 5000), Slice(fx.bytes, size - 5000, 5000));
+  ASSERT_TRUE((*cache)->Flush());
+  EXPECT_EQ(ReadRange(**f, size - 123, 123), Slice(fx.bytes, size - 123, 123));
+  std::vector<uint8_t> past(10);
+  EXPECT_FALSE((*f)->Read(size - 5, past));
+}
+
+TEST(CacheTest, CorruptPageIsDetectedRefetchedAndCounted) {
+  Fixture fx;
+  auto cache = Cache::Create(fx.config);
+  auto f = (*cache)->Open(kUrl, fx.origin);
+  ASSERT_TRUE(f);
+  const uint64_t off = 40 * 4096;
+  EXPECT_EQ(ReadRange(**f, off, 3 * 4096), Slice(fx.bytes, off, 3 * 4096));  // 3 full pages
+  EXPECT_EQ(ReadRange(**f, off + 20 * 4096 + 7, 100), Slice(fx.bytes, off + 20 * 4096 + 7, 100));
+  ASSERT_TRUE((*cache)->Flush());
+  const EntryPaths paths = PathsFor(fx.config.dir, EntryKey(*NormalizeUrl(kUrl)));
+  // Flip one bit in the middle page of the data file and one in the fragment log.
+  {
+    Fd data = *Fd::Open(paths.data(), O_RDWR);
+    uint8_t b = 0;
+    ASSERT_TRUE(PreadFull(data.get(), &b, 1, off + 4096 + 77));
+    b ^= 0x10;
+    ASSERT_TRUE(PwriteFull(data.get(), &b, 1, off + 4096 + 77));
+    Fd frag = *Fd::Open(paths.frag(), O_RDWR);
+    ASSERT_TRUE(PreadFull(frag.get(), &b, 1, 3));
+    b ^= 0x01;
+    ASSERT_TRUE(PwriteFull(frag.get(), &b, 1, 3));
+  }
+  const uint64_t calls = fx.origin->read_calls();
+  EXPECT_EQ(ReadRange(**f, off, 3 * 4096), Slice(fx.bytes, off, 3 * 4096));
+  EXPECT_EQ(ReadRange(**f, off + 20 * 4096 + 7, 100), Slice(fx.bytes, off + 20 * 4096 + 7, 100));
+  EXPECT_EQ((*cache)->counters().Get(Counter::kCrcFailures), 2u);
+  EXPECT_EQ(fx.origin->read_calls(), calls + 2);
+  ASSERT_TRUE((*cache)->Flush());
+  // Repaired: served from the cache again, no more failures.
+  EXPECT_EQ(ReadRange(**f, off, 3 * 4096), Slice(fx.bytes, off, 3 * 4096));
+  EXPECT_EQ(ReadRange(**f, off + 20 * 4096 + 7, 100), Slice(fx.bytes, off + 20 * 4096 + 7, 100));
+  EXPECT_EQ(fx.origin->read_calls(), calls + 2);
+  EXPECT_EQ((*cache)->counters().Get(Counter::kCrcFailures), 2u);
+  EXPECT_EQ((*cache)->counters().Get(Counter::kFailopenEvents), 0u);
+}
+
+TEST(CacheTest, CorruptIndexFailsOpenThenRecreates) {
+  Fixture fx;
+  {
+    auto cache = Cache::Create(fx.config);
+    auto f = (*cache)->Open(kUrl, fx.origin);
+    ReadRange(**f, 0, 10000);
+  }
+  const EntryPaths paths = PathsFor(fx.config.dir, EntryKey(*NormalizeUrl(kUrl)));
+  {
+    Fd idx = *Fd::Open(paths.idx(), O_RDWR);
+    uint8_t junk[4] = {1, 2, 3, 4};
+    ASSERT_TRUE(PwriteFull(idx.get(), junk, 4, 200));
+  }
+  auto cache = Cache::Create(fx.config);
+  auto f = (*cache)->Open(kUrl, fx.origin);
+  ASSERT_TRUE(f);
+  EXPECT_TRUE((*f)->pass_through());
+  EXPECT_EQ(ReadRange(**f, 5, 9000), Slice(fx.bytes, 5, 9000));
+  EXPECT_EQ((*cache)->counters().Get(Counter::kFailopenEvents), 1u);
+  (*f)->Close();
+  auto g = (*cache)->Open(kUrl, fx.origin);
+  ASSERT_TRUE(g);
+  EXPECT_FALSE((*g)->pass_through());
+  EXPECT_EQ(ReadRange(**g, 5, 9000), Slice(fx.bytes, 5, 9000));
+}
+
+TEST(CacheTest, TransientOriginErrorsAreRetried) {
+  Fixture fx;
+  auto cache = Cache::Create(fx.config);
+  auto f = (*cache)->Open(kUrl, fx.origin);
+  ASSERT_TRUE(f);
+  fx.origin->FailNextReads(2, ErrorCode::kIo);
+  EXPECT_EQ(ReadRange(**f, 1000, 50000), Slice(fx.bytes, 1000, 50000));
+  EXPECT_EQ((*cache)->counters().Get(Counter::kRetries), 2u);
+  // More failures than retries: the origin's error reaches the caller, nothing is cached.
+  fx.origin->FailNextReads(10, ErrorCode::kIo);
+  std::vector<uint8_t> buf(100);
+  Status st = (*f)->Read(500000, buf);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code(), ErrorCode::kIo);
+  // A final error (not transient) is not retried.
+  fx.origin->FailNextReads(1, ErrorCode::kPermission);
+  st = (*f)->Read(600000, buf);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code(), ErrorCode::kPermission);
+  fx.origin->FailNextReads(0);
+  EXPECT_EQ(ReadRange(**f, 500000, 100), Slice(fx.bytes, 500000, 100));
+  EXPECT_FALSE((*f)->pass_through());
+}
+
+TEST(CacheTest, OriginErrorAtOpenIsTheOriginsError) {
+  Fixture fx;
+  auto cache = Cache::Create(fx.config);
+  fx.origin->FailStat(ErrorCode::kNotFound);
+  auto f = (*cache)->Open(kUrl, fx.origin);
+  ASSERT_FALSE(f);
+  EXPECT_EQ(f.error().code(), ErrorCode::kNotFound);
+  fx.origin->ClearStatFailure();
+  EXPECT_TRUE((*cache)->Open(kUrl, fx.origin));
+}
+
+TEST(CacheTest, ChangedOriginRecreatesEntry) {
+  Fixture fx;
+  fx.config.revalidate_s = 0;  // check on every open
+  {
+    auto cache = Cache::Create(fx.config);
+    auto f = (*cache)->Open(kUrl, fx.origin);
+    EXPECT_EQ(ReadRange(**f, 0, 8192), Slice(fx.bytes, 0, 8192));
+  }
+  std::vector<uint8_t> v2 = testing::PseudoRandomBytes(100000, 99);
+  auto origin2 = std::make_shared<MemoryOrigin>(v2, 1800000000);
+  auto cache = Cache::Create(fx.config);
+  auto f = (*cache)->Open(kUrl, origin2);
+  ASSERT_TRUE(f);
+  EXPECT_EQ((*f)->size(), v2.size());
+  EXPECT_EQ(ReadRange(**f, 0, 8192), Slice(v2, 0, 8192));
+}
+
+TEST(CacheTest, InvalidateMakesHandlesPassThrough) {
+  Fixture fx;
+  auto cache = Cache::Create(fx.config);
+  auto f = (*cache)->Open(kUrl, fx.origin);
+  ReadRange(**f, 0, 8192);
+  ASSERT_TRUE((*cache)->Flush());
+  ASSERT_TRUE((*cache)->Invalidate(kUrl));
+  EXPECT_TRUE((*f)->pass_through());
+  EXPECT_EQ(ReadRange(**f, 0, 8192), Slice(fx.bytes, 0, 8192));
+  const EntryPaths paths = PathsFor(fx.config.dir, EntryKey(*NormalizeUrl(kUrl)));
+  EXPECT_EQ(StampOf(paths.idx()).ino, 0u);
+}
+
+TEST(CacheTest, LockTimeoutFailsOpen) {
+  Fixture fx;
+  auto cache = Cache::Create(fx.config);
+  auto f = (*cache)->Open(kUrl, fx.origin);
+  ASSERT_TRUE(f);
+  const EntryPaths paths = PathsFor(fx.config.dir, EntryKey(*NormalizeUrl(kUrl)));
+  auto other = LockFile::Open(paths.lock());  // another "process" holds the write lock
+  ASSERT_TRUE(other->Lock(kWriteLockByte, true, 0));
+  EXPECT_EQ(ReadRange(**f, 0, 20000), Slice(fx.bytes, 0, 20000));
+  (*cache)->Flush();
+  EXPECT_TRUE((*f)->pass_through());
+  EXPECT_EQ((*cache)->counters().Get(Counter::kFailopenEvents), 1u);
+  EXPECT_EQ(ReadRange(**f, 0, 20000), Slice(fx.bytes, 0, 20000));
+}
+
+TEST(CacheTest, AdmissionDeclinedWhenFullAndNothingEvictable) {
+  Fixture fx;
+  fx.config.max_bytes = 64 * 1024;
+  auto cache = Cache::Create(fx.config);
+  auto a = (*cache)->Open("root://h//a", fx.origin);
+  ASSERT_TRUE(a);
+  ReadRange(**a, 0, 1 << 20);
+  ASSERT_TRUE((*cache)->Flush());
+  // "a" is open (not evictable) and the cache is over its cap: "b" is declined.
+  auto b = (*cache)->Open("root://h//b", fx.origin);
+  ASSERT_TRUE(b);
+  EXPECT_TRUE((*b)->pass_through());
+  EXPECT_EQ(ReadRange(**b, 10, 1000), Slice(fx.bytes, 10, 1000));
+  EXPECT_EQ((*cache)->counters().Get(Counter::kAdmissionsDeclined), 1u);
+  // Once "a" is closed it can be evicted and "c" is admitted.
+  (*a)->Close();
+  ASSERT_TRUE((*cache)->Flush());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // capacity re-check interval
+  auto c = (*cache)->Open("root://h//c", fx.origin);
+  ASSERT_TRUE(c);
+  EXPECT_FALSE((*c)->pass_through());
+  EXPECT_EQ((*cache)->counters().Get(Counter::kEvictions), 1u);
+}
+
+TEST(CacheTest, HitsDoNotAllocate) {
+  Fixture fx;
+  auto cache = Cache::Create(fx.config);
+  auto f = (*cache)->Open(kUrl, fx.origin);
+  auto pattern = SparsePattern(fx.bytes.size(), 64, 5);
+  std::vector<std::vector<uint8_t>> got;
+  ASSERT_TRUE(ReadPattern(**f, pattern, got));
+  ASSERT_TRUE((*cache)->Flush());
+  std::vector<io::ReadRequest> reqs(pattern.size());
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    reqs[i] = {pattern[i].first, got[i], {}};
+  }
+  ASSERT_TRUE((*f)->ReadV(reqs));  // warm the thread's scratch
+  ASSERT_TRUE((*f)->AllHeld(reqs));
+  const uint64_t before = g_allocations.load();
+  for (int round = 0; round < 20; ++round) {
+    ASSERT_TRUE((*f)->AllHeld(reqs));
+    ASSERT_TRUE((*f)->ReadV(reqs));
+  }
+  EXPECT_EQ(g_allocations.load(), before);
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    ASSERT_EQ(got[i], Slice(fx.bytes, pattern[i].first, pattern[i].second));
+  }
+}
+
+}  // namespace
+}  // namespace ferry::cache

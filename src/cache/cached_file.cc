@@ -1,0 +1,366 @@
+// CachedFile: the read path (hits, misses, joins, retries, fail-open). See cache.h.
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "cache/cache.h"
+
+namespace ferry::cache {
+namespace {
+
+// Reused by every read of a thread, so that hits allocate nothing once warm.
+struct ReadScratch {
+  ServeScratch serve;
+  std::vector<Piece> missing;
+};
+thread_local ReadScratch tls_scratch;
+
+std::chrono::milliseconds Backoff(uint32_t base_ms, uint32_t attempt) {
+  thread_local std::minstd_rand rng(static_cast<unsigned>(
+      std::hash<std::thread::id>{}(std::this_thread::get_id()) ^ static_cast<size_t>(NowNs())));
+  const double exp =
+      static_cast<double>(base_ms) * static_cast<double>(1u << std::min(attempt, 10u));
+  std::uniform_real_distribution<double> jitter(0.5, 1.5);
+  const double ms = std::min(2000.0, exp * jitter(rng));
+  return std::chrono::milliseconds(static_cast<int64_t>(ms));
+}
+
+// Groups consecutive pieces into vector reads within the planner's limits.
+void GroupPieces(std::span<const io::ReadRequest> pieces,
+                 const fetch::PlannerConfig& limits,
+                 std::vector<fetch::VectorRead>& out) {
+  out.clear();
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const uint64_t len = pieces[i].dest.size();
+    if (out.empty() || out.back().count >= limits.max_chunks
+        || out.back().bytes + len > limits.max_request_bytes) {
+      out.push_back({i, 0, 0});
+    }
+    out.back().count += 1;
+    out.back().bytes += len;
+  }
+}
+
+}  // namespace
+
+CachedFile::CachedFile(std::shared_ptr<Cache> cache,
+                       std::shared_ptr<Entry> entry,
+                       std::shared_ptr<Origin> origin,
+                       uint64_t size)
+    : cache_(std::move(cache)),
+      entry_(std::move(entry)),
+      origin_(std::move(origin)),
+      size_(size),
+      channels_(origin_->channels(), /*others_usable=*/false) {}
+
+CachedFile::~CachedFile() {
+  Close();
+}
+
+void CachedFile::Close() {
+  if (closed_.exchange(true)) {
+    return;
+  }
+  if (entry_) {
+    entry_->TouchLastRead();
+    if (entry_->RemoveHandle() == 0) {
+      cache_->writer().RequestPublish(entry_);
+    }
+    // Dropping our reference lets the entry (and its open lock) go once the writer is done.
+    entry_.reset();
+  }
+  (void)cache_->MergeStats();
+}
+
+Status CachedFile::Read(uint64_t offset, std::span<uint8_t> dest) {
+  io::ReadRequest r{offset, dest, {}};
+  return ReadV({&r, 1});
+}
+
+bool CachedFile::AllHeld(std::span<const io::ReadRequest> requests) {
+  if (pass_through()) {
+    return false;
+  }
+  std::shared_lock<std::shared_mutex> lock(entry_->mu());
+  for (const io::ReadRequest& r : requests) {
+    const fetch::Range range{r.offset, r.dest.size()};
+    if (!cache_->planner().AllHeld({&range, 1}, size_, entry_->index())) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Status CachedFile::ReadV(std::span<io::ReadRequest> requests) {
+  for (io::ReadRequest& r : requests) {
+    if (r.offset > size_ || r.dest.size() > size_ - r.offset) {
+      return InvalidArgumentError("read past the end of the file");
+    }
+    r.status = OkStatus();
+  }
+  if (pass_through()) {
+    return ReadDirect(requests);
+  }
+  Counters& counters = cache_->counters();
+  ReadScratch& ts = tls_scratch;
+  ts.missing.clear();
+  ts.serve.bad.clear();
+  uint64_t served = 0;
+  {
+    std::shared_lock<std::shared_mutex> lock(entry_->mu());
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (requests[i].dest.empty()) {
+        continue;
+      }
+      auto got = entry_->Serve(i, requests[i].offset, requests[i].dest, ts.serve, ts.missing);
+      if (!got) {
+        lock.unlock();
+        entry_->Fail(got.error());
+        return ReadDirect(requests);
+      }
+      served += *got;
+    }
+  }
+  entry_->DropPages(ts.serve.bad);
+  ts.serve.bad.clear();
+  counters.Add(Counter::kBytesFromCache, served);
+  size_t nonempty = 0;
+  for (const io::ReadRequest& r : requests) {
+    nonempty += r.dest.empty() ? 0u : 1u;
+  }
+  if (ts.missing.empty()) {
+    counters.Add(Counter::kHits, nonempty);
+    return OkStatus();
+  }
+  size_t missed = 0;
+  for (size_t i = 0; i < ts.missing.size(); ++i) {
+    if (i == 0 || ts.missing[i].request != ts.missing[i - 1].request) {
+      ++missed;
+    }
+  }
+  counters.Add(Counter::kMisses, missed);
+  counters.Add(Counter::kHits, nonempty - missed);
+  return FetchMissing(requests, ts.missing);  // copies: the thread's scratch is reused below
+}
+
+void CachedFile::ServeAgain(std::span<io::ReadRequest> requests, std::vector<Piece>& todo) {
+  std::vector<Piece> still;
+  ServeScratch scratch;
+  uint64_t served = 0;
+  {
+    std::shared_lock<std::shared_mutex> lock(entry_->mu());
+    for (const Piece& p : todo) {
+      std::span<uint8_t> dest =
+          requests[p.request].dest.subspan(p.offset - requests[p.request].offset, p.length);
+      auto got = entry_->Serve(p.request, p.offset, dest, scratch, still);
+      if (!got) {
+        still.push_back(p);
+        continue;
+      }
+      served += *got;
+    }
+  }
+  entry_->DropPages(scratch.bad);
+  cache_->counters().Add(Counter::kBytesFromCache, served);
+  todo.swap(still);
+}
+
+Status CachedFile::FetchMissing(std::span<io::ReadRequest> requests, std::vector<Piece> todo) {
+  const fetch::Planner& planner = cache_->planner();
+  // Another process may have published some of it since we loaded the index.
+  if (entry_->RefreshIfChanged()) {
+    ServeAgain(requests, todo);
+    if (todo.empty()) {
+      return OkStatus();
+    }
+  }
+  std::vector<fetch::Range> wanted;
+  wanted.reserve(todo.size());
+  for (const Piece& p : todo) {
+    wanted.push_back({p.offset, p.length});
+  }
+  fetch::Normalize(wanted);
+  std::vector<fetch::Range> need;
+  {
+    std::shared_lock<std::shared_mutex> lock(entry_->mu());
+    planner.Missing(wanted, size_, entry_->index(), need);
+  }
+  std::vector<fetch::Range> own;
+  std::vector<std::pair<fetch::Range, std::shared_ptr<Fetch>>> joined;
+  std::shared_ptr<Fetch> mine;
+  fetch::FetchPlan plan;
+  entry_->ClaimInflight(need, own, joined, [&] {
+    planner.Pack(own, plan);
+    mine = std::make_shared<Fetch>(plan.chunks);
+    return mine;
+  });
+
+  if (mine) {
+    std::vector<io::ReadRequest> pieces(plan.chunks.size());
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      pieces[i].offset = plan.chunks[i].offset;
+      pieces[i].dest = mine->ChunkBuffer(i);
+    }
+    ReadPieces(pieces, plan.reads);
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      mine->SetStatus(i, pieces[i].status);
+    }
+    mine->Finish();
+  }
+
+  // Deliver each missing piece from our fetch or from the fetches we joined.
+  std::vector<Piece> left;
+  for (const Piece& p : todo) {
+    io::ReadRequest& req = requests[p.request];
+    uint64_t pos = p.offset;
+    const uint64_t end = p.offset + p.length;
+    while (pos < end) {
+      std::span<uint8_t> dest = req.dest.subspan(pos - req.offset, end - pos);
+      size_t n = 0;
+      if (mine) {
+        n = mine->CopyPrefix(pos, dest);
+        if (n == 0) {
+          const long at = mine->ChunkAt(pos);
+          if (at >= 0 && mine->error(static_cast<size_t>(at)) != nullptr) {
+            // Our own fetch failed after its retries: that is the origin's answer.
+            if (req.status) {
+              req.status = *mine->error(static_cast<size_t>(at));
+            }
+            pos = end;
+            break;
+          }
+        }
+      }
+      if (n == 0) {
+        for (auto& [range, fetch] : joined) {
+          if (range.offset <= pos && pos < range.end()) {
+            fetch->Wait();
+            n = fetch->CopyPrefix(pos,
+                                  dest.first(std::min<uint64_t>(dest.size(), range.end() - pos)));
+            break;
+          }
+        }
+      }
+      if (n == 0) {
+        left.push_back({p.request, pos, end - pos});
+        break;
+      }
+      pos += n;
+    }
+  }
+  if (!left.empty()) {
+    // Held by the cache now (planned as held, or stored meanwhile), or read directly.
+    ServeAgain(requests, left);
+    if (!left.empty()) {
+      ReadPiecesDirect(requests, left);
+    }
+  }
+  if (mine) {
+    if (mine->ok_bytes() == 0 || entry_->failed() || !cache_->writer().Submit(entry_, mine)) {
+      entry_->ReleaseInflight(mine.get());
+    }
+  }
+  for (const io::ReadRequest& r : requests) {
+    if (!r.status) {
+      return r.status;
+    }
+  }
+  return OkStatus();
+}
+
+void CachedFile::ReadPieces(std::span<io::ReadRequest> pieces,
+                            std::span<const fetch::VectorRead> groups) {
+  Counters& counters = cache_->counters();
+  const Config& config = cache_->config();
+  std::vector<OriginRead> reads(groups.size());
+  std::vector<io::ReadRequest> retry;
+  std::vector<size_t> retry_index;
+  std::vector<fetch::VectorRead> retry_groups;
+  for (uint32_t attempt = 0;; ++attempt) {
+    std::span<io::ReadRequest> batch = attempt == 0 ? pieces : std::span(retry);
+    std::span<const fetch::VectorRead> batch_groups =
+        attempt == 0 ? groups : std::span<const fetch::VectorRead>(retry_groups);
+    reads.resize(batch_groups.size());
+    for (size_t c = 1; c < channels_.size(); ++c) {
+      channels_.SetUsable(c, origin_->channel_ready(c));
+    }
+    for (size_t g = 0; g < batch_groups.size(); ++g) {
+      reads[g].channel = channels_.Acquire();
+      reads[g].ranges = batch.subspan(batch_groups[g].first, batch_groups[g].count);
+    }
+    origin_->Read(reads);
+    for (const OriginRead& r : reads) {
+      channels_.Release(r.channel);
+    }
+    counters.Add(Counter::kOriginRequests, batch_groups.size());
+    counters.Add(Counter::kOriginChunks, batch.size());
+    if (attempt > 0) {
+      counters.Add(Counter::kRetries, batch_groups.size());
+      for (size_t i = 0; i < retry.size(); ++i) {
+        pieces[retry_index[i]].status = retry[i].status;
+      }
+    }
+    uint64_t got = 0;
+    for (const io::ReadRequest& r : batch) {
+      got += r.status ? r.dest.size() : 0;
+    }
+    counters.Add(Counter::kBytesFromOrigin, got);
+    // Retry only the pieces that failed with a transient error.
+    retry.clear();
+    retry_index.clear();
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      if (!pieces[i].status && IsTransient(pieces[i].status.error())) {
+        retry.push_back({pieces[i].offset, pieces[i].dest, {}});
+        retry_index.push_back(i);
+      }
+    }
+    if (retry.empty() || attempt >= config.retries) {
+      return;
+    }
+    GroupPieces(retry, config.planner(), retry_groups);
+    std::this_thread::sleep_for(Backoff(config.backoff_ms, attempt));
+  }
+}
+
+void CachedFile::ReadPiecesDirect(std::span<io::ReadRequest> requests,
+                                  std::span<const Piece> pieces) {
+  const Config& config = cache_->config();
+  std::vector<io::ReadRequest> parts;
+  std::vector<size_t> owner;
+  for (const Piece& p : pieces) {
+    io::ReadRequest& req = requests[p.request];
+    for (uint64_t pos = p.offset; pos < p.offset + p.length;) {
+      const uint64_t len = std::min<uint64_t>(config.max_chunk_bytes, p.offset + p.length - pos);
+      parts.push_back({pos, req.dest.subspan(pos - req.offset, len), {}});
+      owner.push_back(p.request);
+      pos += len;
+    }
+  }
+  std::vector<fetch::VectorRead> groups;
+  GroupPieces(parts, config.planner(), groups);
+  ReadPieces(parts, groups);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (!parts[i].status && requests[owner[i]].status) {
+      requests[owner[i]].status = parts[i].status;
+    }
+  }
+}
+
+Status CachedFile::ReadDirect(std::span<io::ReadRequest> requests) {
+  std::vector<Piece> all;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (!requests[i].dest.empty()) {
+      all.push_back({i, requests[i].offset, requests[i].dest.size()});
+    }
+  }
+  ReadPiecesDirect(requests, all);
+  for (const io::ReadRequest& r : requests) {
+    if (!r.status) {
+      return r.status;
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace ferry::cache

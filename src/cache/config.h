@@ -1,0 +1,70 @@
+// Settings of the client cache, from the XrdCl plug-in conf file keys, overridable by
+// FERRY_CACHE_<KEY> environment variables (upper-case key), e.g. FERRY_CACHE_DIR=/scratch/c.
+//
+//   key            default   meaning
+//   dir            (none)    cache directory; without it every read passes through
+//   max_size       100G      size cap of the directory (entries' allocated bytes)
+//   min_free       1G        free-space floor of the filesystem
+//   page_size      4096      page size of new entries (power of two, 512..1M)
+//   round_pages    0         1: fetch whole pages instead of the requested bytes only
+//   iogap          512       bridge gaps up to this many bytes between fetched runs
+//   max_chunks     1024      chunks per vector read (XRootD limit 1024)
+//   max_chunk      2097136   bytes per chunk (XRootD readv_ior_max default)
+//   max_request    16M       bytes per vector read; larger misses are split and spread
+//   channels       2         origin connections per file (vector reads spread over them)
+//   writeback      64M       bound of the write-behind queue; beyond it pages are not cached
+//   publish_ms     1000      publish a dirty index at most this often (and at close)
+//   sync           1         fsync data and index before publishing
+//   retries        3         extra attempts for transient origin errors
+//   backoff_ms     50        first retry delay (doubles, +-50% jitter, capped at 2 s)
+//   lock_timeout_ms 2000     longest wait for an entry lock (then fail-open)
+//   revalidate_s   86400     re-check the origin's size/mtime when older than this (0: always)
+//   url_params     (empty)   comma list of query parameters kept in the cache key
+//   workers        16        plug-in threads serving misses
+//
+// Thread-safety: a Config is a value.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "fetch/planner.h"
+
+namespace ferry::cache {
+
+struct Config {
+  std::string dir;
+  uint64_t max_bytes = 100ull << 30;
+  uint64_t min_free_bytes = 1ull << 30;
+  uint32_t page_size = 4096;
+  bool round_to_pages = false;
+  uint64_t iogap = 512;
+  uint32_t max_chunks = 1024;
+  uint32_t max_chunk_bytes = 2097136;
+  uint64_t max_request_bytes = 16ull << 20;
+  uint32_t channels = 2;
+  uint64_t writeback_bytes = 64ull << 20;
+  uint32_t publish_ms = 1000;
+  bool sync = true;
+  uint32_t retries = 3;
+  uint32_t backoff_ms = 50;
+  uint32_t lock_timeout_ms = 2000;
+  int64_t revalidate_s = 86400;
+  std::vector<std::string> url_params;
+  uint32_t workers = 16;
+
+  fetch::PlannerConfig planner() const;
+};
+
+// Applies `key = value` settings (unknown keys are ignored: the conf file also carries XrdCl's
+// own url/lib/enable). Then, when `use_env`, FERRY_CACHE_<KEY> variables override. An invalid
+// value is kInvalidArgument naming the key.
+Result<Config> ConfigFromMap(const std::map<std::string, std::string>& kv, bool use_env);
+
+// Every key ConfigFromMap understands, for help texts and the conf file writer.
+const std::vector<std::string>& ConfigKeys();
+
+}  // namespace ferry::cache

@@ -1,0 +1,643 @@
+#include "cache/entry.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <random>
+
+#include "base/crc32c.h"
+
+namespace ferry::cache {
+namespace {
+
+uint64_t RandomEpoch() {
+  std::random_device rd;
+  uint64_t v = (uint64_t{rd()} << 32) ^ rd();
+  v ^= static_cast<uint64_t>(NowNs()) * uint64_t{0x9E3779B97F4A7C15}
+       ^ static_cast<uint64_t>(::getpid());
+  return v == 0 ? 1 : v;
+}
+
+bool DebugEnabled() {
+  static const bool on = std::getenv("FERRY_CACHE_DEBUG") != nullptr;  // NOLINT
+  return on;
+}
+
+}  // namespace
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// ---- Fetch ----
+
+Fetch::Fetch(std::span<const fetch::Range> chunks)
+    : chunks_(chunks.begin(), chunks.end()),
+      pos_(chunks.size()),
+      ok_(chunks.size(), 0),
+      errors_(chunks.size()) {
+  uint64_t total = 0;
+  for (size_t i = 0; i < chunks_.size(); ++i) {
+    pos_[i] = total;
+    total += chunks_[i].length;
+  }
+  buffer_.resize(total);
+}
+
+std::span<uint8_t> Fetch::ChunkBuffer(size_t i) {
+  return {buffer_.data() + pos_[i], chunks_[i].length};
+}
+
+std::span<const uint8_t> Fetch::ChunkData(size_t i) const {
+  return {buffer_.data() + pos_[i], chunks_[i].length};
+}
+
+uint64_t Fetch::ok_bytes() const {
+  uint64_t n = 0;
+  for (size_t i = 0; i < chunks_.size(); ++i) {
+    n += ok_[i] != 0 ? chunks_[i].length : 0;
+  }
+  return n;
+}
+
+void Fetch::Finish() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_ = true;
+  }
+  cv_.notify_all();
+}
+
+void Fetch::Wait() const {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return done_; });
+}
+
+void Fetch::SetStatus(size_t i, const Status& st) {
+  ok_[i] = st ? 1 : 0;
+  if (!st) {
+    errors_[i] = st.error();
+  }
+}
+
+long Fetch::ChunkAt(uint64_t offset) const {
+  auto it = std::upper_bound(chunks_.begin(), chunks_.end(), offset,
+                             [](uint64_t off, const fetch::Range& r) { return off < r.offset; });
+  if (it == chunks_.begin()) {
+    return -1;
+  }
+  const auto i = static_cast<size_t>(it - chunks_.begin()) - 1;
+  return offset < chunks_[i].end() ? static_cast<long>(i) : -1;
+}
+
+size_t Fetch::CopyPrefix(uint64_t offset, std::span<uint8_t> dest) const {
+  const long at = ChunkAt(offset);
+  if (at < 0 || ok_[static_cast<size_t>(at)] == 0) {
+    return 0;
+  }
+  const auto i = static_cast<size_t>(at);
+  const size_t n = static_cast<size_t>(std::min<uint64_t>(dest.size(), chunks_[i].end() - offset));
+  std::memcpy(dest.data(), buffer_.data() + pos_[i] + (offset - chunks_[i].offset), n);
+  return n;
+}
+
+// ---- Entry: opening ----
+
+Entry::Entry(const Config& config, Counters& counters, std::string key, std::string url)
+    : config_(config),
+      counters_(counters),
+      key_(std::move(key)),
+      url_(std::move(url)),
+      paths_(PathsFor(config.dir, key_)) {}
+
+Entry::~Entry() = default;
+
+void Entry::Fail(const Error& why) {
+  if (!failed_.exchange(true, std::memory_order_acq_rel)) {
+    counters_.Add(Counter::kFailopenEvents);
+    if (DebugEnabled()) {
+      std::fprintf(stderr, "ferry-cache: entry %s fails open: %s\n", url_.c_str(),
+                   why.ToString().c_str());
+    }
+  }
+}
+
+Result<Entry::OpenState> Entry::Open(Origin& origin, const std::function<bool()>& admit) {
+  std::lock_guard<std::mutex> guard(open_mu_);
+  if (!open_done_) {
+    open_status_ = OpenLocked(origin, admit, open_state_);
+    open_done_ = true;
+  }
+  if (!open_status_) {
+    return open_status_.error();
+  }
+  return open_state_;
+}
+
+Status Entry::LockOpenByte() {
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    lock_ = FERRY_TRY(LockFile::Open(paths_.lock()));
+    FERRY_TRY(
+        lock_.Lock(kOpenLockByte, /*exclusive=*/false, static_cast<int>(config_.lock_timeout_ms)));
+    if (lock_.StillLinked()) {
+      return OkStatus();
+    }
+    // An evictor removed the entry between our open and our lock: start over.
+  }
+  return Error(ErrorCode::kTimeout, "entry lock file keeps being replaced: " + paths_.lock());
+}
+
+Status Entry::OpenLocked(Origin& origin, const std::function<bool()>& admit, OpenState& state) {
+  if (::mkdir(paths_.subdir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return IoError("cannot create " + paths_.subdir, errno);
+  }
+  FERRY_TRY(LockOpenByte());
+  IndexStamp stamp;
+  auto loaded = LoadIndex(paths_.idx(), &stamp);
+  if (loaded) {
+    if (loaded->info().url != url_) {
+      state = OpenState::kCollision;
+      return OkStatus();
+    }
+    const int64_t now = std::time(nullptr);
+    if (config_.revalidate_s == 0 || now - loaded->info().validated_unix >= config_.revalidate_s) {
+      auto info = origin.Stat();
+      if (!info) {
+        origin_failed_ = true;
+        return std::move(info).error();
+      }
+      if (info->size != loaded->info().origin_size || info->mtime != loaded->info().origin_mtime) {
+        FERRY_TRY(Create(*info, /*recreate=*/true));
+        return OpenDataFiles();
+      }
+      loaded->mutable_info().validated_unix = now;
+      dirty_ = true;
+    }
+    {
+      std::unique_lock<std::shared_mutex> lock(mu_);
+      index_ = std::move(*loaded);
+    }
+    epoch_ = index_.info().epoch;
+    size_ = index_.info().origin_size;
+    page_size_ = index_.page_size();
+    stamp_ = stamp;
+    return OpenDataFiles();
+  }
+  if (loaded.error().code() == ErrorCode::kNotFound) {
+    if (!admit()) {
+      state = OpenState::kDeclined;
+      return OkStatus();
+    }
+    auto info = origin.Stat();
+    if (!info) {
+      origin_failed_ = true;
+      return std::move(info).error();
+    }
+    FERRY_TRY(Create(*info, /*recreate=*/false));
+    return OpenDataFiles();
+  }
+  if (loaded.error().code() == ErrorCode::kCorruption) {
+    // This open reads from the origin; remove the bad entry so that the next open recreates it.
+    if (LockForWrite()) {
+      (void)RemoveEntryFiles(paths_);
+      UnlockForWrite();
+    }
+  }
+  return std::move(loaded).error();
+}
+
+Status Entry::Create(const OriginInfo& info, bool recreate) {
+  FERRY_TRY(LockForWrite());
+  struct Unlock {
+    Entry* e;
+    ~Unlock() { e->UnlockForWrite(); }
+  } unlock{this};
+  IndexStamp stamp;
+  auto existing = LoadIndex(paths_.idx(), &stamp);
+  if (!recreate && existing && existing->info().url == url_
+      && existing->info().origin_size == info.size && existing->info().origin_mtime == info.mtime) {
+    // Another process created it between our look and our lock.
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    index_ = std::move(*existing);
+  } else {
+    IndexInfo fresh;
+    fresh.url = url_;
+    fresh.page_size = config_.page_size;
+    fresh.origin_size = info.size;
+    fresh.origin_mtime = info.mtime;
+    fresh.epoch = RandomEpoch();
+    fresh.generation = 1;
+    fresh.created_unix = std::time(nullptr);
+    fresh.validated_unix = fresh.created_unix;
+    for (const std::string& f : {paths_.data(), paths_.frag()}) {
+      Fd fd = FERRY_TRY(Fd::Open(f, O_RDWR | O_CREAT | O_TRUNC, 0644));
+    }
+    PageIndex index(std::move(fresh));
+    std::vector<uint8_t> scratch;
+    FERRY_TRY(PublishIndex(paths_, index, config_.sync, scratch, &stamp));
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    index_ = std::move(index);
+  }
+  epoch_ = index_.info().epoch;
+  size_ = index_.info().origin_size;
+  page_size_ = index_.page_size();
+  stamp_ = stamp;
+  frag_end_ = 0;
+  return OkStatus();
+}
+
+Status Entry::OpenDataFiles() {
+  data_fd_ = FERRY_TRY(Fd::Open(paths_.data(), O_RDWR | O_CREAT, 0644));
+  frag_fd_ = FERRY_TRY(Fd::Open(paths_.frag(), O_RDWR | O_CREAT, 0644));
+  lock_.Touch();
+  return OkStatus();
+}
+
+void Entry::TouchLastRead() const {
+  if (lock_.valid()) {
+    lock_.Touch();
+  }
+}
+
+// ---- Entry: read side ----
+
+Result<uint64_t> Entry::Serve(size_t request,
+                              uint64_t offset,
+                              std::span<uint8_t> dest,
+                              ServeScratch& s,
+                              std::vector<Piece>& missing) {
+  const uint64_t end = offset + dest.size();
+  const uint64_t ps = page_size_;
+  uint64_t served = 0;
+  auto miss = [&](uint64_t a, uint64_t b) {
+    if (a >= b) {
+      return;
+    }
+    if (!missing.empty() && missing.back().request == request
+        && missing.back().offset + missing.back().length == a) {
+      missing.back().length += b - a;
+      return;
+    }
+    missing.push_back({request, a, b - a});
+  };
+  auto scratch = [&](size_t n) {
+    if (s.page.size() < n) {
+      s.page.resize(std::max<size_t>(n, ps));
+    }
+    return s.page.data();
+  };
+  uint64_t pos = offset;
+  while (pos < end) {
+    const uint64_t page = pos / ps;
+    const uint64_t pstart = page * ps;
+    const uint32_t plen = index_.PageLength(page);
+    const uint64_t pend = pstart + plen;
+    const uint64_t seg_end = std::min(end, pend);
+    uint8_t* out = dest.data() + (pos - offset);
+    if (plen == 0) {  // past the end of the entry: the caller clips, so this is a bug guard
+      miss(pos, end);
+      break;
+    }
+    if (index_.full(page) && pos == pstart && seg_end == pend) {
+      // A run of whole pages inside the request: one pread straight into the caller's buffer.
+      uint64_t last = page;
+      uint64_t run_end = pend;
+      while (last - page < 255 && index_.full(last + 1)) {
+        const uint64_t qend = (last + 1) * ps + index_.PageLength(last + 1);
+        if (qend > end) {
+          break;
+        }
+        ++last;
+        run_end = qend;
+      }
+      Status st = PreadFull(data_fd_.get(), out, run_end - pstart, pstart);
+      if (!st && st.error().code() != ErrorCode::kShortRead) {
+        return std::move(st).error();
+      }
+      for (uint64_t k = page; k <= last; ++k) {
+        const uint64_t kstart = k * ps;
+        const uint32_t klen = index_.PageLength(k);
+        if (!st || crc32c::Value(dest.data() + (kstart - offset), klen) != index_.crc(k)) {
+          s.bad.push_back(k);
+          miss(kstart, kstart + klen);
+        } else {
+          served += klen;
+        }
+      }
+      pos = run_end;
+      continue;
+    }
+    if (index_.full(page)) {
+      uint8_t* buf = scratch(plen);
+      Status st = PreadFull(data_fd_.get(), buf, plen, pstart);
+      if (!st && st.error().code() != ErrorCode::kShortRead) {
+        return std::move(st).error();
+      }
+      if (!st || crc32c::Value(buf, plen) != index_.crc(page)) {
+        s.bad.push_back(page);
+        miss(pos, seg_end);
+      } else {
+        std::memcpy(out, buf + (pos - pstart), seg_end - pos);
+        served += seg_end - pos;
+      }
+    } else if (const Fragment* f = index_.fragment(page)) {
+      const uint64_t flo = pstart + f->lo;
+      const uint64_t fhi = pstart + f->hi;
+      const uint64_t a = std::max(pos, flo);
+      const uint64_t b = std::min(seg_end, fhi);
+      if (a < b) {
+        uint8_t* buf = scratch(f->length());
+        Status st = PreadFull(frag_fd_.get(), buf, f->length(), f->offset);
+        if (!st && st.error().code() != ErrorCode::kShortRead) {
+          return std::move(st).error();
+        }
+        if (!st || crc32c::Value(buf, f->length()) != f->crc) {
+          s.bad.push_back(page);
+          miss(pos, seg_end);
+        } else {
+          miss(pos, a);
+          std::memcpy(dest.data() + (a - offset), buf + (a - flo), b - a);
+          served += b - a;
+          miss(b, seg_end);
+        }
+      } else {
+        miss(pos, seg_end);
+      }
+    } else {
+      miss(pos, seg_end);
+    }
+    pos = seg_end;
+  }
+  return served;
+}
+
+void Entry::DropPages(std::span<const uint64_t> pages) {
+  if (pages.empty()) {
+    return;
+  }
+  counters_.Add(Counter::kCrcFailures, pages.size());
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  for (uint64_t p : pages) {
+    index_.Drop(p);
+  }
+}
+
+bool Entry::RefreshIfChanged(bool force) {
+  const int64_t now = NowNs();
+  if (!force && now - last_refresh_ns_.load(std::memory_order_relaxed) < 20'000'000) {
+    return false;
+  }
+  last_refresh_ns_.store(now, std::memory_order_relaxed);
+  return RefreshLocked(false);
+}
+
+bool Entry::RefreshLocked(bool /*under_write_lock*/) {
+  std::lock_guard<std::mutex> guard(refresh_mu_);
+  if (StampOf(paths_.idx()) == stamp_) {
+    return false;
+  }
+  IndexStamp stamp;
+  auto disk = LoadIndex(paths_.idx(), &stamp);
+  if (!disk) {
+    Fail(disk.error().code() == ErrorCode::kNotFound
+             ? Error(ErrorCode::kNotFound, "entry removed by another process")
+             : disk.error());
+    return false;
+  }
+  if (disk->info().epoch != epoch_) {
+    Fail(Error(ErrorCode::kCorruption, "entry recreated by another process"));
+    return false;
+  }
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  const uint64_t before = index_.held_bytes();
+  MergeFrom(*disk);
+  stamp_ = stamp;
+  return index_.held_bytes() != before;
+}
+
+void Entry::MergeFrom(const PageIndex& disk) {
+  const auto& words = disk.bitmap_words();
+  const auto& mine = index_.bitmap_words();
+  for (size_t w = 0; w < words.size() && w < mine.size(); ++w) {
+    for (uint64_t bits = words[w] & ~mine[w]; bits != 0; bits &= bits - 1) {
+      const uint64_t page = w * 64 + static_cast<unsigned>(std::countr_zero(bits));
+      index_.SetFull(page, disk.crc(page));
+    }
+  }
+  for (const auto& [page, f] : disk.fragments()) {
+    if (index_.full(page)) {
+      continue;
+    }
+    const Fragment* have = index_.fragment(page);
+    if (have == nullptr || f.length() > have->length()) {
+      index_.SetFragment(page, f);
+    }
+  }
+  IndexInfo& info = index_.mutable_info();
+  info.frag_bytes = std::max(info.frag_bytes, disk.info().frag_bytes);
+  info.generation = std::max(info.generation, disk.info().generation);
+  info.validated_unix = std::max(info.validated_unix, disk.info().validated_unix);
+}
+
+// ---- Entry: in-flight registry ----
+
+void Entry::ClaimInflight(std::span<const fetch::Range> need,
+                          std::vector<fetch::Range>& own,
+                          std::vector<std::pair<fetch::Range, std::shared_ptr<Fetch>>>& joined,
+                          const std::function<std::shared_ptr<Fetch>()>& make_fetch) {
+  own.clear();
+  joined.clear();
+  std::lock_guard<std::mutex> lock(inflight_mu_);
+  // inflight_ is sorted by offset and its ranges never overlap (each was claimed as "own").
+  for (const fetch::Range& r : need) {
+    auto it = std::upper_bound(inflight_.begin(), inflight_.end(), r.offset,
+                               [](uint64_t off, const auto& e) { return off < e.first.offset; });
+    if (it != inflight_.begin() && std::prev(it)->first.end() > r.offset) {
+      --it;
+    }
+    uint64_t pos = r.offset;
+    while (pos < r.end()) {
+      if (it != inflight_.end() && it->first.offset <= pos) {
+        const uint64_t stop = std::min(r.end(), it->first.end());
+        joined.push_back({{pos, stop - pos}, it->second});
+        pos = stop;
+        ++it;
+        continue;
+      }
+      const uint64_t stop = it != inflight_.end() ? std::min(r.end(), it->first.offset) : r.end();
+      own.push_back({pos, stop - pos});
+      pos = stop;
+    }
+  }
+  if (own.empty()) {
+    return;
+  }
+  std::shared_ptr<Fetch> f = make_fetch();
+  for (const fetch::Range& r : own) {
+    inflight_.push_back({r, f});
+  }
+  std::sort(inflight_.begin(), inflight_.end(),
+            [](const auto& a, const auto& b) { return a.first.offset < b.first.offset; });
+}
+
+void Entry::ReleaseInflight(const Fetch* fetch) {
+  std::lock_guard<std::mutex> lock(inflight_mu_);
+  std::erase_if(inflight_, [fetch](const auto& e) { return e.second.get() == fetch; });
+}
+
+// ---- Entry: write side ----
+
+Status Entry::LockForWrite() {
+  write_mu_.lock();
+  Status st =
+      lock_.Lock(kWriteLockByte, /*exclusive=*/true, static_cast<int>(config_.lock_timeout_ms));
+  if (!st) {
+    write_mu_.unlock();
+    return st;
+  }
+  if (frag_fd_.valid()) {
+    struct stat fs = {};
+    if (::fstat(frag_fd_.get(), &fs) == 0) {
+      frag_end_ = static_cast<uint64_t>(fs.st_size);
+    }
+  }
+  return OkStatus();
+}
+
+void Entry::UnlockForWrite() {
+  (void)lock_.Unlock(kWriteLockByte);
+  write_mu_.unlock();
+}
+
+Status Entry::Store(const Fetch& fetch, std::vector<uint8_t>& scratch) {
+  if (epoch_ != 0) {
+    RefreshLocked(true);
+  }
+  if (failed()) {
+    return Error(ErrorCode::kCancelled, "entry failed");
+  }
+  for (size_t i = 0; i < fetch.chunks().size(); ++i) {
+    if (fetch.ok(i)) {
+      FERRY_TRY(StorePiece(fetch.chunks()[i].offset, fetch.ChunkData(i), scratch));
+    }
+  }
+  return OkStatus();
+}
+
+Status Entry::StorePiece(uint64_t offset,
+                         std::span<const uint8_t> bytes,
+                         std::vector<uint8_t>& scratch) {
+  const uint64_t ps = page_size_;
+  const uint64_t end = offset + bytes.size();
+  uint64_t pos = offset;
+  while (pos < end) {
+    const uint64_t page = pos / ps;
+    const uint64_t pstart = page * ps;
+    const uint32_t plen = index_.PageLength(page);
+    const uint64_t seg_end = std::min(end, pstart + plen);
+    if (plen == 0) {
+      break;
+    }
+    const auto lo = static_cast<uint32_t>(pos - pstart);
+    const auto hi = static_cast<uint32_t>(seg_end - pstart);
+    std::span<const uint8_t> data = bytes.subspan(pos - offset, seg_end - pos);
+    pos = seg_end;
+    bool full = false;
+    std::optional<Fragment> have;
+    {
+      std::shared_lock<std::shared_mutex> lock(mu_);
+      full = index_.full(page);
+      if (const Fragment* f = index_.fragment(page)) {
+        have = *f;
+      }
+    }
+    if (full) {
+      continue;
+    }
+    uint32_t nlo = lo;
+    uint32_t nhi = hi;
+    if (have && hi >= have->lo && lo <= have->hi) {
+      // Touches the held fragment: merge the two (the new bytes win where they overlap).
+      if (scratch.size() < ps) {
+        scratch.resize(ps);
+      }
+      Status st =
+          PreadFull(frag_fd_.get(), scratch.data() + have->lo, have->length(), have->offset);
+      if (st && crc32c::Value(scratch.data() + have->lo, have->length()) == have->crc) {
+        std::memcpy(scratch.data() + lo, data.data(), data.size());
+        nlo = std::min(lo, have->lo);
+        nhi = std::max(hi, have->hi);
+        data = std::span<const uint8_t>(scratch.data() + nlo, nhi - nlo);
+      }
+    } else if (have && have->length() >= hi - lo) {
+      continue;  // disjoint and not longer than what is held: keep the held one
+    }
+    if (nlo == 0 && nhi == plen) {
+      FERRY_TRY(PwriteFull(data_fd_.get(), data.data(), data.size(), pstart));
+      const uint32_t crc = crc32c::Value(data.data(), data.size());
+      std::unique_lock<std::shared_mutex> lock(mu_);
+      index_.SetFull(page, crc);
+    } else {
+      FERRY_TRY(AppendFragment(page, nlo, data));
+    }
+    dirty_.store(true, std::memory_order_relaxed);
+  }
+  return OkStatus();
+}
+
+Status Entry::AppendFragment(uint64_t page, uint32_t lo, std::span<const uint8_t> bytes) {
+  FERRY_TRY(PwriteFull(frag_fd_.get(), bytes.data(), bytes.size(), frag_end_));
+  Fragment f;
+  f.lo = lo;
+  f.hi = lo + static_cast<uint32_t>(bytes.size());
+  f.offset = frag_end_;
+  f.crc = crc32c::Value(bytes.data(), bytes.size());
+  frag_end_ += bytes.size();
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  index_.SetFragment(page, f);
+  return OkStatus();
+}
+
+Status Entry::MaybePublish(bool force, std::vector<uint8_t>& scratch) {
+  if (!dirty_.load(std::memory_order_relaxed) || failed()) {
+    return OkStatus();
+  }
+  const int64_t now = NowNs();
+  if (!force && now - last_publish_ns_ < int64_t{config_.publish_ms} * 1'000'000) {
+    return OkStatus();
+  }
+  if (config_.sync) {
+    if (::fdatasync(data_fd_.get()) != 0 || ::fdatasync(frag_fd_.get()) != 0) {
+      return IoError("fdatasync of " + paths_.base, errno);
+    }
+  }
+  {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    IndexInfo& info = index_.mutable_info();
+    info.generation += 1;
+    info.frag_bytes = std::max(info.frag_bytes, frag_end_);
+    index_.Encode(scratch);
+  }
+  IndexStamp stamp;
+  FERRY_TRY(PublishIndexBytes(paths_, scratch, config_.sync, &stamp));
+  {
+    std::lock_guard<std::mutex> guard(refresh_mu_);
+    stamp_ = stamp;
+  }
+  dirty_.store(false, std::memory_order_relaxed);
+  last_publish_ns_ = now;
+  return OkStatus();
+}
+
+}  // namespace ferry::cache

@@ -1,0 +1,205 @@
+// Entry: the in-process state of one cache entry (one remote file), shared by every handle of
+// the process that reads that file and by the write-behind thread.
+//
+// It owns the entry's descriptors (data file, fragment log, lock file), the in-memory PageIndex
+// behind a shared mutex, and the registry of origin fetches in flight (so identical misses from
+// several threads join one fetch). On disk it follows docs/format/page-store.md.
+//
+// Read side (any thread, no file locks): Serve() copies held bytes and reports what is missing;
+// CRC mismatches are reported, never served. Write side (the write-behind thread): Store() puts
+// fetched bytes into pages and fragments, Publish() writes the index atomically; both under the
+// entry's write lock (in-process mutex + OFD byte lock).
+//
+// Faults: any unexpected I/O error on the entry's files, a lock timeout, or finding the entry
+// recreated by another process marks the entry failed(); handles then read from the origin.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/fd.h"
+#include "base/result.h"
+#include "cache/config.h"
+#include "cache/entry_store.h"
+#include "cache/lock_file.h"
+#include "cache/origin.h"
+#include "cache/page_index.h"
+#include "cache/stats.h"
+#include "fetch/range.h"
+
+namespace ferry::cache {
+
+// One origin fetch: normalised chunks and one buffer for all of them. Created by the thread that
+// misses; shared with joiners and with the write-behind queue. Chunk data and ok flags are
+// written before Finish() and only read after Wait().
+class Fetch {
+ public:
+  explicit Fetch(std::span<const fetch::Range> chunks);
+
+  const std::vector<fetch::Range>& chunks() const { return chunks_; }
+  std::span<uint8_t> ChunkBuffer(size_t i);
+  std::span<const uint8_t> ChunkData(size_t i) const;
+  // Records a chunk's outcome (before Finish()).
+  void SetStatus(size_t i, const Status& st);
+  bool ok(size_t i) const { return ok_[i] != 0; }
+  // The error of a failed chunk, nullptr when it succeeded.
+  const Error* error(size_t i) const { return errors_[i] ? &*errors_[i] : nullptr; }
+  uint64_t bytes() const { return buffer_.size(); }
+  uint64_t ok_bytes() const;
+
+  void Finish();
+  void Wait() const;
+  // Index of the chunk holding byte `offset`, or -1.
+  long ChunkAt(uint64_t offset) const;
+  // Copies from the chunk holding `offset` as many bytes as it has (up to dest.size()) when that
+  // chunk succeeded; returns the bytes copied (0 when no successful chunk holds `offset`).
+  size_t CopyPrefix(uint64_t offset, std::span<uint8_t> dest) const;
+
+ private:
+  std::vector<fetch::Range> chunks_;
+  std::vector<uint64_t> pos_;
+  std::vector<uint8_t> buffer_;
+  std::vector<uint8_t> ok_;
+  std::vector<std::optional<Error>> errors_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  bool done_ = false;
+};
+
+// Missing bytes of one request of a ReadV.
+struct Piece {
+  size_t request = 0;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
+// Scratch of one reading thread (thread_local in the read path).
+struct ServeScratch {
+  std::vector<uint8_t> page;  // one page or fragment
+  std::vector<uint64_t> bad;  // pages whose CRC failed
+};
+
+class Entry {
+ public:
+  Entry(const Config& config, Counters& counters, std::string key, std::string url);
+  Entry(const Entry&) = delete;
+  Entry& operator=(const Entry&) = delete;
+  ~Entry();
+
+  enum class OpenState { kReady, kDeclined, kCollision };
+  // Opens or creates the entry on disk (only the first caller does the work; later callers get
+  // the same answer). `admit` is asked before a new entry is created. An error is either the
+  // origin's (Stat() failed: origin_failed() is true) or a cache fault.
+  Result<OpenState> Open(Origin& origin, const std::function<bool()>& admit);
+  bool origin_failed() const { return origin_failed_; }
+
+  const std::string& key() const { return key_; }
+  const std::string& url() const { return url_; }
+  const EntryPaths& paths() const { return paths_; }
+  uint64_t size() const { return size_; }
+  uint32_t page_size() const { return page_size_; }
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  // Marks the entry failed (counted once) and reports why on stderr when FERRY_CACHE_DEBUG.
+  void Fail(const Error& why);
+
+  // ---- read side ----
+  std::shared_mutex& mu() { return mu_; }
+  const PageIndex& index() const { return index_; }  // hold mu() shared
+  // Copies the held part of [offset, offset + dest.size()) into dest (caller holds mu() shared)
+  // and appends what is missing to `missing`. Returns bytes served; an error is a cache fault.
+  Result<uint64_t> Serve(size_t request,
+                         uint64_t offset,
+                         std::span<uint8_t> dest,
+                         ServeScratch& scratch,
+                         std::vector<Piece>& missing);
+  // Forgets pages whose CRC failed (takes mu() exclusive).
+  void DropPages(std::span<const uint64_t> pages);
+  // Reloads the index when another process published since we last looked (rate-limited to
+  // once per 20 ms unless forced). Returns true when pages were added.
+  bool RefreshIfChanged(bool force = false);
+
+  // ---- in-flight registry ----
+  // Splits `need` (normalised) into what is already being fetched (`joined`, with the fetches)
+  // and the rest (`own`); registers `own` as `fetch` in flight when non-empty.
+  void ClaimInflight(std::span<const fetch::Range> need,
+                     std::vector<fetch::Range>& own,
+                     std::vector<std::pair<fetch::Range, std::shared_ptr<Fetch>>>& joined,
+                     const std::function<std::shared_ptr<Fetch>()>& make_fetch);
+  void ReleaseInflight(const Fetch* fetch);
+
+  // ---- write side (write-behind thread) ----
+  // Takes the write lock; refreshes from disk. kTimeout when the lock stays busy.
+  Status LockForWrite();
+  void UnlockForWrite();
+  // Stores the successful chunks of a fetch (write lock held).
+  Status Store(const Fetch& fetch, std::vector<uint8_t>& scratch);
+  // Publishes the index when dirty and `force` or publish_ms elapsed (write lock held).
+  Status MaybePublish(bool force, std::vector<uint8_t>& scratch);
+  bool dirty() const { return dirty_.load(std::memory_order_relaxed); }
+
+  // Handle bookkeeping: the last close publishes (via the writer) and touches the lock file.
+  void AddHandle() { handles_.fetch_add(1); }
+  int RemoveHandle() { return handles_.fetch_sub(1) - 1; }
+  void TouchLastRead() const;
+
+ private:
+  Status OpenLocked(Origin& origin, const std::function<bool()>& admit, OpenState& state);
+  Status LockOpenByte();
+  Status Create(const OriginInfo& info, bool recreate);
+  Status OpenDataFiles();
+  Status StorePiece(uint64_t offset, std::span<const uint8_t> bytes, std::vector<uint8_t>& scratch);
+  Status AppendFragment(uint64_t page, uint32_t lo, std::span<const uint8_t> bytes);
+  void MergeFrom(const PageIndex& disk);
+  bool RefreshLocked(bool under_write_lock);
+
+  const Config& config_;
+  Counters& counters_;
+  const std::string key_;
+  const std::string url_;
+  const EntryPaths paths_;
+
+  std::mutex open_mu_;
+  bool open_done_ = false;
+  bool origin_failed_ = false;
+  Status open_status_;
+  OpenState open_state_ = OpenState::kReady;
+
+  LockFile lock_;
+  Fd data_fd_;
+  Fd frag_fd_;
+  uint64_t size_ = 0;
+  uint32_t page_size_ = 0;
+  uint64_t epoch_ = 0;
+
+  std::shared_mutex mu_;
+  PageIndex index_;
+  std::atomic<bool> failed_{false};
+
+  std::mutex refresh_mu_;
+  IndexStamp stamp_;
+  std::atomic<int64_t> last_refresh_ns_{0};
+
+  std::mutex inflight_mu_;
+  std::vector<std::pair<fetch::Range, std::shared_ptr<Fetch>>> inflight_;
+
+  std::mutex write_mu_;  // the in-process half of the write lock
+  uint64_t frag_end_ = 0;
+  std::atomic<bool> dirty_{false};
+  int64_t last_publish_ns_ = 0;
+
+  std::atomic<int> handles_{0};
+};
+
+// Monotonic clock in nanoseconds.
+int64_t NowNs();
+
+}  // namespace ferry::cache

@@ -1,0 +1,250 @@
+#include "cache/entry_store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+
+#include "base/fd.h"
+
+namespace ferry::cache {
+namespace {
+
+Status MakeDir(const std::string& path) {
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+    return IoError("cannot create directory " + path, errno);
+  }
+  return OkStatus();
+}
+
+Status FsyncPath(const std::string& path) {
+  Fd fd = FERRY_TRY(Fd::Open(path, O_RDONLY | O_DIRECTORY));
+  if (::fsync(fd.get()) != 0) {
+    return IoError("fsync " + path, errno);
+  }
+  return OkStatus();
+}
+
+int64_t MtimeNs(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+bool DirIsEmpty(const std::string& path) {
+  DIR* d = ::opendir(path.c_str());
+  if (d == nullptr) {
+    return true;
+  }
+  bool empty = true;
+  while (struct dirent* e = ::readdir(d)) {
+    std::string_view n = e->d_name;
+    if (n != "." && n != "..") {
+      empty = false;
+      break;
+    }
+  }
+  ::closedir(d);
+  return empty;
+}
+
+}  // namespace
+
+EntryPaths PathsFor(const std::string& cache_dir, const std::string& key) {
+  EntryPaths p;
+  p.subdir = cache_dir + "/entries/" + key.substr(0, 2);
+  p.base = p.subdir + "/" + key;
+  return p;
+}
+
+bool IsCacheDir(const std::string& cache_dir) {
+  struct stat st = {};
+  return ::stat((cache_dir + "/" + kMarkerName).c_str(), &st) == 0;
+}
+
+Status PrepareCacheDir(const std::string& cache_dir) {
+  if (cache_dir.empty()) {
+    return InvalidArgumentError("no cache directory set");
+  }
+  if (IsCacheDir(cache_dir)) {
+    return MakeDir(cache_dir + "/entries");
+  }
+  struct stat st = {};
+  if (::stat(cache_dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) {
+      return InvalidArgumentError(cache_dir + " is not a directory");
+    }
+    if (!DirIsEmpty(cache_dir)) {
+      return InvalidArgumentError(cache_dir
+                                  + " is not empty and not a ferry cache (no ferry-cache marker)");
+    }
+  } else {
+    // Create missing parents one level at a time (bounded by the path depth).
+    std::string partial;
+    for (size_t pos = 1; pos != std::string::npos;) {
+      pos = cache_dir.find('/', pos);
+      partial = cache_dir.substr(0, pos);
+      FERRY_TRY(MakeDir(partial));
+      if (pos != std::string::npos) {
+        ++pos;
+      }
+    }
+  }
+  FERRY_TRY(MakeDir(cache_dir + "/entries"));
+  const std::string marker = cache_dir + "/" + kMarkerName;
+  Fd fd = FERRY_TRY(Fd::Open(marker, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+  const std::string_view text = kMarkerText;
+  FERRY_TRY(PwriteFull(fd.get(), text.data(), text.size(), 0));
+  return fd.Close();
+}
+
+IndexStamp StampOf(const std::string& path) {
+  struct stat st = {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return {};
+  }
+  return {st.st_ino, MtimeNs(st), st.st_size};
+}
+
+Result<PageIndex> LoadIndex(const std::string& path, IndexStamp* stamp) {
+  Fd fd = FERRY_TRY(Fd::Open(path, O_RDONLY));
+  struct stat st = {};
+  if (::fstat(fd.get(), &st) != 0) {
+    return IoError("stat " + path, errno);
+  }
+  if (st.st_size > (int64_t{1} << 32)) {
+    return CorruptionError("page index " + path + " is implausibly large");
+  }
+  std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
+  FERRY_TRY_CTX(PreadFull(fd.get(), bytes.data(), bytes.size(), 0), "index " + path);
+  if (stamp != nullptr) {
+    *stamp = {st.st_ino, MtimeNs(st), st.st_size};
+  }
+  return FERRY_TRY_CTX(PageIndex::Decode(bytes), "index " + path);
+}
+
+Status PublishIndex(const EntryPaths& paths,
+                    const PageIndex& index,
+                    bool sync,
+                    std::vector<uint8_t>& scratch,
+                    IndexStamp* stamp) {
+  index.Encode(scratch);
+  return PublishIndexBytes(paths, scratch, sync, stamp);
+}
+
+Status PublishIndexBytes(const EntryPaths& paths,
+                         std::span<const uint8_t> scratch,
+                         bool sync,
+                         IndexStamp* stamp) {
+  const std::string tmp = paths.idx() + ".tmp." + std::to_string(::getpid());
+  {
+    Fd fd = FERRY_TRY(Fd::Open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+    Status st = PwriteFull(fd.get(), scratch.data(), scratch.size(), 0);
+    if (st && sync && ::fsync(fd.get()) != 0) {
+      st = IoError("fsync " + tmp, errno);
+    }
+    if (st) {
+      st = fd.Close();
+    }
+    if (!st) {
+      ::unlink(tmp.c_str());
+      return st;
+    }
+  }
+  if (::rename(tmp.c_str(), paths.idx().c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return IoError("rename " + tmp, err);
+  }
+  if (sync) {
+    FERRY_TRY(FsyncPath(paths.subdir));
+  }
+  if (stamp != nullptr) {
+    *stamp = StampOf(paths.idx());
+  }
+  return OkStatus();
+}
+
+Status RemoveEntryFiles(const EntryPaths& paths) {
+  for (const std::string& f : {paths.idx(), paths.data(), paths.frag()}) {
+    if (::unlink(f.c_str()) != 0 && errno != ENOENT) {
+      return IoError("cannot remove " + f, errno);
+    }
+  }
+  return OkStatus();
+}
+
+uint64_t AllocatedBytes(const std::string& path) {
+  struct stat st = {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return 0;
+  }
+  return static_cast<uint64_t>(st.st_blocks) * 512;
+}
+
+Result<std::vector<EntryListing>> ScanEntries(const std::string& cache_dir) {
+  const std::string root = cache_dir + "/entries";
+  DIR* top = ::opendir(root.c_str());
+  if (top == nullptr) {
+    if (errno == ENOENT) {
+      return std::vector<EntryListing>{};
+    }
+    return IoError("cannot list " + root, errno);
+  }
+  std::map<std::string, EntryListing> found;
+  while (struct dirent* sub = ::readdir(top)) {
+    std::string_view sname = sub->d_name;
+    if (sname.size() != 2) {
+      continue;
+    }
+    const std::string subdir = root + "/" + std::string(sname);
+    DIR* d = ::opendir(subdir.c_str());
+    if (d == nullptr) {
+      continue;
+    }
+    while (struct dirent* e = ::readdir(d)) {
+      std::string_view name = e->d_name;
+      const size_t dot = name.find('.');
+      if (dot != 16) {
+        continue;  // not KEY.ext (16 hex digits)
+      }
+      const std::string key(name.substr(0, dot));
+      const std::string_view ext = name.substr(dot + 1);
+      EntryListing& l = found[key];
+      if (l.key.empty()) {
+        l.key = key;
+        l.paths = PathsFor(cache_dir, key);
+      }
+      struct stat st = {};
+      const std::string full = subdir + "/" + std::string(name);
+      if (::stat(full.c_str(), &st) != 0) {
+        continue;
+      }
+      if (ext == "idx" || ext == "data" || ext == "frag") {
+        l.disk_bytes += static_cast<uint64_t>(st.st_blocks) * 512;
+      }
+      if (ext == "idx") {
+        l.has_index = true;
+        l.last_read_ns = std::max(l.last_read_ns, MtimeNs(st));
+      } else if (ext == "lock") {
+        l.last_read_ns = std::max(l.last_read_ns, MtimeNs(st));
+      } else if (ext == "pin") {
+        l.pinned = true;
+      } else if (ext.starts_with("idx.tmp.")) {
+        l.disk_bytes += static_cast<uint64_t>(st.st_blocks) * 512;
+      }
+    }
+    ::closedir(d);
+  }
+  ::closedir(top);
+  std::vector<EntryListing> out;
+  out.reserve(found.size());
+  for (auto& [k, v] : found) {
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+}  // namespace ferry::cache

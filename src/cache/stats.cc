@@ -1,0 +1,139 @@
+#include "cache/stats.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <vector>
+
+#include "base/crc32c.h"
+#include "base/endian.h"
+#include "base/fd.h"
+#include "cache/lock_file.h"
+
+namespace ferry::cache {
+namespace {
+
+constexpr char kStatsMagic[8] = {'F', 'E', 'R', 'R', 'Y', 'S', 'T', 'S'};
+constexpr uint32_t kStatsVersion = 1;
+
+std::vector<uint8_t> Encode(const CounterValues& v) {
+  std::vector<uint8_t> out(16 + 8 * kCounterCount + 4);
+  std::memcpy(out.data(), kStatsMagic, 8);
+  StoreLE<uint32_t>(out.data() + 8, kStatsVersion);
+  StoreLE<uint32_t>(out.data() + 12, static_cast<uint32_t>(kCounterCount));
+  for (size_t i = 0; i < kCounterCount; ++i) {
+    StoreLE<uint64_t>(out.data() + 16 + 8 * i, v[i]);
+  }
+  const size_t body = 16 + 8 * kCounterCount;
+  StoreLE<uint32_t>(out.data() + body, crc32c::Value(out.data(), body));
+  return out;
+}
+
+}  // namespace
+
+std::string_view CounterName(Counter c) {
+  switch (c) {
+    case Counter::kHits:
+      return "hits";
+    case Counter::kMisses:
+      return "misses";
+    case Counter::kBytesFromCache:
+      return "bytes_from_cache";
+    case Counter::kBytesFromOrigin:
+      return "bytes_from_origin";
+    case Counter::kOriginRequests:
+      return "origin_requests";
+    case Counter::kOriginChunks:
+      return "origin_chunks";
+    case Counter::kCrcFailures:
+      return "crc_failures";
+    case Counter::kFailopenEvents:
+      return "failopen_events";
+    case Counter::kAdmissionsDeclined:
+      return "admissions_declined";
+    case Counter::kEvictions:
+      return "evictions";
+    case Counter::kWritesDropped:
+      return "writes_dropped";
+    case Counter::kRetries:
+      return "retries";
+    case Counter::kCount:
+      break;
+  }
+  return "?";
+}
+
+CounterValues Counters::Snapshot() const {
+  CounterValues v{};
+  for (size_t i = 0; i < kCounterCount; ++i) {
+    v[i] = values_[i].load(std::memory_order_relaxed);
+  }
+  return v;
+}
+
+Result<CounterValues> ReadStatsFile(const std::string& cache_dir) {
+  CounterValues v{};
+  const std::string path = cache_dir + "/stats";
+  auto fd = Fd::Open(path, O_RDONLY);
+  if (!fd) {
+    if (fd.error().code() == ErrorCode::kNotFound) {
+      return v;
+    }
+    return std::move(fd).error();
+  }
+  uint8_t buf[512];
+  ssize_t n = ::pread(fd->get(), buf, sizeof buf, 0);
+  if (n < 16 + 4 || std::memcmp(buf, kStatsMagic, 8) != 0
+      || LoadLE<uint32_t>(buf + 8) != kStatsVersion) {
+    return CorruptionError("bad stats file " + path);
+  }
+  const uint32_t count = LoadLE<uint32_t>(buf + 12);
+  const size_t body = 16 + 8 * static_cast<size_t>(count);
+  if (count > 48 || static_cast<size_t>(n) != body + 4
+      || LoadLE<uint32_t>(buf + body) != crc32c::Value(buf, body)) {
+    return CorruptionError("bad stats file " + path);
+  }
+  for (size_t i = 0; i < std::min<size_t>(count, kCounterCount); ++i) {
+    v[i] = LoadLE<uint64_t>(buf + 16 + 8 * i);
+  }
+  return v;
+}
+
+Status WriteStatsFile(const std::string& cache_dir, const CounterValues& values) {
+  const std::string path = cache_dir + "/stats";
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  std::vector<uint8_t> bytes = Encode(values);
+  {
+    Fd fd = FERRY_TRY(Fd::Open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+    FERRY_TRY(PwriteFull(fd.get(), bytes.data(), bytes.size(), 0));
+    FERRY_TRY(fd.Close());
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return IoError("rename " + tmp, err);
+  }
+  return OkStatus();
+}
+
+Status Counters::MergeInto(const std::string& cache_dir) {
+  std::lock_guard<std::mutex> guard(merge_mu_);
+  const CounterValues now = Snapshot();
+  if (now == merged_) {
+    return OkStatus();
+  }
+  LockFile lock = FERRY_TRY(LockFile::Open(cache_dir + "/stats.lock"));
+  FERRY_TRY(lock.Lock(0, /*exclusive=*/true, 2000));
+  auto on_disk = ReadStatsFile(cache_dir);
+  CounterValues total = on_disk ? *on_disk : CounterValues{};  // a bad file restarts at zero
+  for (size_t i = 0; i < kCounterCount; ++i) {
+    total[i] += now[i] - merged_[i];
+  }
+  FERRY_TRY(WriteStatsFile(cache_dir, total));
+  merged_ = now;
+  return OkStatus();
+}
+
+}  // namespace ferry::cache

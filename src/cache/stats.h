@@ -1,0 +1,66 @@
+// Cache counters: kept per process in atomics, merged into DIR/stats so that `ferry cache stats`
+// reports every process that used the directory. File layout: docs/format/page-store.md.
+//
+// Thread-safety: Counters may be bumped from any thread (relaxed atomics, no allocation).
+// MergeInto() serialises processes with an OFD lock on DIR/stats.lock.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+
+namespace ferry::cache {
+
+enum class Counter : uint8_t {
+  kHits,                // ranges served entirely from the cache
+  kMisses,              // ranges that needed the origin (at least partly)
+  kBytesFromCache,      // bytes copied to applications from the cache
+  kBytesFromOrigin,     // bytes received from origins (including bridged gaps)
+  kOriginRequests,      // read / vector-read requests sent to origins
+  kOriginChunks,        // chunks in those requests
+  kCrcFailures,         // cached pages whose CRC did not match (refetched)
+  kFailopenEvents,      // cache faults that turned a handle into a pass-through
+  kAdmissionsDeclined,  // new entries refused because the cache is full
+  kEvictions,           // entries evicted
+  kWritesDropped,       // fetched pages not cached (write-behind full, over capacity)
+  kRetries,             // origin requests retried after a transient error
+  kCount
+};
+inline constexpr size_t kCounterCount = static_cast<size_t>(Counter::kCount);
+
+// JSON field name of a counter ("bytes_from_cache").
+std::string_view CounterName(Counter c);
+
+using CounterValues = std::array<uint64_t, kCounterCount>;
+
+class Counters {
+ public:
+  void Add(Counter c, uint64_t n = 1) {
+    values_[static_cast<size_t>(c)].fetch_add(n, std::memory_order_relaxed);
+  }
+  uint64_t Get(Counter c) const {
+    return values_[static_cast<size_t>(c)].load(std::memory_order_relaxed);
+  }
+  CounterValues Snapshot() const;
+
+  // Adds what this process counted since its last merge to DIR/stats. Best effort: on error
+  // the delta stays pending for the next merge.
+  Status MergeInto(const std::string& cache_dir);
+
+ private:
+  std::array<std::atomic<uint64_t>, kCounterCount> values_{};
+  std::mutex merge_mu_;
+  CounterValues merged_{};  // part of values_ already in DIR/stats
+};
+
+// Reads DIR/stats (all zeros when absent). kCorruption when it does not validate.
+Result<CounterValues> ReadStatsFile(const std::string& cache_dir);
+// Replaces DIR/stats (used by `ferry cache clear --stats` and tests).
+Status WriteStatsFile(const std::string& cache_dir, const CounterValues& values);
+
+}  // namespace ferry::cache

@@ -1,0 +1,32 @@
+// Verification of cache entries on disk (`ferry cache verify`, crash tests).
+//
+// Reads every full page and fragment an index names and checks its CRC32C. With `repair`, an
+// entry with bad pages gets a new index without them (published under the entry's write lock,
+// so it is safe while other processes use the entry); an entry whose index does not decode is
+// removed. Never modifies anything without `repair`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/result.h"
+#include "cache/entry_store.h"
+
+namespace ferry::cache {
+
+struct VerifyReport {
+  std::string url;
+  bool index_ok = false;
+  std::string index_error;  // when !index_ok
+  uint64_t pages_ok = 0;
+  uint64_t pages_bad = 0;  // full pages whose bytes do not match their CRC
+  uint64_t fragments_ok = 0;
+  uint64_t fragments_bad = 0;
+  uint64_t held_bytes = 0;
+  uint64_t garbage_bytes = 0;  // fragment-log bytes no fragment names
+  bool repaired = false;
+};
+
+Result<VerifyReport> VerifyEntry(const EntryPaths& paths, bool repair, int lock_timeout_ms = 2000);
+
+}  // namespace ferry::cache
