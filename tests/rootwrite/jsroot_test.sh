@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Independent-reader check of files ferry writes: jsroot (the ROOT project's JavaScript reader)
+# reads every branch of the writer's fixture files (every codec, big form, clusters, two trees)
+# and of a small `ferry gen nanoaod` dataset, and must see the values `ferry root dump` prints.
+#
+# usage: jsroot_test.sh FERRY FIXTURES_TOOL CACHE_DIR [ROOT_DATA_DIR]
+# jsroot is installed once into CACHE_DIR (npm install --ignore-scripts) and reused; the test
+# exits 77 (skipped) when node is missing or npm cannot reach the registry.
+set -euo pipefail
+ferry=$1
+fixtures=$2
+cache=$3
+data=${4:-}
+here=$(cd "$(dirname "$0")" && pwd)
+jsroot_version=7.11.2
+
+command -v node >/dev/null || { echo "node not installed: skipping"; exit 77; }
+mkdir -p "$cache"
+(
+  flock -w 600 9 || exit 1
+  if [[ ! -f "$cache/node_modules/jsroot/package.json" ]]; then
+    command -v npm >/dev/null || { echo "npm not installed: skipping"; exit 77; }
+    if ! timeout 600 npm install "jsroot@$jsroot_version" --ignore-scripts --no-audit --no-fund \
+        --prefix "$cache" >"$cache/npm.log" 2>&1; then
+      echo "npm install jsroot failed (registry unreachable?): skipping"; tail -5 "$cache/npm.log"
+      exit 77
+    fi
+  fi
+) 9>"$cache/.lock"
+# The checker is resolved next to node_modules so that `import 'jsroot'` finds the package.
+cp "$here/jsroot_check.mjs" "$cache/jsroot_check.mjs"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$fixtures" "$tmp" >/dev/null
+files=("$tmp"/*.root)
+template="$data/nanoAOD_2015_CMS_Open_Data_ttbar.root"
+if [[ -n "$data" && -f "$template" ]] && "$ferry" gen --help >/dev/null 2>&1; then
+  "$ferry" gen nanoaod --template "$template" --events 600 --files 2 --codec zstd:3 \
+    --out "$tmp/gen" --seed 5 >/dev/null
+  files+=("$tmp"/gen/*.root)
+fi
+# jsroot's optional zstd module prints its whole source on some errors: keep lines short.
+timeout 900 node "$cache/jsroot_check.mjs" "$ferry" "${files[@]}" 2>&1 | cut -c1-400
+exit "${PIPESTATUS[0]}"
