@@ -72,14 +72,27 @@ echo "PASS wan namespace $NS ($addr, rtt $rtt ms)"
 hostport="${wurl#root://}"
 hostport="${hostport%/}"
 xurl="$(bash "$HERE/xcache.sh" start tuned --origin "$hostport" --cache-dir "$CACHE")"
+rx() { bash "$HERE/wan.sh" bytes --name "$NS" | sed 's/rx_bytes=\([0-9]*\).*/\1/'; }
+declare -A wan_rx
 for pass in cold warm; do
+  before="$(rx)"
   ftb_t xrdcp -s -f "${xurl}/b.bin" "$FERRY_TB_DIR/b.$pass"
   cmp -s "$DATA/b.bin" "$FERRY_TB_DIR/b.$pass" || fail "xcache $pass copy differs"
+  wan_rx[$pass]=$(($(rx) - before))
 done
-ls "$CACHE"/b.bin.cinfo >/dev/null 2>&1 || fail "no cinfo in the cache dir"
-echo "PASS xcache tuned ($xurl -> $hostport)"
-
+[ "${wan_rx[cold]}" -ge 3145728 ] || fail "cold read moved only ${wan_rx[cold]} bytes over the WAN"
+[ "${wan_rx[warm]}" -lt 1048576 ] || fail "warm read moved ${wan_rx[warm]} bytes over the WAN"
+# XrdPfc writes the block map when it releases the file: poll for it (max 10 s).
+want="file=/b.bin size=3145728 block=4096 blocks_downloaded=768 downloaded_bytes=3145728"
+for ((i = 0; i < 100; i++)); do
+  stats="$(bash "$HERE/xcache.sh" stats --cache-dir "$CACHE")"
+  grep -q "^$want" <<<"$stats" && break
+  sleep 0.1
+done
+grep -q "^$want" <<<"$stats" || fail "xcache stats: $stats"
 bash "$HERE/xcache.sh" stop
+echo "PASS xcache tuned ($xurl -> $hostport; WAN bytes cold ${wan_rx[cold]}, warm ${wan_rx[warm]})"
+
 bash "$HERE/origin.sh" stop --name "$NS"
 bash "$HERE/wan.sh" down --name "$NS"
 wan_up=""

@@ -5,6 +5,8 @@
 #   wan.sh down   [--name ftb-wan]
 #   wan.sh status [--name ftb-wan]
 #   wan.sh check  [--name ftb-wan]   TCP connect RTT and iperf3 throughput over the link
+#   wan.sh bytes  [--name ftb-wan]   "rx_bytes=N tx_bytes=N" of the host end (rx = from the
+#                                     remote site): take two readings around a benchmark run
 #
 # Layout: namespace NAME, veth pair NAME-h (host side) <-> NAME-n (inside), a private /30 that
 # exists only on that pair (picked so that it does not collide with addresses on the host).
@@ -19,7 +21,7 @@ set -euo pipefail
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/common.sh"
 
 usage() {
-  echo "usage: wan.sh up|down|status|check [--rtt 40ms] [--rate 1gbit] [--name ftb-XXX]" >&2
+  echo "usage: wan.sh up|down|status|check|bytes [--rtt 40ms] [--rate 1gbit] [--name ftb-XXX]" >&2
   exit 2
 }
 
@@ -256,8 +258,16 @@ PY
   done
 }
 
+bytes() {
+  local rx tx
+  rx="$(cat "/sys/class/net/$vh/statistics/rx_bytes" 2>/dev/null)" || ftb_die "wan $name is down"
+  tx="$(cat "/sys/class/net/$vh/statistics/tx_bytes")"
+  echo "rx_bytes=$rx tx_bytes=$tx"
+}
+
 case "$cmd" in
   up) up ;;
+  bytes) bytes ;;
   down) down ;;
   status) status ;;
   check) check ;;

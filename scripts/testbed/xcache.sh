@@ -7,6 +7,8 @@
 #   xcache.sh stop   [--name N]
 #   xcache.sh status [--name N]
 #   xcache.sh url    [--name N]
+#   xcache.sh stats  --cache-dir D     cached files: blocks downloaded (from *.cinfo), bytes on disk
+#   xcache.sh wipe   --cache-dir D [--name N]   delete the cached data (the cache must be stopped)
 #
 # Profiles:
 #   default  XrdPfc's own defaults (5.5.3: pfc.blocksize 128k, pfc.prefetch 10, pfc.ram 1g)
@@ -20,7 +22,7 @@ set -euo pipefail
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/common.sh"
 
 usage() {
-  echo "usage: xcache.sh start|stop|status|url [default|tuned] --origin HOST:PORT --cache-dir D [--port P] [--name N]" >&2
+  echo "usage: xcache.sh start|stop|status|url|stats|wipe [default|tuned] --origin HOST:PORT --cache-dir D [--port P] [--name N]" >&2
   exit 2
 }
 
@@ -117,6 +119,35 @@ case "$cmd" in
     run="$FTB_DIR/xcache-$name"
     [ -f "$run/url" ] || ftb_die "xcache $name was never started in $FTB_DIR"
     cat "$run/url"
+    ;;
+  stats)
+    [ -d "$cache" ] || ftb_die "--cache-dir D is required and must exist"
+    command -v xrdpfc_print >/dev/null || ftb_die "xrdpfc_print missing (xrootd-server-plugins)"
+    # One line per cached file, then the total. downloaded_bytes = blocks held x block size
+    # (capped at the file size); disk_bytes = allocated size of the data file.
+    find "$cache" -name '*.cinfo' -print0 | sort -z | head -z -n 10000 |
+      while IFS= read -r -d '' ci; do
+        data="${ci%.cinfo}"
+        disk=$(( $(stat -c %b "$data" 2>/dev/null || echo 0) * 512 ))
+        ftb_t xrdpfc_print -u B "$ci" 2>/dev/null |
+          awk -v f="${data#"$cache"}" -v disk="$disk" '/n_downloaded/ {
+            for (i = 1; i <= NF; i++) { gsub(",", "", $(i + 1))
+              if ($i == "file_size") fs = $(i + 1); if ($i == "buffer_size") bs = $(i + 1)
+              if ($i == "n_downloaded") nd = $(i + 1) }
+            d = nd * bs; if (d > fs) d = fs
+            printf "file=%s size=%d block=%d blocks_downloaded=%d downloaded_bytes=%d disk_bytes=%d\n", f, fs, bs, nd, d, disk }'
+      done | awk '{ print; for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "downloaded_bytes") d += kv[2]; if (kv[1] == "disk_bytes") k += kv[2] } n++ }
+                  END { printf "total files=%d downloaded_bytes=%d disk_bytes=%d\n", n, d, k }'
+    ;;
+  wipe)
+    [ -n "$cache" ] && [ -d "$cache" ] || ftb_die "--cache-dir D is required and must exist"
+    if [ -n "${FERRY_TB_DIR:-}" ]; then
+      ftb_state_init existing
+      run="$FTB_DIR/xcache-$name"
+      ! running || ftb_die "xcache $name is running: stop it first"
+    fi
+    find "$cache" -mindepth 1 -delete
+    ftb_note "wiped $cache"
     ;;
   *) usage ;;
 esac
