@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/value_format.h"
 #include "store/converter.h"
+#include "store/pick.h"
 #include "store/selection.h"
 #include "store/store.h"
 
@@ -175,10 +176,6 @@ Result<std::vector<store::EventId>> EventList(const Args& args) {
 }
 
 int RunGet(const std::string& dir, const Args& args) {
-  if (args.Has("--out")) {
-    return ReportError(UnsupportedError(
-        "--out picked.root needs the ROOT writer, which this build does not have yet"));
-  }
   auto ids = EventList(args);
   if (!ids.has_value()) {
     return UsageError(ids.error().ToString(), kUsage);
@@ -209,6 +206,18 @@ int RunGet(const std::string& dir, const Args& args) {
       continue;
     }
     found.push_back(id);
+  }
+  if (auto out = args.Get("--out")) {
+    auto rep =
+        store::WritePicked(s, found, args.Has("--columns") ? *cols : std::vector<int32_t>{}, *out);
+    if (!rep.has_value()) {
+      return ReportError(rep.error());
+    }
+    std::printf("%s: %llu events, %llu branches, %s\n", out->c_str(),
+                static_cast<unsigned long long>(rep->events),
+                static_cast<unsigned long long>(rep->branches),
+                HumanBytes(static_cast<double>(rep->bytes)).c_str());
+    return kExitOk;
   }
   std::vector<rootio::Column> values;
   if (auto r = s.ReadEvents(found, *cols, &values); !r.has_value()) {

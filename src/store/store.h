@@ -142,13 +142,14 @@ class Store {
   StoreStats stats() const;
   void ResetStats();
 
+  // An empty column shaped for c (one entry is appended per event).
+  static rootio::Column StartColumnFor(const ColumnSpec& c);
+
  private:
   Store() = default;
   Result<Shard*> Attach(size_t run_slot);
   // stored -> raw (a raw copy when the sizes are equal, else the store's codec).
   Status DecodeChunk(std::span<const uint8_t> stored, std::span<uint8_t> raw);
-  // An empty column shaped for c.
-  static rootio::Column StartColumnFor(const ColumnSpec& c);
 
   std::string dir_;
   StoreOptions options_;
