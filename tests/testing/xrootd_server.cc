@@ -150,8 +150,13 @@ XrootdStart XrootdOrigin::Start(const std::string& data_dir, const XrootdOriginO
     result.message = "running as root but the xrootd account does not exist (xrootd-server)";
     return result;
   }
-  // A TempDir is 0700; the server's account must be able to list and read it.
-  ::chmod(data_dir.c_str(), 0755);
+  // A TempDir is 0700; the server's account must be able to list and read it. Only add the
+  // missing r/x bits for group and others; a directory that already has them (the read-only
+  // shared data) is left untouched.
+  struct stat st {};
+  if (::stat(data_dir.c_str(), &st) == 0 && (st.st_mode & 0055) != 0055) {
+    ::chmod(data_dir.c_str(), (st.st_mode & 07777) | 0055);
+  }
 
   const char* tmp = std::getenv("TMPDIR");
   std::string tmpl = std::string(tmp != nullptr ? tmp : "/tmp") + "/ferry-xrootd-XXXXXX";

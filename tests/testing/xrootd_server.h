@@ -10,8 +10,8 @@
 //
 // - xrootd missing from PATH: Start() reports `unavailable` and the macro GTEST_SKIPs.
 // - Running as root, xrootd is started with `-R xrootd` (it refuses root). That account must be
-//   able to read data_dir and traverse its parents: Start() chmods data_dir itself a+rx (a
-//   TempDir is 0700); parents under /tmp are fine, /root is not.
+//   able to read data_dir and traverse its parents: Start() adds go+rx to data_dir itself when
+//   missing (a TempDir is 0700); parents under /tmp are fine, /root is not.
 // - The server listens only on 127.0.0.1 (LD_PRELOAD of the test bed's bind shim, built by
 //   CMake). It runs under `timeout`, so a crashed test cannot leave it running for longer than
 //   `max_lifetime`.
