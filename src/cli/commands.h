@@ -7,7 +7,10 @@
 namespace ferry::cli {
 
 int RunRoot(std::span<const char* const> args);
+int RunGen(std::span<const char* const> args);
 int RunAnalyze(std::span<const char* const> args);
 int RunStore(std::span<const char* const> args);
+int RunSend(std::span<const char* const> args);
+int RunRecv(std::span<const char* const> args);
 
 }  // namespace ferry::cli

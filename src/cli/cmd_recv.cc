@@ -1,0 +1,173 @@
+// ferry recv: the receiving daemon for `ferry send`. Runs until SIGINT or SIGTERM.
+#include <signal.h>
+
+#include <cstdio>
+#include <ctime>
+#include <string>
+
+#include "base/json_writer.h"
+#include "base/strings.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "xfer/handshake.h"
+#include "xfer/net.h"
+#include "xfer/protocol.h"
+#include "xfer/receiver.h"
+
+namespace ferry::cli {
+namespace {
+
+constexpr std::string_view kUsage =
+    "ferry recv --listen ADDR:PORT --root DIR [--token-file F] [--json] [--timeout SECONDS]\n"
+    "                  [--no-direct] [--memory 2G]\n"
+    "  Serves transfers until SIGINT/SIGTERM; every file lands under DIR (paths are confined)\n"
+    "  and is renamed into place only when complete and verified. Port 0 picks a free port.\n"
+    "  --json  one JSON object per line on stdout: the listening address, then each session";
+
+std::string Stamp() {
+  char buf[32];
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::localtime_r(&t, &tm);
+  std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+  return buf;
+}
+
+}  // namespace
+
+int RunRecv(std::span<const char* const> args) {
+  auto parsed = Args::Parse(args, {{"--listen", true},
+                                   {"--root", true},
+                                   {"--token-file", true},
+                                   {"--json"},
+                                   {"--timeout", true},
+                                   {"--no-direct"},
+                                   {"--no-uring"},
+                                   {"--no-preallocate"},
+                                   {"--memory", true},
+                                   {"--journal-sync-ms", true},
+                                   {"--help"}});
+  if (!parsed) {
+    return UsageError(parsed.error().message(), kUsage);
+  }
+  const Args& a = *parsed;
+  if (a.Has("--help")) {
+    std::printf("usage: %.*s\n", static_cast<int>(kUsage.size()), kUsage.data());
+    return kExitOk;
+  }
+  if (!a.positional().empty() || !a.Has("--listen") || !a.Has("--root")) {
+    return UsageError("need --listen ADDR:PORT and --root DIR", kUsage);
+  }
+  auto listen = xfer::ParseHostPort(*a.Get("--listen"));
+  if (!listen || !listen->rest.empty()) {
+    return UsageError("bad --listen address (ADDR:PORT)", kUsage);
+  }
+  xfer::ReceiverOptions o;
+  o.listen_addr = listen->host;
+  o.port = listen->port;
+  o.root = *a.Get("--root");
+  o.direct_io = !a.Has("--no-direct");
+  o.use_uring = !a.Has("--no-uring");
+  o.preallocate = !a.Has("--no-preallocate");
+  if (auto v = a.Get("--timeout")) {
+    auto n = ParseUint(*v);
+    if (!n || *n < 1 || *n > 86400) {
+      return UsageError("--timeout must be in [1, 86400] seconds", kUsage);
+    }
+    o.timeout_ms = static_cast<int>(*n * 1000);
+  }
+  if (auto v = a.Get("--memory")) {
+    auto n = ParseSize(*v);
+    if (!n || *n < (8u << 20)) {
+      return UsageError("--memory must be at least 8M", kUsage);
+    }
+    o.memory_budget = *n;
+  }
+  if (auto v = a.Get("--journal-sync-ms")) {
+    auto n = ParseUint(*v);
+    if (!n || *n < 1 || *n > 600000) {
+      return UsageError("--journal-sync-ms must be in [1, 600000]", kUsage);
+    }
+    o.journal_sync_ms = static_cast<int>(*n);
+  }
+  if (auto v = a.Get("--token-file")) {
+    auto token = xfer::ReadTokenFile(*v);
+    if (!token) {
+      return ReportError(token.error());
+    }
+    o.token = *token;
+  }
+  const bool json = a.Has("--json");
+  o.on_log = [](std::string_view line) {
+    std::fprintf(stderr, "%s ferry recv: %.*s\n", Stamp().c_str(), static_cast<int>(line.size()),
+                 line.data());
+  };
+  if (json) {
+    o.on_session = [](const xfer::SessionSummary& s) {
+      JsonWriter w;
+      w.BeginObject()
+          .Field("event", "session")
+          .Field("session", s.session)
+          .Field("peer", s.peer)
+          .Field("files", static_cast<uint64_t>(s.files))
+          .Field("files_done", static_cast<uint64_t>(s.files_done))
+          .Field("files_failed", static_cast<uint64_t>(s.files_failed))
+          .Field("files_skipped", static_cast<uint64_t>(s.files_skipped))
+          .Field("bytes", s.bytes)
+          .Field("seconds", s.seconds)
+          .Field("gbit_per_s",
+                 s.seconds > 0 ? static_cast<double>(s.bytes) * 8 / s.seconds / 1e9 : 0.0)
+          .Field("bad_blocks", s.bad_blocks)
+          .Field("streams", static_cast<int64_t>(s.streams))
+          .Field("direct_io", s.direct_io)
+          .Field("io_uring", s.uring)
+          .Field("digest", xfer::DigestHex(s.digest))
+          .Field("error", s.error)
+          .EndObject();
+      std::printf("%s\n", w.str().c_str());
+      std::fflush(stdout);
+    };
+  }
+
+  // SIGINT/SIGTERM are taken synchronously below; block them before any thread starts so
+  // every thread inherits the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto rx = xfer::Receiver::Start(o);
+  if (!rx) {
+    return ReportError(rx.error());
+  }
+  if (o.token.empty()) {
+    o.on_log("warning: no --token-file: any client that reaches this port can write under "
+             + o.root);
+  }
+  o.on_log("listening on " + (o.listen_addr.empty() ? "*" : o.listen_addr) + ":"
+           + std::to_string((*rx)->port()) + ", root " + o.root);
+  if (json) {
+    JsonWriter w;
+    w.BeginObject()
+        .Field("event", "listening")
+        .Field("address", o.listen_addr)
+        .Field("port", static_cast<uint64_t>((*rx)->port()))
+        .Field("root", o.root)
+        .EndObject();
+    std::printf("%s\n", w.str().c_str());
+    std::fflush(stdout);
+  }
+  int sig = 0;
+  // A daemon: waits for a stop signal (in bounded slices, so the loop stays responsive).
+  while (sig <= 0) {
+    timespec slice{1, 0};
+    sig = sigtimedwait(&stop_signals, nullptr, &slice);
+  }
+  o.on_log("stopping on signal " + std::to_string(sig));
+  (*rx)->Stop();
+  return kExitOk;
+}
+
+}  // namespace ferry::cli
