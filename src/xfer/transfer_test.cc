@@ -17,21 +17,19 @@
 #include "xfer/net.h"
 #include "xfer/receiver.h"
 #include "xfer/sender.h"
+#include "xfer/test_files.h"
 
 namespace ferry::xfer {
 namespace {
 
 namespace fs = std::filesystem;
-using ferry::testing::PseudoRandomBytes;
-using ferry::testing::ReadWholeFile;
-using ferry::testing::WriteWholeFile;
 
 // Every regular file under dir, by relative path.
 std::map<std::string, std::vector<uint8_t>> Tree(const std::string& dir) {
   std::map<std::string, std::vector<uint8_t>> out;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
     if (e.is_regular_file()) {
-      out[fs::relative(e.path(), dir).string()] = ReadWholeFile(e.path().string());
+      out[fs::relative(e.path(), dir).string()] = testing::ReadFile(e.path().string());
     }
   }
   return out;
@@ -129,7 +127,7 @@ TEST_F(XferLoopback, OddSizesArriveIdentical) {
   std::vector<std::string> paths;
   for (size_t i = 0; i < sizes.size(); ++i) {
     std::string p = src_ + "/f" + std::to_string(i) + "_" + std::to_string(sizes[i]);
-    WriteWholeFile(p, PseudoRandomBytes(sizes[i], i + 1));
+    testing::WriteFile(p, testing::RandomBytes(sizes[i], i + 1));
     paths.push_back(p);
   }
   SendOptions o = Options(rx_->port(), paths);
@@ -143,7 +141,7 @@ TEST_F(XferLoopback, OddSizesArriveIdentical) {
   auto got = Tree(root_ + "/in/here");
   EXPECT_EQ(got, want);
   for (const FileResult& f : r->files) {
-    auto bytes = ReadWholeFile(root_ + "/" + f.path);
+    auto bytes = testing::ReadFile(root_ + "/" + f.path);
     EXPECT_EQ(f.digest, DigestOf(bytes, block)) << f.path;
   }
   SessionSummary s = WaitSession(1);
@@ -168,7 +166,7 @@ TEST_F(XferLoopback, TreeOfManySmallFilesOverFewStreams) {
     fs::create_directories(dir);
     for (int i = 0; i < 60; ++i) {
       size_t n = static_cast<size_t>((seed * 2654435761u) % 9000);
-      WriteWholeFile(dir + "/f" + std::to_string(i), PseudoRandomBytes(n, ++seed));
+      testing::WriteFile(dir + "/f" + std::to_string(i), testing::RandomBytes(n, ++seed));
     }
   }
   SendOptions o = Options(rx_->port(), {src_ + "/tree"});
@@ -187,7 +185,7 @@ TEST_F(XferLoopback, TreeOfManySmallFilesOverFewStreams) {
 
 TEST_F(XferLoopback, WrongOrMissingTokenIsRefusedBeforeAnyWrite) {
   StartReceiver("the right secret");
-  WriteWholeFile(src_ + "/f", PseudoRandomBytes(1000, 1));
+  testing::WriteFile(src_ + "/f", testing::RandomBytes(1000, 1));
   SendOptions o = Options(rx_->port(), {src_ + "/f"});
   o.token = "a wrong secret";
   auto r = Send(o);
@@ -201,7 +199,7 @@ TEST_F(XferLoopback, WrongOrMissingTokenIsRefusedBeforeAnyWrite) {
   o.token = "the right secret";
   r = Send(o);
   ASSERT_TRUE(r.has_value()) << r.error().ToString();
-  EXPECT_EQ(ReadWholeFile(root_ + "/f"), ReadWholeFile(src_ + "/f"));
+  EXPECT_EQ(testing::ReadFile(root_ + "/f"), testing::ReadFile(src_ + "/f"));
 }
 
 // A hand-made client (the real sender never produces such paths) offers hostile names.
@@ -233,8 +231,8 @@ TEST_F(XferLoopback, DotDotAndAbsolutePathsAreRefused) {
 
 TEST_F(XferLoopback, OneStreamCutMidTransferOthersFinish) {
   StartReceiver();
-  auto data = PseudoRandomBytes(6u << 20, 3);
-  WriteWholeFile(src_ + "/big", data);
+  auto data = testing::RandomBytes(6u << 20, 3);
+  testing::WriteFile(src_ + "/big", data);
   // Connection 1 is the first data stream: reset it after 1 MiB.
   testing::FaultProxy proxy(rx_->port(), {{1, 1, testing::FaultProxy::kNever, 1u << 20}});
   SendOptions o = Options(proxy.port(), {src_ + "/big"});
@@ -245,14 +243,14 @@ TEST_F(XferLoopback, OneStreamCutMidTransferOthersFinish) {
   EXPECT_EQ(r->streams_lost, 1);
   EXPECT_GE(r->retransmitted_blocks, 1u);
   EXPECT_EQ(r->files_failed, 0u);
-  EXPECT_EQ(ReadWholeFile(root_ + "/big"), data);
+  EXPECT_EQ(testing::ReadFile(root_ + "/big"), data);
   EXPECT_EQ(r->digest, DigestOf(data, o.block_size));
 }
 
 TEST_F(XferLoopback, FlippedBitInTransitIsDetectedAndResent) {
   StartReceiver();
-  auto data = PseudoRandomBytes(4u << 20, 4);
-  WriteWholeFile(src_ + "/big", data);
+  auto data = testing::RandomBytes(4u << 20, 4);
+  testing::WriteFile(src_ + "/big", data);
   // Data streams open with HELLO (40 + 56 bytes) and AUTH (40 + 32); the first DATA payload
   // starts at byte 208. Flip a bit 1000 bytes into it, on every data stream.
   testing::FaultProxy proxy(rx_->port(), {{1, 3, 208 + 1000, testing::FaultProxy::kNever}});
@@ -262,15 +260,15 @@ TEST_F(XferLoopback, FlippedBitInTransitIsDetectedAndResent) {
   EXPECT_GE(proxy.flips(), 1);
   EXPECT_EQ(r->retransmitted_blocks, static_cast<uint64_t>(proxy.flips()));
   EXPECT_EQ(r->streams_lost, 0);
-  EXPECT_EQ(ReadWholeFile(root_ + "/big"), data);
+  EXPECT_EQ(testing::ReadFile(root_ + "/big"), data);
   SessionSummary s = WaitSession(1);
   EXPECT_EQ(s.bad_blocks, static_cast<uint64_t>(proxy.flips()));
 }
 
 TEST_F(XferLoopback, ResumeAfterTheLinkDiesSendsOnlyMissingBlocks) {
   StartReceiver();
-  auto data = PseudoRandomBytes(8u << 20, 5);
-  WriteWholeFile(src_ + "/big", data);
+  auto data = testing::RandomBytes(8u << 20, 5);
+  testing::WriteFile(src_ + "/big", data);
   SendOptions o = Options(0, {src_ + "/big"});
   {
     // Everything stops after ~40% of the bytes.
@@ -290,7 +288,7 @@ TEST_F(XferLoopback, ResumeAfterTheLinkDiesSendsOnlyMissingBlocks) {
   EXPECT_GT(r->resumed_blocks, 0u);
   EXPECT_LT(r->sent_bytes, data.size());
   EXPECT_EQ(r->sent_bytes + r->resumed_blocks * o.block_size, data.size());
-  EXPECT_EQ(ReadWholeFile(root_ + "/big"), data);
+  EXPECT_EQ(testing::ReadFile(root_ + "/big"), data);
   EXPECT_EQ(r->digest, DigestOf(data, o.block_size));
   EXPECT_EQ(WaitSession(2).digest, r->digest);
   ExpectNoHiddenFiles();
@@ -303,10 +301,10 @@ TEST_F(XferLoopback, ResumeAfterTheLinkDiesSendsOnlyMissingBlocks) {
 
 TEST_F(XferLoopback, ConcurrentSessionsToOneReceiver) {
   StartReceiver("tok");
-  auto a = PseudoRandomBytes(3u << 20, 8);
-  auto b = PseudoRandomBytes(2u << 20, 9);
-  WriteWholeFile(src_ + "/a", a);
-  WriteWholeFile(src_ + "/b", b);
+  auto a = testing::RandomBytes(3u << 20, 8);
+  auto b = testing::RandomBytes(2u << 20, 9);
+  testing::WriteFile(src_ + "/a", a);
+  testing::WriteFile(src_ + "/b", b);
   SendOptions oa = Options(rx_->port(), {src_ + "/a"});
   SendOptions ob = Options(rx_->port(), {src_ + "/b"});
   oa.token = ob.token = "tok";
@@ -316,8 +314,8 @@ TEST_F(XferLoopback, ConcurrentSessionsToOneReceiver) {
   t.join();
   ASSERT_TRUE(ra.has_value()) << ra.error().ToString();
   ASSERT_TRUE(rb.has_value()) << rb.error().ToString();
-  EXPECT_EQ(ReadWholeFile(root_ + "/a"), a);
-  EXPECT_EQ(ReadWholeFile(root_ + "/b"), b);
+  EXPECT_EQ(testing::ReadFile(root_ + "/a"), a);
+  EXPECT_EQ(testing::ReadFile(root_ + "/b"), b);
 }
 
 }  // namespace
