@@ -172,7 +172,11 @@ int main(int argc, char** argv) {
   std::printf("%-42s %-14s %8s %10s %10s %12s %12s %9s\n", "file", "codecs", "baskets", "stored",
               "raw", "bare MB/s", "reader MB/s", "overhead");
   ferry::JsonWriter w(2);
-  w.BeginObject().Field("benchmark", "rootio_read").Field("repeat", repeat).Key("files").BeginArray();
+  w.BeginObject()
+      .Field("benchmark", "rootio_read")
+      .Field("repeat", repeat)
+      .Key("files")
+      .BeginArray();
   bool all_ok = true;
   for (const auto& f : files) {
     FileResult r;

@@ -39,9 +39,9 @@ uint32_t ExtendPortable(uint32_t crc, const uint8_t* p, size_t n) {
     uint64_t w;
     std::memcpy(&w, p, 8);
     w ^= c;
-    c = t[7][w & 0xFF] ^ t[6][(w >> 8) & 0xFF] ^ t[5][(w >> 16) & 0xFF] ^ t[4][(w >> 24) & 0xFF] ^
-        t[3][(w >> 32) & 0xFF] ^ t[2][(w >> 40) & 0xFF] ^ t[1][(w >> 48) & 0xFF] ^
-        t[0][(w >> 56) & 0xFF];
+    c = t[7][w & 0xFF] ^ t[6][(w >> 8) & 0xFF] ^ t[5][(w >> 16) & 0xFF] ^ t[4][(w >> 24) & 0xFF]
+        ^ t[3][(w >> 32) & 0xFF] ^ t[2][(w >> 40) & 0xFF] ^ t[1][(w >> 48) & 0xFF]
+        ^ t[0][(w >> 56) & 0xFF];
     p += 8;
     n -= 8;
   }

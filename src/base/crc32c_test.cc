@@ -1,9 +1,9 @@
 #include "base/crc32c.h"
 
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "testing/testing.h"
 

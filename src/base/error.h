@@ -82,15 +82,10 @@ class [[nodiscard]] Error {
 };
 
 // Shorthand constructors for the common codes.
-Error IoError(std::string message, int sys_errno,
-              SourceLocation where = SourceLocation::Current());
-Error CorruptionError(std::string message,
-                      SourceLocation where = SourceLocation::Current());
-Error InvalidArgumentError(std::string message,
-                           SourceLocation where = SourceLocation::Current());
-Error NotFoundError(std::string message,
-                    SourceLocation where = SourceLocation::Current());
-Error UnsupportedError(std::string message,
-                       SourceLocation where = SourceLocation::Current());
+Error IoError(std::string message, int sys_errno, SourceLocation where = SourceLocation::Current());
+Error CorruptionError(std::string message, SourceLocation where = SourceLocation::Current());
+Error InvalidArgumentError(std::string message, SourceLocation where = SourceLocation::Current());
+Error NotFoundError(std::string message, SourceLocation where = SourceLocation::Current());
+Error UnsupportedError(std::string message, SourceLocation where = SourceLocation::Current());
 
 }  // namespace ferry

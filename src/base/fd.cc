@@ -30,7 +30,7 @@ Result<Fd> Fd::Open(const std::string& path, int flags, unsigned mode) {
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) {
     int e = errno;
-    ErrorCode code = e == ENOENT ? ErrorCode::kNotFound
+    ErrorCode code = e == ENOENT                   ? ErrorCode::kNotFound
                      : (e == EACCES || e == EPERM) ? ErrorCode::kPermission
                                                    : ErrorCode::kIo;
     return Error(code, "cannot open " + path, e);
@@ -58,14 +58,14 @@ Status PreadFull(int fd, void* dest, size_t size, uint64_t offset) {
       if (errno == EINTR) {
         continue;
       }
-      return IoError("pread of " + std::to_string(size) + " bytes at " + std::to_string(offset) +
-                         " failed",
-                     errno);
+      return IoError(
+          "pread of " + std::to_string(size) + " bytes at " + std::to_string(offset) + " failed",
+          errno);
     }
     if (n == 0) {
-      return Error(ErrorCode::kShortRead, "end of file after " + std::to_string(done) + " of " +
-                                              std::to_string(size) + " bytes at offset " +
-                                              std::to_string(offset));
+      return Error(ErrorCode::kShortRead, "end of file after " + std::to_string(done) + " of "
+                                              + std::to_string(size) + " bytes at offset "
+                                              + std::to_string(offset));
     }
     done += static_cast<size_t>(n);
   }
@@ -82,10 +82,10 @@ Status PwriteFull(int fd, const void* src, size_t size, uint64_t offset) {
         continue;
       }
       int e = errno;
-      return Error(e == ENOSPC || e == EDQUOT ? ErrorCode::kNoSpace : ErrorCode::kIo,
-                   "pwrite of " + std::to_string(size) + " bytes at " + std::to_string(offset) +
-                       " failed",
-                   e);
+      return Error(
+          e == ENOSPC || e == EDQUOT ? ErrorCode::kNoSpace : ErrorCode::kIo,
+          "pwrite of " + std::to_string(size) + " bytes at " + std::to_string(offset) + " failed",
+          e);
     }
     done += static_cast<size_t>(n);
   }

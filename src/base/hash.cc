@@ -1,8 +1,8 @@
 #include "base/hash.h"
 
-#include <xxhash.h>
-
 #include <new>
+
+#include <xxhash.h>
 
 namespace ferry::hash {
 

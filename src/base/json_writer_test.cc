@@ -1,9 +1,9 @@
 #include "base/json_writer.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <limits>
+
+#include <gtest/gtest.h>
 
 namespace ferry {
 namespace {
@@ -28,8 +28,9 @@ TEST(JsonWriter, NestedStructureAndNumbers) {
       .BeginObject()
       .EndObject()
       .EndObject();
-  EXPECT_EQ(w.str(),
-            R"({"tree":"Events","entries":[0,5],"v":[17.921875,0.10000000000000001,true,null],"empty":{}})");
+  EXPECT_EQ(
+      w.str(),
+      R"({"tree":"Events","entries":[0,5],"v":[17.921875,0.10000000000000001,true,null],"empty":{}})");
 }
 
 TEST(JsonWriter, NonFiniteAndEscapes) {

@@ -25,13 +25,16 @@ class [[nodiscard]] Result {
  public:
   using value_type = T;
 
-  Result(const T& value) : v_(std::in_place_index<0>, value) {}  // NOLINT: implicit by design
+  Result(const T& value) : v_(std::in_place_index<0>, value) {}        // NOLINT: implicit by design
   Result(T&& value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT
   Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
   template <class U>
-    requires(std::is_constructible_v<T, U&&> && !std::is_same_v<std::decay_t<U>, T> &&
-             !std::is_same_v<std::decay_t<U>, Error> && !std::is_same_v<std::decay_t<U>, Result>)
-  Result(U&& value) : v_(std::in_place_index<0>, std::forward<U>(value)) {}  // NOLINT
+  requires(
+      std::is_constructible_v<
+          T,
+          U&&> && !std::is_same_v<std::decay_t<U>, T> && !std::is_same_v<std::decay_t<U>, Error> && !std::is_same_v<std::decay_t<U>, Result>)
+      Result(U&& value)
+      : v_(std::in_place_index<0>, std::forward<U>(value)) {}  // NOLINT
 
   bool has_value() const { return v_.index() == 0; }
   explicit operator bool() const { return has_value(); }
@@ -107,22 +110,22 @@ inline Status OkStatus() {
 #define FERRY_CONCAT_(a, b) FERRY_CONCAT_INNER_(a, b)
 
 #define FERRY_TRY(expr) FERRY_TRY_IMPL_(expr, FERRY_CONCAT_(ferry_try_r_, __COUNTER__))
-#define FERRY_TRY_IMPL_(expr, var)    \
-  __extension__({                     \
-    auto&& var = (expr);              \
-    if (!var.has_value()) {           \
-      return std::move(var).error();  \
-    }                                 \
-    std::move(var).value();           \
+#define FERRY_TRY_IMPL_(expr, var)   \
+  __extension__({                    \
+    auto&& var = (expr);             \
+    if (!var.has_value()) {          \
+      return std::move(var).error(); \
+    }                                \
+    std::move(var).value();          \
   })
 
 #define FERRY_TRY_CTX(expr, context) \
   FERRY_TRY_CTX_IMPL_(expr, context, FERRY_CONCAT_(ferry_try_r_, __COUNTER__))
-#define FERRY_TRY_CTX_IMPL_(expr, context, var)                 \
-  __extension__({                                               \
-    auto&& var = (expr);                                        \
-    if (!var.has_value()) {                                     \
-      return std::move(var).error().AddContext((context));      \
-    }                                                           \
-    std::move(var).value();                                     \
+#define FERRY_TRY_CTX_IMPL_(expr, context, var)            \
+  __extension__({                                          \
+    auto&& var = (expr);                                   \
+    if (!var.has_value()) {                                \
+      return std::move(var).error().AddContext((context)); \
+    }                                                      \
+    std::move(var).value();                                \
   })

@@ -28,7 +28,8 @@ Result<uint64_t> ParseSize(std::string_view text) {
   std::string_view t = text;
   if (t.ends_with("iB")) {
     t.remove_suffix(2);
-  } else if (t.ends_with("B") && t.size() > 1 && !std::isdigit(static_cast<unsigned char>(t[t.size() - 2]))) {
+  } else if (t.ends_with("B") && t.size() > 1
+             && !std::isdigit(static_cast<unsigned char>(t[t.size() - 2]))) {
     t.remove_suffix(1);
   } else if (t.ends_with("B")) {
     t.remove_suffix(1);
@@ -62,7 +63,8 @@ Result<uint64_t> ParseSize(std::string_view text) {
   double v = 0;
   auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (t.empty() || ec != std::errc() || ptr != t.data() + t.size() || v < 0) {
-    return InvalidArgumentError("not a size: '" + std::string(text) + "' (examples: 4096, 64K, 16M, 100G)");
+    return InvalidArgumentError("not a size: '" + std::string(text)
+                                + "' (examples: 4096, 64K, 16M, 100G)");
   }
   return static_cast<uint64_t>(v * static_cast<double>(mult));
 }

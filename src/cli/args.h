@@ -27,7 +27,8 @@ struct OptSpec {
 class Args {
  public:
   // args: the words after the subcommand.
-  static Result<Args> Parse(std::span<const char* const> args, std::initializer_list<OptSpec> specs);
+  static Result<Args> Parse(std::span<const char* const> args,
+                            std::initializer_list<OptSpec> specs);
 
   bool Has(std::string_view name) const { return opts_.count(std::string(name)) > 0; }
   std::optional<std::string> Get(std::string_view name) const;

@@ -100,7 +100,11 @@ int RunLs(const std::string& path, bool json) {
   w.Field("compress", f.header().compress);
   w.Key("objects").BeginArray();
   for (const auto& o : *objects) {
-    w.BeginObject().Field("path", o.path).Field("class", o.key.class_name).Field("cycle", static_cast<int>(o.key.cycle)).EndObject();
+    w.BeginObject()
+        .Field("path", o.path)
+        .Field("class", o.key.class_name)
+        .Field("cycle", static_cast<int>(o.key.cycle))
+        .EndObject();
   }
   w.EndArray();
   if (!json) {
@@ -126,7 +130,8 @@ int RunLs(const std::string& path, bool json) {
       }
       w.BeginObject().Field("path", o.path).Field("error", tree.error().ToString()).EndObject();
       if (!json) {
-        std::printf("  %s: TTree not readable: %s\n", o.path.c_str(), tree.error().ToString().c_str());
+        std::printf("  %s: TTree not readable: %s\n", o.path.c_str(),
+                    tree.error().ToString().c_str());
       }
       continue;
     }
@@ -148,10 +153,12 @@ int RunLs(const std::string& path, bool json) {
         z += s.zbytes;
         u += s.bytes;
       }
-      std::printf("\n  TTree %s \"%s\": %lld entries, %zu branches, %zu clusters, %s stored, %s uncompressed\n",
-                  o.path.c_str(), info.title.c_str(), static_cast<long long>(info.entries),
-                  info.branches.size(), info.Clusters().size(), HumanBytes(static_cast<double>(z)).c_str(),
-                  HumanBytes(static_cast<double>(u)).c_str());
+      std::printf(
+          "\n  TTree %s \"%s\": %lld entries, %zu branches, %zu clusters, %s stored, %s "
+          "uncompressed\n",
+          o.path.c_str(), info.title.c_str(), static_cast<long long>(info.entries),
+          info.branches.size(), info.Clusters().size(), HumanBytes(static_cast<double>(z)).c_str(),
+          HumanBytes(static_cast<double>(u)).c_str());
       std::printf("    %-32s %-10s %-14s %8s %10s %10s  %s\n", "branch", "type", "shape", "baskets",
                   "stored", "raw", "codec");
       for (size_t i = 0; i < info.branches.size(); ++i) {
@@ -220,7 +227,9 @@ int RunDump(const std::string& path, const Args& args) {
       return ReportError(trees.error());
     }
     if (trees->size() != 1) {
-      return UsageError("the file has " + std::to_string(trees->size()) + " trees; choose one with --tree", kUsage);
+      return UsageError(
+          "the file has " + std::to_string(trees->size()) + " trees; choose one with --tree",
+          kUsage);
     }
     tree_path = trees->front();
   }
@@ -245,7 +254,8 @@ int RunDump(const std::string& path, const Args& args) {
       }
     }
     if (b < 0) {
-      return ReportError(NotFoundError("tree " + tree_path + " has no branch '" + name + "'").AddContext("file " + path));
+      return ReportError(NotFoundError("tree " + tree_path + " has no branch '" + name + "'")
+                             .AddContext("file " + path));
     }
     branches.push_back(b);
   }
@@ -254,14 +264,21 @@ int RunDump(const std::string& path, const Args& args) {
       if (info.branches[static_cast<size_t>(b)].supported) {
         branches.push_back(b);
       } else {
-        std::fprintf(stderr, "ferry: skipping branch %s: %s\n", info.branches[static_cast<size_t>(b)].name.c_str(),
+        std::fprintf(stderr, "ferry: skipping branch %s: %s\n",
+                     info.branches[static_cast<size_t>(b)].name.c_str(),
                      info.branches[static_cast<size_t>(b)].unsupported_reason.c_str());
       }
     }
   }
   bool json = args.Has("--json");
   JsonWriter w;
-  w.BeginObject().Field("tree", tree_path).Key("entries").BeginArray().Int(range->begin).Int(range->end).EndArray();
+  w.BeginObject()
+      .Field("tree", tree_path)
+      .Key("entries")
+      .BeginArray()
+      .Int(range->begin)
+      .Int(range->end)
+      .EndArray();
   w.Key("branches").BeginObject();
   for (int32_t bi : branches) {
     const rootio::Branch& b = info.branches[static_cast<size_t>(bi)];
@@ -269,7 +286,8 @@ int RunDump(const std::string& path, const Args& args) {
     for (int32_t li : b.leaves) {
       auto col = t.ReadLeaf(li, *range);
       if (!col.has_value()) {
-        return ReportError(std::move(col).error().AddContext("TTree " + tree_path).AddContext("file " + path));
+        return ReportError(
+            std::move(col).error().AddContext("TTree " + tree_path).AddContext("file " + path));
       }
       cols.push_back(std::move(*col));
     }
@@ -296,7 +314,8 @@ int RunDump(const std::string& path, const Args& args) {
         }
       }
       line.EndArray();
-      std::printf("%s: %s\n", b.name.c_str(), cols.size() == 1 ? line.str().c_str() : "(leaf list; use --json)");
+      std::printf("%s: %s\n", b.name.c_str(),
+                  cols.size() == 1 ? line.str().c_str() : "(leaf list; use --json)");
     }
   }
   w.EndObject().EndObject();
@@ -314,7 +333,9 @@ int RunRoot(std::span<const char* const> argv) {
     return argv.empty() ? kExitUsage : kExitOk;
   }
   std::string_view sub = argv[0];
-  auto args = Args::Parse(argv.subspan(1), {{"--json"}, {"--tree", true}, {"--branch", true}, {"--entries", true}, {"--help"}});
+  auto args = Args::Parse(
+      argv.subspan(1),
+      {{"--json"}, {"--tree", true}, {"--branch", true}, {"--entries", true}, {"--help"}});
   if (!args.has_value()) {
     return UsageError(args.error().message(), kUsage);
   }

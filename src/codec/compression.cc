@@ -16,14 +16,14 @@ struct Tag {
 };
 
 constexpr Tag kTags[] = {
-    {'Z', 'L', Algorithm::kZlib, 8},  {'X', 'Z', Algorithm::kLzma, 0},
-    {'L', '4', Algorithm::kLz4, 1},   {'Z', 'S', Algorithm::kZstd, 1},
+    {'Z', 'L', Algorithm::kZlib, 8},    {'X', 'Z', Algorithm::kLzma, 0},
+    {'L', '4', Algorithm::kLz4, 1},     {'Z', 'S', Algorithm::kZstd, 1},
     {'C', 'S', Algorithm::kOldRoot, 8},
 };
 
 uint32_t Load24(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
-         (static_cast<uint32_t>(p[2]) << 16);
+  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8)
+         | (static_cast<uint32_t>(p[2]) << 16);
 }
 
 void Store24(uint8_t* p, size_t v) {
@@ -87,19 +87,19 @@ Result<Setting> Setting::Parse(std::string_view text) {
   } else if (name == "none") {
     s.algorithm = Algorithm::kNone;
   } else {
-    return InvalidArgumentError("unknown codec '" + std::string(name) +
-                                "' (zlib, lzma, zstd, lz4, none)");
+    return InvalidArgumentError("unknown codec '" + std::string(name)
+                                + "' (zlib, lzma, zstd, lz4, none)");
   }
   s.level = DefaultLevel(s.algorithm);
   if (parts.size() == 2) {
     int64_t level = FERRY_TRY(ParseInt(parts[1]));
-    int max = s.algorithm == Algorithm::kZstd  ? 19
-              : s.algorithm == Algorithm::kLz4 ? 12
+    int max = s.algorithm == Algorithm::kZstd   ? 19
+              : s.algorithm == Algorithm::kLz4  ? 12
               : s.algorithm == Algorithm::kNone ? 0
                                                 : 9;
     if (level < (s.algorithm == Algorithm::kNone ? 0 : 1) || level > max) {
-      return InvalidArgumentError("level " + std::to_string(level) + " out of range for " +
-                                  std::string(name) + " (1-" + std::to_string(max) + ")");
+      return InvalidArgumentError("level " + std::to_string(level) + " out of range for "
+                                  + std::string(name) + " (1-" + std::to_string(max) + ")");
     }
     s.level = static_cast<int>(level);
   }
@@ -122,8 +122,8 @@ std::string Setting::ToString() const {
 
 Result<BlockHeader> ParseBlockHeader(std::span<const uint8_t> bytes) {
   if (bytes.size() < kBlockHeaderSize) {
-    return CorruptionError("compression block header truncated (" + std::to_string(bytes.size()) +
-                           " of 9 bytes)");
+    return CorruptionError("compression block header truncated (" + std::to_string(bytes.size())
+                           + " of 9 bytes)");
   }
   for (const Tag& t : kTags) {
     if (bytes[0] == static_cast<uint8_t>(t.a) && bytes[1] == static_cast<uint8_t>(t.b)) {
@@ -171,21 +171,20 @@ Status DecompressPayload(std::span<const uint8_t> in, std::span<uint8_t> out) {
   while (out_pos < out.size()) {
     auto hr = ParseBlockHeader(in.subspan(in_pos));
     if (!hr.has_value()) {
-      return std::move(hr).error().AddContext("block " + std::to_string(block) + " at byte " +
-                                              std::to_string(in_pos));
+      return std::move(hr).error().AddContext("block " + std::to_string(block) + " at byte "
+                                              + std::to_string(in_pos));
     }
     const BlockHeader& h = *hr;
     size_t body_start = in_pos + kBlockHeaderSize;
     if (h.compressed_size > in.size() - body_start) {
-      return CorruptionError("block " + std::to_string(block) + " is truncated: needs " +
-                             std::to_string(h.compressed_size) + " bytes, " +
-                             std::to_string(in.size() - body_start) + " remain");
+      return CorruptionError("block " + std::to_string(block) + " is truncated: needs "
+                             + std::to_string(h.compressed_size) + " bytes, "
+                             + std::to_string(in.size() - body_start) + " remain");
     }
     if (h.uncompressed_size > out.size() - out_pos) {
-      return CorruptionError("block " + std::to_string(block) + " expands to " +
-                             std::to_string(h.uncompressed_size) +
-                             " bytes, more than the record's remaining " +
-                             std::to_string(out.size() - out_pos));
+      return CorruptionError(
+          "block " + std::to_string(block) + " expands to " + std::to_string(h.uncompressed_size)
+          + " bytes, more than the record's remaining " + std::to_string(out.size() - out_pos));
     }
     if (h.uncompressed_size == 0) {
       return CorruptionError("block " + std::to_string(block) + " has zero uncompressed size");
@@ -193,8 +192,8 @@ Status DecompressPayload(std::span<const uint8_t> in, std::span<uint8_t> out) {
     Status st = DecompressBlock(h.algorithm, in.subspan(body_start, h.compressed_size),
                                 out.subspan(out_pos, h.uncompressed_size));
     if (!st.has_value()) {
-      return std::move(st).error().AddContext("block " + std::to_string(block) + " (" +
-                                              std::string(AlgorithmName(h.algorithm)) + ")");
+      return std::move(st).error().AddContext("block " + std::to_string(block) + " ("
+                                              + std::string(AlgorithmName(h.algorithm)) + ")");
     }
     in_pos = body_start + h.compressed_size;
     out_pos += h.uncompressed_size;

@@ -58,7 +58,7 @@ struct Setting {
 struct BlockHeader {
   Algorithm algorithm;
   uint8_t method;
-  uint32_t compressed_size;    // excluding the 9-byte header
+  uint32_t compressed_size;  // excluding the 9-byte header
   uint32_t uncompressed_size;
 };
 
@@ -81,9 +81,7 @@ Result<bool> CompressPayload(const Setting& setting,
 
 // Bare codec calls on one block body (no ROOT header), used by benchmarks and tests.
 // DecompressBlock requires out.size() to be the exact uncompressed size.
-Status DecompressBlock(Algorithm algorithm,
-                       std::span<const uint8_t> in,
-                       std::span<uint8_t> out);
+Status DecompressBlock(Algorithm algorithm, std::span<const uint8_t> in, std::span<uint8_t> out);
 // Appends the compressed block body to out and returns its size.
 Result<size_t> CompressBlock(const Setting& setting,
                              std::span<const uint8_t> in,

@@ -1,11 +1,10 @@
 #include "codec/compression.h"
 
-#include <zlib.h>
-
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <string>
+
+#include <gtest/gtest.h>
+#include <zlib.h>
 
 #include "testing/testing.h"
 
@@ -75,9 +74,11 @@ TEST_P(CodecRoundTrip, CorruptBodyIsAnErrorNotACrash) {
   EXPECT_GT(errors, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Algorithms, CodecRoundTrip,
-                         ::testing::Values("zlib:1", "zlib:9", "lzma:1", "lzma:9", "zstd:1",
-                                           "zstd:19", "lz4:1", "lz4:9"));
+INSTANTIATE_TEST_SUITE_P(
+    Algorithms,
+    CodecRoundTrip,
+    ::testing::Values(
+        "zlib:1", "zlib:9", "lzma:1", "lzma:9", "zstd:1", "zstd:19", "lz4:1", "lz4:9"));
 
 TEST(Compression, Lz4ChecksumMismatchIsNamed) {
   auto in = SampleBytes(10000);

@@ -1,9 +1,10 @@
 // LZ4 ("L4") blocks in ROOT's framing: 8 bytes of big-endian XXH64 (seed 0) of the LZ4 data,
 // then one raw LZ4 block (not an LZ4 frame). The checksum is verified before decoding.
-#include <lz4.h>
 #include <lz4hc.h>
 
 #include <string>
+
+#include <lz4.h>
 
 #include "base/endian.h"
 #include "base/hash.h"
@@ -19,8 +20,8 @@ Status DecodeLz4Root(std::span<const uint8_t> in, std::span<uint8_t> out) {
   std::span<const uint8_t> body = in.subspan(8);
   uint64_t got = hash::Xxh64(body.data(), body.size(), 0);
   if (got != want) {
-    return CorruptionError("lz4 block checksum mismatch (stored xxhash64 " +
-                           std::to_string(want) + ", computed " + std::to_string(got) + ")");
+    return CorruptionError("lz4 block checksum mismatch (stored xxhash64 " + std::to_string(want)
+                           + ", computed " + std::to_string(got) + ")");
   }
   int n = LZ4_decompress_safe(reinterpret_cast<const char*>(body.data()),
                               reinterpret_cast<char*>(out.data()), static_cast<int>(body.size()),
@@ -29,8 +30,8 @@ Status DecodeLz4Root(std::span<const uint8_t> in, std::span<uint8_t> out) {
     return CorruptionError("lz4 block is corrupt");
   }
   if (static_cast<size_t>(n) != out.size()) {
-    return CorruptionError("lz4 block decoded to " + std::to_string(n) + " bytes, header says " +
-                           std::to_string(out.size()));
+    return CorruptionError("lz4 block decoded to " + std::to_string(n) + " bytes, header says "
+                           + std::to_string(out.size()));
   }
   return OkStatus();
 }

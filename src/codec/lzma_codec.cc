@@ -1,8 +1,8 @@
 // LZMA ("XZ") blocks: each is a complete .xz stream.
-#include <lzma.h>
-
 #include <cstdint>
 #include <string>
+
+#include <lzma.h>
 
 #include "codec/codecs_internal.h"
 
@@ -15,12 +15,12 @@ Status DecodeLzma(std::span<const uint8_t> in, std::span<uint8_t> out) {
   lzma_ret r = lzma_stream_buffer_decode(&memlimit, 0, nullptr, in.data(), &in_pos, in.size(),
                                          out.data(), &out_pos, out.size());
   if (r != LZMA_OK) {
-    return CorruptionError("xz stream is corrupt (liblzma error " +
-                           std::to_string(static_cast<int>(r)) + ")");
+    return CorruptionError("xz stream is corrupt (liblzma error "
+                           + std::to_string(static_cast<int>(r)) + ")");
   }
   if (out_pos != out.size()) {
-    return CorruptionError("xz block decoded to " + std::to_string(out_pos) +
-                           " bytes, header says " + std::to_string(out.size()));
+    return CorruptionError("xz block decoded to " + std::to_string(out_pos) + " bytes, header says "
+                           + std::to_string(out.size()));
   }
   return OkStatus();
 }

@@ -41,12 +41,12 @@ libdeflate_compressor* ThreadCompressor(int level) {
 
 Status CheckInflate(libdeflate_result r, size_t got, size_t want, const char* what) {
   if (r != LIBDEFLATE_SUCCESS) {
-    return CorruptionError(std::string(what) + " stream is corrupt (libdeflate error " +
-                           std::to_string(static_cast<int>(r)) + ")");
+    return CorruptionError(std::string(what) + " stream is corrupt (libdeflate error "
+                           + std::to_string(static_cast<int>(r)) + ")");
   }
   if (got != want) {
-    return CorruptionError(std::string(what) + " block decoded to " + std::to_string(got) +
-                           " bytes, header says " + std::to_string(want));
+    return CorruptionError(std::string(what) + " block decoded to " + std::to_string(got)
+                           + " bytes, header says " + std::to_string(want));
   }
   return OkStatus();
 }

@@ -1,8 +1,8 @@
 // zstd ("ZS") blocks: each is a complete zstd frame.
-#include <zstd.h>
-
 #include <memory>
 #include <string>
+
+#include <zstd.h>
 
 #include "codec/codecs_internal.h"
 
@@ -25,8 +25,8 @@ Status DecodeZstd(std::span<const uint8_t> in, std::span<uint8_t> out) {
     return CorruptionError(std::string("zstd frame is corrupt: ") + ZSTD_getErrorName(n));
   }
   if (n != out.size()) {
-    return CorruptionError("zstd block decoded to " + std::to_string(n) + " bytes, header says " +
-                           std::to_string(out.size()));
+    return CorruptionError("zstd block decoded to " + std::to_string(n) + " bytes, header says "
+                           + std::to_string(out.size()));
   }
   return OkStatus();
 }

@@ -4,9 +4,9 @@ namespace ferry::io {
 
 Status CheckRange(const std::string& name, uint64_t source_size, uint64_t offset, uint64_t size) {
   if (offset > source_size || size > source_size - offset) {
-    return Error(ErrorCode::kShortRead, "range [" + std::to_string(offset) + ", +" +
-                                            std::to_string(size) + ") is past the end of " + name +
-                                            " (" + std::to_string(source_size) + " bytes)");
+    return Error(ErrorCode::kShortRead, "range [" + std::to_string(offset) + ", +"
+                                            + std::to_string(size) + ") is past the end of " + name
+                                            + " (" + std::to_string(source_size) + " bytes)");
   }
   return OkStatus();
 }

@@ -1,8 +1,8 @@
 #include "io/byte_source.h"
 
-#include <gtest/gtest.h>
-
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "io/local_source.h"
 #include "testing/testing.h"
@@ -55,7 +55,9 @@ TEST_P(LocalSourceTest, ShortReadNamesTheSource) {
   EXPECT_NE(st.error().ToString().find("small"), std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, LocalSourceTest, ::testing::Values(LocalMode::kPread, LocalMode::kMmap));
+INSTANTIATE_TEST_SUITE_P(Modes,
+                         LocalSourceTest,
+                         ::testing::Values(LocalMode::kPread, LocalMode::kMmap));
 
 TEST(MmapSource, ViewIsZeroCopy) {
   testing::TempDir dir;

@@ -33,8 +33,8 @@ class FileSource final : public ByteSource {
 // A read-only mapping; reads are memcpy and View() is zero-copy. Thread-safe.
 class MmapSource final : public ByteSource {
  public:
-  static Result<std::unique_ptr<MmapSource>> Open(const std::string& path,
-                                                  MappedFile::Advice advice = MappedFile::Advice::kNormal);
+  static Result<std::unique_ptr<MmapSource>> Open(
+      const std::string& path, MappedFile::Advice advice = MappedFile::Advice::kNormal);
   uint64_t size() const override { return map_.size(); }
   const std::string& name() const override { return name_; }
   std::optional<std::span<const uint8_t>> View(uint64_t offset, size_t size) const override;
@@ -66,6 +66,7 @@ class MemorySource final : public ByteSource {
 };
 
 enum class LocalMode { kPread, kMmap };
-Result<std::unique_ptr<ByteSource>> OpenLocal(const std::string& path, LocalMode mode = LocalMode::kPread);
+Result<std::unique_ptr<ByteSource>> OpenLocal(const std::string& path,
+                                              LocalMode mode = LocalMode::kPread);
 
 }  // namespace ferry::io

@@ -27,12 +27,12 @@ Result<BasketHeader> ParseBasketHeader(std::span<const uint8_t> record) {
   if (c.pos() > h.key.keylen) {
     return CorruptionError("basket fields run past fKeylen " + std::to_string(h.key.keylen));
   }
-  if (h.nev_buf < 0 || h.last < h.key.keylen ||
-      static_cast<int64_t>(h.last) - h.key.keylen > h.key.objlen) {
-    return CorruptionError("basket header inconsistent (fNevBuf " + std::to_string(h.nev_buf) +
-                           ", fLast " + std::to_string(h.last) + ", fKeylen " +
-                           std::to_string(h.key.keylen) + ", fObjlen " +
-                           std::to_string(h.key.objlen) + ")");
+  if (h.nev_buf < 0 || h.last < h.key.keylen
+      || static_cast<int64_t>(h.last) - h.key.keylen > h.key.objlen) {
+    return CorruptionError("basket header inconsistent (fNevBuf " + std::to_string(h.nev_buf)
+                           + ", fLast " + std::to_string(h.last) + ", fKeylen "
+                           + std::to_string(h.key.keylen) + ", fObjlen "
+                           + std::to_string(h.key.objlen) + ")");
   }
   return h;
 }
@@ -41,8 +41,8 @@ Result<BasketView> BasketDecoder::Decode(std::span<const uint8_t> record) {
   header_ = FERRY_TRY(ParseBasketHeader(record));
   const Key& k = header_.key;
   if (static_cast<size_t>(k.nbytes) > record.size()) {
-    return CorruptionError("basket record is " + std::to_string(record.size()) +
-                           " bytes, its key says " + std::to_string(k.nbytes));
+    return CorruptionError("basket record is " + std::to_string(record.size())
+                           + " bytes, its key says " + std::to_string(k.nbytes));
   }
   auto stored = record.subspan(k.keylen, static_cast<size_t>(k.nbytes) - k.keylen);
   FERRY_TRY(DecodePayload(stored, k.objlen, &payload_));
@@ -55,8 +55,8 @@ Result<BasketView> BasketDecoder::Decode(std::span<const uint8_t> record) {
     Cursor c(payload_, border);
     int32_t n = c.I32();
     if (!c.ok() || n < header_.nev_buf || static_cast<size_t>(n) > c.remaining() / 4) {
-      return CorruptionError("entry-offset table has " + std::to_string(n) + " slots for " +
-                             std::to_string(header_.nev_buf) + " entries");
+      return CorruptionError("entry-offset table has " + std::to_string(n) + " slots for "
+                             + std::to_string(header_.nev_buf) + " entries");
     }
     offsets_.resize(static_cast<size_t>(header_.nev_buf) + 1);
     for (size_t i = 0; i < static_cast<size_t>(header_.nev_buf); ++i) {

@@ -30,7 +30,8 @@ Result<FileHeader> ParseFileHeader(std::span<const uint8_t> bytes, uint64_t file
     return CorruptionError("file header truncated");
   }
   if (h.begin < 32 || static_cast<uint64_t>(h.begin) >= file_size) {
-    return CorruptionError("file header: fBEGIN " + std::to_string(h.begin) + " is outside the file");
+    return CorruptionError("file header: fBEGIN " + std::to_string(h.begin)
+                           + " is outside the file");
   }
   if (h.nbytes_name <= 0 || h.nbytes_name > 65536) {
     return CorruptionError("file header: bad fNbytesName " + std::to_string(h.nbytes_name));

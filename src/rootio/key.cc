@@ -25,9 +25,9 @@ Result<Key> ParseKey(Cursor& c) {
     return CorruptionError("key header truncated");
   }
   if (k.nbytes < static_cast<int32_t>(k.keylen) || k.keylen < 26 || k.objlen < 0) {
-    return CorruptionError("key header has inconsistent sizes (fNbytes " + std::to_string(k.nbytes) +
-                           ", fKeylen " + std::to_string(k.keylen) + ", fObjlen " +
-                           std::to_string(k.objlen) + ")");
+    return CorruptionError("key header has inconsistent sizes (fNbytes " + std::to_string(k.nbytes)
+                           + ", fKeylen " + std::to_string(k.keylen) + ", fObjlen "
+                           + std::to_string(k.objlen) + ")");
   }
   return k;
 }
@@ -55,8 +55,8 @@ Status DecodePayload(std::span<const uint8_t> stored, int32_t objlen, std::vecto
     auto h = FERRY_TRY(codec::ParseBlockHeader(stored.subspan(in_pos)));
     size_t block_end = in_pos + codec::kBlockHeaderSize + h.compressed_size;
     if (block_end > stored.size()) {
-      return CorruptionError("compression block truncated (needs " + std::to_string(block_end) +
-                             " bytes, record has " + std::to_string(stored.size()) + ")");
+      return CorruptionError("compression block truncated (needs " + std::to_string(block_end)
+                             + " bytes, record has " + std::to_string(stored.size()) + ")");
     }
     if (h.uncompressed_size > want - out->size()) {
       return CorruptionError("compression blocks expand past fObjlen " + std::to_string(want));

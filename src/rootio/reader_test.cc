@@ -1,10 +1,10 @@
 // The reader against every real ROOT file in ../shared/data/root, with the values listed in
 // that folder's README (obtained there with jsroot and an independent raw decoder).
-#include <gtest/gtest.h>
-
 #include <map>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "rootio/root_file.h"
 #include "rootio/storage.h"
@@ -35,7 +35,8 @@ template <class T>
 std::vector<T> Values(const Column& c, int64_t entry) {
   auto [b, e] = c.EntryValues(entry);
   auto all = c.values<T>();
-  return std::vector<T>(all.begin() + static_cast<ptrdiff_t>(b), all.begin() + static_cast<ptrdiff_t>(e));
+  return std::vector<T>(all.begin() + static_cast<ptrdiff_t>(b),
+                        all.begin() + static_cast<ptrdiff_t>(e));
 }
 
 // Every readable leaf of every tree, keyed "tree/leaf".
@@ -53,7 +54,8 @@ std::map<std::string, Column> ReadEverything(const RootFile& f) {
         continue;
       }
       auto c = t->ReadLeaf(static_cast<int32_t>(li), t->All());
-      EXPECT_TRUE(c.has_value()) << p << "/" << t->info().leaves[li].name << ": " << c.error().ToString();
+      EXPECT_TRUE(c.has_value()) << p << "/" << t->info().leaves[li].name << ": "
+                                 << c.error().ToString();
       if (c.has_value()) {
         out[p + "/" + t->info().leaves[li].name] = std::move(*c);
       }
@@ -62,7 +64,8 @@ std::map<std::string, Column> ReadEverything(const RootFile& f) {
   return out;
 }
 
-void ExpectSameColumns(const std::map<std::string, Column>& a, const std::map<std::string, Column>& b) {
+void ExpectSameColumns(const std::map<std::string, Column>& a,
+                       const std::map<std::string, Column>& b) {
   ASSERT_EQ(a.size(), b.size());
   for (const auto& [name, col] : a) {
     auto it = b.find(name);
@@ -125,13 +128,15 @@ TEST_F(RealFiles, NanoAodWithBasketsEmbeddedInTheTree) {
 
   Column event = ReadAll(*t, "event");
   EXPECT_EQ(event.type, LeafType::kUInt64);
-  EXPECT_EQ((std::vector<uint64_t>(event.values<uint64_t>().begin(), event.values<uint64_t>().begin() + 5)),
+  EXPECT_EQ((std::vector<uint64_t>(event.values<uint64_t>().begin(),
+                                   event.values<uint64_t>().begin() + 5)),
             (std::vector<uint64_t>{227291401, 227291402, 227291406, 227291408, 227291410}));
   Column jet_pt = ReadAll(*t, "Jet_pt");
   ASSERT_TRUE(jet_pt.jagged);
   EXPECT_EQ(Values<float>(jet_pt, 0), (std::vector<float>{17.921875f, 15.734375f}));
   EXPECT_EQ(Values<float>(jet_pt, 1), (std::vector<float>{37.875f}));
-  EXPECT_EQ(Values<float>(jet_pt, 2), (std::vector<float>{72.6875f, 56.75f, 19.15625f, 16.703125f}));
+  EXPECT_EQ(Values<float>(jet_pt, 2),
+            (std::vector<float>{72.6875f, 56.75f, 19.15625f, 16.703125f}));
   EXPECT_EQ(Values<float>(jet_pt, 4).size(), 7u);
   // Jet counts agree with the counter branch everywhere.
   Column njet = ReadAll(*t, "nJet");
@@ -160,7 +165,8 @@ TEST_F(RealFiles, NanoDyBothTrees) {
   EXPECT_EQ(event.values<uint64_t>()[0], 3749778u);
   EXPECT_EQ(event.values<uint64_t>()[4], 3749761u);
   Column jet_pt = ReadAll(*ev, "Jet_pt");
-  EXPECT_EQ(Values<float>(jet_pt, 0), (std::vector<float>{80.75f, 45.59375f, 29.640625f, 17.5625f, 15.234375f}));
+  EXPECT_EQ(Values<float>(jet_pt, 0),
+            (std::vector<float>{80.75f, 45.59375f, 29.640625f, 17.5625f, 15.234375f}));
   auto runs = OpenTreeOf(*f, "Runs");
   ASSERT_TRUE(runs);
   EXPECT_EQ(runs->entries(), 1);
@@ -183,11 +189,12 @@ TEST_F(RealFiles, NanoTreeAndMissingLumi) {
   EXPECT_EQ(ev->entries(), 10);
   EXPECT_EQ(ev->info().top_branches.size(), 1011u);
   Column event = ReadAll(*ev, "event");
-  EXPECT_EQ((std::vector<uint64_t>(event.values<uint64_t>().begin(), event.values<uint64_t>().end())),
-            (std::vector<uint64_t>{1895304, 1895291, 1895283, 1895295, 1895362,
-                                   event.values<uint64_t>()[5], event.values<uint64_t>()[6],
-                                   event.values<uint64_t>()[7], event.values<uint64_t>()[8],
-                                   event.values<uint64_t>()[9]}));
+  EXPECT_EQ(
+      (std::vector<uint64_t>(event.values<uint64_t>().begin(), event.values<uint64_t>().end())),
+      (std::vector<uint64_t>{1895304, 1895291, 1895283, 1895295, 1895362,
+                             event.values<uint64_t>()[5], event.values<uint64_t>()[6],
+                             event.values<uint64_t>()[7], event.values<uint64_t>()[8],
+                             event.values<uint64_t>()[9]}));
   Column jet_pt = ReadAll(*ev, "Jet_pt");
   EXPECT_EQ(Values<float>(jet_pt, 0), (std::vector<float>{116.8125f, 33.96875f}));
 
@@ -203,7 +210,8 @@ TEST_F(RealFiles, NanoTreeAndMissingLumi) {
   EXPECT_EQ(mev.values<uint64_t>()[1], 61978965u);
   Column mjet = ReadAll(*mt, "Jet_pt");
   EXPECT_EQ(Values<float>(mjet, 0), (std::vector<float>{20.78125f}));
-  EXPECT_EQ(Values<float>(mjet, 1), (std::vector<float>{27.34375f, 23.203125f, 17.75f, 17.71875f, 15.9609375f}));
+  EXPECT_EQ(Values<float>(mjet, 1),
+            (std::vector<float>{27.34375f, 23.203125f, 17.75f, 17.71875f, 15.9609375f}));
 }
 
 TEST_F(RealFiles, HzzCodecVariantsReadIdentically) {
@@ -281,7 +289,8 @@ TEST_F(RealFiles, OffsetsRebuiltFromCounterMatchStoredOffsets) {
   ExpectSameColumns(a, b);
   auto t = OpenTreeOf(*without, "tree");
   Column jet_pt = ReadAll(*t, "Jet_pt");
-  EXPECT_EQ(Values<float>(jet_pt, 0), (std::vector<float>{34.09375f, 33.53125f, 20.25f, 19.890625f}));
+  EXPECT_EQ(Values<float>(jet_pt, 0),
+            (std::vector<float>{34.09375f, 33.53125f, 20.25f, 19.890625f}));
   EXPECT_EQ(Values<float>(jet_pt, 4), (std::vector<float>{60.46875f, 51.1875f, 19.09375f}));
   EXPECT_EQ(ReadAll(*t, "event").values<uint64_t>()[0], 41602225u);
 }

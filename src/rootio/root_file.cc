@@ -71,11 +71,11 @@ Result<std::unique_ptr<RootFile>> RootFile::Init(std::unique_ptr<RootFile> f) {
   if (dir.size() <= static_cast<size_t>(h.nbytes_name)) {
     return CorruptionError("top directory record is truncated").AddContext(ctx);
   }
-  f->top_ = FERRY_TRY_CTX(
-      ParseDirectoryRecord(std::span<const uint8_t>(dir).subspan(static_cast<size_t>(h.nbytes_name))),
-      ctx + " > top directory");
-  f->top_keys_ = FERRY_TRY_CTX(f->ReadKeysList(f->top_.seek_keys, f->top_.nbytes_keys),
-                               ctx + " > keys list");
+  f->top_ = FERRY_TRY_CTX(ParseDirectoryRecord(std::span<const uint8_t>(dir).subspan(
+                              static_cast<size_t>(h.nbytes_name))),
+                          ctx + " > top directory");
+  f->top_keys_ =
+      FERRY_TRY_CTX(f->ReadKeysList(f->top_.seek_keys, f->top_.nbytes_keys), ctx + " > keys list");
   return f;
 }
 
@@ -132,7 +132,8 @@ Result<std::vector<Key>> RootFile::ListKeys(std::string_view dir_path) const {
     if (!seen.insert(d.seek_keys).second) {
       return CorruptionError("directory cycle at " + std::string(part));
     }
-    keys = FERRY_TRY_CTX(ReadKeysList(d.seek_keys, d.nbytes_keys), "directory " + std::string(part));
+    keys =
+        FERRY_TRY_CTX(ReadKeysList(d.seek_keys, d.nbytes_keys), "directory " + std::string(part));
   }
   return keys;
 }
@@ -211,11 +212,13 @@ Result<std::unique_ptr<Tree>> RootFile::OpenTree(std::string_view path) const {
   const std::string ctx = "file " + name();
   Key key = FERRY_TRY_CTX(FindKey(path), ctx);
   if (key.class_name != "TTree") {
-    return InvalidArgumentError("'" + std::string(path) + "' is a " + key.class_name + ", not a TTree")
+    return InvalidArgumentError("'" + std::string(path) + "' is a " + key.class_name
+                                + ", not a TTree")
         .AddContext(ctx);
   }
   std::vector<uint8_t> payload = FERRY_TRY_CTX(ReadObject(key), ctx);
-  TreeInfo info = FERRY_TRY_CTX(ParseTree(payload, key.keylen), ctx + " > TTree " + std::string(path));
+  TreeInfo info =
+      FERRY_TRY_CTX(ParseTree(payload, key.keylen), ctx + " > TTree " + std::string(path));
   std::string_view p = path.substr(0, path.find(';'));
   info.path = std::string(p);
   return std::make_unique<Tree>(*source_, std::move(info));

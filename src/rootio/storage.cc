@@ -62,8 +62,8 @@ Result<std::vector<BranchStorage>> SurveyStorage(const Tree& tree) {
     const Branch& b = info.branches[probes[i].branch];
     auto h = ParseBasketHeader(bufs[i]);
     if (!h.has_value()) {
-      return std::move(h).error().AddContext("branch " + b.name + " > basket " +
-                                             std::to_string(probes[i].basket));
+      return std::move(h).error().AddContext("branch " + b.name + " > basket "
+                                             + std::to_string(probes[i].basket));
     }
     BranchStorage& s = out[probes[i].branch];
     s.disk_baskets += 1;

@@ -90,9 +90,9 @@ Status Tree::AppendFromBasket(int32_t leaf,
   const Leaf& l = info_.leaves[static_cast<size_t>(leaf)];
   const Branch& b = info_.branches[static_cast<size_t>(l.branch)];
   if (view.num_entries != ref.num_entries) {
-    return CorruptionError("basket holds " + std::to_string(view.num_entries) +
-                           " entries, the branch's entry table says " +
-                           std::to_string(ref.num_entries));
+    return CorruptionError("basket holds " + std::to_string(view.num_entries)
+                           + " entries, the branch's entry table says "
+                           + std::to_string(ref.num_entries));
   }
   int64_t lo = std::max(want.begin, ref.first_entry) - ref.first_entry;
   int64_t hi = std::min(want.end, ref.first_entry + ref.num_entries) - ref.first_entry;
@@ -109,7 +109,8 @@ Status Tree::AppendFromBasket(int32_t leaf,
         pos = view.offsets[static_cast<size_t>(e)];
       }
       if (pos >= data.size()) {
-        return CorruptionError("string entry " + std::to_string(e) + " starts past the basket data");
+        return CorruptionError("string entry " + std::to_string(e)
+                               + " starts past the basket data");
       }
       size_t n = data[pos++];
       if (n == 255) {
@@ -137,9 +138,9 @@ Status Tree::AppendFromBasket(int32_t leaf,
     const size_t entry_size = b.fixed_entry_size;
     const auto len = static_cast<size_t>(l.len);
     if (entry_size == 0 || data.size() / entry_size < static_cast<size_t>(view.num_entries)) {
-      return CorruptionError("basket data is " + std::to_string(data.size()) + " bytes, " +
-                             std::to_string(view.num_entries) + " entries of " +
-                             std::to_string(entry_size) + " bytes need more");
+      return CorruptionError("basket data is " + std::to_string(data.size()) + " bytes, "
+                             + std::to_string(view.num_entries) + " entries of "
+                             + std::to_string(entry_size) + " bytes need more");
     }
     if (b.leaves.size() == 1) {
       AppendSwapped(l.type, data.data() + static_cast<size_t>(lo) * entry_size,
@@ -161,9 +162,9 @@ Status Tree::AppendFromBasket(int32_t leaf,
       uint32_t s = view.offsets[static_cast<size_t>(e)];
       uint32_t t = view.offsets[static_cast<size_t>(e) + 1];
       if (t < s || (t - s) % elem != 0) {
-        return CorruptionError("entry " + std::to_string(ref.first_entry + e) + " spans " +
-                               std::to_string(t - s) + " bytes, not a multiple of " +
-                               std::to_string(elem));
+        return CorruptionError("entry " + std::to_string(ref.first_entry + e) + " spans "
+                               + std::to_string(t - s) + " bytes, not a multiple of "
+                               + std::to_string(elem));
       }
       AppendSwapped(l.type, data.data() + s, (t - s) / elem, &out->bytes);
       out->offsets.push_back(out->bytes.size() / elem);
@@ -178,8 +179,8 @@ Status Tree::AppendFromBasket(int32_t leaf,
   for (int64_t e = 0; e < hi; ++e) {
     uint64_t n = counts->AsUint64(static_cast<size_t>(e)) * unit;
     if (n > (data.size() - pos) / elem) {
-      return CorruptionError("counter " + std::to_string(n) + " at entry " +
-                             std::to_string(ref.first_entry + e) + " runs past the basket data");
+      return CorruptionError("counter " + std::to_string(n) + " at entry "
+                             + std::to_string(ref.first_entry + e) + " runs past the basket data");
     }
     if (e >= lo) {
       AppendSwapped(l.type, data.data() + pos, n, &out->bytes);
@@ -196,9 +197,9 @@ Result<Column> Tree::ReadLeaf(int32_t leaf, EntryRange range) const {
   const Leaf& l = info_.leaves[static_cast<size_t>(leaf)];
   const Branch& b = info_.branches[static_cast<size_t>(l.branch)];
   if (range.begin < 0 || range.end > info_.entries || range.begin > range.end) {
-    return InvalidArgumentError("entry range [" + std::to_string(range.begin) + ", " +
-                                std::to_string(range.end) + ") outside [0, " +
-                                std::to_string(info_.entries) + ")");
+    return InvalidArgumentError("entry range [" + std::to_string(range.begin) + ", "
+                                + std::to_string(range.end) + ") outside [0, "
+                                + std::to_string(info_.entries) + ")");
   }
   Column col = StartColumn(leaf, range.begin);
   BasketDecoder decoder;
@@ -208,15 +209,16 @@ Result<Column> Tree::ReadLeaf(int32_t leaf, EntryRange range) const {
     Column counts;
     const Column* counts_ptr = nullptr;
     if (l.jagged() && view.offsets.empty()) {
-      counts = FERRY_TRY_CTX(ReadLeaf(l.count_leaf, {ref.first_entry, ref.first_entry + ref.num_entries}),
-                             "counter of " + l.name);
+      counts = FERRY_TRY_CTX(
+          ReadLeaf(l.count_leaf, {ref.first_entry, ref.first_entry + ref.num_entries}),
+          "counter of " + l.name);
       counts_ptr = &counts;
     }
     FERRY_TRY_CTX(AppendFromBasket(leaf, view, ref, range, counts_ptr, &col), BasketContext(b, i));
   }
   if (col.num_entries != range.size()) {
-    return CorruptionError("branch " + b.name + ": baskets cover " + std::to_string(col.num_entries) +
-                           " of " + std::to_string(range.size()) + " requested entries");
+    return CorruptionError("branch " + b.name + ": baskets cover " + std::to_string(col.num_entries)
+                           + " of " + std::to_string(range.size()) + " requested entries");
   }
   return col;
 }
@@ -224,7 +226,8 @@ Result<Column> Tree::ReadLeaf(int32_t leaf, EntryRange range) const {
 Result<Column> Tree::ReadLeaf(std::string_view name, EntryRange range) const {
   int32_t leaf = info_.FindLeaf(name);
   if (leaf < 0) {
-    return NotFoundError("tree " + info_.name + " has no leaf or branch '" + std::string(name) + "'");
+    return NotFoundError("tree " + info_.name + " has no leaf or branch '" + std::string(name)
+                         + "'");
   }
   return ReadLeaf(leaf, range);
 }

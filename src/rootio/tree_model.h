@@ -47,11 +47,11 @@ struct Leaf {
   std::string title;
   std::string class_name;  // TLeafF, TLeafI, ...
   LeafType type = LeafType::kUnknown;
-  int32_t len = 1;        // fixed elements per entry (per count unit for jagged leaves)
-  int32_t len_type = 0;   // bytes per element as stored by ROOT
+  int32_t len = 1;       // fixed elements per entry (per count unit for jagged leaves)
+  int32_t len_type = 0;  // bytes per element as stored by ROOT
   bool is_unsigned = false;
-  int32_t count_leaf = -1;  // index in TreeInfo::leaves of the counter leaf; -1 if none
-  int32_t branch = -1;      // owning branch index
+  int32_t count_leaf = -1;    // index in TreeInfo::leaves of the counter leaf; -1 if none
+  int32_t branch = -1;        // owning branch index
   uint32_t entry_offset = 0;  // byte offset of this leaf inside a fixed-size entry (leaf lists)
 
   bool jagged() const { return count_leaf >= 0; }
@@ -61,15 +61,15 @@ struct Leaf {
 struct BasketRef {
   int64_t first_entry = 0;
   int64_t num_entries = 0;
-  uint64_t seek = 0;     // record offset in the file; 0 for an embedded basket
-  uint32_t bytes = 0;    // record size on disk (key + stored payload)
+  uint64_t seek = 0;      // record offset in the file; 0 for an embedded basket
+  uint32_t bytes = 0;     // record size on disk (key + stored payload)
   int32_t embedded = -1;  // index into Branch::embedded when stored inside the TTree record
 };
 
 // A basket streamed inside the TTree record (never flushed to its own key).
 struct EmbeddedBasket {
-  std::vector<uint8_t> data;       // entry data (fLast - fKeylen bytes)
-  std::vector<uint32_t> offsets;   // entry start offsets into data + final end; empty if none
+  std::vector<uint8_t> data;      // entry data (fLast - fKeylen bytes)
+  std::vector<uint32_t> offsets;  // entry start offsets into data + final end; empty if none
   int32_t num_entries = 0;
 };
 

@@ -75,8 +75,8 @@ class TreeParser {
       FERRY_TRY(fn(tag, static_cast<size_t>(i)));
       if (tag.kind == ObjectTag::Kind::kNew && tag.end != 0) {
         if (c_.pos() > tag.end) {
-          return CorruptionError(std::string(what) + ": element " + std::to_string(i) +
-                                 " (" + tag.class_name + ") overruns its byte count");
+          return CorruptionError(std::string(what) + ": element " + std::to_string(i) + " ("
+                                 + tag.class_name + ") overruns its byte count");
         }
         c_.Seek(tag.end);
       }
@@ -100,8 +100,8 @@ class TreeParser {
       return Truncated("TTree");
     }
     if (v < 16 || v > 20) {
-      return UnsupportedError("TTree class version " + std::to_string(v) +
-                              " (supported: 16-20, ROOT 5.23 to 6.x)");
+      return UnsupportedError("TTree class version " + std::to_string(v)
+                              + " (supported: 16-20, ROOT 5.23 to 6.x)");
     }
     FERRY_TRY(ReadTNamed(c_, &info_.name, &info_.title));
     FERRY_TRY(SkipFramed("TAttLine"));
@@ -186,7 +186,8 @@ class TreeParser {
     Status st = ParseBranchBody(index, depth);
     if (!st.has_value()) {
       const std::string& name = info_.branches[static_cast<size_t>(index)].name;
-      return std::move(st).error().AddContext("branch " + (name.empty() ? "#" + std::to_string(index) : name));
+      return std::move(st).error().AddContext(
+          "branch " + (name.empty() ? "#" + std::to_string(index) : name));
     }
     Branch& b = info_.branches[static_cast<size_t>(index)];
     if (derived) {
@@ -238,11 +239,11 @@ class TreeParser {
     if (!c_.ok()) {
       return Truncated("TBranch fields");
     }
-    if (max_baskets < 0 || write_basket < 0 || write_basket > max_baskets || entries < 0 ||
-        static_cast<size_t>(max_baskets) > c_.remaining() / 4) {
-      return CorruptionError("TBranch has inconsistent basket counts (fWriteBasket " +
-                             std::to_string(write_basket) + ", fMaxBaskets " +
-                             std::to_string(max_baskets) + ")");
+    if (max_baskets < 0 || write_basket < 0 || write_basket > max_baskets || entries < 0
+        || static_cast<size_t>(max_baskets) > c_.remaining() / 4) {
+      return CorruptionError("TBranch has inconsistent basket counts (fWriteBasket "
+                             + std::to_string(write_basket) + ", fMaxBaskets "
+                             + std::to_string(max_baskets) + ")");
     }
     {
       Branch& b = info_.branches[bi];
@@ -266,7 +267,8 @@ class TreeParser {
       } else if (tag.kind == ObjectTag::Kind::kReference) {
         auto it = leaf_by_tag_.find(tag.reference);
         if (it == leaf_by_tag_.end()) {
-          return CorruptionError("leaf reference to unknown object " + std::to_string(tag.reference));
+          return CorruptionError("leaf reference to unknown object "
+                                 + std::to_string(tag.reference));
         }
         leaf = it->second;
         info_.leaves[static_cast<size_t>(leaf)].branch = index;
@@ -277,22 +279,23 @@ class TreeParser {
       return OkStatus();
     }));
     std::unordered_map<size_t, int32_t> embedded_slot;
-    FERRY_TRY(ForEachInObjArray("TBranch fBaskets", [&](const ObjectTag& tag, size_t slot) -> Status {
-      if (tag.kind != ObjectTag::Kind::kNew) {
-        return OkStatus();
-      }
-      if (tag.class_name != "TBasket") {
-        return CorruptionError("unexpected class " + tag.class_name + " in fBaskets");
-      }
-      Result<EmbeddedBasket> eb = ParseEmbeddedBasket();
-      if (!eb.has_value()) {
-        return std::move(eb).error().AddContext("embedded basket " + std::to_string(slot));
-      }
-      Branch& b = info_.branches[bi];
-      embedded_slot[slot] = static_cast<int32_t>(b.embedded.size());
-      b.embedded.push_back(std::move(*eb));
-      return OkStatus();
-    }));
+    FERRY_TRY(
+        ForEachInObjArray("TBranch fBaskets", [&](const ObjectTag& tag, size_t slot) -> Status {
+          if (tag.kind != ObjectTag::Kind::kNew) {
+            return OkStatus();
+          }
+          if (tag.class_name != "TBasket") {
+            return CorruptionError("unexpected class " + tag.class_name + " in fBaskets");
+          }
+          Result<EmbeddedBasket> eb = ParseEmbeddedBasket();
+          if (!eb.has_value()) {
+            return std::move(eb).error().AddContext("embedded basket " + std::to_string(slot));
+          }
+          Branch& b = info_.branches[bi];
+          embedded_slot[slot] = static_cast<int32_t>(b.embedded.size());
+          b.embedded.push_back(std::move(*eb));
+          return OkStatus();
+        }));
     std::vector<int32_t> basket_bytes(static_cast<size_t>(max_baskets), 0);
     std::vector<int64_t> basket_entry(static_cast<size_t>(max_baskets), 0);
     std::vector<int64_t> basket_seek(static_cast<size_t>(max_baskets), 0);
@@ -333,8 +336,8 @@ class TreeParser {
     constexpr int64_t kMaxEntry = int64_t{1} << 62;
     for (size_t i = 0; i <= nwritten && i < first.size(); ++i) {
       if (first[i] < 0 || first[i] > kMaxEntry) {
-        return CorruptionError("basket " + std::to_string(i) + " starts at entry " +
-                               std::to_string(first[i]));
+        return CorruptionError("basket " + std::to_string(i) + " starts at entry "
+                               + std::to_string(first[i]));
       }
     }
     if (b.entries > kMaxEntry) {
@@ -343,7 +346,7 @@ class TreeParser {
     for (size_t i = 0; i < nwritten; ++i) {
       BasketRef r;
       r.first_entry = first[i];
-      int64_t end = i + 1 < nwritten ? first[i + 1]
+      int64_t end = i + 1 < nwritten                           ? first[i + 1]
                     : trailing >= 0 && nwritten < first.size() ? first[nwritten]
                                                                : b.entries;
       r.num_entries = end - r.first_entry;
@@ -351,12 +354,14 @@ class TreeParser {
         r.seek = static_cast<uint64_t>(seek[i]);
         r.bytes = static_cast<uint32_t>(bytes[i]);
         if (bytes[i] <= 0) {
-          return CorruptionError("basket " + std::to_string(i) + " has size " + std::to_string(bytes[i]));
+          return CorruptionError("basket " + std::to_string(i) + " has size "
+                                 + std::to_string(bytes[i]));
         }
       } else {
         r.embedded = embedded_at(i);
         if (r.embedded < 0) {
-          return CorruptionError("basket " + std::to_string(i) + " has neither a seek nor an embedded copy");
+          return CorruptionError("basket " + std::to_string(i)
+                                 + " has neither a seek nor an embedded copy");
         }
       }
       b.baskets.push_back(r);
@@ -374,14 +379,15 @@ class TreeParser {
     int64_t expect = b.baskets.empty() ? 0 : b.baskets.front().first_entry;
     for (const BasketRef& r : b.baskets) {
       if (r.num_entries < 0 || r.first_entry != expect) {
-        return CorruptionError("basket entry table is not contiguous at entry " +
-                               std::to_string(r.first_entry));
+        return CorruptionError("basket entry table is not contiguous at entry "
+                               + std::to_string(r.first_entry));
       }
-      if (r.embedded >= 0 &&
-          b.embedded[static_cast<size_t>(r.embedded)].num_entries != r.num_entries) {
-        return CorruptionError("embedded basket holds " +
-                               std::to_string(b.embedded[static_cast<size_t>(r.embedded)].num_entries) +
-                               " entries, the entry table says " + std::to_string(r.num_entries));
+      if (r.embedded >= 0
+          && b.embedded[static_cast<size_t>(r.embedded)].num_entries != r.num_entries) {
+        return CorruptionError(
+            "embedded basket holds "
+            + std::to_string(b.embedded[static_cast<size_t>(r.embedded)].num_entries)
+            + " entries, the entry table says " + std::to_string(r.num_entries));
       }
       expect = r.first_entry + r.num_entries;
     }
@@ -435,7 +441,7 @@ class TreeParser {
     FERRY_TRY(ReadTNamed(c_, &name, &title));
     int32_t len = c_.I32();
     int32_t len_type = c_.I32();
-    c_.Skip(4);  // fOffset (in-memory layout; the buffer is packed)
+    c_.Skip(4);       // fOffset (in-memory layout; the buffer is packed)
     (void)c_.Bool();  // fIsRange
     bool is_unsigned = c_.Bool();
     if (!c_.ok()) {
@@ -446,8 +452,8 @@ class TreeParser {
     if (count.kind == ObjectTag::Kind::kReference) {
       auto it = leaf_by_tag_.find(count.reference);
       if (it == leaf_by_tag_.end()) {
-        return CorruptionError("leaf " + name + ": fLeafCount refers to unknown object " +
-                               std::to_string(count.reference));
+        return CorruptionError("leaf " + name + ": fLeafCount refers to unknown object "
+                               + std::to_string(count.reference));
       }
       count_leaf = it->second;
     } else if (count.kind == ObjectTag::Kind::kNew) {
@@ -480,9 +486,10 @@ class TreeParser {
     if (count_leaf >= 0) {
       LeafType ct = info_.leaves[static_cast<size_t>(count_leaf)].type;
       // An object-branch counter (kUnknown) leaves the branch unsupported, not the file corrupt.
-      if (ct == LeafType::kString || ct == LeafType::kFloat32 || ct == LeafType::kFloat64 ||
-          count_leaf == index) {
-        return CorruptionError("leaf " + info_.leaves[li].name + ": counter leaf is not an integer");
+      if (ct == LeafType::kString || ct == LeafType::kFloat32 || ct == LeafType::kFloat64
+          || count_leaf == index) {
+        return CorruptionError("leaf " + info_.leaves[li].name
+                               + ": counter leaf is not an integer");
       }
     }
     return index;
@@ -494,7 +501,7 @@ class TreeParser {
     int16_t key_version = c_.I16();
     c_.Skip(4 + 4);  // fObjlen, fDatime
     auto keylen = static_cast<uint16_t>(c_.I16());
-    c_.Skip(2);  // fCycle
+    c_.Skip(2);                            // fCycle
     c_.Skip(key_version > 1000 ? 16 : 8);  // fSeekKey, fSeekPdir
     (void)c_.TString();
     (void)c_.TString();
@@ -513,8 +520,8 @@ class TreeParser {
     }
     (void)key_start;
     if (nev_buf < 0 || last < keylen) {
-      return CorruptionError("basket header has fNevBuf " + std::to_string(nev_buf) + ", fLast " +
-                             std::to_string(last) + ", fKeylen " + std::to_string(keylen));
+      return CorruptionError("basket header has fNevBuf " + std::to_string(nev_buf) + ", fLast "
+                             + std::to_string(last) + ", fKeylen " + std::to_string(keylen));
     }
     EmbeddedBasket eb;
     eb.num_entries = nev_buf;
@@ -545,15 +552,16 @@ class TreeParser {
     }
     if (!raw_offsets.empty()) {
       if (raw_offsets.size() < static_cast<size_t>(nev_buf)) {
-        return CorruptionError("embedded basket: " + std::to_string(raw_offsets.size()) +
-                               " entry offsets for " + std::to_string(nev_buf) + " entries");
+        return CorruptionError("embedded basket: " + std::to_string(raw_offsets.size())
+                               + " entry offsets for " + std::to_string(nev_buf) + " entries");
       }
       eb.offsets.resize(static_cast<size_t>(nev_buf) + 1);
       for (size_t i = 0; i < static_cast<size_t>(nev_buf); ++i) {
         int64_t o = static_cast<int64_t>(raw_offsets[i]) - keylen;
-        if (o < 0 || o > static_cast<int64_t>(eb.data.size()) ||
-            (i > 0 && o < static_cast<int64_t>(eb.offsets[i - 1]))) {
-          return CorruptionError("embedded basket: entry offset " + std::to_string(i) + " out of range");
+        if (o < 0 || o > static_cast<int64_t>(eb.data.size())
+            || (i > 0 && o < static_cast<int64_t>(eb.offsets[i - 1]))) {
+          return CorruptionError("embedded basket: entry offset " + std::to_string(i)
+                                 + " out of range");
         }
         eb.offsets[i] = static_cast<uint32_t>(o);
       }
