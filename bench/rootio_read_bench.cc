@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/byte_vector.h"
 #include "base/json_writer.h"
 #include "codec/compression.h"
 #include "io/local_source.h"
@@ -99,7 +100,7 @@ bool RunFile(const std::string& path, int repeat, FileResult* out) {
       out->codecs += ferry::codec::AlgorithmName(static_cast<ferry::codec::Algorithm>(a));
     }
   }
-  std::vector<uint8_t> scratch;
+  ferry::ByteVector scratch;
   double best_bare = 1e30;
   double best_reader = 1e30;
   for (int rep = 0; rep < repeat; ++rep) {

@@ -45,26 +45,35 @@ Result<BasketView> BasketDecoder::Decode(std::span<const uint8_t> record) {
                            + " bytes, its key says " + std::to_string(k.nbytes));
   }
   auto stored = record.subspan(k.keylen, static_cast<size_t>(k.nbytes) - k.keylen);
-  FERRY_TRY(DecodePayload(stored, k.objlen, &payload_));
+  std::span<const uint8_t> payload = stored;
+  if (k.compressed()) {
+    FERRY_TRY(DecodePayload(stored, k.objlen, &payload_));
+    payload = payload_;
+  }
   auto border = static_cast<size_t>(header_.last - k.keylen);
   BasketView v;
   v.num_entries = header_.nev_buf;
-  v.data = std::span<const uint8_t>(payload_).first(border);
+  v.data = payload.first(border);
   offsets_.clear();
-  if (payload_.size() > border) {
-    Cursor c(payload_, border);
+  if (payload.size() > border) {
+    Cursor c(payload, border);
     int32_t n = c.I32();
     if (!c.ok() || n < header_.nev_buf || static_cast<size_t>(n) > c.remaining() / 4) {
       return CorruptionError("entry-offset table has " + std::to_string(n) + " slots for "
                              + std::to_string(header_.nev_buf) + " entries");
     }
-    offsets_.resize(static_cast<size_t>(header_.nev_buf) + 1);
-    for (size_t i = 0; i < static_cast<size_t>(header_.nev_buf); ++i) {
-      int64_t o = static_cast<int64_t>(c.I32()) - k.keylen;
-      if (o < 0 || static_cast<size_t>(o) > border || (i > 0 && o < offsets_[i - 1])) {
+    const auto n_entries = static_cast<size_t>(header_.nev_buf);
+    offsets_.resize(n_entries + 1);
+    // The count check above bounds the table: a tight loop without per-field checks.
+    const uint8_t* table = payload.data() + c.pos();
+    int64_t prev = 0;
+    for (size_t i = 0; i < n_entries; ++i) {
+      int64_t o = static_cast<int64_t>(LoadBE<int32_t>(table + 4 * i)) - k.keylen;
+      if (o < prev || static_cast<size_t>(o) > border) {
         return CorruptionError("entry offset " + std::to_string(i) + " is outside the basket data");
       }
       offsets_[i] = static_cast<uint32_t>(o);
+      prev = o;
     }
     offsets_.back() = static_cast<uint32_t>(border);
     v.offsets = offsets_;

@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "base/byte_vector.h"
 #include "base/result.h"
 #include "rootio/key.h"
 #include "rootio/tree_model.h"
@@ -30,8 +31,9 @@ struct BasketHeader {
 
 Result<BasketHeader> ParseBasketHeader(std::span<const uint8_t> record);
 
-// Decoded contents of one basket. Spans point into a BasketDecoder or an EmbeddedBasket and
-// stay valid until that object decodes again or is destroyed.
+// Decoded contents of one basket. Spans point into a BasketDecoder, an EmbeddedBasket, or (for
+// a basket stored uncompressed) into the record passed to Decode; they stay valid until that
+// object decodes again or is destroyed.
 struct BasketView {
   std::span<const uint8_t> data;      // entry data, big-endian values back to back
   std::span<const uint32_t> offsets;  // num_entries + 1 byte offsets into data; empty if none
@@ -42,15 +44,22 @@ struct BasketView {
 // does not allocate. Not thread-safe: one decoder per thread.
 class BasketDecoder {
  public:
-  // record: the whole key record (header + stored payload) as read from the file.
+  // record: the whole key record (header + stored payload) as read from the file. A payload
+  // stored uncompressed is not copied: the view points into record, which must outlive it.
   Result<BasketView> Decode(std::span<const uint8_t> record);
+  // A reusable buffer of size bytes for reading a record into (valid until the next call).
+  std::span<uint8_t> RecordBuffer(size_t size) {
+    record_.resize(size);
+    return record_;
+  }
   static BasketView View(const EmbeddedBasket& basket);
   // The header of the last decoded record.
   const BasketHeader& header() const { return header_; }
 
  private:
   BasketHeader header_;
-  std::vector<uint8_t> payload_;
+  ByteVector record_;
+  ByteVector payload_;
   std::vector<uint32_t> offsets_;
 };
 

@@ -43,7 +43,7 @@ Result<Key> ReadKey(io::ByteSource& source, uint64_t offset) {
   return FERRY_TRY_CTX(ParseKey(c), "key at " + std::to_string(offset));
 }
 
-Status DecodePayload(std::span<const uint8_t> stored, int32_t objlen, std::vector<uint8_t>* out) {
+Status DecodePayload(std::span<const uint8_t> stored, int32_t objlen, ByteVector* out) {
   auto want = static_cast<size_t>(objlen);
   if (stored.size() == want) {
     out->assign(stored.begin(), stored.end());
@@ -76,9 +76,9 @@ Result<std::vector<uint8_t>> ReadPayload(io::ByteSource& source, const Key& key)
                            static_cast<uint64_t>(key.nbytes)));
   std::vector<uint8_t> record(static_cast<size_t>(key.nbytes));
   FERRY_TRY(source.ReadAt(key.seek_key, record));
-  std::vector<uint8_t> out;
+  ByteVector out;
   FERRY_TRY(DecodePayload(std::span<const uint8_t>(record).subspan(key.keylen), key.objlen, &out));
-  return out;
+  return std::vector<uint8_t>(out.begin(), out.end());
 }
 
 }  // namespace ferry::rootio

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/byte_vector.h"
 #include "base/result.h"
 #include "io/byte_source.h"
 #include "rootio/cursor.h"
@@ -48,6 +49,6 @@ Result<std::vector<uint8_t>> ReadPayload(io::ByteSource& source, const Key& key)
 
 // Decompresses a record's payload bytes (those after fKeylen) into out (resized to objlen).
 // Memory grows block by block, so a lying header cannot force a huge allocation.
-Status DecodePayload(std::span<const uint8_t> stored, int32_t objlen, std::vector<uint8_t>* out);
+Status DecodePayload(std::span<const uint8_t> stored, int32_t objlen, ByteVector* out);
 
 }  // namespace ferry::rootio

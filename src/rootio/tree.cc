@@ -76,8 +76,17 @@ Result<BasketView> Tree::ReadBasket(int32_t branch, size_t basket, BasketDecoder
   if (r.embedded >= 0) {
     return BasketDecoder::View(b.embedded[static_cast<size_t>(r.embedded)]);
   }
-  std::vector<uint8_t> record = FERRY_TRY(ReadBasketRecord(branch, basket));
-  // The decoder copies what it keeps, so the record may die here.
+  FERRY_TRY_CTX(io::CheckRange(source_->name(), source_->size(), r.seek, r.bytes),
+                BasketContext(b, basket));
+  // Memory-resident sources are decoded in place; others read into the decoder's buffer.
+  std::span<const uint8_t> record;
+  if (auto view = source_->View(r.seek, r.bytes)) {
+    record = *view;
+  } else {
+    std::span<uint8_t> buf = decoder->RecordBuffer(r.bytes);
+    FERRY_TRY_CTX(source_->ReadAt(r.seek, buf), BasketContext(b, basket));
+    record = buf;
+  }
   return FERRY_TRY_CTX(decoder->Decode(record), BasketContext(b, basket));
 }
 
@@ -158,6 +167,10 @@ Status Tree::AppendFromBasket(int32_t leaf,
   // Jagged: element counts from the stored offsets, or rebuilt from the counter leaf.
   const auto unit = static_cast<uint64_t>(l.len);
   if (!view.offsets.empty()) {
+    // Entries [lo, hi) are contiguous in the basket: swap them in one pass.
+    const uint32_t first = view.offsets[static_cast<size_t>(lo)];
+    const uint64_t base = out->bytes.size() / elem;
+    out->offsets.reserve(out->offsets.size() + static_cast<size_t>(hi - lo));
     for (int64_t e = lo; e < hi; ++e) {
       uint32_t s = view.offsets[static_cast<size_t>(e)];
       uint32_t t = view.offsets[static_cast<size_t>(e) + 1];
@@ -166,9 +179,10 @@ Status Tree::AppendFromBasket(int32_t leaf,
                                + std::to_string(t - s) + " bytes, not a multiple of "
                                + std::to_string(elem));
       }
-      AppendSwapped(l.type, data.data() + s, (t - s) / elem, &out->bytes);
-      out->offsets.push_back(out->bytes.size() / elem);
+      out->offsets.push_back(base + (t - first) / elem);
     }
+    const uint32_t last = view.offsets[static_cast<size_t>(hi)];
+    AppendSwapped(l.type, data.data() + first, (last - first) / elem, &out->bytes);
     out->num_entries += hi - lo;
     return OkStatus();
   }
@@ -176,6 +190,7 @@ Status Tree::AppendFromBasket(int32_t leaf,
     return CorruptionError("jagged basket without entry offsets and no counter values");
   }
   uint64_t pos = 0;
+  out->offsets.reserve(out->offsets.size() + static_cast<size_t>(hi - lo));
   for (int64_t e = 0; e < hi; ++e) {
     uint64_t n = counts->AsUint64(static_cast<size_t>(e)) * unit;
     if (n > (data.size() - pos) / elem) {
