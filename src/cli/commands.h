@@ -7,6 +7,7 @@
 namespace ferry::cli {
 
 int RunRoot(std::span<const char* const> args);
+int RunGen(std::span<const char* const> args);
 int RunAnalyze(std::span<const char* const> args);
 int RunStore(std::span<const char* const> args);
 int RunSend(std::span<const char* const> args);

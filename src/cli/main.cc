@@ -18,6 +18,7 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"root", ferry::cli::RunRoot, "inspect ROOT files: ls, dump"},
+    {"gen", ferry::cli::RunGen, "generate NanoAOD-like datasets: gen nanoaod"},
     {"analyze", ferry::cli::RunAnalyze, "run an analysis (agc: the AGC ttbar analysis) over files or root:// URLs"},
     {"store", ferry::cli::RunStore, "event store: convert, get, scan, info, verify"},
     {"send", ferry::cli::RunSend, "send files and directories to a ferry recv daemon"},

@@ -1,0 +1,42 @@
+// EventTemplate: the schema and the values of a template tree (by default a real CMS NanoAOD
+// file), loaded whole into memory for resampling. Branches keep the template's order, except
+// that a counter is moved before the first branch it counts (the writer needs counters first).
+// Object branches and leaf lists are left out and listed in `skipped`.
+//
+// If the template lacks run, luminosityBlock or event, they are added (UInt_t, UInt_t,
+// ULong64_t) without values: the generator always writes them.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "rootio/column.h"
+#include "rootwrite/tree_writer.h"
+
+namespace ferry::gen {
+
+struct TemplateBranch {
+  rootwrite::BranchSpec spec;
+  rootio::Column values;  // every template entry (empty for added id branches)
+};
+
+struct EventTemplate {
+  std::string path;
+  std::string tree_title;
+  int64_t entries = 0;
+  std::vector<TemplateBranch> branches;
+  std::vector<std::string> skipped;
+  int32_t run = -1;  // indices into branches
+  int32_t lumi = -1;
+  int32_t event = -1;
+
+  int32_t Find(std::string_view name) const;
+};
+
+// Loads tree (default "Events") of the ROOT file at path. InvalidArgument when the tree has no
+// entries or no readable branch.
+Result<EventTemplate> LoadTemplate(const std::string& path, std::string_view tree = "Events");
+
+}  // namespace ferry::gen

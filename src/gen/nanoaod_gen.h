@@ -1,0 +1,67 @@
+// GenerateNanoAod: writes a NanoAOD-like dataset of any size from a template file.
+//
+// Creates out_dir if needed and writes `files` ROOT files <prefix>_0000.root ... holding
+// `events` events in total (split evenly, the first files taking the remainder), each with an
+// "Events" tree of the template's schema (branch names, types, titles, counters), filled by
+// the Resampler (whole template events, perturbed floats, realistic run/lumi/event numbers
+// continuing from file to file). The output is byte-for-byte deterministic for a seed: file
+// dates and UUIDs are derived from it.
+//
+// Memory: the template, one column batch (batch_events events) and one basket per branch.
+// Progress is reported through the callback after every batch. Errors carry the file path.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "codec/compression.h"
+#include "gen/agc_selection.h"
+
+namespace ferry::gen {
+
+struct GenOptions {
+  std::string template_path;
+  std::string out_dir;
+  int64_t events = 10000;  // in total
+  int32_t files = 1;
+  codec::Setting codec{codec::Algorithm::kZlib, 1};
+  uint64_t seed = 1;
+  int32_t basket_size = 32000;
+  int64_t auto_flush = -30000000;
+  int64_t batch_events = 1000;
+  std::string prefix = "nanoaod";
+  bool measure_agc = true;
+};
+
+struct GenFile {
+  std::string path;
+  int64_t events = 0;
+  uint64_t file_bytes = 0;  // size on disk
+  int64_t tot_bytes = 0;    // uncompressed basket bytes
+  int64_t zip_bytes = 0;    // stored basket bytes
+  int64_t cluster_size = 0;
+};
+
+struct GenReport {
+  std::vector<GenFile> files;
+  int64_t events = 0;
+  uint64_t file_bytes = 0;
+  int64_t tot_bytes = 0;
+  size_t branches = 0;
+  std::vector<std::string> skipped;  // template branches left out
+  double seconds = 0;                // generation and writing, without the AGC survey
+  AgcReport agc;
+};
+
+struct GenProgress {
+  int64_t events = 0;       // written so far
+  uint64_t file_bytes = 0;  // bytes written to disk so far
+};
+using GenProgressFn = std::function<void(const GenProgress&)>;
+
+Result<GenReport> GenerateNanoAod(const GenOptions& options, const GenProgressFn& progress = {});
+
+}  // namespace ferry::gen

@@ -1,0 +1,48 @@
+// Resampler: makes new events from an EventTemplate, a column batch at a time.
+//
+// Each new event is a whole template event picked at random (so jagged collections stay
+// consistent with their counters), with every float and double value perturbed by a small
+// relative amount (kRelativeNoise) and rounded back to the precision the template value has
+// (NanoAOD stores most floats with 10-16 mantissa bits; keeping that precision keeps the
+// compression ratio realistic). Integers, bools and strings are copied. run,
+// luminosityBlock and event come from an EventIdSequence.
+//
+// Deterministic: the same template, seed and batch sizes give the same values. Not
+// thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gen/event_ids.h"
+#include "gen/event_template.h"
+#include "gen/rng.h"
+#include "rootio/column.h"
+
+namespace ferry::gen {
+
+constexpr double kRelativeNoise = 0.02;
+
+// v perturbed by noise in [-1, 1) * kRelativeNoise and rounded to v's mantissa precision.
+// Zeros, infinities and NaNs are returned unchanged.
+float PerturbFloat(float v, double noise);
+double PerturbDouble(double v, double noise);
+
+class Resampler {
+ public:
+  Resampler(const EventTemplate& tmpl, uint64_t seed);
+
+  // Replaces columns (one per template branch, resized as needed) with n new events.
+  void NextBatch(int64_t n, EventIdSequence& ids, std::vector<rootio::Column>* columns);
+
+ private:
+  void FillBranch(size_t branch, rootio::Column* out);
+
+  const EventTemplate* tmpl_;
+  Rng rng_;
+  uint64_t noise_key_;
+  std::vector<uint32_t> picks_;
+  std::vector<EventId> ids_;
+};
+
+}  // namespace ferry::gen
