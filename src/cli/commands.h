@@ -12,5 +12,6 @@ int RunAnalyze(std::span<const char* const> args);
 int RunStore(std::span<const char* const> args);
 int RunSend(std::span<const char* const> args);
 int RunRecv(std::span<const char* const> args);
+int RunCache(std::span<const char* const> args);
 
 }  // namespace ferry::cli

@@ -1,0 +1,699 @@
+// ferry cache enable|disable|status|ls|stats|verify|evict|clear|pin: the client cache
+// (XrdCl plug-in libXrdClFerry-5.so over the page store of docs/format/page-store.md).
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/fd.h"
+#include "base/json_writer.h"
+#include "base/progress.h"
+#include "base/strings.h"
+#include "cache/capacity.h"
+#include "cache/config.h"
+#include "cache/entry_store.h"
+#include "cache/stats.h"
+#include "cache/url.h"
+#include "cache/verify.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+
+namespace ferry::cli {
+namespace {
+
+constexpr std::string_view kUsage =
+    "ferry cache enable --dir DIR [--max-size 100G] [--url 'root://*'] [--system] [--lib PATH]\n"
+    "                         [--set KEY=VALUE]...\n"
+    "       ferry cache disable [--system]\n"
+    "       ferry cache status [--dir DIR] [--json]\n"
+    "       ferry cache ls [--dir DIR] [--json]\n"
+    "       ferry cache stats [--dir DIR] [--json]\n"
+    "       ferry cache verify [--dir DIR] [--repair] [--json]\n"
+    "       ferry cache evict [--dir DIR] [--older-than D] [--to-size S]   (D: 30d, 12h, 15m, "
+    "60s)\n"
+    "       ferry cache clear [--dir DIR] [--all] [--stats]\n"
+    "       ferry cache pin URL [--unpin] [--dir DIR]\n"
+    "The cache directory comes from --dir, else $FERRY_CACHE_DIR, else the enabled conf file.";
+
+constexpr const char* kConfName = "ferry-cache.conf";
+constexpr const char* kSystemConfDir = "/etc/xrootd/client.plugins.d";
+
+std::string UserConfDir() {
+  const char* home = std::getenv("HOME");  // NOLINT(concurrency-mt-unsafe): read-only
+  return std::string(home != nullptr ? home : "/root") + "/.xrootd/client.plugins.d";
+}
+
+std::string ConfPath(bool system) {
+  return (system ? std::string(kSystemConfDir) : UserConfDir()) + "/" + kConfName;
+}
+
+// `key = value` lines; '#' starts a comment.
+std::map<std::string, std::string> ReadConf(const std::string& path) {
+  std::map<std::string, std::string> kv;
+  std::ifstream in(path);
+  std::string line;
+  for (int n = 0; n < 10000 && std::getline(in, line); ++n) {
+    line = line.substr(0, line.find('#'));
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos) {
+      continue;
+    }
+    auto trim = [](std::string s) {
+      const size_t a = s.find_first_not_of(" \t\r");
+      const size_t b = s.find_last_not_of(" \t\r");
+      return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+    };
+    kv[trim(line.substr(0, eq))] = trim(line.substr(eq + 1));
+  }
+  return kv;
+}
+
+bool Exists(const std::string& path) {
+  struct stat st = {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// The enabled conf file (user first, as XrdCl reads it last and it wins), or "".
+std::string EnabledConf() {
+  for (bool system : {false, true}) {
+    if (Exists(ConfPath(system))) {
+      return ConfPath(system);
+    }
+  }
+  return "";
+}
+
+// Settings as the plug-in would see them: conf file keys, then FERRY_CACHE_* overrides.
+Result<cache::Config> EffectiveConfig(const Args& args) {
+  const std::string conf = EnabledConf();
+  auto config = FERRY_TRY(
+      cache::ConfigFromMap(conf.empty() ? std::map<std::string, std::string>{} : ReadConf(conf),
+                           /*use_env=*/true));
+  if (auto dir = args.Get("--dir")) {
+    config.dir = *dir;
+  }
+  if (config.dir.empty()) {
+    return InvalidArgumentError(
+        "no cache directory: give --dir, set FERRY_CACHE_DIR, or run "
+        "'ferry cache enable --dir DIR'");
+  }
+  return config;
+}
+
+Result<cache::Config> ExistingCache(const Args& args) {
+  cache::Config config = FERRY_TRY(EffectiveConfig(args));
+  if (!cache::IsCacheDir(config.dir)) {
+    return Error(ErrorCode::kNotFound, config.dir + " is not a ferry cache directory");
+  }
+  return config;
+}
+
+std::string PluginLibDefault() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) {
+    return "libXrdClFerry-5.so";
+  }
+  std::string exe(buf, static_cast<size_t>(n));
+  std::string dir = exe.substr(0, exe.rfind('/'));
+  const std::string up = dir.substr(0, dir.rfind('/'));
+  for (const std::string& candidate : {up + "/lib/libXrdClFerry-5.so", dir + "/libXrdClFerry-5.so",
+                                       up + "/lib/x86_64-linux-gnu/libXrdClFerry-5.so"}) {
+    if (Exists(candidate)) {
+      return candidate;
+    }
+  }
+  return up + "/lib/libXrdClFerry-5.so";
+}
+
+Status MakeDirs(const std::string& path) {
+  std::string partial;
+  for (size_t pos = 1; pos != std::string::npos;) {
+    pos = path.find('/', pos);
+    partial = path.substr(0, pos);
+    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
+      return IoError("cannot create " + partial, errno);
+    }
+    if (pos != std::string::npos) {
+      ++pos;
+    }
+  }
+  return OkStatus();
+}
+
+Result<int64_t> ParseDuration(std::string_view text) {
+  int64_t unit = 1;
+  if (!text.empty()) {
+    switch (text.back()) {
+      case 'd':
+        unit = 86400;
+        break;
+      case 'h':
+        unit = 3600;
+        break;
+      case 'm':
+        unit = 60;
+        break;
+      case 's':
+        unit = 1;
+        break;
+      default:
+        unit = 0;
+    }
+    if (unit != 0) {
+      text.remove_suffix(1);
+    } else {
+      unit = 1;
+    }
+  }
+  auto v = ParseInt(text);
+  if (!v || *v <= 0) {
+    return InvalidArgumentError("bad duration (use 30d, 12h, 15m or 60s)");
+  }
+  return *v * unit;
+}
+
+std::string Ago(int64_t ns) {
+  if (ns <= 0) {
+    return "-";
+  }
+  const int64_t s = std::time(nullptr) - ns / 1'000'000'000;
+  char buf[32];
+  if (s < 120) {
+    std::snprintf(buf, sizeof buf, "%llds ago", static_cast<long long>(s));
+  } else if (s < 7200) {
+    std::snprintf(buf, sizeof buf, "%lldm ago", static_cast<long long>(s / 60));
+  } else if (s < 2 * 86400) {
+    std::snprintf(buf, sizeof buf, "%lldh ago", static_cast<long long>(s / 3600));
+  } else {
+    std::snprintf(buf, sizeof buf, "%lldd ago", static_cast<long long>(s / 86400));
+  }
+  return buf;
+}
+
+// ---- enable / disable ----
+
+int Enable(std::span<const char* const> argv) {
+  auto parsed = Args::Parse(argv, {{"--dir", true},
+                                   {"--max-size", true},
+                                   {"--url", true},
+                                   {"--system", false},
+                                   {"--lib", true},
+                                   {"--set", true}});
+  if (!parsed) {
+    return UsageError(parsed.error().message(), kUsage);
+  }
+  const Args& a = *parsed;
+  auto dir = a.Get("--dir");
+  if (!dir || !a.positional().empty()) {
+    return UsageError("cache enable needs --dir DIR", kUsage);
+  }
+  std::string abs_dir = *dir;
+  if (!abs_dir.starts_with('/')) {
+    char cwd[4096];
+    if (::getcwd(cwd, sizeof cwd) != nullptr) {
+      abs_dir = std::string(cwd) + "/" + abs_dir;
+    }
+  }
+  std::map<std::string, std::string> kv;
+  kv["dir"] = abs_dir;
+  kv["max_size"] = a.GetOr("--max-size", "100G");
+  for (const std::string& setting : a.All("--set")) {
+    const size_t eq = setting.find('=');
+    if (eq == std::string::npos) {
+      return UsageError("--set needs KEY=VALUE", kUsage);
+    }
+    kv[setting.substr(0, eq)] = setting.substr(eq + 1);
+  }
+  for (const auto& [k, v] : kv) {
+    if (std::find(cache::ConfigKeys().begin(), cache::ConfigKeys().end(), k)
+        == cache::ConfigKeys().end()) {
+      return UsageError("unknown cache setting '" + k + "'", kUsage);
+    }
+  }
+  if (auto check = cache::ConfigFromMap(kv, /*use_env=*/false); !check) {
+    return ReportError(check.error());
+  }
+  if (Status st = cache::PrepareCacheDir(abs_dir); !st) {
+    return ReportError(st.error());
+  }
+  const bool system = a.Has("--system");
+  const std::string lib = a.GetOr("--lib", PluginLibDefault());
+  if (!Exists(lib)) {
+    std::fprintf(stderr,
+                 "ferry: warning: plug-in library %s does not exist (build it, or pass --lib)\n",
+                 lib.c_str());
+  }
+  const std::string conf_dir = system ? kSystemConfDir : UserConfDir();
+  if (Status st = MakeDirs(conf_dir); !st) {
+    return ReportError(st.error());
+  }
+  const std::string path = conf_dir + "/" + kConfName;
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << "# XrdCl client plug-in: the ferry cache (written by 'ferry cache enable').\n"
+        << "# Every setting can be overridden by FERRY_CACHE_<KEY> environment variables.\n"
+        << "url = " << a.GetOr("--url", "root://*") << "\n"
+        << "lib = " << lib << "\n"
+        << "enable = true\n";
+    for (const auto& [k, v] : kv) {
+      out << k << " = " << v << "\n";
+    }
+    if (!out) {
+      return ReportError(IoError("cannot write " + tmp, errno));
+    }
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    return ReportError(IoError("cannot write " + path, errno));
+  }
+  std::printf(
+      "ferry cache enabled for %s\n  cache directory: %s (max %s)\n  conf file:       %s\n"
+      "  plug-in:         %s\n",
+      a.GetOr("--url", "root://*").c_str(), abs_dir.c_str(), kv["max_size"].c_str(), path.c_str(),
+      lib.c_str());
+  std::printf(
+      "XRootD clients started from now on read through the cache (XRD_PLUGIN, if set, "
+      "overrides conf files).\nTo disable: ferry cache disable%s   (or remove %s)\n",
+      system ? " --system" : "", path.c_str());
+  return kExitOk;
+}
+
+int Disable(std::span<const char* const> argv) {
+  auto parsed = Args::Parse(argv, {{"--system", false}});
+  if (!parsed) {
+    return UsageError(parsed.error().message(), kUsage);
+  }
+  const std::string path = ConfPath(parsed->Has("--system"));
+  if (::unlink(path.c_str()) != 0) {
+    if (errno == ENOENT) {
+      std::printf("ferry cache is not enabled (%s does not exist)\n", path.c_str());
+      return kExitOk;
+    }
+    return ReportError(IoError("cannot remove " + path, errno));
+  }
+  std::printf(
+      "ferry cache disabled (removed %s); the cache directory is kept ('ferry cache "
+      "clear' empties it)\n",
+      path.c_str());
+  return kExitOk;
+}
+
+// ---- status / ls / stats ----
+
+void WriteCounters(JsonWriter& w, const cache::CounterValues& v) {
+  for (size_t i = 0; i < cache::kCounterCount; ++i) {
+    w.Field(cache::CounterName(static_cast<cache::Counter>(i)), v[i]);
+  }
+}
+
+int Status_(std::span<const char* const> argv) {
+  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--json", false}});
+  if (!parsed) {
+    return UsageError(parsed.error().message(), kUsage);
+  }
+  const std::string conf = EnabledConf();
+  std::map<std::string, std::string> kv =
+      conf.empty() ? std::map<std::string, std::string>{} : ReadConf(conf);
+  auto config = EffectiveConfig(*parsed);
+  const bool have_dir = config && cache::IsCacheDir(config->dir);
+  cache::Usage usage;
+  uint64_t free_bytes = 0;
+  if (have_dir) {
+    usage = cache::MeasureUsage(config->dir).value_or(cache::Usage{});
+    free_bytes = cache::FreeBytes(config->dir).value_or(0);
+  }
+  if (parsed->Has("--json")) {
+    JsonWriter w;
+    w.BeginObject().Field("enabled", !conf.empty()).Field("conf", conf);
+    w.Field("url", kv.count("url") != 0 ? kv["url"] : "");
+    w.Field("lib", kv.count("lib") != 0 ? kv["lib"] : "");
+    w.Field("dir", config ? config->dir : "");
+    w.Field("max_size", config ? config->max_bytes : 0);
+    w.Field("entries", usage.entries).Field("disk_bytes", usage.disk_bytes);
+    w.Field("free_bytes", free_bytes).EndObject();
+    std::printf("%s\n", w.str().c_str());
+    return kExitOk;
+  }
+  if (conf.empty()) {
+    std::printf("plug-in:   not enabled (ferry cache enable --dir DIR)\n");
+  } else {
+    std::printf("plug-in:   enabled for %s by %s\n           lib %s%s\n", kv["url"].c_str(),
+                conf.c_str(), kv["lib"].c_str(), Exists(kv["lib"]) ? "" : "  (MISSING)");
+  }
+  if (!config) {
+    std::printf("directory: none\n");
+    return kExitOk;
+  }
+  std::printf("directory: %s%s\n", config->dir.c_str(), have_dir ? "" : "  (not created yet)");
+  std::printf("usage:     %llu entries, %s of %s, %s free on its filesystem\n",
+              static_cast<unsigned long long>(usage.entries),
+              HumanBytes(static_cast<double>(usage.disk_bytes)).c_str(),
+              HumanBytes(static_cast<double>(config->max_bytes)).c_str(),
+              HumanBytes(static_cast<double>(free_bytes)).c_str());
+  return kExitOk;
+}
+
+int Ls(std::span<const char* const> argv) {
+  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--json", false}});
+  if (!parsed) {
+    return UsageError(parsed.error().message(), kUsage);
+  }
+  auto config = ExistingCache(*parsed);
+  if (!config) {
+    return ReportError(config.error());
+  }
+  auto entries = cache::ScanEntries(config->dir);
+  if (!entries) {
+    return ReportError(entries.error());
+  }
+  std::sort(entries->begin(), entries->end(),
+            [](const auto& a, const auto& b) { return a.last_read_ns > b.last_read_ns; });
+  JsonWriter w;
+  const bool json = parsed->Has("--json");
+  if (json) {
+    w.BeginObject().Key("entries").BeginArray();
+  } else {
+    std::printf("%-10s %-10s %-10s %-12s %s\n", "size", "held", "disk", "last read", "url");
+  }
+  for (const cache::EntryListing& e : *entries) {
+    auto index = cache::LoadIndex(e.paths.idx());
+    if (!index) {
+      continue;
+    }
+    const auto& info = index->info();
+    if (json) {
+      w.BeginObject().Field("url", info.url).Field("key", e.key);
+      w.Field("size", info.origin_size).Field("held_bytes", index->held_bytes());
+      w.Field("full_pages", index->full_pages());
+      w.Field("fragments", static_cast<uint64_t>(index->fragments().size()));
+      w.Field("page_size", static_cast<uint64_t>(info.page_size));
+      w.Field("disk_bytes", e.disk_bytes).Field("pinned", e.pinned);
+      w.Field("last_read_unix", e.last_read_ns / 1'000'000'000).EndObject();
+    } else {
+      std::printf("%-10s %-10s %-10s %-12s %s%s\n",
+                  HumanBytes(static_cast<double>(info.origin_size)).c_str(),
+                  HumanBytes(static_cast<double>(index->held_bytes())).c_str(),
+                  HumanBytes(static_cast<double>(e.disk_bytes)).c_str(),
+                  Ago(e.last_read_ns).c_str(), info.url.c_str(), e.pinned ? "  [pinned]" : "");
+    }
+  }
+  if (json) {
+    w.EndArray().EndObject();
+    std::printf("%s\n", w.str().c_str());
+  }
+  return kExitOk;
+}
+
+int Stats(std::span<const char* const> argv) {
+  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--json", false}});
+  if (!parsed) {
+    return UsageError(parsed.error().message(), kUsage);
+  }
+  auto config = ExistingCache(*parsed);
+  if (!config) {
+    return ReportError(config.error());
+  }
+  auto counters = cache::ReadStatsFile(config->dir);
+  if (!counters) {
+    return ReportError(counters.error());
+  }
+  auto usage = cache::MeasureUsage(config->dir);
+  if (!usage) {
+    return ReportError(usage.error());
+  }
+  if (parsed->Has("--json")) {
+    JsonWriter w;
+    w.BeginObject();
+    WriteCounters(w, *counters);
+    w.Field("entries", usage->entries).Field("disk_bytes", usage->disk_bytes).EndObject();
+    std::printf("%s\n", w.str().c_str());
+    return kExitOk;
+  }
+  const auto& v = *counters;
+  auto get = [&](cache::Counter c) {
+    return v[static_cast<size_t>(c)];
+  };
+  const uint64_t reads = get(cache::Counter::kHits) + get(cache::Counter::kMisses);
+  std::printf("reads:     %llu hits, %llu misses (%.1f%% hits)\n",
+              static_cast<unsigned long long>(get(cache::Counter::kHits)),
+              static_cast<unsigned long long>(get(cache::Counter::kMisses)),
+              reads == 0 ? 0.0
+                         : 100.0 * static_cast<double>(get(cache::Counter::kHits))
+                               / static_cast<double>(reads));
+  std::printf("bytes:     %s from the cache, %s from origins\n",
+              HumanBytes(static_cast<double>(get(cache::Counter::kBytesFromCache))).c_str(),
+              HumanBytes(static_cast<double>(get(cache::Counter::kBytesFromOrigin))).c_str());
+  std::printf("origin:    %llu requests, %llu chunks, %llu retries\n",
+              static_cast<unsigned long long>(get(cache::Counter::kOriginRequests)),
+              static_cast<unsigned long long>(get(cache::Counter::kOriginChunks)),
+              static_cast<unsigned long long>(get(cache::Counter::kRetries)));
+  std::printf("faults:    %llu CRC failures, %llu fail-open events, %llu writes dropped\n",
+              static_cast<unsigned long long>(get(cache::Counter::kCrcFailures)),
+              static_cast<unsigned long long>(get(cache::Counter::kFailopenEvents)),
+              static_cast<unsigned long long>(get(cache::Counter::kWritesDropped)));
+  std::printf("capacity:  %llu entries, %s on disk, %llu evictions, %llu admissions declined\n",
+              static_cast<unsigned long long>(usage->entries),
+              HumanBytes(static_cast<double>(usage->disk_bytes)).c_str(),
+              static_cast<unsigned long long>(get(cache::Counter::kEvictions)),
+              static_cast<unsigned long long>(get(cache::Counter::kAdmissionsDeclined)));
+  return kExitOk;
+}
+
+// ---- verify / evict / clear / pin ----
+
+int Verify(std::span<const char* const> argv) {
+  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--repair", false}, {"--json", false}});
+  if (!parsed) {
+    return UsageError(parsed.error().message(), kUsage);
+  }
+  auto config = ExistingCache(*parsed);
+  if (!config) {
+    return ReportError(config.error());
+  }
+  auto entries = cache::ScanEntries(config->dir);
+  if (!entries) {
+    return ReportError(entries.error());
+  }
+  const bool repair = parsed->Has("--repair");
+  uint64_t checked = 0, bad_entries = 0, pages_ok = 0, pages_bad = 0, frags_ok = 0, frags_bad = 0,
+           bad_index = 0, garbage = 0;
+  Progress progress("verify", entries->size(), "entries");
+  for (const cache::EntryListing& e : *entries) {
+    progress.Add(1);
+    if (!e.has_index) {
+      continue;
+    }
+    auto r = cache::VerifyEntry(e.paths, repair, static_cast<int>(config->lock_timeout_ms));
+    if (!r) {
+      if (r.error().code() == ErrorCode::kNotFound) {
+        continue;  // evicted meanwhile
+      }
+      return ReportError(r.error());
+    }
+    ++checked;
+    pages_ok += r->pages_ok;
+    pages_bad += r->pages_bad;
+    frags_ok += r->fragments_ok;
+    frags_bad += r->fragments_bad;
+    garbage += r->garbage_bytes;
+    if (!r->index_ok) {
+      ++bad_index;
+    }
+    if (!r->index_ok || r->pages_bad > 0 || r->fragments_bad > 0) {
+      ++bad_entries;
+      if (!parsed->Has("--json")) {
+        std::fprintf(
+            stderr, "%s %s: %s%llu bad pages, %llu bad fragments%s\n", e.key.c_str(),
+            r->url.c_str(), r->index_ok ? "" : ("bad index (" + r->index_error + "), ").c_str(),
+            static_cast<unsigned long long>(r->pages_bad),
+            static_cast<unsigned long long>(r->fragments_bad), r->repaired ? " (repaired)" : "");
+      }
+    }
+  }
+  progress.Finish();
+  if (parsed->Has("--json")) {
+    JsonWriter w;
+    w.BeginObject().Field("entries", checked).Field("bad_entries", bad_entries);
+    w.Field("bad_indexes", bad_index).Field("pages_ok", pages_ok).Field("pages_bad", pages_bad);
+    w.Field("fragments_ok", frags_ok).Field("fragments_bad", frags_bad);
+    w.Field("garbage_bytes", garbage).Field("repaired", repair && bad_entries > 0).EndObject();
+    std::printf("%s\n", w.str().c_str());
+  } else {
+    std::printf(
+        "verified %llu entries: %llu pages and %llu fragments ok, %llu pages and %llu "
+        "fragments bad, %llu bad indexes%s\n",
+        static_cast<unsigned long long>(checked), static_cast<unsigned long long>(pages_ok),
+        static_cast<unsigned long long>(frags_ok), static_cast<unsigned long long>(pages_bad),
+        static_cast<unsigned long long>(frags_bad), static_cast<unsigned long long>(bad_index),
+        repair && bad_entries > 0 ? " (repaired)" : "");
+  }
+  return bad_entries == 0 || repair ? kExitOk : kExitBadInput;
+}
+
+int PrintEvict(const cache::EvictResult& r, bool counted, const std::string& dir) {
+  if (counted && r.evicted > 0) {
+    cache::Counters c;
+    c.Add(cache::Counter::kEvictions, r.evicted);
+    (void)c.MergeInto(dir);
+  }
+  std::printf("evicted %llu entries (%s); kept %llu open, %llu pinned; now %llu entries, %s%s\n",
+              static_cast<unsigned long long>(r.evicted),
+              HumanBytes(static_cast<double>(r.freed_bytes)).c_str(),
+              static_cast<unsigned long long>(r.skipped_open),
+              static_cast<unsigned long long>(r.skipped_pinned),
+              static_cast<unsigned long long>(r.after.entries),
+              HumanBytes(static_cast<double>(r.after.disk_bytes)).c_str(),
+              r.still_over ? " (still over the target)" : "");
+  return kExitOk;
+}
+
+int Evict(std::span<const char* const> argv) {
+  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--older-than", true}, {"--to-size", true}});
+  if (!parsed) {
+    return UsageError(parsed.error().message(), kUsage);
+  }
+  auto config = ExistingCache(*parsed);
+  if (!config) {
+    return ReportError(config.error());
+  }
+  cache::EvictOptions o;
+  o.lock_wait_ms = 10000;
+  if (auto d = parsed->Get("--older-than")) {
+    auto s = ParseDuration(*d);
+    if (!s) {
+      return UsageError(s.error().message(), kUsage);
+    }
+    o.older_than_s = *s;
+  }
+  if (auto sz = parsed->Get("--to-size")) {
+    auto b = ParseSize(*sz);
+    if (!b) {
+      return UsageError("bad --to-size", kUsage);
+    }
+    o.target_bytes = *b;
+  }
+  if (o.older_than_s == 0 && o.target_bytes == UINT64_MAX) {
+    o.target_bytes = config->max_bytes;  // enforce the configured cap
+    o.min_free_bytes = config->min_free_bytes;
+  }
+  auto r = cache::Evict(config->dir, o);
+  if (!r) {
+    return ReportError(r.error());
+  }
+  if (r->busy) {
+    return ReportError(Error(ErrorCode::kTimeout, "another process is evicting; try again"));
+  }
+  return PrintEvict(*r, true, config->dir);
+}
+
+int Clear(std::span<const char* const> argv) {
+  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--all", false}, {"--stats", false}});
+  if (!parsed) {
+    return UsageError(parsed.error().message(), kUsage);
+  }
+  auto config = ExistingCache(*parsed);
+  if (!config) {
+    return ReportError(config.error());
+  }
+  cache::EvictOptions o;
+  o.everything = true;
+  o.include_pinned = parsed->Has("--all");
+  o.lock_wait_ms = 10000;
+  auto r = cache::Evict(config->dir, o);
+  if (!r) {
+    return ReportError(r.error());
+  }
+  if (parsed->Has("--stats")) {
+    if (Status st = cache::WriteStatsFile(config->dir, cache::CounterValues{}); !st) {
+      return ReportError(st.error());
+    }
+  }
+  return PrintEvict(*r, !parsed->Has("--stats"), config->dir);
+}
+
+int Pin(std::span<const char* const> argv) {
+  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--unpin", false}});
+  if (!parsed) {
+    return UsageError(parsed.error().message(), kUsage);
+  }
+  if (parsed->positional().size() != 1) {
+    return UsageError("cache pin needs one URL", kUsage);
+  }
+  auto config = ExistingCache(*parsed);
+  if (!config) {
+    return ReportError(config.error());
+  }
+  auto url = cache::NormalizeUrl(parsed->positional()[0], config->url_params);
+  if (!url) {
+    return ReportError(url.error());
+  }
+  const cache::EntryPaths paths = cache::PathsFor(config->dir, cache::EntryKey(*url));
+  if (parsed->Has("--unpin")) {
+    if (::unlink(paths.pin().c_str()) != 0 && errno != ENOENT) {
+      return ReportError(IoError("cannot remove " + paths.pin(), errno));
+    }
+    std::printf("unpinned %s\n", url->c_str());
+    return kExitOk;
+  }
+  if (::mkdir(paths.subdir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return ReportError(IoError("cannot create " + paths.subdir, errno));
+  }
+  auto fd = Fd::Open(paths.pin(), O_WRONLY | O_CREAT, 0644);
+  if (!fd) {
+    return ReportError(fd.error());
+  }
+  std::printf("pinned %s (never evicted; 'ferry cache pin --unpin URL' undoes)%s\n", url->c_str(),
+              Exists(paths.idx()) ? "" : "; not cached yet: it stays once read");
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunCache(std::span<const char* const> args) {
+  if (args.empty() || std::string_view(args[0]) == "--help" || std::string_view(args[0]) == "-h") {
+    std::printf("usage: %.*s\n", static_cast<int>(kUsage.size()), kUsage.data());
+    return args.empty() ? kExitUsage : kExitOk;
+  }
+  const std::string_view sub = args[0];
+  const auto rest = args.subspan(1);
+  if (sub == "enable") {
+    return Enable(rest);
+  }
+  if (sub == "disable") {
+    return Disable(rest);
+  }
+  if (sub == "status") {
+    return Status_(rest);
+  }
+  if (sub == "ls") {
+    return Ls(rest);
+  }
+  if (sub == "stats") {
+    return Stats(rest);
+  }
+  if (sub == "verify") {
+    return Verify(rest);
+  }
+  if (sub == "evict") {
+    return Evict(rest);
+  }
+  if (sub == "clear") {
+    return Clear(rest);
+  }
+  if (sub == "pin") {
+    return Pin(rest);
+  }
+  return UsageError("unknown cache command '" + std::string(sub) + "'", kUsage);
+}
+
+}  // namespace ferry::cli

@@ -1,0 +1,33 @@
+#include "plugin/xrdcl/context.h"
+
+#include <cstdio>
+
+namespace ferry::plugin {
+
+std::shared_ptr<Context> MakeContext(const std::map<std::string, std::string>& conf) {
+  auto ctx = std::make_shared<Context>();
+  auto config = cache::ConfigFromMap(conf, /*use_env=*/true);
+  if (!config) {
+    ctx->disabled_reason = config.error().ToString();
+  } else {
+    ctx->config = *config;
+    if (ctx->config.dir.empty()) {
+      ctx->disabled_reason = "no cache directory (conf key 'dir' or FERRY_CACHE_DIR)";
+    } else {
+      auto cache = cache::Cache::Get(ctx->config);
+      if (cache) {
+        ctx->cache = *cache;
+      } else {
+        ctx->disabled_reason = cache.error().ToString();
+      }
+    }
+  }
+  if (!ctx->cache) {
+    std::fprintf(stderr, "ferry cache plug-in: caching disabled, reading through: %s\n",
+                 ctx->disabled_reason.c_str());
+  }
+  ctx->pool = std::make_unique<WorkerPool>(ctx->config.workers);
+  return ctx;
+}
+
+}  // namespace ferry::plugin

@@ -1,0 +1,29 @@
+// Context: what every file opened through the plug-in shares in one process — the settings,
+// the cache engine of the configured directory, and the worker threads of the miss path.
+//
+// Settings come from the conf-file keys XrdCl hands to XrdClGetPlugIn, overridden by
+// FERRY_CACHE_<KEY> environment variables (cache/config.h). Without a usable directory the
+// plug-in stays loaded but every file passes straight through (and says why once on stderr).
+// Thread-safety: immutable after creation; shared by shared_ptr.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "cache/cache.h"
+#include "cache/config.h"
+#include "plugin/xrdcl/worker_pool.h"
+
+namespace ferry::plugin {
+
+struct Context {
+  cache::Config config;
+  std::shared_ptr<cache::Cache> cache;  // null: pass-through only
+  std::unique_ptr<WorkerPool> pool;
+  std::string disabled_reason;
+};
+
+std::shared_ptr<Context> MakeContext(const std::map<std::string, std::string>& conf);
+
+}  // namespace ferry::plugin

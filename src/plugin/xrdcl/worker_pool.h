@@ -1,0 +1,33 @@
+// WorkerPool: a fixed set of threads running queued tasks (the plug-in's miss path: tasks block
+// on the origin, the application's thread does not).
+// Thread-safety: Submit() from any thread. The destructor runs the queued tasks, then joins.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace ferry::plugin {
+
+class WorkerPool {
+ public:
+  explicit WorkerPool(size_t threads);
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+  ~WorkerPool();
+
+  void Submit(std::function<void()> task);
+
+ private:
+  void Run();
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace ferry::plugin

@@ -1,0 +1,295 @@
+#include "plugin/xrdcl/xrd_origin.h"
+
+#include <condition_variable>
+#include <thread>
+
+#include <XProtocol/XProtocol.hh>
+#include <XrdCl/XrdClXRootDResponses.hh>
+
+namespace ferry::plugin {
+namespace {
+
+// Counts outstanding XrdCl requests of one Read() call.
+struct Latch {
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t left = 0;
+  void Done() {
+    std::lock_guard<std::mutex> lock(mu);
+    if (--left == 0) {
+      cv.notify_all();
+    }
+  }
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return left == 0; });
+  }
+};
+
+class ReadHandler final : public XrdCl::ResponseHandler {
+ public:
+  ReadHandler(std::span<io::ReadRequest> ranges, bool vector, Latch& latch)
+      : ranges_(ranges), vector_(vector), latch_(latch) {}
+
+  void HandleResponse(XrdCl::XRootDStatus* status, XrdCl::AnyObject* response) override {
+    std::unique_ptr<XrdCl::XRootDStatus> st(status);
+    std::unique_ptr<XrdCl::AnyObject> resp(response);
+    if (!st || !st->IsOK()) {
+      const Error e = st ? ToError(*st, vector_ ? "vector read" : "read")
+                         : Error(ErrorCode::kRemote, "no status from XrdCl");
+      for (io::ReadRequest& r : ranges_) {
+        r.status = e;
+      }
+    } else if (vector_) {
+      for (io::ReadRequest& r : ranges_) {
+        r.status = OkStatus();
+      }
+    } else {
+      XrdCl::ChunkInfo* chunk = nullptr;
+      if (resp) {
+        resp->Get(chunk);
+      }
+      const bool whole = chunk != nullptr && chunk->length == ranges_[0].dest.size();
+      ranges_[0].status =
+          whole ? OkStatus() : Status(Error(ErrorCode::kShortRead, "short read from origin"));
+    }
+    Latch& latch = latch_;
+    delete this;
+    latch.Done();
+  }
+
+ private:
+  std::span<io::ReadRequest> ranges_;
+  bool vector_;
+  Latch& latch_;
+};
+
+class ChannelHandler final : public XrdCl::ResponseHandler {
+ public:
+  ChannelHandler(std::shared_ptr<XrdOrigin> origin, size_t k, bool open)
+      : origin_(std::move(origin)), k_(k), open_(open) {}
+  void HandleResponse(XrdCl::XRootDStatus* status, XrdCl::AnyObject* response) override {
+    const bool ok = status != nullptr && status->IsOK();
+    delete status;
+    delete response;
+    if (open_) {
+      origin_->OnChannelOpened(k_, ok);
+    } else {
+      origin_->OnChannelClosed(k_);
+    }
+    ReleaseLater(std::move(origin_));
+    delete this;
+  }
+
+ private:
+  std::shared_ptr<XrdOrigin> origin_;
+  size_t k_;
+  bool open_;
+};
+
+}  // namespace
+
+Error ToError(const XrdCl::XRootDStatus& st, const std::string& what) {
+  ErrorCode code = ErrorCode::kRemote;
+  switch (st.code) {
+    case XrdCl::errOperationExpired:
+    case XrdCl::errSocketTimeout:
+      code = ErrorCode::kTimeout;
+      break;
+    case XrdCl::errSocketError:
+    case XrdCl::errSocketDisconnected:
+    case XrdCl::errConnectionError:
+    case XrdCl::errStreamDisconnect:
+    case XrdCl::errPollerError:
+    case XrdCl::errInvalidSession:
+    case XrdCl::errOperationInterrupted:
+      code = ErrorCode::kIo;
+      break;
+    case XrdCl::errErrorResponse:
+      switch (st.errNo) {
+        case kXR_NotFound:
+          code = ErrorCode::kNotFound;
+          break;
+        case kXR_NotAuthorized:
+          code = ErrorCode::kPermission;
+          break;
+        case kXR_IOError:
+        case kXR_ServerError:
+        case kXR_Overloaded:
+          code = ErrorCode::kIo;
+          break;
+        default:
+          break;
+      }
+      break;
+    default:
+      break;
+  }
+  return Error(code, "xrootd " + what + ": " + st.ToStr(), static_cast<int>(st.errNo));
+}
+
+std::string ChannelUrl(const std::string& url, size_t k) {
+  const size_t sep = url.find("://");
+  if (k == 0 || sep == std::string::npos) {
+    return url;
+  }
+  const size_t host = sep + 3;
+  const size_t slash = url.find('/', host);
+  const size_t at = url.find('@', host);
+  if (at != std::string::npos && (slash == std::string::npos || at < slash)) {
+    return url;  // names a user already: keep its identity
+  }
+  return url.substr(0, host) + "ferry" + std::to_string(k) + "@" + url.substr(host);
+}
+
+XrdOrigin::XrdOrigin(std::string url,
+                     XrdCl::OpenFlags::Flags flags,
+                     XrdCl::Access::Mode mode,
+                     uint16_t timeout,
+                     size_t channels)
+    : url_(std::move(url)), flags_(flags), mode_(mode), timeout_(timeout) {
+  for (size_t i = 0; i < std::max<size_t>(channels, 1); ++i) {
+    files_.push_back(std::make_unique<Channel>());
+  }
+}
+
+XrdOrigin::~XrdOrigin() = default;  // XrdCl::File closes what is still open
+
+XrdCl::XRootDStatus XrdOrigin::EnsureOpen() {
+  std::lock_guard<std::mutex> lock(open_mu_);
+  if (!open_tried_) {
+    open_status_ = files_[0]->file.Open(url_, flags_, mode_, timeout_);
+    open_tried_ = true;
+    if (open_status_.IsOK()) {
+      files_[0]->ready.store(true, std::memory_order_release);
+      open_.store(true, std::memory_order_release);
+      OpenExtraChannels();
+    }
+  }
+  return open_status_;
+}
+
+void ReleaseLater(std::shared_ptr<XrdOrigin> origin) {
+  if (origin) {
+    std::thread([o = std::move(origin)]() mutable { o.reset(); }).detach();
+  }
+}
+
+void XrdOrigin::OpenExtraChannels() {
+  std::lock_guard<std::mutex> lock(channels_mu_);
+  if (closing_) {
+    return;
+  }
+  for (size_t k = 1; k < files_.size(); ++k) {
+    auto* handler = new ChannelHandler(shared_from_this(), k, /*open=*/true);
+    files_[k]->state = ChannelState::kOpening;
+    XrdCl::XRootDStatus st =
+        files_[k]->file.Open(ChannelUrl(url_, k), XrdCl::OpenFlags::Read, mode_, handler, timeout_);
+    if (!st.IsOK()) {
+      files_[k]->state = ChannelState::kDone;
+      delete handler;
+    }
+  }
+}
+
+void XrdOrigin::OnChannelOpened(size_t k, bool ok) {
+  std::lock_guard<std::mutex> lock(channels_mu_);
+  Channel& c = *files_[k];
+  if (!ok) {
+    c.state = ChannelState::kDone;
+    return;
+  }
+  c.state = ChannelState::kOpen;
+  if (closing_) {
+    CloseChannelLocked(k);
+  } else {
+    c.ready.store(true, std::memory_order_release);
+  }
+}
+
+void XrdOrigin::OnChannelClosed(size_t k) {
+  std::lock_guard<std::mutex> lock(channels_mu_);
+  files_[k]->state = ChannelState::kDone;
+}
+
+void XrdOrigin::CloseChannelLocked(size_t k) {
+  Channel& c = *files_[k];
+  c.ready.store(false, std::memory_order_release);
+  c.state = ChannelState::kClosing;
+  auto* handler = new ChannelHandler(shared_from_this(), k, /*open=*/false);
+  XrdCl::XRootDStatus st = c.file.Close(handler, timeout_);
+  if (!st.IsOK()) {
+    c.state = ChannelState::kDone;
+    delete handler;
+  }
+}
+
+void XrdOrigin::CloseExtraChannels() {
+  std::lock_guard<std::mutex> lock(channels_mu_);
+  closing_ = true;
+  for (size_t k = 1; k < files_.size(); ++k) {
+    if (files_[k]->state == ChannelState::kOpen) {
+      CloseChannelLocked(k);
+    }
+  }
+}
+
+bool XrdOrigin::channel_ready(size_t channel) const {
+  return channel < files_.size() && files_[channel]->ready.load(std::memory_order_acquire);
+}
+
+Result<cache::OriginInfo> XrdOrigin::Stat() {
+  XrdCl::XRootDStatus st = EnsureOpen();
+  if (!st.IsOK()) {
+    return ToError(st, "open " + url_);
+  }
+  XrdCl::StatInfo* info = nullptr;
+  st = files_[0]->file.Stat(false, info, timeout_);
+  std::unique_ptr<XrdCl::StatInfo> owned(info);
+  if (!st.IsOK() || info == nullptr) {
+    return ToError(st, "stat " + url_);
+  }
+  return cache::OriginInfo{info->GetSize(), static_cast<int64_t>(info->GetModTime())};
+}
+
+void XrdOrigin::Read(std::span<cache::OriginRead> reads) {
+  XrdCl::XRootDStatus open = EnsureOpen();
+  if (!open.IsOK()) {
+    const Error e = ToError(open, "open " + url_);
+    for (cache::OriginRead& r : reads) {
+      for (io::ReadRequest& q : r.ranges) {
+        q.status = e;
+      }
+    }
+    return;
+  }
+  Latch latch;
+  latch.left = reads.size() + 1;  // +1 until every request is issued
+  for (cache::OriginRead& r : reads) {
+    const size_t ch = channel_ready(r.channel) ? r.channel : 0;
+    XrdCl::File& file = files_[ch]->file;
+    const bool vector = r.ranges.size() > 1;
+    auto* handler = new ReadHandler(r.ranges, vector, latch);
+    XrdCl::XRootDStatus st;
+    if (vector) {
+      XrdCl::ChunkList chunks;
+      chunks.reserve(r.ranges.size());
+      for (io::ReadRequest& q : r.ranges) {
+        chunks.emplace_back(q.offset, static_cast<uint32_t>(q.dest.size()), q.dest.data());
+      }
+      st = file.VectorRead(chunks, nullptr, handler, timeout_);
+    } else {
+      io::ReadRequest& q = r.ranges[0];
+      st = file.Read(q.offset, static_cast<uint32_t>(q.dest.size()), q.dest.data(), handler,
+                     timeout_);
+    }
+    if (!st.IsOK()) {
+      // Not issued: the handler will not be called.
+      handler->HandleResponse(new XrdCl::XRootDStatus(st), nullptr);
+    }
+  }
+  latch.Done();
+  latch.Wait();
+}
+
+}  // namespace ferry::plugin

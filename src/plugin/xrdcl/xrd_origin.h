@@ -1,0 +1,94 @@
+// XrdOrigin: cache::Origin over XrdCl, for the plug-in.
+//
+// Channel 0 is the plug-in's inner XrdCl::File(false) (no plug-ins: it would load us again),
+// opened lazily with the application's flags the first time anything needs the origin, so a
+// fully cached pass never contacts it. Channels 1..N-1 are extra XrdCl::Files on separate
+// connections (XrdCl shares one connection per host:port and user, so the URL of channel k
+// carries the user name "ferryk"; only when the URL names no user). They open in the
+// background once channel 0 is open and are used when ready.
+//
+// Read(): each OriginRead becomes one XrdCl VectorRead (or Read for one range) on its channel;
+// all are issued at once, then awaited (XrdCl answers every request within its timeout).
+// Errors map to ferry codes: timeouts -> kTimeout, socket/connection errors and server-side
+// I/O errors -> kIo (both retried by the cache), "not found" -> kNotFound, refusals ->
+// kPermission, other server errors -> kRemote.
+//
+// Lifetime: always held by a shared_ptr; asynchronous opens and closes of the extra channels
+// keep it alive until they complete (the last reference is then dropped off XrdCl's thread).
+// Thread-safety: all methods may be called concurrently.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <XrdCl/XrdClFile.hh>
+
+#include "cache/origin.h"
+
+namespace ferry::plugin {
+
+// ferry Error for an XRootD status (see above).
+Error ToError(const XrdCl::XRootDStatus& st, const std::string& what);
+
+class XrdOrigin final : public cache::Origin, public std::enable_shared_from_this<XrdOrigin> {
+ public:
+  XrdOrigin(std::string url,
+            XrdCl::OpenFlags::Flags flags,
+            XrdCl::Access::Mode mode,
+            uint16_t timeout,
+            size_t channels);
+  ~XrdOrigin() override;
+
+  // Opens channel 0 when needed (blocking); returns the status of that open (cached).
+  XrdCl::XRootDStatus EnsureOpen();
+  bool is_open() const { return open_.load(std::memory_order_acquire); }
+  XrdCl::File& inner() { return files_[0]->file; }
+  const std::string& url() const { return url_; }
+
+  Result<cache::OriginInfo> Stat() override;
+  void Read(std::span<cache::OriginRead> reads) override;
+  size_t channels() const override { return files_.size(); }
+  bool channel_ready(size_t channel) const override;
+
+  // Closes the extra channels asynchronously (also those still opening, once they open).
+  void CloseExtraChannels();
+
+  // Called by the channel open handler.
+  void OnChannelOpened(size_t k, bool ok);
+  void OnChannelClosed(size_t k);
+
+ private:
+  enum class ChannelState { kIdle, kOpening, kOpen, kClosing, kDone };
+  struct Channel {
+    XrdCl::File file{false};
+    std::atomic<bool> ready{false};
+    ChannelState state = ChannelState::kIdle;  // guarded by channels_mu_
+  };
+  void OpenExtraChannels();
+  void CloseChannelLocked(size_t k);
+
+  const std::string url_;
+  const XrdCl::OpenFlags::Flags flags_;
+  const XrdCl::Access::Mode mode_;
+  const uint16_t timeout_;
+  std::vector<std::unique_ptr<Channel>> files_;
+  std::mutex open_mu_;
+  bool open_tried_ = false;
+  XrdCl::XRootDStatus open_status_;
+  std::atomic<bool> open_{false};
+  std::mutex channels_mu_;
+  bool closing_ = false;
+};
+
+// Drops a reference on a short-lived thread, so that an object owning XrdCl::Files is never
+// destroyed inside a callback of one of them.
+void ReleaseLater(std::shared_ptr<XrdOrigin> origin);
+
+// URL of extra channel k: "root://host..." -> "root://ferryk@host..." (unchanged when the URL
+// already names a user, or k == 0).
+std::string ChannelUrl(const std::string& url, size_t k);
+
+}  // namespace ferry::plugin
