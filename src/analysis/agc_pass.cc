@@ -179,7 +179,7 @@ Result<AgcReport> RunAgcPass(std::span<const std::string> inputs,
 
   auto worker = [&] {
     rootio::BasketDecoder decoder;
-    std::vector<uint8_t> buffer;
+    ByteVector buffer;
     std::vector<rootio::Column> columns;
     AgcScratch scratch;
     double my_io = 0, my_decompress = 0, my_analysis = 0;

@@ -187,7 +187,7 @@ int ClusterReader::ColumnOf(std::string_view leaf_name) const {
   return leaf < 0 || it == leaves_.end() ? -1 : static_cast<int>(it - leaves_.begin());
 }
 
-Status ClusterReader::Fetch(size_t unit_index, std::vector<uint8_t>* buffer) const {
+Status ClusterReader::Fetch(size_t unit_index, ByteVector* buffer) const {
   const ReadUnit& unit = units_[unit_index];
   buffer->resize(unit.bytes);
   std::vector<io::ReadRequest> requests;

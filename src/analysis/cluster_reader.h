@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "base/byte_vector.h"
 #include "base/result.h"
 #include "rootio/basket.h"
 #include "rootio/column.h"
@@ -70,7 +71,7 @@ class ClusterReader {
   uint64_t ranges() const { return ranges_; }
 
   // Reads unit i's records into *buffer (resized to units()[i].bytes).
-  Status Fetch(size_t unit, std::vector<uint8_t>* buffer) const;
+  Status Fetch(size_t unit, ByteVector* buffer) const;
   // Decodes unit i from a buffer filled by Fetch into *columns (resized to leaves().size();
   // existing columns are reused to avoid reallocations).
   Status Decode(size_t unit,

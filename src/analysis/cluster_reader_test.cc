@@ -84,7 +84,7 @@ TEST(ClusterReader, UnitColumnsEqualWholeLeafReads) {
     io::ByteSource& source = (*file)->source();
     source.ResetStats();
     rootio::BasketDecoder decoder;
-    std::vector<uint8_t> buffer;
+    ByteVector buffer;
     std::vector<rootio::Column> cols;
     std::vector<rootio::Column> joined(leaves.size());
     uint64_t fetching_units = 0;
@@ -153,7 +153,7 @@ TEST(ClusterReader, SplitsVectorReadsAtTheRangeLimit) {
   auto reader = ClusterReader::Make(**tree, leaves, opt);
   ASSERT_TRUE(reader.has_value()) << reader.error().ToString();
   (*file)->source().ResetStats();
-  std::vector<uint8_t> buffer;
+  ByteVector buffer;
   uint64_t expected_calls = 0;
   for (size_t u = 0; u < reader->units().size(); ++u) {
     ASSERT_TRUE(reader->Fetch(u, &buffer).has_value());
