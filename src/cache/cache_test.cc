@@ -31,12 +31,16 @@ void* operator new(size_t n) {
   }
   throw std::bad_alloc();
 }
+// GCC's -Wmismatched-new-delete cannot see that the replaced operator new uses malloc.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void operator delete(void* p) noexcept {
   std::free(p);
 }
 void operator delete(void* p, size_t) noexcept {
   std::free(p);
 }
+#pragma GCC diagnostic pop
 
 namespace ferry::cache {
 namespace {
