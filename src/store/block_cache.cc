@@ -14,19 +14,19 @@ Chunk BlockCache::Find(const Key& key) {
 }
 
 void BlockCache::Insert(const Key& key, Chunk chunk) {
-  if (capacity_ == 0 || chunk == nullptr || chunk->size() > capacity_) {
+  if (capacity_ == 0 || chunk == nullptr || chunk->bytes() > capacity_) {
     return;
   }
   if (auto it = index_.find(key); it != index_.end()) {
-    bytes_ -= it->second->chunk->size();
+    bytes_ -= it->second->chunk->bytes();
     lru_.erase(it->second);
     index_.erase(it);
   }
-  bytes_ += chunk->size();
+  bytes_ += chunk->bytes();
   lru_.push_front({key, std::move(chunk)});
   index_[key] = lru_.begin();
   while (bytes_ > capacity_ && !lru_.empty()) {
-    bytes_ -= lru_.back().chunk->size();
+    bytes_ -= lru_.back().chunk->bytes();
     index_.erase(lru_.back().key);
     lru_.pop_back();
   }

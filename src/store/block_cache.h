@@ -1,8 +1,9 @@
-// BlockCache: a small LRU of decompressed payload chunks, bounded in bytes.
+// BlockCache: a small LRU of decompressed collection blocks, bounded in bytes.
 //
-// Keys are (shard slot, file offset of the block, chunk index); values are shared buffers, so
-// a chunk handed out stays valid after eviction for as long as the caller holds it. Not
-// thread-safe (the Store that owns it is single-threaded).
+// Keys are (shard slot, file offset of the block); a value holds the decompressed chunks of
+// the columns decoded so far, in one buffer. Values are shared, so a block handed out stays
+// valid after eviction for as long as the caller holds it. Not thread-safe (the Store that
+// owns it is single-threaded).
 #pragma once
 
 #include <cstdint>
@@ -14,7 +15,16 @@
 
 namespace ferry::store {
 
-using Chunk = std::shared_ptr<const std::vector<uint8_t>>;
+// The decoded chunks of one C block: column j (jagged slot) is data[offset[j], offset[j+1])
+// when decoded[j].
+struct DecodedBlock {
+  std::vector<uint8_t> data;
+  std::vector<uint64_t> begin;  // per jagged slot
+  std::vector<uint64_t> end;
+  std::vector<bool> decoded;
+  size_t bytes() const { return data.size() + 17 * begin.size(); }
+};
+using Chunk = std::shared_ptr<const DecodedBlock>;
 
 class BlockCache {
  public:
@@ -23,9 +33,8 @@ class BlockCache {
   struct Key {
     uint64_t shard;
     uint64_t offset;
-    uint64_t chunk;
     bool operator<(const Key& o) const {
-      return std::tie(shard, offset, chunk) < std::tie(o.shard, o.offset, o.chunk);
+      return std::tie(shard, offset) < std::tie(o.shard, o.offset);
     }
   };
 

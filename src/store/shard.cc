@@ -58,16 +58,7 @@ Result<std::unique_ptr<Shard>> Shard::Attach(const std::string& path,
       s->lumi_direct_[s->lumis_[i].lumi - lo] = static_cast<int32_t>(i);
     }
   }
-  if (h.sections[kEventNumbers].size <= kEagerNumbersBytes) {
-    auto nums = FERRY_TRY_CTX(
-        s->Bytes(h.sections[kEventNumbers].offset, h.sections[kEventNumbers].size, &scratch), path);
-    ++counters->number_reads;
-    if (crc32c::Value(nums) != h.crc_event_numbers) {
-      return CorruptionError("shard " + path + ": event-number checksum mismatch");
-    }
-    s->numbers_.resize(h.events);
-    std::memcpy(s->numbers_.data(), nums.data(), nums.size());
-  }
+  s->s_dir_.resize(manifest.schema.fixed.size());
   ++counters->shards_attached;
   return s;
 }
@@ -111,14 +102,28 @@ int64_t Shard::LumiSlot(uint64_t lumi) const {
 
 Result<std::span<const uint64_t>> Shard::EventNumbers(size_t lumi_slot) {
   const LumiEntry& l = lumis_[lumi_slot];
+  const SectionRef& sec = header_.sections[kEventNumbers];
+  if (!numbers_tried_) {
+    // A small section comes in with one read (and its CRC checked) on first use.
+    numbers_tried_ = true;
+    if (sec.size <= kEagerNumbersBytes) {
+      std::vector<uint8_t> scratch;
+      auto nums = FERRY_TRY(Bytes(sec.offset, sec.size, &scratch));
+      ++counters_->number_reads;
+      if (crc32c::Value(nums) != header_.crc_event_numbers) {
+        return CorruptionError("shard " + path_ + ": event-number checksum mismatch");
+      }
+      numbers_.resize(header_.events);
+      std::memcpy(numbers_.data(), nums.data(), nums.size());
+    }
+  }
   if (!numbers_.empty()) {
     return std::span<const uint64_t>(numbers_).subspan(l.first, l.count);
   }
   auto it = lumi_numbers_.find(lumi_slot);
   if (it == lumi_numbers_.end()) {
     std::vector<uint8_t> scratch;
-    auto bytes = FERRY_TRY(
-        Bytes(header_.sections[kEventNumbers].offset + 8 * l.first, 8 * size_t{l.count}, &scratch));
+    auto bytes = FERRY_TRY(Bytes(sec.offset + 8 * l.first, 8 * size_t{l.count}, &scratch));
     ++counters_->number_reads;
     std::vector<uint64_t> nums(l.count);
     std::memcpy(nums.data(), bytes.data(), bytes.size());
@@ -131,47 +136,62 @@ Result<std::span<const uint64_t>> Shard::EventNumbers(size_t lumi_slot) {
   return std::span<const uint64_t>(it->second);
 }
 
-Status Shard::LoadDirectories() {
-  if (directories_loaded_) {
+Status Shard::CheckDirectories() {
+  const ShardHeader& h = header_;
+  const uint64_t want_s = manifest_->schema.fixed.size() * h.s_blocks() * kSDirEntryBytes;
+  if (h.sections[kSDirectory].size != want_s) {
+    return CorruptionError("S directory has " + std::to_string(h.sections[kSDirectory].size)
+                           + " bytes, expected " + std::to_string(want_s));
+  }
+  std::vector<uint8_t> scratch;
+  auto s = FERRY_TRY(Bytes(h.sections[kSDirectory].offset, h.sections[kSDirectory].size, &scratch));
+  if (crc32c::Value(s) != h.crc_s_directory) {
+    return CorruptionError("S directory checksum mismatch");
+  }
+  return LoadCTable();
+}
+
+Status Shard::LoadCTable() {
+  if (c_table_loaded_) {
     return OkStatus();
   }
   std::vector<uint8_t> scratch;
   const ShardHeader& h = header_;
-  const uint64_t want_s = manifest_->schema.fixed.size() * h.s_blocks() * kSDirEntryBytes;
-  if (h.sections[kSDirectory].size != want_s) {
-    return CorruptionError("shard " + path_ + ": S directory has "
-                           + std::to_string(h.sections[kSDirectory].size) + " bytes, expected "
-                           + std::to_string(want_s));
-  }
-  auto s = FERRY_TRY(Bytes(h.sections[kSDirectory].offset, h.sections[kSDirectory].size, &scratch));
-  if (crc32c::Value(s) != h.crc_s_directory) {
-    return CorruptionError("shard " + path_ + ": S directory checksum mismatch");
-  }
-  s_dir_.assign(s.begin(), s.end());
   auto c = FERRY_TRY(Bytes(h.sections[kCTable].offset, h.sections[kCTable].size, &scratch));
   if (crc32c::Value(c) != h.crc_c_table) {
     return CorruptionError("shard " + path_ + ": C table checksum mismatch");
   }
   c_table_.assign(c.begin(), c.end());
-  directories_loaded_ = true;
+  c_table_loaded_ = true;
   return OkStatus();
 }
 
 Result<ChunkRef> Shard::SChunk(size_t fixed_slot, uint64_t block) {
-  FERRY_TRY(LoadDirectories());
-  const uint64_t k = fixed_slot * header_.s_blocks() + block;
-  ChunkRef r = ParseChunkRef(std::span(s_dir_).subspan(k * kSDirEntryBytes, kSDirEntryBytes));
-  const SectionRef& p = header_.sections[kPayload];
+  const ShardHeader& h = header_;
+  const uint64_t n = h.s_blocks();
+  if (h.sections[kSDirectory].size != manifest_->schema.fixed.size() * n * kSDirEntryBytes) {
+    return CorruptionError("shard " + path_ + ": S directory size does not match the schema");
+  }
+  std::vector<uint8_t>& slice = s_dir_[fixed_slot];
+  if (slice.empty()) {
+    std::vector<uint8_t> scratch;
+    auto b = FERRY_TRY(Bytes(h.sections[kSDirectory].offset + fixed_slot * n * kSDirEntryBytes,
+                             n * kSDirEntryBytes, &scratch));
+    slice.assign(b.begin(), b.end());
+  }
+  ChunkRef r = ParseChunkRef(std::span(slice).subspan(block * kSDirEntryBytes, kSDirEntryBytes));
+  const SectionRef& p = h.sections[kPayload];
   if (r.offset < p.offset || r.offset > p.offset + p.size
       || r.size > p.offset + p.size - r.offset) {
-    return CorruptionError("shard " + path_ + ": S chunk " + std::to_string(k)
+    return CorruptionError("shard " + path_ + ": S chunk " + std::to_string(block)
+                           + " of column slot " + std::to_string(fixed_slot)
                            + " lies outside the payload");
   }
   return r;
 }
 
 Result<CBlockRef> Shard::CBlock(uint64_t block) {
-  FERRY_TRY(LoadDirectories());
+  FERRY_TRY(LoadCTable());
   CBlockRef r =
       ParseCBlockRef(std::span(c_table_).subspan(block * kCTableEntryBytes, kCTableEntryBytes));
   const SectionRef& p = header_.sections[kPayload];

@@ -44,13 +44,16 @@ class Shard {
   int64_t LumiSlot(uint64_t lumi) const;
   // The sorted event numbers of a lumi slot.
   Result<std::span<const uint64_t>> EventNumbers(size_t lumi_slot);
-  // Directory entries (loaded on first use, checksum checked).
+  // Directory entries. The S directory is read one column's slice at a time on first use
+  // (each chunk carries its own CRC); the C table whole, CRC checked.
   Result<ChunkRef> SChunk(size_t fixed_slot, uint64_t block);
   Result<CBlockRef> CBlock(uint64_t block);
+  // Reads both directories whole and checks their CRCs (Verify).
+  Status CheckDirectories();
 
  private:
   Shard() = default;
-  Status LoadDirectories();
+  Status LoadCTable();
 
   std::string path_;
   const Manifest* manifest_ = nullptr;
@@ -63,9 +66,10 @@ class Shard {
   uint64_t lumi_base_ = 0;
   std::vector<int32_t> lumi_direct_;  // lumi - lumi_base_ -> slot, -1 absent; empty if sparse
   std::vector<uint64_t> numbers_;     // all event numbers when loaded eagerly
+  bool numbers_tried_ = false;
   std::map<size_t, std::vector<uint64_t>> lumi_numbers_;  // lazily loaded per lumi
-  bool directories_loaded_ = false;
-  std::vector<uint8_t> s_dir_;
+  std::vector<std::vector<uint8_t>> s_dir_;               // per fixed column, on first use
+  bool c_table_loaded_ = false;
   std::vector<uint8_t> c_table_;
 };
 

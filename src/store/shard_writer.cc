@@ -16,6 +16,7 @@ namespace {
 
 constexpr uint64_t kAlign = 4096;
 constexpr size_t kOutFlushBytes = 8u << 20;
+constexpr size_t kMinCompressBytes = 256;
 
 uint64_t AlignUp(uint64_t v) {
   return (v + kAlign - 1) & ~(kAlign - 1);
@@ -165,9 +166,11 @@ Status ShardWriter::Add(std::span<const rootio::Column> cols,
 
 Result<uint32_t> ShardWriter::Compress(std::span<const uint8_t> raw, std::vector<uint8_t>* out) {
   size_t at = out->size();
-  if (manifest_.codec.algorithm != codec::Algorithm::kNone && !raw.empty()) {
+  // Compressed only when that saves at least a quarter: a tiny or incompressible chunk is
+  // cheaper to copy than to decode, and one event's pick decodes a whole block of them.
+  if (manifest_.codec.algorithm != codec::Algorithm::kNone && raw.size() >= kMinCompressBytes) {
     size_t n = FERRY_TRY(codec::CompressBlock(manifest_.codec, raw, out));
-    if (n < raw.size()) {
+    if (n + raw.size() / 4 < raw.size()) {
       stats_.raw_bytes += raw.size();
       return static_cast<uint32_t>(n);
     }

@@ -193,39 +193,47 @@ Status Store::ReadEvents(std::span<const EventId> ids,
       out->push_back(StartColumnFor(s.columns[static_cast<size_t>(c)]));
     }
   }
-  bool any_jagged = std::any_of(columns.begin(), columns.end(), [&](int32_t c) {
-    return s.columns[static_cast<size_t>(c)].jagged();
-  });
+  std::vector<int32_t> jagged_slots;
+  for (int32_t c : columns) {
+    if (s.columns[static_cast<size_t>(c)].jagged()) {
+      jagged_slots.push_back(s.columns[static_cast<size_t>(c)].slot);
+    }
+  }
   std::vector<uint8_t> rec_scratch;
   std::vector<uint8_t> block_scratch;
+  std::vector<uint64_t> group_first(s.groups());
+  std::vector<uint64_t> group_count(s.groups());
   for (const EventId& id : ids) {
-    const std::string name = id.ToString();
     int64_t r = manifest_.RunSlot(id.run);
     if (r < 0) {
-      return NotFoundError("event " + name + " is not in the store (no run "
+      return NotFoundError("event " + id.ToString() + " is not in the store (no run "
                            + std::to_string(id.run) + ")");
     }
     Shard* shard = FERRY_TRY(Attach(static_cast<size_t>(r)));
     int64_t l = shard->LumiSlot(id.lumi);
     if (l < 0) {
-      return NotFoundError("event " + name + " is not in the store (run " + std::to_string(id.run)
-                           + " has no lumi " + std::to_string(id.lumi) + ")");
+      return NotFoundError("event " + id.ToString() + " is not in the store (run "
+                           + std::to_string(id.run) + " has no lumi " + std::to_string(id.lumi)
+                           + ")");
     }
-    auto nums = FERRY_TRY_CTX(shard->EventNumbers(static_cast<size_t>(l)), "event " + name);
+    auto nums =
+        FERRY_TRY_CTX(shard->EventNumbers(static_cast<size_t>(l)), "event " + id.ToString());
     auto it = std::lower_bound(nums.begin(), nums.end(), id.event);
     if (it == nums.end() || *it != id.event) {
-      return NotFoundError("event " + name + " is not in the store");
+      return NotFoundError("event " + id.ToString() + " is not in the store");
     }
     const auto e = static_cast<uint64_t>(it - nums.begin());
-    const std::string where = "shard " + shard->path() + " > record of event " + name;
+    auto where = [&] {
+      return "shard " + shard->path() + " > record of event " + id.ToString();
+    };
     auto rec = FERRY_TRY_CTX(shard->Bytes(shard->layout().RecordOffset(static_cast<uint64_t>(l), e),
                                           s.record_size, &rec_scratch),
-                             where);
+                             where());
     ++counters_.record_reads;
-    bool present = FERRY_TRY_CTX(CheckRecord(rec), where);
+    bool present = FERRY_TRY_CTX(CheckRecord(rec), where());
     RecordHeader h = ReadRecordHeader(rec);
     if (!present || h.event != id.event || h.ordinal >= shard->header().events) {
-      return CorruptionError("index record does not match the event array").AddContext(where);
+      return CorruptionError("index record does not match the event array").AddContext(where());
     }
     for (size_t k = 0; k < columns.size(); ++k) {
       const ColumnSpec& c = s.columns[static_cast<size_t>(columns[k])];
@@ -233,65 +241,103 @@ Status Store::ReadEvents(std::span<const EventId> ids,
         AppendFixedFromRecord(rec, c, &(*out)[k]);
       }
     }
-    if (!any_jagged) {
+    if (jagged_slots.empty()) {
       continue;
     }
-    // Collections: the event's C block, read once (or not at all when its chunks are cached).
-    std::vector<uint64_t> group_first(s.groups());
-    std::vector<uint64_t> group_count(s.groups());
+    // Collections: the event's C block, read once (or not at all when it is cached decoded).
     for (size_t g = 0; g < s.groups(); ++g) {
       group_first[g] = LoadLE<uint32_t>(rec.data() + Schema::GroupOffsetAt(g));
       group_count[g] = RecordUint(rec, s.columns[static_cast<size_t>(s.group_counters[g])]);
     }
-    std::span<const uint8_t> block;
-    std::optional<CBlockHeader> bh;
     const SectionRef& payload = shard->header().sections[kPayload];
     if (h.cblock_offset < payload.offset || h.cblock_offset > payload.offset + payload.size
         || h.cblock_size > payload.offset + payload.size - h.cblock_offset) {
-      return CorruptionError("collection block outside the payload").AddContext(where);
+      return CorruptionError("collection block outside the payload").AddContext(where());
+    }
+    const BlockCache::Key key{static_cast<uint64_t>(r), h.cblock_offset};
+    Chunk block = cache_->Find(key);
+    bool complete = block != nullptr;
+    for (int32_t j : jagged_slots) {
+      complete = complete && block->decoded[static_cast<size_t>(j)];
+    }
+    if (!complete) {
+      block = FERRY_TRY_CTX(
+          DecodeBlock(*shard, h.cblock_offset, h.cblock_size, jagged_slots, block, &block_scratch),
+          where());
+      cache_->Insert(key, block);
     }
     for (size_t k = 0; k < columns.size(); ++k) {
       const ColumnSpec& c = s.columns[static_cast<size_t>(columns[k])];
       if (!c.jagged()) {
         continue;
       }
-      BlockCache::Key key{static_cast<uint64_t>(r), h.cblock_offset, static_cast<uint64_t>(c.slot)};
-      Chunk chunk = cache_->Find(key);
-      if (chunk == nullptr) {
-        if (!bh) {
-          block =
-              FERRY_TRY_CTX(shard->Bytes(h.cblock_offset, h.cblock_size, &block_scratch), where);
-          ++counters_.block_reads;
-          bh = FERRY_TRY_CTX(ParseCBlockHeader(block, h.cblock_size, s, true),
-                             "shard " + shard->path() + " > collection block at "
-                                 + std::to_string(h.cblock_offset));
-        }
-        uint64_t at = bh->header_bytes;
-        for (int32_t j = 0; j < c.slot; ++j) {
-          at += bh->chunk_sizes[static_cast<size_t>(j)];
-        }
-        const uint64_t raw =
-            uint64_t{bh->group_elements[static_cast<size_t>(c.group)]} * c.len * c.value_size();
-        auto stored = block.subspan(at, bh->chunk_sizes[static_cast<size_t>(c.slot)]);
-        auto buf = std::make_shared<std::vector<uint8_t>>(raw);
-        FERRY_TRY_CTX(DecodeChunk(stored, *buf), "column " + c.name + " > " + where);
-        chunk = buf;
-        cache_->Insert(key, chunk);
-      }
+      const auto j = static_cast<size_t>(c.slot);
+      const uint64_t size = block->end[j] - block->begin[j];
       const uint64_t first = group_first[static_cast<size_t>(c.group)] * c.len * c.value_size();
       const uint64_t bytes = group_count[static_cast<size_t>(c.group)] * c.len * c.value_size();
-      if (first > chunk->size() || bytes > chunk->size() - first) {
+      if (first > size || bytes > size - first) {
         return CorruptionError("column " + c.name + ": the record's elements lie outside the block")
-            .AddContext(where);
+            .AddContext(where());
       }
       rootio::Column& o = (*out)[k];
-      o.bytes.insert(o.bytes.end(), chunk->begin() + static_cast<ptrdiff_t>(first),
-                     chunk->begin() + static_cast<ptrdiff_t>(first + bytes));
+      const uint8_t* src = block->data.data() + block->begin[j] + first;
+      o.bytes.insert(o.bytes.end(), src, src + bytes);
       o.offsets.push_back(o.bytes.size() / c.value_size());
       ++o.num_entries;
     }
   }
   return OkStatus();
+}
+
+Result<Chunk> Store::DecodeBlock(Shard& shard,
+                                 uint64_t offset,
+                                 uint32_t size,
+                                 std::span<const int32_t> slots,
+                                 const Chunk& previous,
+                                 std::vector<uint8_t>* scratch) {
+  const Schema& s = schema();
+  auto bytes = FERRY_TRY(shard.Bytes(offset, size, scratch));
+  ++counters_.block_reads;
+  CBlockHeader bh = FERRY_TRY_CTX(ParseCBlockHeader(bytes, size, s, true),
+                                  "collection block at " + std::to_string(offset));
+  auto out = std::make_shared<DecodedBlock>();
+  const size_t nj = s.jagged.size();
+  std::vector<bool> want(nj, false);
+  for (int32_t j : slots) {
+    want[static_cast<size_t>(j)] = true;
+  }
+  if (previous != nullptr) {
+    for (size_t j = 0; j < nj; ++j) {
+      want[j] = want[j] || previous->decoded[j];
+    }
+  }
+  out->begin.assign(nj, 0);
+  out->end.assign(nj, 0);
+  out->decoded = want;
+  uint64_t total = 0;
+  std::vector<uint64_t> stored_at(nj);
+  uint64_t at = bh.header_bytes;
+  for (size_t j = 0; j < nj; ++j) {
+    stored_at[j] = at;
+    at += bh.chunk_sizes[j];
+    if (want[j]) {
+      const ColumnSpec& c = s.columns[static_cast<size_t>(s.jagged[j])];
+      out->begin[j] = total;
+      total += uint64_t{bh.group_elements[static_cast<size_t>(c.group)]} * c.len * c.value_size();
+      out->end[j] = total;
+    }
+  }
+  out->data.resize(total);
+  for (size_t j = 0; j < nj; ++j) {
+    if (want[j]) {
+      const ColumnSpec& c = s.columns[static_cast<size_t>(s.jagged[j])];
+      FERRY_TRY_CTX(
+          DecodeChunk(bytes.subspan(stored_at[j], bh.chunk_sizes[j]),
+                      std::span(out->data).subspan(out->begin[j], out->end[j] - out->begin[j])),
+          "column " + c.name);
+    }
+  }
+  return Chunk(std::move(out));
 }
 
 Status Store::DecodeChunk(std::span<const uint8_t> stored, std::span<uint8_t> raw) {

@@ -148,6 +148,24 @@ class Store {
  private:
   Store() = default;
   Result<Shard*> Attach(size_t run_slot);
+  // Reads and checks the C block at offset and decodes the chunks of slots (plus those of
+  // previous, a partial decode of the same block).
+  Result<Chunk> DecodeBlock(Shard& shard,
+                            uint64_t offset,
+                            uint32_t size,
+                            std::span<const int32_t> slots,
+                            const Chunk& previous,
+                            std::vector<uint8_t>* scratch);
+  // Fills the jagged columns (batch->columns[jagged_at[q]], shaped from their counters) of
+  // events [first, first + n) of a shard from its C blocks.
+  Status FillJagged(Shard& shard,
+                    uint64_t first,
+                    uint64_t n,
+                    std::span<const int32_t> columns,
+                    const std::vector<size_t>& jagged_at,
+                    ScanBatch* batch,
+                    std::vector<uint8_t>* scratch,
+                    std::vector<uint8_t>* header_scratch);
   // stored -> raw (a raw copy when the sizes are equal, else the store's codec).
   Status DecodeChunk(std::span<const uint8_t> stored, std::span<uint8_t> raw);
 

@@ -35,7 +35,6 @@ Status Store::Scan(std::span<const int32_t> columns,
     Shard* shard = FERRY_TRY(Attach(r));
     const ShardHeader& h = shard->header();
     const uint64_t ks = uint64_t{1} << h.log2_ks;
-    const uint64_t kc = uint64_t{1} << h.log2_kc;
     for (uint64_t b = 0; b < h.s_blocks(); ++b) {
       const uint64_t first = b * ks;
       const uint64_t n = std::min(ks, h.events - first);
@@ -60,6 +59,7 @@ Status Store::Scan(std::span<const int32_t> columns,
       batch.first_ordinal = first;
       batch.events = static_cast<int64_t>(n);
       batch.columns.clear();
+      std::vector<size_t> jagged_at;  // positions in batch.columns of the jagged columns
       for (int32_t c : columns) {
         const ColumnSpec& spec = s.columns[static_cast<size_t>(c)];
         if (!spec.jagged()) {
@@ -77,41 +77,80 @@ Status Store::Scan(std::span<const int32_t> columns,
           col.offsets[i + 1] = col.offsets[i] + counts.AsUint64(i) * spec.len;
         }
         col.bytes.resize(col.offsets[n] * spec.value_size());
-        uint64_t filled = 0;
-        for (uint64_t cb = first / kc; cb * kc < first + n; ++cb) {
-          CBlockRef ref = FERRY_TRY_CTX(shard->CBlock(cb), where);
-          const size_t hb = CBlockHeaderBytes(s.groups(), s.jagged.size());
-          auto head = FERRY_TRY_CTX(
-              shard->Bytes(ref.offset, std::min<size_t>(hb, ref.size), &header_scratch), where);
-          CBlockHeader bh = FERRY_TRY_CTX(ParseCBlockHeader(head, ref.size, s, false), where);
-          uint64_t at = bh.header_bytes;
-          for (int32_t j = 0; j < spec.slot; ++j) {
-            at += bh.chunk_sizes[static_cast<size_t>(j)];
-          }
-          const uint64_t raw = uint64_t{bh.group_elements[static_cast<size_t>(spec.group)]}
-                               * spec.len * spec.value_size();
-          if (raw > col.bytes.size() - filled) {
-            return CorruptionError("column " + spec.name
-                                   + ": C blocks hold more values than the counters say")
-                .AddContext(where);
-          }
-          auto stored =
-              FERRY_TRY_CTX(shard->Bytes(ref.offset + at,
-                                         bh.chunk_sizes[static_cast<size_t>(spec.slot)], &scratch),
-                            where);
-          ++counters_.block_reads;
-          FERRY_TRY_CTX(DecodeChunk(stored, std::span(col.bytes).subspan(filled, raw)),
-                        "column " + spec.name + " > " + where);
-          filled += raw;
-        }
-        if (filled != col.bytes.size()) {
-          return CorruptionError("column " + spec.name
-                                 + ": C blocks hold fewer values than the counters say")
-              .AddContext(where);
-        }
+        jagged_at.push_back(batch.columns.size());
         batch.columns.push_back(std::move(col));
       }
+      if (!jagged_at.empty()) {
+        FERRY_TRY_CTX(
+            FillJagged(*shard, first, n, columns, jagged_at, &batch, &scratch, &header_scratch),
+            where);
+      }
       FERRY_TRY(fn(batch));
+    }
+  }
+  return OkStatus();
+}
+
+Status Store::FillJagged(Shard& shard,
+                         uint64_t first,
+                         uint64_t n,
+                         std::span<const int32_t> columns,
+                         const std::vector<size_t>& jagged_at,
+                         ScanBatch* batch,
+                         std::vector<uint8_t>* scratch,
+                         std::vector<uint8_t>* header_scratch) {
+  const Schema& s = schema();
+  const uint64_t kc = uint64_t{1} << shard.header().log2_kc;
+  const size_t hb = CBlockHeaderBytes(s.groups(), s.jagged.size());
+  std::vector<uint64_t> filled(jagged_at.size(), 0);
+  std::vector<uint64_t> stored_at(s.jagged.size() + 1);
+  for (uint64_t cb = first / kc; cb * kc < first + n; ++cb) {
+    CBlockRef ref = FERRY_TRY(shard.CBlock(cb));
+    auto head = FERRY_TRY(shard.Bytes(ref.offset, std::min<size_t>(hb, ref.size), header_scratch));
+    CBlockHeader bh = FERRY_TRY_CTX(ParseCBlockHeader(head, ref.size, s, false),
+                                    "collection block " + std::to_string(cb));
+    uint64_t at = bh.header_bytes;
+    uint64_t wanted = 0;
+    for (size_t j = 0; j < s.jagged.size(); ++j) {
+      stored_at[j] = at;
+      at += bh.chunk_sizes[j];
+    }
+    for (size_t q = 0; q < jagged_at.size(); ++q) {
+      wanted += bh.chunk_sizes[static_cast<size_t>(
+          s.columns[static_cast<size_t>(columns[jagged_at[q]])].slot)];
+    }
+    // Many of the block's columns: one read of the whole block; a few: one read per chunk.
+    std::span<const uint8_t> whole;
+    if (2 * wanted >= ref.size) {
+      whole = FERRY_TRY(shard.Bytes(ref.offset, ref.size, scratch));
+      ++counters_.block_reads;
+    }
+    for (size_t q = 0; q < jagged_at.size(); ++q) {
+      const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[jagged_at[q]])];
+      rootio::Column& col = batch->columns[jagged_at[q]];
+      const auto j = static_cast<size_t>(spec.slot);
+      const uint64_t raw = uint64_t{bh.group_elements[static_cast<size_t>(spec.group)]} * spec.len
+                           * spec.value_size();
+      if (raw > col.bytes.size() - filled[q]) {
+        return CorruptionError("column " + spec.name
+                               + ": C blocks hold more values than the counters say");
+      }
+      std::span<const uint8_t> stored;
+      if (!whole.empty()) {
+        stored = whole.subspan(stored_at[j], bh.chunk_sizes[j]);
+      } else {
+        stored = FERRY_TRY(shard.Bytes(ref.offset + stored_at[j], bh.chunk_sizes[j], scratch));
+        ++counters_.block_reads;
+      }
+      FERRY_TRY_CTX(DecodeChunk(stored, std::span(col.bytes).subspan(filled[q], raw)),
+                    "column " + spec.name);
+      filled[q] += raw;
+    }
+  }
+  for (size_t q = 0; q < jagged_at.size(); ++q) {
+    if (filled[q] != batch->columns[jagged_at[q]].bytes.size()) {
+      return CorruptionError("column " + s.columns[static_cast<size_t>(columns[jagged_at[q]])].name
+                             + ": C blocks hold fewer values than the counters say");
     }
   }
   return OkStatus();
@@ -126,6 +165,7 @@ Result<VerifyReport> Store::Verify() {
     Shard* shard = FERRY_TRY(Attach(r));
     const ShardHeader& h = shard->header();
     const std::string where = "shard " + shard->path();
+    FERRY_TRY_CTX(shard->CheckDirectories(), where);
     // Event numbers: checksum and order within each lumi.
     auto nums_bytes = FERRY_TRY_CTX(
         shard->Bytes(h.sections[kEventNumbers].offset, h.sections[kEventNumbers].size, &scratch),
