@@ -1,14 +1,29 @@
 #include "xfer/block_queue.h"
 
+#include <sys/mman.h>
+
+#include <cstdlib>
+
 namespace ferry::xfer {
 
-BufferPool::BufferPool(size_t count, size_t buffer_size) : buffer_size_(buffer_size) {
-  buffers_.reserve(count);
+BufferPool::BufferPool(size_t count, size_t buffer_size)
+    : count_(count), buffer_size_(buffer_size) {
+  constexpr size_t kHuge = 2u << 20;
+  mapped_ = (count * buffer_size + kHuge - 1) / kHuge * kHuge;
+  void* p = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    std::abort();  // out of memory, as operator new would
+  }
+  (void)::madvise(p, mapped_, MADV_HUGEPAGE);
+  base_ = static_cast<uint8_t*>(p);
   free_.reserve(count);
   for (size_t i = 0; i < count; ++i) {
-    buffers_.emplace_back(buffer_size);
     free_.push_back(static_cast<int>(count - 1 - i));
   }
+}
+
+BufferPool::~BufferPool() {
+  ::munmap(base_, mapped_);
 }
 
 int BufferPool::Acquire(int timeout_ms) {

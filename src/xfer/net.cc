@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 
@@ -230,6 +231,23 @@ Result<std::vector<uint8_t>> Conn::Expect(FrameType type, FrameHeader* header) {
 
 void Conn::Shutdown() {
   (void)::shutdown(fd_.get(), SHUT_RDWR);
+}
+
+void Conn::FinishAndDrain(int max_ms) {
+  (void)::shutdown(fd_.get(), SHUT_WR);
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(max_ms);
+  uint8_t sink[16384];
+  // Bounded by max_ms.
+  while (std::chrono::steady_clock::now() < end) {
+    pollfd p{fd_.get(), POLLIN, 0};
+    if (::poll(&p, 1, 50) <= 0) {
+      continue;
+    }
+    ssize_t n = ::recv(fd_.get(), sink, sizeof sink, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+      return;
+    }
+  }
 }
 
 uint32_t Conn::KernelRttUs() const {

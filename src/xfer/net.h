@@ -59,6 +59,10 @@ class Conn {
   Result<std::vector<uint8_t>> Expect(FrameType type, FrameHeader* header = nullptr);
 
   void Shutdown();
+  // Ends our side gracefully: no more sends, then reads and discards what the peer still sends
+  // (at most max_ms), so closing does not reset the connection before the peer read our last
+  // frame.
+  void FinishAndDrain(int max_ms);
   // Smoothed RTT from TCP_INFO in microseconds (0 if unknown).
   uint32_t KernelRttUs() const;
   std::string PeerName() const;

@@ -136,6 +136,7 @@ void Receiver::Impl::Serve(std::shared_ptr<Conn> conn) {
   if (!hello) {
     if (hello.error().code() == ErrorCode::kPermission) {
       Log("refused " + peer + ": authentication failed");
+      conn->FinishAndDrain(500);
     }
     return;
   }
@@ -154,11 +155,18 @@ void Receiver::Impl::Serve(std::shared_ptr<Conn> conn) {
 }
 
 std::shared_ptr<RecvSession> Receiver::Impl::FindSession(const SessionId& id) {
-  std::lock_guard lock(mu);
-  for (auto& [sid, weak] : sessions) {
-    if (sid == id) {
-      return weak.lock();
+  // A data stream may finish its handshake before the control connection of its session did
+  // (the sender opens them in parallel): wait a little for it (bounded: 2 s).
+  for (int i = 0; i < 400 && !stopping.load(); ++i) {
+    {
+      std::lock_guard lock(mu);
+      for (auto& [sid, weak] : sessions) {
+        if (sid == id) {
+          return weak.lock();
+        }
+      }
     }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return nullptr;
 }
@@ -298,7 +306,27 @@ Status RecvSession::SendResumeState() {
   return OkStatus();
 }
 
+void RecvSession::Register() {
+  std::lock_guard lock(owner_.mu);
+  owner_.sessions.emplace_back(id_, weak_from_this());
+}
+
+void RecvSession::Unregister() {
+  std::lock_guard lock(owner_.mu);
+  auto& v = owner_.sessions;
+  v.erase(std::remove_if(v.begin(), v.end(), [&](auto& p) { return p.first == id_; }), v.end());
+}
+
+void RecvSession::SetReady(bool ready) {
+  std::lock_guard lock(ready_mu_);
+  ready_ = ready;
+  finished_ = !ready;
+  ready_cv_.notify_all();
+}
+
 void RecvSession::RunControl() {
+  // Registered before the manifest arrives: the sender's data streams connect in parallel.
+  Register();
   Status s = ReadManifest();
   if (!s) {
     Log("refused " + peer_ + ": " + s.error().ToString());
@@ -306,6 +334,10 @@ void RecvSession::RunControl() {
                                                                 : ErrorCode::kInvalidArgument;
     (void)control_->SendFrame({.type = FrameType::kError},
                               EncodeErrorMessage(code, s.error().ToString()));
+    Unregister();
+    closing_.store(true);
+    SetReady(false);
+    control_->FinishAndDrain(500);
     return;
   }
   uint64_t total_bytes = 0;
@@ -353,10 +385,7 @@ void RecvSession::RunControl() {
   }
   io_ = std::move(*io);
   writer_ = std::thread([this] { WriterMain(); });
-  {
-    std::lock_guard lock(owner_.mu);
-    owner_.sessions.emplace_back(id_, weak_from_this());
-  }
+  SetReady(true);
   SendControl(FrameType::kStateEnd, 0, {});
 
   std::string error;
@@ -402,10 +431,11 @@ void RecvSession::RunControl() {
 }
 
 void RecvSession::Teardown(const std::string& error) {
+  Unregister();
   {
-    std::lock_guard lock(owner_.mu);
-    auto& v = owner_.sessions;
-    v.erase(std::remove_if(v.begin(), v.end(), [&](auto& p) { return p.first == id_; }), v.end());
+    std::lock_guard lock(ready_mu_);
+    finished_ = true;
+    ready_cv_.notify_all();
   }
   closing_.store(true);
   if (queue_) {
@@ -441,12 +471,6 @@ void RecvSession::Teardown(const std::string& error) {
     }
   }
   if (error.empty()) {
-    // Make the renames durable before acknowledging the end of the session.
-    for (const std::string& d : touched_dirs_) {
-      if (auto fd = OpenDirBeneath(owner_.root.get(), d, false); fd) {
-        (void)::fsync(fd->get());
-      }
-    }
     SendControl(FrameType::kBye, 0, {});
   }
   SessionSummary sum;
@@ -483,6 +507,15 @@ void RecvSession::Teardown(const std::string& error) {
 // ---------------------------------------------------------------- session: data streams
 
 void RecvSession::RunData(const std::shared_ptr<Conn>& conn) {
+  {
+    // Wait (bounded) until the manifest is in and the buffers exist.
+    std::unique_lock lock(ready_mu_);
+    if (!ready_cv_.wait_for(lock, std::chrono::milliseconds(owner_.opt.timeout_ms),
+                            [&] { return ready_ || finished_; })
+        || !ready_) {
+      return;
+    }
+  }
   {
     std::lock_guard lock(conns_mu_);
     if (closing_.load()) {

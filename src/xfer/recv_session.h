@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -79,6 +80,7 @@ struct RecvFile {
   uint64_t unsynced_bytes = 0;
   bool sync_inflight = false;
   bool final_sync_submitted = false;
+  bool renamed = false;  // in place; waiting for the directory fsync
   bool dirty_listed = false;
   unsigned writes_inflight = 0;
   std::chrono::steady_clock::time_point last_sync;
@@ -106,6 +108,9 @@ class RecvSession : public std::enable_shared_from_this<RecvSession> {
   void RunData(const std::shared_ptr<Conn>& conn);
 
  private:
+  void Register();
+  void Unregister();
+  void SetReady(bool ready);
   Status ReadManifest();
   Status SendResumeState();
   void LoadResume(RecvFile& f);
@@ -122,6 +127,7 @@ class RecvSession : public std::enable_shared_from_this<RecvSession> {
   void BeginFinish(RecvFile& f, uint32_t id);
   void SubmitFinalSync(RecvFile& f, uint32_t id);
   void FinishFile(RecvFile& f, uint32_t id);
+  void FileDurable(RecvFile& f, uint32_t id);
   void FailFile(RecvFile& f, uint32_t id, const Error& e);
   void JournalTick(bool force);
   void FlushOnExit();
@@ -147,6 +153,10 @@ class RecvSession : public std::enable_shared_from_this<RecvSession> {
   Waker writer_waker_;
   std::thread writer_;
   std::atomic<bool> closing_{false};
+  std::mutex ready_mu_;
+  std::condition_variable ready_cv_;
+  bool ready_ = false;     // guarded by ready_mu_: pool, queue and files are set up
+  bool finished_ = false;  // guarded by ready_mu_: the session will never become ready
   std::atomic<int64_t> last_activity_ns_{0};
 
   std::mutex conns_mu_;
@@ -157,7 +167,6 @@ class RecvSession : public std::enable_shared_from_this<RecvSession> {
   std::unique_ptr<BlockIo> io_;
   std::vector<WriteItem> slots_;  // indexed by buffer
   std::vector<uint32_t> dirty_;   // files with journal records waiting for a sync
-  std::set<std::string> touched_dirs_;
   std::string cached_dir_;
   Fd cached_dir_fd_;
   bool noted_buffered_ = false;

@@ -16,6 +16,7 @@ namespace ferry::xfer {
 namespace {
 
 constexpr uint64_t kFsyncTag = 1ull << 63;
+constexpr uint64_t kDirSyncTag = 1ull << 62;
 constexpr uint64_t kDirectMinBytes = 1u << 20;
 
 uint32_t AlignUp(uint32_t v) {
@@ -179,13 +180,26 @@ void RecvSession::FinishFile(RecvFile& f, uint32_t id) {
   if (f.use_journal) {
     (void)::unlinkat(f.dir_fd.get(), JournalName(f.name).c_str(), 0);
   }
+  f.renamed = true;
+  f.fd = Fd();
+  f.journal = Journal();
+  // The rename is durable once the directory is synced; FILE_DONE waits for that.
+  if (!io_->PrepFsync(f.dir_fd.get(), /*datasync=*/false, kDirSyncTag | id)) {
+    Submit();
+    if (!io_->PrepFsync(f.dir_fd.get(), false, kDirSyncTag | id)) {
+      (void)::fsync(f.dir_fd.get());
+      FileDurable(f, id);
+      return;
+    }
+  }
+  f.sync_inflight = true;
+}
+
+void RecvSession::FileDurable(RecvFile& f, uint32_t id) {
   f.digest = FileDigest(f.entry.size, block_size_, f.hashes);
   f.state = RecvFile::State::kDone;
   files_done_.fetch_add(1);
-  f.fd = Fd();
-  f.journal = Journal();
   f.dir_fd = Fd();
-  touched_dirs_.insert(f.dir);
   std::vector<uint64_t>().swap(f.hashes);
   std::vector<uint8_t>().swap(f.have);
   std::vector<BlockHash>().swap(f.resumed);
@@ -251,6 +265,16 @@ void RecvSession::HandleItem(WriteItem& item) {
 }
 
 void RecvSession::HandleCompletion(const IoCompletion& c) {
+  if ((c.tag & kDirSyncTag) != 0) {
+    auto id = static_cast<uint32_t>(c.tag & ~kDirSyncTag);
+    RecvFile& f = files_[id];
+    f.sync_inflight = false;
+    if (c.result < 0) {
+      Log("directory sync after " + f.entry.path + " failed: " + std::strerror(-c.result));
+    }
+    FileDurable(f, id);
+    return;
+  }
   if ((c.tag & kFsyncTag) != 0) {
     auto id = static_cast<uint32_t>(c.tag & ~kFsyncTag);
     RecvFile& f = files_[id];

@@ -132,6 +132,10 @@ void SendSession::ReaderMain() {
   done.reserve(slots_.size());
   // Bounded: exits when stop_ is set; every idle wait is at most 100 ms.
   while (!stop_.load()) {
+    if (!state_ready_.load()) {
+      reader_waker_.Wait(-1, 100);
+      continue;
+    }
     bool progressed = false;
     done.clear();
     if (io_->Reap(done) > 0) {

@@ -82,6 +82,7 @@ class SendSession {
  private:
   // sender.cc: control connection and the main loop.
   Status Connect();
+  Status StartStages();
   Status ExchangeManifest();
   Status MainLoop();
   Status HandleControlFrame();
@@ -128,6 +129,7 @@ class SendSession {
   std::atomic<uint64_t> sent_bytes_{0};
   std::atomic<uint64_t> blocks_sent_{0};
   std::atomic<bool> stop_{false};
+  std::atomic<bool> state_ready_{false};  // the receiver's resume state is known
   std::atomic<bool> direct_used_{false};
   std::atomic<bool> direct_refused_noted_{false};
 

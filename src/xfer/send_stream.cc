@@ -99,6 +99,14 @@ void SendSession::StreamMain(Stream& s) {
     KillStream(s, "connect: " + conn.error().ToString());
     return;
   }
+  {
+    // Published before the handshake so that Shutdown() can interrupt it.
+    std::lock_guard lock(s.mu);
+    s.conn = std::move(*conn);
+    if (stop_.load()) {
+      return;
+    }
+  }
   Hello hello;
   hello.role = Role::kData;
   hello.stream_index = static_cast<uint16_t>(s.index);
@@ -107,16 +115,9 @@ void SendSession::StreamMain(Stream& s) {
     KillStream(s, r.error().ToString());
     return;
   }
-  if (auto hs = ClientHandshake(**conn, hello, KeyBytes(opt_.token)); !hs) {
+  if (auto hs = ClientHandshake(*s.conn, hello, KeyBytes(opt_.token)); !hs) {
     KillStream(s, "handshake: " + hs.error().ToString());
     return;
-  }
-  {
-    std::lock_guard lock(s.mu);
-    s.conn = std::move(*conn);
-    if (stop_.load()) {
-      return;
-    }
   }
   s.up.store(true);
   s.acker = std::thread([this, &s] { AckMain(s); });

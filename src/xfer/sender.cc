@@ -76,14 +76,10 @@ Result<SendReport> SendSession::Run() {
   Status loop = MainLoop();
   // From here on a closing stream is the end of the session, not a loss.
   stop_.store(true);
-  // Leave the session cleanly when the control connection still works.
+  // Every FILE_DONE means synced and renamed durably: say goodbye without waiting for the
+  // receiver's answer.
   if (loop && control_) {
-    if (control_->SendFrame({.type = FrameType::kBye})) {
-      pollfd p{control_->fd(), POLLIN, 0};
-      if (::poll(&p, 1, std::min(opt_.timeout_ms, 5000)) > 0) {
-        (void)control_->Expect(FrameType::kBye);
-      }
-    }
+    (void)control_->SendFrame({.type = FrameType::kBye});
   }
   Shutdown();
   EmitProgress();
@@ -97,14 +93,9 @@ Status SendSession::Connect() {
   auto t0 = std::chrono::steady_clock::now();
   control_ = FERRY_TRY_CTX(Conn::Connect(opt_.host, opt_.port, opt_.timeout_ms),
                            "receiver " + opt_.host + ":" + std::to_string(opt_.port));
-  auto connect_us = static_cast<uint32_t>(MicrosSince(t0));
-  Hello hello;
-  hello.role = Role::kControl;
-  hello.session = session_;
-  FERRY_TRY(RandomBytes(hello.client_nonce));
-  uint32_t hs_rtt = FERRY_TRY_CTX(ClientHandshake(*control_, hello, KeyBytes(opt_.token)),
-                                  "receiver " + opt_.host + ":" + std::to_string(opt_.port));
-  rtt_us_ = std::min(connect_us, hs_rtt);
+  // The TCP handshake is the first RTT sample; it is enough to size buffers and streams, so
+  // the data streams connect (and the reader starts) while the control handshake runs.
+  rtt_us_ = static_cast<uint32_t>(MicrosSince(t0));
   if (uint32_t k = control_->KernelRttUs(); k > 0) {
     rtt_us_ = std::min(rtt_us_, k);
   }
@@ -114,6 +105,47 @@ Status SendSession::Connect() {
   }
   for (const std::string& w : plan_.warnings) {
     Notice("warning: " + w);
+  }
+  FERRY_TRY(StartStages());
+  Hello hello;
+  hello.role = Role::kControl;
+  hello.session = session_;
+  FERRY_TRY(RandomBytes(hello.client_nonce));
+  uint32_t hs_rtt = FERRY_TRY_CTX(ClientHandshake(*control_, hello, KeyBytes(opt_.token)),
+                                  "receiver " + opt_.host + ":" + std::to_string(opt_.port));
+  rtt_us_ = std::min(rtt_us_, hs_rtt);
+  return OkStatus();
+}
+
+Status SendSession::StartStages() {
+  const size_t block = opt_.block_size;
+  size_t n_buffers = opt_.buffers;
+  if (n_buffers == 0) {
+    n_buffers = opt_.queue_depth + static_cast<size_t>(plan_.streams) + 4;
+    size_t cap =
+        std::max<size_t>(kDefaultMemoryBudget / block, static_cast<size_t>(plan_.streams) + 2);
+    n_buffers = std::min(n_buffers, cap);
+  }
+  n_buffers = std::max<size_t>(n_buffers, 2);
+  pool_ = std::make_unique<BufferPool>(n_buffers, block);
+  pool_->set_waker(&reader_waker_);
+  ready_ = std::make_unique<BoundedQueue<ReadyBlock>>(n_buffers);
+  io_ = FERRY_TRY(BlockIo::Create(std::max(opt_.queue_depth, 1u), opt_.use_uring));
+  if (!io_->uses_uring()) {
+    Notice("io_uring unavailable (" + io_->fallback_reason() + "): synchronous reads");
+  }
+  slots_.resize(opt_.queue_depth);
+  // Without --resume nothing the receiver says changes what is read: start reading now.
+  state_ready_.store(!opt_.resume);
+  reader_ = std::thread([this] { ReaderMain(); });
+  for (int i = 0; i < plan_.streams; ++i) {
+    auto s = std::make_unique<Stream>();
+    s->index = i;
+    streams_.push_back(std::move(s));
+  }
+  for (auto& s : streams_) {
+    Stream* sp = s.get();
+    sp->sender = std::thread([this, sp] { StreamMain(*sp); });
   }
   return OkStatus();
 }
@@ -153,6 +185,8 @@ Status SendSession::ExchangeManifest() {
     auto payload = FERRY_TRY(control_->RecvPayload(h));
     switch (h.type) {
       case FrameType::kStateEnd:
+        state_ready_.store(true);
+        reader_waker_.Wake();
         return OkStatus();
       case FrameType::kError:
         return DecodeErrorMessage(payload, "receiver refused the transfer: ");
@@ -199,35 +233,6 @@ Status SendSession::ExchangeManifest() {
 }
 
 Status SendSession::MainLoop() {
-  // Stages: buffers, reader, streams.
-  const size_t block = opt_.block_size;
-  size_t n_buffers = opt_.buffers;
-  if (n_buffers == 0) {
-    n_buffers = opt_.queue_depth + static_cast<size_t>(plan_.streams) + 4;
-    size_t cap =
-        std::max<size_t>(kDefaultMemoryBudget / block, static_cast<size_t>(plan_.streams) + 2);
-    n_buffers = std::min(n_buffers, cap);
-  }
-  n_buffers = std::max<size_t>(n_buffers, 2);
-  pool_ = std::make_unique<BufferPool>(n_buffers, block);
-  pool_->set_waker(&reader_waker_);
-  ready_ = std::make_unique<BoundedQueue<ReadyBlock>>(n_buffers);
-  io_ = FERRY_TRY(BlockIo::Create(std::max(opt_.queue_depth, 1u), opt_.use_uring));
-  if (!io_->uses_uring()) {
-    Notice("io_uring unavailable (" + io_->fallback_reason() + "): synchronous reads");
-  }
-  slots_.resize(opt_.queue_depth);
-  reader_ = std::thread([this] { ReaderMain(); });
-  for (int i = 0; i < plan_.streams; ++i) {
-    auto s = std::make_unique<Stream>();
-    s->index = i;
-    streams_.push_back(std::move(s));
-  }
-  for (auto& s : streams_) {
-    Stream* sp = s.get();
-    sp->sender = std::thread([this, sp] { StreamMain(*sp); });
-  }
-
   auto last_change = std::chrono::steady_clock::now();
   uint64_t last_acked = 0;
   uint64_t last_sent = 0;
