@@ -10,37 +10,49 @@ using rootio::LeafType;
 
 namespace {
 
-// noise in [-1, 1) from 53 random bits.
-double Noise(uint64_t r) {
-  return static_cast<double>(r >> 11) * 0x1.0p-52 - 1.0;
+// The perturbation on raw bits: noise in [-1, 1) scaled by kRelativeNoise, then rounded back to
+// the number of mantissa bits the value had. Zeros, infinities and NaNs pass unchanged.
+uint32_t PerturbBits32(uint32_t bits, float noise) {
+  constexpr uint32_t kExp = 0x7F800000u;
+  if ((bits & kExp) == kExp || (bits & 0x7FFFFFFFu) == 0) {
+    return bits;
+  }
+  const uint32_t mant = bits & 0x7FFFFFu;
+  const int unused = mant == 0 ? 23 : std::countr_zero(mant);
+  const float v = std::bit_cast<float>(bits);
+  uint32_t wb = std::bit_cast<uint32_t>(v + v * (static_cast<float>(kRelativeNoise) * noise));
+  const uint32_t step = uint32_t{1} << unused;
+  wb = (wb + (step >> 1)) & ~(step - 1);
+  return (wb & kExp) == kExp ? bits : wb;
 }
 
-template <class F, class U, int kMantissa, U kExpMask>
-F Perturb(F v, double noise) {
-  const U bits = std::bit_cast<U>(v);
-  if ((bits & kExpMask) == kExpMask || v == 0) {
-    return v;
+uint64_t PerturbBits64(uint64_t bits, double noise) {
+  constexpr uint64_t kExp = 0x7FF0000000000000ull;
+  if ((bits & kExp) == kExp || (bits & ~(uint64_t{1} << 63)) == 0) {
+    return bits;
   }
-  const U mant = bits & ((U{1} << kMantissa) - 1);
-  const int unused = mant == 0 ? kMantissa : std::countr_zero(mant);
-  const F w = static_cast<F>(static_cast<double>(v) * (1.0 + kRelativeNoise * noise));
-  U wb = std::bit_cast<U>(w);
-  if (unused > 0) {
-    const U half = U{1} << (unused - 1);
-    wb = (wb + half) & ~((U{1} << unused) - 1);
-  }
-  const F out = std::bit_cast<F>(wb);
-  return (std::bit_cast<U>(out) & kExpMask) == kExpMask ? v : out;
+  const uint64_t mant = bits & ((uint64_t{1} << 52) - 1);
+  const int unused = mant == 0 ? 52 : std::countr_zero(mant);
+  const double v = std::bit_cast<double>(bits);
+  uint64_t wb = std::bit_cast<uint64_t>(v + v * (kRelativeNoise * noise));
+  const uint64_t step = uint64_t{1} << unused;
+  wb = (wb + (step >> 1)) & ~(step - 1);
+  return (wb & kExp) == kExp ? bits : wb;
+}
+
+// Noise in [-1, 1) from the top 32 bits of a random word.
+float Noise32(uint64_t r) {
+  return static_cast<float>(static_cast<int32_t>(r >> 32)) * 0x1.0p-31f;
 }
 
 }  // namespace
 
 float PerturbFloat(float v, double noise) {
-  return Perturb<float, uint32_t, 23, 0x7F800000u>(v, noise);
+  return std::bit_cast<float>(PerturbBits32(std::bit_cast<uint32_t>(v), static_cast<float>(noise)));
 }
 
 double PerturbDouble(double v, double noise) {
-  return Perturb<double, uint64_t, 52, 0x7FF0000000000000ull>(v, noise);
+  return std::bit_cast<double>(PerturbBits64(std::bit_cast<uint64_t>(v), noise));
 }
 
 Resampler::Resampler(const EventTemplate& tmpl, uint64_t seed)
@@ -76,38 +88,74 @@ void Resampler::FillBranch(size_t branch, Column* out) {
     const size_t es = out->fixed_len * vs;
     out->bytes.resize(static_cast<size_t>(n) * es);
     uint8_t* dst = out->bytes.data();
-    for (size_t e = 0; e < picks_.size(); ++e) {
-      std::memcpy(dst + e * es, src.bytes.data() + picks_[e] * es, es);
+    const uint8_t* from = src.bytes.data();
+    switch (es) {  // constant sizes let the compiler turn the copies into plain moves
+      case 1:
+        for (size_t e = 0; e < picks_.size(); ++e) {
+          dst[e] = from[picks_[e]];
+        }
+        break;
+      case 4:
+        for (size_t e = 0; e < picks_.size(); ++e) {
+          std::memcpy(dst + 4 * e, from + 4 * size_t{picks_[e]}, 4);
+        }
+        break;
+      case 8:
+        for (size_t e = 0; e < picks_.size(); ++e) {
+          std::memcpy(dst + 8 * e, from + 8 * size_t{picks_[e]}, 8);
+        }
+        break;
+      default:
+        for (size_t e = 0; e < picks_.size(); ++e) {
+          std::memcpy(dst + e * es, from + picks_[e] * es, es);
+        }
     }
   } else {
     const size_t unit = tb.spec.type == LeafType::kString ? 1 : vs;
-    out->offsets.reserve(picks_.size() + 1);
-    out->offsets.push_back(0);
-    for (uint32_t p : picks_) {
-      const uint64_t s = src.offsets[p];
-      const uint64_t t = src.offsets[p + 1];
-      out->bytes.insert(out->bytes.end(), src.bytes.begin() + static_cast<ptrdiff_t>(s * unit),
-                        src.bytes.begin() + static_cast<ptrdiff_t>(t * unit));
-      out->offsets.push_back(out->offsets.back() + (t - s));
+    out->offsets.resize(picks_.size() + 1);
+    uint64_t total = 0;
+    out->offsets[0] = 0;
+    for (size_t e = 0; e < picks_.size(); ++e) {
+      total += src.offsets[picks_[e] + 1] - src.offsets[picks_[e]];
+      out->offsets[e + 1] = total;
+    }
+    out->bytes.resize(total * unit);
+    uint8_t* dst = out->bytes.data();
+    for (size_t e = 0; e < picks_.size(); ++e) {
+      const uint64_t s = src.offsets[picks_[e]];
+      const uint64_t len = (out->offsets[e + 1] - out->offsets[e]) * unit;
+      std::memcpy(dst + out->offsets[e] * unit, src.bytes.data() + s * unit, len);
     }
   }
-  // Perturb floating-point values; the noise of value k is a pure function of (key, k).
-  const uint64_t key = Mix64(noise_key_ ^ (static_cast<uint64_t>(branch) << 32));
-  if (tb.spec.type == LeafType::kFloat32) {
-    const size_t count = out->bytes.size() / 4;
-    for (size_t k = 0; k < count; ++k) {
-      float v;
-      std::memcpy(&v, out->bytes.data() + 4 * k, 4);
-      v = PerturbFloat(v, Noise(Mix64(key + k)));
-      std::memcpy(out->bytes.data() + 4 * k, &v, 4);
-    }
-  } else if (tb.spec.type == LeafType::kFloat64) {
-    const size_t count = out->bytes.size() / 8;
-    for (size_t k = 0; k < count; ++k) {
-      double v;
-      std::memcpy(&v, out->bytes.data() + 8 * k, 8);
-      v = PerturbDouble(v, Noise(Mix64(key + k)));
-      std::memcpy(out->bytes.data() + 8 * k, &v, 8);
+  // Perturb floating-point values with a noise stream keyed by (batch, branch).
+  if (tb.spec.type == LeafType::kFloat32 || tb.spec.type == LeafType::kFloat64) {
+    Rng noise(noise_key_ ^ (static_cast<uint64_t>(branch) * 0x9E3779B97F4A7C15ull));
+    uint8_t* p = out->bytes.data();
+    if (tb.spec.type == LeafType::kFloat32) {
+      const size_t count = out->bytes.size() / 4;
+      size_t k = 0;
+      for (; k + 1 < count; k += 2) {  // one random word serves two values
+        const uint64_t r = noise.Next();
+        uint32_t b[2];
+        std::memcpy(b, p + 4 * k, 8);
+        b[0] = PerturbBits32(b[0], Noise32(r));
+        b[1] = PerturbBits32(b[1], Noise32(r << 32));
+        std::memcpy(p + 4 * k, b, 8);
+      }
+      if (k < count) {
+        uint32_t b;
+        std::memcpy(&b, p + 4 * k, 4);
+        b = PerturbBits32(b, Noise32(noise.Next()));
+        std::memcpy(p + 4 * k, &b, 4);
+      }
+    } else {
+      const size_t count = out->bytes.size() / 8;
+      for (size_t k = 0; k < count; ++k) {
+        uint64_t b;
+        std::memcpy(&b, p + 8 * k, 8);
+        b = PerturbBits64(b, static_cast<double>(Noise32(noise.Next())));
+        std::memcpy(p + 8 * k, &b, 8);
+      }
     }
   }
 }

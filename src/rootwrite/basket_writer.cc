@@ -13,7 +13,7 @@ constexpr int32_t kDefaultEntryOffsetLen = 1000;
 constexpr uint16_t kBasketFieldsSize = 2 + 4 + 4 + 4 + 4 + 1;
 
 // Appends count values of size bytes each, swapping native to big-endian.
-void AppendSwapped(const uint8_t* src, size_t count, size_t size, std::vector<uint8_t>* dst) {
+void AppendSwapped(const uint8_t* src, size_t count, size_t size, ByteVector* dst) {
   size_t at = dst->size();
   dst->resize(at + count * size);
   uint8_t* out = dst->data() + at;
@@ -85,8 +85,11 @@ void BranchBuffer::AppendFixed(const uint8_t* native, size_t n_entries) {
 
 void BranchBuffer::AppendJagged(const uint8_t* native, const uint64_t* offsets, size_t n_entries) {
   const size_t base = data_.size();
+  const size_t at = offsets_.size();
+  offsets_.resize(at + n_entries);
+  int32_t* out = offsets_.data() + at;
   for (size_t i = 0; i < n_entries; ++i) {
-    offsets_.push_back(static_cast<int32_t>(base + (offsets[i] - offsets[0]) * value_size_));
+    out[i] = static_cast<int32_t>(base + (offsets[i] - offsets[0]) * value_size_);
   }
   AppendSwapped(native, offsets[n_entries] - offsets[0], value_size_, &data_);
   nev_ += static_cast<int32_t>(n_entries);
@@ -103,7 +106,8 @@ void BranchBuffer::AppendString(std::string_view s) {
     data_.resize(at + 4);
     StoreBE(data_.data() + at, static_cast<uint32_t>(s.size()));
   }
-  data_.insert(data_.end(), s.begin(), s.end());
+  const auto* chars = reinterpret_cast<const uint8_t*>(s.data());
+  data_.insert(data_.end(), chars, chars + s.size());
   max_string_ = std::max(max_string_, s.size());
   ++nev_;
   ++entries_;

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/byte_vector.h"
 #include "base/result.h"
 #include "codec/compression.h"
 #include "rootio/tree_model.h"
@@ -96,7 +97,7 @@ class BranchBuffer {
   uint16_t key_len_;  // key header + basket fields
 
   // Current basket.
-  std::vector<uint8_t> data_;     // big-endian entry data
+  ByteVector data_;               // big-endian entry data
   std::vector<int32_t> offsets_;  // entry start offsets into data_ (variable branches)
   int32_t nev_ = 0;
   int64_t first_entry_ = 0;

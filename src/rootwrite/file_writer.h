@@ -48,7 +48,7 @@ struct FileOptions {
   // byte-for-byte reproducible.
   uint64_t uuid_seed = 0;
   std::string title;
-  size_t write_buffer_bytes = 8u << 20;
+  size_t write_buffer_bytes = 1u << 20;
   bool fsync_on_close = false;
 };
 

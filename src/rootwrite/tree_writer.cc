@@ -284,12 +284,27 @@ Status TreeWriter::Fill() {
   return AfterEntries(1);
 }
 
-Status TreeWriter::CheckColumns(std::span<const rootio::Column* const> columns, int64_t* n) const {
+Status TreeWriter::CheckColumns(std::span<const rootio::Column* const> columns, int64_t* n) {
   if (columns.size() != specs_.size()) {
     return InvalidArgumentError(std::to_string(columns.size()) + " columns for "
                                 + std::to_string(specs_.size()) + " branches");
   }
   *n = specs_.empty() ? 0 : columns[0]->num_entries;
+  // Counter values once per batch (counters precede the branches they count).
+  counter_values_.resize(specs_.size());
+  for (size_t i = 0; i < specs_.size(); ++i) {
+    const rootio::Column& c = *columns[i];
+    if (!is_counter_[i] || c.type != specs_[i].type || c.num_entries != *n || c.jagged
+        || c.bytes.size() != static_cast<size_t>(*n) * c.value_size()) {
+      continue;  // a malformed counter column is reported below
+    }
+    std::vector<uint64_t>& v = counter_values_[i];
+    v.resize(static_cast<size_t>(*n));
+    const size_t vs = c.value_size();
+    for (size_t e = 0; e < v.size(); ++e) {
+      v[e] = LoadCount(c.type, c.bytes.data() + e * vs);
+    }
+  }
   for (size_t i = 0; i < specs_.size(); ++i) {
     const rootio::Column& c = *columns[i];
     const BranchSpec& s = specs_[i];
@@ -320,13 +335,13 @@ Status TreeWriter::CheckColumns(std::span<const rootio::Column* const> columns, 
       return bad("fixed length " + std::to_string(c.fixed_len) + " or value count mismatch");
     }
     if (count_of_[i] >= 0) {
-      const rootio::Column& cc = *columns[static_cast<size_t>(count_of_[i])];
-      for (int64_t e = 0; e < *n; ++e) {
-        uint64_t have = c.offsets[static_cast<size_t>(e) + 1] - c.offsets[static_cast<size_t>(e)];
-        if (have != cc.AsUint64(static_cast<size_t>(e)) * static_cast<uint64_t>(s.len)) {
+      const std::vector<uint64_t>& counts = counter_values_[static_cast<size_t>(count_of_[i])];
+      const auto len = static_cast<uint64_t>(s.len);
+      for (size_t e = 0; e < static_cast<size_t>(*n); ++e) {
+        uint64_t have = c.offsets[e + 1] - c.offsets[e];
+        if (have != counts[e] * len) {
           return bad("entry " + std::to_string(e) + " has " + std::to_string(have)
-                     + " values, its counter " + s.count + " says "
-                     + std::to_string(cc.AsUint64(static_cast<size_t>(e))));
+                     + " values, its counter " + s.count + " says " + std::to_string(counts[e]));
         }
       }
     }
@@ -352,9 +367,10 @@ Status TreeWriter::AppendSegment(std::span<const rootio::Column* const> columns,
     }
     const size_t vs = br.value_size();
     if (is_counter_[i]) {
+      const std::vector<uint64_t>& counts = counter_values_[i];
       uint64_t mx = 0;
       for (int64_t e = a; e < b; ++e) {
-        mx = std::max(mx, c.AsUint64(static_cast<size_t>(e)));
+        mx = std::max(mx, counts[static_cast<size_t>(e)]);
       }
       br.NoteCounterValue(static_cast<int64_t>(mx));
     }
@@ -375,17 +391,21 @@ Status TreeWriter::AppendSegment(std::span<const rootio::Column* const> columns,
       continue;
     }
     while (e < b) {
-      int64_t room = basket - static_cast<int64_t>(br.pending_bytes());
-      int64_t f = e;
-      int64_t acc = 0;
-      while (f < b && (f == e || acc < room)) {
-        acc += static_cast<int64_t>(
-                   (c.offsets[static_cast<size_t>(f) + 1] - c.offsets[static_cast<size_t>(f)]) * vs)
-               + 4;
-        ++f;
+      const int64_t room = basket - static_cast<int64_t>(br.pending_bytes());
+      const uint64_t* off = c.offsets.data();
+      // Bytes the rest of the segment adds (values and offset-table slots).
+      const auto rest = static_cast<int64_t>((off[b] - off[e]) * vs) + 4 * (b - e);
+      int64_t f = b;
+      if (rest >= room) {
+        // The basket fills up inside the segment: find the entry that fills it.
+        f = e;
+        int64_t acc = 0;
+        while (f < b && (f == e || acc < room)) {
+          acc += static_cast<int64_t>((off[f + 1] - off[f]) * vs) + 4;
+          ++f;
+        }
       }
-      const uint64_t* off = c.offsets.data() + e;
-      br.AppendJagged(c.bytes.data() + off[0] * vs, off, static_cast<size_t>(f - e));
+      br.AppendJagged(c.bytes.data() + off[e] * vs, off + e, static_cast<size_t>(f - e));
       e = f;
       if (br.full()) {
         FERRY_TRY(WriteFull(i));

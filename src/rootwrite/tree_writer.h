@@ -142,7 +142,7 @@ class TreeWriter {
   Status FlushAll();
   void OptimizeBaskets();
   Status AppendSegment(std::span<const rootio::Column* const> columns, int64_t a, int64_t b);
-  Status CheckColumns(std::span<const rootio::Column* const> columns, int64_t* n) const;
+  Status CheckColumns(std::span<const rootio::Column* const> columns, int64_t* n);
 
   FileWriter* file_;
   TreeOptions options_;
@@ -152,6 +152,7 @@ class TreeWriter {
   std::vector<int32_t> count_of_;  // counter branch index per branch, -1 if none
   std::vector<bool> is_counter_;
   std::vector<Staged> staged_;
+  std::vector<std::vector<uint64_t>> counter_values_;  // per counter branch, current batch
   std::string pending_error_;
   BasketScratch scratch_;
   int64_t entries_ = 0;
