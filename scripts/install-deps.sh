@@ -19,6 +19,8 @@ packages=(
   libxrootd-client-dev libxrootd-server-dev libxrootd-private-dev python3-xrootd
   # WAN / LFN emulation and transfer peers
   iproute2 iptables libnetfilter-queue-dev iputils-ping iperf3 fio procps
+  # bench/xfer: the bulk-transfer peers ferry send is measured against, and xxhsum
+  rsync aria2 nginx-light globus-gass-copy-progs globus-gridftp-server-progs xxhash
   # plots
   gnuplot-nox
   # jsroot (independent ROOT reader) runs under node

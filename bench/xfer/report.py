@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""bench/xfer report: turns run.sh's result table into xfer.json, xfer.dat (for plot.gp) and a
+summary of ferry against the limits and the best peer on each path.
+
+usage: report.py RESULTS.tsv OUTDIR DISK_GBPS BYTES KERNEL CPUS LOADAVG
+"""
+import datetime
+import json
+import sys
+
+PEERS = {"xrdcp", "globus-url-copy", "rsync", "aria2c"}
+
+
+def main():
+    tsv, out, disk, size, kernel, cpus, load = sys.argv[1:8]
+    disk = float(disk)
+    runs = []
+    with open(tsv) as f:
+        for line in f:
+            path, tool, opts, status, tool_s, total_s, gbps, cpu, checksum = line.rstrip("\n").split("\t")
+            runs.append({"path": path, "tool": tool, "options": opts, "status": status,
+                         "tool_seconds": float(tool_s), "seconds": float(total_s),
+                         "gbit_per_s": float(gbps), "cpu_percent": None if cpu == "-" else float(cpu),
+                         "checksum": checksum})
+    paths = []
+    for r in runs:
+        if r["path"] not in paths:
+            paths.append(r["path"])
+
+    def best(path, pred):
+        ok = [r for r in runs if r["path"] == path and r["status"] == "ok" and pred(r)]
+        return max(ok, key=lambda r: r["gbit_per_s"]) if ok else None
+
+    summary = {}
+    for p in paths:
+        iperf = best(p, lambda r: r["tool"] == "iperf3")
+        ferry = best(p, lambda r: r["tool"] == "ferry")
+        ferry_def = best(p, lambda r: r["tool"] == "ferry-defbuf")
+        peer = best(p, lambda r: r["tool"] in PEERS)
+        net = iperf["gbit_per_s"] if iperf else None
+        limit = min(x for x in (net, disk) if x) if (net or disk) else None
+        s = {"network_limit_gbit_per_s": net, "disk_limit_gbit_per_s": disk or None,
+             "limit_gbit_per_s": limit,
+             "ferry_gbit_per_s": ferry["gbit_per_s"] if ferry else None,
+             "ferry_default_buffers_gbit_per_s": ferry_def["gbit_per_s"] if ferry_def else None,
+             "best_peer": f'{peer["tool"]} {peer["options"]}' if peer else None,
+             "best_peer_gbit_per_s": peer["gbit_per_s"] if peer else None}
+        if ferry and limit:
+            s["ferry_vs_limit"] = round(ferry["gbit_per_s"] / limit, 3)
+        if ferry and net:
+            s["ferry_vs_iperf3"] = round(ferry["gbit_per_s"] / net, 3)
+        if ferry and disk:
+            s["ferry_vs_disk"] = round(ferry["gbit_per_s"] / disk, 3)
+        if ferry and peer:
+            s["ferry_vs_best_peer"] = round(ferry["gbit_per_s"] / peer["gbit_per_s"], 3)
+        summary[p] = s
+
+    doc = {"benchmark": "xfer", "date": datetime.datetime.now().isoformat(timespec="seconds"),
+           "bytes": int(size), "kernel": kernel, "cpus": int(cpus), "loadavg_at_end": load,
+           "disk_limit_gbit_per_s": disk, "summary": summary, "runs": runs}
+    with open(f"{out}/xfer.json", "w") as f:
+        json.dump(doc, f, indent=1)
+
+    # Plot data: one row per tool (best run), one column per path.
+    order = ["iperf3", "ferry", "ferry-defbuf"]
+    tools = [t for t in order if any(r["tool"] == t for r in runs)]
+    for r in runs:
+        if r["tool"] not in tools:
+            tools.append(r["tool"])
+    with open(f"{out}/xfer.dat", "w") as f:
+        f.write("tool " + " ".join(paths) + "\n")
+        f.write('"disk O_DIRECT" ' + " ".join(f"{disk:.3f}" for _ in paths) + "\n")
+        for t in tools:
+            vals = []
+            for p in paths:
+                b = best(p, lambda r, t=t: r["tool"] == t)
+                vals.append(f'{b["gbit_per_s"]:.3f}' if b else "NaN")
+            f.write(f'"{t}" ' + " ".join(vals) + "\n")
+
+    print()
+    print(f"# summary ({int(size) / 2**30:.1f} GiB, disk O_DIRECT read {disk:.2f} Gbit/s)")
+    for p, s in summary.items():
+        def g(k):
+            v = s.get(k)
+            return "-" if v is None else f"{v:.2f}"
+        print(f"{p:7s} ferry {g('ferry_gbit_per_s')} Gbit/s | iperf3 -P8 {g('network_limit_gbit_per_s')}"
+              f" (x{g('ferry_vs_iperf3')}) | limit {g('limit_gbit_per_s')} (x{g('ferry_vs_limit')})"
+              f" | best peer {g('best_peer_gbit_per_s')} {s['best_peer'] or ''} (x{g('ferry_vs_best_peer')})"
+              + (f" | ferry with default buffers {g('ferry_default_buffers_gbit_per_s')}"
+                 if s.get("ferry_default_buffers_gbit_per_s") else ""))
+    print(f"# json: {out}/xfer.json")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# bench/xfer: one file disk to disk with `ferry send`, next to the limits of the machine and the
+# bulk-transfer peers installed from Debian, on loopback and on the long-fat-network emulation
+# (scripts/testbed/lfn.sh: two namespaces, veth, tbf, NFQUEUE delay).
+#
+#   bench/xfer/run.sh [--size 4G] [--paths "lo lfn2g lfn10g"] [--tools "..."] [--repeat 1]
+#                     [--ferry BIN] [--out DIR] [--scratch DIR] [--iperf-seconds 15]
+#
+# Per path: iperf3 -P 8 memory to memory (the network limit), then each tool copies the same
+# file from namespace A to namespace B (loopback: both ends in B, 127.0.0.1). Before each run the
+# source's page cache is dropped; the time ends when the tool exited and the destination was
+# fsynced; the destination's xxh128 must equal the source's. fio's O_DIRECT read of the source
+# is the disk limit. On the LFN paths ferry runs once more with the kernel's default TCP buffer
+# limits (tcp_rmem/tcp_wmem copied from the host into both namespaces).
+# Tools: ferry xrdcp gridftp rsync aria2 (each skipped when not installed).
+# Output: a table on stdout, DIR/xfer.json and DIR/xfer.png (gnuplot). Needs root.
+# Every server runs inside the bench's namespaces, is recorded by PID and stopped by PID.
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+LFN="$ROOT/scripts/testbed/lfn.sh"
+SIZE=4G PATHS="lo lfn2g lfn10g" TOOLS="ferry xrdcp gridftp rsync aria2" REPEAT=1
+FERRY="" OUT="${TMPDIR:-/tmp}/fxf-bench-out" SCRATCH="${TMPDIR:-/tmp}/fxf-bench" IPERF_S=15
+TMO=${TMO:-240}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --size) SIZE="$2"; shift 2 ;;
+    --paths) PATHS="$2"; shift 2 ;;
+    --tools) TOOLS="$2"; shift 2 ;;
+    --repeat) REPEAT="$2"; shift 2 ;;
+    --ferry) FERRY="$2"; shift 2 ;;
+    --out) OUT="$2"; shift 2 ;;
+    --scratch) SCRATCH="$2"; shift 2 ;;
+    --iperf-seconds) IPERF_S="$2"; shift 2 ;;
+    *) sed -n '5,7p' "$0" >&2; exit 2 ;;
+  esac
+done
+[ "$(id -u)" = 0 ] || { echo "bench/xfer: needs root (namespaces)" >&2; exit 77; }
+if [ -z "$FERRY" ]; then
+  for c in "$ROOT/build/release/bin/ferry" "$ROOT/build/dev/bin/ferry"; do
+    [ -x "$c" ] && FERRY="$c" && break
+  done
+fi
+[ -x "$FERRY" ] || { echo "bench/xfer: no ferry binary (make build, or --ferry BIN)" >&2; exit 1; }
+for t in fio iperf3 xxhsum gnuplot python3; do
+  command -v "$t" >/dev/null || { echo "bench/xfer: $t missing (scripts/install-deps.sh)" >&2; exit 1; }
+done
+has() { case " $TOOLS " in *" $1 "*) return 0 ;; esac; return 1; }
+has xrdcp && ! command -v xrootd >/dev/null && TOOLS=${TOOLS/xrdcp/}
+has gridftp && ! command -v globus-url-copy >/dev/null && TOOLS=${TOOLS/gridftp/}
+has rsync && ! command -v rsync >/dev/null && TOOLS=${TOOLS/rsync/}
+has aria2 && ! { command -v aria2c >/dev/null && command -v nginx >/dev/null; } && TOOLS=${TOOLS/aria2/}
+
+BYTES=$(numfmt --from=iec "$SIZE")
+SRC="$SCRATCH/src/data.bin" DST="$SCRATCH/dst" RUN="$SCRATCH/run"
+NAME=fxf-bench NA=fxf-bench-a NB=fxf-bench-b IPA=10.213.250.1 IPB=10.213.250.2
+export FERRY_LFN_DIR="$SCRATCH/lfn"
+PIDS=()
+mkdir -p "$SCRATCH/src" "$DST" "$RUN" "$OUT"
+chmod 755 "$SCRATCH" "$SCRATCH/src"
+chmod 1777 "$DST"
+RESULTS="$RUN/results.tsv"
+: >"$RESULTS"
+
+stop_servers() {
+  local p i
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  for ((i = 0; i < 20; i++)); do
+    local alive=0
+    for p in "${PIDS[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+    [ $alive = 0 ] && break
+    sleep 0.25
+  done
+  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+  PIDS=()
+}
+cleanup() {
+  stop_servers
+  bash "$LFN" down --name "$NAME" >/dev/null 2>&1
+  rm -f "$DST/data.bin"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ------------------------------------------------------------------ source and disk limit
+if [ "$(stat -c %s "$SRC" 2>/dev/null)" != "$BYTES" ]; then
+  echo "# writing $SIZE of random data to $SRC"
+  head -c "$BYTES" /dev/urandom >"$SRC" || exit 1
+fi
+chmod 644 "$SRC"
+SUM=$(xxhsum -H2 "$SRC" 2>/dev/null | cut -d' ' -f1)
+echo "# source $SRC: $SIZE, xxh128 $SUM; ferry $FERRY"
+dd if="$SRC" iflag=nocache count=0 status=none
+DISK=$(timeout 120 fio --name=r --filename="$SRC" --rw=read --bs=64M --iodepth=16 --ioengine=io_uring \
+  --direct=1 --size="$BYTES" --runtime=20 --output-format=json 2>/dev/null |
+  python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["jobs"][0]["read"]["bw_bytes"]*8/1e9))' ||
+  echo 0)
+echo "# disk limit: fio O_DIRECT read, 64 MiB x 16 in flight: $DISK Gbit/s"
+
+cpu_busy() { awk '/^cpu /{print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8}' /proc/stat; }
+
+# ------------------------------------------------------------------ servers (inside B, nginx in A)
+start_servers() { # PATH
+  local p=$1 R="$RUN/srv"
+  rm -rf "$R"
+  mkdir -p "$R"
+  chmod 755 "$R"
+  printf '%s\n' "bench token $RANDOM$RANDOM" >"$R/token"
+  ip netns exec $NB "$FERRY" recv --listen 0.0.0.0:7700 --root "$DST" --token-file "$R/token" \
+    --json >"$R/ferry.out" 2>"$R/ferry.err" </dev/null &
+  PIDS+=($!)
+  if has xrdcp; then
+    mkdir -p "$R/xrd"
+    printf 'xrd.port 1094\nxrd.network nodnr\nall.export %s\nall.adminpath %s/xrd/admin\nall.pidpath %s/xrd\n' \
+      "$DST" "$R" "$R" >"$R/xrd/xrootd.cfg"
+    chown -R xrootd "$R/xrd" 2>/dev/null
+    ip netns exec $NB xrootd -R xrootd -c "$R/xrd/xrootd.cfg" -l "$R/xrd/xrootd.log" -n fxfbench \
+      >/dev/null 2>&1 </dev/null &
+    PIDS+=($!)
+  fi
+  if has gridftp; then
+    local data_if=$IPB
+    [ "$p" = lo ] && data_if=127.0.0.1
+    ip netns exec $NB env GLOBUS_USAGE_OPTOUT=1 globus-gridftp-server -aa -anonymous-user nobody \
+      -p 2811 -data-interface $data_if -disable-usage-stats -logfile "$R/gridftp.log" \
+      >/dev/null 2>&1 </dev/null &
+    PIDS+=($!)
+  fi
+  if has rsync; then
+    mkdir -p "$R/rsync"
+    printf 'use chroot = no\npid file = %s/rsync/pid\nlog file = %s/rsync/log\n[dst]\n  path = %s\n  read only = false\n  uid = root\n  gid = root\n' \
+      "$R" "$R" "$DST" >"$R/rsync/rsyncd.conf"
+    ip netns exec $NB rsync --daemon --no-detach --config="$R/rsync/rsyncd.conf" --port=8730 \
+      >/dev/null 2>&1 </dev/null &
+    PIDS+=($!)
+  fi
+  if has aria2; then
+    mkdir -p "$R/nginx"
+    cat >"$R/nginx/nginx.conf" <<X
+daemon off;
+worker_processes 2;
+user root;
+pid $R/nginx/nginx.pid;
+error_log $R/nginx/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off; sendfile on; tcp_nopush on;
+  client_body_temp_path $R/nginx/body; proxy_temp_path $R/nginx/proxy;
+  fastcgi_temp_path $R/nginx/fcgi; uwsgi_temp_path $R/nginx/uwsgi; scgi_temp_path $R/nginx/scgi;
+  types { application/octet-stream bin; }
+  server { listen 8080; root $SCRATCH/src; }
+}
+X
+    local ns=$NA
+    [ "$p" = lo ] && ns=$NB
+    ip netns exec $ns nginx -c "$R/nginx/nginx.conf" -p "$R/nginx" >/dev/null 2>&1 </dev/null &
+    PIDS+=($!)
+  fi
+  sleep 2
+}
+
+# ------------------------------------------------------------------ one measured copy
+# run_case PATH TOOL OPTIONS NS CMD...   (CMD runs inside namespace NS)
+run_case() {
+  local path=$1 tool=$2 opts=$3 ns=$4
+  shift 4
+  local i
+  for ((i = 0; i < REPEAT; i++)); do
+    rm -f "$DST/data.bin"
+    sync
+    dd if="$SRC" iflag=nocache count=0 status=none
+    local c0 c1 t0 t1 t2 rc
+    c0=$(cpu_busy)
+    t0=$(date +%s.%N)
+    timeout "$TMO" ip netns exec "$ns" "$@" >"$RUN/last.out" 2>"$RUN/last.err"
+    rc=$?
+    t1=$(date +%s.%N)
+    [ -f "$DST/data.bin" ] && sync "$DST/data.bin"
+    t2=$(date +%s.%N)
+    c1=$(cpu_busy)
+    local got sum status=ok
+    got=$(stat -c %s "$DST/data.bin" 2>/dev/null || echo 0)
+    [ $rc = 124 ] && status=timeout
+    [ $rc != 0 ] && [ $rc != 124 ] && status="rc=$rc"
+    if [ "$got" = "$BYTES" ]; then
+      sum=$(xxhsum -H2 "$DST/data.bin" 2>/dev/null | cut -d' ' -f1)
+      [ "$sum" = "$SUM" ] && sum=match || { sum=MISMATCH; status=bad; }
+    else
+      sum="size=$got"
+      [ "$status" = ok ] && status=short
+    fi
+    python3 - "$path" "$tool" "$opts" "$status" "$t0" "$t1" "$t2" "$got" "$c0" "$c1" "$sum" >>"$RESULTS" <<'PY'
+import sys
+p, tool, opts, st, t0, t1, t2, by, c0, c1, sm = sys.argv[1:]
+t0, t1, t2, by = float(t0), float(t1), float(t2), int(by)
+b0, a0 = map(float, c0.split()); b1, a1 = map(float, c1.split())
+cpu = 100.0 * (b1 - b0) / max(1.0, a1 - a0)
+print(f"{p}\t{tool}\t{opts}\t{st}\t{t1-t0:.3f}\t{t2-t0:.3f}\t{by*8/(t2-t0)/1e9:.3f}\t{cpu:.0f}\t{sm}")
+PY
+    tail -1 "$RESULTS" | awk -F'\t' '{printf "%-6s %-14s %-44s %-7s %7s %7s %8s %4s%% %s\n", $1,$2,$3,$4,$5,$6,$7,$8,$9}'
+    [ "$status" = ok ] || tail -3 "$RUN/last.err" | sed 's/^/#   /'
+  done
+}
+
+iperf_case() { # PATH NS HOST
+  local path=$1 ns=$2 host=$3 out g
+  ip netns exec "$NB" iperf3 -s -B "$host" -p 5401 -1 >/dev/null 2>&1 </dev/null &
+  local spid=$!
+  sleep 0.5
+  out=$(timeout $((IPERF_S + 30)) ip netns exec "$ns" iperf3 -c "$host" -p 5401 -t "$IPERF_S" -P 8 -J 2>/dev/null)
+  kill "$spid" 2>/dev/null
+  wait "$spid" 2>/dev/null
+  g=$(python3 -c 'import json,sys; print("%.3f" % (json.loads(sys.stdin.read())["end"]["sum_received"]["bits_per_second"]/1e9))' <<<"$out" 2>/dev/null || echo 0)
+  printf '%s\tiperf3\t-P 8, %s s, memory to memory (network limit)\tok\t%s\t%s\t%s\t-\t-\n' \
+    "$path" "$IPERF_S" "$IPERF_S" "$IPERF_S" "$g" >>"$RESULTS"
+  printf '%-6s %-14s %-44s %-7s %7s %7s %8s\n' "$path" iperf3 "-P 8 (network limit)" ok - - "$g"
+}
+
+cases() { # PATH
+  local p=$1 ns host
+  if [ "$p" = lo ]; then ns=$NB host=127.0.0.1; else ns=$NA host=$IPB; fi
+  iperf_case "$p" "$ns" "$host"
+  local tok="$RUN/srv/token"
+  if has ferry; then
+    run_case "$p" ferry "defaults (streams from RTT and limits)" "$ns" \
+      "$FERRY" send "$SRC" "$host:7700" --token-file "$tok" --json
+    if [ "$p" != lo ]; then
+      bash "$LFN" bufs default --name "$NAME" >/dev/null
+      run_case "$p" ferry-defbuf "kernel default tcp_wmem/rmem (4M/32M max)" "$ns" \
+        "$FERRY" send "$SRC" "$host:7700" --token-file "$tok" --json
+      bash "$LFN" bufs big --name "$NAME" >/dev/null
+    fi
+  fi
+  if has xrdcp; then
+    run_case "$p" xrdcp "--streams 8, 32 chunks x 16M in flight" "$ns" env XRD_CPPARALLELCHUNKS=32 \
+      XRD_CPCHUNKSIZE=16777216 xrdcp -f --nopbar --streams 8 "$SRC" "root://$host:1094/$DST/data.bin"
+  fi
+  if has gridftp; then
+    run_case "$p" globus-url-copy "-p 1 (stream mode)" "$ns" globus-url-copy "file://$SRC" "ftp://$host:2811$DST/data.bin"
+    run_case "$p" globus-url-copy "-fast -p 8 -tcp-bs 16M -bs 4M" "$ns" globus-url-copy -fast -p 8 \
+      -tcp-bs 16777216 -bs 4194304 "file://$SRC" "ftp://$host:2811$DST/data.bin"
+  fi
+  if has rsync; then
+    run_case "$p" rsync "daemon, -W --inplace" "$ns" rsync -W --inplace "$SRC" "rsync://$host:8730/dst/data.bin"
+  fi
+  if has aria2; then
+    local pull_ns=$NB src_host=$IPA
+    [ "$p" = lo ] && src_host=127.0.0.1
+    run_case "$p" aria2c "pull from nginx, -x16 -s16 -k64M" "$pull_ns" aria2c -q -x 16 -s 16 -k 64M \
+      --file-allocation=none --allow-overwrite=true -d "$DST" -o data.bin "http://$src_host:8080/data.bin"
+  fi
+}
+
+printf '%-6s %-14s %-44s %-7s %7s %7s %8s %5s %s\n' path tool options status tool_s total_s Gbit/s cpu checksum
+for p in $PATHS; do
+  bash "$LFN" down --name "$NAME" >/dev/null 2>&1
+  case $p in
+    lo) bash "$LFN" up --name "$NAME" --rtt 0ms --rate none --bufs big >/dev/null 2>&1 ;;
+    lfn2g) bash "$LFN" up --name "$NAME" --rtt 100ms --rate 2gbit --bufs big >/dev/null 2>&1 ;;
+    lfn10g) bash "$LFN" up --name "$NAME" --rtt 100ms --rate 10gbit --bufs big >/dev/null 2>&1 ;;
+    *) echo "unknown path $p" >&2; continue ;;
+  esac
+  rc=$?
+  [ $rc = 0 ] || { echo "bench/xfer: lfn.sh up failed ($rc)" >&2; exit $rc; }
+  start_servers "$p"
+  cases "$p"
+  stop_servers
+done
+
+python3 "$HERE/report.py" "$RESULTS" "$OUT" "$DISK" "$BYTES" "$(uname -r)" "$(nproc)" "$(cat /proc/loadavg)"
+gnuplot -e "datafile='$OUT/xfer.dat'; outfile='$OUT/xfer.png'" "$HERE/plot.gp" && echo "# plot: $OUT/xfer.png"
