@@ -2,6 +2,9 @@
 
 #include <fcntl.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "cache/capacity.h"
 #include "cache/entry_store.h"
 #include "cache/url.h"
@@ -20,6 +23,7 @@ constexpr int64_t kMergeIntervalNs = 5'000'000'000;
 
 Result<std::shared_ptr<Cache>> Cache::Create(const Config& config) {
   FERRY_TRY(PrepareCacheDir(config.dir));
+  (void)EnsureStatsFile(config.dir);
   return std::shared_ptr<Cache>(new Cache(config));
 }
 
@@ -42,6 +46,13 @@ Cache::Cache(const Config& config) : config_(config), planner_(config.planner())
 }
 
 Cache::~Cache() {
+  if (std::getenv("FERRY_CACHE_DEBUG") != nullptr) {  // NOLINT(concurrency-mt-unsafe)
+    std::fprintf(stderr, "ferry-cache: closing cache %s\n", config_.dir.c_str());
+  }
+  Shutdown();
+}
+
+void Cache::Shutdown() {
   writer_->Stop();  // drains and publishes; OnWritten may still run until then
   (void)MergeStats();
 }
@@ -58,7 +69,7 @@ bool Cache::Flush(std::chrono::milliseconds timeout) {
 Result<std::unique_ptr<CachedFile>> Cache::PassThrough(std::shared_ptr<Origin> origin) {
   OriginInfo info = FERRY_TRY(origin->Stat());
   return std::unique_ptr<CachedFile>(
-      new CachedFile(shared_from_this(), nullptr, std::move(origin), info.size));
+      new CachedFile(shared_from_this(), nullptr, std::move(origin), info.size, info.mtime));
 }
 
 Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
@@ -101,8 +112,9 @@ Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
   }
   entry->AddHandle();
   const uint64_t size = entry->size();
+  const int64_t mtime = entry->mtime();
   return std::unique_ptr<CachedFile>(
-      new CachedFile(shared_from_this(), std::move(entry), std::move(origin), size));
+      new CachedFile(shared_from_this(), std::move(entry), std::move(origin), size, mtime));
 }
 
 Status Cache::Invalidate(const std::string& url) {

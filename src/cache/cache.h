@@ -77,6 +77,10 @@ class Cache : public std::enable_shared_from_this<Cache> {
   Status MergeStats();
   // Waits until queued writes are stored and published (tests, benchmarks).
   bool Flush(std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  // Stores and publishes what is queued, stops the write-behind thread and merges the
+  // counters; later fills are not cached. Idempotent; the destructor calls it. For hosts that
+  // exit without destroying the Cache (the plug-in calls it from an exit handler).
+  void Shutdown();
 
  private:
   explicit Cache(const Config& config);
@@ -109,6 +113,8 @@ class CachedFile {
   ~CachedFile();
 
   uint64_t size() const { return size_; }
+  // Modification time of the remote file (seconds since the epoch).
+  int64_t mtime() const { return mtime_; }
   // True when reads go straight to the origin (no entry, or the entry failed).
   bool pass_through() const { return !entry_ || entry_->failed(); }
 
@@ -129,7 +135,8 @@ class CachedFile {
   CachedFile(std::shared_ptr<Cache> cache,
              std::shared_ptr<Entry> entry,
              std::shared_ptr<Origin> origin,
-             uint64_t size);
+             uint64_t size,
+             int64_t mtime);
 
   Status ReadDirect(std::span<io::ReadRequest> requests);
   Status FetchMissing(std::span<io::ReadRequest> requests, std::vector<Piece> todo);
@@ -142,6 +149,7 @@ class CachedFile {
   std::shared_ptr<Entry> entry_;
   std::shared_ptr<Origin> origin_;
   uint64_t size_;
+  int64_t mtime_;
   fetch::ChannelPool channels_;
   std::atomic<bool> closed_{false};
 };

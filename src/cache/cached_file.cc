@@ -1,6 +1,8 @@
 // CachedFile: the read path (hits, misses, joins, retries, fail-open). See cache.h.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <thread>
 
@@ -42,16 +44,60 @@ void GroupPieces(std::span<const io::ReadRequest> pieces,
   }
 }
 
+// What the cache holds plus what other threads are fetching into it: planning against both
+// makes a new piece of a partly held page touch the piece already on its way, so the page keeps
+// one interval (docs/format/page-store.md) instead of two that the store could not both keep.
+class HeldOrComing final : public fetch::CoverageMap {
+ public:
+  HeldOrComing(const PageIndex& index, std::span<const fetch::Range> inflight)
+      : index_(index), inflight_(inflight) {}
+
+  fetch::PageCover Cover(uint64_t page) const override {
+    fetch::PageCover best = index_.Cover(page);
+    if (inflight_.empty() || index_.full(page)) {
+      return best;
+    }
+    const uint64_t start = page * index_.page_size();
+    const uint64_t end = start + index_.PageLength(page);
+    auto it = std::upper_bound(inflight_.begin(), inflight_.end(), start,
+                               [](uint64_t off, const fetch::Range& r) { return off < r.offset; });
+    if (it != inflight_.begin()) {
+      --it;
+    }
+    for (; it != inflight_.end() && it->offset < end; ++it) {
+      if (it->end() <= start) {
+        continue;
+      }
+      const auto lo = static_cast<uint32_t>(std::max(it->offset, start) - start);
+      const auto hi = static_cast<uint32_t>(std::min(it->end(), end) - start);
+      if (best.empty()) {
+        best = {lo, hi};
+      } else if (hi >= best.lo && lo <= best.hi) {
+        best = {std::min(best.lo, lo), std::max(best.hi, hi)};
+      } else if (hi - lo > best.hi - best.lo) {
+        best = {lo, hi};
+      }
+    }
+    return best;
+  }
+
+ private:
+  const PageIndex& index_;
+  std::span<const fetch::Range> inflight_;
+};
+
 }  // namespace
 
 CachedFile::CachedFile(std::shared_ptr<Cache> cache,
                        std::shared_ptr<Entry> entry,
                        std::shared_ptr<Origin> origin,
-                       uint64_t size)
+                       uint64_t size,
+                       int64_t mtime)
     : cache_(std::move(cache)),
       entry_(std::move(entry)),
       origin_(std::move(origin)),
       size_(size),
+      mtime_(mtime),
       channels_(origin_->channels(), /*others_usable=*/false) {}
 
 CachedFile::~CachedFile() {
@@ -168,6 +214,12 @@ void CachedFile::ServeAgain(std::span<io::ReadRequest> requests, std::vector<Pie
 
 Status CachedFile::FetchMissing(std::span<io::ReadRequest> requests, std::vector<Piece> todo) {
   const fetch::Planner& planner = cache_->planner();
+  if (std::getenv("FERRY_CACHE_DEBUG") != nullptr) {  // NOLINT
+    for (const Piece& p : todo) {
+      std::fprintf(stderr, "miss %llu+%llu\n", static_cast<unsigned long long>(p.offset),
+                   static_cast<unsigned long long>(p.length));
+    }
+  }
   // Another process may have published some of it since we loaded the index.
   if (entry_->RefreshIfChanged()) {
     ServeAgain(requests, todo);
@@ -181,10 +233,17 @@ Status CachedFile::FetchMissing(std::span<io::ReadRequest> requests, std::vector
     wanted.push_back({p.offset, p.length});
   }
   fetch::Normalize(wanted);
+  std::vector<fetch::Range> inflight;
+  entry_->InflightRanges(inflight);
   std::vector<fetch::Range> need;
   {
     std::shared_lock<std::shared_mutex> lock(entry_->mu());
-    planner.Missing(wanted, size_, entry_->index(), need);
+    planner.Missing(wanted, size_, HeldOrComing(entry_->index(), inflight), need);
+  }
+  if (!inflight.empty()) {
+    // Wanted bytes that are on their way were dropped from `need`: join them.
+    need.insert(need.end(), wanted.begin(), wanted.end());
+    fetch::Normalize(need);
   }
   std::vector<fetch::Range> own;
   std::vector<std::pair<fetch::Range, std::shared_ptr<Fetch>>> joined;

@@ -190,6 +190,7 @@ Status Entry::OpenLocked(Origin& origin, const std::function<bool()>& admit, Ope
     }
     epoch_ = index_.info().epoch;
     size_ = index_.info().origin_size;
+    mtime_ = index_.info().origin_mtime;
     page_size_ = index_.page_size();
     stamp_ = stamp;
     return OpenDataFiles();
@@ -251,6 +252,7 @@ Status Entry::Create(const OriginInfo& info, bool recreate) {
   }
   epoch_ = index_.info().epoch;
   size_ = index_.info().origin_size;
+  mtime_ = index_.info().origin_mtime;
   page_size_ = index_.page_size();
   stamp_ = stamp;
   frag_end_ = 0;
@@ -402,31 +404,56 @@ bool Entry::RefreshIfChanged(bool force) {
   return RefreshLocked(false);
 }
 
-bool Entry::RefreshLocked(bool /*under_write_lock*/) {
-  std::lock_guard<std::mutex> guard(refresh_mu_);
-  if (StampOf(paths_.idx()) == stamp_) {
-    return false;
+bool Entry::RefreshLocked(bool under_write_lock) {
+  std::vector<std::pair<uint64_t, Fragment>> theirs;
+  bool added = false;
+  {
+    std::lock_guard<std::mutex> guard(refresh_mu_);
+    if (!reload_pending_ && StampOf(paths_.idx()) == stamp_) {
+      return false;
+    }
+    if (under_write_lock) {
+      // Another process publishes this entry too: publish after every batch while it does.
+      shared_writer_until_ns_ = NowNs() + 5'000'000'000;
+    }
+    IndexStamp stamp;
+    auto disk = LoadIndex(paths_.idx(), &stamp);
+    if (!disk) {
+      Fail(disk.error().code() == ErrorCode::kNotFound
+               ? Error(ErrorCode::kNotFound, "entry removed by another process")
+               : disk.error());
+      return false;
+    }
+    if (disk->info().epoch != epoch_) {
+      Fail(Error(ErrorCode::kCorruption, "entry recreated by another process"));
+      return false;
+    }
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    const uint64_t before = index_.held_bytes();
+    MergeFrom(*disk, theirs);
+    stamp_ = stamp;
+    // Fragments both sides grew in one page are combined under the write lock (below); until
+    // then the next write-locked refresh must look again.
+    reload_pending_ = !theirs.empty() && !under_write_lock;
+    added = index_.held_bytes() != before;
   }
-  IndexStamp stamp;
-  auto disk = LoadIndex(paths_.idx(), &stamp);
-  if (!disk) {
-    Fail(disk.error().code() == ErrorCode::kNotFound
-             ? Error(ErrorCode::kNotFound, "entry removed by another process")
-             : disk.error());
-    return false;
+  if (under_write_lock) {
+    // Combine: their bytes go through the same merge as freshly fetched bytes.
+    std::vector<uint8_t> buf;
+    std::vector<uint8_t> scratch;
+    for (const auto& [page, f] : theirs) {
+      buf.resize(f.length());
+      if (PreadFull(frag_fd_.get(), buf.data(), buf.size(), f.offset)
+          && crc32c::Value(buf.data(), buf.size()) == f.crc) {
+        (void)StorePiece(page * page_size_ + f.lo, buf, scratch);
+        added = true;
+      }
+    }
   }
-  if (disk->info().epoch != epoch_) {
-    Fail(Error(ErrorCode::kCorruption, "entry recreated by another process"));
-    return false;
-  }
-  std::unique_lock<std::shared_mutex> lock(mu_);
-  const uint64_t before = index_.held_bytes();
-  MergeFrom(*disk);
-  stamp_ = stamp;
-  return index_.held_bytes() != before;
+  return added;
 }
 
-void Entry::MergeFrom(const PageIndex& disk) {
+void Entry::MergeFrom(const PageIndex& disk, std::vector<std::pair<uint64_t, Fragment>>& theirs) {
   const auto& words = disk.bitmap_words();
   const auto& mine = index_.bitmap_words();
   for (size_t w = 0; w < words.size() && w < mine.size(); ++w) {
@@ -440,8 +467,10 @@ void Entry::MergeFrom(const PageIndex& disk) {
       continue;
     }
     const Fragment* have = index_.fragment(page);
-    if (have == nullptr || f.length() > have->length()) {
+    if (have == nullptr) {
       index_.SetFragment(page, f);
+    } else if (have->offset != f.offset) {
+      theirs.push_back({page, f});  // both grew this page: combined by the caller
     }
   }
   IndexInfo& info = index_.mutable_info();
@@ -489,6 +518,14 @@ void Entry::ClaimInflight(std::span<const fetch::Range> need,
   }
   std::sort(inflight_.begin(), inflight_.end(),
             [](const auto& a, const auto& b) { return a.first.offset < b.first.offset; });
+}
+
+void Entry::InflightRanges(std::vector<fetch::Range>& out) {
+  out.clear();
+  std::lock_guard<std::mutex> lock(inflight_mu_);
+  for (const auto& e : inflight_) {
+    out.push_back(e.first);
+  }
 }
 
 void Entry::ReleaseInflight(const Fetch* fetch) {
@@ -614,7 +651,13 @@ Status Entry::MaybePublish(bool force, std::vector<uint8_t>& scratch) {
     return OkStatus();
   }
   const int64_t now = NowNs();
-  if (!force && now - last_publish_ns_ < int64_t{config_.publish_ms} * 1'000'000) {
+  if (!force && now >= shared_writer_until_ns_
+      && now - last_publish_ns_ < int64_t{config_.publish_ms} * 1'000'000) {
+    return OkStatus();
+  }
+  // Never publish over pages another process published since we last looked.
+  RefreshLocked(/*under_write_lock=*/true);
+  if (failed()) {
     return OkStatus();
   }
   if (config_.sync) {

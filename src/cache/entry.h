@@ -106,6 +106,7 @@ class Entry {
   const std::string& url() const { return url_; }
   const EntryPaths& paths() const { return paths_; }
   uint64_t size() const { return size_; }
+  int64_t mtime() const { return mtime_; }
   uint32_t page_size() const { return page_size_; }
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   // Marks the entry failed (counted once) and reports why on stderr when FERRY_CACHE_DEBUG.
@@ -135,6 +136,8 @@ class Entry {
                      std::vector<std::pair<fetch::Range, std::shared_ptr<Fetch>>>& joined,
                      const std::function<std::shared_ptr<Fetch>()>& make_fetch);
   void ReleaseInflight(const Fetch* fetch);
+  // The byte ranges currently in flight (sorted, disjoint).
+  void InflightRanges(std::vector<fetch::Range>& out);
 
   // ---- write side (write-behind thread) ----
   // Takes the write lock; refreshes from disk. kTimeout when the lock stays busy.
@@ -158,7 +161,7 @@ class Entry {
   Status OpenDataFiles();
   Status StorePiece(uint64_t offset, std::span<const uint8_t> bytes, std::vector<uint8_t>& scratch);
   Status AppendFragment(uint64_t page, uint32_t lo, std::span<const uint8_t> bytes);
-  void MergeFrom(const PageIndex& disk);
+  void MergeFrom(const PageIndex& disk, std::vector<std::pair<uint64_t, Fragment>>& theirs);
   bool RefreshLocked(bool under_write_lock);
 
   const Config& config_;
@@ -177,6 +180,7 @@ class Entry {
   Fd data_fd_;
   Fd frag_fd_;
   uint64_t size_ = 0;
+  int64_t mtime_ = 0;
   uint32_t page_size_ = 0;
   uint64_t epoch_ = 0;
 
@@ -186,6 +190,7 @@ class Entry {
 
   std::mutex refresh_mu_;
   IndexStamp stamp_;
+  bool reload_pending_ = false;
   std::atomic<int64_t> last_refresh_ns_{0};
 
   std::mutex inflight_mu_;
@@ -195,6 +200,7 @@ class Entry {
   uint64_t frag_end_ = 0;
   std::atomic<bool> dirty_{false};
   int64_t last_publish_ns_ = 0;
+  int64_t shared_writer_until_ns_ = 0;  // write lock held when used
 
   std::atomic<int> handles_{0};
 };

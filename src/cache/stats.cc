@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -102,20 +103,29 @@ Result<CounterValues> ReadStatsFile(const std::string& cache_dir) {
 }
 
 Status WriteStatsFile(const std::string& cache_dir, const CounterValues& values) {
+  // Rewritten in place: the file's block stays allocated, so counters still reach the disk
+  // when the cache's filesystem is full. A torn write fails the CRC and restarts at zero.
   const std::string path = cache_dir + "/stats";
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   std::vector<uint8_t> bytes = Encode(values);
-  {
-    Fd fd = FERRY_TRY(Fd::Open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644));
-    FERRY_TRY(PwriteFull(fd.get(), bytes.data(), bytes.size(), 0));
-    FERRY_TRY(fd.Close());
+  Fd fd = FERRY_TRY(Fd::Open(path, O_WRONLY | O_CREAT, 0644));
+  FERRY_TRY(PwriteFull(fd.get(), bytes.data(), bytes.size(), 0));
+  if (::ftruncate(fd.get(), static_cast<off_t>(bytes.size())) != 0) {
+    return IoError("truncate " + path, errno);
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    return IoError("rename " + tmp, err);
+  return fd.Close();
+}
+
+Status EnsureStatsFile(const std::string& cache_dir) {
+  struct stat st = {};
+  if (::stat((cache_dir + "/stats").c_str(), &st) == 0) {
+    return OkStatus();
   }
-  return OkStatus();
+  LockFile lock = FERRY_TRY(LockFile::Open(cache_dir + "/stats.lock"));
+  FERRY_TRY(lock.Lock(0, /*exclusive=*/true, 2000));
+  if (::stat((cache_dir + "/stats").c_str(), &st) == 0) {
+    return OkStatus();
+  }
+  return WriteStatsFile(cache_dir, CounterValues{});
 }
 
 Status Counters::MergeInto(const std::string& cache_dir) {

@@ -60,6 +60,8 @@ class Counters {
 
 // Reads DIR/stats (all zeros when absent). kCorruption when it does not validate.
 Result<CounterValues> ReadStatsFile(const std::string& cache_dir);
+// Creates DIR/stats (zeros) when missing, so that its block exists before the disk fills up.
+Status EnsureStatsFile(const std::string& cache_dir);
 // Replaces DIR/stats (used by `ferry cache clear --stats` and tests).
 Status WriteStatsFile(const std::string& cache_dir, const CounterValues& values);
 

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -86,15 +87,40 @@ EntryPaths PathsOf(const std::string& url) {
   return PathsFor(g_cache_dir, EntryKey(*NormalizeUrl(url)));
 }
 
-// Waits (bounded) until the entry's index exists: the write-behind thread publishes it.
-bool WaitPublished(const std::string& url) {
-  for (int i = 0; i < 200; ++i) {
-    if (StampOf(PathsOf(url).idx()).ino != 0) {
+// Waits (bounded) until the published index holds at least `bytes`: the write-behind thread
+// stores and publishes after the reads returned.
+bool WaitPublished(const std::string& url, uint64_t bytes) {
+  for (int i = 0; i < 500; ++i) {
+    auto index = LoadIndex(PathsOf(url).idx());
+    if (index && index->held_bytes() >= bytes) {
       return true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
+}
+
+std::vector<XrdCl::ChunkInfo> Pattern(uint64_t size, uint64_t seed, std::vector<char>& buf);
+
+// Distinct bytes one Pass() reads.
+uint64_t PassBytes(uint64_t size) {
+  std::vector<char> buf;
+  std::vector<std::pair<uint64_t, uint64_t>> spans;
+  for (const auto& c : Pattern(size, 5, buf)) {
+    spans.emplace_back(c.offset, c.offset + c.length);
+  }
+  spans.emplace_back(777777, 777777 + 100000);
+  spans.emplace_back(size - 50, size);
+  spans.emplace_back(3000123, 3000123 + 30000);
+  std::sort(spans.begin(), spans.end());
+  uint64_t total = 0;
+  uint64_t end = 0;
+  for (const auto& [a, b] : spans) {
+    const uint64_t from = std::max(a, end);
+    total += b > from ? b - from : 0;
+    end = std::max(end, b);
+  }
+  return total;
 }
 
 struct Data {
@@ -165,7 +191,7 @@ TEST(CachePluginTest, BytesMatchTheOriginAndTheSecondPassIsLocal) {
   const std::string url = origin->Url("a.bin");
   const CounterValues s0 = Stats();
   const std::vector<uint32_t> cold = Pass(url, data.bytes);
-  ASSERT_TRUE(WaitPublished(url));
+  ASSERT_TRUE(WaitPublished(url, PassBytes(data.bytes.size())));
   const CounterValues s1 = Stats();
   EXPECT_GT(Get(s1, Counter::kMisses), Get(s0, Counter::kMisses));
   EXPECT_GT(Get(s1, Counter::kOriginRequests), Get(s0, Counter::kOriginRequests));
@@ -191,7 +217,7 @@ TEST(CachePluginTest, CachedBytesNeedNoOrigin) {
   FERRY_XROOTD_ORIGIN_OR_SKIP(origin, data.dir.path());
   const std::string url = origin->Url("a.bin");
   Pass(url, data.bytes);
-  ASSERT_TRUE(WaitPublished(url));
+  ASSERT_TRUE(WaitPublished(url, PassBytes(data.bytes.size())));
   origin->Stop();
   // Open, stat and cached reads succeed with the origin gone.
   Pass(url, data.bytes);
@@ -211,7 +237,7 @@ TEST(CachePluginTest, WriteModeOpenDropsTheCachedCopy) {
   FERRY_XROOTD_ORIGIN_OR_SKIP(origin, data.dir.path());
   const std::string url = origin->Url("a.bin");
   Pass(url, data.bytes);
-  ASSERT_TRUE(WaitPublished(url));
+  ASSERT_TRUE(WaitPublished(url, PassBytes(data.bytes.size())));
   XrdCl::File f;
   // The export is read-only: the open fails at the origin, but the copy is dropped first.
   XrdCl::XRootDStatus opened = f.Open(url, XrdCl::OpenFlags::Update);

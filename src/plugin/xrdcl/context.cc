@@ -1,8 +1,27 @@
 #include "plugin/xrdcl/context.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
 
 namespace ferry::plugin {
+namespace {
+
+std::mutex g_mu;
+std::vector<std::shared_ptr<Context>>* g_contexts = nullptr;  // leaked on purpose
+
+void ShutdownAtExit() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  for (const auto& ctx : *g_contexts) {
+    ctx->exiting = true;
+    if (ctx->cache) {
+      ctx->cache->Shutdown();
+    }
+  }
+}
+
+}  // namespace
 
 std::shared_ptr<Context> MakeContext(const std::map<std::string, std::string>& conf) {
   auto ctx = std::make_shared<Context>();
@@ -27,6 +46,12 @@ std::shared_ptr<Context> MakeContext(const std::map<std::string, std::string>& c
                  ctx->disabled_reason.c_str());
   }
   ctx->pool = std::make_unique<WorkerPool>(ctx->config.workers);
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_contexts == nullptr) {
+    g_contexts = new std::vector<std::shared_ptr<Context>>();
+    std::atexit(ShutdownAtExit);
+  }
+  g_contexts->push_back(ctx);
   return ctx;
 }
 

@@ -7,6 +7,7 @@
 // Thread-safety: immutable after creation; shared by shared_ptr.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,8 +23,14 @@ struct Context {
   std::shared_ptr<cache::Cache> cache;  // null: pass-through only
   std::unique_ptr<WorkerPool> pool;
   std::string disabled_reason;
+  // Set by the exit handler: XrdCl objects must not be destroyed any more.
+  std::atomic<bool> exiting{false};
 };
 
+// Contexts live until the process exits (they are never destroyed: XrdCl finalises itself in
+// its own exit-time destructors, and objects holding XrdCl::Files must not outlive that). An
+// exit handler, registered with the first context and run before XrdCl's finalisation, stores
+// and publishes what the cache has queued and merges its counters.
 std::shared_ptr<Context> MakeContext(const std::map<std::string, std::string>& conf);
 
 }  // namespace ferry::plugin

@@ -170,7 +170,8 @@ XRootDStatus FerryFile::Open(const std::string& url,
   const bool write = IsWriteMode(flags);
   const bool cached = !write && ctx_->cache != nullptr;
   s->origin =
-      std::make_shared<XrdOrigin>(url, flags, mode, timeout, cached ? ctx_->config.channels : 1);
+      std::make_shared<XrdOrigin>(url, flags, mode, timeout, cached ? ctx_->config.channels : 1,
+                                  ctx_->pool.get(), &ctx_->exiting);
   s->writable = !cached;
   for (const auto& [name, value] : pending_properties_) {
     s->origin->inner().SetProperty(name, value);

@@ -26,14 +26,40 @@ struct Latch {
   }
 };
 
+// True when a failed request leaves its file unusable (so it must be reopened).
+bool LeavesFileBroken(const XrdCl::XRootDStatus& st) {
+  switch (st.code) {
+    case XrdCl::errSocketError:
+    case XrdCl::errSocketDisconnected:
+    case XrdCl::errConnectionError:
+    case XrdCl::errStreamDisconnect:
+    case XrdCl::errPollerError:
+    case XrdCl::errInvalidSession:
+    case XrdCl::errOperationInterrupted:
+    case XrdCl::errInvalidOp:
+      return true;
+    case XrdCl::errErrorResponse:
+      return st.errNo == kXR_FileNotOpen;
+    default:
+      return false;
+  }
+}
+
 class ReadHandler final : public XrdCl::ResponseHandler {
  public:
-  ReadHandler(std::span<io::ReadRequest> ranges, bool vector, Latch& latch)
-      : ranges_(ranges), vector_(vector), latch_(latch) {}
+  ReadHandler(std::span<io::ReadRequest> ranges,
+              bool vector,
+              Latch& latch,
+              XrdOrigin& origin,
+              size_t channel)
+      : ranges_(ranges), vector_(vector), latch_(latch), origin_(origin), channel_(channel) {}
 
   void HandleResponse(XrdCl::XRootDStatus* status, XrdCl::AnyObject* response) override {
     std::unique_ptr<XrdCl::XRootDStatus> st(status);
     std::unique_ptr<XrdCl::AnyObject> resp(response);
+    if (st && !st->IsOK() && LeavesFileBroken(*st)) {
+      origin_.MarkBroken(channel_);
+    }
     if (!st || !st->IsOK()) {
       const Error e = st ? ToError(*st, vector_ ? "vector read" : "read")
                          : Error(ErrorCode::kRemote, "no status from XrdCl");
@@ -62,6 +88,8 @@ class ReadHandler final : public XrdCl::ResponseHandler {
   std::span<io::ReadRequest> ranges_;
   bool vector_;
   Latch& latch_;
+  XrdOrigin& origin_;
+  size_t channel_;
 };
 
 class ChannelHandler final : public XrdCl::ResponseHandler {
@@ -77,7 +105,7 @@ class ChannelHandler final : public XrdCl::ResponseHandler {
     } else {
       origin_->OnChannelClosed(k_);
     }
-    ReleaseLater(std::move(origin_));
+    XrdOrigin::ReleaseLater(std::move(origin_));
     delete this;
   }
 
@@ -146,11 +174,42 @@ XrdOrigin::XrdOrigin(std::string url,
                      XrdCl::OpenFlags::Flags flags,
                      XrdCl::Access::Mode mode,
                      uint16_t timeout,
-                     size_t channels)
-    : url_(std::move(url)), flags_(flags), mode_(mode), timeout_(timeout) {
+                     size_t channels,
+                     WorkerPool* pool,
+                     const std::atomic<bool>* exiting)
+    : url_(std::move(url)),
+      flags_(flags),
+      mode_(mode),
+      timeout_(timeout),
+      pool_(pool),
+      exiting_(exiting) {
   for (size_t i = 0; i < std::max<size_t>(channels, 1); ++i) {
     files_.push_back(std::make_unique<Channel>());
   }
+  main_.store(&files_[0]->file, std::memory_order_release);
+}
+
+void XrdOrigin::MarkBroken(size_t channel) {
+  if (channel == 0) {
+    broken_.store(true, std::memory_order_release);
+  } else if (channel < files_.size()) {
+    files_[channel]->ready.store(false, std::memory_order_release);
+  }
+}
+
+XrdCl::XRootDStatus XrdOrigin::Reopen() {
+  std::lock_guard<std::mutex> lock(open_mu_);
+  if (!broken_.load(std::memory_order_acquire)) {
+    return XrdCl::XRootDStatus();  // another thread reopened it
+  }
+  auto file = std::make_unique<XrdCl::File>(false);
+  XrdCl::XRootDStatus st = file->Open(url_, flags_, mode_, timeout_);
+  if (st.IsOK()) {
+    main_.store(file.get(), std::memory_order_release);
+    reopened_.push_back(std::move(file));
+    broken_.store(false, std::memory_order_release);
+  }
+  return st;
 }
 
 XrdOrigin::~XrdOrigin() = default;  // XrdCl::File closes what is still open
@@ -169,10 +228,16 @@ XrdCl::XRootDStatus XrdOrigin::EnsureOpen() {
   return open_status_;
 }
 
-void ReleaseLater(std::shared_ptr<XrdOrigin> origin) {
-  if (origin) {
-    std::thread([o = std::move(origin)]() mutable { o.reset(); }).detach();
+void XrdOrigin::ReleaseLater(std::shared_ptr<XrdOrigin> origin) {
+  if (!origin) {
+    return;
   }
+  if (origin->exiting_ != nullptr && origin->exiting_->load()) {
+    new std::shared_ptr<XrdOrigin>(std::move(origin));  // leaked: XrdCl is shutting down
+    return;
+  }
+  WorkerPool* pool = origin->pool_;
+  pool->Submit([o = std::move(origin)]() mutable { o.reset(); });
 }
 
 void XrdOrigin::OpenExtraChannels() {
@@ -244,7 +309,7 @@ Result<cache::OriginInfo> XrdOrigin::Stat() {
     return ToError(st, "open " + url_);
   }
   XrdCl::StatInfo* info = nullptr;
-  st = files_[0]->file.Stat(false, info, timeout_);
+  st = inner().Stat(false, info, timeout_);
   std::unique_ptr<XrdCl::StatInfo> owned(info);
   if (!st.IsOK() || info == nullptr) {
     return ToError(st, "stat " + url_);
@@ -254,6 +319,9 @@ Result<cache::OriginInfo> XrdOrigin::Stat() {
 
 void XrdOrigin::Read(std::span<cache::OriginRead> reads) {
   XrdCl::XRootDStatus open = EnsureOpen();
+  if (open.IsOK() && broken_.load(std::memory_order_acquire)) {
+    open = Reopen();
+  }
   if (!open.IsOK()) {
     const Error e = ToError(open, "open " + url_);
     for (cache::OriginRead& r : reads) {
@@ -267,9 +335,9 @@ void XrdOrigin::Read(std::span<cache::OriginRead> reads) {
   latch.left = reads.size() + 1;  // +1 until every request is issued
   for (cache::OriginRead& r : reads) {
     const size_t ch = channel_ready(r.channel) ? r.channel : 0;
-    XrdCl::File& file = files_[ch]->file;
+    XrdCl::File& file = ch == 0 ? inner() : files_[ch]->file;
     const bool vector = r.ranges.size() > 1;
-    auto* handler = new ReadHandler(r.ranges, vector, latch);
+    auto* handler = new ReadHandler(r.ranges, vector, latch, *this, ch);
     XrdCl::XRootDStatus st;
     if (vector) {
       XrdCl::ChunkList chunks;

@@ -13,6 +13,9 @@
 // I/O errors -> kIo (both retried by the cache), "not found" -> kNotFound, refusals ->
 // kPermission, other server errors -> kRemote.
 //
+// Recovery: when a request fails because the connection or the file handle is gone (the origin
+// restarted), channel 0 is reopened (a new XrdCl::File) before the next read, so the cache's
+// retries complete once the origin is back.
 // Lifetime: always held by a shared_ptr; asynchronous opens and closes of the extra channels
 // keep it alive until they complete (the last reference is then dropped off XrdCl's thread).
 // Thread-safety: all methods may be called concurrently.
@@ -27,6 +30,7 @@
 #include <XrdCl/XrdClFile.hh>
 
 #include "cache/origin.h"
+#include "plugin/xrdcl/worker_pool.h"
 
 namespace ferry::plugin {
 
@@ -35,17 +39,22 @@ Error ToError(const XrdCl::XRootDStatus& st, const std::string& what);
 
 class XrdOrigin final : public cache::Origin, public std::enable_shared_from_this<XrdOrigin> {
  public:
+  // `pool` runs deferred releases; `exiting` (set at process exit) makes them leak instead.
   XrdOrigin(std::string url,
             XrdCl::OpenFlags::Flags flags,
             XrdCl::Access::Mode mode,
             uint16_t timeout,
-            size_t channels);
+            size_t channels,
+            WorkerPool* pool,
+            const std::atomic<bool>* exiting);
   ~XrdOrigin() override;
 
   // Opens channel 0 when needed (blocking); returns the status of that open (cached).
   XrdCl::XRootDStatus EnsureOpen();
   bool is_open() const { return open_.load(std::memory_order_acquire); }
-  XrdCl::File& inner() { return files_[0]->file; }
+  // The file of channel 0 (a fresh one after a reopen; earlier ones stay alive for requests
+  // still using them).
+  XrdCl::File& inner() { return *main_.load(std::memory_order_acquire); }
   const std::string& url() const { return url_; }
 
   Result<cache::OriginInfo> Stat() override;
@@ -55,6 +64,10 @@ class XrdOrigin final : public cache::Origin, public std::enable_shared_from_thi
 
   // Closes the extra channels asynchronously (also those still opening, once they open).
   void CloseExtraChannels();
+
+  // A request on `channel` failed in a way that leaves its XrdCl::File unusable (connection
+  // lost, file handle gone): channel 0 is reopened before the next read, others are dropped.
+  void MarkBroken(size_t channel);
 
   // Called by the channel open handler.
   void OnChannelOpened(size_t k, bool ok);
@@ -69,6 +82,8 @@ class XrdOrigin final : public cache::Origin, public std::enable_shared_from_thi
   };
   void OpenExtraChannels();
   void CloseChannelLocked(size_t k);
+  // Reopens channel 0 after MarkBroken(0); the status of that open.
+  XrdCl::XRootDStatus Reopen();
 
   const std::string url_;
   const XrdCl::OpenFlags::Flags flags_;
@@ -79,13 +94,19 @@ class XrdOrigin final : public cache::Origin, public std::enable_shared_from_thi
   bool open_tried_ = false;
   XrdCl::XRootDStatus open_status_;
   std::atomic<bool> open_{false};
+  std::atomic<XrdCl::File*> main_{nullptr};
+  std::atomic<bool> broken_{false};
+  std::vector<std::unique_ptr<XrdCl::File>> reopened_;  // guarded by open_mu_
   std::mutex channels_mu_;
   bool closing_ = false;
-};
+  WorkerPool* pool_;
+  const std::atomic<bool>* exiting_;
 
-// Drops a reference on a short-lived thread, so that an object owning XrdCl::Files is never
-// destroyed inside a callback of one of them.
-void ReleaseLater(std::shared_ptr<XrdOrigin> origin);
+ public:
+  // Drops a reference on a worker, so that an object owning XrdCl::Files is never destroyed
+  // inside a callback of one of them; at process exit the reference is leaked instead.
+  static void ReleaseLater(std::shared_ptr<XrdOrigin> origin);
+};
 
 // URL of extra channel k: "root://host..." -> "root://ferryk@host..." (unchanged when the URL
 // already names a user, or k == 0).

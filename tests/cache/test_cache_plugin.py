@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""The ferry cache plug-in end to end, with real xrootd origins on 127.0.0.1.
+
+usage: test_cache_plugin.py FERRY PLUGIN_LIB ROOT_DATA_DIR TEST
+  TEST: python | rootio | crash | faults | fullfs | multiproc
+Every test makes its own origin, cache directory and plug-in conf (XRD_PLUGINCONFDIR for the
+child processes), and removes them. Exit 0 = pass, 1 = fail, 77 = cannot run here.
+"""
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "testing"))
+from ferry_testbed import Origin, Skip, _StateDir, _run  # noqa: E402
+
+FERRY, PLUGIN, ROOT_DATA, TEST = sys.argv[1:5]
+PY = "/usr/bin/python3"
+READER = os.path.join(HERE, "cache_reader.py")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, flush=True)
+
+
+class Setup:
+    """Data dir (world-readable, for the xrootd account), cache dir and plug-in conf."""
+
+    def __init__(self, cache_parent=None, **settings):
+        self.root = tempfile.mkdtemp(prefix="fca-it-")
+        os.chmod(self.root, 0o755)
+        self.data = os.path.join(self.root, "data")
+        os.mkdir(self.data)
+        os.chmod(self.data, 0o755)
+        self.cache = os.path.join(cache_parent or self.root, "cache")
+        conf = os.path.join(self.root, "conf")
+        os.mkdir(conf)
+        with open(os.path.join(conf, "ferry.conf"), "w") as f:
+            f.write("url = root://*\nlib = %s\nenable = true\ndir = %s\n" % (PLUGIN, self.cache))
+            f.write("publish_ms = 50\n")
+            for k, v in settings.items():
+                f.write("%s = %s\n" % (k, v))
+        self.env = dict(os.environ, XRD_PLUGINCONFDIR=conf, XRD_CONNECTIONRETRY="1",
+                        XRD_CONNECTIONWINDOW="2", XRD_REQUESTTIMEOUT="20",
+                        XRD_STREAMERRORWINDOW="2")
+        self.env.pop("XRD_PLUGIN", None)
+
+    def file(self, name, size, seed):
+        path = os.path.join(self.data, name)
+        rnd = random.Random(seed)
+        with open(path, "wb") as f:
+            f.write(rnd.randbytes(size))
+        os.chmod(path, 0o644)
+        return path
+
+    def reader(self, *args, timeout=120):
+        return subprocess.run([PY, READER, *args], env=self.env, capture_output=True, text=True,
+                              timeout=timeout)
+
+    def ferry(self, *args):
+        p = subprocess.run([FERRY, *args], env=self.env, capture_output=True, text=True,
+                           timeout=120)
+        return p
+
+    def stats(self):
+        p = self.ferry("cache", "stats", "--dir", self.cache, "--json")
+        return json.loads(p.stdout) if p.returncode == 0 else {}
+
+    def verify(self):
+        p = self.ferry("cache", "verify", "--dir", self.cache, "--json")
+        return p.returncode, (json.loads(p.stdout) if p.stdout.strip() else {})
+
+    def remove(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def ok(p, what):
+    check(p.returncode == 0, "%s: exit %d %s %s" % (what, p.returncode, p.stdout.strip(),
+                                                   p.stderr.strip()[-800:]))
+
+
+def test_python():
+    s = Setup()
+    try:
+        local = s.file("a.bin", 6 * 1024 * 1024 + 11, 1)
+        with Origin(s.data) as o:
+            url = o.url_for("a.bin")
+            ok(s.reader("pass", url, local, "7"), "cold pass")
+            cold = s.stats()
+            check(cold.get("misses", 0) > 0 and cold.get("origin_requests", 0) > 0,
+                  "cold pass counted misses and origin requests: %s" % cold)
+            check(cold.get("bytes_from_origin", 0) > 0, "cold pass fetched bytes")
+            ok(s.reader("pass", url, local, "7"), "warm pass")
+            warm = s.stats()
+            check(warm["misses"] == cold["misses"], "warm pass: no new misses %s" % warm)
+            check(warm["origin_requests"] == cold["origin_requests"],
+                  "warm pass: no origin request")
+            check(warm["hits"] - cold["hits"] == 3 * 64 + 3, "warm pass: all hits %s" % warm)
+            check(warm["entries"] == 1 and warm["disk_bytes"] > 0, "one entry on disk")
+            # Bytes fetched: exactly what was asked (no page rounding).
+            rc, v = s.verify()
+            check(rc == 0 and v.get("pages_bad") == 0, "verify after passes: %s" % v)
+    finally:
+        s.remove()
+
+
+def test_rootio():
+    """ferry's own ROOT reader (XrdSource with plug-ins) through the cache."""
+    if not os.path.isdir(ROOT_DATA):
+        raise Skip("no ROOT data")
+    s = Setup()
+    try:
+        for name in ["nano_dy.root", "uproot-HZZ-zstd.root"]:
+            shutil.copy(os.path.join(ROOT_DATA, name), s.data)
+            os.chmod(os.path.join(s.data, name), 0o644)
+        with Origin(s.data) as o:
+            cases = [("nano_dy.root", ["--tree", "Events", "--branch", "nJet", "--branch",
+                                       "Jet_pt", "--json"]),
+                     ("uproot-HZZ-zstd.root", ["--tree", "events", "--branch", "Muon_Px",
+                                               "--entries", "0:200", "--json"])]
+            for rnd in ("cold", "warm"):
+                before = s.stats() if rnd == "warm" else None
+                for name, args in cases:
+                    local = s.ferry("root", "dump", os.path.join(s.data, name), *args)
+                    remote = s.ferry("root", "dump", o.url_for(name), *args)
+                    check(local.returncode == 0 and remote.returncode == 0,
+                          "%s %s dump exit %d/%d %s" % (rnd, name, local.returncode,
+                                                       remote.returncode, remote.stderr[-500:]))
+                    check(local.stdout == remote.stdout, "%s %s: values differ" % (rnd, name))
+                    ls = s.ferry("root", "ls", o.url_for(name), "--json")
+                    check(ls.returncode == 0, "%s ls %s" % (rnd, name))
+                if before is not None:
+                    after = s.stats()
+                    check(after["origin_requests"] == before["origin_requests"],
+                          "warm ROOT reads needed no origin: %s -> %s" % (before, after))
+                    check(after["hits"] > before["hits"], "warm ROOT reads hit the cache")
+            check(s.stats().get("entries") == 2, "two entries")
+    finally:
+        s.remove()
+
+
+def test_crash():
+    """A reader SIGKILLed at random points during fill, 50 times: verify finds no bad page and
+    later reads return the origin's bytes."""
+    s = Setup(publish_ms="0")  # publish after every batch: kills land mid-publish too
+    try:
+        local = s.file("big.bin", 24 * 1024 * 1024, 2)
+        rnd = random.Random(99)
+        with Origin(s.data) as o:
+            url = o.url_for("big.bin")
+            for i in range(50):
+                p = subprocess.Popen([PY, READER, "loop", url, local, str(i)], env=s.env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                time.sleep(rnd.uniform(0.15, 0.45))
+                p.send_signal(signal.SIGKILL)
+                _, err = p.communicate(timeout=30)
+                check(p.returncode == -signal.SIGKILL or p.returncode == 0,
+                      "reader %d ended %d: %s" % (i, p.returncode, err[-300:]))
+            rc, v = s.verify()
+            check(rc == 0 and v.get("pages_bad") == 0 and v.get("fragments_bad") == 0
+                  and v.get("bad_indexes") == 0, "verify after 50 kills: %s" % v)
+            check(v.get("pages_ok", 0) + v.get("fragments_ok", 0) > 0, "kills left pages: %s" % v)
+            # Later passes (over what the killed readers fetched and more) read origin bytes.
+            for seed in (0, 7, 49, 1000):
+                ok(s.reader("pass", url, local, str(seed)), "pass %d after kills" % seed)
+            rc, v = s.verify()
+            check(rc == 0 and v.get("pages_bad") == 0, "verify at the end: %s" % v)
+    finally:
+        s.remove()
+
+
+def test_faults():
+    s = Setup()
+    state = _StateDir()
+    try:
+        local = s.file("f.bin", 4 * 1024 * 1024, 3)
+        # 1. A bit flipped in a cached page: detected, refetched, counted.
+        with Origin(s.data) as o:
+            url = o.url_for("f.bin")
+            ranges = ["1048576:65536", "2000003:777"]
+            ok(s.reader("ranges", url, local, *ranges), "fill for the bit flip")
+            time.sleep(0.3)
+            ls = json.loads(s.ferry("cache", "ls", "--dir", s.cache, "--json").stdout)
+            key = ls["entries"][0]["key"]
+            data_file = os.path.join(s.cache, "entries", key[:2], key + ".data")
+            with open(data_file, "r+b") as f:
+                f.seek(1048576 + 5000)
+                b = f.read(1)
+                f.seek(1048576 + 5000)
+                f.write(bytes([b[0] ^ 0x04]))
+            before = s.stats()
+            ok(s.reader("ranges", url, local, *ranges), "read after the bit flip")
+            after = s.stats()
+            check(after["crc_failures"] == before["crc_failures"] + 1,
+                  "one CRC failure counted: %s" % after)
+            time.sleep(0.3)
+            ok(s.reader("ranges", url, local, *ranges), "read after the refetch")
+            check(s.stats()["crc_failures"] == after["crc_failures"], "repaired: no new failure")
+        # 2. The origin killed mid-pass and restarted on the same port.
+        env = state.env
+        url0 = _run("origin.sh", "start", "--dir", s.data, "--name", "kill", env=env)
+        port = url0.rstrip("/").rsplit(":", 1)[1]
+        url = url0 + "/f.bin"
+        p = subprocess.Popen([PY, READER, "slow", url, local, "120", "25"], env=s.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        _run("origin.sh", "stop", "--name", "kill", env=env)
+        time.sleep(1.5)
+        _run("origin.sh", "start", "--dir", s.data, "--name", "kill", "--port", port, env=env)
+        out, err = p.communicate(timeout=120)
+        check(p.returncode == 0, "slow reader: no wrong byte (exit %d) %s" % (p.returncode,
+                                                                        err[-500:]))
+        counts = dict(kv.split("=") for kv in out.split()) if out.strip() else {}
+        print("origin kill: reader", out.strip(), flush=True)
+        check(int(counts.get("ok", 0)) > 0, "reads succeeded: %s" % out)
+        # Once the origin is back, reads complete again (the plug-in reopens its origin file).
+        check(int(counts.get("ok_after_err", 0)) >= 20, "reads complete after the restart: %s" % out)
+        rc, v = s.verify()
+        check(rc == 0 and v.get("pages_bad") == 0, "verify after the origin kill: %s" % v)
+        ok(s.reader("pass", url, local, "5"), "pass after the origin restart")
+        _run("origin.sh", "stop", "--name", "kill", env=env)
+    finally:
+        try:
+            _run("origin.sh", "stop", "--name", "kill", env=state.env)
+        except Exception:  # pylint: disable=broad-except
+            pass
+        state.remove()
+        s.remove()
+
+
+def test_fullfs():
+    """The cache on a small full tmpfs: reads stay correct (pass-through), faults counted."""
+    mnt = tempfile.mkdtemp(prefix="fca-tmpfs-")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "fca-tmpfs", mnt],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        os.rmdir(mnt)
+        raise Skip("cannot mount a tmpfs: " + r.stderr.strip())
+    s = Setup(cache_parent=mnt, min_free="0")
+    try:
+        local = s.file("g.bin", 8 * 1024 * 1024, 4)
+        with Origin(s.data) as o:
+            url = o.url_for("g.bin")
+            spans = ["%d:%d" % (off, 200000) for off in range(0, 8 * 1024 * 1024 - 200000, 300000)]
+            for rnd in range(2):
+                ok(s.reader("ranges", url, local, *spans), "read %d on a full cache" % rnd)
+            st = s.stats()
+            print("full disk:", st, flush=True)
+            check(st.get("failopen_events", 0) + st.get("writes_dropped", 0) > 0,
+                  "full disk counted: %s" % st)
+            ok(s.reader("pass", url, local, "3"), "pass on a full cache")
+    finally:
+        subprocess.run(["umount", mnt], capture_output=True)
+        os.rmdir(mnt)
+        s.remove()
+
+
+def test_multiproc():
+    """4 processes x 4 threads reading the same files at once."""
+    s = Setup()
+    try:
+        locals_ = [s.file("m%d.bin" % i, 6 * 1024 * 1024, 10 + i) for i in range(3)]
+        with Origin(s.data) as o:
+            specs = ["%s=%s" % (o.url_for("m%d.bin" % i), locals_[i]) for i in range(3)]
+            procs = [subprocess.Popen([PY, READER, "threads", "4", "25", str(k), *specs],
+                                      env=s.env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True) for k in range(4)]
+            for k, p in enumerate(procs):
+                _, err = p.communicate(timeout=180)
+                check(p.returncode == 0, "process %d: exit %d %s" % (k, p.returncode, err[-500:]))
+            st = s.stats()
+            check(st.get("entries") == 3, "three entries: %s" % st)
+            rc, v = s.verify()
+            check(rc == 0 and v.get("pages_bad") == 0 and v.get("fragments_bad") == 0,
+                  "verify after concurrent fill: %s" % v)
+            # Round 2 finds nearly everything (pieces two readers fetched in one page at the
+            # same time keep one interval; the other is fetched again); round 3 finds all.
+            for rnd in (2, 3):
+                before = s.stats()
+                procs = [subprocess.Popen([PY, READER, "threads", "4", "25", str(k), *specs],
+                                          env=s.env, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True) for k in range(4)]
+                for k, p in enumerate(procs):
+                    _, err = p.communicate(timeout=180)
+                    check(p.returncode == 0, "round %d process %d: %s" % (rnd, k, err[-500:]))
+                after = s.stats()
+                hits = after["hits"] - before["hits"]
+                misses = after["misses"] - before["misses"]
+                print("round %d: %d hits, %d misses" % (rnd, hits, misses), flush=True)
+                if rnd == 2:
+                    check(hits >= 0.9 * (hits + misses), "round 2 mostly hits")
+                else:
+                    check(after["origin_requests"] == before["origin_requests"],
+                          "round 3: all from the cache (%d -> %d requests)"
+                          % (before["origin_requests"], after["origin_requests"]))
+            rc, v = s.verify()
+            check(rc == 0 and v.get("pages_bad") == 0, "verify at the end: %s" % v)
+    finally:
+        s.remove()
+
+
+TESTS = {"python": test_python, "rootio": test_rootio, "crash": test_crash,
+         "faults": test_faults, "fullfs": test_fullfs, "multiproc": test_multiproc}
+
+if not os.path.exists(PLUGIN):
+    print("skip: plug-in not built:", PLUGIN)
+    sys.exit(77)
+try:
+    t0 = time.time()
+    TESTS[TEST]()
+except Skip as e:
+    print("skip:", e)
+    sys.exit(77)
+print("%s: %s in %.1f s" % (TEST, "FAIL" if failures else "ok", time.time() - t0))
+sys.exit(1 if failures else 0)
