@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/agc_passes: the demo's measurement at scale — the AGC ttbar analysis over a generated
-# NanoAOD-like dataset (an LZMA-9 and a zlib-1 set) from a real xrootd origin behind the WAN
+# NanoAOD-like dataset (a zlib-1 and an LZMA-9 set) from a real xrootd origin behind the WAN
 # emulation: local copies (the limit), direct, ferry cache cold (fill) and warm, each repeated.
 #
 # Prints and writes (JSON + PNG into $FERRY_BENCH_OUT/agc_passes):
@@ -10,47 +10,66 @@
 #   fraction of the dataset's bytes read   (about 6% expected)
 #   CPU seconds per pass: I/O wait, decompression, analysis, other
 #
-# Size: AGC_BENCH_GB (default 10) GB of generated data per codec when the disk has room for
-# both sets plus headroom, else as much as fits; AGC_BENCH_SMALL=1 for a quick run (~0.5 GB).
-# AGC_BENCH_REPEAT (default 3) runs per pass; AGC_BENCH_DATA (default /srv/ferry-agc-bench)
-# keeps the generated data between runs (delete it when done); AGC_BENCH_NO_WAN=1.
+# Size (GB of generated files per codec): AGC_BENCH_ZLIB_GB (default 10) and AGC_BENCH_LZMA_GB
+# (default 0.5: ferry gen writes LZMA-9 at ~0.2-0.5 MB/s per core here, so 10 GB would take a day;
+# raise it when you have the time). Both shrink to what the disk under AGC_BENCH_DATA holds.
+# AGC_BENCH_SMALL=1: 0.5 GB zlib-1 and 0.05 GB LZMA-9. AGC_BENCH_REPEAT (default 3) runs per
+# pass (medians). AGC_BENCH_DATA (default /srv/ferry-agc-bench) keeps the generated data for
+# the next run (remove it when done). AGC_BENCH_NO_WAN=1 serves from 127.0.0.1.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${FERRY_BUILD_DIR:-$ROOT/build/release}"
-FERRY="${AGC_BENCH_FERRY:-$BUILD/bin/ferry}"
+FERRY="$(realpath "${AGC_BENCH_FERRY:-$BUILD/bin/ferry}")"
 OUT="${FERRY_BENCH_OUT:-$ROOT/out/bench}/agc_passes"
 DATA="${AGC_BENCH_DATA:-/srv/ferry-agc-bench}"
-GB="${AGC_BENCH_GB:-10}"
+TEMPLATE="${FERRY_ROOT_DATA_DIR:-$ROOT/../shared/data/root}/nanoAOD_2015_CMS_Open_Data_ttbar.root"
+ZLIB_GB="${AGC_BENCH_ZLIB_GB:-10}"
+LZMA_GB="${AGC_BENCH_LZMA_GB:-0.5}"
+if [ "${AGC_BENCH_SMALL:-0}" = 1 ]; then
+  ZLIB_GB=0.5 LZMA_GB=0.05
+fi
 REPEAT="${AGC_BENCH_REPEAT:-3}"
-[ "${AGC_BENCH_SMALL:-0}" = 1 ] && GB="0.5"
-
-# Events per GB per codec: measured from the generator's own report when a previous run left
-# one, otherwise from a small calibration set (stored bytes per event differ by codec; the
-# LZMA set, the denser one, sets the event count so both sets hold the same events).
+FILES="${AGC_BENCH_FILES:-}"
+PY=/usr/bin/python3
 mkdir -p "$OUT" "$DATA"
-calib="$DATA/.calibration.json"
-if [ ! -f "$calib" ]; then
-  echo "agc_passes: calibrating the generator (20000 events, lzma-9)" >&2
-  "$FERRY" gen nanoaod --template "${FERRY_ROOT_DATA_DIR:-$ROOT/../shared/data/root}/nanoAOD_2015_CMS_Open_Data_ttbar.root" \
-    --events 20000 --files 1 --codec lzma:9 --seed 5 --out "$DATA/.calibration" --json >"$calib.tmp"
-  mv "$calib.tmp" "$calib"
-  rm -rf "$DATA/.calibration"
-fi
-bytes_per_event="$(/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["file_bytes"]/d["events"])' "$calib")"
-events="$(/usr/bin/python3 -c "print(int($GB * 1e9 / $bytes_per_event))")"
+chmod a+rx "$DATA"
 
-# Disk: both sets (zlib-1 is about twice the size of lzma-9), the cache fill (~10% of a set)
-# and 10 GB headroom must fit.
-avail_kb="$(df -Pk "$DATA" | awk 'NR==2 {print $4}')"
-need_kb="$(/usr/bin/python3 -c "print(int($GB * 1e6 * 3.3 + 10e6))")"
-if [ "$avail_kb" -lt "$need_kb" ]; then
-  fit="$(/usr/bin/python3 -c "print(max(0.2, round(($avail_kb - 10e6) / 3.3e6, 1)))")"
-  echo "agc_passes: only $((avail_kb / 1000000)) GB free under $DATA: $fit GB per codec instead of $GB" >&2
-  events="$(/usr/bin/python3 -c "print(int($fit * 1e9 / $bytes_per_event))")"
-fi
-files="$(/usr/bin/python3 -c "print(max(4, min(40, int($events * $bytes_per_event / 500e6))))")"
-args=(--ferry "$FERRY" --out "$OUT" --title "bench agc_passes" --events "$events" --files "$files"
-  --repeat "$REPEAT" --data-dir "$DATA" --reads "${AGC_BENCH_READS:-16}")
+# Stored bytes per event of each codec, from a small generated sample (kept in $DATA).
+bytes_per_event() {  # CODEC
+  local f="$DATA/.calibration-${1/:/}.json"
+  if [ ! -s "$f" ]; then
+    echo "agc_passes: calibrating ferry gen for $1 (10000 events)" >&2
+    "$FERRY" gen nanoaod --template "$TEMPLATE" --events 10000 --files 1 --codec "$1" --seed 5 \
+      --out "$DATA/.calibration" --json >"$f.tmp"
+    mv "$f.tmp" "$f"
+    rm -rf "$DATA/.calibration"
+  fi
+  "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["bytes_per_event"])' "$f"
+}
+zlib_bpe="$(bytes_per_event zlib:1)"
+lzma_bpe="$(bytes_per_event lzma:9)"
+
+# Disk: both sets, the cache fills (~10% of a set each) and 10 GB of headroom must fit.
+avail_gb="$(df -Pk "$DATA" | awk 'NR==2 {printf "%.1f", $4 / 1e6}')"
+read -r ZLIB_GB LZMA_GB < <("$PY" - "$avail_gb" "$ZLIB_GB" "$LZMA_GB" <<'PY'
+import sys
+avail, z, l = map(float, sys.argv[1:4])
+room = max(0.2, avail - 10)
+need = 1.2 * (z + l)
+if need > room:
+    k = room / need
+    z, l = round(z * k, 2), round(l * k, 2)
+    print(f"agc_passes: {avail:.0f} GB free: shrinking to {z} GB zlib-1 and {l} GB lzma-9", file=sys.stderr)
+print(z, l)
+PY
+)
+zlib_events="$("$PY" -c "print(int($ZLIB_GB * 1e9 / $zlib_bpe))")"
+lzma_events="$("$PY" -c "print(int($LZMA_GB * 1e9 / $lzma_bpe))")"
+# About 500 MB per file, 4 to 40 files.
+[ -n "$FILES" ] || FILES="$("$PY" -c "print(max(4, min(40, int($ZLIB_GB * 2))))")"
+echo "agc_passes: zlib-1 $zlib_events events (~$ZLIB_GB GB), lzma-9 $lzma_events events (~$LZMA_GB GB), $FILES files per set, $REPEAT runs per pass" >&2
+args=(--ferry "$FERRY" --out "$OUT" --title "bench agc_passes" --files "$FILES"
+  --codecs "zlib:1:$zlib_events lzma:9:$lzma_events" --repeat "$REPEAT" --data-dir "$DATA"
+  --reads "${AGC_BENCH_READS:-16}")
 [ "${AGC_BENCH_NO_WAN:-0}" = 1 ] && args+=(--no-wan)
-echo "agc_passes: $events events per codec in $files files (~$GB GB lzma-9), $REPEAT runs per pass" >&2
 exec bash "$ROOT/scripts/agc_passes.sh" "${args[@]}"

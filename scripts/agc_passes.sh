@@ -14,9 +14,11 @@
 # wall_times.png, cpu_split.png. Exit 3 when the histogram digests differ between passes.
 # Everything else (data unless --data-dir, cache, origin, namespace) is removed at exit.
 #
-# usage: agc_passes.sh --ferry BIN --out DIR [--events N] [--files F] [--codecs "lzma:9 zlib:1"]
-#                      [--threads T] [--reads R] [--repeat K] [--no-wan] [--data-dir DIR]
-#                      [--title TEXT]
+# usage: agc_passes.sh --ferry BIN --out DIR [--events N] [--files F]
+#                      [--codecs "lzma:9[:EVENTS[:FILES]] zlib:1[:EVENTS[:FILES]]"] [--threads T] [--reads R]
+#                      [--repeat K] [--no-wan] [--data-dir DIR] [--title TEXT]
+#   --codecs        the sets to generate (in parallel), each with its own event and file counts
+#                   or --events/--files
 #   --data-dir DIR  keep the generated data in DIR and reuse it when its parameters match
 #   --repeat K      run local, direct and warm K times (cold: K fresh caches); the table shows
 #                   the median wall time
@@ -94,13 +96,48 @@ rm -f "$OUT"/*.json "$OUT"/*.png "$OUT"/summary.txt "$OUT"/*.err
 say "output $OUT, scratch $WORK"
 
 # ---- the ferry cache (XrdCl plug-in), when built ---------------------------------------------
-HAVE_CACHE=0
-if "$FERRY" cache --help >/dev/null 2>&1; then
+# `ferry cache enable` writes its conf file under $HOME/.xrootd/client.plugins.d, which XrdCl
+# reads; a private HOME keeps that (and any cache the user enabled) out of everyone else's way,
+# and XRD_PLUGINCONFDIR makes sure XrdCl looks exactly there.
+export HOME="$WORK/home"
+mkdir -p "$HOME/.xrootd/client.plugins.d"
+export XRD_PLUGINCONFDIR="$HOME/.xrootd/client.plugins.d"
+PLUGIN_LIB="${FERRY_PLUGIN_LIB:-$(dirname "$(dirname "$FERRY")")/lib/libXrdClFerry-5.so}"
+HAVE_CACHE=0 CACHE_DIR=""
+if ! "$FERRY" cache --help >/dev/null 2>&1; then
+  say "'ferry cache' is not built: no cache passes"
+elif [ ! -f "$PLUGIN_LIB" ]; then
+  say "the cache plug-in $PLUGIN_LIB is missing (build target XrdClFerry): no cache passes"
+else
   HAVE_CACHE=1
 fi
-cache_enable() { :; }
-cache_disable() { :; }
-cache_stats() { echo '{}'; }
+cache_enable() {
+  CACHE_DIR="$1"
+  "$FERRY" cache enable --dir "$CACHE_DIR" --lib "$PLUGIN_LIB" >"$WORK/cache-enable.log" 2>&1 ||
+    die "ferry cache enable failed: $(tail -n 3 "$WORK/cache-enable.log")"
+  CACHE_ON=1
+}
+cache_disable() {
+  "$FERRY" cache disable >/dev/null 2>&1 || true
+  CACHE_ON=0
+}
+cache_stats() {
+  if [ -n "$CACHE_DIR" ] && [ -d "$CACHE_DIR" ]; then
+    "$FERRY" cache stats --dir "$CACHE_DIR" --json 2>/dev/null || echo '{}'
+  else
+    echo '{}'
+  fi
+}
+
+# Plug-in conf files outside our private HOME that XrdCl also reads (the system directory and
+# the account's real home): an enabled one would put "direct" passes through someone's cache.
+real_home="$(getent passwd "$(id -un)" | cut -d: -f6)"
+for conf in /etc/xrootd/client.plugins.d/*.conf "$real_home"/.xrootd/client.plugins.d/*.conf; do
+  [ -f "$conf" ] || continue
+  if grep -Eq '^[[:space:]]*enable[[:space:]]*=[[:space:]]*(true|1|yes)' "$conf"; then
+    say "WARNING: $conf enables an XrdCl plug-in for every client on this machine; passes may go through it"
+  fi
+done
 
 # ---- the dataset -----------------------------------------------------------------------------
 SETS=()
@@ -108,26 +145,37 @@ declare -A SET_DIR SET_LABEL
 DATA_ROOT="${DATA_DIR:-$WORK/data}"
 mkdir -p "$DATA_ROOT"
 if "$FERRY" gen --help >/dev/null 2>&1; then
+  pids=()
   for spec in $CODECS; do
-    algo="${spec%%:*}" level="${spec##*:}"
+    IFS=: read -r algo level set_events set_files <<<"$spec"
+    set_events="${set_events:-$EVENTS}" set_files="${set_files:-$FILES}"
     set_name="$algo$level"
     dir="$DATA_ROOT/$set_name"
-    stamp="events=$EVENTS files=$FILES codec=$spec seed=5 template=$(cksum <"$TEMPLATE" | cut -d' ' -f1)"
-    if [ -f "$dir/.agc-params" ] && [ "$(cat "$dir/.agc-params")" = "$stamp" ]; then
-      say "$set_name: reusing $dir"
-      cp "$dir/.agc-gen.json" "$OUT/gen_$set_name.json" 2>/dev/null || true
-    else
-      rm -rf "$dir"
-      say "$set_name: generating $EVENTS events in $FILES files ($(elapsed) s)"
-      "$FERRY" gen nanoaod --template "$TEMPLATE" --events "$EVENTS" --files "$FILES" \
-        --codec "$spec" --seed 5 --out "$dir" --json >"$OUT/gen_$set_name.json" ||
-        die "ferry gen nanoaod failed for $spec"
-      cp "$OUT/gen_$set_name.json" "$dir/.agc-gen.json"
-      echo "$stamp" >"$dir/.agc-params"
-    fi
+    stamp="events=$set_events files=$set_files codec=$algo:$level seed=5 template=$(cksum <"$TEMPLATE" | cut -d' ' -f1)"
     SETS+=("$set_name")
     SET_DIR[$set_name]="$dir"
     SET_LABEL[$set_name]="$algo-$level"
+    if [ -f "$dir/.agc-params" ] && [ "$(cat "$dir/.agc-params")" = "$stamp" ]; then
+      say "$set_name: reusing $dir"
+      cp "$dir/.agc-gen.json" "$OUT/gen_$set_name.json" 2>/dev/null || true
+      continue
+    fi
+    rm -rf "$dir"
+    say "$set_name: generating $set_events events in $set_files files ($(elapsed) s)"
+    (
+      "$FERRY" gen nanoaod --template "$TEMPLATE" --events "$set_events" --files "$set_files" \
+        --codec "$algo:$level" --seed 5 --out "$dir" --json >"$OUT/gen_$set_name.json" \
+        2>"$WORK/gen_$set_name.err" || exit 1
+      cp "$OUT/gen_$set_name.json" "$dir/.agc-gen.json"
+      echo "$stamp" >"$dir/.agc-params"
+    ) &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do
+    wait "$pid" || die "ferry gen nanoaod failed: $(cat "$WORK"/gen_*.err 2>/dev/null | tail -n 3)"
+  done
+  for s in "${SETS[@]}"; do
+    say "$s: $("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%d events, %.1f MB, %.1f s to generate" % (d["events"], d["bytes"]/1e6, d["seconds"]))' "$OUT/gen_$s.json" 2>/dev/null || echo "(no report)")"
   done
 else
   say "'ferry gen' is not built yet: the dataset is copies of the real NanoAOD files"

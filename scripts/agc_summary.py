@@ -78,6 +78,9 @@ for set_name, label in sets:
                 "wire_bytes": wire if a.mode == "wan" else None,
                 "cache_bytes_from_origin": cache_delta(base, "bytes_from_origin"),
                 "cache_origin_requests": cache_delta(base, "origin_requests"),
+                "cache_hits": cache_delta(base, "hits"),
+                "cache_misses": cache_delta(base, "misses"),
+                "cache_bytes_from_cache": cache_delta(base, "bytes_from_cache"),
                 "events": r["events"], "digest": r["digest"],
             }
             # What the origin served: the client's own reads without a cache; the cache's
@@ -170,6 +173,15 @@ for f in figures:
     if len(parts) == 1:
         parts.append("cache passes not run (ferry cache not built)")
     lines.append("  " + ", ".join(parts))
+
+# The cache passes must really have gone through the cache.
+for r in runs:
+    if r["pass"] in ("cold", "warm") and not (r["cache_hits"] or r["cache_misses"]):
+        lines += ["", f"WARNING: {r['label']} {r['pass']} run {r['run']}: the cache counted no reads "
+                      "(the plug-in was not used)"]
+    if r["pass"] == "warm" and r["cache_bytes_from_origin"]:
+        lines += ["", f"note: {r['label']} warm run {r['run']} still fetched "
+                      f"{r['cache_bytes_from_origin'] / 1e6:.1f} MB from the origin"]
 
 values = set(digests.values())
 same = len(values) == 1
