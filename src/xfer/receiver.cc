@@ -227,6 +227,10 @@ Status RecvSession::ReadManifest() {
     }
     for (ManifestEntry& e : m.entries) {
       FERRY_TRY_CTX(ValidateRelativePath(e.path), "manifest");
+      if (SplitDirName(e.path).second.starts_with(".ferry-")) {
+        return Error(ErrorCode::kPermission,
+                     "manifest: name '" + e.path + "' uses the receiver's reserved prefix .ferry-");
+      }
       RecvFile f;
       f.n_blocks = BlockCount(e.size, block_size_);
       auto [dir, name] = SplitDirName(e.path);
@@ -370,9 +374,27 @@ void RecvSession::RunControl() {
     Teardown(s.error().ToString());
     return;
   }
+  // Block buffers come out of one budget shared by all sessions; a session needs at least two.
   size_t n_buffers = static_cast<size_t>(std::max(streams_, 1)) * 2 + 4;
-  n_buffers =
-      std::min<size_t>(n_buffers, std::max<uint64_t>(owner_.opt.memory_budget / block_size_, 2));
+  {
+    std::lock_guard lock(owner_.mu);
+    uint64_t left = owner_.opt.memory_budget > owner_.pool_bytes
+                        ? owner_.opt.memory_budget - owner_.pool_bytes
+                        : 0;
+    n_buffers = std::min<size_t>(n_buffers, left / block_size_);
+    if (n_buffers >= 2) {
+      pool_bytes_ = n_buffers * block_size_;
+      owner_.pool_bytes += pool_bytes_;
+    }
+  }
+  if (n_buffers < 2) {
+    Log("refused " + peer_ + ": the receiver's memory budget is in use by other sessions");
+    SendControl(FrameType::kError, 0,
+                EncodeErrorMessage(ErrorCode::kNoSpace,
+                                   "receiver busy: its memory budget is in use, retry later"));
+    Teardown("memory budget exhausted");
+    return;
+  }
   pool_ = std::make_unique<BufferPool>(n_buffers, block_size_);
   queue_ = std::make_unique<BoundedQueue<WriteItem>>(n_buffers);
   queue_->set_waker(&writer_waker_);
@@ -469,6 +491,11 @@ void RecvSession::Teardown(const std::string& error) {
       owner_.ReleasePath(f.entry.path);
       f.claimed = false;
     }
+  }
+  {
+    std::lock_guard lock(owner_.mu);
+    owner_.pool_bytes -= pool_bytes_;
+    pool_bytes_ = 0;
   }
   if (error.empty()) {
     SendControl(FrameType::kBye, 0, {});

@@ -45,6 +45,7 @@ struct Receiver::Impl {
   std::list<ConnThread> conns;                                             // guarded by mu
   std::vector<std::pair<SessionId, std::weak_ptr<RecvSession>>> sessions;  // guarded by mu
   std::set<std::string> active_paths;                                      // guarded by mu
+  uint64_t pool_bytes = 0;  // block buffers of all sessions, guarded by mu
   std::mutex log_mu;
 
   void AcceptLoop();
@@ -149,6 +150,7 @@ class RecvSession : public std::enable_shared_from_this<RecvSession> {
   std::vector<RecvFile> files_;
 
   std::unique_ptr<BufferPool> pool_;
+  uint64_t pool_bytes_ = 0;  // this session's share of the memory budget
   std::unique_ptr<BoundedQueue<WriteItem>> queue_;
   Waker writer_waker_;
   std::thread writer_;

@@ -234,8 +234,10 @@ Status SendSession::ExchangeManifest() {
 
 Status SendSession::MainLoop() {
   auto last_change = std::chrono::steady_clock::now();
+  auto last_ping = last_change;
   uint64_t last_acked = 0;
   uint64_t last_sent = 0;
+  size_t last_final = 0;
   // Bounded in time: each round waits at most 200 ms, and a round without progress for
   // timeout_ms ends the loop.
   while (!AllFinal()) {
@@ -258,15 +260,24 @@ Status SendSession::MainLoop() {
                        + " data streams were lost (rerun with --resume to continue)");
     }
     uint64_t acked;
+    size_t final_count;
     {
       std::lock_guard lock(mu_);
       acked = acked_bytes_;
+      final_count = finalized_count_;
     }
     uint64_t sent = sent_bytes_.load();
     auto now = std::chrono::steady_clock::now();
-    if (acked != last_acked || sent != last_sent || n > 0) {
+    // Keeps the session alive at the receiver while nothing else flows on the control
+    // connection (e.g. while blocks are verified locally for --resume).
+    if (now - last_ping > std::chrono::seconds(5)) {
+      last_ping = now;
+      FERRY_TRY(control_->SendFrame({.type = FrameType::kPing}, EncodeU64(0)));
+    }
+    if (acked != last_acked || sent != last_sent || final_count != last_final) {
       last_acked = acked;
       last_sent = sent;
+      last_final = final_count;
       last_change = now;
     } else if (now - last_change > std::chrono::milliseconds(opt_.timeout_ms)) {
       return Error(ErrorCode::kTimeout, "no progress for " + std::to_string(opt_.timeout_ms / 1000)
