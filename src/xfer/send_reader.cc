@@ -20,17 +20,18 @@ uint32_t AlignUp(uint32_t v) {
 
 }  // namespace
 
-bool SendSession::NextTicket(Ticket& t, bool& verify, uint64_t& expected) {
+bool SendSession::NextRange(ReadRange& r) {
   std::lock_guard lock(mu_);
+  // Blocks to send again come first, one per read.
   while (!retry_.empty()) {
-    t = retry_.front();
+    Ticket t = retry_.front();
     retry_.pop_front();
     if (!files_[t.file]->failed.load() && !files_[t.file]->acked[t.block]) {
-      verify = false;
+      r = {t.file, t.block, 1};
       return true;
     }
   }
-  // Bounded by the number of blocks: each step advances the cursor.
+  // Bounded by the number of files: each step advances the cursor.
   while (next_file_ < files_.size()) {
     SendFile& f = *files_[next_file_];
     if (f.failed.load() || f.skipped || next_block_ >= f.n_blocks) {
@@ -38,12 +39,18 @@ bool SendSession::NextTicket(Ticket& t, bool& verify, uint64_t& expected) {
       next_block_ = 0;
       continue;
     }
-    t = {next_file_, next_block_++};
-    verify = !f.remote_has.empty() && f.remote_has[t.block] != 0;
-    expected = verify ? f.remote_hash[t.block] : 0;
+    auto n = static_cast<uint32_t>(std::min<uint64_t>(blocks_per_read_, f.n_blocks - next_block_));
+    r = {next_file_, next_block_, n};
+    next_block_ += n;
     return true;
   }
   return false;
+}
+
+void SendSession::ReleaseBlock(int buffer) {
+  if (buffer_refs_[static_cast<size_t>(buffer)].fetch_sub(1) == 1) {
+    pool_->Release(buffer);
+  }
 }
 
 int SendSession::OpenSource(uint32_t file) {
@@ -87,43 +94,52 @@ void SendSession::CloseIdleSources() {
 void SendSession::HandleReadCompletion(const IoCompletion& c) {
   ReadSlot& slot = slots_[c.tag];
   slot.used = false;
-  ReadyBlock blk = slot.blk;
-  auto it = open_.find(blk.file);
+  const ReadRange r = slot.range;
+  const int buffer = slot.buffer;
+  auto it = open_.find(r.file);
   if (it != open_.end()) {
     --it->second.outstanding;
   }
-  SendFile& f = *files_[blk.file];
-  if (c.result >= 0 && static_cast<uint32_t>(c.result) < blk.length && it != open_.end()) {
+  SendFile& f = *files_[r.file];
+  const uint64_t offset = r.first * opt_.block_size;
+  Status s = OkStatus();
+  if (c.result >= 0 && static_cast<uint32_t>(c.result) < slot.length) {
     // Short read: finish through the page cache (rare; O_DIRECT alignment rules do not apply).
     auto got = static_cast<uint32_t>(c.result);
     Fd plain(::open(f.src->local_path.c_str(), O_RDONLY | O_CLOEXEC));
-    Status s = plain.valid() ? PreadFull(plain.get(), pool_->data(blk.buffer) + got,
-                                         blk.length - got, blk.block * opt_.block_size + got)
-                             : IoError("reopen failed", errno);
-    if (!s) {
-      FailFile(blk.file, f.src->local_path + ": " + s.error().ToString()
-                             + " (did the file shrink while it was sent?)");
-      pool_->Release(blk.buffer);
-      return;
-    }
+    s = plain.valid()
+            ? PreadFull(plain.get(), pool_->data(buffer) + got, slot.length - got, offset + got)
+            : IoError("reopen failed", errno);
   } else if (c.result < 0) {
     int e = -c.result;
-    Status s = IoError("read failed", e);
+    s = IoError("read failed", e);
     if (e == EINVAL) {  // O_DIRECT refused for this request: read it through the page cache
       Fd plain(::open(f.src->local_path.c_str(), O_RDONLY | O_CLOEXEC));
-      s = plain.valid() ? PreadFull(plain.get(), pool_->data(blk.buffer), blk.length,
-                                    blk.block * opt_.block_size)
+      s = plain.valid() ? PreadFull(plain.get(), pool_->data(buffer), slot.length, offset)
                         : IoError("reopen failed", errno);
     }
-    if (!s) {
-      FailFile(blk.file, f.src->local_path + ": " + s.error().ToString());
-      pool_->Release(blk.buffer);
-      return;
-    }
   }
-  // The queue's capacity equals the pool size, so this never waits.
-  if (!ready_->Push(blk, 1000)) {
-    pool_->Release(blk.buffer);
+  if (!s) {
+    FailFile(r.file, f.src->local_path + ": " + s.error().ToString()
+                         + " (did the file change while it was sent?)");
+    pool_->Release(buffer);
+    return;
+  }
+  // Hand out the blocks; the buffer goes back to the pool when the last one was sent.
+  buffer_refs_[static_cast<size_t>(buffer)].store(static_cast<int>(r.count));
+  for (uint32_t k = 0; k < r.count; ++k) {
+    ReadyBlock blk;
+    blk.buffer = buffer;
+    blk.offset = k * opt_.block_size;
+    blk.file = r.file;
+    blk.block = r.first + k;
+    blk.length = BlockLength(f.src->size, opt_.block_size, blk.block);
+    blk.verify = !f.remote_has.empty() && f.remote_has[blk.block] != 0;
+    blk.expected = blk.verify ? f.remote_hash[blk.block] : 0;
+    // The queue holds every block of every buffer, so this never waits.
+    if (!ready_->Push(blk, 1000)) {
+      ReleaseBlock(buffer);
+    }
   }
 }
 
@@ -149,14 +165,12 @@ void SendSession::ReaderMain() {
       if (buf < 0) {
         break;
       }
-      Ticket t;
-      bool verify = false;
-      uint64_t expected = 0;
-      if (!NextTicket(t, verify, expected)) {
+      ReadRange r;
+      if (!NextRange(r)) {
         pool_->Release(buf);
         break;
       }
-      int fd = OpenSource(t.file);
+      int fd = OpenSource(r.file);
       if (fd < 0) {
         pool_->Release(buf);
         continue;
@@ -165,18 +179,22 @@ void SendSession::ReaderMain() {
       while (slots_[slot].used) {
         ++slot;
       }
-      const SourceFile& src = *files_[t.file]->src;
-      uint32_t len = BlockLength(src.size, opt_.block_size, t.block);
-      slots_[slot] = {{buf, t.file, t.block, len, verify, expected}, true};
-      ++open_[t.file].outstanding;
-      uint32_t read_len = std::min<uint32_t>(AlignUp(len), opt_.block_size);
-      if (!io_->PrepRead(fd, pool_->data(buf), read_len, t.block * opt_.block_size, slot)) {
+      const SourceFile& src = *files_[r.file]->src;
+      uint64_t offset = r.first * opt_.block_size;
+      auto len = static_cast<uint32_t>(
+          std::min<uint64_t>(src.size - offset, static_cast<uint64_t>(r.count) * opt_.block_size));
+      slots_[slot] = {buf, r, len, true};
+      ++open_[r.file].outstanding;
+      uint32_t read_len = std::min<uint32_t>(AlignUp(len), read_size_);
+      if (!io_->PrepRead(fd, pool_->data(buf), read_len, offset, slot)) {
         // Cannot happen with inflight < depth; give everything back and retry later.
         slots_[slot].used = false;
-        --open_[t.file].outstanding;
+        --open_[r.file].outstanding;
         pool_->Release(buf);
         std::lock_guard lock(mu_);
-        retry_.push_front(t);
+        for (uint32_t k = r.count; k > 0; --k) {
+          retry_.push_front({r.file, r.first + k - 1});
+        }
         break;
       }
       progressed = true;

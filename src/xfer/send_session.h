@@ -30,8 +30,11 @@ struct Ticket {
   uint64_t block = 0;
 };
 
+// One block ready to send: `length` bytes at `offset` in pool buffer `buffer` (a buffer holds
+// the consecutive blocks of one read; it returns to the pool when all of them were sent).
 struct ReadyBlock {
   int buffer = -1;
+  uint32_t offset = 0;
   uint32_t file = 0;
   uint64_t block = 0;
   uint32_t length = 0;
@@ -97,7 +100,13 @@ class SendSession {
 
   // send_reader.cc: the I/O stage.
   void ReaderMain();
-  bool NextTicket(Ticket& t, bool& verify, uint64_t& expected);
+  struct ReadRange {
+    uint32_t file = 0;
+    uint64_t first = 0;
+    uint32_t count = 0;
+  };
+  bool NextRange(ReadRange& r);
+  void ReleaseBlock(int buffer);
   int OpenSource(uint32_t file);
   void CloseIdleSources();
   void HandleReadCompletion(const IoCompletion& c);
@@ -146,9 +155,14 @@ class SendSession {
   };
   std::unordered_map<uint32_t, OpenSrc> open_;
   struct ReadSlot {
-    ReadyBlock blk;
+    int buffer = -1;
+    ReadRange range;
+    uint32_t length = 0;  // bytes the range holds
     bool used = false;
   };
+  uint32_t read_size_ = 0;  // bytes of one read (a whole number of blocks)
+  uint32_t blocks_per_read_ = 1;
+  std::unique_ptr<std::atomic<int>[]> buffer_refs_;  // blocks of a buffer not yet sent
   std::vector<ReadSlot> slots_;
   uint32_t next_file_ = 0;
   uint64_t next_block_ = 0;

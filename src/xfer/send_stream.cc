@@ -138,13 +138,13 @@ void SendSession::StreamMain(Stream& s) {
     const ReadyBlock blk = *item;
     SendFile& f = *files_[blk.file];
     if (f.failed.load()) {
-      pool_->Release(blk.buffer);
+      ReleaseBlock(blk.buffer);
       continue;
     }
-    std::span<const uint8_t> payload(pool_->data(blk.buffer), blk.length);
+    std::span<const uint8_t> payload(pool_->data(blk.buffer) + blk.offset, blk.length);
     uint64_t h = PayloadHash(payload);
     if (blk.verify && h == blk.expected) {
-      pool_->Release(blk.buffer);
+      ReleaseBlock(blk.buffer);
       OnAck(blk.file, blk.block, h, /*resumed=*/true);
       continue;
     }
@@ -152,7 +152,7 @@ void SendSession::StreamMain(Stream& s) {
     {
       std::lock_guard lock(s.mu);
       if (s.dead) {
-        pool_->Release(blk.buffer);
+        ReleaseBlock(blk.buffer);
         Requeue({blk.file, blk.block}, false);
         break;
       }
@@ -164,7 +164,7 @@ void SendSession::StreamMain(Stream& s) {
                      .block = blk.block,
                      .payload_hash = h};
     Status st = s.conn->SendRaw(head, payload);
-    pool_->Release(blk.buffer);
+    ReleaseBlock(blk.buffer);
     if (!st) {
       KillStream(s, st.error().ToString());
       break;

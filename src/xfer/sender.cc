@@ -14,6 +14,7 @@ namespace {
 
 constexpr size_t kManifestChunkBytes = 1u << 20;
 constexpr uint64_t kDefaultMemoryBudget = 1ull << 30;
+constexpr uint32_t kReadBytes = 16u << 20;
 
 int64_t MicrosSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now()
@@ -118,18 +119,24 @@ Status SendSession::Connect() {
 }
 
 Status SendSession::StartStages() {
-  const size_t block = opt_.block_size;
+  // Reads are at least kReadBytes (whole blocks): the disk wants big requests, while the
+  // block (the unit of checksums, acknowledgements and re-sends) stays small so that the last
+  // blocks of a transfer do not keep a slow stream busy long after the others finished.
+  const uint32_t block = opt_.block_size;
+  blocks_per_read_ = std::max<uint32_t>(1, kReadBytes / block);
+  read_size_ = blocks_per_read_ * block;
   size_t n_buffers = opt_.buffers;
   if (n_buffers == 0) {
     n_buffers = opt_.queue_depth + static_cast<size_t>(plan_.streams) + 4;
     size_t cap =
-        std::max<size_t>(kDefaultMemoryBudget / block, static_cast<size_t>(plan_.streams) + 2);
+        std::max<size_t>(kDefaultMemoryBudget / read_size_, static_cast<size_t>(plan_.streams) + 2);
     n_buffers = std::min(n_buffers, cap);
   }
   n_buffers = std::max<size_t>(n_buffers, 2);
-  pool_ = std::make_unique<BufferPool>(n_buffers, block);
+  pool_ = std::make_unique<BufferPool>(n_buffers, read_size_);
   pool_->set_waker(&reader_waker_);
-  ready_ = std::make_unique<BoundedQueue<ReadyBlock>>(n_buffers);
+  buffer_refs_ = std::make_unique<std::atomic<int>[]>(n_buffers);
+  ready_ = std::make_unique<BoundedQueue<ReadyBlock>>(n_buffers * blocks_per_read_);
   io_ = FERRY_TRY(BlockIo::Create(std::max(opt_.queue_depth, 1u), opt_.use_uring));
   if (!io_->uses_uring()) {
     Notice("io_uring unavailable (" + io_->fallback_reason() + "): synchronous reads");
