@@ -127,8 +127,13 @@ check(d["branches"] == {"one": [1, 2, 3, 4], "two": [1.10000002, 2.20000005, 3.2
                         "three": ["uno", "dos", "tres", "quatro"]}, "simple tree")
 d = dump("uproot-leaflist.root", "--entries", "4:5")
 check(d["branches"]["leaflist"] == [{"x": 5.5, "y": 5, "z": 101}], "leaf list entry as object")
-d = dump("uproot-small-flat-tree.root", "--branch", "Float64", "--entries", "1:3")
-check(all(isinstance(v, float) for v in d["branches"]["Float64"]), "doubles round-trip as floats")
+d = dump("uproot-small-flat-tree.root", "--branch", "Float64", "--branch", "Float32", "--entries", "1:3")
+check(d["branches"]["Float64"] == [1.0, 2.0] and d["branches"]["Float32"] == [1.0, 2.0],
+      f"small-flat-tree Float64/Float32 {d['branches']}")
+# Floats print with %.9g: at most 9 significant digits.
+d = dump("uproot-HZZ-uncompressed.root", "--branch", "Jet_E", "--entries", "0:50")
+for v in (x for lst in d["branches"]["Jet_E"] for x in lst):
+    check(len(repr(v).replace(".", "").replace("-", "").lstrip("0")) <= 9, f"float {v} printed with too many digits")
 d = dump("uproot-empty.root")
 check(d["entries"] == [0, 0] and d["branches"]["x"] == [], "empty tree")
 d = dump("uproot-Zmumu.root", "--branch", "Type", "--entries", "0:3")
