@@ -77,12 +77,17 @@ command -v xrootd >/dev/null || die "xrootd is not installed (scripts/install-de
 WORK="$(mktemp -d /tmp/ferry-agc.XXXXXX)"
 chmod 0755 "$WORK"
 export FERRY_TB_DIR="$WORK/tb"
-WAN_NAME="" ORIGIN_NAME="" CACHE_ON=0
+WAN_NAME="" ORIGIN_NAME="" CACHE_ON=0 OWN_ORIGIN_PID=""
 cleanup() {
   local rc=$?
   set +e
   [ "$CACHE_ON" = 1 ] && cache_disable
   [ -n "$ORIGIN_NAME" ] && bash "$TB/origin.sh" stop --name "$ORIGIN_NAME" >/dev/null 2>&1
+  if [ -n "$OWN_ORIGIN_PID" ]; then
+    kill -TERM "$OWN_ORIGIN_PID" 2>/dev/null
+    for ((i = 0; i < 50; i++)); do kill -0 "$OWN_ORIGIN_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$OWN_ORIGIN_PID" 2>/dev/null
+  fi
   [ -n "$WAN_NAME" ] && bash "$TB/wan.sh" down --name "$WAN_NAME" >/dev/null 2>&1
   rm -rf "$WORK"
   [ $rc = 0 ] || say "stopped after $(elapsed) s (exit $rc)"
@@ -195,6 +200,35 @@ case "$DATA_ROOT" in
 esac
 
 # ---- the origin ------------------------------------------------------------------------------
+# Without root the test bed scripts cannot run (xrootd -R, namespaces): start xrootd as this
+# user on 127.0.0.1 (bind shim compiled here), under `timeout`, recorded by PID.
+start_own_origin() {
+  local run="$WORK/own-origin" port="" i p
+  mkdir -p "$run/admin"
+  command -v cc >/dev/null || die "no C compiler for the bind shim (apt-get install gcc)"
+  cc -O2 -shared -fPIC -o "$run/bindshim.so" "$TB/tools/bindshim.c" -ldl || die "cannot build the bind shim"
+  for ((i = 0; i < 50; i++)); do
+    p=$((20000 + RANDOM % 10000))
+    if ! ss -Htln 2>/dev/null | awk '{print $4}' | grep -q ":$p\$"; then port=$p; break; fi
+  done
+  [ -n "$port" ] || die "no free TCP port"
+  printf 'xrd.port %s\nall.export / r/o\noss.localroot %s\nall.adminpath %s\nall.pidpath %s\n' \
+    "$port" "$DATA_ROOT" "$run/admin" "$run" >"$run/xrootd.cfg"
+  FERRY_TB_BIND_ADDR=127.0.0.1 LD_PRELOAD="$run/bindshim.so" \
+    timeout 21600 xrootd -c "$run/xrootd.cfg" -l "$run/xrootd.log" -s "$run/xrootd.pid" \
+    >"$run/stdout.log" 2>&1 </dev/null &
+  OWN_ORIGIN_PID=$!
+  for ((i = 0; i < 200; i++)); do
+    if timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null; then
+      URL="root://127.0.0.1:$port/"
+      return 0
+    fi
+    kill -0 "$OWN_ORIGIN_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  die "xrootd did not start: $(tail -n 3 "$run/stdout.log" "$run/xrootd.log" 2>/dev/null)"
+}
+
 WHERE=""
 if [ "$NO_WAN" = 1 ]; then
   WHERE="on 127.0.0.1, without WAN emulation (--no-wan)"
@@ -213,6 +247,8 @@ if [ -n "$WAN_NAME" ]; then
   ORIGIN_NAME="$WAN_NAME"
   URL="$(bash "$TB/origin.sh" start --netns "$WAN_NAME" --name "$ORIGIN_NAME" --dir "$DATA_ROOT" 2>>"$WORK/origin.err")" ||
     die "the origin did not start: $(tail -n 3 "$WORK/origin.err")"
+elif [ "$(id -u)" != 0 ]; then
+  start_own_origin
 else
   ORIGIN_NAME="agc$(($$ % 100000))"
   URL="$(bash "$TB/origin.sh" start --name "$ORIGIN_NAME" --dir "$DATA_ROOT" 2>>"$WORK/origin.err")" ||
@@ -227,8 +263,8 @@ wire_rx() {
 }
 
 # ---- the passes ------------------------------------------------------------------------------
-# run_pass SET PASS RUN SOURCES...: $OUT/SET_PASS_RUN.json (+ .wire: link bytes, .cache: cache
-# counters before and after).
+# run_pass SET PASS RUN SOURCES...: $OUT/SET_PASS_RUN.json (+ .wire: link bytes, .cache0/1:
+# cache counters before and after, .load: the machine's 1-minute load average before the run).
 run_pass() {
   local set_name="$1" pass="$2" run="$3"
   shift 3
@@ -236,6 +272,7 @@ run_pass() {
   if [ "$pass" = local ] && [ "$run" = 1 ]; then plot=(--plot "$OUT/observables_$set_name.png"); fi
   say "$set_name: $pass pass $run/$REPEAT over $# files ($(elapsed) s)"
   if [ "$pass" = cold ] || [ "$pass" = warm ]; then cache_stats >"$base.cache0"; fi
+  cut -d' ' -f1 /proc/loadavg >"$base.load"
   rx0="$(wire_rx)"
   "$FERRY" analyze agc "$@" --threads "$THREADS" --reads "$READS" --json "${plot[@]}" \
     >"$base.json" 2>"$base.err" || die "ferry analyze agc failed ($set_name $pass): $(tail -n 3 "$base.err")"

@@ -67,6 +67,7 @@ for set_name, label in sets:
                 continue
             io, t = r["io"], r["time"]
             wire = int(open(base + ".wire").read()) if os.path.exists(base + ".wire") else 0
+            loadavg = float(open(base + ".load").read()) if os.path.exists(base + ".load") else None
             run = {
                 "set": set_name, "label": label, "pass": ps, "run": k,
                 "wall_s": t["wall_s"], "open_s": t["open_s"], "cpu_s": t["cpu_s"],
@@ -81,7 +82,7 @@ for set_name, label in sets:
                 "cache_hits": cache_delta(base, "hits"),
                 "cache_misses": cache_delta(base, "misses"),
                 "cache_bytes_from_cache": cache_delta(base, "bytes_from_cache"),
-                "events": r["events"], "digest": r["digest"],
+                "events": r["events"], "digest": r["digest"], "load": loadavg,
             }
             # What the origin served: the client's own reads without a cache; the cache's
             # counters with one (falling back to the link bytes when the counters are missing).
@@ -112,7 +113,7 @@ for set_name, label in sets:
         row = {k: med(ps, k) for k in ("wall_s", "open_s", "cpu_s", "io_wait_s", "decompress_cpu_s",
                                        "analysis_cpu_s", "other_cpu_s", "bytes_from_origin",
                                        "origin_requests", "wire_bytes", "bytes_read",
-                                       "fraction_read", "dataset_bytes")}
+                                       "fraction_read", "dataset_bytes", "load")}
         row.update({"set": set_name, "label": label, "pass": ps, "runs": len(per_pass[ps]),
                     "wall_s_all": [r["wall_s"] for r in per_pass[ps]]})
         row["speedup_vs_direct"] = direct / wall if direct and wall else None
@@ -133,6 +134,7 @@ hdr = (f"{'set':<16} {'pass':<7} {'wall s':>8} {'MB from origin':>15} {'origin r
        f"{'read % of data':>15} {'fill ovh %':>11} {'x direct':>9} {'x local':>8}")
 if a.mode == "wan":
     hdr += f" {'link MB':>9}"
+hdr += f" {'load':>5}"
 lines = [f"{a.title} — origin {a.where}", "", hdr, "-" * len(hdr)]
 for r in rows:
     line = (f"{r['label']:<16} {r['pass']:<7} {num(r['wall_s'], '8.2f'):>8} {mb(r['bytes_from_origin']):>15} "
@@ -141,6 +143,7 @@ for r in rows:
             f"{num(r['time_vs_local'], '.2f') + 'x':>8}")
     if a.mode == "wan":
         line += f" {mb(r['wire_bytes']):>9}"
+    line += f" {num(r['load'], '5.1f'):>5}"
     lines.append(line)
 lines += ["", "CPU seconds per pass (I/O wait: wall time the reading threads spent blocked, summed):",
           f"{'set':<16} {'pass':<7} {'I/O wait':>9} {'decompress':>11} {'analysis':>9} {'other':>7} {'CPU total':>10}"]
@@ -148,8 +151,8 @@ for r in rows:
     lines.append(f"{r['label']:<16} {r['pass']:<7} {num(r['io_wait_s'], '9.2f'):>9} "
                  f"{num(r['decompress_cpu_s'], '11.2f'):>11} {num(r['analysis_cpu_s'], '9.2f'):>9} "
                  f"{num(r['other_cpu_s'], '7.2f'):>7} {num(r['cpu_s'], '10.2f'):>10}")
-if a.repeat > 1:
-    lines += ["", f"wall times are medians of {a.repeat} runs"]
+lines += ["", f"{'wall times are medians of %d runs; ' % a.repeat if a.repeat > 1 else ''}load: the "
+          f"machine's 1-minute load average before a pass ({os.cpu_count()} cores; others share it)"]
 
 # The headline figures per set, against the targets of bench/agc_passes.
 figures = []
