@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <stdexcept>
 
 namespace ferry::xfer::testing {
@@ -16,6 +17,7 @@ struct FaultProxy::Link {
   Fd server;
   std::atomic<bool> dead{false};
   uint64_t up_bytes = 0;  // client -> server, touched by the upstream pump only
+  std::atomic<uint64_t> up_forwarded{0};
   void Reset() {
     if (dead.exchange(true)) {
       return;
@@ -61,6 +63,16 @@ FaultProxy::~FaultProxy() {
   }
 }
 
+uint64_t FaultProxy::forwarded(int index) {
+  std::lock_guard lock(mu_);
+  for (auto& l : links_) {
+    if (l->index == index) {
+      return l->up_forwarded.load();
+    }
+  }
+  return 0;
+}
+
 void FaultProxy::AcceptLoop() {
   while (!stop_.load()) {
     pollfd p{listener_.get(), POLLIN, 0};
@@ -103,13 +115,27 @@ void FaultProxy::Pump(std::shared_ptr<Link> link, bool upstream) {
       rule = &r;
     }
   }
+  auto started = std::chrono::steady_clock::now();
   while (!stop_.load() && !link->dead.load()) {
+    if (upstream && rule != nullptr && rule->max_bytes_per_s > 0) {
+      // Hold the next read until the bytes so far fit the rate (bounded: 100 ms per round).
+      auto due =
+          started + std::chrono::microseconds(link->up_bytes * 1000000 / rule->max_bytes_per_s);
+      if (std::chrono::steady_clock::now() < due) {
+        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+            due - std::chrono::steady_clock::now(), std::chrono::milliseconds(100)));
+        continue;
+      }
+    }
     pollfd p{from, POLLIN, 0};
     int n = ::poll(&p, 1, 100);
     if (n <= 0) {
       continue;
     }
     size_t want = buf.size();
+    if (upstream && rule != nullptr && rule->max_bytes_per_s > 0) {
+      want = std::min<size_t>(want, 16384);
+    }
     if (upstream && rule != nullptr && rule->cut_after != kNever) {
       if (link->up_bytes >= rule->cut_after) {
         cuts_.fetch_add(1);
@@ -148,6 +174,9 @@ void FaultProxy::Pump(std::shared_ptr<Link> link, bool upstream) {
         return;
       }
       sent += static_cast<size_t>(w);
+      if (upstream) {
+        link->up_forwarded.fetch_add(static_cast<uint64_t>(w));
+      }
     }
   }
 }

@@ -1,8 +1,8 @@
 // Test helper: a TCP proxy on 127.0.0.1 between a sender and a receiver that damages the
 // client-to-server byte stream on purpose: it can flip one bit at a given offset of chosen
-// connections, reset a chosen connection after N bytes, or reset every connection once the
-// total passes a limit. Connections are numbered in accept order (0 = the control connection).
-// Every thread is bounded (100 ms polls) and joined by the destructor.
+// connections, reset a chosen connection after N bytes, slow a connection down, or reset every
+// connection once the total passes a limit. Connections are numbered in accept order (0 = the
+// control connection). Every thread is bounded (100 ms polls) and joined by the destructor.
 #pragma once
 
 #include <atomic>
@@ -24,8 +24,9 @@ class FaultProxy {
   struct Rule {
     int first_conn = 0;  // applies to connections [first_conn, last_conn]
     int last_conn = 0;
-    uint64_t flip_at = kNever;    // offset in the client->server stream whose low bit flips
-    uint64_t cut_after = kNever;  // reset the connection once this many bytes went through
+    uint64_t flip_at = kNever;     // offset in the client->server stream whose low bit flips
+    uint64_t cut_after = kNever;   // reset the connection once this many bytes went through
+    uint64_t max_bytes_per_s = 0;  // throttle client->server (0: no limit)
   };
 
   FaultProxy(uint16_t upstream_port, std::vector<Rule> rules, uint64_t cut_all_after = kNever);
@@ -34,6 +35,8 @@ class FaultProxy {
   int connections() const { return accepted_.load(); }
   int cuts() const { return cuts_.load(); }
   int flips() const { return flips_.load(); }
+  // Client->server bytes forwarded so far on connection `index`.
+  uint64_t forwarded(int index);
 
  private:
   struct Link;

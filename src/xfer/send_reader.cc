@@ -27,7 +27,7 @@ bool SendSession::NextRange(ReadRange& r) {
     Ticket t = retry_.front();
     retry_.pop_front();
     if (!files_[t.file]->failed.load() && !files_[t.file]->acked[t.block]) {
-      r = {t.file, t.block, 1};
+      r = {t.file, t.block, 1, t.avoid_stream};
       return true;
     }
   }
@@ -40,7 +40,7 @@ bool SendSession::NextRange(ReadRange& r) {
       continue;
     }
     auto n = static_cast<uint32_t>(std::min<uint64_t>(blocks_per_read_, f.n_blocks - next_block_));
-    r = {next_file_, next_block_, n};
+    r = {next_file_, next_block_, n, -1};
     next_block_ += n;
     return true;
   }
@@ -133,6 +133,7 @@ void SendSession::HandleReadCompletion(const IoCompletion& c) {
     blk.offset = k * opt_.block_size;
     blk.file = r.file;
     blk.block = r.first + k;
+    blk.avoid_stream = r.avoid_stream;
     blk.length = BlockLength(f.src->size, opt_.block_size, blk.block);
     blk.verify = !f.remote_has.empty() && f.remote_has[blk.block] != 0;
     blk.expected = blk.verify ? f.remote_hash[blk.block] : 0;
@@ -193,7 +194,7 @@ void SendSession::ReaderMain() {
         pool_->Release(buf);
         std::lock_guard lock(mu_);
         for (uint32_t k = r.count; k > 0; --k) {
-          retry_.push_front({r.file, r.first + k - 1});
+          retry_.push_front({r.file, r.first + k - 1, r.avoid_stream});
         }
         break;
       }

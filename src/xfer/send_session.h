@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "xfer/block_io.h"
@@ -28,6 +29,7 @@ namespace ferry::xfer {
 struct Ticket {
   uint32_t file = 0;
   uint64_t block = 0;
+  int avoid_stream = -1;  // endgame copy: not on the stream that already carries the block
 };
 
 // One block ready to send: `length` bytes at `offset` in pool buffer `buffer` (a buffer holds
@@ -38,6 +40,7 @@ struct ReadyBlock {
   uint32_t file = 0;
   uint64_t block = 0;
   uint32_t length = 0;
+  int avoid_stream = -1;
   bool verify = false;    // resume: hash and compare with the receiver's copy first
   uint64_t expected = 0;  // the receiver's hash when verify
 };
@@ -63,15 +66,21 @@ struct SendFile {
   std::string error;
 };
 
+struct InFlight {
+  uint64_t hash = 0;
+  std::chrono::steady_clock::time_point sent;
+};
+
 struct Stream {
   int index = 0;
   std::unique_ptr<Conn> conn;
   std::mutex mu;
-  std::unordered_map<uint64_t, uint64_t> unacked;  // ticket key -> hash, guarded by mu
+  std::unordered_map<uint64_t, InFlight> unacked;  // ticket key -> block, guarded by mu
   bool dead = false;                               // guarded by mu
   std::atomic<bool> up{false};
   std::atomic<bool> gone{false};
   std::atomic<uint64_t> bytes{0};
+  double ack_latency_ns = 0;  // EWMA of this stream's send-to-ACK time, guarded by mu
   std::thread sender;
   std::thread acker;
 };
@@ -104,6 +113,7 @@ class SendSession {
     uint32_t file = 0;
     uint64_t first = 0;
     uint32_t count = 0;
+    int avoid_stream = -1;
   };
   bool NextRange(ReadRange& r);
   void ReleaseBlock(int buffer);
@@ -116,6 +126,8 @@ class SendSession {
   void AckMain(Stream& s);
   void KillStream(Stream& s, const std::string& why);
   void OnAck(uint32_t file, uint64_t block, uint64_t hash, bool resumed);
+  void Endgame();
+  int LiveStreams();
   void Requeue(Ticket t, bool count_retransmit);
   void Pace(size_t bytes);
 
@@ -134,6 +146,7 @@ class SendSession {
   uint64_t acked_bytes_ = 0;        // guarded by mu_
   uint64_t new_bytes_ = 0;          // guarded by mu_ (acked by the receiver in this run)
   uint64_t resumed_blocks_ = 0;     // guarded by mu_
+  std::unordered_set<uint64_t> duplicated_;  // blocks re-sent by the endgame, guarded by mu_
   std::atomic<uint64_t> retransmits_{0};
   std::atomic<uint64_t> sent_bytes_{0};
   std::atomic<uint64_t> blocks_sent_{0};

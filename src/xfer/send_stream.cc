@@ -1,6 +1,7 @@
 // The sender's stream threads: one sending and one acknowledgement reader per TCP connection.
 #include <poll.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "xfer/handshake.h"
@@ -16,7 +17,7 @@ void SendSession::KillStream(Stream& s, const std::string& why) {
       return;
     }
     s.dead = true;
-    for (const auto& [key, hash] : s.unacked) {
+    for (const auto& [key, inflight] : s.unacked) {
       lost.push_back({static_cast<uint32_t>(key >> 40), key & ((1ull << 40) - 1)});
     }
     s.unacked.clear();
@@ -68,6 +69,14 @@ void SendSession::OnAck(uint32_t file, uint64_t block, uint64_t hash, bool resum
   if (f.n_acked == f.n_blocks) {
     ack_done_.push_back(file);
   }
+}
+
+int SendSession::LiveStreams() {
+  int live = 0;
+  for (auto& s : streams_) {
+    live += s->up.load() && !s->gone.load() ? 1 : 0;
+  }
+  return live;
 }
 
 void SendSession::Pace(size_t bytes) {
@@ -136,6 +145,14 @@ void SendSession::StreamMain(Stream& s) {
       continue;
     }
     const ReadyBlock blk = *item;
+    if (blk.avoid_stream == s.index && LiveStreams() > 1) {
+      // An endgame copy of a block this stream already carries: leave it to another stream.
+      if (!ready_->Push(blk, 200)) {
+        ReleaseBlock(blk.buffer);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      continue;
+    }
     SendFile& f = *files_[blk.file];
     if (f.failed.load()) {
       ReleaseBlock(blk.buffer);
@@ -156,7 +173,7 @@ void SendSession::StreamMain(Stream& s) {
         Requeue({blk.file, blk.block}, false);
         break;
       }
-      s.unacked[TicketKey(blk.file, blk.block)] = h;
+      s.unacked[TicketKey(blk.file, blk.block)] = {h, std::chrono::steady_clock::now()};
     }
     FrameHeader head{.type = FrameType::kData,
                      .length = blk.length,
@@ -218,19 +235,22 @@ void SendSession::AckMain(Stream& s) {
       return;
     }
     last_ack = std::chrono::steady_clock::now();
-    uint64_t hash = 0;
+    InFlight block;
     {
       std::lock_guard lock(s.mu);
       auto it = s.unacked.find(TicketKey(h.file_id, h.block));
       if (it == s.unacked.end()) {
         continue;  // a duplicate, or a block already moved to another stream
       }
-      hash = it->second;
+      block = it->second;
       s.unacked.erase(it);
+      auto ns = static_cast<double>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(last_ack - block.sent).count());
+      s.ack_latency_ns = s.ack_latency_ns == 0 ? ns : 0.8 * s.ack_latency_ns + 0.2 * ns;
     }
     switch (static_cast<AckStatus>(h.flags)) {
       case AckStatus::kOk:
-        OnAck(h.file_id, h.block, hash, /*resumed=*/false);
+        OnAck(h.file_id, h.block, block.hash, /*resumed=*/false);
         break;
       case AckStatus::kBadChecksum:
         Notice("block " + std::to_string(h.block) + " of " + files_[h.file_id]->src->rel_path
@@ -240,6 +260,66 @@ void SendSession::AckMain(Stream& s) {
       case AckStatus::kFileFailed:
         break;  // the control connection carries the reason
     }
+  }
+}
+
+// Endgame: once every block has been read and handed out, a block that waits for its ACK
+// much longer than blocks usually do (its stream is slow, or stuck behind a lossy path) is sent
+// once more on whichever stream is free; the first ACK wins, the receiver ignores the copy.
+// Without it, the end of a transfer waits for the slowest stream to drain its queue.
+void SendSession::Endgame() {
+  {
+    std::lock_guard lock(mu_);
+    if (next_file_ < files_.size() || !retry_.empty()) {
+      return;
+    }
+  }
+  if (ready_->size() > 0) {
+    return;
+  }
+  // "Usually": the median over the streams of each stream's typical ACK time, so that a few
+  // slow streams do not raise the bar for themselves.
+  std::vector<double> typical;
+  for (auto& s : streams_) {
+    std::lock_guard lock(s->mu);
+    if (s->ack_latency_ns > 0) {
+      typical.push_back(s->ack_latency_ns);
+    }
+  }
+  if (typical.empty()) {
+    return;
+  }
+  std::nth_element(typical.begin(), typical.begin() + static_cast<long>(typical.size() / 2),
+                   typical.end());
+  auto median = std::chrono::nanoseconds(static_cast<int64_t>(typical[typical.size() / 2]));
+  auto threshold = std::max<std::chrono::nanoseconds>(
+      3 * median, 2 * std::chrono::microseconds(rtt_us_) + std::chrono::milliseconds(100));
+  auto now = std::chrono::steady_clock::now();
+  std::vector<Ticket> stale;
+  for (auto& s : streams_) {
+    std::lock_guard lock(s->mu);
+    for (const auto& [key, inflight] : s->unacked) {
+      if (now - inflight.sent > threshold) {
+        stale.push_back({static_cast<uint32_t>(key >> 40), key & ((1ull << 40) - 1), s->index});
+      }
+    }
+  }
+  size_t added = 0;
+  {
+    std::lock_guard lock(mu_);
+    for (const Ticket& t : stale) {
+      SendFile& f = *files_[t.file];
+      if (f.failed.load() || f.acked[t.block] != 0
+          || !duplicated_.insert(TicketKey(t.file, t.block)).second) {
+        continue;
+      }
+      retry_.push_back(t);
+      ++added;
+    }
+  }
+  if (added > 0) {
+    retransmits_.fetch_add(added);
+    reader_waker_.Wake();
   }
 }
 

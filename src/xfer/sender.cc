@@ -254,6 +254,7 @@ Status SendSession::MainLoop() {
       FERRY_TRY(HandleControlFrame());
     }
     FinalizeReady();
+    Endgame();
     EmitProgress();
     int live = 0;
     int gone = 0;

@@ -3,6 +3,7 @@
 // followed by --resume). Labelled `concurrency` (threads; also run under TSan).
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <filesystem>
 #include <map>
@@ -245,6 +246,27 @@ TEST_F(XferLoopback, OneStreamCutMidTransferOthersFinish) {
   EXPECT_EQ(r->files_failed, 0u);
   EXPECT_EQ(testing::ReadFile(root_ + "/big"), data);
   EXPECT_EQ(r->digest, DigestOf(data, o.block_size));
+}
+
+TEST_F(XferLoopback, ASlowStreamDoesNotHoldTheOthersBack) {
+  StartReceiver();
+  auto data = testing::RandomBytes(24u << 20, 6);
+  testing::WriteFile(src_ + "/big", data);
+  // Connection 1 (a data stream) crawls at 2 MB/s; the others are not limited.
+  testing::FaultProxy::Rule slow{1, 1, testing::FaultProxy::kNever, testing::FaultProxy::kNever,
+                                 2'000'000};
+  testing::FaultProxy proxy(rx_->port(), {slow});
+  SendOptions o = Options(proxy.port(), {src_ + "/big"});
+  o.block_size = 256 * 1024;
+  o.timeout_ms = 20000;
+  auto r = Send(o);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(testing::ReadFile(root_ + "/big"), data);
+  // The transfer did not wait for the slow stream: it ended while blocks the sender had queued
+  // on it were still on their way (their copies went over the fast streams).
+  uint64_t least = *std::min_element(r->stream_bytes.begin(), r->stream_bytes.end());
+  EXPECT_GT(least, proxy.forwarded(1)) << "the slow stream delivered everything it was given";
+  EXPECT_GT(r->retransmitted_blocks, 0u);
 }
 
 TEST_F(XferLoopback, FlippedBitInTransitIsDetectedAndResent) {
