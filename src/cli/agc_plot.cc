@@ -118,6 +118,9 @@ Status PlotAgc(const analysis::AgcReport& report, const std::string& out_png) {
     if (!f) {
       return IoError("cannot write " + data.string(), errno);
     }
+    // An empty region (the template may have no such events) says so instead of a bare axis.
+    script += top > 0 ? "unset label 1\n"
+                      : "set label 1 'no events in this region' at graph 0.5,0.5 center\n";
     script += "set title " + Quote(std::string(analysis::ObservableTitle(o))) +
               "\nset xlabel " + Quote(std::string(analysis::ObservableTitle(o))) +
               "\nset ylabel 'events / bin'\nset yrange [0:" + std::to_string(top > 0 ? top * 1.15 : 1.0) +
