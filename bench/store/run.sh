@@ -7,7 +7,8 @@
 # Environment: FERRY_BUILD_DIR (a release build with bin/ferry and bin/store_bench),
 # FERRY_BENCH_OUT, EVENTS (2000000), PICKS (2000), BASELINE_PICKS (200, the slow baselines run
 # on the first ones of the same scattered list), STRACE_PICKS (50), JSROOT_PICKS (5),
-# CODECS (zstd:3,lz4,zlib:1), STORE_BENCH_INPUT (an existing file to use instead).
+# CODECS (zstd:3,lz4,zlib:1), STORE_BENCH_INPUT (an existing file to use instead), REUSE=1
+# (keep the stores and conversion figures of an earlier run in the same FERRY_BENCH_OUT).
 set -euo pipefail
 BUILD=${FERRY_BUILD_DIR:-build/release}
 OUT=${FERRY_BENCH_OUT:-out/bench/store}
@@ -32,7 +33,7 @@ if [ ! -f "$INPUT" ]; then
 fi
 
 "$BENCH" run --root "$INPUT" --work "$OUT/work" --json "$OUT/store-run.json" --picks "$PICKS" \
-  --baseline-picks "$BASE" --codecs "$CODECS"
+  --baseline-picks "$BASE" --codecs "$CODECS" --reuse "${REUSE:-0}"
 STORE="$OUT/work/store-${CODECS%%:*}"
 STORE="${STORE%%,*}"
 
@@ -45,8 +46,8 @@ syscalls() {  # mode picks -> number of read-family system calls
 }
 : > "$OUT/syscalls.txt"
 if command -v strace > /dev/null; then
-  zero=$(syscalls pread 0)
   for m in pread:$PICKS mmap:$PICKS basket:$SPICKS cluster:$SPICKS; do
+    zero=$(syscalls "${m%%:*}" 0)
     n=$(syscalls "${m%%:*}" "${m##*:}")
     echo "${m%%:*} ${m##*:} $((n - zero))" >> "$OUT/syscalls.txt"
   done

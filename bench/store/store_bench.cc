@@ -22,6 +22,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -507,45 +509,56 @@ int Run(int argc, char** argv) {
                static_cast<long long>(tree->entries()),
                HumanBytes(static_cast<double>(root_bytes)).c_str());
 
-  // (5) conversion per codec.
-  std::fprintf(stderr, "(5) conversion\n");
-  w.Key("convert").BeginArray();
+  // (5) conversion per codec (or, with --reuse 1, the stores and figures of an earlier run).
+  const bool reuse = Opt(argc, argv, "--reuse", "0") == "1";
+  std::fprintf(stderr, "(5) conversion%s\n", reuse ? " (reused from an earlier run)" : "");
   std::string main_store;
-  for (const std::string& c : codecs) {
-    const std::string dir = work + "/store-" + c.substr(0, c.find(':'));
-    store::ConvertOptions o;
-    o.inputs = {root};
-    o.out_dir = dir;
-    o.block_size = block;
-    o.codec = Must(codec::Setting::Parse(c));
-    auto rep = Must(store::Convert(o));
-    auto t0 = Clock::now();
-    auto s = Must(store::Store::Open(dir));
-    auto v = Must(s->Verify());
-    const double verify_s = Since(t0);
-    const uint64_t alloc = DirBytes(dir, true);
-    w.BeginObject()
-        .Field("codec", c)
-        .Field("seconds", rep.seconds)
-        .Field("verify_seconds", verify_s);
-    w.Field("store_bytes_allocated", alloc).Field("store_bytes_apparent", DirBytes(dir, false));
-    w.Field("ratio_to_root", static_cast<double>(alloc) / static_cast<double>(root_bytes));
-    w.Field("events_per_c_block", uint64_t{1} << rep.manifest.log2_kc)
-        .Field("padding", rep.manifest.padding);
-    w.Field("grid_slots", rep.manifest.events + rep.manifest.padding)
-        .Field("record_size", static_cast<uint64_t>(rep.manifest.schema.record_size));
-    w.Field("verified_records", v.records).EndObject();
-    std::fprintf(stderr,
-                 "  %-8s %7.1f s convert, %6.1f s verify, %s allocated (%.2fx ROOT), Kc=%llu, "
-                 "padding %llu\n",
-                 c.c_str(), rep.seconds, verify_s, HumanBytes(static_cast<double>(alloc)).c_str(),
-                 static_cast<double>(alloc) / static_cast<double>(root_bytes),
-                 static_cast<unsigned long long>(uint64_t{1} << rep.manifest.log2_kc),
-                 static_cast<unsigned long long>(rep.manifest.padding));
-    if (main_store.empty())
-      main_store = dir;
+  if (reuse) {
+    main_store = work + "/store-" + codecs[0].substr(0, codecs[0].find(':'));
+    std::ifstream in(work + "/convert.json");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    w.Key("convert").Raw(text.empty() ? "[]" : text);
+  } else {
+    JsonWriter cw;
+    cw.BeginArray();
+    for (const std::string& c : codecs) {
+      const std::string dir = work + "/store-" + c.substr(0, c.find(':'));
+      store::ConvertOptions o;
+      o.inputs = {root};
+      o.out_dir = dir;
+      o.block_size = block;
+      o.codec = Must(codec::Setting::Parse(c));
+      auto rep = Must(store::Convert(o));
+      auto t0 = Clock::now();
+      auto s = Must(store::Store::Open(dir));
+      auto v = Must(s->Verify());
+      const double verify_s = Since(t0);
+      const uint64_t alloc = DirBytes(dir, true);
+      cw.BeginObject()
+          .Field("codec", c)
+          .Field("seconds", rep.seconds)
+          .Field("verify_seconds", verify_s);
+      cw.Field("store_bytes_allocated", alloc).Field("store_bytes_apparent", DirBytes(dir, false));
+      cw.Field("ratio_to_root", static_cast<double>(alloc) / static_cast<double>(root_bytes));
+      cw.Field("events_per_c_block", uint64_t{1} << rep.manifest.log2_kc)
+          .Field("padding", rep.manifest.padding);
+      cw.Field("grid_slots", rep.manifest.events + rep.manifest.padding)
+          .Field("record_size", static_cast<uint64_t>(rep.manifest.schema.record_size));
+      cw.Field("verified_records", v.records).EndObject();
+      std::fprintf(stderr,
+                   "  %-8s %7.1f s convert, %6.1f s verify, %s allocated (%.2fx ROOT), Kc=%llu, "
+                   "padding %llu\n",
+                   c.c_str(), rep.seconds, verify_s, HumanBytes(static_cast<double>(alloc)).c_str(),
+                   static_cast<double>(alloc) / static_cast<double>(root_bytes),
+                   static_cast<unsigned long long>(uint64_t{1} << rep.manifest.log2_kc),
+                   static_cast<unsigned long long>(rep.manifest.padding));
+      if (main_store.empty())
+        main_store = dir;
+    }
+    cw.EndArray();
+    std::ofstream(work + "/convert.json") << cw.str();
+    w.Key("convert").Raw(cw.str());
   }
-  w.EndArray();
 
   // (1) scattered picks.
   std::fprintf(stderr, "(1) %zu scattered events, every branch\n", npicks);

@@ -7,7 +7,7 @@ namespace ferry::store {
 
 struct Selection::Node {
   enum Kind { kOr, kAnd, kNot, kCmp, kNumber, kColumn, kTrue } kind = kTrue;
-  std::string op;
+  enum Op { kLt, kLe, kGt, kGe, kEq, kNe } op = kLt;
   double number = 0;
   size_t value_index = 0;  // kColumn: index into columns_
   std::shared_ptr<const Node> a, b;
@@ -81,14 +81,19 @@ class Parser {
       }
     } else {
       NodePtr left = FERRY_TRY(Operand());
-      std::string op;
-      for (std::string_view o : {"<=", ">=", "==", "!=", "<", ">"}) {
-        if (Eat(o)) {
+      bool found = false;
+      Node::Op op = Node::kLt;
+      static constexpr std::pair<std::string_view, Node::Op> kOps[] = {
+          {"<=", Node::kLe}, {">=", Node::kGe}, {"==", Node::kEq},
+          {"!=", Node::kNe}, {"<", Node::kLt},  {">", Node::kGt}};
+      for (const auto& [text, o] : kOps) {
+        if (Eat(text)) {
           op = o;
+          found = true;
           break;
         }
       }
-      if (op.empty()) {
+      if (!found) {
         return Fail("expected a comparison (< <= > >= == !=)");
       }
       NodePtr right = FERRY_TRY(Operand());
@@ -195,17 +200,21 @@ bool Eval(const Node& n, const std::vector<const rootio::Column*>& v, int64_t ro
     case Node::kCmp: {
       double x = Value(*n.a, v, row);
       double y = Value(*n.b, v, row);
-      if (n.op == "<")
-        return x < y;
-      if (n.op == "<=")
-        return x <= y;
-      if (n.op == ">")
-        return x > y;
-      if (n.op == ">=")
-        return x >= y;
-      if (n.op == "==")
-        return x == y;
-      return x != y;
+      switch (n.op) {
+        case Node::kLt:
+          return x < y;
+        case Node::kLe:
+          return x <= y;
+        case Node::kGt:
+          return x > y;
+        case Node::kGe:
+          return x >= y;
+        case Node::kEq:
+          return x == y;
+        case Node::kNe:
+          return x != y;
+      }
+      return false;
     }
     default:
       return false;

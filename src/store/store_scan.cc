@@ -58,18 +58,19 @@ Status Store::Scan(std::span<const int32_t> columns,
       batch.run = h.run;
       batch.first_ordinal = first;
       batch.events = static_cast<int64_t>(n);
-      batch.columns.clear();
+      // Jagged columns first (their offsets come from the counters in fixed_cols), then the
+      // fixed ones are moved in (copied only when asked for twice).
       std::vector<size_t> jagged_at;  // positions in batch.columns of the jagged columns
-      for (int32_t c : columns) {
-        const ColumnSpec& spec = s.columns[static_cast<size_t>(c)];
+      batch.columns.resize(columns.size());
+      for (size_t q = 0; q < columns.size(); ++q) {
+        const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[q])];
         if (!spec.jagged()) {
-          size_t k = static_cast<size_t>(std::find(fixed.begin(), fixed.end(), c) - fixed.begin());
-          batch.columns.push_back(fixed_cols[k]);
           continue;
         }
         const rootio::Column& counts = fixed_cols[static_cast<size_t>(
             std::find(fixed.begin(), fixed.end(), spec.counter) - fixed.begin())];
-        rootio::Column col = StartColumnFor(spec);
+        rootio::Column& col = batch.columns[q];
+        col = StartColumnFor(spec);
         col.first_entry = static_cast<int64_t>(first);
         col.num_entries = static_cast<int64_t>(n);
         col.offsets.resize(n + 1);
@@ -77,8 +78,21 @@ Status Store::Scan(std::span<const int32_t> columns,
           col.offsets[i + 1] = col.offsets[i] + counts.AsUint64(i) * spec.len;
         }
         col.bytes.resize(col.offsets[n] * spec.value_size());
-        jagged_at.push_back(batch.columns.size());
-        batch.columns.push_back(std::move(col));
+        jagged_at.push_back(q);
+      }
+      std::vector<int> uses(fixed.size(), 0);
+      for (int32_t c : columns) {
+        auto k = static_cast<size_t>(std::find(fixed.begin(), fixed.end(), c) - fixed.begin());
+        if (k < fixed.size()) {
+          ++uses[k];
+        }
+      }
+      for (size_t q = 0; q < columns.size(); ++q) {
+        auto k =
+            static_cast<size_t>(std::find(fixed.begin(), fixed.end(), columns[q]) - fixed.begin());
+        if (k < fixed.size() && !s.columns[static_cast<size_t>(columns[q])].jagged()) {
+          batch.columns[q] = --uses[k] == 0 ? std::move(fixed_cols[k]) : fixed_cols[k];
+        }
       }
       if (!jagged_at.empty()) {
         FERRY_TRY_CTX(
