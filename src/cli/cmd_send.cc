@@ -81,6 +81,7 @@ void PrintJson(const xfer::SendReport& r, const xfer::SendOptions& o) {
       .Field("gbit_per_s", gbit)
       .Field("streams", static_cast<int64_t>(r.streams))
       .Field("retransmitted_blocks", r.retransmitted_blocks)
+      .Field("endgame_copies", r.endgame_copies)
       .Field("digest", xfer::DigestHex(r.digest))
       .Field("digest_algorithm", "xxh3-blocks")
       .Field("total_bytes", r.total_bytes)

@@ -148,6 +148,7 @@ class SendSession {
   uint64_t resumed_blocks_ = 0;     // guarded by mu_
   std::unordered_set<uint64_t> duplicated_;  // blocks re-sent by the endgame, guarded by mu_
   std::atomic<uint64_t> retransmits_{0};
+  std::atomic<uint64_t> endgame_copies_{0};
   std::atomic<uint64_t> sent_bytes_{0};
   std::atomic<uint64_t> blocks_sent_{0};
   std::atomic<bool> stop_{false};

@@ -318,7 +318,7 @@ void SendSession::Endgame() {
     }
   }
   if (added > 0) {
-    retransmits_.fetch_add(added);
+    endgame_copies_.fetch_add(added);
     reader_waker_.Wake();
   }
 }

@@ -474,6 +474,7 @@ SendReport SendSession::BuildReport() {
   r.sent_bytes = sent_bytes_.load();
   r.blocks_sent = blocks_sent_.load();
   r.retransmitted_blocks = retransmits_.load();
+  r.endgame_copies = endgame_copies_.load();
   r.streams = plan_.streams;
   r.rtt_us = rtt_us_;
   r.send_buffer = plan_.send_buffer;

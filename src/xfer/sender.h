@@ -65,8 +65,9 @@ struct SendReport {
   uint64_t total_bytes = 0;  // size of all files
   uint64_t sent_bytes = 0;   // payload bytes on the wire
   uint64_t blocks_sent = 0;
-  uint64_t resumed_blocks = 0;  // present at the receiver and verified against the source
-  uint64_t retransmitted_blocks = 0;
+  uint64_t resumed_blocks = 0;        // present at the receiver and verified against the source
+  uint64_t retransmitted_blocks = 0;  // re-sent after a checksum mismatch or a lost stream
+  uint64_t endgame_copies = 0;        // blocks sent a second time to bypass a slow stream
   double seconds = 0;
   int streams = 0;
   int streams_lost = 0;
