@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "gen/batch_pipeline.h"
 #include "gen/event_ids.h"
 #include "gen/event_template.h"
 #include "gen/resampler.h"
@@ -34,8 +35,8 @@ Status ValidateOptions(const GenOptions& o) {
 
 Result<GenReport> GenerateNanoAod(const GenOptions& o, const GenProgressFn& progress) {
   FERRY_TRY(ValidateOptions(o));
-  const auto start = std::chrono::steady_clock::now();
   EventTemplate tmpl = FERRY_TRY_CTX(LoadTemplate(o.template_path), "template " + o.template_path);
+  const auto start = std::chrono::steady_clock::now();
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
   if (ec) {
@@ -47,7 +48,15 @@ Result<GenReport> GenerateNanoAod(const GenOptions& o, const GenProgressFn& prog
   report.skipped = tmpl.skipped;
   EventIdSequence ids(o.seed);
   Resampler resampler(tmpl, o.seed);
-  std::vector<rootio::Column> columns;
+  // Batch sizes of every file in order: batches never straddle files.
+  std::vector<int64_t> sizes;
+  for (int32_t f = 0; f < o.files; ++f) {
+    const int64_t n = o.events / o.files + (f < o.events % o.files ? 1 : 0);
+    for (int64_t written = 0; written < n; written += o.batch_events) {
+      sizes.push_back(std::min(o.batch_events, n - written));
+    }
+  }
+  BatchPipeline batches(resampler, ids, std::move(sizes), o.pipeline);
   std::vector<const rootio::Column*> ptrs;
   GenProgress done;
 
@@ -75,9 +84,12 @@ Result<GenReport> GenerateNanoAod(const GenOptions& o, const GenProgressFn& prog
     uint64_t file_start_bytes = done.file_bytes;
     for (int64_t written = 0; written < n;) {
       const int64_t batch = std::min(o.batch_events, n - written);
-      resampler.NextBatch(batch, ids, &columns);
+      const std::vector<rootio::Column>* columns = batches.Next();
+      if (columns == nullptr || columns->empty() || (*columns)[0].num_entries != batch) {
+        return CorruptionError("generator batches out of step").AddContext(ctx);
+      }
       ptrs.clear();
-      for (const rootio::Column& c : columns) {
+      for (const rootio::Column& c : *columns) {
         ptrs.push_back(&c);
       }
       FERRY_TRY_CTX(tw.WriteColumns(ptrs), ctx);

@@ -7,7 +7,8 @@
 // continuing from file to file). The output is byte-for-byte deterministic for a seed: file
 // dates and UUIDs are derived from it.
 //
-// Memory: the template, one column batch (batch_events events) and one basket per branch.
+// Memory: the template, two column batches (batch_events events each: one being written, the
+// next being resampled on a second thread) and one basket per branch.
 // Progress is reported through the callback after every batch. Errors carry the file path.
 #pragma once
 
@@ -34,6 +35,8 @@ struct GenOptions {
   int64_t batch_events = 1000;
   std::string prefix = "nanoaod";
   bool measure_agc = true;
+  // Resample the next batch on a second thread while this one is written (same output).
+  bool pipeline = true;
 };
 
 struct GenFile {
@@ -52,7 +55,7 @@ struct GenReport {
   int64_t tot_bytes = 0;
   size_t branches = 0;
   std::vector<std::string> skipped;  // template branches left out
-  double seconds = 0;                // generation and writing, without the AGC survey
+  double seconds = 0;  // generation and writing (wall), without template loading and AGC survey
   AgcReport agc;
 };
 

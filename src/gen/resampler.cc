@@ -67,8 +67,11 @@ void Resampler::FillBranch(size_t branch, Column* out) {
   out->num_entries = n;
   out->jagged = !tb.spec.count.empty() || tb.spec.type == LeafType::kString;
   out->fixed_len = out->jagged ? 1 : static_cast<uint32_t>(tb.spec.len);
-  out->offsets.clear();
-  out->bytes.clear();
+  // Sizes are set below without clearing first: a reused column keeps its bytes, so only
+  // growth is zero-filled.
+  if (!out->jagged) {
+    out->offsets.clear();
+  }
   const size_t vs = rootio::LeafTypeSize(tb.spec.type);
   const int32_t bi = static_cast<int32_t>(branch);
   if (bi == tmpl_->run || bi == tmpl_->lumi || bi == tmpl_->event) {

@@ -21,8 +21,20 @@ class XzEncoder {
                         std::span<const uint8_t> in,
                         size_t limit,
                         std::vector<uint8_t>* out) {
-    lzma_ret r =
-        lzma_easy_encoder(&strm_, static_cast<uint32_t>(std::clamp(level, 0, 9)), LZMA_CHECK_CRC32);
+    // The preset's options with the dictionary capped at the input size: a larger dictionary
+    // cannot find more matches, but liblzma would allocate and clear it (and its match finder,
+    // hundreds of MiB at level 9) for every basket.
+    lzma_options_lzma opt{};
+    if (lzma_lzma_preset(&opt, static_cast<uint32_t>(std::clamp(level, 0, 9))) != 0) {
+      return InvalidArgumentError("bad lzma level " + std::to_string(level));
+    }
+    uint32_t dict = LZMA_DICT_SIZE_MIN;
+    while (dict < in.size() && dict < opt.dict_size) {
+      dict *= 2;
+    }
+    opt.dict_size = std::min(dict, opt.dict_size);
+    lzma_filter filters[] = {{LZMA_FILTER_LZMA2, &opt}, {LZMA_VLI_UNKNOWN, nullptr}};
+    lzma_ret r = lzma_stream_encoder(&strm_, filters, LZMA_CHECK_CRC32);
     if (r != LZMA_OK) {
       return InvalidArgumentError("lzma encoder setup failed ("
                                   + std::to_string(static_cast<int>(r)) + ")");
@@ -98,6 +110,16 @@ Result<bool> CompressLzma(int level, std::span<const uint8_t> in, std::vector<ui
 }
 
 }  // namespace
+
+Result<size_t> CompressBlockBody(const codec::Setting& setting,
+                                 std::span<const uint8_t> in,
+                                 std::vector<uint8_t>* out) {
+  if (setting.algorithm == codec::Algorithm::kLzma) {
+    thread_local XzEncoder encoder;
+    return encoder.Encode(setting.level, in, in.size() + in.size() / 2 + 4096, out);
+  }
+  return codec::CompressBlock(setting, in, out);
+}
 
 Result<bool> CompressRecordPayload(const codec::Setting& setting,
                                    std::span<const uint8_t> in,

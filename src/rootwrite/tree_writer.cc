@@ -12,7 +12,7 @@ using rootio::LeafType;
 
 // Entries per step while the first cluster's size is still open (auto_flush < 0): the
 // cluster size is decided at this granularity in WriteColumns.
-constexpr int64_t kProbeEntries = 100;
+constexpr int64_t kProbeEntries = 1000;
 constexpr int32_t kMinBasketSize = 512;
 constexpr size_t kMaxNameLength = 4096;
 
