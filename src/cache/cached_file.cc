@@ -110,7 +110,9 @@ void CachedFile::Close() {
   }
   if (entry_) {
     entry_->TouchLastRead();
-    if (entry_->RemoveHandle() == 0) {
+    // The last handle publishes what is stored but unpublished (queued fetches are published
+    // by the writer within publish_ms anyway); a pass that only hit wakes nobody.
+    if (entry_->RemoveHandle() == 0 && entry_->dirty()) {
       cache_->writer().RequestPublish(entry_);
     }
     // Dropping our reference lets the entry (and its open lock) go once the writer is done.

@@ -14,7 +14,7 @@
 #include <ctime>
 #include <random>
 
-#include "base/crc32c.h"
+#include "cache/page_crc.h"
 
 namespace ferry::cache {
 namespace {
@@ -246,7 +246,8 @@ Status Entry::Create(const OriginInfo& info, bool recreate) {
     }
     PageIndex index(std::move(fresh));
     std::vector<uint8_t> scratch;
-    FERRY_TRY(PublishIndex(paths_, index, config_.sync, scratch, &stamp));
+    // No fsync: after a crash there is either no index or this empty one, both harmless.
+    FERRY_TRY(PublishIndex(paths_, index, /*sync=*/false, scratch, &stamp));
     std::unique_lock<std::shared_mutex> lock(mu_);
     index_ = std::move(index);
   }
@@ -330,7 +331,7 @@ Result<uint64_t> Entry::Serve(size_t request,
       for (uint64_t k = page; k <= last; ++k) {
         const uint64_t kstart = k * ps;
         const uint32_t klen = index_.PageLength(k);
-        if (!st || crc32c::Value(dest.data() + (kstart - offset), klen) != index_.crc(k)) {
+        if (!st || PageCrc(dest.data() + (kstart - offset), klen) != index_.crc(k)) {
           s.bad.push_back(k);
           miss(kstart, kstart + klen);
         } else {
@@ -346,7 +347,7 @@ Result<uint64_t> Entry::Serve(size_t request,
       if (!st && st.error().code() != ErrorCode::kShortRead) {
         return std::move(st).error();
       }
-      if (!st || crc32c::Value(buf, plen) != index_.crc(page)) {
+      if (!st || PageCrc(buf, plen) != index_.crc(page)) {
         s.bad.push_back(page);
         miss(pos, seg_end);
       } else {
@@ -359,17 +360,21 @@ Result<uint64_t> Entry::Serve(size_t request,
       const uint64_t a = std::max(pos, flo);
       const uint64_t b = std::min(seg_end, fhi);
       if (a < b) {
-        uint8_t* buf = scratch(f->length());
+        // A fragment wholly inside the request goes straight to the caller's buffer.
+        const bool direct = a == flo && b == fhi;
+        uint8_t* buf = direct ? dest.data() + (flo - offset) : scratch(f->length());
         Status st = PreadFull(frag_fd_.get(), buf, f->length(), f->offset);
         if (!st && st.error().code() != ErrorCode::kShortRead) {
           return std::move(st).error();
         }
-        if (!st || crc32c::Value(buf, f->length()) != f->crc) {
+        if (!st || PageCrc(buf, f->length()) != f->crc) {
           s.bad.push_back(page);
           miss(pos, seg_end);
         } else {
           miss(pos, a);
-          std::memcpy(dest.data() + (a - offset), buf + (a - flo), b - a);
+          if (!direct) {
+            std::memcpy(dest.data() + (a - offset), buf + (a - flo), b - a);
+          }
           served += b - a;
           miss(b, seg_end);
         }
@@ -444,7 +449,7 @@ bool Entry::RefreshLocked(bool under_write_lock) {
     for (const auto& [page, f] : theirs) {
       buf.resize(f.length());
       if (PreadFull(frag_fd_.get(), buf.data(), buf.size(), f.offset)
-          && crc32c::Value(buf.data(), buf.size()) == f.crc) {
+          && PageCrc(buf.data(), buf.size()) == f.crc) {
         (void)StorePiece(page * page_size_ + f.lo, buf, scratch);
         added = true;
       }
@@ -611,7 +616,7 @@ Status Entry::StorePiece(uint64_t offset,
       }
       Status st =
           PreadFull(frag_fd_.get(), scratch.data() + have->lo, have->length(), have->offset);
-      if (st && crc32c::Value(scratch.data() + have->lo, have->length()) == have->crc) {
+      if (st && PageCrc(scratch.data() + have->lo, have->length()) == have->crc) {
         std::memcpy(scratch.data() + lo, data.data(), data.size());
         nlo = std::min(lo, have->lo);
         nhi = std::max(hi, have->hi);
@@ -622,7 +627,7 @@ Status Entry::StorePiece(uint64_t offset,
     }
     if (nlo == 0 && nhi == plen) {
       FERRY_TRY(PwriteFull(data_fd_.get(), data.data(), data.size(), pstart));
-      const uint32_t crc = crc32c::Value(data.data(), data.size());
+      const uint32_t crc = PageCrc(data.data(), data.size());
       std::unique_lock<std::shared_mutex> lock(mu_);
       index_.SetFull(page, crc);
     } else {
@@ -639,7 +644,7 @@ Status Entry::AppendFragment(uint64_t page, uint32_t lo, std::span<const uint8_t
   f.lo = lo;
   f.hi = lo + static_cast<uint32_t>(bytes.size());
   f.offset = frag_end_;
-  f.crc = crc32c::Value(bytes.data(), bytes.size());
+  f.crc = PageCrc(bytes.data(), bytes.size());
   frag_end_ += bytes.size();
   std::unique_lock<std::shared_mutex> lock(mu_);
   index_.SetFragment(page, f);

@@ -1,5 +1,6 @@
 #include "cache/page_index.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -195,7 +196,14 @@ void PageIndex::Encode(std::vector<uint8_t>& out) const {
     }
   }
   pos = crc_start + Pad8(4 * full_pages_);
-  for (const auto& [page, f] : fragments_) {
+  std::vector<uint64_t> pages;
+  pages.reserve(fragments_.size());
+  for (const auto& entry : fragments_) {
+    pages.push_back(entry.first);
+  }
+  std::sort(pages.begin(), pages.end());
+  for (uint64_t page : pages) {
+    const Fragment& f = fragments_.at(page);
     StoreLE<uint64_t>(h + pos, page);
     StoreLE<uint32_t>(h + pos + 8, f.lo);
     StoreLE<uint32_t>(h + pos + 12, f.hi);
@@ -273,6 +281,7 @@ Result<PageIndex> PageIndex::Decode(std::span<const uint8_t> bytes) {
   info.url.assign(reinterpret_cast<const char*>(h + kIndexHeaderBytes), url_bytes);
 
   PageIndex index(std::move(info));
+  index.fragments_.reserve(frag_count);
   size_t pos = kIndexHeaderBytes + Pad8(url_bytes);
   uint64_t bits_seen = 0;
   for (uint64_t w = 0; w < words; ++w) {
@@ -319,7 +328,7 @@ Result<PageIndex> PageIndex::Decode(std::span<const uint8_t> bytes) {
     if (f.offset > index.info_.frag_bytes || f.length() > index.info_.frag_bytes - f.offset) {
       return Corrupt("fragment past the end of the log");
     }
-    index.fragments_.emplace_hint(index.fragments_.end(), page, f);
+    index.fragments_.emplace(page, f);
     last_page = page;
   }
   return index;

@@ -16,10 +16,10 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "base/result.h"
@@ -92,7 +92,8 @@ class PageIndex final : public fetch::CoverageMap {
   uint64_t full_pages() const { return full_pages_; }
   // Bitmap words: bit p % 64 of word p / 64 set = page p full.
   const std::vector<uint64_t>& bitmap_words() const { return bitmap_; }
-  const std::map<uint64_t, Fragment>& fragments() const { return fragments_; }
+  // Fragments by page, in no particular order.
+  const std::unordered_map<uint64_t, Fragment>& fragments() const { return fragments_; }
   // Bytes held: full pages (their lengths) plus fragment lengths.
   uint64_t held_bytes() const;
 
@@ -110,7 +111,7 @@ class PageIndex final : public fetch::CoverageMap {
   std::vector<uint64_t> bitmap_;
   // One group of 64 CRCs per bitmap word, allocated when the word gets its first bit.
   std::vector<std::unique_ptr<uint32_t[]>> crc_groups_;
-  std::map<uint64_t, Fragment> fragments_;
+  std::unordered_map<uint64_t, Fragment> fragments_;
 };
 
 // True when page_size is a power of two in [kMinPageSize, kMaxPageSize].

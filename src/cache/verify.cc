@@ -5,9 +5,9 @@
 
 #include <vector>
 
-#include "base/crc32c.h"
 #include "base/fd.h"
 #include "cache/lock_file.h"
+#include "cache/page_crc.h"
 
 namespace ferry::cache {
 namespace {
@@ -16,8 +16,7 @@ bool CheckBytes(int fd, uint64_t offset, uint32_t length, uint32_t crc, std::vec
   if (buf.size() < length) {
     buf.resize(length);
   }
-  return fd >= 0 && PreadFull(fd, buf.data(), length, offset)
-         && crc32c::Value(buf.data(), length) == crc;
+  return fd >= 0 && PreadFull(fd, buf.data(), length, offset) && PageCrc(buf.data(), length) == crc;
 }
 
 }  // namespace

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Summarises bench/cache_wan.sh runs: table on stdout, JSON and PNG plots in OUT.
+
+usage: cache_wan_report.py RUNS.jsonl OUT_DIR CONFIG_JSON
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+runs_path, out_dir, config = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+runs = [json.loads(line) for line in open(runs_path) if line.strip()]
+
+# Ferry counters are cumulative per cache directory: turn them into per-run deltas.
+prev = {}
+for r in runs:
+    if r.get("kind") != "ferry":
+        continue
+    if r["label"] == "ferry-cold":
+        prev = {}
+    cur = r.get("cache_stats", {})
+    r["origin_requests"] = cur.get("origin_requests", 0) - prev.get("origin_requests", 0)
+    r["cache_bytes_from_origin"] = cur.get("bytes_from_origin", 0) - prev.get("bytes_from_origin", 0)
+    prev = cur
+for r in runs:
+    if r.get("kind") == "direct":
+        r["origin_requests"] = r["replay"].get("vector_reads", 0)
+
+scenarios = ["direct", "ferry-cold", "ferry-warm", "xcache-default-cold", "xcache-default-warm",
+             "xcache-tuned-cold", "xcache-tuned-warm"]
+requested = next((r["replay"]["bytes"] for r in runs if r.get("label") == "direct"), 0)
+disk_after = {r["label"]: r["disk_bytes"] for r in runs if r.get("label", "").endswith("-disk")}
+
+
+def median(xs):
+    return statistics.median(xs) if xs else None
+
+
+summary = {}
+for s in scenarios:
+    rs = [r for r in runs if r.get("label") == s]
+    if not rs:
+        continue
+    ok = all(r["exit"] == 0 for r in rs)
+    row = {
+        "runs": len(rs),
+        "ok": ok,
+        "wall_s": median([r["replay"].get("wall_s", 0) for r in rs]),
+        "wall_s_all": [r["replay"].get("wall_s", 0) for r in rs],
+        "process_s": median([r["process_s"] for r in rs]),
+        "p50_ms": median([r["replay"].get("p50_ms", 0) for r in rs]),
+        "wan_bytes": median([r["wan_bytes"] for r in rs]),
+        "idle_pct": median([r["idle_pct"] for r in rs]),
+        "verified": all(r["replay"].get("verified", False) for r in rs),
+    }
+    reqs = [r["origin_requests"] for r in rs if "origin_requests" in r]
+    row["origin_requests"] = median(reqs)
+    if s.startswith("ferry"):
+        row["disk_bytes"] = median([r["disk_bytes"] for r in rs])
+    elif s.startswith("xcache"):
+        row["disk_bytes"] = disk_after.get(s.rsplit("-", 1)[0] + "-disk", max(r["disk_bytes"] for r in rs))
+    summary[s] = row
+
+direct = summary.get("direct", {})
+for s, row in summary.items():
+    if direct.get("wall_s"):
+        row["wall_vs_direct"] = row["wall_s"] / direct["wall_s"]
+    if requested:
+        row["wan_per_requested"] = row["wan_bytes"] / requested
+        if row.get("disk_bytes") is not None:
+            row["disk_per_requested"] = row["disk_bytes"] / requested
+
+targets = []
+
+
+def target(name, value, limit, cmp, unit=""):
+    if value is None or limit is None:
+        return
+    passed = value <= limit if cmp == "<=" else value >= limit
+    targets.append({"name": name, "value": value, "target": "%s %s%s" % (cmp, limit, unit),
+                    "pass": passed})
+
+
+fc, fw = summary.get("ferry-cold", {}), summary.get("ferry-warm", {})
+xc, xw = summary.get("xcache-tuned-cold", {}), summary.get("xcache-tuned-warm", {})
+target("ferry cold wall / direct wall", fc.get("wall_vs_direct"), 1.02, "<=")
+if fw.get("wall_s") and direct.get("wall_s"):
+    target("direct wall / ferry warm wall", direct["wall_s"] / fw["wall_s"], 30, ">=")
+target("ferry cold bytes from origin / requested", fc.get("wan_per_requested"), 1.05, "<=")
+target("ferry disk footprint / requested", fc.get("disk_per_requested"), 1.1, "<=")
+if xc:
+    target("ferry cold wall / XCache tuned cold wall", fc["wall_s"] / xc["wall_s"], 1.0, "<=")
+    target("ferry cold bytes / XCache tuned cold bytes", fc["wan_bytes"] / max(1, xc["wan_bytes"]), 1.0, "<=")
+    if xc.get("disk_bytes"):
+        target("ferry disk / XCache tuned disk", fc["disk_bytes"] / xc["disk_bytes"], 1.0, "<=")
+if xw:
+    target("ferry warm wall / XCache tuned warm wall", fw["wall_s"] / xw["wall_s"], 1.0, "<=")
+
+# ---- table ----
+print("\ncache_wan: %d files x %s, RTT %s, %s, %d threads, requested %.1f MB per pass"
+      % (config["files"], config["size"], config["rtt"], config["rate"], config["threads"],
+         requested / 1e6))
+hdr = "%-22s %8s %9s %8s %9s %8s %9s %8s %9s %5s %s" % (
+    "scenario", "wall_s", "vs_direct", "p50_ms", "wan_MB", "wan/req", "origin_rq", "disk_MB",
+    "disk/req", "idle", "status")
+print(hdr)
+print("-" * len(hdr))
+for s in scenarios:
+    if s not in summary:
+        continue
+    r = summary[s]
+    def f(v, fmt):
+        return fmt % v if v is not None else "-"
+    print("%-22s %8s %9s %8s %9s %8s %9s %8s %9s %5s %s" % (
+        s, f(r["wall_s"], "%.3f"), f(r.get("wall_vs_direct"), "%.3fx"), f(r["p50_ms"], "%.1f"),
+        f(r["wan_bytes"] / 1e6, "%.1f"), f(r.get("wan_per_requested"), "%.3f"),
+        f(r.get("origin_requests"), "%d"),
+        f(r["disk_bytes"] / 1e6 if r.get("disk_bytes") is not None else None, "%.1f"),
+        f(r.get("disk_per_requested"), "%.3f"), f(r["idle_pct"], "%d"),
+        ("ok" if r["ok"] else "FAILED") + ("+verified" if r["verified"] else "")))
+if direct.get("wall_s") and fw.get("wall_s"):
+    print("\nferry warm is %.1fx faster than direct%s" % (
+        direct["wall_s"] / fw["wall_s"],
+        "; XCache tuned warm %.1fx" % (direct["wall_s"] / xw["wall_s"]) if xw else ""))
+print("\ntargets:")
+for t in targets:
+    print("  %-44s %10.3f   %-8s %s" % (t["name"], t["value"], t["target"],
+                                          "PASS" if t["pass"] else "FAIL"))
+print("  (runs of direct and ferry: %s)" % {s: summary[s]["wall_s_all"] for s in
+                                             ("direct", "ferry-cold", "ferry-warm") if s in summary})
+
+os.makedirs(out_dir, exist_ok=True)
+doc = {"config": config, "requested_bytes": requested, "scenarios": summary, "targets": targets,
+       "runs": runs}
+with open(os.path.join(out_dir, "cache_wan.json"), "w") as fh:
+    json.dump(doc, fh, indent=1)
+
+# ---- plots ----
+dat = os.path.join(out_dir, "cache_wan.dat")
+with open(dat, "w") as fh:
+    fh.write("scenario wall_s wan_per_req disk_per_req\n")
+    for s in scenarios:
+        if s in summary:
+            r = summary[s]
+            fh.write("%s %.4f %.4f %.4f\n" % (s, r["wall_s"], r.get("wan_per_requested", 0),
+                                             r.get("disk_per_requested") or 0))
+png = os.path.join(out_dir, "cache_wan.png")
+gp = """
+set terminal pngcairo size 1200,520 font ",10"
+set output "%s"
+set multiplot layout 1,2 title "ferry cache vs direct and XCache over a %s RTT, %s link (%d x %s, 6%%%% sparse reads)"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set grid ytics
+set xtics rotate by -30
+set logscale y
+set ylabel "wall time [s] (log)"
+set title "wall time per pass"
+plot "%s" using 2:xtic(1) notitle lc rgb "#3060c0"
+unset logscale y
+set yrange [0:*]
+set ylabel "bytes / bytes requested"
+set title "bytes from the origin and disk footprint"
+plot "%s" using 3:xtic(1) title "from origin (wire)" lc rgb "#c04030", "" using 4 title "disk" lc rgb "#40a040"
+unset multiplot
+""" % (png, config["rtt"], config["rate"], config["files"], config["size"], dat, dat)
+try:
+    subprocess.run(["gnuplot"], input=gp, text=True, check=True, capture_output=True, timeout=60)
+    print("\nwrote %s and %s" % (os.path.join(out_dir, "cache_wan.json"), png))
+except Exception as e:  # pylint: disable=broad-except
+    print("\nwrote %s (no plot: %s)" % (os.path.join(out_dir, "cache_wan.json"), e))
