@@ -10,6 +10,7 @@
 #include "rootio/file_header.h"
 #include "rootio/key.h"
 #include "rootio/root_file.h"
+#include "rootio/verify.h"
 #include "rootwrite/sample_tree.h"
 #include "rootwrite/tree_writer.h"
 #include "testing/testing.h"
@@ -56,6 +57,49 @@ Parsed ParseWritten(const std::string& path) {
       p.bytes.begin()
           + static_cast<ptrdiff_t>(p.header.seek_free + static_cast<uint64_t>(k->nbytes)));
   return p;
+}
+
+// Walks the file record by record from fBEGIN: every record's fNbytes must lead exactly to the
+// next key header and the last one must end at fEND (no gap, no overlap, nothing after).
+std::map<std::string, int> WalkRecords(const Parsed& p) {
+  std::map<std::string, int> classes;
+  uint64_t pos = static_cast<uint64_t>(p.header.begin);
+  while (pos < p.header.end) {
+    rootio::Cursor c(p.bytes, static_cast<size_t>(pos));
+    auto k = rootio::ParseKey(c);
+    EXPECT_TRUE(k.has_value()) << "no key at " << pos;
+    if (!k.has_value()) {
+      break;
+    }
+    EXPECT_EQ(k->seek_key, pos) << k->class_name << " " << k->name;
+    ++classes[k->class_name];
+    pos += static_cast<uint64_t>(k->nbytes);
+  }
+  EXPECT_EQ(pos, p.header.end);
+  return classes;
+}
+
+TEST(FileWriter, RecordsTileTheFileAndEveryLeafReadsBack) {
+  testing::TempDir dir;
+  for (bool big : {false, true}) {
+    std::string path = dir.File(big ? "tile-big.root" : "tile.root");
+    ASSERT_TRUE(
+        sample::Write(path, Options(big), TreeOptions{.basket_size = 700}, true, true).has_value());
+    Parsed p = ParseWritten(path);
+    auto classes = WalkRecords(p);
+    EXPECT_EQ(classes["TFile"], 3);  // top directory, keys list, free segments
+    EXPECT_EQ(classes["TTree"], 2);
+    EXPECT_EQ(classes["TList"], 1);
+    EXPECT_GT(classes["TBasket"], 100);
+    EXPECT_EQ(classes.size(), 4u);
+    auto f = rootio::RootFile::OpenPath(path);
+    ASSERT_TRUE(f.has_value());
+    auto stats = rootio::ReadAllTrees(**f);
+    ASSERT_TRUE(stats.has_value()) << stats.error().ToString();
+    EXPECT_EQ(stats->trees, 2u);
+    EXPECT_EQ(stats->leaves_unsupported, 0u);
+    EXPECT_EQ(stats->leaves_read, 18u);
+  }
 }
 
 TEST(FileWriter, SmallFileLayout) {
