@@ -419,9 +419,11 @@ ScanResult ScanColumns(const rootio::Tree& tree,
     if (select) {
       const rootio::Column& met = cols[static_cast<size_t>(reader.ColumnOf("MET_pt"))];
       const rootio::Column& nmu = cols[static_cast<size_t>(reader.ColumnOf("nMuon"))];
+      const float* mv = reinterpret_cast<const float*>(met.bytes.data());
+      const uint32_t* nv = reinterpret_cast<const uint32_t*>(nmu.bytes.data());
       for (int64_t i = 0; i < met.num_entries; ++i) {
-        double m = met.AsDouble(static_cast<size_t>(i));
-        if (m > 25 && nmu.AsUint64(static_cast<size_t>(i)) >= 1) {
+        const double m = static_cast<double>(mv[i]);
+        if (m > 25 && nv[i] >= 1) {
           ++r.selected;
           sum += m;
         }
@@ -447,6 +449,7 @@ ScanResult ScanStore(const std::string& dir,
   s->ResetStats();
   ScanResult r;
   double sum = 0;
+  std::vector<uint8_t> mask;
   auto t0 = Clock::now();
   const double c0 = CpuNow();
   Must(s->Scan(cols, [&](const store::ScanBatch& b) {
@@ -454,10 +457,12 @@ ScanResult ScanStore(const std::string& dir,
       r.values += c.num_values();
     if (select) {
       std::vector<const rootio::Column*> v = {&b.columns[0], &b.columns[1]};
+      sel.EvaluateBatch(v, b.events, &mask);
+      const float* met = reinterpret_cast<const float*>(b.columns[0].bytes.data());
       for (int64_t i = 0; i < b.events; ++i) {
-        if (sel.Evaluate(v, i)) {
+        if (mask[static_cast<size_t>(i)] != 0) {
           ++r.selected;
-          sum += b.columns[0].AsDouble(static_cast<size_t>(i));
+          sum += static_cast<double>(met[i]);
         }
       }
     }
@@ -511,6 +516,11 @@ int Run(int argc, char** argv) {
 
   // (5) conversion per codec (or, with --reuse 1, the stores and figures of an earlier run).
   const bool reuse = Opt(argc, argv, "--reuse", "0") == "1";
+  // --parts picks,full,two,jagged (default all): which measurements to run.
+  const std::string parts = Opt(argc, argv, "--parts", "picks,full,two,jagged");
+  auto part = [&](const char* p) {
+    return ("," + parts + ",").find("," + std::string(p) + ",") != std::string::npos;
+  };
   std::fprintf(stderr, "(5) conversion%s\n", reuse ? " (reused from an earlier run)" : "");
   std::string main_store;
   if (reuse) {
@@ -561,74 +571,81 @@ int Run(int argc, char** argv) {
   }
 
   // (1) scattered picks.
-  std::fprintf(stderr, "(1) %zu scattered events, every branch\n", npicks);
   Picks picks = MakePicks(*tree, npicks);
-  std::vector<int64_t> base(
-      picks.entries.begin(),
-      picks.entries.begin() + static_cast<ptrdiff_t>(std::min(nbase, picks.entries.size())));
-  w.Key("picks").BeginObject().Field("events", static_cast<uint64_t>(npicks));
-  PickResult sp = PickStore(main_store, store::IoMode::kPread, picks.ids);
-  PickResult sm = PickStore(main_store, store::IoMode::kMmap, picks.ids);
-  PickResult ba = PickBaskets(*tree, base);
-  PickResult cl = PickClusters(*tree, base);
-  WritePick(w, "store_pread", sp);
-  WritePick(w, "store_mmap", sm);
-  WritePick(w, "tree_baskets", ba);
-  WritePick(w, "tree_cluster_cache", cl);
-  const double per_store = sp.seconds / static_cast<double>(sp.events);
-  w.Field("speedup_vs_baskets", (ba.seconds / static_cast<double>(ba.events)) / per_store);
-  w.Field("speedup_vs_cluster_cache", (cl.seconds / static_cast<double>(cl.events)) / per_store);
-  auto per_cpu = [](const PickResult& x) {
-    return x.cpu / static_cast<double>(std::max<size_t>(1, x.events));
-  };
-  w.Field("cpu_speedup_vs_baskets", per_cpu(ba) / per_cpu(sp));
-  w.Field("cpu_speedup_mmap_vs_baskets", per_cpu(ba) / per_cpu(sm));
-  w.Field("cpu_speedup_vs_cluster_cache", per_cpu(cl) / per_cpu(sp));
-  w.Field("speedup_mmap_vs_baskets", (ba.seconds / static_cast<double>(ba.events))
-                                         / (sm.seconds / static_cast<double>(sm.events)));
-  w.EndObject();
-  std::fprintf(
-      stderr,
-      "  speedup per event vs basket traversal: %.0fx (pread), %.0fx (mmap); vs cluster cache "
-      "%.0fx\n",
-      (ba.seconds / static_cast<double>(ba.events)) / per_store,
-      (ba.seconds / static_cast<double>(ba.events)) / (sm.seconds / static_cast<double>(sm.events)),
-      (cl.seconds / static_cast<double>(cl.events)) / per_store);
-
+  if (part("picks")) {
+    std::fprintf(stderr, "(1) %zu scattered events, every branch\n", npicks);
+    std::vector<int64_t> base(
+        picks.entries.begin(),
+        picks.entries.begin() + static_cast<ptrdiff_t>(std::min(nbase, picks.entries.size())));
+    w.Key("picks").BeginObject().Field("events", static_cast<uint64_t>(npicks));
+    PickResult sp = PickStore(main_store, store::IoMode::kPread, picks.ids);
+    PickResult sm = PickStore(main_store, store::IoMode::kMmap, picks.ids);
+    PickResult ba = PickBaskets(*tree, base);
+    PickResult cl = PickClusters(*tree, base);
+    WritePick(w, "store_pread", sp);
+    WritePick(w, "store_mmap", sm);
+    WritePick(w, "tree_baskets", ba);
+    WritePick(w, "tree_cluster_cache", cl);
+    const double per_store = sp.seconds / static_cast<double>(sp.events);
+    w.Field("speedup_vs_baskets", (ba.seconds / static_cast<double>(ba.events)) / per_store);
+    w.Field("speedup_vs_cluster_cache", (cl.seconds / static_cast<double>(cl.events)) / per_store);
+    auto per_cpu = [](const PickResult& x) {
+      return x.cpu / static_cast<double>(std::max<size_t>(1, x.events));
+    };
+    w.Field("cpu_speedup_vs_baskets", per_cpu(ba) / per_cpu(sp));
+    w.Field("cpu_speedup_mmap_vs_baskets", per_cpu(ba) / per_cpu(sm));
+    w.Field("cpu_speedup_vs_cluster_cache", per_cpu(cl) / per_cpu(sp));
+    w.Field("speedup_mmap_vs_baskets", (ba.seconds / static_cast<double>(ba.events))
+                                           / (sm.seconds / static_cast<double>(sm.events)));
+    w.EndObject();
+    std::fprintf(
+        stderr,
+        "  speedup per event vs basket traversal: %.0fx (pread), %.0fx (mmap); vs cluster cache "
+        "%.0fx\n",
+        (ba.seconds / static_cast<double>(ba.events)) / per_store,
+        (ba.seconds / static_cast<double>(ba.events))
+            / (sm.seconds / static_cast<double>(sm.events)),
+        (cl.seconds / static_cast<double>(cl.events)) / per_store);
+  }
   // (2) full scan of every field.
-  std::fprintf(stderr, "(2) full scan, every branch\n");
-  std::vector<std::string> all;
-  for (int32_t li : StoredLeaves(tree->info()))
-    all.push_back(tree->info().leaves[static_cast<size_t>(li)].name);
-  w.Key("full_scan").BeginObject();
-  WriteScan(w, "store_pread", ScanStore(main_store, store::IoMode::kPread, all, false));
-  WriteScan(w, "store_mmap", ScanStore(main_store, store::IoMode::kMmap, all, false));
-  WriteScan(w, "tree_cluster_reader", ScanColumns(*tree, all, false));
-  w.EndObject();
-
+  if (part("full")) {
+    std::fprintf(stderr, "(2) full scan, every branch\n");
+    std::vector<std::string> all;
+    for (int32_t li : StoredLeaves(tree->info()))
+      all.push_back(tree->info().leaves[static_cast<size_t>(li)].name);
+    w.Key("full_scan").BeginObject();
+    WriteScan(w, "store_pread", ScanStore(main_store, store::IoMode::kPread, all, false));
+    WriteScan(w, "store_mmap", ScanStore(main_store, store::IoMode::kMmap, all, false));
+    WriteScan(w, "tree_cluster_reader", ScanColumns(*tree, all, false));
+    w.EndObject();
+  }
   // (3) two-column scan: MET_pt > 25 && nMuon >= 1, count and mean MET_pt.
-  std::fprintf(stderr, "(3) two-column scan: MET_pt > 25 && nMuon >= 1\n");
-  std::vector<std::string> two = {"MET_pt", "nMuon"};
-  w.Key("two_column_scan").BeginObject();
-  ScanResult s2p = ScanStore(main_store, store::IoMode::kPread, two, true);
-  ScanResult s2m = ScanStore(main_store, store::IoMode::kMmap, two, true);
-  ScanResult c2 = ScanColumns(*tree, two, true);
-  WriteScan(w, "store_pread", s2p);
-  WriteScan(w, "store_mmap", s2m);
-  WriteScan(w, "tree_column_reader", c2);
-  w.Field("identical", s2p.selected == c2.selected && s2p.mean == c2.mean && s2m.mean == c2.mean);
-  w.Field("store_over_column_reader_time", s2p.seconds / c2.seconds);
-  w.Field("store_over_column_reader_cpu", s2p.cpu / c2.cpu);
-  w.Field("store_mmap_over_column_reader_cpu", s2m.cpu / c2.cpu);
-  w.EndObject();
+  if (part("two")) {
+    std::fprintf(stderr, "(3) two-column scan: MET_pt > 25 && nMuon >= 1\n");
+    std::vector<std::string> two = {"MET_pt", "nMuon"};
+    w.Key("two_column_scan").BeginObject();
+    ScanResult s2p = ScanStore(main_store, store::IoMode::kPread, two, true);
+    ScanResult s2m = ScanStore(main_store, store::IoMode::kMmap, two, true);
+    ScanResult c2 = ScanColumns(*tree, two, true);
+    WriteScan(w, "store_pread", s2p);
+    WriteScan(w, "store_mmap", s2m);
+    WriteScan(w, "tree_column_reader", c2);
+    w.Field("identical", s2p.selected == c2.selected && s2p.mean == c2.mean && s2m.mean == c2.mean);
+    w.Field("store_over_column_reader_time", s2p.seconds / c2.seconds);
+    w.Field("store_over_column_reader_cpu", s2p.cpu / c2.cpu);
+    w.Field("store_mmap_over_column_reader_cpu", s2m.cpu / c2.cpu);
+    w.EndObject();
+  }
   // A jagged column too (Muon_pt over every event).
-  std::fprintf(stderr, "(3b) jagged-column scan: Muon_pt\n");
-  std::vector<std::string> jag = {"Muon_pt"};
-  w.Key("jagged_column_scan").BeginObject();
-  WriteScan(w, "store_pread", ScanStore(main_store, store::IoMode::kPread, jag, false));
-  WriteScan(w, "store_mmap", ScanStore(main_store, store::IoMode::kMmap, jag, false));
-  WriteScan(w, "tree_column_reader", ScanColumns(*tree, jag, false));
-  w.EndObject();
+  if (part("jagged")) {
+    std::fprintf(stderr, "(3b) jagged-column scan: Muon_pt\n");
+    std::vector<std::string> jag = {"Muon_pt"};
+    w.Key("jagged_column_scan").BeginObject();
+    WriteScan(w, "store_pread", ScanStore(main_store, store::IoMode::kPread, jag, false));
+    WriteScan(w, "store_mmap", ScanStore(main_store, store::IoMode::kMmap, jag, false));
+    WriteScan(w, "tree_column_reader", ScanColumns(*tree, jag, false));
+    w.EndObject();
+  }
   w.EndObject();
   FILE* f = std::fopen(json_path.c_str(), "w");
   if (f == nullptr) {

@@ -301,12 +301,14 @@ int RunScan(const std::string& dir, const Args& args) {
   uint64_t selected = 0;
   auto t0 = std::chrono::steady_clock::now();
   std::vector<const rootio::Column*> sel_values(sel_at.size());
+  std::vector<uint8_t> mask;
   auto r = s.Scan(read, [&](const store::ScanBatch& b) {
     for (size_t k = 0; k < sel_at.size(); ++k) {
       sel_values[k] = &b.columns[sel_at[k]];
     }
+    sel->EvaluateBatch(sel_values, b.events, &mask);
     for (int64_t i = 0; i < b.events; ++i) {
-      if (!sel->Evaluate(sel_values, i)) {
+      if (mask[static_cast<size_t>(i)] == 0) {
         continue;
       }
       ++selected;

@@ -1,5 +1,6 @@
 #include "store/selection.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 
@@ -221,7 +222,124 @@ bool Eval(const Node& n, const std::vector<const rootio::Column*>& v, int64_t ro
   }
 }
 
+template <class T>
+void ToDouble(const rootio::Column& c, int64_t n, double* out) {
+  const T* v = reinterpret_cast<const T*>(c.bytes.data());
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = static_cast<double>(v[i]);
+  }
+}
+
+void ColumnToDouble(const rootio::Column& c, int64_t n, std::vector<double>* out) {
+  out->resize(static_cast<size_t>(n));
+  double* d = out->data();
+  using rootio::LeafType;
+  switch (c.type) {
+    case LeafType::kBool:
+    case LeafType::kUInt8:
+      return ToDouble<uint8_t>(c, n, d);
+    case LeafType::kInt8:
+      return ToDouble<int8_t>(c, n, d);
+    case LeafType::kInt16:
+      return ToDouble<int16_t>(c, n, d);
+    case LeafType::kUInt16:
+      return ToDouble<uint16_t>(c, n, d);
+    case LeafType::kInt32:
+      return ToDouble<int32_t>(c, n, d);
+    case LeafType::kUInt32:
+      return ToDouble<uint32_t>(c, n, d);
+    case LeafType::kInt64:
+      return ToDouble<int64_t>(c, n, d);
+    case LeafType::kUInt64:
+      return ToDouble<uint64_t>(c, n, d);
+    case LeafType::kFloat32:
+      return ToDouble<float>(c, n, d);
+    case LeafType::kFloat64:
+      return ToDouble<double>(c, n, d);
+    default:
+      std::fill(d, d + n, 0.0);
+  }
+}
+
+template <class Cmp>
+void CompareArrays(
+    const double* x, double xs, const double* y, double ys, int64_t n, uint8_t* out, Cmp cmp) {
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = cmp(x != nullptr ? x[i] : xs, y != nullptr ? y[i] : ys) ? 1 : 0;
+  }
+}
+
+void EvalBatch(const Node& node,
+               const std::vector<std::vector<double>>& cols,
+               int64_t n,
+               std::vector<uint8_t>* out) {
+  out->resize(static_cast<size_t>(n));
+  uint8_t* o = out->data();
+  switch (node.kind) {
+    case Node::kTrue:
+      std::fill(o, o + n, 1);
+      return;
+    case Node::kNot:
+      EvalBatch(*node.a, cols, n, out);
+      for (int64_t i = 0; i < n; ++i) {
+        o[i] = static_cast<uint8_t>(o[i] ^ 1);
+      }
+      return;
+    case Node::kAnd:
+    case Node::kOr: {
+      std::vector<uint8_t> right;
+      EvalBatch(*node.a, cols, n, out);
+      EvalBatch(*node.b, cols, n, &right);
+      o = out->data();
+      for (int64_t i = 0; i < n; ++i) {
+        o[i] = node.kind == Node::kAnd ? static_cast<uint8_t>(o[i] & right[static_cast<size_t>(i)])
+                                       : static_cast<uint8_t>(o[i] | right[static_cast<size_t>(i)]);
+      }
+      return;
+    }
+    case Node::kCmp: {
+      auto side = [&](const Node& s, const double** arr, double* scalar) {
+        *arr = s.kind == Node::kColumn ? cols[s.value_index].data() : nullptr;
+        *scalar = s.kind == Node::kNumber ? s.number : 0;
+      };
+      const double* x = nullptr;
+      const double* y = nullptr;
+      double xs = 0;
+      double ys = 0;
+      side(*node.a, &x, &xs);
+      side(*node.b, &y, &ys);
+      switch (node.op) {
+        case Node::kLt:
+          return CompareArrays(x, xs, y, ys, n, o, [](double p, double q) { return p < q; });
+        case Node::kLe:
+          return CompareArrays(x, xs, y, ys, n, o, [](double p, double q) { return p <= q; });
+        case Node::kGt:
+          return CompareArrays(x, xs, y, ys, n, o, [](double p, double q) { return p > q; });
+        case Node::kGe:
+          return CompareArrays(x, xs, y, ys, n, o, [](double p, double q) { return p >= q; });
+        case Node::kEq:
+          return CompareArrays(x, xs, y, ys, n, o, [](double p, double q) { return p == q; });
+        case Node::kNe:
+          return CompareArrays(x, xs, y, ys, n, o, [](double p, double q) { return p != q; });
+      }
+      return;
+    }
+    default:
+      std::fill(o, o + n, 0);
+  }
+}
+
 }  // namespace
+
+void Selection::EvaluateBatch(const std::vector<const rootio::Column*>& values,
+                              int64_t n,
+                              std::vector<uint8_t>* mask) const {
+  std::vector<std::vector<double>> cols(values.size());
+  for (size_t k = 0; k < values.size(); ++k) {
+    ColumnToDouble(*values[k], n, &cols[k]);
+  }
+  EvalBatch(*root_, cols, n, mask);
+}
 
 Selection::Selection() : root_(std::make_shared<Node>()) {}
 Selection::~Selection() = default;

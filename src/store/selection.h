@@ -33,6 +33,11 @@ class Selection {
   const std::vector<int32_t>& columns() const { return columns_; }
   // values[k] is the column of columns()[k]; row is the entry within them.
   bool Evaluate(const std::vector<const rootio::Column*>& values, int64_t row) const;
+  // The same for entries [0, n) at once: (*mask)[i] = 1 when entry i is selected. Converts each
+  // column once and compares whole arrays (what scans use).
+  void EvaluateBatch(const std::vector<const rootio::Column*>& values,
+                     int64_t n,
+                     std::vector<uint8_t>* mask) const;
 
   Selection();
   ~Selection();

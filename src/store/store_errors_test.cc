@@ -169,7 +169,12 @@ TEST(StoreSelection, TwoColumnSelectionMatchesTheTree) {
       double sum_mu = 0;
       ASSERT_TRUE(s->Scan(cols, [&](const ScanBatch& b) {
                      std::vector<const rootio::Column*> v = {&b.columns[0], &b.columns[1]};
+                     std::vector<uint8_t> mask;
+                     sel.EvaluateBatch(v, b.events, &mask);
                      for (int64_t i = 0; i < b.events; ++i) {
+                       if ((mask[static_cast<size_t>(i)] != 0) != sel.Evaluate(v, i)) {
+                         return Status(CorruptionError("batch and row evaluation differ"));
+                       }
                        if (sel.Evaluate(v, i)) {
                          ++n;
                          sum_met += b.columns[0].AsDouble(static_cast<size_t>(i));
