@@ -225,7 +225,9 @@ TEST(XferTuning, AddsStreamsOrWarnsWithTheSysctl) {
   EXPECT_TRUE(p.warnings.empty());
   // 10 Gbit/s: more streams.
   TuningPlan p10 = PlanSender(10'000'000'000, 100000, 0, small);
-  EXPECT_GT(p10.streams, 8);
+  EXPECT_EQ(p10.streams, 8);
+  EXPECT_GT(p10.max_streams, 8);
+  EXPECT_GT(p10.send_buffer, 0);
   EXPECT_FALSE(p10.notes.empty());
   TuningPlan fixed = PlanSender(2'000'000'000, 100000, 1, small);
   ASSERT_EQ(fixed.warnings.size(), 1u);

@@ -22,6 +22,7 @@
 #include "xfer/protocol.h"
 #include "xfer/sender.h"
 #include "xfer/sources.h"
+#include "xfer/tcp_stats.h"
 #include "xfer/tuning.h"
 
 namespace ferry::xfer {
@@ -80,6 +81,8 @@ struct Stream {
   std::atomic<bool> up{false};
   std::atomic<bool> gone{false};
   std::atomic<uint64_t> bytes{0};
+  bool started = false;       // main thread only: its threads were started
+  TcpStats last_stats;        // main thread only: the previous TCP_INFO sample
   double ack_latency_ns = 0;  // EWMA of this stream's send-to-ACK time, guarded by mu
   std::thread sender;
   std::thread acker;
@@ -127,6 +130,10 @@ class SendSession {
   void KillStream(Stream& s, const std::string& why);
   void OnAck(uint32_t file, uint64_t block, uint64_t hash, bool resumed);
   void Endgame();
+  void StartStream(Stream& s);
+  void ScaleStreams();
+  int started_streams_ = 0;  // main thread only
+  std::chrono::steady_clock::time_point last_scale_;
   int LiveStreams();
   void Requeue(Ticket t, bool count_retransmit);
   void Pace(size_t bytes);

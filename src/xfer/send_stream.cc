@@ -102,6 +102,68 @@ void SendSession::Pace(size_t bytes) {
   }
 }
 
+void SendSession::StartStream(Stream& s) {
+  s.started = true;
+  ++started_streams_;
+  Stream* sp = &s;
+  s.sender = std::thread([this, sp] { StreamMain(*sp); });
+}
+
+// Auto mode: when the open streams spend most of their busy time limited by their socket
+// buffers (TCP_INFO), the path can take more than they can keep in flight: open more streams,
+// up to the plan's maximum. Checked at most once a second, and not while new streams ramp up.
+void SendSession::ScaleStreams() {
+  if (opt_.streams > 0 || started_streams_ >= plan_.max_streams) {
+    return;
+  }
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_scale_ < std::chrono::seconds(1)) {
+    return;
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (next_file_ >= files_.size()) {
+      return;  // everything is read: more streams would only add to the tail
+    }
+  }
+  std::vector<double> limited;
+  int up = 0;
+  for (auto& s : streams_) {
+    if (!s->started || !s->up.load() || s->gone.load()) {
+      continue;
+    }
+    ++up;
+    int fd;
+    {
+      std::lock_guard lock(s->mu);
+      fd = s->conn ? s->conn->fd() : -1;
+    }
+    TcpStats t = fd >= 0 ? ReadTcpStats(fd) : TcpStats{};
+    if (t.valid && s->last_stats.valid && t.busy_us > s->last_stats.busy_us + 200000) {
+      limited.push_back(static_cast<double>(t.buffer_limited_us - s->last_stats.buffer_limited_us)
+                        / static_cast<double>(t.busy_us - s->last_stats.busy_us));
+    }
+    s->last_stats = t;
+  }
+  last_scale_ = now;
+  if (limited.empty() || static_cast<int>(limited.size()) * 2 < up) {
+    return;
+  }
+  std::nth_element(limited.begin(), limited.begin() + static_cast<long>(limited.size() / 2),
+                   limited.end());
+  if (limited[limited.size() / 2] < 0.5) {
+    return;
+  }
+  int add = std::min(plan_.max_streams - started_streams_, std::max(2, started_streams_ / 2));
+  Notice("adding " + std::to_string(add) + " streams: the " + std::to_string(started_streams_)
+         + " open ones are limited by their socket buffers");
+  for (int i = 0; i < add; ++i) {
+    StartStream(*streams_[static_cast<size_t>(started_streams_)]);
+  }
+  // Give the new streams time to ramp up before judging again.
+  last_scale_ = now + std::chrono::seconds(1);
+}
+
 void SendSession::StreamMain(Stream& s) {
   auto conn = Conn::Connect(opt_.host, opt_.port, opt_.timeout_ms, plan_.send_buffer, 0);
   if (!conn) {

@@ -145,15 +145,17 @@ Status SendSession::StartStages() {
   // Without --resume nothing the receiver says changes what is read: start reading now.
   state_ready_.store(!opt_.resume);
   reader_ = std::thread([this] { ReaderMain(); });
-  for (int i = 0; i < plan_.streams; ++i) {
+  // Every stream that may be added later exists from the start, so that the vector never
+  // changes while other threads walk it.
+  for (int i = 0; i < plan_.max_streams; ++i) {
     auto s = std::make_unique<Stream>();
     s->index = i;
     streams_.push_back(std::move(s));
   }
-  for (auto& s : streams_) {
-    Stream* sp = s.get();
-    sp->sender = std::thread([this, sp] { StreamMain(*sp); });
+  for (int i = 0; i < plan_.streams; ++i) {
+    StartStream(*streams_[static_cast<size_t>(i)]);
   }
+  last_scale_ = std::chrono::steady_clock::now();
   return OkStatus();
 }
 
@@ -164,7 +166,7 @@ Status SendSession::ExchangeManifest() {
   do {
     ManifestChunk chunk;
     chunk.block_size = opt_.block_size;
-    chunk.streams = static_cast<uint16_t>(plan_.streams);
+    chunk.streams = static_cast<uint16_t>(plan_.max_streams);
     chunk.rate_bps = opt_.rate_bps;
     chunk.rtt_us = rtt_us_;
     chunk.total_files = total;
@@ -255,6 +257,7 @@ Status SendSession::MainLoop() {
     }
     FinalizeReady();
     Endgame();
+    ScaleStreams();
     EmitProgress();
     int live = 0;
     int gone = 0;
@@ -262,7 +265,7 @@ Status SendSession::MainLoop() {
       live += s->up.load() && !s->gone.load() ? 1 : 0;
       gone += s->gone.load() ? 1 : 0;
     }
-    if (gone == static_cast<int>(streams_.size()) && !AllFinal()) {
+    if (gone == started_streams_ && !AllFinal()) {
       return Error(ErrorCode::kIo,
                    "all " + std::to_string(gone)
                        + " data streams were lost (rerun with --resume to continue)");
@@ -430,8 +433,10 @@ void SendSession::EmitProgress() {
   p.sent_bytes = sent_bytes_.load();
   p.seconds = static_cast<double>(MicrosSince(start_)) / 1e6;
   for (auto& s : streams_) {
-    p.stream_bytes.push_back(s->bytes.load());
-    p.live_streams += s->up.load() && !s->gone.load() ? 1 : 0;
+    if (s->started) {
+      p.stream_bytes.push_back(s->bytes.load());
+      p.live_streams += s->up.load() && !s->gone.load() ? 1 : 0;
+    }
   }
   opt_.on_progress(p);
 }
@@ -475,7 +480,7 @@ SendReport SendSession::BuildReport() {
   r.blocks_sent = blocks_sent_.load();
   r.retransmitted_blocks = retransmits_.load();
   r.endgame_copies = endgame_copies_.load();
-  r.streams = plan_.streams;
+  r.streams = started_streams_;
   r.rtt_us = rtt_us_;
   r.send_buffer = plan_.send_buffer;
   r.direct_io = direct_used_.load();
@@ -501,8 +506,10 @@ SendReport SendSession::BuildReport() {
   }
   r.digest = digests.size() == 1 ? digests[0] : SessionDigest(digests);
   for (auto& s : streams_) {
-    r.stream_bytes.push_back(s->bytes.load());
-    r.streams_lost += s->gone.load() ? 1 : 0;
+    if (s->started) {
+      r.stream_bytes.push_back(s->bytes.load());
+      r.streams_lost += s->gone.load() ? 1 : 0;
+    }
   }
   {
     std::lock_guard nl(notice_mu_);

@@ -232,12 +232,14 @@ TEST_F(XferLoopback, DotDotAndAbsolutePathsAreRefused) {
 
 TEST_F(XferLoopback, OneStreamCutMidTransferOthersFinish) {
   StartReceiver();
-  auto data = testing::RandomBytes(6u << 20, 3);
+  auto data = testing::RandomBytes(12u << 20, 3);
   testing::WriteFile(src_ + "/big", data);
-  // Connection 1 is the first data stream: reset it after 1 MiB.
-  testing::FaultProxy proxy(rx_->port(), {{1, 1, testing::FaultProxy::kNever, 1u << 20}});
+  // Connection 1 is the first data stream: reset it in the middle of its first block. Paced,
+  // so that every stream is up and busy before the file is through.
+  testing::FaultProxy proxy(rx_->port(), {{1, 1, testing::FaultProxy::kNever, 100u << 10}});
   SendOptions o = Options(proxy.port(), {src_ + "/big"});
   o.block_size = 256 * 1024;
+  o.max_rate_bps = 400'000'000;
   auto r = Send(o);
   ASSERT_TRUE(r.has_value()) << r.error().ToString();
   EXPECT_EQ(proxy.cuts(), 1);
@@ -259,6 +261,7 @@ TEST_F(XferLoopback, ASlowStreamDoesNotHoldTheOthersBack) {
   SendOptions o = Options(proxy.port(), {src_ + "/big"});
   o.block_size = 256 * 1024;
   o.timeout_ms = 20000;
+  o.max_rate_bps = 800'000'000;  // every stream is up and busy long before the end
   auto r = Send(o);
   ASSERT_TRUE(r.has_value()) << r.error().ToString();
   EXPECT_EQ(testing::ReadFile(root_ + "/big"), data);

@@ -58,14 +58,19 @@ TuningPlan PlanSender(uint64_t rate_bps,
     // short paths need few, and each stream costs CPU.
     int min_streams = rtt_us >= 5000 ? 8 : 2;
     uint64_t by_cap = (need_total + plan.per_stream_cap - 1) / plan.per_stream_cap;
-    plan.streams = static_cast<int>(
+    plan.max_streams = static_cast<int>(
         std::clamp<uint64_t>(by_cap, static_cast<uint64_t>(min_streams), kMaxAutoStreams));
-    if (static_cast<int>(by_cap) > min_streams) {
-      plan.notes.push_back("using " + std::to_string(plan.streams)
-                           + " streams: one stream's send buffer is capped at "
+    plan.streams = std::min(plan.max_streams, std::max(min_streams, kInitialStreams));
+    if (plan.max_streams > plan.streams) {
+      plan.notes.push_back("starting with " + std::to_string(plan.streams) + " streams, up to "
+                           + std::to_string(plan.max_streams)
+                           + " if their buffers limit them: one stream's send buffer is capped at "
                            + HumanBytes(static_cast<double>(plan.per_stream_cap)) + ", below the "
                            + Bdp(rate_bps, rtt_us, plan.bdp_bytes));
     }
+  }
+  if (plan.max_streams < plan.streams) {
+    plan.max_streams = plan.streams;
   }
   auto streams = static_cast<uint64_t>(plan.streams);
   plan.per_stream_need = (need_total + streams - 1) / streams;
@@ -74,7 +79,7 @@ TuningPlan PlanSender(uint64_t rate_bps,
     uint64_t want = std::min(plan.per_stream_need, explicit_cap) / 2;
     plan.send_buffer = static_cast<int>(std::min<uint64_t>(want, 1u << 30));
   }
-  if (streams * plan.per_stream_cap < need_total) {
+  if (static_cast<uint64_t>(plan.max_streams) * plan.per_stream_cap < need_total) {
     uint64_t v = NextPow2(std::max<uint64_t>(plan.per_stream_need, 16u << 20));
     char buf[512];
     std::snprintf(buf, sizeof buf,
@@ -84,7 +89,7 @@ TuningPlan PlanSender(uint64_t rate_bps,
                   "net.ipv4.tcp_wmem='%llu %llu %llu' (or use more --streams)",
                   HumanBytes(static_cast<double>(plan.per_stream_cap)).c_str(),
                   static_cast<unsigned long long>(limits.tcp_wmem_max),
-                  static_cast<unsigned long long>(limits.wmem_max), plan.streams,
+                  static_cast<unsigned long long>(limits.wmem_max), plan.max_streams,
                   Bdp(rate_bps, rtt_us, plan.bdp_bytes).c_str(), static_cast<unsigned long long>(v),
                   static_cast<unsigned long long>(limits.tcp_wmem_min),
                   static_cast<unsigned long long>(limits.tcp_wmem_default),
