@@ -11,7 +11,7 @@
 #   CPU seconds per pass: I/O wait, decompression, analysis, other
 #
 # Size (GB of generated files per codec): AGC_BENCH_ZLIB_GB (default 10) and AGC_BENCH_LZMA_GB
-# (default 0.5: ferry gen writes LZMA-9 at ~0.2-0.5 MB/s per core here, so 10 GB would take a day;
+# (default 0.25: ferry gen writes LZMA-9 at ~0.1-0.5 MB/s per core here, so 10 GB would take days;
 # raise it when you have the time). Both shrink to what the disk under AGC_BENCH_DATA holds.
 # AGC_BENCH_SMALL=1: 0.5 GB zlib-1 and 0.05 GB LZMA-9. AGC_BENCH_REPEAT (default 3) runs per
 # pass (medians). AGC_BENCH_DATA (default /srv/ferry-agc-bench) keeps the generated data for
@@ -24,7 +24,7 @@ OUT="${FERRY_BENCH_OUT:-$ROOT/out/bench}/agc_passes"
 DATA="${AGC_BENCH_DATA:-/srv/ferry-agc-bench}"
 TEMPLATE="${FERRY_ROOT_DATA_DIR:-$ROOT/../shared/data/root}/nanoAOD_2015_CMS_Open_Data_ttbar.root"
 ZLIB_GB="${AGC_BENCH_ZLIB_GB:-10}"
-LZMA_GB="${AGC_BENCH_LZMA_GB:-0.5}"
+LZMA_GB="${AGC_BENCH_LZMA_GB:-0.25}"
 if [ "${AGC_BENCH_SMALL:-0}" = 1 ]; then
   ZLIB_GB=0.5 LZMA_GB=0.05
 fi
@@ -67,9 +67,12 @@ zlib_events="$("$PY" -c "print(int($ZLIB_GB * 1e9 / $zlib_bpe))")"
 lzma_events="$("$PY" -c "print(int($LZMA_GB * 1e9 / $lzma_bpe))")"
 # About 500 MB per file, 4 to 40 files.
 [ -n "$FILES" ] || FILES="$("$PY" -c "print(max(4, min(40, int($ZLIB_GB * 2))))")"
-echo "agc_passes: zlib-1 $zlib_events events (~$ZLIB_GB GB), lzma-9 $lzma_events events (~$LZMA_GB GB), $FILES files per set, $REPEAT runs per pass" >&2
+# LZMA-9 files each cost ~25 s of encoder set-up (one per basket, ~1000 branches), so the LZMA
+# set uses fewer files (about one per 50 MB).
+lzma_files="$("$PY" -c "print(max(2, min($FILES, round($LZMA_GB * 20))))")"
 args=(--ferry "$FERRY" --out "$OUT" --title "bench agc_passes" --files "$FILES"
-  --codecs "zlib:1:$zlib_events lzma:9:$lzma_events" --repeat "$REPEAT" --data-dir "$DATA"
+  --codecs "zlib:1:$zlib_events lzma:9:$lzma_events:$lzma_files" --repeat "$REPEAT" --data-dir "$DATA"
   --reads "${AGC_BENCH_READS:-16}")
+echo "agc_passes: zlib-1 $zlib_events events (~$ZLIB_GB GB, $FILES files), lzma-9 $lzma_events events (~$LZMA_GB GB, $lzma_files files), $REPEAT runs per pass" >&2
 [ "${AGC_BENCH_NO_WAN:-0}" = 1 ] && args+=(--no-wan)
 exec bash "$ROOT/scripts/agc_passes.sh" "${args[@]}"
