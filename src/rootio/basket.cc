@@ -66,14 +66,17 @@ Result<BasketView> BasketDecoder::Decode(std::span<const uint8_t> record) {
     offsets_.resize(n_entries + 1);
     // The count check above bounds the table: a tight loop without per-field checks.
     const uint8_t* table = payload.data() + c.pos();
+    // Offsets must rise within [0, border]; checked branch-free and reported once.
     int64_t prev = 0;
+    bool bad = false;
     for (size_t i = 0; i < n_entries; ++i) {
       int64_t o = static_cast<int64_t>(LoadBE<int32_t>(table + 4 * i)) - k.keylen;
-      if (o < prev || static_cast<size_t>(o) > border) {
-        return CorruptionError("entry offset " + std::to_string(i) + " is outside the basket data");
-      }
+      bad |= (o < prev) | (o > static_cast<int64_t>(border));
       offsets_[i] = static_cast<uint32_t>(o);
       prev = o;
+    }
+    if (bad) {
+      return CorruptionError("entry-offset table is not increasing within the basket data");
     }
     offsets_.back() = static_cast<uint32_t>(border);
     v.offsets = offsets_;

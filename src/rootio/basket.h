@@ -60,7 +60,7 @@ class BasketDecoder {
   BasketHeader header_;
   ByteVector record_;
   ByteVector payload_;
-  std::vector<uint32_t> offsets_;
+  std::vector<uint32_t, DefaultInitAllocator<uint32_t>> offsets_;
 };
 
 }  // namespace ferry::rootio

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/byte_vector.h"
 #include "rootio/tree_model.h"
 
 namespace ferry::rootio {
@@ -22,7 +23,7 @@ struct Column {
   bool jagged = false;
   uint32_t fixed_len = 1;
   std::vector<uint64_t> offsets;  // jagged only
-  std::vector<uint8_t> bytes;
+  ByteVector bytes;               // resize() does not zero: decoding overwrites every byte
 
   size_t value_size() const { return LeafTypeSize(type); }
   size_t num_values() const {
@@ -51,6 +52,6 @@ struct Column {
 };
 
 // Appends count big-endian values of type t from src to dst as native values.
-void AppendSwapped(LeafType t, const uint8_t* src, size_t count, std::vector<uint8_t>* dst);
+void AppendSwapped(LeafType t, const uint8_t* src, size_t count, ByteVector* dst);
 
 }  // namespace ferry::rootio
