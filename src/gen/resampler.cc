@@ -127,7 +127,9 @@ void Resampler::FillBranch(size_t branch, Column* out) {
     for (size_t e = 0; e < picks_.size(); ++e) {
       const uint64_t s = src.offsets[picks_[e]];
       const uint64_t len = (out->offsets[e + 1] - out->offsets[e]) * unit;
-      std::memcpy(dst + out->offsets[e] * unit, src.bytes.data() + s * unit, len);
+      if (len > 0) {  // empty columns have null data pointers
+        std::memcpy(dst + out->offsets[e] * unit, src.bytes.data() + s * unit, len);
+      }
     }
   }
   // Perturb floating-point values with a noise stream keyed by (batch, branch).

@@ -14,6 +14,9 @@ constexpr uint16_t kBasketFieldsSize = 2 + 4 + 4 + 4 + 4 + 1;
 
 // Appends count values of size bytes each, swapping native to big-endian.
 void AppendSwapped(const uint8_t* src, size_t count, size_t size, ByteVector* dst) {
+  if (count == 0) {
+    return;  // src may be null for an empty entry
+  }
   size_t at = dst->size();
   dst->resize(at + count * size);
   uint8_t* out = dst->data() + at;
