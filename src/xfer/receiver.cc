@@ -376,7 +376,7 @@ void RecvSession::RunControl() {
   }
   // Block buffers come out of one budget shared by all sessions; a session needs at least two.
   size_t n_buffers = std::max<size_t>(static_cast<size_t>(std::max(streams_, 1)) * 2 + 4,
-                                      (256u << 20) / block_size_);
+                                      (128u << 20) / block_size_);
   {
     std::lock_guard lock(owner_.mu);
     uint64_t left = owner_.opt.memory_budget > owner_.pool_bytes
