@@ -371,6 +371,24 @@ TEST(CacheTest, AdmissionDeclinedWhenFullAndNothingEvictable) {
   EXPECT_EQ((*cache)->counters().Get(Counter::kEvictions), 1u);
 }
 
+TEST(CacheTest, ConcurrentVectorReadsSpreadOverChannels) {
+  Fixture fx;
+  fx.config.max_request_bytes = 64 * 1024;  // a 1 MiB miss becomes 16 vector reads
+  auto origin = std::make_shared<MemoryOrigin>(fx.bytes, 1700000000, /*channels=*/3);
+  auto cache = Cache::Create(fx.config);
+  auto f = (*cache)->Open(kUrl, origin);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(ReadRange(**f, 0, 1 << 20), Slice(fx.bytes, 0, 1 << 20));
+  EXPECT_EQ(origin->read_calls(), 16u);
+  for (size_t c = 0; c < 3; ++c) {
+    EXPECT_GE(origin->channel_calls(c), 5u) << "channel " << c;
+  }
+  // One small read at a time stays on channel 0.
+  const uint64_t before = origin->channel_calls(0);
+  EXPECT_EQ(ReadRange(**f, 2 << 20, 1000), Slice(fx.bytes, 2 << 20, 1000));
+  EXPECT_EQ(origin->channel_calls(0), before + 1);
+}
+
 TEST(CacheTest, HitsDoNotAllocate) {
   Fixture fx;
   auto cache = Cache::Create(fx.config);

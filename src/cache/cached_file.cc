@@ -343,6 +343,9 @@ void CachedFile::ReadPieces(std::span<io::ReadRequest> pieces,
     std::span<const fetch::VectorRead> batch_groups =
         attempt == 0 ? groups : std::span<const fetch::VectorRead>(retry_groups);
     reads.resize(batch_groups.size());
+    if (channels_.size() > 1 && (batch_groups.size() > 1 || channels_.in_flight(0) > 0)) {
+      origin_->PrepareChannels();  // concurrent requests: spread them once channels are up
+    }
     for (size_t c = 1; c < channels_.size(); ++c) {
       channels_.SetUsable(c, origin_->channel_ready(c));
     }

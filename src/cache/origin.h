@@ -41,6 +41,9 @@ class Origin {
   virtual size_t channels() const { return 1; }
   // Whether a channel is ready now (channel 0 always is once Stat() succeeded).
   virtual bool channel_ready(size_t channel) const { return channel == 0; }
+  // The cache has concurrent requests for this origin: get the other channels ready (may
+  // return before they are). Idempotent.
+  virtual void PrepareChannels() {}
 };
 
 // True for error classes worth retrying (see the contract above).

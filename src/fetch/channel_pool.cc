@@ -14,11 +14,12 @@ ChannelPool::ChannelPool(size_t channels, bool others_usable)
 
 size_t ChannelPool::Acquire() {
   std::lock_guard<std::mutex> lock(mu_);
-  const size_t n = slots_.size();
+  // The usable channel with the fewest requests in flight; ties go to the lowest index, so a
+  // reader with one request at a time stays on channel 0 (one connection, whose TCP window
+  // is already open) and other channels carry only concurrent requests.
   size_t best = 0;
   bool found = false;
-  for (size_t k = 0; k < n; ++k) {
-    const size_t i = (next_ + k) % n;
+  for (size_t i = 0; i < slots_.size(); ++i) {
     if (!slots_[i].usable) {
       continue;
     }
@@ -30,7 +31,6 @@ size_t ChannelPool::Acquire() {
   // Channel 0 is the fallback when nothing is marked usable.
   slots_[best].in_flight += 1;
   slots_[best].acquired += 1;
-  next_ = (best + 1) % n;
   return best;
 }
 

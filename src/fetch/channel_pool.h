@@ -3,9 +3,9 @@
 // A channel is one connection to the origin (for XRootD: a separate XrdCl connection to the
 // same endpoint). Servers and proxies may serve the requests of one connection one after the
 // other, so concurrent vector reads should not queue on one channel while another is idle.
-// Acquire() returns the usable channel with the fewest requests in flight (ties: the one after
-// the last channel handed out); Release() returns it. Channels can be marked unusable (not open
-// yet, or failed); channel 0 is assumed to be always usable.
+// Acquire() returns the usable channel with the fewest requests in flight (ties: the lowest
+// index, so one request at a time always uses channel 0); Release() returns it. Channels can be
+// marked unusable (not open yet, or failed); channel 0 is assumed to be always usable.
 //
 // Thread-safety: all methods may be called concurrently. No allocation after construction.
 #pragma once
@@ -40,7 +40,6 @@ class ChannelPool {
   };
   mutable std::mutex mu_;
   std::vector<Slot> slots_;
-  size_t next_ = 0;
 };
 
 // RAII lease of one channel.

@@ -104,7 +104,8 @@ void Planner::Pack(std::span<const Range> missing, FetchPlan& out) const {
     }
     i = j;
     for (uint64_t pos = start; pos < end;) {
-      const uint64_t len = std::min<uint64_t>(config_.max_chunk_bytes, end - pos);
+      const uint64_t len = std::min<uint64_t>(
+          std::min<uint64_t>(config_.max_chunk_bytes, config_.max_request_bytes), end - pos);
       const bool need_new = out.reads.empty() || out.reads.back().count >= config_.max_chunks
                             || out.reads.back().bytes + len > config_.max_request_bytes;
       if (need_new) {

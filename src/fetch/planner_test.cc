@@ -280,7 +280,14 @@ TEST(ChannelPoolTest, PicksLeastLoadedUsableChannel) {
   EXPECT_EQ(pool.in_flight(1), 1u);
   pool.SetUsable(2, false);
   pool.Release(1);
-  EXPECT_EQ(pool.Acquire(), 1u);  // 0 and 1 both at 1 in flight; round-robin after 0
+  EXPECT_EQ(pool.Acquire(), 1u);  // 0 has one in flight, 1 none
+  EXPECT_EQ(pool.Acquire(), 0u);  // both have one: the lowest wins
+  // A sequential reader (one request at a time) always gets channel 0.
+  ChannelPool seq(4);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(seq.Acquire(), 0u);
+    seq.Release(0);
+  }
 }
 
 }  // namespace

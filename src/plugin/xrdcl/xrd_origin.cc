@@ -222,7 +222,6 @@ XrdCl::XRootDStatus XrdOrigin::EnsureOpen() {
     if (open_status_.IsOK()) {
       files_[0]->ready.store(true, std::memory_order_release);
       open_.store(true, std::memory_order_release);
-      OpenExtraChannels();
     }
   }
   return open_status_;
@@ -240,11 +239,18 @@ void XrdOrigin::ReleaseLater(std::shared_ptr<XrdOrigin> origin) {
   pool->Submit([o = std::move(origin)]() mutable { o.reset(); });
 }
 
+void XrdOrigin::PrepareChannels() {
+  if (files_.size() > 1 && is_open()) {
+    OpenExtraChannels();
+  }
+}
+
 void XrdOrigin::OpenExtraChannels() {
   std::lock_guard<std::mutex> lock(channels_mu_);
-  if (closing_) {
+  if (closing_ || extra_started_) {
     return;
   }
+  extra_started_ = true;
   for (size_t k = 1; k < files_.size(); ++k) {
     auto* handler = new ChannelHandler(shared_from_this(), k, /*open=*/true);
     files_[k]->state = ChannelState::kOpening;

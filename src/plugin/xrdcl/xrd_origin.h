@@ -5,7 +5,8 @@
 // fully cached pass never contacts it. Channels 1..N-1 are extra XrdCl::Files on separate
 // connections (XrdCl shares one connection per host:port and user, so the URL of channel k
 // carries the user name "ferryk"; only when the URL names no user). They open in the
-// background once channel 0 is open and are used when ready.
+// background the first time the cache has concurrent requests (PrepareChannels) and are used
+// once ready; a reader with one request at a time never needs them.
 //
 // Read(): each OriginRead becomes one XrdCl VectorRead (or Read for one range) on its channel;
 // all are issued at once, then awaited (XrdCl answers every request within its timeout).
@@ -61,6 +62,7 @@ class XrdOrigin final : public cache::Origin, public std::enable_shared_from_thi
   void Read(std::span<cache::OriginRead> reads) override;
   size_t channels() const override { return files_.size(); }
   bool channel_ready(size_t channel) const override;
+  void PrepareChannels() override;
 
   // Closes the extra channels asynchronously (also those still opening, once they open).
   void CloseExtraChannels();
@@ -99,6 +101,7 @@ class XrdOrigin final : public cache::Origin, public std::enable_shared_from_thi
   std::vector<std::unique_ptr<XrdCl::File>> reopened_;  // guarded by open_mu_
   std::mutex channels_mu_;
   bool closing_ = false;
+  bool extra_started_ = false;  // guarded by channels_mu_
   WorkerPool* pool_;
   const std::atomic<bool>* exiting_;
 
