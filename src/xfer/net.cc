@@ -180,7 +180,8 @@ Status Conn::SendRaw(const FrameHeader& h, std::span<const uint8_t> payload) {
 Status Conn::RecvExact(std::span<uint8_t> dest) {
   size_t done = 0;
   while (done < dest.size()) {
-    ssize_t n = ::recv(fd_.get(), dest.data() + done, dest.size() - done, 0);
+    // MSG_WAITALL: one call per frame part instead of one per arriving segment batch.
+    ssize_t n = ::recv(fd_.get(), dest.data() + done, dest.size() - done, MSG_WAITALL);
     if (n < 0) {
       if (errno == EINTR) {
         continue;
