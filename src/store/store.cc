@@ -343,7 +343,9 @@ Result<Chunk> Store::DecodeBlock(Shard& shard,
 Status Store::DecodeChunk(std::span<const uint8_t> stored, std::span<uint8_t> raw) {
   ++counters_.chunks_decompressed;
   if (stored.size() == raw.size()) {
-    std::memcpy(raw.data(), stored.data(), raw.size());
+    if (!raw.empty()) {  // an empty chunk may have no storage at all
+      std::memcpy(raw.data(), stored.data(), raw.size());
+    }
     return OkStatus();
   }
   if (manifest_.codec.algorithm == codec::Algorithm::kNone || stored.size() > raw.size()) {
