@@ -264,6 +264,7 @@ int main(int argc, char** argv) {
       w.Field("write_wall_seconds", r.write_wall_s).Field("bare_wall_seconds", r.bare_wall_s);
       w.Field("write_mb_per_s", mb / r.write_wall_s).Field("bare_mb_per_s", mb / r.bare_wall_s);
       w.Field("overhead", r.write_wall_s / r.bare_wall_s - 1.0);
+      w.Field("write_cpu_mb_per_s", mb / r.write_s).Field("bare_cpu_mb_per_s", mb / r.bare_s);
       w.Field("overhead_cpu", r.write_s / r.bare_s - 1.0).EndObject();
     }
     w.EndArray().EndObject();
