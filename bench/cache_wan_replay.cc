@@ -13,6 +13,7 @@
 //   -C              one connection per thread (user name "rK@" in the URL)
 // Prints one JSON object on stdout; exit 1 on any error or mismatch.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -245,16 +246,21 @@ int main(int argc, char** argv) {
     w.join();
   }
   const double wall = Seconds(Clock::now() - start);
+  struct rusage ru = {};
+  ::getrusage(RUSAGE_SELF, &ru);
+  const double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec)
+                     + static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
   std::printf(
       "{\"wall_s\":%.4f,\"vector_reads\":%llu,\"chunks\":%llu,\"bytes\":%llu,"
       "\"p50_ms\":%.2f,\"p90_ms\":%.2f,\"errors\":%llu,\"mismatches\":%llu,"
-      "\"verified\":%s,\"open_ms\":%.1f,\"close_ms\":%.1f}\n",
+      "\"verified\":%s,\"open_ms\":%.1f,\"close_ms\":%.1f,\"cpu_s\":%.4f}\n",
       wall, static_cast<unsigned long long>(t.vector_reads.load()),
       static_cast<unsigned long long>(t.chunks.load()),
       static_cast<unsigned long long>(t.bytes.load()), Percentile(t.latencies_ms, 0.5),
       Percentile(t.latencies_ms, 0.9), static_cast<unsigned long long>(t.errors.load()),
       static_cast<unsigned long long>(t.mismatches.load()), o.verify_dir.empty() ? "false" : "true",
-      static_cast<double>(t.open_us.load()) / 1e3, static_cast<double>(t.close_us.load()) / 1e3);
+      static_cast<double>(t.open_us.load()) / 1e3, static_cast<double>(t.close_us.load()) / 1e3,
+      cpu);
   std::fflush(stdout);
   return t.errors == 0 && t.mismatches == 0 ? 0 : 1;
 }

@@ -50,6 +50,7 @@ for s in scenarios:
         "wall_s_all": [r["replay"].get("wall_s", 0) for r in rs],
         "process_s": median([r["process_s"] for r in rs]),
         "p50_ms": median([r["replay"].get("p50_ms", 0) for r in rs]),
+        "cpu_s": median([r["replay"].get("cpu_s", 0) for r in rs]),
         "wan_bytes": median([r["wan_bytes"] for r in rs]),
         "idle_pct": median([r["idle_pct"] for r in rs]),
         "verified": all(r["replay"].get("verified", False) for r in rs),
@@ -101,9 +102,9 @@ if xw:
 print("\ncache_wan: %d files x %s, RTT %s, %s, %d threads, requested %.1f MB per pass"
       % (config["files"], config["size"], config["rtt"], config["rate"], config["threads"],
          requested / 1e6))
-hdr = "%-22s %8s %9s %8s %9s %8s %9s %8s %9s %5s %s" % (
-    "scenario", "wall_s", "vs_direct", "p50_ms", "wan_MB", "wan/req", "origin_rq", "disk_MB",
-    "disk/req", "idle", "status")
+hdr = "%-22s %8s %9s %8s %7s %9s %8s %9s %8s %9s %5s %s" % (
+    "scenario", "wall_s", "vs_direct", "p50_ms", "cpu_s", "wan_MB", "wan/req", "origin_rq",
+    "disk_MB", "disk/req", "idle", "status")
 print(hdr)
 print("-" * len(hdr))
 for s in scenarios:
@@ -112,8 +113,9 @@ for s in scenarios:
     r = summary[s]
     def f(v, fmt):
         return fmt % v if v is not None else "-"
-    print("%-22s %8s %9s %8s %9s %8s %9s %8s %9s %5s %s" % (
+    print("%-22s %8s %9s %8s %7s %9s %8s %9s %8s %9s %5s %s" % (
         s, f(r["wall_s"], "%.3f"), f(r.get("wall_vs_direct"), "%.3fx"), f(r["p50_ms"], "%.1f"),
+        f(r["cpu_s"], "%.3f"),
         f(r["wan_bytes"] / 1e6, "%.1f"), f(r.get("wan_per_requested"), "%.3f"),
         f(r.get("origin_requests"), "%d"),
         f(r["disk_bytes"] / 1e6 if r.get("disk_bytes") is not None else None, "%.1f"),
@@ -123,6 +125,8 @@ if direct.get("wall_s") and fw.get("wall_s"):
     print("\nferry warm is %.1fx faster than direct%s" % (
         direct["wall_s"] / fw["wall_s"],
         "; XCache tuned warm %.1fx" % (direct["wall_s"] / xw["wall_s"]) if xw else ""))
+print("(cpu_s: CPU seconds of the reading process; idle: %% CPU idle on the machine just before"
+      " a run — with little idle CPU, CPU-bound passes such as warm ones are slowed by others)")
 print("\ntargets:")
 for t in targets:
     print("  %-44s %10.3f   %-8s %s" % (t["name"], t["value"], t["target"],
@@ -149,8 +153,9 @@ png = os.path.join(out_dir, "cache_wan.png")
 gp = """
 set terminal pngcairo size 1200,520 font ",10"
 set output "%s"
-set multiplot layout 1,2 title "ferry cache vs direct and XCache over a %s RTT, %s link (%d x %s, 6%%%% sparse reads)"
+set multiplot layout 1,2 title "ferry cache vs direct and XCache over a %s RTT, %s link (%d x %s, 6%% sparse reads)"
 set style data histograms
+set key autotitle columnhead
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
