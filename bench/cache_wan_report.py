@@ -125,7 +125,7 @@ if direct.get("wall_s") and fw.get("wall_s"):
     print("\nferry warm is %.1fx faster than direct%s" % (
         direct["wall_s"] / fw["wall_s"],
         "; XCache tuned warm %.1fx" % (direct["wall_s"] / xw["wall_s"]) if xw else ""))
-print("(cpu_s: CPU seconds of the reading process; idle: %% CPU idle on the machine just before"
+print("(cpu_s: CPU seconds of the reading process; idle: % CPU idle on the machine just before"
       " a run — with little idle CPU, CPU-bound passes such as warm ones are slowed by others)")
 print("\ntargets:")
 for t in targets:
