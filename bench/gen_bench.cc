@@ -33,7 +33,6 @@
 #include "gen/resampler.h"
 #include "rootio/basket.h"
 #include "rootio/root_file.h"
-#include "rootwrite/payload_compressor.h"
 
 namespace {
 
@@ -96,7 +95,7 @@ Result<double> BareCompress(const codec::Setting& s,
     for (size_t pos = 0; pos < p.size(); pos += codec::kMaxBlockSize) {
       out.clear();
       size_t n = std::min(codec::kMaxBlockSize, p.size() - pos);
-      FERRY_TRY(rootwrite::CompressBlockBody(s, std::span<const uint8_t>(p).subspan(pos, n), &out));
+      FERRY_TRY(codec::CompressBlock(s, std::span<const uint8_t>(p).subspan(pos, n), &out));
     }
   }
   *wall = Seconds(t0, Clock::now());

@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "base/endian.h"
-#include "rootwrite/payload_compressor.h"
 
 namespace ferry::rootwrite {
 namespace {
@@ -145,7 +144,7 @@ Status BranchBuffer::WriteBasket(FileWriter& file,
   }
   const std::span<const uint8_t> payload(data_);
   scratch.compressed.clear();
-  auto packed = CompressRecordPayload(setting, payload, &scratch.compressed);
+  auto packed = codec::CompressPayload(setting, payload, &scratch.compressed);
   if (!packed.has_value()) {
     return std::move(packed).error().AddContext("branch " + name_ + " > basket "
                                                 + std::to_string(basket_seek_.size()));

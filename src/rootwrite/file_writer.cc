@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <random>
 
-#include "rootwrite/payload_compressor.h"
 #include "rootwrite/streamer_infos.h"
 
 namespace ferry::rootwrite {
@@ -160,7 +159,7 @@ Result<RecordInfo> FileWriter::WriteRecord(const RecordSlot& slot,
                                 + " is stale (file end is " + std::to_string(end_) + ")");
   }
   std::vector<uint8_t> compressed;
-  bool packed = FERRY_TRY_CTX(CompressRecordPayload(setting, payload, &compressed),
+  bool packed = FERRY_TRY_CTX(codec::CompressPayload(setting, payload, &compressed),
                               "compressing " + std::string(class_name) + " " + std::string(name));
   std::span<const uint8_t> stored = packed ? std::span<const uint8_t>(compressed) : payload;
   if (stored.size() + slot.key_len > 0x7FFFFFFFu) {
