@@ -2,6 +2,7 @@
 // (XrdCl plug-in libXrdClFerry-5.so over the page store of docs/format/page-store.md).
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,9 +32,9 @@ namespace ferry::cli {
 namespace {
 
 constexpr std::string_view kUsage =
-    "ferry cache enable --dir DIR [--max-size 100G] [--url 'root://*'] [--system] [--lib PATH]\n"
-    "                         [--set KEY=VALUE]...\n"
-    "       ferry cache disable [--system]\n"
+    "ferry cache enable --dir DIR [--max-size 100G] [--url 'root://*'] [--system | --conf-dir D]\n"
+    "                         [--lib PATH] [--set KEY=VALUE]...\n"
+    "       ferry cache disable [--system | --conf-dir D]\n"
     "       ferry cache status [--dir DIR] [--json]\n"
     "       ferry cache ls [--dir DIR] [--json]\n"
     "       ferry cache stats [--dir DIR] [--json]\n"
@@ -42,18 +43,32 @@ constexpr std::string_view kUsage =
     "60s)\n"
     "       ferry cache clear [--dir DIR] [--all] [--stats]\n"
     "       ferry cache pin URL [--unpin] [--dir DIR]\n"
-    "The cache directory comes from --dir, else $FERRY_CACHE_DIR, else the enabled conf file.";
+    "The cache directory comes from --dir, else $FERRY_CACHE_DIR, else the enabled conf file\n"
+    "(--conf-dir D, else $XRD_PLUGINCONFDIR, else ~/.xrootd/client.plugins.d, else\n"
+    "/etc/xrootd/client.plugins.d).";
 
 constexpr const char* kConfName = "ferry-cache.conf";
 constexpr const char* kSystemConfDir = "/etc/xrootd/client.plugins.d";
 
+// XrdCl reads the user's plug-in directory from the account's home directory (not $HOME).
 std::string UserConfDir() {
-  const char* home = std::getenv("HOME");  // NOLINT(concurrency-mt-unsafe): read-only
-  return std::string(home != nullptr ? home : "/root") + "/.xrootd/client.plugins.d";
+  std::string home;
+  struct passwd pw = {};
+  struct passwd* found = nullptr;
+  char buf[4096];
+  if (::getpwuid_r(::getuid(), &pw, buf, sizeof buf, &found) == 0 && found != nullptr
+      && found->pw_dir != nullptr) {
+    home = found->pw_dir;
+  }
+  return (home.empty() ? std::string("/root") : home) + "/.xrootd/client.plugins.d";
 }
 
-std::string ConfPath(bool system) {
-  return (system ? std::string(kSystemConfDir) : UserConfDir()) + "/" + kConfName;
+// The conf directory a command works on: --conf-dir, --system, or the user's.
+std::string ConfDir(const Args& a) {
+  if (auto d = a.Get("--conf-dir")) {
+    return *d;
+  }
+  return a.Has("--system") ? std::string(kSystemConfDir) : UserConfDir();
 }
 
 // `key = value` lines; '#' starts a comment.
@@ -82,11 +97,22 @@ bool Exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-// The enabled conf file (user first, as XrdCl reads it last and it wins), or "".
-std::string EnabledConf() {
-  for (bool system : {false, true}) {
-    if (Exists(ConfPath(system))) {
-      return ConfPath(system);
+// The conf file in effect: --conf-dir, else $XRD_PLUGINCONFDIR, else the user's (XrdCl reads
+// it after the system one, so it wins), else the system's; "" when none exists.
+std::string EnabledConf(const Args& a) {
+  std::vector<std::string> dirs;
+  if (auto d = a.Get("--conf-dir")) {
+    dirs.push_back(*d);
+  } else {
+    if (const char* env = std::getenv("XRD_PLUGINCONFDIR")) {  // NOLINT: read-only
+      dirs.emplace_back(env);
+    }
+    dirs.push_back(UserConfDir());
+    dirs.emplace_back(kSystemConfDir);
+  }
+  for (const std::string& d : dirs) {
+    if (Exists(d + "/" + kConfName)) {
+      return d + "/" + kConfName;
     }
   }
   return "";
@@ -94,7 +120,7 @@ std::string EnabledConf() {
 
 // Settings as the plug-in would see them: conf file keys, then FERRY_CACHE_* overrides.
 Result<cache::Config> EffectiveConfig(const Args& args) {
-  const std::string conf = EnabledConf();
+  const std::string conf = EnabledConf(args);
   auto config = FERRY_TRY(
       cache::ConfigFromMap(conf.empty() ? std::map<std::string, std::string>{} : ReadConf(conf),
                            /*use_env=*/true));
@@ -207,6 +233,7 @@ int Enable(std::span<const char* const> argv) {
                                    {"--max-size", true},
                                    {"--url", true},
                                    {"--system", false},
+                                   {"--conf-dir", true},
                                    {"--lib", true},
                                    {"--set", true}});
   if (!parsed) {
@@ -253,7 +280,7 @@ int Enable(std::span<const char* const> argv) {
                  "ferry: warning: plug-in library %s does not exist (build it, or pass --lib)\n",
                  lib.c_str());
   }
-  const std::string conf_dir = system ? kSystemConfDir : UserConfDir();
+  const std::string conf_dir = ConfDir(a);
   if (Status st = MakeDirs(conf_dir); !st) {
     return ReportError(st.error());
   }
@@ -289,11 +316,11 @@ int Enable(std::span<const char* const> argv) {
 }
 
 int Disable(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(argv, {{"--system", false}});
+  auto parsed = Args::Parse(argv, {{"--system", false}, {"--conf-dir", true}});
   if (!parsed) {
     return UsageError(parsed.error().message(), kUsage);
   }
-  const std::string path = ConfPath(parsed->Has("--system"));
+  const std::string path = ConfDir(*parsed) + "/" + kConfName;
   if (::unlink(path.c_str()) != 0) {
     if (errno == ENOENT) {
       std::printf("ferry cache is not enabled (%s does not exist)\n", path.c_str());
@@ -317,11 +344,11 @@ void WriteCounters(JsonWriter& w, const cache::CounterValues& v) {
 }
 
 int Status_(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--json", false}});
+  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--conf-dir", true}, {"--json", false}});
   if (!parsed) {
     return UsageError(parsed.error().message(), kUsage);
   }
-  const std::string conf = EnabledConf();
+  const std::string conf = EnabledConf(*parsed);
   std::map<std::string, std::string> kv =
       conf.empty() ? std::map<std::string, std::string>{} : ReadConf(conf);
   auto config = EffectiveConfig(*parsed);
@@ -364,7 +391,7 @@ int Status_(std::span<const char* const> argv) {
 }
 
 int Ls(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--json", false}});
+  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--conf-dir", true}, {"--json", false}});
   if (!parsed) {
     return UsageError(parsed.error().message(), kUsage);
   }
@@ -415,7 +442,7 @@ int Ls(std::span<const char* const> argv) {
 }
 
 int Stats(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--json", false}});
+  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--conf-dir", true}, {"--json", false}});
   if (!parsed) {
     return UsageError(parsed.error().message(), kUsage);
   }
@@ -472,7 +499,8 @@ int Stats(std::span<const char* const> argv) {
 // ---- verify / evict / clear / pin ----
 
 int Verify(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--repair", false}, {"--json", false}});
+  auto parsed = Args::Parse(
+      argv, {{"--dir", true}, {"--conf-dir", true}, {"--repair", false}, {"--json", false}});
   if (!parsed) {
     return UsageError(parsed.error().message(), kUsage);
   }
@@ -558,7 +586,8 @@ int PrintEvict(const cache::EvictResult& r, bool counted, const std::string& dir
 }
 
 int Evict(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--older-than", true}, {"--to-size", true}});
+  auto parsed = Args::Parse(
+      argv, {{"--dir", true}, {"--conf-dir", true}, {"--older-than", true}, {"--to-size", true}});
   if (!parsed) {
     return UsageError(parsed.error().message(), kUsage);
   }
@@ -597,7 +626,8 @@ int Evict(std::span<const char* const> argv) {
 }
 
 int Clear(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--all", false}, {"--stats", false}});
+  auto parsed = Args::Parse(
+      argv, {{"--dir", true}, {"--conf-dir", true}, {"--all", false}, {"--stats", false}});
   if (!parsed) {
     return UsageError(parsed.error().message(), kUsage);
   }
@@ -622,7 +652,7 @@ int Clear(std::span<const char* const> argv) {
 }
 
 int Pin(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--unpin", false}});
+  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--conf-dir", true}, {"--unpin", false}});
   if (!parsed) {
     return UsageError(parsed.error().message(), kUsage);
   }

@@ -308,7 +308,67 @@ def test_multiproc():
         s.remove()
 
 
-TESTS = {"python": test_python, "rootio": test_rootio, "crash": test_crash,
+def test_cli():
+    """ferry cache enable writes the plug-in conf file that XrdCl then reads; the other commands.
+    (--conf-dir + XRD_PLUGINCONFDIR: enabling the cache in this account's home directory would
+    reach every other XRootD client of the machine.)"""
+    s = Setup()
+    confdir = os.path.join(s.root, "pluginconf")
+    env = dict(s.env, XRD_PLUGINCONFDIR=confdir)
+
+    def ferry(*args):
+        return subprocess.run([FERRY, "cache", *args], env=env, capture_output=True, text=True,
+                              timeout=120)
+    try:
+        local = s.file("c.bin", 3 * 1024 * 1024, 6)
+        cache = os.path.join(s.root, "cli-cache")
+        p = ferry("enable", "--dir", cache, "--max-size", "1G", "--lib", PLUGIN, "--url",
+                  "root://*", "--set", "publish_ms=50", "--conf-dir", confdir)
+        ok(p, "enable")
+        check("ferry cache disable" in p.stdout, "enable tells how to disable: %s" % p.stdout)
+        conf = os.path.join(confdir, "ferry-cache.conf")
+        text = open(conf).read() if os.path.exists(conf) else ""
+        for line in ("url = root://*", "lib = " + PLUGIN, "enable = true", "dir = " + cache,
+                     "max_size = 1G", "publish_ms = 50"):
+            check(line in text, "conf has '%s'" % line)
+        st = json.loads(ferry("status", "--json").stdout)
+        check(st["enabled"] and st["dir"] == cache, "status: %s" % st)
+        with Origin(s.data) as o:
+            url = o.url_for("c.bin")
+            for rnd in range(2):
+                p = subprocess.run([PY, READER, "pass", url, local, "9"], env=env,
+                                   capture_output=True, text=True, timeout=120)
+                ok(p, "read %d with the enabled conf" % rnd)
+            stats = json.loads(ferry("stats", "--json").stdout)
+            check(stats["misses"] > 0 and stats["hits"] > 0 and stats["entries"] == 1,
+                  "reads went through the cache: %s" % stats)
+            for key in ("hits", "misses", "bytes_from_cache", "bytes_from_origin",
+                        "origin_requests", "crc_failures", "failopen_events",
+                        "admissions_declined", "evictions", "entries", "disk_bytes"):
+                check(key in stats, "stats --json has %s" % key)
+            ls = json.loads(ferry("ls", "--json").stdout)["entries"]
+            check(len(ls) == 1 and ls[0]["url"].endswith("/c.bin"), "ls: %s" % ls)
+            ok(ferry("pin", url), "pin")
+            p = ferry("clear")
+            ok(p, "clear")
+            check("1 pinned" in p.stdout, "clear keeps the pinned entry: %s" % p.stdout)
+            ok(ferry("pin", "--unpin", url), "unpin")
+            ok(ferry("evict", "--older-than", "1s"), "evict --older-than")  # may be too new
+            time.sleep(1.1)
+            p = ferry("evict", "--older-than", "1s")
+            check("evicted 1 entries" in p.stdout, "evict --older-than: %s" % p.stdout)
+            check(json.loads(ferry("stats", "--json").stdout)["entries"] == 0, "evicted")
+            p = ferry("evict", "--to-size", "x")
+            check(p.returncode == 2, "bad --to-size is a usage error (exit %d)" % p.returncode)
+        ok(ferry("disable", "--conf-dir", confdir), "disable")
+        check(not os.path.exists(conf), "disable removed the conf file")
+        p = ferry("stats", "--json")
+        check(p.returncode == 1, "no directory once disabled: exit %d" % p.returncode)
+    finally:
+        s.remove()
+
+
+TESTS = {"cli": test_cli, "python": test_python, "rootio": test_rootio, "crash": test_crash,
          "faults": test_faults, "fullfs": test_fullfs, "multiproc": test_multiproc}
 
 if not os.path.exists(PLUGIN):
