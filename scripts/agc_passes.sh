@@ -291,21 +291,48 @@ for s in "${SETS[@]}"; do
     urls+=("$URL//${f#"$DATA_ROOT/"}")
   done < <(find "${SET_DIR[$s]}" -name '*.root' | sort)
   [ ${#files[@]} -gt 0 ] || die "no .root files in ${SET_DIR[$s]}"
+  # An unrecorded local pass first, so every recorded pass finds the same page cache (the
+  # origin serves the same files from this host's memory too).
+  say "$s: warm-up pass over ${#files[@]} files ($(elapsed) s)"
+  "$FERRY" analyze agc "${files[@]}" --threads "$THREADS" --reads "$READS" --json >/dev/null ||
+    die "ferry analyze agc failed on the local files of $s"
+  # Repeat k runs the passes it compares next to each other, in alternating order, so that a
+  # change in the machine's load (others share it) hits both sides of a ratio alike:
+  #   odd k:  direct, cold, warm, local      even k: cold, direct, local, warm
+  # (cold fills a fresh cache; warm reads that same cache).
   for ((k = 1; k <= REPEAT; k++)); do
-    run_pass "$s" local "$k" "${files[@]}"
-    run_pass "$s" direct "$k" "${urls[@]}"
     if [ "$HAVE_CACHE" = 1 ]; then
-      cache_enable "$WORK/cache-$s-$k"
-      run_pass "$s" cold "$k" "${urls[@]}"
-      [ "$k" = "$REPEAT" ] || cache_disable
+      cache_disable
+      if ((k % 2 == 1)); then order=(direct cold warm local); else order=(cold direct local warm); fi
+    else
+      if ((k % 2 == 1)); then order=(direct local); else order=(local direct); fi
+    fi
+    for ps in "${order[@]}"; do
+      case "$ps" in
+        local) run_pass "$s" local "$k" "${files[@]}" ;;
+        direct)
+          # No plug-in for direct passes, even between a cold and a warm pass.
+          if [ "$CACHE_ON" = 1 ]; then
+            mv "$XRD_PLUGINCONFDIR/ferry-cache.conf" "$WORK/ferry-cache.conf.off"
+          fi
+          run_pass "$s" direct "$k" "${urls[@]}"
+          if [ -f "$WORK/ferry-cache.conf.off" ]; then
+            mv "$WORK/ferry-cache.conf.off" "$XRD_PLUGINCONFDIR/ferry-cache.conf"
+          fi
+          ;;
+        cold)
+          cache_enable "$WORK/cache-$s-$k"
+          run_pass "$s" cold "$k" "${urls[@]}"
+          ;;
+        warm) run_pass "$s" warm "$k" "${urls[@]}" ;;
+      esac
+    done
+    # The fill of repeat k is no longer needed.
+    if [ "$HAVE_CACHE" = 1 ]; then
+      cache_disable
+      if [ "$k" != "$REPEAT" ]; then rm -rf "$WORK/cache-$s-$k"; fi
     fi
   done
-  if [ "$HAVE_CACHE" = 1 ]; then
-    for ((k = 1; k <= REPEAT; k++)); do
-      run_pass "$s" warm "$k" "${urls[@]}"
-    done
-    cache_disable
-  fi
 done
 
 # ---- summary: table, JSON, plots, digest check -----------------------------------------------

@@ -105,7 +105,14 @@ for set_name, label in sets:
         vals = [r[key] for r in per_pass.get(ps, []) if r[key] is not None]
         return statistics.median(vals) if vals else None
 
-    direct, local = med("direct", "wall_s"), med("local", "wall_s")
+    def paired(num_pass, den_pass):
+        """Median over repeats k of wall(num_pass, k) / wall(den_pass, k): the two passes of a
+        repeat ran next to each other, so the ratio is less exposed to the machine's load."""
+        num = {r["run"]: r["wall_s"] for r in per_pass.get(num_pass, [])}
+        den = {r["run"]: r["wall_s"] for r in per_pass.get(den_pass, [])}
+        ratios = [num[k] / den[k] for k in num if k in den and den[k] > 0]
+        return statistics.median(ratios) if ratios else None
+
     for ps in passes:
         if ps not in per_pass:
             continue
@@ -116,9 +123,10 @@ for set_name, label in sets:
                                        "fraction_read", "dataset_bytes", "load")}
         row.update({"set": set_name, "label": label, "pass": ps, "runs": len(per_pass[ps]),
                     "wall_s_all": [r["wall_s"] for r in per_pass[ps]]})
-        row["speedup_vs_direct"] = direct / wall if direct and wall else None
-        row["time_vs_local"] = wall / local if local and wall else None
-        row["fill_overhead_pct"] = 100.0 * (wall - direct) / direct if ps == "cold" and direct else None
+        row["speedup_vs_direct"] = paired("direct", ps)
+        row["time_vs_local"] = paired(ps, "local")
+        fill = paired("cold", "direct") if ps == "cold" else None
+        row["fill_overhead_pct"] = None if fill is None else 100.0 * (fill - 1)
         rows.append(row)
 
 
@@ -151,8 +159,8 @@ for r in rows:
     lines.append(f"{r['label']:<16} {r['pass']:<7} {num(r['io_wait_s'], '9.2f'):>9} "
                  f"{num(r['decompress_cpu_s'], '11.2f'):>11} {num(r['analysis_cpu_s'], '9.2f'):>9} "
                  f"{num(r['other_cpu_s'], '7.2f'):>7} {num(r['cpu_s'], '10.2f'):>10}")
-lines += ["", f"{'wall times are medians of %d runs; ' % a.repeat if a.repeat > 1 else ''}load: the "
-          f"machine's 1-minute load average before a pass ({os.cpu_count()} cores; others share it)"]
+lines += ["", f"{'wall times are medians of %d runs; ratios (fill overhead, x direct, x local) are medians of the per-repeat ratios; ' % a.repeat if a.repeat > 1 else ''}",
+          f"load: the machine's 1-minute load average before a pass ({os.cpu_count()} cores; others share it)"]
 
 # The headline figures per set, against the targets of bench/agc_passes.
 figures = []
