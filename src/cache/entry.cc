@@ -52,15 +52,16 @@ Fetch::Fetch(std::span<const fetch::Range> chunks)
     pos_[i] = total;
     total += chunks_[i].length;
   }
-  buffer_.resize(total);
+  buffer_ = std::make_unique_for_overwrite<uint8_t[]>(std::max<uint64_t>(total, 1));
+  size_ = total;
 }
 
 std::span<uint8_t> Fetch::ChunkBuffer(size_t i) {
-  return {buffer_.data() + pos_[i], chunks_[i].length};
+  return {buffer_.get() + pos_[i], chunks_[i].length};
 }
 
 std::span<const uint8_t> Fetch::ChunkData(size_t i) const {
-  return {buffer_.data() + pos_[i], chunks_[i].length};
+  return {buffer_.get() + pos_[i], chunks_[i].length};
 }
 
 uint64_t Fetch::ok_bytes() const {
@@ -108,7 +109,7 @@ size_t Fetch::CopyPrefix(uint64_t offset, std::span<uint8_t> dest) const {
   }
   const auto i = static_cast<size_t>(at);
   const size_t n = static_cast<size_t>(std::min<uint64_t>(dest.size(), chunks_[i].end() - offset));
-  std::memcpy(dest.data(), buffer_.data() + pos_[i] + (offset - chunks_[i].offset), n);
+  std::memcpy(dest.data(), buffer_.get() + pos_[i] + (offset - chunks_[i].offset), n);
   return n;
 }
 

@@ -53,7 +53,7 @@ class Fetch {
   bool ok(size_t i) const { return ok_[i] != 0; }
   // The error of a failed chunk, nullptr when it succeeded.
   const Error* error(size_t i) const { return errors_[i] ? &*errors_[i] : nullptr; }
-  uint64_t bytes() const { return buffer_.size(); }
+  uint64_t bytes() const { return size_; }
   uint64_t ok_bytes() const;
 
   void Finish();
@@ -67,7 +67,8 @@ class Fetch {
  private:
   std::vector<fetch::Range> chunks_;
   std::vector<uint64_t> pos_;
-  std::vector<uint8_t> buffer_;
+  std::unique_ptr<uint8_t[]> buffer_;  // not zero-filled: every byte is read into
+  uint64_t size_ = 0;
   std::vector<uint8_t> ok_;
   std::vector<std::optional<Error>> errors_;
   mutable std::mutex mu_;
