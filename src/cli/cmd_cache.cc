@@ -50,17 +50,24 @@ constexpr std::string_view kUsage =
 constexpr const char* kConfName = "ferry-cache.conf";
 constexpr const char* kSystemConfDir = "/etc/xrootd/client.plugins.d";
 
-// XrdCl reads the user's plug-in directory from the account's home directory (not $HOME).
-std::string UserConfDir() {
-  std::string home;
+// The account's home directory, where XrdCl looks for the user's plug-in configuration.
+std::string AccountHome() {
   struct passwd pw = {};
   struct passwd* found = nullptr;
   char buf[4096];
   if (::getpwuid_r(::getuid(), &pw, buf, sizeof buf, &found) == 0 && found != nullptr
       && found->pw_dir != nullptr) {
-    home = found->pw_dir;
+    return found->pw_dir;
   }
-  return (home.empty() ? std::string("/root") : home) + "/.xrootd/client.plugins.d";
+  return "";
+}
+
+// $HOME/.xrootd/client.plugins.d ($HOME, as users and scripts expect; XrdCl itself reads the
+// account's home directory, see the warning in Enable).
+std::string UserConfDir() {
+  const char* home = std::getenv("HOME");  // NOLINT(concurrency-mt-unsafe): read-only
+  std::string dir = home != nullptr && *home != '\0' ? home : AccountHome();
+  return (dir.empty() ? std::string("/root") : dir) + "/.xrootd/client.plugins.d";
 }
 
 // The conf directory a command works on: --conf-dir, --system, or the user's.
@@ -302,6 +309,15 @@ int Enable(std::span<const char* const> argv) {
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     return ReportError(IoError("cannot write " + path, errno));
+  }
+  const char* confdir_env = std::getenv("XRD_PLUGINCONFDIR");  // NOLINT: read-only
+  const std::string account_dir = AccountHome() + "/.xrootd/client.plugins.d";
+  if (!system && !a.Get("--conf-dir") && conf_dir != account_dir
+      && (confdir_env == nullptr || conf_dir != confdir_env)) {
+    std::fprintf(stderr,
+                 "ferry: note: XrdCl reads %s and $XRD_PLUGINCONFDIR, not $HOME; to use this "
+                 "conf set XRD_PLUGINCONFDIR=%s\n",
+                 account_dir.c_str(), conf_dir.c_str());
   }
   std::printf(
       "ferry cache enabled for %s\n  cache directory: %s (max %s)\n  conf file:       %s\n"
