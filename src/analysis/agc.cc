@@ -225,6 +225,15 @@ Status AnalyzeUnit(const AgcColumnMap& map,
   std::vector<float> btag_storage;
   const Jagged<float> jet_btag = FERRY_TRY(View(columns, map.jet_btag, n, &btag_storage));
 
+  // Leptons once per event: they do not move with the jet energy scale.
+  std::vector<LeptonSelection>& leptons = scratch->leptons;
+  leptons.resize(static_cast<size_t>(n));
+  for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+    leptons[i] =
+        SelectLeptons({el_pt.At(i), el_eta.At(i), el_sip3d.At(i), el_id.At(i)},
+                      {mu_pt.At(i), mu_eta.At(i), mu_sip3d.At(i), mu_iso.At(i), mu_id.At(i)}, cuts);
+  }
+
   // One event loop per variation, as separate passes over the unit's events.
   for (Variation v : kVariations) {
     const double scale = JesScale(v);
@@ -232,17 +241,17 @@ Status AnalyzeUnit(const AgcColumnMap& map,
     Histogram& h_ht = out->histogram(v, Observable::kHt4j1b);
     Histogram& h_mbjj = out->histogram(v, Observable::kMbjj4j2b);
     Histogram& h_lep = out->histogram(v, Observable::kLeptonPt);
+    cf.events += static_cast<uint64_t>(n);
     for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
-      Event ev;
-      ev.electrons = {el_pt.At(i), el_eta.At(i), el_sip3d.At(i), el_id.At(i)};
-      ev.muons = {mu_pt.At(i), mu_eta.At(i), mu_sip3d.At(i), mu_iso.At(i), mu_id.At(i)};
-      ev.jets = {jet_pt.At(i), jet_eta.At(i), jet_phi.At(i), jet_mass.At(i), jet_btag.At(i)};
-      const Selection s = SelectEvent(ev, scale, cuts);
-      ++cf.events;
-      if (s.leptons != 1) {
+      if (leptons[i].count != 1) {
         continue;
       }
       ++cf.one_lepton;
+      Selection s;
+      s.leptons = 1;
+      s.lepton_pt = leptons[i].pt;
+      SelectJets({jet_pt.At(i), jet_eta.At(i), jet_phi.At(i), jet_mass.At(i), jet_btag.At(i)},
+                 scale, cuts, &s);
       if (s.jets < 4) {
         continue;
       }

@@ -84,9 +84,11 @@ struct AgcScratch {
   std::vector<std::vector<float>> floats;
   std::vector<std::vector<int32_t>> ints;
   std::vector<std::vector<uint8_t>> flags;
+  std::vector<LeptonSelection> leptons;  // per event of the unit
 };
 
-// Runs the three event loops over one unit's columns and adds to *out. Corruption when the
+// Runs the three event loops over one unit's columns and adds to *out. The lepton selection,
+// which no variation changes, is made once per event before the loops. Corruption when the
 // columns do not have the shapes NanoAOD gives them.
 Status AnalyzeUnit(const AgcColumnMap& map,
                    std::span<const rootio::Column> columns,

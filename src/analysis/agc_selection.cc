@@ -75,20 +75,18 @@ bool BestTrijetMass(const Jets& all,
   return found;
 }
 
-Selection SelectEvent(const Event& event, double jes_scale, const AgcCuts& cuts) {
-  Selection s;
-  const Electrons& el = event.electrons;
+LeptonSelection SelectLeptons(const Electrons& el, const Muons& mu, const AgcCuts& cuts) {
+  LeptonSelection s;
   const size_t n_el = el.pt.size();
   if (InRange(el.eta, n_el) && InRange(el.sip3d, n_el) && InRange(el.cut_based, n_el)) {
     for (size_t i = 0; i < n_el; ++i) {
       if (el.pt[i] > cuts.lepton_pt && std::fabs(el.eta[i]) < cuts.electron_abs_eta
           && el.cut_based[i] == cuts.electron_cut_based && el.sip3d[i] < cuts.lepton_sip3d) {
-        ++s.leptons;
-        s.lepton_pt = el.pt[i];
+        ++s.count;
+        s.pt = el.pt[i];
       }
     }
   }
-  const Muons& mu = event.muons;
   const size_t n_mu = mu.pt.size();
   if (InRange(mu.eta, n_mu) && InRange(mu.sip3d, n_mu) && InRange(mu.pf_rel_iso04, n_mu)
       && InRange(mu.tight_id, n_mu)) {
@@ -96,48 +94,62 @@ Selection SelectEvent(const Event& event, double jes_scale, const AgcCuts& cuts)
       if (mu.pt[i] > cuts.lepton_pt && std::fabs(mu.eta[i]) < cuts.muon_abs_eta
           && mu.tight_id[i] != 0 && mu.pf_rel_iso04[i] < cuts.muon_pf_rel_iso04
           && mu.sip3d[i] < cuts.lepton_sip3d) {
-        ++s.leptons;
-        s.lepton_pt = mu.pt[i];
+        ++s.count;
+        s.pt = mu.pt[i];
       }
     }
   }
+  return s;
+}
 
-  const Jets& jt = event.jets;
+void SelectJets(const Jets& jt, double jes_scale, const AgcCuts& cuts, Selection* s) {
   size_t n_jet = jt.pt.size();
   if (!InRange(jt.eta, n_jet) || !InRange(jt.phi, n_jet) || !InRange(jt.mass, n_jet)
       || !InRange(jt.btag, n_jet)) {
     n_jet = 0;
   }
-  // Scaled pt of every jet and the indices of the selected ones (at most kMaxJetsPerEvent jets are
-  // looked at).
+  // Scaled pt of every jet and the indices of the selected ones (at most kMaxJetsPerEvent jets
+  // are looked at).
   constexpr size_t kMaxJetsPerEvent = 256;
   n_jet = std::min(n_jet, kMaxJetsPerEvent);
   std::array<double, kMaxJetsPerEvent> scaled;  // only [0, n_jet) is read
   std::array<uint32_t, kMaxJetsPerEvent> selected;
   size_t n_sel = 0;
+  s->ht = 0;
+  s->bjets = 0;
   for (size_t i = 0; i < n_jet; ++i) {
     scaled[i] = static_cast<double>(jt.pt[i]) * jes_scale;
     if (scaled[i] > cuts.jet_pt && std::fabs(jt.eta[i]) < cuts.jet_abs_eta) {
       selected[n_sel++] = static_cast<uint32_t>(i);
-      s.ht += scaled[i];
+      s->ht += scaled[i];
       if (jt.btag[i] >= cuts.btag) {
-        ++s.bjets;
+        ++s->bjets;
       }
     }
   }
-  s.jets = static_cast<int>(n_sel);
-  s.passes = s.leptons == 1 && s.jets >= 4 && s.bjets >= 1;
-  if (!s.passes) {
-    return s;
+  s->jets = static_cast<int>(n_sel);
+  s->passes = s->leptons == 1 && s->jets >= 4 && s->bjets >= 1;
+  s->region = Region::kNone;
+  s->has_trijet = false;
+  if (!s->passes) {
+    return;
   }
-  if (s.bjets == 1) {
-    s.region = Region::k4j1b;
+  if (s->bjets == 1) {
+    s->region = Region::k4j1b;
   } else {
-    s.region = Region::k4j2b;
-    s.has_trijet = BestTrijetMass(jt, std::span<const double>(scaled.data(), n_jet),
-                                  std::span<const uint32_t>(selected.data(), n_sel), cuts.btag,
-                                  &s.trijet_mass);
+    s->region = Region::k4j2b;
+    s->has_trijet = BestTrijetMass(jt, std::span<const double>(scaled.data(), n_jet),
+                                   std::span<const uint32_t>(selected.data(), n_sel), cuts.btag,
+                                   &s->trijet_mass);
   }
+}
+
+Selection SelectEvent(const Event& event, double jes_scale, const AgcCuts& cuts) {
+  Selection s;
+  const LeptonSelection leptons = SelectLeptons(event.electrons, event.muons, cuts);
+  s.leptons = leptons.count;
+  s.lepton_pt = leptons.pt;
+  SelectJets(event.jets, jes_scale, cuts, &s);
   return s;
 }
 

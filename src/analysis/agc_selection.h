@@ -66,6 +66,16 @@ struct Selection {
 
 Selection SelectEvent(const Event& event, double jes_scale, const AgcCuts& cuts = {});
 
+// The two halves of SelectEvent. Leptons do not depend on the jet energy scale, so an event
+// loop per variation may select them once per event and run only the jet part per variation.
+struct LeptonSelection {
+  int count = 0;
+  double pt = 0;  // of the last selected lepton (the only one when count == 1)
+};
+LeptonSelection SelectLeptons(const Electrons& electrons, const Muons& muons, const AgcCuts& cuts);
+// Fills jets, bjets, ht, passes, region and the trijet of *s; s->leptons must be set.
+void SelectJets(const Jets& jets, double jes_scale, const AgcCuts& cuts, Selection* s);
+
 // Mass of the three-jet combination of largest vector-sum pt containing a b-tagged jet, among
 // the jets whose index is listed in `jets` (pt already scaled in scaled_pt). False when there
 // are fewer than 3 jets or no combination contains a b-tag. Ties keep the first combination
