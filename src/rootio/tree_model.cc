@@ -61,6 +61,27 @@ LeafType LeafTypeFromName(std::string_view name) {
   return LeafType::kUnknown;
 }
 
+bool IsIntegerLeafType(LeafType t) {
+  switch (t) {
+    case LeafType::kInt8:
+    case LeafType::kUInt8:
+    case LeafType::kInt16:
+    case LeafType::kUInt16:
+    case LeafType::kInt32:
+    case LeafType::kUInt32:
+    case LeafType::kInt64:
+    case LeafType::kUInt64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsSignedLeafType(LeafType t) {
+  return t == LeafType::kInt8 || t == LeafType::kInt16 || t == LeafType::kInt32
+         || t == LeafType::kInt64;
+}
+
 int32_t TreeInfo::FindBranch(std::string_view branch_name) const {
   for (size_t i = 0; i < branches.size(); ++i) {
     if (branches[i].name == branch_name) {

@@ -32,6 +32,9 @@ size_t LeafTypeSize(LeafType t);
 std::string_view LeafTypeName(LeafType t);
 // Inverse of LeafTypeName (kUnknown when not a name above).
 LeafType LeafTypeFromName(std::string_view name);
+// The 8-64 bit integer types (signed or not; not Bool_t), the types a counter leaf can have.
+bool IsIntegerLeafType(LeafType t);
+bool IsSignedLeafType(LeafType t);
 
 // Half-open entry range [begin, end).
 struct EntryRange {

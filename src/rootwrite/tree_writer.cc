@@ -16,22 +16,6 @@ constexpr int64_t kProbeEntries = 1000;
 constexpr int32_t kMinBasketSize = 512;
 constexpr size_t kMaxNameLength = 4096;
 
-bool IsInteger(LeafType t) {
-  switch (t) {
-    case LeafType::kInt8:
-    case LeafType::kUInt8:
-    case LeafType::kInt16:
-    case LeafType::kUInt16:
-    case LeafType::kInt32:
-    case LeafType::kUInt32:
-    case LeafType::kInt64:
-    case LeafType::kUInt64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // An integer counter value from native bytes; negative values come back as huge numbers and
 // fail the count checks.
 uint64_t LoadCount(LeafType t, const uint8_t* p) {
@@ -125,7 +109,7 @@ Result<int32_t> TreeWriter::AddBranch(const BranchSpec& in) {
       return bad("counter branch '" + spec.count + "' must be declared before");
     }
     const BranchSpec& c = specs_[static_cast<size_t>(count)];
-    if (!IsInteger(c.type) || c.len != 1 || !c.count.empty()) {
+    if (!rootio::IsIntegerLeafType(c.type) || c.len != 1 || !c.count.empty()) {
       return bad("counter '" + spec.count + "' is not an integer scalar");
     }
     if (spec.type == LeafType::kString) {

@@ -34,16 +34,6 @@ Result<OpenInput> OpenInputTree(const std::string& path, const std::string& tree
   return in;
 }
 
-bool IsInteger(LeafType t) {
-  return t != LeafType::kUnknown && t != LeafType::kString && t != LeafType::kBool
-         && t != LeafType::kFloat32 && t != LeafType::kFloat64;
-}
-
-bool IsSigned(LeafType t) {
-  return t == LeafType::kInt8 || t == LeafType::kInt16 || t == LeafType::kInt32
-         || t == LeafType::kInt64;
-}
-
 // The schema of a tree plus, per column, the leaf it is read from.
 struct TreeSchema {
   Schema schema;
@@ -90,7 +80,7 @@ Result<TreeSchema> SchemaOf(const rootio::TreeInfo& info) {
       if (l.jagged()) {
         int32_t k = column_of_leaf[static_cast<size_t>(l.count_leaf)];
         const ColumnSpec* kc = k >= 0 ? &cols[static_cast<size_t>(k)] : nullptr;
-        if (kc == nullptr || kc->len != 1 || !IsInteger(kc->type)) {
+        if (kc == nullptr || kc->len != 1 || !rootio::IsIntegerLeafType(kc->type)) {
           out.skipped.push_back(b.name + ": its counter is not a stored integer scalar");
           continue;
         }
@@ -141,7 +131,7 @@ Result<std::vector<uint64_t>> ReadCoordinate(const rootio::Tree& tree,
     return std::vector<uint64_t>{};
   }
   const rootio::Leaf& l = tree.info().leaves[static_cast<size_t>(leaf)];
-  if (!IsInteger(l.type) || l.jagged() || l.len != 1) {
+  if (!rootio::IsIntegerLeafType(l.type) || l.jagged() || l.len != 1) {
     return InvalidArgumentError("leaf " + name + " is not an integer scalar ("
                                 + std::string(rootio::LeafTypeName(l.type)) + ")");
   }
@@ -149,7 +139,7 @@ Result<std::vector<uint64_t>> ReadCoordinate(const rootio::Tree& tree,
   std::vector<uint64_t> out(static_cast<size_t>(col.num_entries));
   for (size_t i = 0; i < out.size(); ++i) {
     out[i] = col.AsUint64(i);
-    if (IsSigned(l.type) && static_cast<int64_t>(out[i]) < 0) {
+    if (rootio::IsSignedLeafType(l.type) && static_cast<int64_t>(out[i]) < 0) {
       return InvalidArgumentError(name + " is negative at entry " + std::to_string(i));
     }
   }

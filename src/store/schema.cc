@@ -9,22 +9,6 @@ using rootio::LeafType;
 
 namespace {
 
-bool IsIntegerType(LeafType t) {
-  switch (t) {
-    case LeafType::kInt8:
-    case LeafType::kUInt8:
-    case LeafType::kInt16:
-    case LeafType::kUInt16:
-    case LeafType::kInt32:
-    case LeafType::kUInt32:
-    case LeafType::kInt64:
-    case LeafType::kUInt64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool IsStorableType(LeafType t) {
   return t != LeafType::kUnknown && t != LeafType::kString
          && static_cast<uint8_t>(t) <= static_cast<uint8_t>(LeafType::kFloat64);
@@ -118,7 +102,7 @@ Status Schema::DeriveAndValidate() {
         return CorruptionError(where + ": bad counter column " + std::to_string(c.counter));
       }
       const ColumnSpec& k = columns[static_cast<size_t>(c.counter)];
-      if (k.kind != ColumnKind::kFixed || k.len != 1 || !IsIntegerType(k.type)) {
+      if (k.kind != ColumnKind::kFixed || k.len != 1 || !rootio::IsIntegerLeafType(k.type)) {
         return CorruptionError(where + ": counter '" + k.name + "' is not a scalar integer");
       }
       if (c.group < 0 || static_cast<size_t>(c.group) >= group_counters.size()
