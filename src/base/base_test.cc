@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "base/aligned_buffer.h"
+#include "base/byte_swap.h"
 #include "base/fd.h"
 #include "base/hash.h"
 #include "base/mapped_file.h"
@@ -100,6 +101,26 @@ TEST(Hash, KnownVectors) {
   s.Update("hello ", 6);
   s.Update("world", 5);
   EXPECT_EQ(s.Digest(), hash::Xxh3("hello world", 11));
+}
+
+TEST(ByteSwap, EveryWidthAndTwiceIsIdentity) {
+  auto in = testing::PseudoRandomBytes(8 * 37, 4);
+  for (size_t width : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
+    ByteVector once;
+    AppendByteSwapped(in.data(), in.size() / width, width, &once);
+    ASSERT_EQ(once.size(), in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      size_t v = i / width;
+      size_t b = i % width;
+      ASSERT_EQ(once[i], in[v * width + (width - 1 - b)]) << "width " << width << " byte " << i;
+    }
+    ByteVector twice;
+    AppendByteSwapped(once.data(), once.size() / width, width, &twice);
+    EXPECT_TRUE(std::equal(twice.begin(), twice.end(), in.begin()));
+  }
+  ByteVector none;
+  AppendByteSwapped(nullptr, 0, 4, &none);
+  EXPECT_TRUE(none.empty());
 }
 
 TEST(Strings, ParseSize) {

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "base/endian.h"
+#include "base/byte_swap.h"
 
 namespace ferry::rootio {
 
@@ -13,24 +13,6 @@ T Get(const ByteVector& b, size_t k) {
   std::memcpy(&v, b.data() + k * sizeof(T), sizeof(T));
   return v;
 }
-// Byte-swapping copy of count big-endian values. Kept free of aliasing so the compiler
-// vectorises it (this file is built with -O3; see CMakeLists.txt).
-template <class U>
-void SwapCopy(uint8_t* __restrict out, const uint8_t* __restrict src, size_t count) {
-  for (size_t i = 0; i < count; ++i) {
-    U v;
-    std::memcpy(&v, src + i * sizeof(U), sizeof(U));
-    if constexpr (sizeof(U) == 2) {
-      v = __builtin_bswap16(v);
-    } else if constexpr (sizeof(U) == 4) {
-      v = __builtin_bswap32(v);
-    } else {
-      v = __builtin_bswap64(v);
-    }
-    std::memcpy(out + i * sizeof(U), &v, sizeof(U));
-  }
-}
-
 }  // namespace
 
 uint64_t Column::AsUint64(size_t k) const {
@@ -83,29 +65,7 @@ double Column::AsDouble(size_t k) const {
 }
 
 void AppendSwapped(LeafType t, const uint8_t* src, size_t count, ByteVector* dst) {
-  size_t size = LeafTypeSize(t);
-  if (count == 0 || size == 0) {
-    return;  // src may be null for an empty basket
-  }
-  size_t at = dst->size();
-  dst->resize(at + count * size);
-  uint8_t* out = dst->data() + at;
-  switch (size) {
-    case 1:
-      std::memcpy(out, src, count);
-      break;
-    case 2:
-      SwapCopy<uint16_t>(out, src, count);
-      break;
-    case 4:
-      SwapCopy<uint32_t>(out, src, count);
-      break;
-    case 8:
-      SwapCopy<uint64_t>(out, src, count);
-      break;
-    default:
-      break;
-  }
+  AppendByteSwapped(src, count, LeafTypeSize(t), dst);
 }
 
 }  // namespace ferry::rootio

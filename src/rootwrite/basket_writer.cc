@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/byte_swap.h"
 #include "base/endian.h"
 
 namespace ferry::rootwrite {
@@ -10,38 +11,6 @@ namespace {
 
 constexpr int32_t kDefaultEntryOffsetLen = 1000;
 constexpr uint16_t kBasketFieldsSize = 2 + 4 + 4 + 4 + 4 + 1;
-
-// Appends count values of size bytes each, swapping native to big-endian.
-void AppendSwapped(const uint8_t* src, size_t count, size_t size, ByteVector* dst) {
-  if (count == 0) {
-    return;  // src may be null for an empty entry
-  }
-  size_t at = dst->size();
-  dst->resize(at + count * size);
-  uint8_t* out = dst->data() + at;
-  switch (size) {
-    case 1:
-      std::memcpy(out, src, count);
-      break;
-    case 2:
-      for (size_t i = 0; i < count; ++i) {
-        StoreBE(out + 2 * i, LoadLE<uint16_t>(src + 2 * i));
-      }
-      break;
-    case 4:
-      for (size_t i = 0; i < count; ++i) {
-        StoreBE(out + 4 * i, LoadLE<uint32_t>(src + 4 * i));
-      }
-      break;
-    case 8:
-      for (size_t i = 0; i < count; ++i) {
-        StoreBE(out + 8 * i, LoadLE<uint64_t>(src + 8 * i));
-      }
-      break;
-    default:
-      break;
-  }
-}
 
 }  // namespace
 
@@ -74,13 +43,13 @@ void BranchBuffer::AppendValues(const uint8_t* native, size_t count) {
   if (variable_) {
     offsets_.push_back(static_cast<int32_t>(data_.size()));
   }
-  AppendSwapped(native, count, value_size_, &data_);
+  AppendByteSwapped(native, count, value_size_, &data_);
   ++nev_;
   ++entries_;
 }
 
 void BranchBuffer::AppendFixed(const uint8_t* native, size_t n_entries) {
-  AppendSwapped(native, n_entries * fixed_values_, value_size_, &data_);
+  AppendByteSwapped(native, n_entries * fixed_values_, value_size_, &data_);
   nev_ += static_cast<int32_t>(n_entries);
   entries_ += static_cast<int64_t>(n_entries);
 }
@@ -93,7 +62,7 @@ void BranchBuffer::AppendJagged(const uint8_t* native, const uint64_t* offsets, 
   for (size_t i = 0; i < n_entries; ++i) {
     out[i] = static_cast<int32_t>(base + (offsets[i] - offsets[0]) * value_size_);
   }
-  AppendSwapped(native, offsets[n_entries] - offsets[0], value_size_, &data_);
+  AppendByteSwapped(native, offsets[n_entries] - offsets[0], value_size_, &data_);
   nev_ += static_cast<int32_t>(n_entries);
   entries_ += static_cast<int64_t>(n_entries);
 }
