@@ -10,8 +10,10 @@
 #
 # Scenarios: direct; ferry cold (empty cache) and warm (the same reads again, new process);
 # XCache default (128k blocks, prefetch 10) cold and warm; XCache tuned (4k blocks, prefetch 0)
-# cold and warm. Direct and ferry are repeated CACHE_WAN_REPEAT times (default 3, medians,
-# interleaved); cold runs compare every chunk with the origin's files.
+# cold and warm. Direct and ferry are repeated CACHE_WAN_REPEAT times (default 5): each round
+# runs direct and ferry cold next to each other, in alternating order, and ratios are medians of
+# the per-round ratios (this machine is shared; load drifts between rounds). Cold runs compare
+# every chunk with the origin's files.
 # Measured: wall time (the replayer's, open of the first file to close of the last), bytes
 # that crossed the WAN (rx_bytes of the host end of the veth: wire bytes), origin requests,
 # disk footprint of the cache (allocated blocks); ratios against direct and against bytes
@@ -27,7 +29,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$(realpath "${FERRY_BUILD_DIR:-$ROOT/build/release}")"
 OUT="${FERRY_BENCH_OUT:-$ROOT/out/bench}/cache_wan"
 DATA="${CACHE_WAN_DATA:-/tmp/ferry-cache-wan-data}"
-REPEAT="${CACHE_WAN_REPEAT:-3}"
+REPEAT="${CACHE_WAN_REPEAT:-5}"
 NFILES="${CACHE_WAN_FILES:-8}"
 SIZE="${CACHE_WAN_SIZE:-200M}"
 RTT="${CACHE_WAN_RTT:-40ms}"
@@ -88,9 +90,9 @@ idle_pct() { vmstat 1 2 | tail -1 | awk '{print $15}'; }
 NOPLUG="$WORK/noplugins"
 mkdir -p "$NOPLUG"
 
-# run LABEL KIND URL_PREFIX CONF_DIR CACHE_DIR VERIFY: one replay; appends a JSON line.
+# run LABEL KIND URL_PREFIX CONF_DIR CACHE_DIR VERIFY [ROUND]: one replay; appends a JSON line.
 run() {
-  local label=$1 kind=$2 prefix=$3 conf=$4 cache=$5 verify=$6
+  local label=$1 kind=$2 prefix=$3 conf=$4 cache=$5 verify=$6 round=${7:-0}
   local idle rx0 rx1 t0 t1 out rc=0 vargs=()
   [ "$verify" = 1 ] && vargs=(-V "$DATA")
   idle="$(idle_pct)"
@@ -107,11 +109,12 @@ run() {
   if [ -n "$cache" ] && [ -d "$cache" ]; then
     disk="$(du -s -B1 "$cache" | awk '{print $1}')"
   fi
-  "$PY" - "$label" "$kind" "$rc" "$idle" "$rx0" "$rx1" "$t0" "$t1" "$disk" "$out" "$stats" <<'PY' >>"$RUNS"
+  "$PY" - "$label" "$kind" "$rc" "$idle" "$rx0" "$rx1" "$t0" "$t1" "$disk" "$out" "$stats" "$round" <<'PY' >>"$RUNS"
 import json, sys
-label, kind, rc, idle, rx0, rx1, t0, t1, disk, out, stats = sys.argv[1:12]
+label, kind, rc, idle, rx0, rx1, t0, t1, disk, out, stats, rnd = sys.argv[1:13]
 r = json.loads(out) if out.strip() else {}
-print(json.dumps({"label": label, "kind": kind, "exit": int(rc), "idle_pct": float(idle or 0),
+print(json.dumps({"label": label, "kind": kind, "round": int(rnd), "exit": int(rc),
+                  "idle_pct": float(idle or 0),
                   "wan_bytes": int(rx1) - int(rx0), "process_s": float(t1) - float(t0),
                   "disk_bytes": int(disk), "replay": r, "cache_stats": json.loads(stats)}))
 PY
@@ -138,12 +141,17 @@ xcache_settle() {
 
 echo "== direct and ferry, $REPEAT rounds" >&2
 for ((k = 1; k <= REPEAT; k++)); do
-  run "direct" direct "$ORIGIN" "$NOPLUG" "" 1
   cache="$WORK/ferry-$k"
   ferry_conf "$WORK/conf-$k" "$cache"
-  run "ferry-cold" ferry "$ORIGIN" "$WORK/conf-$k" "$cache" 1
-  run "ferry-warm" ferry "$ORIGIN" "$WORK/conf-$k" "$cache" 0
-  [ "$k" = 1 ] && run "ferry-warm-verified" ferry "$ORIGIN" "$WORK/conf-$k" "$cache" 1
+  if ((k % 2 == 1)); then
+    run "direct" direct "$ORIGIN" "$NOPLUG" "" 1 "$k"
+    run "ferry-cold" ferry "$ORIGIN" "$WORK/conf-$k" "$cache" 1 "$k"
+  else
+    run "ferry-cold" ferry "$ORIGIN" "$WORK/conf-$k" "$cache" 1 "$k"
+    run "direct" direct "$ORIGIN" "$NOPLUG" "" 1 "$k"
+  fi
+  run "ferry-warm" ferry "$ORIGIN" "$WORK/conf-$k" "$cache" 0 "$k"
+  [ "$k" = 1 ] && run "ferry-warm-verified" ferry "$ORIGIN" "$WORK/conf-$k" "$cache" 1 "$k"
   if [ "$k" -lt "$REPEAT" ]; then rm -rf "$cache"; fi
 done
 "$FERRY" cache verify --dir "$WORK/ferry-$REPEAT" >&2

@@ -1,11 +1,11 @@
 // Fuzz target: the page-index parser of the client cache (docs/format/page-store.md).
 // Input: the bytes of a KEY.idx file. A decoded index must re-encode to bytes that decode to
 // the same index (pages, CRCs, fragments), and lookups over it must stay in bounds.
+#include "cache/page_index.h"
+
 #include <cstdint>
 #include <span>
 #include <vector>
-
-#include "cache/page_index.h"
 
 using ferry::cache::PageIndex;
 
@@ -27,9 +27,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint8_t> again;
   index->Encode(again);
   auto back = PageIndex::Decode(again);
-  if (!back.has_value() || back->full_pages() != index->full_pages() ||
-      back->fragments().size() != index->fragments().size() ||
-      back->info().url != index->info().url || back->held_bytes() != index->held_bytes()) {
+  if (!back.has_value() || back->full_pages() != index->full_pages()
+      || back->fragments().size() != index->fragments().size()
+      || back->info().url != index->info().url || back->held_bytes() != index->held_bytes()) {
     __builtin_trap();
   }
   return 0;

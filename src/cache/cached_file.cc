@@ -332,6 +332,9 @@ Status CachedFile::FetchMissing(std::span<io::ReadRequest> requests, std::vector
 
 void CachedFile::ReadPieces(std::span<io::ReadRequest> pieces,
                             std::span<const fetch::VectorRead> groups) {
+  if (pieces.empty()) {
+    return;  // nothing to ask: do not make a lazily opened origin open
+  }
   Counters& counters = cache_->counters();
   const Config& config = cache_->config();
   std::vector<OriginRead> reads(groups.size());

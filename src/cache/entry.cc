@@ -608,6 +608,39 @@ Status Entry::StorePiece(uint64_t offset,
     if (full) {
       continue;
     }
+    if (lo == 0 && hi == plen && !have) {
+      // A run of whole pages the index lacks: one write for all of them.
+      uint64_t last = page;
+      uint64_t run_end = seg_end;
+      {
+        std::shared_lock<std::shared_mutex> lock(mu_);
+        while (last - page < 255) {
+          const uint64_t next = last + 1;
+          const uint32_t nlen = index_.PageLength(next);
+          if (nlen == 0 || next * ps + nlen > end || index_.full(next)
+              || index_.fragment(next) != nullptr) {
+            break;
+          }
+          last = next;
+          run_end = next * ps + nlen;
+        }
+      }
+      FERRY_TRY(
+          PwriteFull(data_fd_.get(), bytes.data() + (pstart - offset), run_end - pstart, pstart));
+      uint32_t crcs[256];
+      for (uint64_t k = page; k <= last; ++k) {
+        crcs[k - page] = PageCrc(bytes.data() + (k * ps - offset), index_.PageLength(k));
+      }
+      {
+        std::unique_lock<std::shared_mutex> lock(mu_);
+        for (uint64_t k = page; k <= last; ++k) {
+          index_.SetFull(k, crcs[k - page]);
+        }
+      }
+      dirty_.store(true, std::memory_order_relaxed);
+      pos = run_end;
+      continue;
+    }
     uint32_t nlo = lo;
     uint32_t nhi = hi;
     if (have && hi >= have->lo && lo <= have->hi) {

@@ -92,12 +92,16 @@ Status PrepareCacheDir(const std::string& cache_dir) {
       }
     }
   }
-  FERRY_TRY(MakeDir(cache_dir + "/entries"));
+  // The marker first: another process preparing the same directory at the same moment then
+  // sees a cache directory, never a foreign non-empty one.
   const std::string marker = cache_dir + "/" + kMarkerName;
-  Fd fd = FERRY_TRY(Fd::Open(marker, O_WRONLY | O_CREAT | O_TRUNC, 0644));
-  const std::string_view text = kMarkerText;
-  FERRY_TRY(PwriteFull(fd.get(), text.data(), text.size(), 0));
-  return fd.Close();
+  {
+    Fd fd = FERRY_TRY(Fd::Open(marker, O_WRONLY | O_CREAT, 0644));
+    const std::string_view text = kMarkerText;
+    FERRY_TRY(PwriteFull(fd.get(), text.data(), text.size(), 0));
+    FERRY_TRY(fd.Close());
+  }
+  return MakeDir(cache_dir + "/entries");
 }
 
 IndexStamp StampOf(const std::string& path) {

@@ -1,0 +1,61 @@
+#include "cache/config.h"
+
+#include <stdlib.h>
+
+#include <gtest/gtest.h>
+
+namespace ferry::cache {
+namespace {
+
+TEST(ConfigTest, ConfKeysAndDefaults) {
+  auto c = ConfigFromMap({{"dir", "/c"},
+                          {"max_size", "2G"},
+                          {"page_size", "8K"},
+                          {"iogap", "1K"},
+                          {"channels", "4"},
+                          {"url_params", "a,,b"},
+                          {"url", "root://*"},
+                          {"lib", "x.so"},
+                          {"enable", "true"}},
+                         /*use_env=*/false);
+  ASSERT_TRUE(c) << c.error().ToString();
+  EXPECT_EQ(c->dir, "/c");
+  EXPECT_EQ(c->max_bytes, 2ull << 30);
+  EXPECT_EQ(c->page_size, 8192u);
+  EXPECT_EQ(c->iogap, 1024u);
+  EXPECT_EQ(c->channels, 4u);
+  EXPECT_EQ(c->url_params, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(c->min_free_bytes, 1ull << 30);  // default
+  EXPECT_EQ(c->planner().page_size, 8192u);
+}
+
+TEST(ConfigTest, BadValuesNameTheKey) {
+  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{{"page_size", "3000"},
+                                                                             {"page_size", "2M"},
+                                                                             {"channels", "0"},
+                                                                             {"max_size", "lots"},
+                                                                             {"retries", "-1"},
+                                                                             {"revalidate_s", "x"},
+                                                                             {"max_chunks", "0"}}) {
+    auto c = ConfigFromMap({{k, v}}, false);
+    ASSERT_FALSE(c) << k << "=" << v;
+    EXPECT_NE(c.error().message().find(k), std::string::npos);
+  }
+}
+
+TEST(ConfigTest, EnvironmentOverridesConfFile) {
+  ::setenv("FERRY_CACHE_DIR", "/from/env", 1);
+  ::setenv("FERRY_CACHE_MAX_SIZE", "10M", 1);
+  auto c = ConfigFromMap({{"dir", "/from/conf"}, {"max_size", "1G"}, {"channels", "3"}}, true);
+  ::unsetenv("FERRY_CACHE_DIR");
+  ::unsetenv("FERRY_CACHE_MAX_SIZE");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->dir, "/from/env");
+  EXPECT_EQ(c->max_bytes, 10u << 20);
+  EXPECT_EQ(c->channels, 3u);
+  auto ignored = ConfigFromMap({{"dir", "/from/conf"}}, false);
+  EXPECT_EQ(ignored->dir, "/from/conf");
+}
+
+}  // namespace
+}  // namespace ferry::cache
