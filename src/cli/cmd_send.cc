@@ -24,7 +24,7 @@ constexpr std::string_view kUsage =
     "                  [--no-direct] [--timeout SECONDS]\n"
     "  PATH: files and directories; each arrives as DEST/basename(PATH) under the receiver's root\n"
     "  --streams N     TCP streams (default: from the measured RTT, --rate and kernel limits)\n"
-    "  --block-size B  checksum and re-send unit (default 4M; reads are 8M or larger)\n"
+    "  --block-size B  checksum and re-send unit (default 4M; reads are at least 4M)\n"
     "  --rate R        expected bottleneck rate in bit/s (10G, 2G, 500M) for buffer sizing\n"
     "  --max-rate R    pace all streams together to at most R bit/s\n"
     "  --resume        send only the blocks the receiver does not have yet";

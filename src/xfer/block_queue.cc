@@ -65,6 +65,12 @@ void BufferPool::Close() {
   cv_.notify_all();
 }
 
+void BufferPool::Reopen() {
+  std::lock_guard lock(mu_);
+  closed_ = false;
+  waker_ = nullptr;
+}
+
 size_t BufferPool::free_count() {
   std::lock_guard lock(mu_);
   return free_.size();

@@ -33,6 +33,8 @@ class BufferPool {
   int TryAcquire();
   void Release(int index);
   void Close();
+  // Opens a closed pool again for a new user; every buffer must be free.
+  void Reopen();
 
   uint8_t* data(int index) { return base_ + static_cast<size_t>(index) * buffer_size_; }
   size_t buffer_size() const { return buffer_size_; }

@@ -102,6 +102,7 @@ void Receiver::Impl::AcceptLoop() {
         }
       }
     }
+    DropIdlePools(false);
     if (n <= 0) {
       continue;
     }
@@ -169,6 +170,34 @@ std::shared_ptr<RecvSession> Receiver::Impl::FindSession(const SessionId& id) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return nullptr;
+}
+
+std::unique_ptr<BufferPool> Receiver::Impl::TakePool(size_t count, size_t buffer_size) {
+  for (auto it = idle_pools.begin(); it != idle_pools.end(); ++it) {
+    if (it->pool->buffer_size() == buffer_size && it->pool->count() == count) {
+      std::unique_ptr<BufferPool> p = std::move(it->pool);
+      idle_pools.erase(it);
+      p->Reopen();
+      return p;
+    }
+  }
+  idle_pools.clear();  // another shape: give the memory back before mapping new
+  return nullptr;
+}
+
+void Receiver::Impl::KeepPool(std::unique_ptr<BufferPool> pool) {
+  std::lock_guard lock(mu);
+  if (idle_pools.size() >= 2) {
+    idle_pools.erase(idle_pools.begin());
+  }
+  idle_pools.push_back({std::move(pool), std::chrono::steady_clock::now()});
+}
+
+void Receiver::Impl::DropIdlePools(bool all) {
+  std::lock_guard lock(mu);
+  auto now = std::chrono::steady_clock::now();
+  std::erase_if(idle_pools,
+                [&](const IdlePool& p) { return all || now - p.since > std::chrono::seconds(60); });
 }
 
 bool Receiver::Impl::ClaimPath(const std::string& path) {
@@ -376,7 +405,7 @@ void RecvSession::RunControl() {
   }
   // Block buffers come out of one budget shared by all sessions; a session needs at least two.
   size_t n_buffers = std::max<size_t>(static_cast<size_t>(std::max(streams_, 1)) * 2 + 4,
-                                      (128u << 20) / block_size_);
+                                      (64u << 20) / block_size_);
   {
     std::lock_guard lock(owner_.mu);
     uint64_t left = owner_.opt.memory_budget > owner_.pool_bytes
@@ -396,7 +425,13 @@ void RecvSession::RunControl() {
     Teardown("memory budget exhausted");
     return;
   }
-  pool_ = std::make_unique<BufferPool>(n_buffers, block_size_);
+  {
+    std::lock_guard lock(owner_.mu);
+    pool_ = owner_.TakePool(n_buffers, block_size_);
+  }
+  if (!pool_) {
+    pool_ = std::make_unique<BufferPool>(n_buffers, block_size_);
+  }
   queue_ = std::make_unique<BoundedQueue<WriteItem>>(n_buffers);
   queue_->set_waker(&writer_waker_);
   slots_.resize(n_buffers);
@@ -497,6 +532,14 @@ void RecvSession::Teardown(const std::string& error) {
     std::lock_guard lock(owner_.mu);
     owner_.pool_bytes -= pool_bytes_;
     pool_bytes_ = 0;
+  }
+  bool streams_gone;
+  {
+    std::lock_guard lock(conns_mu_);
+    streams_gone = data_conns_.empty();
+  }
+  if (pool_ && streams_gone && pool_->free_count() == pool_->count()) {
+    owner_.KeepPool(std::move(pool_));
   }
   if (error.empty()) {
     SendControl(FrameType::kBye, 0, {});

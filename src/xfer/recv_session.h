@@ -46,6 +46,16 @@ struct Receiver::Impl {
   std::vector<std::pair<SessionId, std::weak_ptr<RecvSession>>> sessions;  // guarded by mu
   std::set<std::string> active_paths;                                      // guarded by mu
   uint64_t pool_bytes = 0;  // block buffers of all sessions, guarded by mu
+  // Pools of ended sessions, kept for the next one: first-touching fresh memory is a large
+  // part of a transfer's CPU cost. Dropped after a minute unused. Guarded by mu.
+  struct IdlePool {
+    std::unique_ptr<BufferPool> pool;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::vector<IdlePool> idle_pools;
+  std::unique_ptr<BufferPool> TakePool(size_t count, size_t buffer_size);  // mu held
+  void KeepPool(std::unique_ptr<BufferPool> pool);
+  void DropIdlePools(bool all);
   std::mutex log_mu;
 
   void AcceptLoop();

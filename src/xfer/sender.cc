@@ -14,7 +14,7 @@ namespace {
 
 constexpr size_t kManifestChunkBytes = 1u << 20;
 constexpr uint64_t kDefaultMemoryBudget = 1ull << 30;
-constexpr uint32_t kReadBytes = 8u << 20;
+constexpr uint32_t kReadBytes = 4u << 20;
 
 int64_t MicrosSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now()
