@@ -330,7 +330,10 @@ for s in "${SETS[@]}"; do
     # The fill of repeat k is no longer needed.
     if [ "$HAVE_CACHE" = 1 ]; then
       cache_disable
-      if [ "$k" != "$REPEAT" ]; then rm -rf "$WORK/cache-$s-$k"; fi
+      if [ "$k" != "$REPEAT" ]; then
+        rm -rf "$WORK/cache-$s-$k"
+        timeout 120 sync || true  # the deletion's writes do not spill into the next pass
+      fi
     fi
   done
 done
