@@ -159,8 +159,12 @@ for r in rows:
     lines.append(f"{r['label']:<16} {r['pass']:<7} {num(r['io_wait_s'], '9.2f'):>9} "
                  f"{num(r['decompress_cpu_s'], '11.2f'):>11} {num(r['analysis_cpu_s'], '9.2f'):>9} "
                  f"{num(r['other_cpu_s'], '7.2f'):>7} {num(r['cpu_s'], '10.2f'):>10}")
-lines += ["", f"{'wall times are medians of %d runs; ratios (fill overhead, x direct, x local) are medians of the per-repeat ratios; ' % a.repeat if a.repeat > 1 else ''}",
-          f"load: the machine's 1-minute load average before a pass ({os.cpu_count()} cores; others share it)"]
+lines.append("")
+if a.repeat > 1:
+    lines.append(f"wall times are medians of {a.repeat} runs; ratios (fill overhead, x direct, x local) "
+                 "are medians of the per-run ratios")
+lines.append(f"load: the machine's 1-minute load average before a pass ({os.cpu_count()} cores; "
+             "others share it)")
 
 # The headline figures per set, against the targets of bench/agc_passes.
 figures = []

@@ -15,15 +15,17 @@
 #
 # Usage: scripts/demo.sh [FERRY_BINARY]   (the Makefile passes build/release/bin/ferry)
 # Environment: FERRY_DEMO_OUT (default out/demo), FERRY_DEMO_LZMA_EVENTS (default 24000 in 2
-# files: LZMA-9 costs ~25 ms of encoder set-up per basket on top of ~0.5 MB/s here, so this set
-# stays small), FERRY_DEMO_ZLIB_EVENTS (default 400000 in 4 files, ~0.5 GB),
-# FERRY_DEMO_THREADS, FERRY_DEMO_NO_WAN=1.
+# files, ~22 MB: LZMA-9 costs ~25 ms of encoder set-up per basket on top of ~0.5 MB/s here, so
+# this set stays small), FERRY_DEMO_ZLIB_EVENTS (default 1000000 in 5 files, ~1.3 GB; generated
+# alongside), FERRY_DEMO_REPEAT (runs per pass, default 3), FERRY_DEMO_THREADS,
+# FERRY_DEMO_NO_WAN=1.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FERRY="${1:-$ROOT/build/release/bin/ferry}"
 OUT="${FERRY_DEMO_OUT:-$ROOT/out/demo}"
 args=(--ferry "$FERRY" --out "$OUT" --title "make demo"
-  --codecs "lzma:9:${FERRY_DEMO_LZMA_EVENTS:-24000}:2 zlib:1:${FERRY_DEMO_ZLIB_EVENTS:-400000}:4"
+  --codecs "lzma:9:${FERRY_DEMO_LZMA_EVENTS:-24000}:2 zlib:1:${FERRY_DEMO_ZLIB_EVENTS:-1000000}:5"
+  --repeat "${FERRY_DEMO_REPEAT:-3}"
   --threads "${FERRY_DEMO_THREADS:-$(nproc)}")
 [ "${FERRY_DEMO_NO_WAN:-0}" = 1 ] && args+=(--no-wan)
 rm -rf "$OUT"
