@@ -10,8 +10,10 @@
 #
 # The origin runs behind the test bed's WAN emulation (scripts/testbed/wan.sh: namespace,
 # 40 ms RTT, 1 Gbit/s) or, where namespaces are not permitted, on 127.0.0.1 (said in the output).
-# Output folder: one JSON per pass, summary.txt (the table), summary.json, observables_*.png,
-# wall_times.png, cpu_split.png. Exit 3 when the histogram digests differ between passes.
+# Output folder: summary.txt (the tables), summary.json, observables_*.png, wall_times.png,
+# cpu_split.png, gen_*.json (the generator's reports), runs/ (each run's `ferry analyze agc
+# --json`, link bytes, cache counters before/after, load average). Exit 3 when the histogram
+# digests differ between passes.
 # Everything else (data unless --data-dir, cache, origin, namespace) is removed at exit.
 #
 # usage: agc_passes.sh --ferry BIN --out DIR [--events N] [--files F]
@@ -97,7 +99,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 mkdir -p "$OUT"
-rm -f "$OUT"/*.json "$OUT"/*.png "$OUT"/summary.txt "$OUT"/*.err
+rm -rf "$OUT/runs"
+rm -f "$OUT"/*.json "$OUT"/*.png "$OUT"/summary.txt
+mkdir -p "$OUT/runs"
 say "output $OUT, scratch $WORK"
 
 # ---- the ferry cache (XrdCl plug-in), when built ---------------------------------------------
@@ -263,12 +267,12 @@ wire_rx() {
 }
 
 # ---- the passes ------------------------------------------------------------------------------
-# run_pass SET PASS RUN SOURCES...: $OUT/SET_PASS_RUN.json (+ .wire: link bytes, .cache0/1:
+# run_pass SET PASS RUN SOURCES...: $OUT/runs/SET_PASS_RUN.json (+ .wire: link bytes, .cache0/1:
 # cache counters before and after, .load: the machine's 1-minute load average before the run).
 run_pass() {
   local set_name="$1" pass="$2" run="$3"
   shift 3
-  local base="$OUT/${set_name}_${pass}_$run" rx0 rx1 plot=()
+  local base="$OUT/runs/${set_name}_${pass}_$run" rx0 rx1 plot=()
   if [ "$pass" = local ] && [ "$run" = 1 ]; then plot=(--plot "$OUT/observables_$set_name.png"); fi
   say "$set_name: $pass pass $run/$REPEAT over $# files ($(elapsed) s)"
   if [ "$pass" = cold ] || [ "$pass" = warm ]; then cache_stats >"$base.cache0"; fi

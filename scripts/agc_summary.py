@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Summary of the AGC passes written by scripts/agc_passes.sh.
 
-Reads OUT/<set>_<pass>_<run>.json (ferry analyze agc --json), .wire (bytes over the emulated
+Reads OUT/runs/<set>_<pass>_<run>.json (ferry analyze agc --json), .wire (bytes over the emulated
 link) and .cache0/.cache1 (ferry cache counters before/after, JSON), and writes
 OUT/summary.txt (the tables), OUT/summary.json (every run and the derived figures), gnuplot
 bar data (--bars wall times, --cpu CPU split) and prints the tables. Exit 3 when the histogram
@@ -61,7 +61,7 @@ for set_name, label in sets:
     for ps in passes:
         rs = []
         for k in range(1, a.repeat + 1):
-            base = os.path.join(a.out, f"{set_name}_{ps}_{k}")
+            base = os.path.join(a.out, "runs", f"{set_name}_{ps}_{k}")
             r = load(base + ".json")
             if r is None:
                 continue
