@@ -352,7 +352,7 @@ summary_rc=$?
 set -e
 [ -f "$WORK/bars.dat" ] && bash "$ROOT/bench/plot_bars.sh" "$TITLE: wall time per pass (median of $REPEAT)" \
   "seconds" "$WORK/bars.dat" "$OUT/wall_times.png" >/dev/null 2>&1
-[ -f "$WORK/cpu.dat" ] && bash "$ROOT/bench/plot_bars.sh" "$TITLE: CPU seconds per pass" \
+[ -f "$WORK/cpu.dat" ] && bash "$ROOT/bench/plot_bars.sh" "$TITLE: CPU seconds per pass (median)" \
   "seconds" "$WORK/cpu.dat" "$OUT/cpu_split.png" >/dev/null 2>&1
 echo "origin: $WHERE"
 echo "output: $OUT"
