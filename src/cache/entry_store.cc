@@ -76,7 +76,9 @@ Status PrepareCacheDir(const std::string& cache_dir) {
     if (!S_ISDIR(st.st_mode)) {
       return InvalidArgumentError(cache_dir + " is not a directory");
     }
-    if (!DirIsEmpty(cache_dir)) {
+    // Another process may have written its marker since the check above: look again before
+    // calling the directory foreign.
+    if (!DirIsEmpty(cache_dir) && !IsCacheDir(cache_dir)) {
       return InvalidArgumentError(cache_dir
                                   + " is not empty and not a ferry cache (no ferry-cache marker)");
     }

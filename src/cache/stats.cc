@@ -74,7 +74,10 @@ CounterValues Counters::Snapshot() const {
   return v;
 }
 
-Result<CounterValues> ReadStatsFile(const std::string& cache_dir) {
+namespace {
+
+// Reads and validates DIR/stats; the caller holds the stats lock (or accepts a torn read).
+Result<CounterValues> ReadStatsUnlocked(const std::string& cache_dir) {
   CounterValues v{};
   const std::string path = cache_dir + "/stats";
   auto fd = Fd::Open(path, O_RDONLY);
@@ -102,7 +105,7 @@ Result<CounterValues> ReadStatsFile(const std::string& cache_dir) {
   return v;
 }
 
-Status WriteStatsFile(const std::string& cache_dir, const CounterValues& values) {
+Status WriteStatsUnlocked(const std::string& cache_dir, const CounterValues& values) {
   // Rewritten in place: the file's block stays allocated, so counters still reach the disk
   // when the cache's filesystem is full. A torn write fails the CRC and restarts at zero.
   const std::string path = cache_dir + "/stats";
@@ -115,17 +118,45 @@ Status WriteStatsFile(const std::string& cache_dir, const CounterValues& values)
   return fd.Close();
 }
 
+constexpr int kStatsLockTimeoutMs = 2000;
+
+}  // namespace
+
+Result<CounterValues> ReadStatsFile(const std::string& cache_dir) {
+  // Writers rewrite the file in place under the exclusive stats lock; a shared lock keeps a
+  // reader from seeing a half-written file. Where the lock file cannot be opened (a read-only
+  // cache directory), a torn read is retried a few times instead.
+  auto lock = LockFile::Open(cache_dir + "/stats.lock");
+  if (lock) {
+    FERRY_TRY(lock->Lock(0, /*exclusive=*/false, kStatsLockTimeoutMs));
+    return ReadStatsUnlocked(cache_dir);
+  }
+  Result<CounterValues> v = ReadStatsUnlocked(cache_dir);
+  for (int attempt = 0; attempt < 5 && !v && v.error().code() == ErrorCode::kCorruption;
+       ++attempt) {
+    ::usleep(20000);
+    v = ReadStatsUnlocked(cache_dir);
+  }
+  return v;
+}
+
+Status WriteStatsFile(const std::string& cache_dir, const CounterValues& values) {
+  LockFile lock = FERRY_TRY(LockFile::Open(cache_dir + "/stats.lock"));
+  FERRY_TRY(lock.Lock(0, /*exclusive=*/true, kStatsLockTimeoutMs));
+  return WriteStatsUnlocked(cache_dir, values);
+}
+
 Status EnsureStatsFile(const std::string& cache_dir) {
   struct stat st = {};
   if (::stat((cache_dir + "/stats").c_str(), &st) == 0) {
     return OkStatus();
   }
   LockFile lock = FERRY_TRY(LockFile::Open(cache_dir + "/stats.lock"));
-  FERRY_TRY(lock.Lock(0, /*exclusive=*/true, 2000));
+  FERRY_TRY(lock.Lock(0, /*exclusive=*/true, kStatsLockTimeoutMs));
   if (::stat((cache_dir + "/stats").c_str(), &st) == 0) {
     return OkStatus();
   }
-  return WriteStatsFile(cache_dir, CounterValues{});
+  return WriteStatsUnlocked(cache_dir, CounterValues{});
 }
 
 Status Counters::MergeInto(const std::string& cache_dir) {
@@ -135,13 +166,13 @@ Status Counters::MergeInto(const std::string& cache_dir) {
     return OkStatus();
   }
   LockFile lock = FERRY_TRY(LockFile::Open(cache_dir + "/stats.lock"));
-  FERRY_TRY(lock.Lock(0, /*exclusive=*/true, 2000));
-  auto on_disk = ReadStatsFile(cache_dir);
+  FERRY_TRY(lock.Lock(0, /*exclusive=*/true, kStatsLockTimeoutMs));
+  auto on_disk = ReadStatsUnlocked(cache_dir);
   CounterValues total = on_disk ? *on_disk : CounterValues{};  // a bad file restarts at zero
   for (size_t i = 0; i < kCounterCount; ++i) {
     total[i] += now[i] - merged_[i];
   }
-  FERRY_TRY(WriteStatsFile(cache_dir, total));
+  FERRY_TRY(WriteStatsUnlocked(cache_dir, total));
   merged_ = now;
   return OkStatus();
 }

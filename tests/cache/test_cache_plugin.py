@@ -73,7 +73,9 @@ class Setup:
 
     def stats(self):
         p = self.ferry("cache", "stats", "--dir", self.cache, "--json")
-        return json.loads(p.stdout) if p.returncode == 0 else {}
+        if p.returncode != 0:
+            raise RuntimeError("ferry cache stats: exit %d: %s" % (p.returncode, p.stderr.strip()))
+        return json.loads(p.stdout)
 
     def verify(self):
         p = self.ferry("cache", "verify", "--dir", self.cache, "--json")

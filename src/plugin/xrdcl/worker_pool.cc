@@ -4,11 +4,7 @@
 
 namespace ferry::plugin {
 
-WorkerPool::WorkerPool(size_t threads) {
-  for (size_t i = 0; i < std::max<size_t>(threads, 1); ++i) {
-    threads_.emplace_back([this] { Run(); });
-  }
-}
+WorkerPool::WorkerPool(size_t threads) : size_(std::max<size_t>(threads, 1)) {}
 
 WorkerPool::~WorkerPool() {
   {
@@ -25,6 +21,12 @@ void WorkerPool::Submit(std::function<void()> task) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     tasks_.push_back(std::move(task));
+    if (threads_.empty()) {
+      threads_.reserve(size_);
+      for (size_t i = 0; i < size_; ++i) {
+        threads_.emplace_back([this] { Run(); });
+      }
+    }
   }
   cv_.notify_one();
 }

@@ -1,5 +1,7 @@
 // WorkerPool: a fixed set of threads running queued tasks (the plug-in's miss path: tasks block
 // on the origin, the application's thread does not).
+// The threads start with the first Submit(), so a process that loads the plug-in and never
+// misses (xrdfs, a short tool, a warm pass) starts none.
 // Thread-safety: Submit() from any thread. The destructor runs the queued tasks, then joins.
 #pragma once
 
@@ -23,6 +25,7 @@ class WorkerPool {
 
  private:
   void Run();
+  size_t size_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> tasks_;
