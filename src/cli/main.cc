@@ -19,7 +19,8 @@ struct Command {
 constexpr Command kCommands[] = {
     {"root", ferry::cli::RunRoot, "inspect ROOT files: ls, dump"},
     {"gen", ferry::cli::RunGen, "generate NanoAOD-like datasets: gen nanoaod"},
-    {"analyze", ferry::cli::RunAnalyze, "run an analysis (agc: the AGC ttbar analysis) over files or root:// URLs"},
+    {"analyze", ferry::cli::RunAnalyze,
+     "run an analysis (agc: the AGC ttbar analysis) over files or root:// URLs"},
     {"store", ferry::cli::RunStore, "event store: convert, get, scan, info, verify"},
     {"send", ferry::cli::RunSend, "send files and directories to a ferry recv daemon"},
     {"recv", ferry::cli::RunRecv, "receive transfers from ferry send (daemon)"},
@@ -27,7 +28,9 @@ constexpr Command kCommands[] = {
 };
 
 void PrintHelp() {
-  std::printf("ferry - remote HEP data at the speed of the hardware\n\nusage: ferry <command> [args]\n\ncommands:\n");
+  std::printf(
+      "ferry - remote HEP data at the speed of the hardware\n\nusage: ferry <command> "
+      "[args]\n\ncommands:\n");
   for (const Command& c : kCommands) {
     std::printf("  %-10.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
                 static_cast<int>(c.help.size()), c.help.data());
