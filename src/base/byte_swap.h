@@ -1,6 +1,7 @@
 // Byte-order conversion of packed arrays: big-endian ROOT baskets <-> native values. The swap
-// is its own inverse, so one function serves the reader and the writer. Built with -O3 so the
-// loops vectorise; these are the hottest loops of the reader after decompression.
+// is its own inverse, so one function serves the reader and the writer. These are the hottest
+// loops of the reader after decompression: AVX2 byte shuffles where the CPU has them (chosen at
+// run time), a portable loop elsewhere.
 #pragma once
 
 #include <cstddef>

@@ -1,14 +1,31 @@
-// ByteVector: std::vector<uint8_t> whose resize() leaves new bytes uninitialised, for buffers
-// that are immediately overwritten (decompression targets, read buffers). Saves a memset pass
-// over every decoded basket.
+// ByteVector: a growable byte buffer for data that is overwritten right after it is sized
+// (decompression targets, read buffers, decoded columns).
+//
+// The subset of std::vector<uint8_t> that the code base uses, with two differences that matter
+// on the reader's hot path:
+//   - resize() and the size constructor leave new bytes uninitialised (no memset pass);
+//   - growth moves the old bytes with realloc() (one memcpy, or an mremap of large blocks),
+//     where std::vector with a custom allocator relocates byte by byte.
+// Capacity grows geometrically, so appends are amortised O(1). Storage comes from malloc: 16-byte
+// aligned, enough for any value type a Column holds.
+// Thread-safety: none (a plain value type). Allocation failure terminates (std::bad_alloc is not
+// recoverable here, as with std::vector under this project's no-exceptions rule).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
 #include <memory>
-#include <vector>
+#include <new>
+#include <type_traits>
+#include <utility>
 
 namespace ferry {
 
+// An allocator whose value-less construct() default-initialises: std::vector<T, it>::resize()
+// leaves trivial elements uninitialised (for buffers of wider types that are overwritten at once).
 template <class T>
 struct DefaultInitAllocator : std::allocator<T> {
   using value_type = T;
@@ -19,7 +36,6 @@ struct DefaultInitAllocator : std::allocator<T> {
   DefaultInitAllocator() = default;
   template <class U>
   DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}  // NOLINT: allocator rebind
-  // Value-less construct() default-initialises: no zeroing for trivial types.
   template <class U>
   void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
     ::new (static_cast<void*>(p)) U;
@@ -30,6 +46,159 @@ struct DefaultInitAllocator : std::allocator<T> {
   }
 };
 
-using ByteVector = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
+class ByteVector {
+ public:
+  using value_type = uint8_t;
+  using size_type = size_t;
+  using iterator = uint8_t*;
+  using const_iterator = const uint8_t*;
+
+  ByteVector() = default;
+  // n uninitialised bytes.
+  explicit ByteVector(size_t n) { resize(n); }
+  ByteVector(size_t n, uint8_t value) { assign(n, value); }
+  ByteVector(const uint8_t* first, const uint8_t* last) { assign(first, last); }
+  ByteVector(std::initializer_list<uint8_t> init) { assign(init.begin(), init.end()); }
+  ByteVector(const ByteVector& other) { assign(other.begin(), other.end()); }
+  ByteVector(ByteVector&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)),
+        size_(std::exchange(other.size_, 0)),
+        capacity_(std::exchange(other.capacity_, 0)) {}
+  ByteVector& operator=(const ByteVector& other) {
+    if (this != &other) {
+      assign(other.begin(), other.end());
+    }
+    return *this;
+  }
+  ByteVector& operator=(ByteVector&& other) noexcept {
+    if (this != &other) {
+      std::free(data_);
+      data_ = std::exchange(other.data_, nullptr);
+      size_ = std::exchange(other.size_, 0);
+      capacity_ = std::exchange(other.capacity_, 0);
+    }
+    return *this;
+  }
+  ~ByteVector() { std::free(data_); }
+
+  uint8_t* data() { return data_; }
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  size_t capacity() const { return capacity_; }
+  bool empty() const { return size_ == 0; }
+
+  uint8_t* begin() { return data_; }
+  uint8_t* end() { return data_ + size_; }
+  const uint8_t* begin() const { return data_; }
+  const uint8_t* end() const { return data_ + size_; }
+  uint8_t& operator[](size_t i) { return data_[i]; }
+  const uint8_t& operator[](size_t i) const { return data_[i]; }
+  uint8_t& back() { return data_[size_ - 1]; }
+  const uint8_t& back() const { return data_[size_ - 1]; }
+
+  // Exactly n bytes of capacity at least; keeps the contents.
+  void reserve(size_t n) {
+    if (n > capacity_) {
+      Reallocate(n);
+    }
+  }
+  // New bytes (when growing) are uninitialised.
+  void resize(size_t n) {
+    if (n > capacity_) {
+      Grow(n);
+    }
+    size_ = n;
+  }
+  void resize(size_t n, uint8_t value) {
+    const size_t old = size_;
+    resize(n);
+    if (n > old) {
+      std::memset(data_ + old, value, n - old);
+    }
+  }
+  void clear() { size_ = 0; }
+  void shrink_to_fit() {
+    if (size_ == 0) {
+      std::free(std::exchange(data_, nullptr));
+      capacity_ = 0;
+    } else if (capacity_ > size_) {
+      Reallocate(size_);
+    }
+  }
+  void push_back(uint8_t v) {
+    if (size_ == capacity_) {
+      Grow(size_ + 1);
+    }
+    data_[size_++] = v;
+  }
+  void assign(size_t n, uint8_t value) {
+    resize(0);
+    resize(n, value);
+  }
+  template <class It>
+  void assign(It first, It last) {
+    clear();
+    insert(end(), first, last);
+  }
+  // Inserts [first, last) (which must not point into this buffer) before pos.
+  template <class It>
+  uint8_t* insert(const uint8_t* pos, It first, It last) {
+    const auto at = static_cast<size_t>(pos - data_);
+    const auto n = static_cast<size_t>(last - first);
+    if (n == 0) {
+      return data_ + at;
+    }
+    resize(size_ + n);
+    uint8_t* dst = data_ + at;
+    if (at + n < size_) {
+      std::memmove(dst + n, dst, size_ - n - at);
+    }
+    for (size_t k = 0; k < n; ++k, ++first) {
+      dst[k] = static_cast<uint8_t>(*first);
+    }
+    return dst;
+  }
+  uint8_t* insert(const uint8_t* pos, const uint8_t* first, const uint8_t* last) {
+    const auto at = static_cast<size_t>(pos - data_);
+    const auto n = static_cast<size_t>(last - first);
+    if (n == 0) {
+      return data_ + at;
+    }
+    resize(size_ + n);
+    uint8_t* dst = data_ + at;
+    if (at + n < size_) {
+      std::memmove(dst + n, dst, size_ - n - at);
+    }
+    std::memcpy(dst, first, n);
+    return dst;
+  }
+  uint8_t* insert(const uint8_t* pos, uint8_t* first, uint8_t* last) {
+    return insert(pos, static_cast<const uint8_t*>(first), static_cast<const uint8_t*>(last));
+  }
+  void swap(ByteVector& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(size_, other.size_);
+    std::swap(capacity_, other.capacity_);
+  }
+
+  friend bool operator==(const ByteVector& a, const ByteVector& b) {
+    return a.size_ == b.size_ && (a.size_ == 0 || std::memcmp(a.data_, b.data_, a.size_) == 0);
+  }
+
+ private:
+  void Grow(size_t need) { Reallocate(need > 2 * capacity_ ? need : 2 * capacity_); }
+  void Reallocate(size_t n) {
+    void* p = std::realloc(data_, n == 0 ? 1 : n);
+    if (p == nullptr) {
+      throw std::bad_alloc();
+    }
+    data_ = static_cast<uint8_t*>(p);
+    capacity_ = n;
+  }
+
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
 
 }  // namespace ferry

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "base/byte_swap.h"
 #include "base/endian.h"
 #include "rootio/cursor.h"
 
@@ -64,18 +65,22 @@ Result<BasketView> BasketDecoder::Decode(std::span<const uint8_t> record) {
     }
     const auto n_entries = static_cast<size_t>(header_.nev_buf);
     offsets_.resize(n_entries + 1);
-    // The count check above bounds the table: a tight loop without per-field checks.
-    const uint8_t* table = payload.data() + c.pos();
-    // Offsets must rise within [0, border]; checked branch-free and reported once.
-    int64_t prev = 0;
-    bool bad = false;
+    // The count check above bounds the table. Three tight loops that vectorise: swap the
+    // big-endian table into place, rebase it on the key length, and check that the offsets rise
+    // within [0, border] (an offset below the key length wraps past border), reported once.
+    uint32_t* o = offsets_.data();
+    SwapCopy(reinterpret_cast<uint8_t*>(o), payload.data() + c.pos(), n_entries, 4);
+    const auto keylen = static_cast<uint32_t>(k.keylen);
+    const auto limit = static_cast<uint32_t>(border);
+    uint32_t bad = 0;
     for (size_t i = 0; i < n_entries; ++i) {
-      int64_t o = static_cast<int64_t>(LoadBE<int32_t>(table + 4 * i)) - k.keylen;
-      bad |= (o < prev) | (o > static_cast<int64_t>(border));
-      offsets_[i] = static_cast<uint32_t>(o);
-      prev = o;
+      o[i] -= keylen;
+      bad |= static_cast<uint32_t>(o[i] > limit);
     }
-    if (bad) {
+    for (size_t i = 1; i < n_entries; ++i) {
+      bad |= static_cast<uint32_t>(o[i] < o[i - 1]);
+    }
+    if (bad != 0) {
       return CorruptionError("entry-offset table is not increasing within the basket data");
     }
     offsets_.back() = static_cast<uint32_t>(border);

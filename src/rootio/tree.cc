@@ -42,16 +42,23 @@ Status Tree::CheckReadable(int32_t leaf) const {
 }
 
 Column Tree::StartColumn(int32_t leaf, int64_t first) const {
-  const Leaf& l = info_.leaves[static_cast<size_t>(leaf)];
   Column col;
-  col.type = l.type;
-  col.first_entry = first;
-  col.jagged = l.jagged() || l.type == LeafType::kString;
-  col.fixed_len = col.jagged ? 1 : static_cast<uint32_t>(l.len);
-  if (col.jagged) {
-    col.offsets.push_back(0);
-  }
+  StartColumn(leaf, first, &col);
   return col;
+}
+
+void Tree::StartColumn(int32_t leaf, int64_t first, Column* col) const {
+  const Leaf& l = info_.leaves[static_cast<size_t>(leaf)];
+  col->type = l.type;
+  col->first_entry = first;
+  col->num_entries = 0;
+  col->jagged = l.jagged() || l.type == LeafType::kString;
+  col->fixed_len = col->jagged ? 1 : static_cast<uint32_t>(l.len);
+  col->offsets.clear();
+  col->bytes.clear();
+  if (col->jagged) {
+    col->offsets.push_back(0);
+  }
 }
 
 std::vector<size_t> Tree::BasketsOverlapping(int32_t branch, EntryRange range) const {
@@ -226,6 +233,15 @@ Status Tree::AppendFromBasket(int32_t leaf,
 }
 
 Result<Column> Tree::ReadLeaf(int32_t leaf, EntryRange range) const {
+  Column col;
+  FERRY_TRY(ReadLeafInto(leaf, range, &col));
+  return col;
+}
+
+Status Tree::ReadLeafInto(int32_t leaf,
+                          EntryRange range,
+                          Column* out,
+                          BasketDecoder* decoder) const {
   FERRY_TRY(CheckReadable(leaf));
   const Leaf& l = info_.leaves[static_cast<size_t>(leaf)];
   const Branch& b = info_.branches[static_cast<size_t>(l.branch)];
@@ -234,26 +250,30 @@ Result<Column> Tree::ReadLeaf(int32_t leaf, EntryRange range) const {
                                 + std::to_string(range.end) + ") outside [0, "
                                 + std::to_string(info_.entries) + ")");
   }
-  Column col = StartColumn(leaf, range.begin);
-  BasketDecoder decoder;
+  StartColumn(leaf, range.begin, out);
+  BasketDecoder own;
+  if (decoder == nullptr) {
+    decoder = &own;
+  }
   for (size_t i : BasketsOverlapping(l.branch, range)) {
     const BasketRef& ref = b.baskets[i];
-    BasketView view = FERRY_TRY(ReadBasket(l.branch, i, &decoder));
+    BasketView view = FERRY_TRY(ReadBasket(l.branch, i, decoder));
     Column counts;
     const Column* counts_ptr = nullptr;
     if (l.jagged() && view.offsets.empty()) {
-      counts = FERRY_TRY_CTX(
-          ReadLeaf(l.count_leaf, {ref.first_entry, ref.first_entry + ref.num_entries}),
+      // The counter's baskets are decoded with a decoder of their own: view points into ours.
+      FERRY_TRY_CTX(
+          ReadLeafInto(l.count_leaf, {ref.first_entry, ref.first_entry + ref.num_entries}, &counts),
           "counter of " + l.name);
       counts_ptr = &counts;
     }
-    FERRY_TRY_CTX(AppendFromBasket(leaf, view, ref, range, counts_ptr, &col), BasketContext(b, i));
+    FERRY_TRY_CTX(AppendFromBasket(leaf, view, ref, range, counts_ptr, out), BasketContext(b, i));
   }
-  if (col.num_entries != range.size()) {
-    return CorruptionError("branch " + b.name + ": baskets cover " + std::to_string(col.num_entries)
+  if (out->num_entries != range.size()) {
+    return CorruptionError("branch " + b.name + ": baskets cover " + std::to_string(out->num_entries)
                            + " of " + std::to_string(range.size()) + " requested entries");
   }
-  return col;
+  return OkStatus();
 }
 
 Result<Column> Tree::ReadLeaf(std::string_view name, EntryRange range) const {

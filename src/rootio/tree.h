@@ -35,6 +35,11 @@ class Tree {
   Result<Column> ReadLeaf(int32_t leaf, EntryRange range) const;
   // By leaf name, or by the name of a single-leaf branch.
   Result<Column> ReadLeaf(std::string_view name, EntryRange range) const;
+  // As ReadLeaf, into *out, whose buffers are reused (a loop over clusters or leaves then
+  // allocates, and first-touches fresh memory, only when a column outgrows the last one).
+  // decoder: the caller's, reused likewise (may be null). On error *out is unspecified.
+  Status ReadLeafInto(int32_t leaf, EntryRange range, Column* out,
+                      BasketDecoder* decoder = nullptr) const;
 
   // Indices of the baskets of a branch that hold entries of range.
   std::vector<size_t> BasketsOverlapping(int32_t branch, EntryRange range) const;
@@ -54,6 +59,8 @@ class Tree {
                           Column* out) const;
   // An empty column of the right shape for leaf, starting at entry first.
   Column StartColumn(int32_t leaf, int64_t first) const;
+  // Makes *col that empty column, keeping its buffers' capacity.
+  void StartColumn(int32_t leaf, int64_t first, Column* col) const;
   // OK when the leaf can be read (supported branch and type).
   Status CheckReadable(int32_t leaf) const;
 
