@@ -11,7 +11,7 @@ for ((c = 2; c <= ncol; c++)); do
   [ $c -lt $ncol ] && plot+=", "
 done
 gnuplot <<GP
-set terminal pngcairo size 1000,560 font ",10"
+set terminal pngcairo size 1000,560 font ",10" noenhanced
 set output "$out"
 set title "$title"
 set ylabel "$ylabel"
