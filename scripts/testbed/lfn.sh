@@ -64,8 +64,8 @@ to_us() {
 to_bps() {
   local v="${1,,}"
   case "$v" in
-    *gbit) awk -v x="${v%gbit}" 'BEGIN{printf "%d", x * 1e9}' ;;
-    *mbit) awk -v x="${v%mbit}" 'BEGIN{printf "%d", x * 1e6}' ;;
+    *gbit) awk -v x="${v%gbit}" 'BEGIN{printf "%.0f", x * 1e9}' ;;
+    *mbit) awk -v x="${v%mbit}" 'BEGIN{printf "%.0f", x * 1e6}' ;;
     *) ftb_die "rate must end in gbit or mbit, or be none: $1" ;;
   esac
 }

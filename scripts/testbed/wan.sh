@@ -56,9 +56,9 @@ to_us() {
 to_bps() {
   local v="${1,,}"
   case "$v" in
-    *gbit) awk -v x="${v%gbit}" 'BEGIN{printf "%d", x * 1e9}' ;;
-    *mbit) awk -v x="${v%mbit}" 'BEGIN{printf "%d", x * 1e6}' ;;
-    *kbit) awk -v x="${v%kbit}" 'BEGIN{printf "%d", x * 1e3}' ;;
+    *gbit) awk -v x="${v%gbit}" 'BEGIN{printf "%.0f", x * 1e9}' ;;
+    *mbit) awk -v x="${v%mbit}" 'BEGIN{printf "%.0f", x * 1e6}' ;;
+    *kbit) awk -v x="${v%kbit}" 'BEGIN{printf "%.0f", x * 1e3}' ;;
     *bit) echo "${v%bit}" ;;
     *) ftb_die "rate must end in gbit, mbit, kbit or bit: $1" ;;
   esac
