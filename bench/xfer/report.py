@@ -2,7 +2,10 @@
 """bench/xfer report: turns run.sh's result table into xfer.json, xfer.dat (for plot.gp) and a
 summary of ferry against the limits and the best peer on each path.
 
-usage: report.py RESULTS.tsv OUTDIR DISK_GBPS BYTES KERNEL CPUS LOADAVG
+usage: report.py RESULTS.tsv OUTDIR DISK_READ_GBPS[:DISK_WRITE_GBPS] BYTES KERNEL CPUS LOADAVG
+
+The limit of a path is the lowest of iperf3 -P 8 (network), the source disk's O_DIRECT read
+rate and the destination disk's O_DIRECT write rate (a new file, fsynced).
 """
 import datetime
 import json
@@ -13,7 +16,9 @@ PEERS = {"xrdcp", "globus-url-copy", "rsync", "aria2c"}
 
 def main():
     tsv, out, disk, size, kernel, cpus, load = sys.argv[1:8]
+    disk, _, disk_w = disk.partition(":")
     disk = float(disk)
+    disk_w = float(disk_w) if disk_w else 0.0
     runs = []
     with open(tsv) as f:
         for line in f:
@@ -38,8 +43,10 @@ def main():
         ferry_def = best(p, lambda r: r["tool"] == "ferry-defbuf")
         peer = best(p, lambda r: r["tool"] in PEERS)
         net = iperf["gbit_per_s"] if iperf else None
-        limit = min(x for x in (net, disk) if x) if (net or disk) else None
+        limits = [x for x in (net, disk, disk_w) if x]
+        limit = min(limits) if limits else None
         s = {"network_limit_gbit_per_s": net, "disk_limit_gbit_per_s": disk or None,
+             "disk_write_limit_gbit_per_s": disk_w or None,
              "limit_gbit_per_s": limit,
              "ferry_gbit_per_s": ferry["gbit_per_s"] if ferry else None,
              "ferry_default_buffers_gbit_per_s": ferry_def["gbit_per_s"] if ferry_def else None,
@@ -57,7 +64,8 @@ def main():
 
     doc = {"benchmark": "xfer", "date": datetime.datetime.now().isoformat(timespec="seconds"),
            "bytes": int(size), "kernel": kernel, "cpus": int(cpus), "loadavg_at_end": load,
-           "disk_limit_gbit_per_s": disk, "summary": summary, "runs": runs}
+           "disk_limit_gbit_per_s": disk, "disk_write_limit_gbit_per_s": disk_w or None,
+           "summary": summary, "runs": runs}
     with open(f"{out}/xfer.json", "w") as f:
         json.dump(doc, f, indent=1)
 
@@ -69,7 +77,9 @@ def main():
             tools.append(r["tool"])
     with open(f"{out}/xfer.dat", "w") as f:
         f.write("tool " + " ".join(paths) + "\n")
-        f.write('"disk O_DIRECT" ' + " ".join(f"{disk:.3f}" for _ in paths) + "\n")
+        f.write('"disk O_DIRECT read" ' + " ".join(f"{disk:.3f}" for _ in paths) + "\n")
+        if disk_w:
+            f.write('"disk O_DIRECT write" ' + " ".join(f"{disk_w:.3f}" for _ in paths) + "\n")
         for t in tools:
             vals = []
             for p in paths:
@@ -78,7 +88,8 @@ def main():
             f.write(f'"{t}" ' + " ".join(vals) + "\n")
 
     print()
-    print(f"# summary ({int(size) / 2**30:.1f} GiB, disk O_DIRECT read {disk:.2f} Gbit/s)")
+    print(f"# summary ({int(size) / 2**30:.1f} GiB, disk O_DIRECT read {disk:.2f} Gbit/s,"
+          f" write {disk_w:.2f} Gbit/s)")
     for p, s in summary.items():
         def g(k):
             v = s.get(k)

@@ -96,6 +96,15 @@ DISK=$(timeout 120 fio --name=r --filename="$SRC" --rw=read --bs=64M --iodepth=1
   python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["jobs"][0]["read"]["bw_bytes"]*8/1e9))' ||
   echo 0)
 echo "# disk limit: fio O_DIRECT read, 64 MiB x 16 in flight: $DISK Gbit/s"
+# The destination's limit: a new file written O_DIRECT, 4 MiB x 16 in flight (the receiver's
+# pattern), fsynced at the end, as every copy below is. On a virtio disk this is often the
+# lower of the two.
+DISKW=$(timeout 120 fio --name=w --filename="$DST/.fio-write-limit" --rw=write --bs=4M --iodepth=16 \
+  --ioengine=io_uring --direct=1 --size="$BYTES" --end_fsync=1 --output-format=json 2>/dev/null |
+  python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["jobs"][0]["write"]["bw_bytes"]*8/1e9))' ||
+  echo 0)
+rm -f "$DST/.fio-write-limit"
+echo "# disk limit: fio O_DIRECT write of a new file + fsync, 4 MiB x 16 in flight: $DISKW Gbit/s"
 
 cpu_busy() { awk '/^cpu /{print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8}' /proc/stat; }
 
@@ -267,5 +276,5 @@ for p in $PATHS; do
   stop_servers
 done
 
-python3 "$HERE/report.py" "$RESULTS" "$OUT" "$DISK" "$BYTES" "$(uname -r)" "$(nproc)" "$(cat /proc/loadavg)"
+python3 "$HERE/report.py" "$RESULTS" "$OUT" "$DISK:$DISKW" "$BYTES" "$(uname -r)" "$(nproc)" "$(cat /proc/loadavg)"
 gnuplot -e "datafile='$OUT/xfer.dat'; outfile='$OUT/xfer.png'" "$HERE/plot.gp" && echo "# plot: $OUT/xfer.png"
