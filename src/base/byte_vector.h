@@ -153,27 +153,14 @@ class ByteVector {
     if (at + n < size_) {
       std::memmove(dst + n, dst, size_ - n - at);
     }
-    for (size_t k = 0; k < n; ++k, ++first) {
-      dst[k] = static_cast<uint8_t>(*first);
+    if constexpr (std::is_pointer_v<It> && sizeof(*first) == 1) {
+      std::memcpy(dst, first, n);
+    } else {
+      for (size_t k = 0; k < n; ++k, ++first) {
+        dst[k] = static_cast<uint8_t>(*first);
+      }
     }
     return dst;
-  }
-  uint8_t* insert(const uint8_t* pos, const uint8_t* first, const uint8_t* last) {
-    const auto at = static_cast<size_t>(pos - data_);
-    const auto n = static_cast<size_t>(last - first);
-    if (n == 0) {
-      return data_ + at;
-    }
-    resize(size_ + n);
-    uint8_t* dst = data_ + at;
-    if (at + n < size_) {
-      std::memmove(dst + n, dst, size_ - n - at);
-    }
-    std::memcpy(dst, first, n);
-    return dst;
-  }
-  uint8_t* insert(const uint8_t* pos, uint8_t* first, uint8_t* last) {
-    return insert(pos, static_cast<const uint8_t*>(first), static_cast<const uint8_t*>(last));
   }
   void swap(ByteVector& other) noexcept {
     std::swap(data_, other.data_);
