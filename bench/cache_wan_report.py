@@ -169,7 +169,7 @@ with open(dat, "w") as fh:
                                              r.get("disk_per_requested") or 0))
 png = os.path.join(out_dir, "cache_wan.png")
 gp = """
-set terminal pngcairo size 1200,520 font ",10"
+set terminal pngcairo size 1200,520 font ",10" noenhanced
 set output "%s"
 set multiplot layout 1,2 title "ferry cache vs direct and XCache over a %s RTT, %s link (%d x %s, 6%% sparse reads)"
 set style data histograms

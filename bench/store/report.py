@@ -57,7 +57,7 @@ def plot(name, title, ylabel, labels, values, log):
         for lab, v in zip(labels, values):
             f.write(f'"{lab}" {v}\n')
     script = f"""
-set terminal pngcairo size 1000,560 font ",10"
+set terminal pngcairo size 1000,560 font ",10" noenhanced
 set output "{os.path.join(out, name + '.png')}"
 set title "{title}"
 set ylabel "{ylabel}"
