@@ -10,18 +10,6 @@ std::string RangeText(const rootio::EntryRange& r) {
   return "entries [" + std::to_string(r.begin) + ", " + std::to_string(r.end) + ")";
 }
 
-// Resets col to an empty column for leaf starting at entry first, keeping its capacity.
-void ResetColumn(const rootio::Tree& tree, int32_t leaf, int64_t first, rootio::Column* col) {
-  rootio::Column fresh = tree.StartColumn(leaf, first);
-  col->type = fresh.type;
-  col->first_entry = fresh.first_entry;
-  col->num_entries = 0;
-  col->jagged = fresh.jagged;
-  col->fixed_len = fresh.fixed_len;
-  col->bytes.clear();
-  col->offsets.assign(fresh.offsets.begin(), fresh.offsets.end());
-}
-
 }  // namespace
 
 Result<ClusterReader> ClusterReader::Make(const rootio::Tree& tree,
@@ -242,7 +230,7 @@ Status ClusterReader::Decode(size_t unit_index,
   }
   columns->resize(leaves_.size());
   for (size_t c = 0; c < leaves_.size(); ++c) {
-    ResetColumn(*tree_, leaves_[c], unit.entries.begin, &(*columns)[c]);
+    tree_->StartColumn(leaves_[c], unit.entries.begin, &(*columns)[c]);  // keeps capacity
   }
   size_t branch_pos = 0;
   rootio::Column counts;

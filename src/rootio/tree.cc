@@ -255,10 +255,10 @@ Status Tree::ReadLeafInto(int32_t leaf,
   if (decoder == nullptr) {
     decoder = &own;
   }
+  Column counts;  // reused across baskets
   for (size_t i : BasketsOverlapping(l.branch, range)) {
     const BasketRef& ref = b.baskets[i];
     BasketView view = FERRY_TRY(ReadBasket(l.branch, i, decoder));
-    Column counts;
     const Column* counts_ptr = nullptr;
     if (l.jagged() && view.offsets.empty()) {
       // The counter's baskets are decoded with a decoder of their own: view points into ours.
@@ -270,8 +270,9 @@ Status Tree::ReadLeafInto(int32_t leaf,
     FERRY_TRY_CTX(AppendFromBasket(leaf, view, ref, range, counts_ptr, out), BasketContext(b, i));
   }
   if (out->num_entries != range.size()) {
-    return CorruptionError("branch " + b.name + ": baskets cover " + std::to_string(out->num_entries)
-                           + " of " + std::to_string(range.size()) + " requested entries");
+    return CorruptionError("branch " + b.name + ": baskets cover "
+                           + std::to_string(out->num_entries) + " of "
+                           + std::to_string(range.size()) + " requested entries");
   }
   return OkStatus();
 }

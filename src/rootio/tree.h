@@ -38,7 +38,9 @@ class Tree {
   // As ReadLeaf, into *out, whose buffers are reused (a loop over clusters or leaves then
   // allocates, and first-touches fresh memory, only when a column outgrows the last one).
   // decoder: the caller's, reused likewise (may be null). On error *out is unspecified.
-  Status ReadLeafInto(int32_t leaf, EntryRange range, Column* out,
+  Status ReadLeafInto(int32_t leaf,
+                      EntryRange range,
+                      Column* out,
                       BasketDecoder* decoder = nullptr) const;
 
   // Indices of the baskets of a branch that hold entries of range.
