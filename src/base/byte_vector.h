@@ -1,22 +1,21 @@
 // ByteVector: a growable byte buffer for data that is overwritten right after it is sized
 // (decompression targets, read buffers, decoded columns).
 //
-// The subset of std::vector<uint8_t> that the code base uses, with two differences that matter
-// on the reader's hot path:
+// The subset of std::vector<uint8_t> that the code base uses (add members as callers need
+// them), with two differences that matter on the reader's hot path:
 //   - resize() and the size constructor leave new bytes uninitialised (no memset pass);
 //   - growth moves the old bytes with realloc() (one memcpy, or an mremap of large blocks),
 //     where std::vector with a custom allocator relocates byte by byte.
 // Capacity grows geometrically, so appends are amortised O(1). Storage comes from malloc: 16-byte
 // aligned, enough for any value type a Column holds.
-// Thread-safety: none (a plain value type). Allocation failure terminates (std::bad_alloc is not
-// recoverable here, as with std::vector under this project's no-exceptions rule).
+// Thread-safety: none (a plain value type). Allocation failure throws std::bad_alloc, as
+// std::vector does; nothing in the project catches it, so it ends the process.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <initializer_list>
 #include <memory>
 #include <new>
 #include <type_traits>
@@ -56,9 +55,6 @@ class ByteVector {
   ByteVector() = default;
   // n uninitialised bytes.
   explicit ByteVector(size_t n) { resize(n); }
-  ByteVector(size_t n, uint8_t value) { assign(n, value); }
-  ByteVector(const uint8_t* first, const uint8_t* last) { assign(first, last); }
-  ByteVector(std::initializer_list<uint8_t> init) { assign(init.begin(), init.end()); }
   ByteVector(const ByteVector& other) { assign(other.begin(), other.end()); }
   ByteVector(ByteVector&& other) noexcept
       : data_(std::exchange(other.data_, nullptr)),
@@ -93,10 +89,8 @@ class ByteVector {
   const uint8_t* end() const { return data_ + size_; }
   uint8_t& operator[](size_t i) { return data_[i]; }
   const uint8_t& operator[](size_t i) const { return data_[i]; }
-  uint8_t& back() { return data_[size_ - 1]; }
-  const uint8_t& back() const { return data_[size_ - 1]; }
 
-  // Exactly n bytes of capacity at least; keeps the contents.
+  // Capacity of at least n bytes; keeps the contents.
   void reserve(size_t n) {
     if (n > capacity_) {
       Reallocate(n);
@@ -109,31 +103,12 @@ class ByteVector {
     }
     size_ = n;
   }
-  void resize(size_t n, uint8_t value) {
-    const size_t old = size_;
-    resize(n);
-    if (n > old) {
-      std::memset(data_ + old, value, n - old);
-    }
-  }
   void clear() { size_ = 0; }
-  void shrink_to_fit() {
-    if (size_ == 0) {
-      std::free(std::exchange(data_, nullptr));
-      capacity_ = 0;
-    } else if (capacity_ > size_) {
-      Reallocate(size_);
-    }
-  }
   void push_back(uint8_t v) {
     if (size_ == capacity_) {
       Grow(size_ + 1);
     }
     data_[size_++] = v;
-  }
-  void assign(size_t n, uint8_t value) {
-    resize(0);
-    resize(n, value);
   }
   template <class It>
   void assign(It first, It last) {
@@ -161,11 +136,6 @@ class ByteVector {
       }
     }
     return dst;
-  }
-  void swap(ByteVector& other) noexcept {
-    std::swap(data_, other.data_);
-    std::swap(size_, other.size_);
-    std::swap(capacity_, other.capacity_);
   }
 
   friend bool operator==(const ByteVector& a, const ByteVector& b) {
