@@ -24,7 +24,8 @@ constexpr Command kCommands[] = {
     {"store", ferry::cli::RunStore, "event store: convert, get, scan, info, verify"},
     {"send", ferry::cli::RunSend, "send files and directories to a ferry recv daemon"},
     {"recv", ferry::cli::RunRecv, "receive transfers from ferry send (daemon)"},
-    {"cache", ferry::cli::RunCache, "XRootD client cache: enable, status, ls, stats, verify, evict"},
+    {"cache", ferry::cli::RunCache,
+     "XRootD client cache: enable, status, ls, stats, verify, evict"},
 };
 
 void PrintHelp() {
