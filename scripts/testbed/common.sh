@@ -80,6 +80,29 @@ ftb_stop_pidfile() {
   rm -f "$f"
 }
 
+# "40ms" | "40" | "0.5ms" | "40000us" -> microseconds
+ftb_to_us() {
+  local v="$1"
+  case "$v" in
+    *us) echo "${v%us}" ;;
+    *ms) awk -v x="${v%ms}" 'BEGIN{printf "%d", x * 1000}' ;;
+    *s) awk -v x="${v%s}" 'BEGIN{printf "%d", x * 1000000}' ;;
+    *) awk -v x="$v" 'BEGIN{printf "%d", x * 1000}' ;;
+  esac
+}
+# "10gbit" | "100mbit" | "500kbit" | "1500bit" -> bits per second. %.0f, not %d: mawk's %d
+# saturates at 2^31 (a 10gbit rate became 2.147 Gbit/s).
+ftb_to_bps() {
+  local v="${1,,}"
+  case "$v" in
+    *gbit) awk -v x="${v%gbit}" 'BEGIN{printf "%.0f", x * 1e9}' ;;
+    *mbit) awk -v x="${v%mbit}" 'BEGIN{printf "%.0f", x * 1e6}' ;;
+    *kbit) awk -v x="${v%kbit}" 'BEGIN{printf "%.0f", x * 1e3}' ;;
+    *bit) echo "${v%bit}" ;;
+    *) ftb_die "rate must end in gbit, mbit, kbit or bit: $1" ;;
+  esac
+}
+
 # ftb_build_c OUT SRC [LIBS...]: compile one C file with cc into OUT when OUT is missing or older.
 ftb_build_c() {
   local out="$1" src="$2"

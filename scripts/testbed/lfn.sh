@@ -52,23 +52,6 @@ ST="${FERRY_LFN_DIR:-${TMPDIR:-/tmp}/fxf-lfn-${name#fxf-}}"
 COMMENT="ferry-lfn:$name"
 BIG=268435456
 
-to_us() {
-  local v="$1"
-  case "$v" in
-    *us) echo "${v%us}" ;;
-    *ms) awk -v x="${v%ms}" 'BEGIN{printf "%d", x * 1000}' ;;
-    *s) awk -v x="${v%s}" 'BEGIN{printf "%d", x * 1000000}' ;;
-    *) awk -v x="$v" 'BEGIN{printf "%d", x * 1000}' ;;
-  esac
-}
-to_bps() {
-  local v="${1,,}"
-  case "$v" in
-    *gbit) awk -v x="${v%gbit}" 'BEGIN{printf "%.0f", x * 1e9}' ;;
-    *mbit) awk -v x="${v%mbit}" 'BEGIN{printf "%.0f", x * 1e6}' ;;
-    *) ftb_die "rate must end in gbit or mbit, or be none: $1" ;;
-  esac
-}
 ns_exists() { ip netns list | awk '{print $1}' | grep -qx -- "$1"; }
 pick_iptables() {
   local c
@@ -129,7 +112,7 @@ up() {
   ns_exists "$NA" && ftb_die "$NA exists already (lfn.sh down --name $name first)"
   mkdir -p "$ST/bin"
   command -v tc >/dev/null || ftb_skip "tc (iproute2) is not installed"
-  local half_us=$(($(to_us "$rtt") / 2))
+  local half_us=$(($(ftb_to_us "$rtt") / 2))
   trap 'rc=$?; [ $rc = 0 ] || teardown; exit $rc' EXIT
   if [ "$half_us" -gt 0 ]; then
     ftb_build_c "$ST/bin/nfqdelay" "$FTB_HERE/tools/nfqdelay.c" -lnetfilter_queue -lnfnetlink
@@ -148,7 +131,11 @@ up() {
   ftb_t ip -n "$NB" link set "$VB" up
   if [ "$rate" != none ]; then
     local bps burst limit
-    bps="$(to_bps "$rate")"
+    case "${rate,,}" in
+      *gbit | *mbit) ;;
+      *) ftb_die "rate must end in gbit or mbit, or be none: $rate" ;;
+    esac
+    bps="$(ftb_to_bps "$rate")"
     burst=$((bps / 8 / 1000))
     [ "$burst" -ge 262144 ] || burst=262144
     limit=$((bps / 8 * 25 / 1000))

@@ -42,28 +42,6 @@ vh="$name-h" vn="$name-n"
 NSX=(ip netns exec "$name")
 COMMENT="ferry-tb:$name"
 
-# "40ms" | "40" | "0.5ms" | "40000us" -> microseconds
-to_us() {
-  local v="$1"
-  case "$v" in
-    *us) echo "${v%us}" ;;
-    *ms) awk -v x="${v%ms}" 'BEGIN{printf "%d", x * 1000}' ;;
-    *s) awk -v x="${v%s}" 'BEGIN{printf "%d", x * 1000000}' ;;
-    *) awk -v x="$v" 'BEGIN{printf "%d", x * 1000}' ;;
-  esac
-}
-# "1gbit" | "100mbit" | "500kbit" -> bits per second
-to_bps() {
-  local v="${1,,}"
-  case "$v" in
-    *gbit) awk -v x="${v%gbit}" 'BEGIN{printf "%.0f", x * 1e9}' ;;
-    *mbit) awk -v x="${v%mbit}" 'BEGIN{printf "%.0f", x * 1e6}' ;;
-    *kbit) awk -v x="${v%kbit}" 'BEGIN{printf "%.0f", x * 1e3}' ;;
-    *bit) echo "${v%bit}" ;;
-    *) ftb_die "rate must end in gbit, mbit, kbit or bit: $1" ;;
-  esac
-}
-
 ns_exists() { ip netns list | awk '{print $1}' | grep -qx -- "$name"; }
 
 pick_iptables() {
@@ -144,10 +122,10 @@ up() {
   local ipt
   ipt="$(pick_iptables)" || ftb_skip "no usable iptables (mangle table) here"
   command -v tc >/dev/null || ftb_skip "tc (iproute2) is not installed"
-  half_us=$(($(to_us "$rtt") / 2))
+  half_us=$(($(ftb_to_us "$rtt") / 2))
   [ "$half_us" -gt 0 ] || ftb_die "bad --rtt $rtt"
   local bps
-  bps="$(to_bps "$rate")"
+  bps="$(ftb_to_bps "$rate")"
   ftb_build_c "$FTB_DIR/bin/ferry_tb_nfqdelay" "$FTB_HERE/tools/nfqdelay.c" \
     -lnetfilter_queue -lnfnetlink
 
