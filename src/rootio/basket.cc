@@ -3,7 +3,6 @@
 #include <string>
 
 #include "base/byte_swap.h"
-#include "base/endian.h"
 #include "rootio/cursor.h"
 
 namespace ferry::rootio {
