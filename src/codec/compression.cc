@@ -202,9 +202,7 @@ Status DecompressPayload(std::span<const uint8_t> in, std::span<uint8_t> out) {
   return OkStatus();
 }
 
-Result<size_t> CompressBlock(const Setting& setting,
-                             std::span<const uint8_t> in,
-                             std::vector<uint8_t>* out) {
+Result<size_t> CompressBlock(const Setting& setting, std::span<const uint8_t> in, ByteVector* out) {
   switch (setting.algorithm) {
     case Algorithm::kZlib:
       return internal::DeflateZlib(setting.level, in, out);
@@ -217,15 +215,13 @@ Result<size_t> CompressBlock(const Setting& setting,
     case Algorithm::kLz4:
       return internal::EncodeLz4Root(setting.level, in, out);
     case Algorithm::kNone:
-      out->insert(out->end(), in.begin(), in.end());
+      out->insert(out->end(), in.data(), in.data() + in.size());
       return in.size();
   }
   return UnsupportedError("unknown algorithm");
 }
 
-Result<bool> CompressPayload(const Setting& setting,
-                             std::span<const uint8_t> in,
-                             std::vector<uint8_t>* out) {
+Result<bool> CompressPayload(const Setting& setting, std::span<const uint8_t> in, ByteVector* out) {
   if (setting.algorithm == Algorithm::kNone || in.empty()) {
     return false;
   }

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/byte_vector.h"
 #include "base/result.h"
 
 namespace ferry::codec {
@@ -75,16 +76,12 @@ Status DecompressPayload(std::span<const uint8_t> in, std::span<uint8_t> out);
 
 // Compresses in as a ROOT block chain appended to out. Returns false (and leaves out as it
 // was) when the result would not be smaller than the input; ROOT then stores the payload raw.
-Result<bool> CompressPayload(const Setting& setting,
-                             std::span<const uint8_t> in,
-                             std::vector<uint8_t>* out);
+Result<bool> CompressPayload(const Setting& setting, std::span<const uint8_t> in, ByteVector* out);
 
 // Bare codec calls on one block body (no ROOT header), used by benchmarks and tests.
 // DecompressBlock requires out.size() to be the exact uncompressed size.
 Status DecompressBlock(Algorithm algorithm, std::span<const uint8_t> in, std::span<uint8_t> out);
 // Appends the compressed block body to out and returns its size.
-Result<size_t> CompressBlock(const Setting& setting,
-                             std::span<const uint8_t> in,
-                             std::vector<uint8_t>* out);
+Result<size_t> CompressBlock(const Setting& setting, std::span<const uint8_t> in, ByteVector* out);
 
 }  // namespace ferry::codec

@@ -25,7 +25,7 @@ class CodecRoundTrip : public ::testing::TestWithParam<const char*> {};
 TEST_P(CodecRoundTrip, PayloadRoundTripsAndIsFramed) {
   Setting s = *Setting::Parse(GetParam());
   auto in = SampleBytes(200000);
-  std::vector<uint8_t> out;
+  ByteVector out;
   auto r = CompressPayload(s, in, &out);
   ASSERT_TRUE(r.has_value()) << r.error().ToString();
   ASSERT_TRUE(*r);
@@ -44,7 +44,7 @@ TEST_P(CodecRoundTrip, PayloadRoundTripsAndIsFramed) {
 TEST_P(CodecRoundTrip, TruncatedPayloadIsAnError) {
   Setting s = *Setting::Parse(GetParam());
   auto in = SampleBytes(50000);
-  std::vector<uint8_t> out;
+  ByteVector out;
   ASSERT_TRUE(*CompressPayload(s, in, &out));
   std::vector<uint8_t> back(in.size());
   for (size_t cut : {size_t{0}, size_t{5}, size_t{9}, out.size() / 2, out.size() - 1}) {
@@ -57,7 +57,7 @@ TEST_P(CodecRoundTrip, TruncatedPayloadIsAnError) {
 TEST_P(CodecRoundTrip, CorruptBodyIsAnErrorNotACrash) {
   Setting s = *Setting::Parse(GetParam());
   auto in = SampleBytes(50000);
-  std::vector<uint8_t> out;
+  ByteVector out;
   ASSERT_TRUE(*CompressPayload(s, in, &out));
   int errors = 0;
   for (size_t pos = kBlockHeaderSize; pos < out.size(); pos += 97) {
@@ -82,7 +82,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(Compression, Lz4ChecksumMismatchIsNamed) {
   auto in = SampleBytes(10000);
-  std::vector<uint8_t> out;
+  ByteVector out;
   ASSERT_TRUE(*CompressPayload(*Setting::Parse("lz4"), in, &out));
   out[kBlockHeaderSize + 2] ^= 1;  // inside the stored XXH64
   std::vector<uint8_t> back(in.size());
@@ -93,7 +93,7 @@ TEST(Compression, Lz4ChecksumMismatchIsNamed) {
 
 TEST(Compression, SizeMismatchIsAnError) {
   auto in = SampleBytes(10000);
-  std::vector<uint8_t> out;
+  ByteVector out;
   ASSERT_TRUE(*CompressPayload(*Setting::Parse("zstd:3"), in, &out));
   std::vector<uint8_t> small(in.size() - 1);
   EXPECT_FALSE(DecompressPayload(out, small).has_value());
@@ -104,7 +104,7 @@ TEST(Compression, SizeMismatchIsAnError) {
 TEST(Compression, MultiBlockPayloadAbove16MiB) {
   const size_t n = kMaxBlockSize * 2 + 12345;
   auto in = SampleBytes(n);
-  std::vector<uint8_t> out;
+  ByteVector out;
   ASSERT_TRUE(*CompressPayload(*Setting::Parse("zstd:1"), in, &out));
   // Three blocks: walk the headers.
   size_t pos = 0;
@@ -126,7 +126,8 @@ TEST(Compression, MultiBlockPayloadAbove16MiB) {
 
 TEST(Compression, IncompressibleDataIsStoredRaw) {
   auto in = testing::PseudoRandomBytes(4096, 5);
-  std::vector<uint8_t> out = {42};
+  ByteVector out;
+  out.push_back(42);
   auto r = CompressPayload(*Setting::Parse("zlib:1"), in, &out);
   ASSERT_TRUE(r.has_value());
   EXPECT_FALSE(*r);
@@ -155,7 +156,7 @@ TEST(Compression, ZlibBlocksFromZlibItselfDecode) {
 TEST(Compression, OldRootCsBlocksDecode) {
   // "CS" blocks carry raw deflate data; build one synthetically.
   auto in = SampleBytes(20000);
-  std::vector<uint8_t> body;
+  ByteVector body;
   ASSERT_TRUE(CompressBlock(Setting{Algorithm::kOldRoot, 6}, in, &body).has_value());
   std::vector<uint8_t> framed = {'C', 'S', 8};
   for (size_t v : {body.size(), in.size()}) {

@@ -36,7 +36,7 @@ Status DecodeLz4Root(std::span<const uint8_t> in, std::span<uint8_t> out) {
   return OkStatus();
 }
 
-Result<size_t> EncodeLz4Root(int level, std::span<const uint8_t> in, std::vector<uint8_t>* out) {
+Result<size_t> EncodeLz4Root(int level, std::span<const uint8_t> in, ByteVector* out) {
   int bound = LZ4_compressBound(static_cast<int>(in.size()));
   size_t old = out->size();
   out->resize(old + 8 + static_cast<size_t>(bound));

@@ -7,11 +7,11 @@
 // preset's dictionary is capped at the input size: a larger one finds no more matches, but
 // liblzma would allocate and clear it (and its match finder, hundreds of MiB at level 9) for
 // every basket.
-#include <lzma.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <string>
+
+#include <lzma.h>
 
 #include "codec/codecs_internal.h"
 
@@ -26,7 +26,7 @@ class XzEncoder {
   XzEncoder& operator=(const XzEncoder&) = delete;
   ~XzEncoder() { lzma_end(&strm_); }
 
-  Result<size_t> Encode(int level, std::span<const uint8_t> in, std::vector<uint8_t>* out) {
+  Result<size_t> Encode(int level, std::span<const uint8_t> in, ByteVector* out) {
     lzma_options_lzma opt{};
     if (lzma_lzma_preset(&opt, static_cast<uint32_t>(std::clamp(level, 0, 9))) != 0) {
       return InvalidArgumentError("bad lzma level " + std::to_string(level));
@@ -53,8 +53,8 @@ class XzEncoder {
     const size_t produced = bound - strm_.avail_out;
     if (r != LZMA_STREAM_END) {
       out->resize(start);
-      return InvalidArgumentError("lzma compression failed ("
-                                  + std::to_string(static_cast<int>(r)) + ")");
+      return InvalidArgumentError("lzma compression failed (" + std::to_string(static_cast<int>(r))
+                                  + ")");
     }
     out->resize(start + produced);
     return produced;
@@ -77,13 +77,13 @@ Status DecodeLzma(std::span<const uint8_t> in, std::span<uint8_t> out) {
                            + std::to_string(static_cast<int>(r)) + ")");
   }
   if (out_pos != out.size()) {
-    return CorruptionError("xz block decoded to " + std::to_string(out_pos)
-                           + " bytes, header says " + std::to_string(out.size()));
+    return CorruptionError("xz block decoded to " + std::to_string(out_pos) + " bytes, header says "
+                           + std::to_string(out.size()));
   }
   return OkStatus();
 }
 
-Result<size_t> EncodeLzma(int level, std::span<const uint8_t> in, std::vector<uint8_t>* out) {
+Result<size_t> EncodeLzma(int level, std::span<const uint8_t> in, ByteVector* out) {
   thread_local XzEncoder encoder;
   return encoder.Encode(level, in, out);
 }

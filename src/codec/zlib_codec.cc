@@ -67,7 +67,7 @@ Status InflateRaw(std::span<const uint8_t> in, std::span<uint8_t> out) {
   return CheckInflate(r, got, out.size(), "deflate (CS)");
 }
 
-Result<size_t> DeflateZlib(int level, std::span<const uint8_t> in, std::vector<uint8_t>* out) {
+Result<size_t> DeflateZlib(int level, std::span<const uint8_t> in, ByteVector* out) {
   libdeflate_compressor* c = ThreadCompressor(level);
   size_t bound = libdeflate_zlib_compress_bound(c, in.size());
   size_t old = out->size();
@@ -80,7 +80,7 @@ Result<size_t> DeflateZlib(int level, std::span<const uint8_t> in, std::vector<u
   return n;
 }
 
-Result<size_t> DeflateRaw(int level, std::span<const uint8_t> in, std::vector<uint8_t>* out) {
+Result<size_t> DeflateRaw(int level, std::span<const uint8_t> in, ByteVector* out) {
   libdeflate_compressor* c = ThreadCompressor(level);
   size_t bound = libdeflate_deflate_compress_bound(c, in.size());
   size_t old = out->size();

@@ -31,7 +31,7 @@ Status DecodeZstd(std::span<const uint8_t> in, std::span<uint8_t> out) {
   return OkStatus();
 }
 
-Result<size_t> EncodeZstd(int level, std::span<const uint8_t> in, std::vector<uint8_t>* out) {
+Result<size_t> EncodeZstd(int level, std::span<const uint8_t> in, ByteVector* out) {
   thread_local std::unique_ptr<ZSTD_CCtx, CCtxDeleter> cctx(ZSTD_createCCtx());
   size_t bound = ZSTD_compressBound(in.size());
   size_t old = out->size();

@@ -12,18 +12,21 @@ namespace {
 
 // The perturbation on raw bits: noise in [-1, 1) scaled by kRelativeNoise, then rounded back to
 // the number of mantissa bits the value had. Zeros, infinities and NaNs pass unchanged.
-uint32_t PerturbBits32(uint32_t bits, float noise) {
+// Branch-free so that the loop over a column vectorises: the rounding step is the lowest set
+// mantissa bit (mant & -mant, i.e. 1 << countr_zero(mant)), or 2^23 for a zero mantissa.
+inline uint32_t PerturbBits32(uint32_t bits, float noise) {
   constexpr uint32_t kExp = 0x7F800000u;
-  if ((bits & kExp) == kExp || (bits & 0x7FFFFFFFu) == 0) {
-    return bits;
-  }
   const uint32_t mant = bits & 0x7FFFFFu;
-  const int unused = mant == 0 ? 23 : std::countr_zero(mant);
+  const uint32_t step = (mant & (0u - mant)) | (static_cast<uint32_t>(mant == 0) << 23);
   const float v = std::bit_cast<float>(bits);
   uint32_t wb = std::bit_cast<uint32_t>(v + v * (static_cast<float>(kRelativeNoise) * noise));
-  const uint32_t step = uint32_t{1} << unused;
-  wb = (wb + (step >> 1)) & ~(step - 1);
-  return (wb & kExp) == kExp ? bits : wb;
+  wb = (wb + (step >> 1)) & (0u - step);
+  // Bitwise, not short-circuit, tests and an arithmetic select: no branch in the loop.
+  const uint32_t keep = static_cast<uint32_t>((bits & kExp) == kExp)
+                        | static_cast<uint32_t>((bits & 0x7FFFFFFFu) == 0)
+                        | static_cast<uint32_t>((wb & kExp) == kExp);
+  const uint32_t mask = 0u - keep;
+  return (bits & mask) | (wb & ~mask);
 }
 
 uint64_t PerturbBits64(uint64_t bits, double noise) {
@@ -43,6 +46,36 @@ uint64_t PerturbBits64(uint64_t bits, double noise) {
 // Noise in [-1, 1) from the top 32 bits of a random word.
 float Noise32(uint64_t r) {
   return static_cast<float>(static_cast<int32_t>(r >> 32)) * 0x1.0p-31f;
+}
+
+// count floats at p perturbed, value i with noise[i] (as a signed fraction of 2^31). The loop
+// has no serial dependency and vectorises: eight values a step with AVX2, four with SSE2.
+inline void PerturbFloatsLoop(uint8_t* p, const uint32_t* noise, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t b;
+    std::memcpy(&b, p + 4 * i, 4);
+    b = PerturbBits32(b, static_cast<float>(static_cast<int32_t>(noise[i])) * 0x1.0p-31f);
+    std::memcpy(p + 4 * i, &b, 4);
+  }
+}
+
+__attribute__((target("avx2"))) void PerturbFloatsAvx2(uint8_t* p,
+                                                       const uint32_t* noise,
+                                                       size_t count) {
+  PerturbFloatsLoop(p, noise, count);
+}
+
+void PerturbFloatsBase(uint8_t* p, const uint32_t* noise, size_t count) {
+  PerturbFloatsLoop(p, noise, count);
+}
+
+void PerturbFloats(uint8_t* p, const uint32_t* noise, size_t count) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) {
+    PerturbFloatsAvx2(p, noise, count);
+  } else {
+    PerturbFloatsBase(p, noise, count);
+  }
 }
 
 }  // namespace
@@ -137,22 +170,16 @@ void Resampler::FillBranch(size_t branch, Column* out) {
     Rng noise(noise_key_ ^ (static_cast<uint64_t>(branch) * 0x9E3779B97F4A7C15ull));
     uint8_t* p = out->bytes.data();
     if (tb.spec.type == LeafType::kFloat32) {
+      // One random word serves two values: its high half the even one, its low half the odd
+      // one. The words are drawn first so that the perturbation loop has no serial dependency.
       const size_t count = out->bytes.size() / 4;
-      size_t k = 0;
-      for (; k + 1 < count; k += 2) {  // one random word serves two values
+      noise_.resize(count + 1);
+      for (size_t k = 0; k < count; k += 2) {
         const uint64_t r = noise.Next();
-        uint32_t b[2];
-        std::memcpy(b, p + 4 * k, 8);
-        b[0] = PerturbBits32(b[0], Noise32(r));
-        b[1] = PerturbBits32(b[1], Noise32(r << 32));
-        std::memcpy(p + 4 * k, b, 8);
+        noise_[k] = static_cast<uint32_t>(r >> 32);
+        noise_[k + 1] = static_cast<uint32_t>(r);
       }
-      if (k < count) {
-        uint32_t b;
-        std::memcpy(&b, p + 4 * k, 4);
-        b = PerturbBits32(b, Noise32(noise.Next()));
-        std::memcpy(p + 4 * k, &b, 4);
-      }
+      PerturbFloats(p, noise_.data(), count);
     } else {
       const size_t count = out->bytes.size() / 8;
       for (size_t k = 0; k < count; ++k) {

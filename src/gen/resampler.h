@@ -43,6 +43,7 @@ class Resampler {
   uint64_t noise_key_;
   std::vector<uint32_t> picks_;
   std::vector<EventId> ids_;
+  std::vector<uint32_t> noise_;  // per-value noise words of one float column
 };
 
 }  // namespace ferry::gen

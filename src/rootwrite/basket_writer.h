@@ -31,7 +31,7 @@ namespace ferry::rootwrite {
 
 // Scratch buffers shared by the branches of a tree (compression output, key header).
 struct BasketScratch {
-  std::vector<uint8_t> compressed;
+  ByteVector compressed;
   StreamBuffer head;
 };
 

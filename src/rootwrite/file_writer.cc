@@ -158,7 +158,7 @@ Result<RecordInfo> FileWriter::WriteRecord(const RecordSlot& slot,
     return InvalidArgumentError("record slot at " + std::to_string(slot.seek)
                                 + " is stale (file end is " + std::to_string(end_) + ")");
   }
-  std::vector<uint8_t> compressed;
+  ByteVector compressed;
   bool packed = FERRY_TRY_CTX(codec::CompressPayload(setting, payload, &compressed),
                               "compressing " + std::string(class_name) + " " + std::string(name));
   std::span<const uint8_t> stored = packed ? std::span<const uint8_t>(compressed) : payload;

@@ -164,7 +164,7 @@ Status ShardWriter::Add(std::span<const rootio::Column> cols,
   return OkStatus();
 }
 
-Result<uint32_t> ShardWriter::Compress(std::span<const uint8_t> raw, std::vector<uint8_t>* out) {
+Result<uint32_t> ShardWriter::Compress(std::span<const uint8_t> raw, ByteVector* out) {
   size_t at = out->size();
   // Compressed only when that saves at least a quarter: a tiny or incompressible chunk is
   // cheaper to copy than to decode, and one event's pick decodes a whole block of them.
@@ -176,7 +176,7 @@ Result<uint32_t> ShardWriter::Compress(std::span<const uint8_t> raw, std::vector
     }
     out->resize(at);
   }
-  out->insert(out->end(), raw.begin(), raw.end());
+  out->insert(out->end(), raw.data(), raw.data() + raw.size());
   stats_.raw_bytes += raw.size();
   return static_cast<uint32_t>(raw.size());
 }
@@ -186,8 +186,9 @@ Status ShardWriter::FlushC() {
     return OkStatus();
   }
   if (!schema_.jagged.empty()) {
-    std::vector<uint8_t>& block = scratch_;
-    block.assign(CBlockHeaderBytes(schema_.groups(), schema_.jagged.size()), 0);
+    ByteVector& block = scratch_;
+    block.resize(CBlockHeaderBytes(schema_.groups(), schema_.jagged.size()));
+    std::memset(block.data(), 0, block.size());
     StoreLE<uint32_t>(block.data() + 4, c_events_);
     for (size_t g = 0; g < schema_.groups(); ++g) {
       StoreLE<uint32_t>(block.data() + 8 + 4 * g, c_group_elements_[g]);
@@ -257,7 +258,7 @@ Status ShardWriter::FlushS() {
   if (s_events_ == 0) {
     return OkStatus();
   }
-  std::vector<uint8_t>& chunk = scratch_;
+  ByteVector& chunk = scratch_;
   for (size_t i = 0; i < schema_.fixed.size(); ++i) {
     chunk.clear();
     uint32_t n = FERRY_TRY(Compress(s_bufs_[i], &chunk));

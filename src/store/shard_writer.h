@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/byte_vector.h"
 #include "base/fd.h"
 #include "base/result.h"
 #include "rootio/column.h"
@@ -64,7 +65,7 @@ class ShardWriter {
   Status FlushOut();
   Status WriteRecords();
   // Compresses raw into out (stored raw when that is not smaller); returns the stored size.
-  Result<uint32_t> Compress(std::span<const uint8_t> raw, std::vector<uint8_t>* out);
+  Result<uint32_t> Compress(std::span<const uint8_t> raw, ByteVector* out);
 
   const Manifest& manifest_;
   const Schema& schema_;
@@ -94,7 +95,7 @@ class ShardWriter {
   // Records of the open C block: their slot offsets and bytes (record_size each).
   std::vector<uint64_t> pending_offsets_;
   std::vector<uint8_t> pending_;
-  std::vector<uint8_t> scratch_;
+  ByteVector scratch_;
 
   ShardWriteStats stats_;
   bool finished_ = false;
