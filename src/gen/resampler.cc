@@ -10,6 +10,8 @@ using rootio::LeafType;
 
 namespace {
 
+constexpr size_t kGatherSlack = 32;
+
 // The perturbation on raw bits: noise in [-1, 1) scaled by kRelativeNoise, then rounded back to
 // the number of mantissa bits the value had. Zeros, infinities and NaNs pass unchanged.
 // Branch-free so that the loop over a column vectorises: the rounding step is the lowest set
@@ -78,6 +80,18 @@ void PerturbFloats(uint8_t* p, const uint32_t* noise, size_t count) {
   }
 }
 
+// Copies len bytes from src + at to dst. Entries of a few values (most NanoAOD collections)
+// move as one fixed 32-byte block when src has 32 bytes there; the bytes past len land in the
+// next entry's place (overwritten by its own copy, entries go in order) or in dst's kGatherSlack
+// bytes of capacity past its end.
+inline void GatherCopy(uint8_t* dst, const uint8_t* src, size_t at, size_t len, size_t src_size) {
+  if (len <= kGatherSlack && at + kGatherSlack <= src_size) {
+    std::memcpy(dst, src + at, kGatherSlack);
+  } else if (len > 0) {  // empty columns have null data pointers
+    std::memcpy(dst, src + at, len);
+  }
+}
+
 }  // namespace
 
 float PerturbFloat(float v, double noise) {
@@ -89,7 +103,30 @@ double PerturbDouble(double v, double noise) {
 }
 
 Resampler::Resampler(const EventTemplate& tmpl, uint64_t seed)
-    : tmpl_(&tmpl), rng_(Mix64(seed ^ 0x5245534D504C4552ull)), noise_key_(Mix64(seed + 1)) {}
+    : tmpl_(&tmpl), rng_(Mix64(seed ^ 0x5245534D504C4552ull)), noise_key_(Mix64(seed + 1)) {
+  // Jagged branches with the same counter and values per count unit have the same offsets in
+  // every template entry (they come from the counter), so they share one group.
+  group_of_.assign(tmpl.branches.size(), -1);
+  for (size_t b = 0; b < tmpl.branches.size(); ++b) {
+    const rootwrite::BranchSpec& spec = tmpl.branches[b].spec;
+    if (spec.count.empty() || spec.type == LeafType::kString
+        || tmpl.branches[b].values.offsets.size() != static_cast<size_t>(tmpl.entries) + 1) {
+      continue;
+    }
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      const rootwrite::BranchSpec& other = tmpl.branches[groups_[g].branch].spec;
+      if (other.count == spec.count && other.len == spec.len
+          && tmpl.branches[groups_[g].branch].values.offsets == tmpl.branches[b].values.offsets) {
+        group_of_[b] = static_cast<int32_t>(g);
+        break;
+      }
+    }
+    if (group_of_[b] < 0) {
+      group_of_[b] = static_cast<int32_t>(groups_.size());
+      groups_.push_back(Group{b, {}, {}});
+    }
+  }
+}
 
 void Resampler::FillBranch(size_t branch, Column* out) {
   const TemplateBranch& tb = tmpl_->branches[branch];
@@ -146,7 +183,22 @@ void Resampler::FillBranch(size_t branch, Column* out) {
           std::memcpy(dst + e * es, from + picks_[e] * es, es);
         }
     }
-  } else {
+  } else if (group_of_[branch] >= 0) {
+    // Offsets shared by every branch of the count group, computed once per batch.
+    const Group& g = groups_[static_cast<size_t>(group_of_[branch])];
+    out->offsets.assign(g.offsets.begin(), g.offsets.end());
+    const uint64_t total = g.offsets.back();
+    // Capacity past the end lets GatherCopy move small entries as fixed 32-byte blocks.
+    out->bytes.reserve(total * vs + kGatherSlack);
+    out->bytes.resize(total * vs);
+    uint8_t* dst = out->bytes.data();
+    const uint8_t* from = src.bytes.data();
+    const size_t src_bytes = src.bytes.size();
+    for (size_t e = 0; e < picks_.size(); ++e) {
+      const size_t len = (g.offsets[e + 1] - g.offsets[e]) * vs;
+      GatherCopy(dst + g.offsets[e] * vs, from, g.starts[e] * vs, len, src_bytes);
+    }
+  } else {  // strings (and a jagged branch without a template offset table per entry)
     const size_t unit = tb.spec.type == LeafType::kString ? 1 : vs;
     out->offsets.resize(picks_.size() + 1);
     uint64_t total = 0;
@@ -202,6 +254,18 @@ void Resampler::NextBatch(int64_t n, EventIdSequence& ids, std::vector<Column>* 
   }
   // A new noise key per batch, from the stream, so batches differ.
   noise_key_ = rng_.Next();
+  for (Group& g : groups_) {
+    const std::vector<uint64_t>& so = tmpl_->branches[g.branch].values.offsets;
+    g.starts.resize(picks_.size());
+    g.offsets.resize(picks_.size() + 1);
+    uint64_t total = 0;
+    g.offsets[0] = 0;
+    for (size_t e = 0; e < picks_.size(); ++e) {
+      g.starts[e] = so[picks_[e]];
+      total += so[picks_[e] + 1] - so[picks_[e]];
+      g.offsets[e + 1] = total;
+    }
+  }
   columns->resize(tmpl_->branches.size());
   for (size_t b = 0; b < tmpl_->branches.size(); ++b) {
     FillBranch(b, &(*columns)[b]);

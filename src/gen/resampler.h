@@ -38,7 +38,17 @@ class Resampler {
  private:
   void FillBranch(size_t branch, rootio::Column* out);
 
+  // Jagged branches whose template offsets are identical (same counter, same values per unit):
+  // per batch, the template start of each picked entry and the new offsets.
+  struct Group {
+    size_t branch;  // the first branch of the group
+    std::vector<uint64_t> starts;
+    std::vector<uint64_t> offsets;
+  };
+
   const EventTemplate* tmpl_;
+  std::vector<int32_t> group_of_;  // per branch: its group, or -1 (fixed size, strings, ids)
+  std::vector<Group> groups_;
   Rng rng_;
   uint64_t noise_key_;
   std::vector<uint32_t> picks_;
