@@ -7,7 +7,7 @@
 //       floats perturbed, run/lumi/event numbers shaped like CMS data (runs of 100-600 lumis,
 //       200-500 events per lumi, sparse increasing event numbers).
 //   store_bench run --root F.root --work DIR --json OUT [--picks 2000] [--baseline-picks 200]
-//                   [--codecs zstd:3,lz4,zlib:1] [--block-size 64K]
+//                   [--codecs zstd:3,lz4,zlib:1] [--block-size 32K]
 //       (5) converts per codec, then with the first codec's store: (1) scattered picks,
 //       (2) full scan, (3) two-column scan, each on the pread and the mmap path (4).
 //   store_bench pick --root F.root --store DIR --mode basket|cluster|pread|mmap --picks N
@@ -493,7 +493,7 @@ int Run(int argc, char** argv) {
   const size_t npicks = static_cast<size_t>(Must(ParseInt(Opt(argc, argv, "--picks", "2000"))));
   const size_t nbase =
       static_cast<size_t>(Must(ParseInt(Opt(argc, argv, "--baseline-picks", "200"))));
-  const auto block = static_cast<uint32_t>(Must(ParseSize(Opt(argc, argv, "--block-size", "64K"))));
+  const auto block = static_cast<uint32_t>(Must(ParseSize(Opt(argc, argv, "--block-size", "32K"))));
   std::vector<std::string> codecs;
   for (auto c : Split(Opt(argc, argv, "--codecs", "zstd:3,lz4,zlib:1"), ','))
     codecs.emplace_back(c);

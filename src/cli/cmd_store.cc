@@ -24,7 +24,7 @@ namespace ferry::cli {
 namespace {
 
 constexpr std::string_view kUsage =
-    "ferry store convert INPUT.root... --out DIR [--tree Events] [--block-size 64K] [--codec "
+    "ferry store convert INPUT.root... --out DIR [--tree Events] [--block-size 32K] [--codec "
     "zstd:3] [--json]\n"
     "       ferry store get DIR (--event RUN:LUMI:EVENT... | --events-file LIST) [--columns A,B] "
     "[--json]\n"

@@ -24,7 +24,7 @@ struct ConvertOptions {
   std::vector<std::string> inputs;
   std::string tree = "Events";
   std::string out_dir;
-  uint32_t block_size = 64 * 1024;  // target uncompressed bytes of one C block
+  uint32_t block_size = 32 * 1024;  // target uncompressed bytes of one C block
   codec::Setting codec{codec::Algorithm::kZstd, 3};
   uint8_t log2_ks = 13;  // events per S block = 2^log2_ks
   // Called with (entries done, entries total) during pass 2; may be empty.

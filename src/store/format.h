@@ -49,7 +49,7 @@ struct Manifest {
   uint8_t log2_ks = 13;
   uint8_t log2_kc = 4;
   codec::Setting codec;
-  uint32_t block_size = 64 * 1024;
+  uint32_t block_size = 32 * 1024;
   uint64_t events = 0;
   uint64_t padding = 0;
   std::string tree;

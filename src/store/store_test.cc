@@ -32,7 +32,7 @@ TreeData OpenTree(const std::string& path) {
 
 ConvertReport ConvertOrDie(const std::vector<std::string>& inputs,
                            const std::string& out,
-                           uint32_t block = 64 * 1024,
+                           uint32_t block = 32 * 1024,
                            const char* codec = "zstd:3",
                            uint8_t log2_ks = 13) {
   ConvertOptions o;
