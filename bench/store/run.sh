@@ -62,7 +62,10 @@ if command -v node > /dev/null; then
   fi
   if [ -d "$JS/node_modules/jsroot" ]; then
     cp "$HERE/jsroot_bench.mjs" "$JS/"
-    (cd "$JS" && node jsroot_bench.mjs "$(realpath "$INPUT")" "$(realpath "$OUT/work/picks.txt")" "$JSPICKS") \
+    # Absolute paths before the cd (INPUT and OUT may be relative to the caller's directory).
+    input_abs=$(realpath "$INPUT")
+    picks_abs=$(realpath "$OUT/work/picks.txt")
+    (cd "$JS" && node jsroot_bench.mjs "$input_abs" "$picks_abs" "$JSPICKS") \
       > "$OUT/jsroot.json" || echo "jsroot run failed" >&2
   fi
 fi
