@@ -20,7 +20,7 @@ namespace ferry::store {
 // The decoded chunks of one C block: column j (jagged slot) is data[offset[j], offset[j+1])
 // when decoded[j].
 struct DecodedBlock {
-  ByteVector data;  // sized before decoding into it: no zero-fill
+  ByteVector data;              // sized before decoding into it: no zero-fill
   std::vector<uint64_t> begin;  // per jagged slot
   std::vector<uint64_t> end;
   std::vector<bool> decoded;

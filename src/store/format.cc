@@ -20,10 +20,11 @@ Status CheckMagicVersion(std::span<const uint8_t> bytes,
   if (bytes.size() < 12 || std::memcmp(bytes.data(), magic, 8) != 0) {
     return CorruptionError(std::string(what) + ": bad magic (not a ferry event store)");
   }
-  if (version != kFormatVersion) {
+  if (version < kOldestFormatVersion || version > kFormatVersion) {
     Error e(version > kFormatVersion ? ErrorCode::kUnsupported : ErrorCode::kCorruption,
             std::string(what) + ": format version " + std::to_string(version)
-                + ", this ferry reads version " + std::to_string(kFormatVersion));
+                + ", this ferry reads versions " + std::to_string(kOldestFormatVersion) + " to "
+                + std::to_string(kFormatVersion));
     return e;
   }
   return OkStatus();

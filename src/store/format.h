@@ -1,4 +1,4 @@
-// On-disk structures of the event store, version 1 (docs/format/store.md): the manifest, the
+// On-disk structures of the event store, version 2 (docs/format/store.md): the manifest, the
 // shard header, lumi-table entries, directory entries, index-record headers and C-block
 // headers. Serialize* produce the exact bytes; Parse* validate magic, version, checksums and
 // every bound a reader relies on, returning kCorruption (kUnsupported for a newer version)
@@ -19,7 +19,14 @@ namespace ferry::store {
 
 constexpr char kManifestMagic[8] = {'F', 'E', 'R', 'R', 'Y', 'E', 'V', 'M'};
 constexpr char kShardMagic[8] = {'F', 'E', 'R', 'R', 'Y', 'E', 'V', 'S'};
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;
+constexpr uint32_t kOldestFormatVersion = 1;
+// Version 2 adds J chunks: after the fixed columns, the S directory has one column per jagged
+// column, whose chunk of S block b holds that column's values of the block's events (a scan
+// of a collection reads them instead of the C blocks). Version 1 stores are still read.
+inline bool HasJChunks(uint32_t version) {
+  return version >= 2;
+}
 constexpr uint32_t kShardHeaderSize = 4096;
 constexpr uint32_t kManifestFlagNoLumi = 1;
 constexpr uint32_t kRecordPresent = 1;

@@ -89,11 +89,11 @@ TEST(Manifest, RejectsCorruptionTruncationAndVersion) {
   flipped[50] ^= 1;
   EXPECT_EQ(Manifest::Parse(flipped).error().code(), ErrorCode::kCorruption);
   std::vector<uint8_t> v2 = bytes;
-  StoreLE<uint32_t>(v2.data() + 8, 2);
+  StoreLE<uint32_t>(v2.data() + 8, 3);
   StoreLE<uint32_t>(v2.data() + v2.size() - 4, crc32c::Value(v2.data(), v2.size() - 4));
   Error e = Manifest::Parse(v2).error();
   EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
-  EXPECT_NE(e.message().find("version 2"), std::string::npos);
+  EXPECT_NE(e.message().find("version 3"), std::string::npos);
 }
 
 TEST(ShardHeader, RoundTripAndBounds) {

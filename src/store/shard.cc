@@ -58,7 +58,7 @@ Result<std::unique_ptr<Shard>> Shard::Attach(const std::string& path,
       s->lumi_direct_[s->lumis_[i].lumi - lo] = static_cast<int32_t>(i);
     }
   }
-  s->s_dir_.resize(manifest.schema.fixed.size());
+  s->s_dir_.resize(s->s_dir_columns());
   ++counters->shards_attached;
   return s;
 }
@@ -136,9 +136,13 @@ Result<std::span<const uint64_t>> Shard::EventNumbers(size_t lumi_slot) {
   return std::span<const uint64_t>(it->second);
 }
 
+size_t Shard::s_dir_columns() const {
+  return manifest_->schema.fixed.size() + (has_j_chunks() ? manifest_->schema.jagged.size() : 0);
+}
+
 Status Shard::CheckDirectories() {
   const ShardHeader& h = header_;
-  const uint64_t want_s = manifest_->schema.fixed.size() * h.s_blocks() * kSDirEntryBytes;
+  const uint64_t want_s = s_dir_columns() * h.s_blocks() * kSDirEntryBytes;
   if (h.sections[kSDirectory].size != want_s) {
     return CorruptionError("S directory has " + std::to_string(h.sections[kSDirectory].size)
                            + " bytes, expected " + std::to_string(want_s));
@@ -169,7 +173,8 @@ Status Shard::LoadCTable() {
 Result<ChunkRef> Shard::SChunk(size_t fixed_slot, uint64_t block) {
   const ShardHeader& h = header_;
   const uint64_t n = h.s_blocks();
-  if (h.sections[kSDirectory].size != manifest_->schema.fixed.size() * n * kSDirEntryBytes) {
+  if (fixed_slot >= s_dir_.size()
+      || h.sections[kSDirectory].size != s_dir_columns() * n * kSDirEntryBytes) {
     return CorruptionError("shard " + path_ + ": S directory size does not match the schema");
   }
   std::vector<uint8_t>& slice = s_dir_[fixed_slot];

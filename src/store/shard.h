@@ -46,7 +46,12 @@ class Shard {
   Result<std::span<const uint64_t>> EventNumbers(size_t lumi_slot);
   // Directory entries. The S directory is read one column's slice at a time on first use
   // (each chunk carries its own CRC); the C table whole, CRC checked.
+  // Slot s < fixed.size() is a fixed column; fixed.size() + j is jagged column j's J chunk
+  // (version 2 shards only: has_j_chunks()).
   Result<ChunkRef> SChunk(size_t fixed_slot, uint64_t block);
+  bool has_j_chunks() const { return HasJChunks(header_.version); }
+  // Columns of the S directory: the fixed ones, plus the jagged ones in version 2.
+  size_t s_dir_columns() const;
   Result<CBlockRef> CBlock(uint64_t block);
   // Reads both directories whole and checks their CRCs (Verify).
   Status CheckDirectories();
@@ -68,7 +73,7 @@ class Shard {
   std::vector<uint64_t> numbers_;     // all event numbers when loaded eagerly
   bool numbers_tried_ = false;
   std::map<size_t, std::vector<uint64_t>> lumi_numbers_;  // lazily loaded per lumi
-  std::vector<std::vector<uint8_t>> s_dir_;               // per fixed column, on first use
+  std::vector<std::vector<uint8_t>> s_dir_;               // per S-directory column, on first use
   bool c_table_loaded_ = false;
   std::vector<uint8_t> c_table_;
 };

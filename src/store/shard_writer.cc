@@ -76,8 +76,9 @@ ShardWriter::ShardWriter(const Manifest& manifest, ShardPlan plan, Fd fd, std::s
       ks_(uint64_t{1} << manifest.log2_ks),
       kc_(uint64_t{1} << manifest.log2_kc) {
   s_bufs_.resize(schema_.fixed.size());
-  s_dir_.resize(schema_.fixed.size());
+  s_dir_.resize(schema_.fixed.size() + schema_.jagged.size());
   c_bufs_.resize(schema_.jagged.size());
+  j_bufs_.resize(schema_.jagged.size());
   c_group_elements_.assign(schema_.groups(), 0);
   for (size_t i = 0; i < schema_.fixed.size(); ++i) {
     const ColumnSpec& c = schema_.columns[static_cast<size_t>(schema_.fixed[i])];
@@ -143,6 +144,7 @@ Status ShardWriter::Add(std::span<const rootio::Column> cols,
     }
     const size_t sz = c.value_size();
     c_bufs_[j].insert(c_bufs_[j].end(), col.bytes.data() + b * sz, col.bytes.data() + e * sz);
+    j_bufs_[j].insert(j_bufs_[j].end(), col.bytes.data() + b * sz, col.bytes.data() + e * sz);
   }
   for (size_t g = 0; g < schema_.groups(); ++g) {
     uint64_t total = c_group_elements_[g] + group_counts[g];
@@ -266,6 +268,15 @@ Status ShardWriter::FlushS() {
     FERRY_TRY(Append(chunk));
     s_bufs_[i].clear();
     ++stats_.s_chunks;
+  }
+  // J chunks: each collection column's values of the S block, for scans.
+  for (size_t j = 0; j < schema_.jagged.size(); ++j) {
+    chunk.clear();
+    uint32_t n = FERRY_TRY(Compress(j_bufs_[j], &chunk));
+    s_dir_[schema_.fixed.size() + j].push_back({end_, n, crc32c::Value(chunk)});
+    FERRY_TRY(Append(chunk));
+    j_bufs_[j].clear();
+    ++stats_.j_chunks;
   }
   s_events_ = 0;
   return OkStatus();

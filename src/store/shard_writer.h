@@ -32,7 +32,8 @@ struct ShardPlan {
 
 struct ShardWriteStats {
   uint64_t bytes = 0;         // file size
-  uint64_t s_chunks = 0;      // S chunks written
+  uint64_t s_chunks = 0;      // S chunks written (fixed columns)
+  uint64_t j_chunks = 0;      // J chunks written (collection columns per S block)
   uint64_t c_blocks = 0;      // C blocks written
   uint64_t raw_bytes = 0;     // uncompressed payload bytes
   uint64_t stored_bytes = 0;  // payload bytes on disk
@@ -82,10 +83,11 @@ class ShardWriter {
   std::vector<uint8_t> out_;  // payload bytes not yet written, starting at out_at_
   uint64_t out_at_ = 0;
 
-  // Open S block: one buffer per fixed column.
+  // Open S block: one buffer per fixed column, and per jagged column (its J chunk).
   std::vector<std::vector<uint8_t>> s_bufs_;
+  std::vector<std::vector<uint8_t>> j_bufs_;
   uint64_t s_events_ = 0;
-  std::vector<std::vector<ChunkRef>> s_dir_;  // per fixed column, per S block
+  std::vector<std::vector<ChunkRef>> s_dir_;  // per fixed then jagged column, per S block
 
   // Open C block.
   std::vector<std::vector<uint8_t>> c_bufs_;

@@ -75,7 +75,7 @@ struct ScanBatch {
 struct VerifyReport {
   uint64_t records = 0;
   uint64_t padding = 0;
-  uint64_t s_chunks = 0;
+  uint64_t s_chunks = 0;  // S-directory chunks: fixed columns, and J chunks (version 2)
   uint64_t c_blocks = 0;
   uint64_t bytes = 0;
 };
@@ -133,7 +133,8 @@ class Store {
   Result<Event> ReadEvent(const EventId& id, std::span<const std::string> names = {});
   // Calls fn for consecutive batches of every run in run order, storage order within a run.
   // Reads only the S chunks of the requested fixed columns and, for jagged ones, their
-  // counters' S chunks plus their own chunks in the C blocks.
+  // counters' S chunks plus their own J chunks (version 2; version 1: their chunks in the C
+  // blocks).
   Status Scan(std::span<const int32_t> columns, const std::function<Status(const ScanBatch&)>& fn);
   // Checks every checksum, every record against the event arrays and the C table, and
   // decompresses every chunk.
@@ -157,7 +158,8 @@ class Store {
                             const Chunk& previous,
                             std::vector<uint8_t>* scratch);
   // Fills the jagged columns (batch->columns[jagged_at[q]], shaped from their counters) of
-  // events [first, first + n) of a shard from its C blocks.
+  // events [first, first + n) of a shard: from the J chunks when the range is one whole S
+  // block of a version-2 shard (one read per column), else from the C blocks.
   Status FillJagged(Shard& shard,
                     uint64_t first,
                     uint64_t n,

@@ -102,7 +102,7 @@ TEST(StoreErrors, WrongVersionMissingManifestForeignShard) {
   // A shard header of another version.
   testing::WriteWholeFile(manifest, bytes);
   auto sb = testing::ReadWholeFile(shard);
-  StoreLE<uint32_t>(sb.data() + 8, 2);
+  StoreLE<uint32_t>(sb.data() + 8, 3);
   testing::WriteWholeFile(shard, sb);
   Status ss = ReadAll(dir.path(), FirstEvent());
   ASSERT_FALSE(ss.has_value());

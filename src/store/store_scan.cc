@@ -114,6 +114,23 @@ Status Store::FillJagged(Shard& shard,
                          std::vector<uint8_t>* scratch,
                          std::vector<uint8_t>* header_scratch) {
   const Schema& s = schema();
+  const uint64_t ks = uint64_t{1} << shard.header().log2_ks;
+  if (shard.has_j_chunks() && first % ks == 0 && n == std::min(ks, shard.header().events - first)) {
+    // A whole S block: each column's J chunk, one read and one decode per column.
+    for (size_t q = 0; q < jagged_at.size(); ++q) {
+      const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[jagged_at[q]])];
+      rootio::Column& col = batch->columns[jagged_at[q]];
+      const size_t slot = s.fixed.size() + static_cast<size_t>(spec.slot);
+      ChunkRef ref = FERRY_TRY(shard.SChunk(slot, first / ks));
+      auto stored = FERRY_TRY(shard.Bytes(ref.offset, ref.size, scratch));
+      ++counters_.block_reads;
+      if (crc32c::Value(stored) != ref.crc) {
+        return CorruptionError("column " + spec.name + ": J chunk checksum mismatch");
+      }
+      FERRY_TRY_CTX(DecodeChunk(stored, col.bytes), "column " + spec.name + " (J chunk)");
+    }
+    return OkStatus();
+  }
   const uint64_t kc = uint64_t{1} << shard.header().log2_kc;
   const size_t hb = CBlockHeaderBytes(s.groups(), s.jagged.size());
   std::vector<uint64_t> filled(jagged_at.size(), 0);
@@ -199,6 +216,8 @@ Result<VerifyReport> Store::Verify() {
     }
     // C table and blocks.
     std::vector<CBlockRef> cblocks(h.c_blocks());
+    // Elements of each collection group per S block (the sizes the J chunks must decode to).
+    std::vector<uint64_t> s_group_elements(h.s_blocks() * s.groups(), 0);
     for (uint64_t b = 0; b < h.c_blocks(); ++b) {
       cblocks[b] = FERRY_TRY_CTX(shard->CBlock(b), where);
       if (s.jagged.empty()) {
@@ -212,6 +231,10 @@ Result<VerifyReport> Store::Verify() {
       if (bh.events != cblocks[b].events || bh.events != want) {
         return CorruptionError(bw + ": holds " + std::to_string(bh.events) + " events, expected "
                                + std::to_string(want));
+      }
+      const uint64_t sb = b >> (h.log2_ks - h.log2_kc);
+      for (size_t g = 0; g < s.groups(); ++g) {
+        s_group_elements[sb * s.groups() + g] += bh.group_elements[g];
       }
       uint64_t at = bh.header_bytes;
       for (size_t j = 0; j < s.jagged.size(); ++j) {
@@ -238,6 +261,23 @@ Result<VerifyReport> Store::Verify() {
         const uint64_t n =
             std::min(uint64_t{1} << h.log2_ks, h.events - b * (uint64_t{1} << h.log2_ks));
         raw.resize(n * c.len * c.value_size());
+        FERRY_TRY_CTX(DecodeChunk(stored, raw), bw);
+        ++rep.s_chunks;
+        rep.bytes += ref.size;
+      }
+    }
+    // J chunks (version 2): each collection column per S block, sized by the C blocks' totals.
+    for (size_t j = 0; shard->has_j_chunks() && j < s.jagged.size(); ++j) {
+      const ColumnSpec& c = s.columns[static_cast<size_t>(s.jagged[j])];
+      for (uint64_t b = 0; b < h.s_blocks(); ++b) {
+        const std::string bw = where + " > J chunk of " + c.name + " in block " + std::to_string(b);
+        ChunkRef ref = FERRY_TRY_CTX(shard->SChunk(s.fixed.size() + j, b), bw);
+        auto stored = FERRY_TRY_CTX(shard->Bytes(ref.offset, ref.size, &scratch), bw);
+        if (crc32c::Value(stored) != ref.crc) {
+          return CorruptionError(bw + ": checksum mismatch");
+        }
+        raw.resize(s_group_elements[b * s.groups() + static_cast<size_t>(c.group)] * c.len
+                   * c.value_size());
         FERRY_TRY_CTX(DecodeChunk(stored, raw), bw);
         ++rep.s_chunks;
         rep.bytes += ref.size;
