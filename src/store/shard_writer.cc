@@ -30,6 +30,7 @@ Result<std::unique_ptr<ShardWriter>> ShardWriter::Create(const std::string& path
   Fd fd = FERRY_TRY(Fd::Open(path, O_RDWR | O_CREAT | O_TRUNC, 0644));
   std::unique_ptr<ShardWriter> w(new ShardWriter(manifest, std::move(plan), std::move(fd), path));
   ShardHeader& h = w->header_;
+  h.version = manifest.version;  // 1 writes no J chunks (kept for compatibility tests)
   h.run = w->plan_.run;
   h.run_slot = w->plan_.run_slot;
   h.schema_hash = manifest.schema_hash;
@@ -76,7 +77,7 @@ ShardWriter::ShardWriter(const Manifest& manifest, ShardPlan plan, Fd fd, std::s
       ks_(uint64_t{1} << manifest.log2_ks),
       kc_(uint64_t{1} << manifest.log2_kc) {
   s_bufs_.resize(schema_.fixed.size());
-  s_dir_.resize(schema_.fixed.size() + schema_.jagged.size());
+  s_dir_.resize(schema_.fixed.size() + (HasJChunks(manifest.version) ? schema_.jagged.size() : 0));
   c_bufs_.resize(schema_.jagged.size());
   j_bufs_.resize(schema_.jagged.size());
   c_group_elements_.assign(schema_.groups(), 0);
@@ -144,7 +145,9 @@ Status ShardWriter::Add(std::span<const rootio::Column> cols,
     }
     const size_t sz = c.value_size();
     c_bufs_[j].insert(c_bufs_[j].end(), col.bytes.data() + b * sz, col.bytes.data() + e * sz);
-    j_bufs_[j].insert(j_bufs_[j].end(), col.bytes.data() + b * sz, col.bytes.data() + e * sz);
+    if (HasJChunks(manifest_.version)) {
+      j_bufs_[j].insert(j_bufs_[j].end(), col.bytes.data() + b * sz, col.bytes.data() + e * sz);
+    }
   }
   for (size_t g = 0; g < schema_.groups(); ++g) {
     uint64_t total = c_group_elements_[g] + group_counts[g];
@@ -270,7 +273,7 @@ Status ShardWriter::FlushS() {
     ++stats_.s_chunks;
   }
   // J chunks: each collection column's values of the S block, for scans.
-  for (size_t j = 0; j < schema_.jagged.size(); ++j) {
+  for (size_t j = 0; HasJChunks(manifest_.version) && j < schema_.jagged.size(); ++j) {
     chunk.clear();
     uint32_t n = FERRY_TRY(Compress(j_bufs_[j], &chunk));
     s_dir_[schema_.fixed.size() + j].push_back({end_, n, crc32c::Value(chunk)});

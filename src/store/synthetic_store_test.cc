@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -83,8 +84,12 @@ std::vector<Ev> Events() {
 }
 
 // Writes the store; returns its manifest.
-Manifest WriteSynthetic(const std::string& dir, uint8_t log2_kc, uint8_t log2_ks) {
+Manifest WriteSynthetic(const std::string& dir,
+                        uint8_t log2_kc,
+                        uint8_t log2_ks,
+                        uint32_t version = kFormatVersion) {
   Manifest m;
+  m.version = version;
   m.schema = SyntheticSchema();
   m.tree = "Events";
   m.codec = *codec::Setting::Parse("zstd:3");
@@ -137,9 +142,12 @@ Manifest WriteSynthetic(const std::string& dir, uint8_t log2_kc, uint8_t log2_ks
 }
 
 TEST(SyntheticStore, RunsLumisPaddingAndValues) {
-  for (auto [kc, ks] : {std::pair{0, 0}, std::pair{1, 2}, std::pair{3, 13}}) {
+  // Version 1 (collections in C blocks only) and 2 (also in J chunks): the same values.
+  for (auto [kc, ks, version] : {std::tuple{0, 0, 2u}, std::tuple{1, 2, 2u}, std::tuple{3, 13, 2u},
+                                 std::tuple{1, 2, 1u}, std::tuple{0, 0, 1u}}) {
     testing::TempDir dir;
-    Manifest m = WriteSynthetic(dir.path(), static_cast<uint8_t>(kc), static_cast<uint8_t>(ks));
+    Manifest m =
+        WriteSynthetic(dir.path(), static_cast<uint8_t>(kc), static_cast<uint8_t>(ks), version);
     EXPECT_EQ(m.run_extent, 2u);
     EXPECT_EQ(m.lumi_extent, 3u);
     EXPECT_EQ(m.event_extent, 5u);
@@ -174,25 +182,33 @@ TEST(SyntheticStore, RunsLumisPaddingAndValues) {
       }
       // Scan: runs in order, storage order inside.
       std::vector<uint64_t> seen;
+      std::vector<float> seen_x;
       ASSERT_TRUE(s->Scan(*s->ResolveColumns(std::vector<std::string>{"event", "X_v"}),
                           [&](const ScanBatch& b) {
                             for (int64_t i = 0; i < b.events; ++i)
                               seen.push_back(
                                   b.columns[0].values<uint64_t>()[static_cast<size_t>(i)]);
+                            auto xs = b.columns[1].values<float>();
+                            seen_x.insert(seen_x.end(), xs.begin(), xs.end());
                             return OkStatus();
                           })
                       .has_value());
       std::vector<uint64_t> want;
-      for (const Ev& e : Events())
+      std::vector<float> want_x;
+      for (const Ev& e : Events()) {
         want.push_back(e.event);
+        for (int32_t k = 0; k < e.n; ++k)
+          want_x.push_back(static_cast<float>(e.event) * 0.5f + static_cast<float>(k));
+      }
       EXPECT_EQ(seen, want);
+      EXPECT_EQ(seen_x, want_x) << "format version " << version;
       EXPECT_FALSE(*s->Contains({5, 3, 1}));
       EXPECT_FALSE(*s->Contains({5, 1000, 6}));
       EXPECT_TRUE(*s->Contains({9, 4, 200}));
     }
     // Fuzz seeds: manifest length, manifest, shard.
     const char* seeds = std::getenv("FERRY_WRITE_STORE_FUZZ_SEEDS");
-    if (seeds != nullptr && kc == 1) {
+    if (seeds != nullptr && kc == 1 && version == kFormatVersion) {
       auto man = testing::ReadWholeFile(dir.path() + "/" + kManifestName);
       for (uint64_t run : {5u, 9u}) {
         auto shard = testing::ReadWholeFile(dir.path() + "/" + ShardFileName(run));
