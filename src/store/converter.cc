@@ -57,7 +57,7 @@ Result<TreeSchema> SchemaOf(const rootio::TreeInfo& info) {
       }
       if (b.leaves.size() != 1) {
         if (pass == 0) {
-          out.skipped.push_back(b.name + ": leaf-list branch (not stored in format version 1)");
+          out.skipped.push_back(b.name + ": leaf-list branch (not stored in the event store)");
         }
         continue;
       }
@@ -66,7 +66,7 @@ Result<TreeSchema> SchemaOf(const rootio::TreeInfo& info) {
       if (l.type == LeafType::kString || l.type == LeafType::kUnknown) {
         if (pass == 0) {
           out.skipped.push_back(b.name + ": " + std::string(rootio::LeafTypeName(l.type))
-                                + " leaf (not stored in format version 1)");
+                                + " leaf (not stored in the event store)");
         }
         continue;
       }
