@@ -27,6 +27,10 @@ constexpr uint32_t kOldestFormatVersion = 1;
 inline bool HasJChunks(uint32_t version) {
   return version >= 2;
 }
+// Columns of a shard's S directory: the fixed ones, and in version 2 the jagged ones after.
+inline size_t SDirectoryColumns(const Schema& schema, uint32_t version) {
+  return schema.fixed.size() + (HasJChunks(version) ? schema.jagged.size() : 0);
+}
 constexpr uint32_t kShardHeaderSize = 4096;
 constexpr uint32_t kManifestFlagNoLumi = 1;
 constexpr uint32_t kRecordPresent = 1;

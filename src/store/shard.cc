@@ -137,7 +137,7 @@ Result<std::span<const uint64_t>> Shard::EventNumbers(size_t lumi_slot) {
 }
 
 size_t Shard::s_dir_columns() const {
-  return manifest_->schema.fixed.size() + (has_j_chunks() ? manifest_->schema.jagged.size() : 0);
+  return SDirectoryColumns(manifest_->schema, header_.version);
 }
 
 Status Shard::CheckDirectories() {

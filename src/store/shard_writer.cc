@@ -77,7 +77,7 @@ ShardWriter::ShardWriter(const Manifest& manifest, ShardPlan plan, Fd fd, std::s
       ks_(uint64_t{1} << manifest.log2_ks),
       kc_(uint64_t{1} << manifest.log2_kc) {
   s_bufs_.resize(schema_.fixed.size());
-  s_dir_.resize(schema_.fixed.size() + (HasJChunks(manifest.version) ? schema_.jagged.size() : 0));
+  s_dir_.resize(SDirectoryColumns(schema_, manifest.version));
   c_bufs_.resize(schema_.jagged.size());
   j_bufs_.resize(schema_.jagged.size());
   c_group_elements_.assign(schema_.groups(), 0);

@@ -168,6 +168,14 @@ class Store {
                     ScanBatch* batch,
                     std::vector<uint8_t>* scratch,
                     std::vector<uint8_t>* header_scratch);
+  // Reads chunk (slot, block) of the shard's S directory (a fixed column's S chunk, or from
+  // slot fixed.size() on a J chunk), checks its CRC and decodes it into raw, which must have
+  // the chunk's raw size. Returns its directory entry.
+  Result<ChunkRef> ReadSChunk(Shard& shard,
+                              size_t slot,
+                              uint64_t block,
+                              std::span<uint8_t> raw,
+                              std::vector<uint8_t>* scratch);
   // stored -> raw (a raw copy when the sizes are equal, else the store's codec).
   Status DecodeChunk(std::span<const uint8_t> stored, std::span<uint8_t> raw);
 

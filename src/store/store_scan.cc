@@ -41,19 +41,14 @@ Status Store::Scan(std::span<const int32_t> columns,
       const std::string where = "shard " + shard->path() + " > S block " + std::to_string(b);
       for (size_t k = 0; k < fixed.size(); ++k) {
         const ColumnSpec& c = s.columns[static_cast<size_t>(fixed[k])];
-        ChunkRef ref = FERRY_TRY_CTX(shard->SChunk(static_cast<size_t>(c.slot), b), where);
-        auto stored = FERRY_TRY_CTX(shard->Bytes(ref.offset, ref.size, &scratch), where);
-        ++counters_.block_reads;
-        if (crc32c::Value(stored) != ref.crc) {
-          return CorruptionError("column " + c.name + ": S chunk checksum mismatch")
-              .AddContext(where);
-        }
         rootio::Column& col = fixed_cols[k];
         col = StartColumnFor(c);
         col.first_entry = static_cast<int64_t>(first);
         col.num_entries = static_cast<int64_t>(n);
         col.bytes.resize(n * c.len * c.value_size());
-        FERRY_TRY_CTX(DecodeChunk(stored, col.bytes), "column " + c.name + " > " + where);
+        FERRY_TRY_CTX(ReadSChunk(*shard, static_cast<size_t>(c.slot), b, col.bytes, &scratch),
+                      "column " + c.name + " (S chunk) > " + where);
+        ++counters_.block_reads;
       }
       batch.run = h.run;
       batch.first_ordinal = first;
@@ -121,13 +116,9 @@ Status Store::FillJagged(Shard& shard,
       const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[jagged_at[q]])];
       rootio::Column& col = batch->columns[jagged_at[q]];
       const size_t slot = s.fixed.size() + static_cast<size_t>(spec.slot);
-      ChunkRef ref = FERRY_TRY(shard.SChunk(slot, first / ks));
-      auto stored = FERRY_TRY(shard.Bytes(ref.offset, ref.size, scratch));
+      FERRY_TRY_CTX(ReadSChunk(shard, slot, first / ks, col.bytes, scratch),
+                    "column " + spec.name + " (J chunk)");
       ++counters_.block_reads;
-      if (crc32c::Value(stored) != ref.crc) {
-        return CorruptionError("column " + spec.name + ": J chunk checksum mismatch");
-      }
-      FERRY_TRY_CTX(DecodeChunk(stored, col.bytes), "column " + spec.name + " (J chunk)");
     }
     return OkStatus();
   }
@@ -185,6 +176,20 @@ Status Store::FillJagged(Shard& shard,
     }
   }
   return OkStatus();
+}
+
+Result<ChunkRef> Store::ReadSChunk(Shard& shard,
+                                   size_t slot,
+                                   uint64_t block,
+                                   std::span<uint8_t> raw,
+                                   std::vector<uint8_t>* scratch) {
+  ChunkRef ref = FERRY_TRY(shard.SChunk(slot, block));
+  auto stored = FERRY_TRY(shard.Bytes(ref.offset, ref.size, scratch));
+  if (crc32c::Value(stored) != ref.crc) {
+    return CorruptionError("chunk checksum mismatch");
+  }
+  FERRY_TRY(DecodeChunk(stored, raw));
+  return ref;
 }
 
 Result<VerifyReport> Store::Verify() {
@@ -248,37 +253,20 @@ Result<VerifyReport> Store::Verify() {
       ++rep.c_blocks;
       rep.bytes += cblocks[b].size;
     }
-    // S chunks.
-    for (size_t f = 0; f < s.fixed.size(); ++f) {
-      const ColumnSpec& c = s.columns[static_cast<size_t>(s.fixed[f])];
+    // S chunks of the fixed columns, then (version 2) the J chunks of the jagged ones, sized
+    // by the C blocks' element totals.
+    for (size_t slot = 0; slot < shard->s_dir_columns(); ++slot) {
+      const bool fixed = slot < s.fixed.size();
+      const ColumnSpec& c =
+          s.columns[static_cast<size_t>(fixed ? s.fixed[slot] : s.jagged[slot - s.fixed.size()])];
       for (uint64_t b = 0; b < h.s_blocks(); ++b) {
-        const std::string bw = where + " > S chunk of " + c.name + " in block " + std::to_string(b);
-        ChunkRef ref = FERRY_TRY_CTX(shard->SChunk(f, b), bw);
-        auto stored = FERRY_TRY_CTX(shard->Bytes(ref.offset, ref.size, &scratch), bw);
-        if (crc32c::Value(stored) != ref.crc) {
-          return CorruptionError(bw + ": checksum mismatch");
-        }
-        const uint64_t n =
-            std::min(uint64_t{1} << h.log2_ks, h.events - b * (uint64_t{1} << h.log2_ks));
-        raw.resize(n * c.len * c.value_size());
-        FERRY_TRY_CTX(DecodeChunk(stored, raw), bw);
-        ++rep.s_chunks;
-        rep.bytes += ref.size;
-      }
-    }
-    // J chunks (version 2): each collection column per S block, sized by the C blocks' totals.
-    for (size_t j = 0; shard->has_j_chunks() && j < s.jagged.size(); ++j) {
-      const ColumnSpec& c = s.columns[static_cast<size_t>(s.jagged[j])];
-      for (uint64_t b = 0; b < h.s_blocks(); ++b) {
-        const std::string bw = where + " > J chunk of " + c.name + " in block " + std::to_string(b);
-        ChunkRef ref = FERRY_TRY_CTX(shard->SChunk(s.fixed.size() + j, b), bw);
-        auto stored = FERRY_TRY_CTX(shard->Bytes(ref.offset, ref.size, &scratch), bw);
-        if (crc32c::Value(stored) != ref.crc) {
-          return CorruptionError(bw + ": checksum mismatch");
-        }
-        raw.resize(s_group_elements[b * s.groups() + static_cast<size_t>(c.group)] * c.len
-                   * c.value_size());
-        FERRY_TRY_CTX(DecodeChunk(stored, raw), bw);
+        const std::string bw = where + (fixed ? " > S chunk of " : " > J chunk of ") + c.name
+                               + " in block " + std::to_string(b);
+        const uint64_t values =
+            fixed ? std::min(uint64_t{1} << h.log2_ks, h.events - b * (uint64_t{1} << h.log2_ks))
+                  : s_group_elements[b * s.groups() + static_cast<size_t>(c.group)];
+        raw.resize(values * c.len * c.value_size());
+        ChunkRef ref = FERRY_TRY_CTX(ReadSChunk(*shard, slot, b, raw, &scratch), bw);
         ++rep.s_chunks;
         rep.bytes += ref.size;
       }
