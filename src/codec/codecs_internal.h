@@ -3,7 +3,6 @@
 #pragma once
 
 #include <span>
-#include <vector>
 
 #include "base/byte_vector.h"
 #include "base/result.h"

@@ -22,7 +22,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "base/byte_vector.h"
 #include "base/result.h"
