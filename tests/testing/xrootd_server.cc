@@ -185,6 +185,7 @@ XrootdStart XrootdOrigin::Start(const std::string& data_dir, const XrootdOriginO
   }
 
   std::string last_failure;
+  std::string earlier;  // one line per earlier failed attempt
   for (int attempt = 0; attempt < 4; ++attempt) {
     // A port free on the host; inside a fresh namespace every port is free.
     const uint16_t port = PickFreePort();
@@ -266,17 +267,27 @@ XrootdStart XrootdOrigin::Start(const std::string& data_dir, const XrootdOriginO
       result.origin = std::move(origin);
       return result;
     }
+    const bool died = !origin->Running();
     const std::string log = ReadFile(out_path) + ReadFile(var + "/xrootd.log");
     origin->Stop();
-    last_failure = "xrootd did not accept connections on " + origin->host_ + ":"
-                   + std::to_string(port) + " within "
-                   + std::to_string(options.start_timeout.count()) + " s; log:\n"
-                   + log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
-    if (log.find("already in use") == std::string::npos) {
-      break;  // not a port race: retrying will not help
+    if (!last_failure.empty()) {
+      earlier += last_failure.substr(0, last_failure.find('\n')) + "\n";
     }
+    const std::string how =
+        died ? "the server ended: " + origin->exit_status_
+             : "still running after " + std::to_string(options.start_timeout.count()) + " s";
+    last_failure = "xrootd did not accept connections on " + origin->host_ + ":"
+                   + std::to_string(port) + " (attempt " + std::to_string(attempt + 1) + ", " + how
+                   + "); log:\n" + log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
+    // A server that ended early (a port taken between PickFreePort and its bind, or a
+    // transient failure on a loaded machine) is worth another port and another start; one
+    // that ran the whole timeout without accepting will not do better next time.
+    if (!died) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100 * (attempt + 1)));
   }
-  result.message = last_failure;
+  result.message = earlier + last_failure;
   return result;
 }
 
@@ -315,7 +326,15 @@ bool XrootdOrigin::Running() {
   }
   int status = 0;
   pid_t r = ::waitpid(pid_, &status, WNOHANG);
-  if (r == pid_ || (r < 0 && errno == ECHILD)) {
+  if (r == pid_) {
+    exit_status_ = WIFEXITED(status)     ? "exit " + std::to_string(WEXITSTATUS(status))
+                   : WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                         : "status " + std::to_string(status);
+    pid_ = -1;
+    return false;
+  }
+  if (r < 0 && errno == ECHILD) {
+    exit_status_ = "reaped elsewhere (waitpid: no such child)";
     pid_ = -1;
     return false;
   }

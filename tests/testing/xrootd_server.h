@@ -64,8 +64,10 @@ class XrootdOrigin {
   // The server's log file, and its last `max_bytes` for failure messages.
   std::string log_path() const;
   std::string LogTail(size_t max_bytes = 4000) const;
-  // True while the process runs.
+  // True while the process runs. Once it has ended, exit_status() says how ("exit 1",
+  // "signal 9", "reaped elsewhere" when waitpid reports no such child).
   bool Running();
+  const std::string& exit_status() const { return exit_status_; }
   // Stops the server now (the destructor does this too). Idempotent.
   void Stop();
 
@@ -75,6 +77,7 @@ class XrootdOrigin {
   std::string host_ = "127.0.0.1";
   uint16_t port_ = 0;
   pid_t pid_ = -1;
+  std::string exit_status_;
 };
 
 // An emulated WAN for the scope of a test or benchmark: scripts/testbed/wan.sh up in Up(),
