@@ -13,6 +13,10 @@
 //
 // usage: gen_bench [--template FILE] [--events N] [--codecs zlib:1,lzma:9,zstd:5,lz4]
 //                  [--dir SCRATCH] [--json OUT] [--keep] [--inline] [--rounds R]
+//                  [--round-seconds S]
+// Each codec writes at most N events (default 300000), fewer when one round would take more
+// than S seconds (default 20) at the rate a 5000-event probe measured: zlib, zstd and lz4 write
+// files of several clusters (the steady state), LZMA-9 a smaller one.
 // --rounds R (default 3) alternates the generator and the bare codec R times and keeps each
 // side's best time.
 // --inline resamples on the writing thread (one thread; by default a second thread resamples
@@ -42,6 +46,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using namespace ferry;
+
+constexpr int64_t kProbeEvents = 5000;
 
 struct CodecResult {
   std::string codec;
@@ -136,20 +142,31 @@ Result<CodecResult> RunCodec(const std::string& tmpl_path,
                              const std::string& dir,
                              const codec::Setting& s,
                              int64_t events,
+                             double round_seconds,
                              bool pipeline,
                              int rounds) {
   CodecResult r;
   r.codec = s.ToString();
-  r.events = events;
   gen::GenOptions o;
   o.template_path = tmpl_path;
   o.out_dir = dir;
-  o.events = events;
   o.files = 1;
   o.codec = s;
   o.prefix = "bench_" + std::to_string(static_cast<int>(s.algorithm));
   o.measure_agc = false;
   o.pipeline = pipeline;
+  // A probe of kProbeEvents sizes the timed file: as many events as one round_seconds round
+  // holds, at most `events`. A file of many clusters measures the steady state a dataset is
+  // written in; a one-cluster file (30k events) also pays the per-file set-up and the final
+  // flush of every branch's first basket.
+  o.events = std::min<int64_t>(kProbeEvents, events);
+  const auto probe = FERRY_TRY(gen::GenerateNanoAod(o));
+  std::filesystem::remove(probe.files.front().path);
+  const double fit = static_cast<double>(o.events) / std::max(probe.seconds, 1e-3) * round_seconds;
+  events = std::max<int64_t>(std::min<int64_t>(events, static_cast<int64_t>(fit)),
+                             std::min<int64_t>(events, kProbeEvents));
+  r.events = events;
+  o.events = events;
   // Rounds alternate the generator and the bare codec, and each side keeps its best time: the
   // host's speed drifts by tens of percent over seconds here, and alternating keeps the two
   // sides on the same footing.
@@ -197,7 +214,8 @@ int main(int argc, char** argv) {
   const char* env = std::getenv("FERRY_ROOT_DATA_DIR");
   std::string tmpl_path = std::string(env != nullptr ? env : "../shared/data/root")
                           + "/nanoAOD_2015_CMS_Open_Data_ttbar.root";
-  int64_t events = 30000;
+  int64_t events = 300000;
+  double round_seconds = 20;
   std::string codecs = "zlib:1,lzma:9,zstd:5,lz4";
   std::string json_out;
   std::string dir;
@@ -213,6 +231,8 @@ int main(int argc, char** argv) {
       tmpl_path = next();
     } else if (a == "--events") {
       events = std::atoll(next().c_str());
+    } else if (a == "--round-seconds") {
+      round_seconds = std::atof(next().c_str());
     } else if (a == "--codecs") {
       codecs = next();
     } else if (a == "--json") {
@@ -228,12 +248,12 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: gen_bench [--template FILE] [--events N] [--codecs LIST] [--dir D] "
-                   "[--json OUT] [--keep] [--inline] [--rounds R]\n");
+                   "[--json OUT] [--keep] [--inline] [--rounds R] [--round-seconds S]\n");
       return 2;
     }
   }
-  if (events < 1) {
-    std::fprintf(stderr, "gen_bench: --events must be positive\n");
+  if (events < 1 || !(round_seconds > 0)) {
+    std::fprintf(stderr, "gen_bench: --events and --round-seconds must be positive\n");
     return 2;
   }
   if (dir.empty()) {
@@ -257,7 +277,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "gen_bench: %s\n", s.error().ToString().c_str());
       return 2;
     }
-    auto r = RunCodec(tmpl_path, *tmpl, load_cpu_s, dir, *s, events, pipeline, rounds);
+    auto r =
+        RunCodec(tmpl_path, *tmpl, load_cpu_s, dir, *s, events, round_seconds, pipeline, rounds);
     if (!r.has_value()) {
       std::fprintf(stderr, "gen_bench: %s\n", r.error().ToString().c_str());
       return 1;
@@ -281,7 +302,8 @@ int main(int argc, char** argv) {
     JsonWriter w(2);
     w.BeginObject()
         .Field("template", tmpl_path)
-        .Field("events", events)
+        .Field("max_events", events)
+        .Field("round_seconds", round_seconds)
         .Field("rounds", rounds)
         .Field("pipeline", pipeline)
         .Key("codecs")

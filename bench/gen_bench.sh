@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # ferry gen: write rate vs bare codec compression of the same bytes, and bytes per event per
-# codec (GEN_BENCH_EVENTS events per codec, default 30000; use 1000000 for the 1M-event sizes;
-# GEN_BENCH_ROUNDS alternations of generator and bare codec, default 3, best time of each side).
+# codec. Each codec writes GEN_BENCH_EVENTS events (default 300000: a file of several clusters,
+# the steady state) or fewer when one round would exceed GEN_BENCH_ROUND_SECONDS (default 20;
+# LZMA-9 writes a smaller file); GEN_BENCH_ROUNDS alternations of generator and bare codec,
+# default 3, best time of each side. For the 1M-event sizes: GEN_BENCH_EVENTS=1000000
+# GEN_BENCH_ROUND_SECONDS=100000 GEN_BENCH_ROUNDS=1.
 # Rates are per CPU second (steady on a shared machine); the JSON also has wall-clock rates.
 set -euo pipefail
 BUILD=${FERRY_BUILD_DIR:-build/release}
 OUT=${FERRY_BENCH_OUT:-out/bench}
 mkdir -p "$OUT"
-"$BUILD/bin/gen_bench" --events "${GEN_BENCH_EVENTS:-30000}" --codecs "${GEN_BENCH_CODECS:-zlib:1,lzma:9,zstd:5,lz4}" \
+"$BUILD/bin/gen_bench" --events "${GEN_BENCH_EVENTS:-300000}" \
+  --round-seconds "${GEN_BENCH_ROUND_SECONDS:-20}" --codecs "${GEN_BENCH_CODECS:-zlib:1,lzma:9,zstd:5,lz4}" \
   --rounds "${GEN_BENCH_ROUNDS:-3}" --json "$OUT/gen_bench.json"
 /usr/bin/python3 - "$OUT/gen_bench.json" "$OUT/gen_bench_rate.dat" "$OUT/gen_bench_size.dat" <<'PY'
 import json, sys

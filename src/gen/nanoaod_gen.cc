@@ -77,6 +77,9 @@ Result<GenReport> GenerateNanoAod(const GenOptions& o, const GenProgressFn& prog
     to.title = tmpl.tree_title;
     to.basket_size = o.basket_size;
     to.auto_flush = o.auto_flush;
+    // Baskets are compressed on a thread of their own while this one serialises the next
+    // entries; the output is the same as with one thread.
+    to.background_compression = o.pipeline;
     rootwrite::TreeWriter tw(*file, to);
     for (const TemplateBranch& b : tmpl.branches) {
       FERRY_TRY_CTX(tw.AddBranch(b.spec), ctx);
@@ -95,7 +98,8 @@ Result<GenReport> GenerateNanoAod(const GenOptions& o, const GenProgressFn& prog
       FERRY_TRY_CTX(tw.WriteColumns(ptrs), ctx);
       written += batch;
       done.events += batch;
-      done.file_bytes = file_start_bytes + file->end();
+      // file->end() is the background thread's while the tree is open.
+      done.file_bytes = file_start_bytes + static_cast<uint64_t>(tw.zip_bytes());
       if (progress) {
         progress(done);
       }

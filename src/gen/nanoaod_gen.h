@@ -7,8 +7,11 @@
 // continuing from file to file). The output is byte-for-byte deterministic for a seed: file
 // dates and UUIDs are derived from it.
 //
-// Memory: the template, two column batches (batch_events events each: one being written, the
-// next being resampled on a second thread) and one basket per branch.
+// Threads (pipeline = true): one resamples the next batch, the caller's serialises the current
+// one into baskets, and a third compresses and writes full baskets (TreeOptions::
+// background_compression); all three produce the same bytes as one thread would.
+// Memory: the template, two column batches (batch_events events each), one basket per branch
+// and at most 64 MiB of baskets waiting for the compressor.
 // Progress is reported through the callback after every batch. Errors carry the file path.
 #pragma once
 
@@ -35,7 +38,8 @@ struct GenOptions {
   int64_t batch_events = 1000;
   std::string prefix = "nanoaod";
   bool measure_agc = true;
-  // Resample the next batch on a second thread while this one is written (same output).
+  // Resample the next batch on a second thread, and compress baskets on a third, while this
+  // one serialises (same output); false does everything on the caller's thread.
   bool pipeline = true;
 };
 

@@ -84,18 +84,17 @@ void BranchBuffer::AppendString(std::string_view s) {
   ++entries_;
 }
 
-Status BranchBuffer::WriteBasket(FileWriter& file,
-                                 const codec::Setting& setting,
-                                 BasketScratch& scratch) {
-  if (nev_ == 0) {
-    return OkStatus();
-  }
+Result<BasketFields> BranchBuffer::FinishPayload() {
   const size_t data_bytes = data_.size();
   if (data_bytes + key_len_ + 4 * (offsets_.size() + 2) > 0x7FFFFFF0u) {
     return UnsupportedError("basket of branch " + name_ + " holds " + std::to_string(data_bytes)
                             + " bytes, more than a ROOT basket can");
   }
-  int32_t nev_buf_size = static_cast<int32_t>(fixed_values_ * value_size_);
+  BasketFields f;
+  f.nev = nev_;
+  f.first_entry = first_entry_;
+  f.last = static_cast<int32_t>(key_len_ + data_bytes);
+  f.nev_buf_size = static_cast<int32_t>(fixed_values_ * value_size_);
   if (variable_) {
     // The offset table follows the data: count, fNevBuf offsets from the key start, a 0 slot.
     size_t at = data_.size();
@@ -106,12 +105,31 @@ Status BranchBuffer::WriteBasket(FileWriter& file,
       StoreBE(p + 4 * (i + 1), offsets_[i] + static_cast<int32_t>(key_len_));
     }
     StoreBE(p + 4 * (offsets_.size() + 1), int32_t{0});
-    nev_buf_size = std::max(entry_offset_len_, kDefaultEntryOffsetLen);
-    while (nev_buf_size <= nev_) {
-      nev_buf_size *= 2;
+    f.nev_buf_size = std::max(entry_offset_len_, kDefaultEntryOffsetLen);
+    while (f.nev_buf_size <= nev_) {
+      f.nev_buf_size *= 2;
     }
   }
-  const std::span<const uint8_t> payload(data_);
+  f.buffer_size = std::max(basket_size_, static_cast<int32_t>(key_len_ + data_.size()));
+  return f;
+}
+
+void BranchBuffer::ResetBasket(const BasketFields& f, size_t payload_bytes) {
+  tot_bytes_ += static_cast<int64_t>(key_len_ + payload_bytes);
+  if (variable_ && entry_offset_len_ > 10 && 4 * nev_ < entry_offset_len_) {
+    entry_offset_len_ = nev_ < 3 ? 10 : 4 * nev_;  // ROOT shrinks the hint to what baskets hold
+  }
+  first_entry_ = f.first_entry + f.nev;
+  nev_ = 0;
+  data_.clear();
+  offsets_.clear();
+}
+
+Status BranchBuffer::WriteRecord(FileWriter& file,
+                                 const codec::Setting& setting,
+                                 BasketScratch& scratch,
+                                 std::span<const uint8_t> payload,
+                                 const BasketFields& f) {
   scratch.compressed.clear();
   auto packed = codec::CompressPayload(setting, payload, &scratch.compressed);
   if (!packed.has_value()) {
@@ -136,29 +154,53 @@ Status BranchBuffer::WriteBasket(FileWriter& file,
   head.Clear();
   WriteKeyHeader(head, k, key_len_);
   head.I16(3);  // TBasket version
-  head.I32(std::max(basket_size_, static_cast<int32_t>(key_len_ + payload.size())));
-  head.I32(nev_buf_size);
-  head.I32(nev_);
-  head.I32(static_cast<int32_t>(key_len_ + data_bytes));  // fLast
-  head.U8(0);                                             // flag
+  head.I32(f.buffer_size);
+  head.I32(f.nev_buf_size);
+  head.I32(f.nev);
+  head.I32(f.last);  // fLast
+  head.U8(0);        // flag
   auto written = file.Append(head.bytes(), stored);
   if (!written.has_value()) {
     return std::move(written).error().AddContext("branch " + name_ + " > basket "
                                                  + std::to_string(basket_seek_.size()));
   }
   basket_bytes_.push_back(k.nbytes);
-  basket_entry_.push_back(first_entry_);
+  basket_entry_.push_back(f.first_entry);
   basket_seek_.push_back(static_cast<int64_t>(seek));
-  tot_bytes_ += key_len_ + k.objlen;
   zip_bytes_ += k.nbytes;
-  if (variable_ && entry_offset_len_ > 10 && 4 * nev_ < entry_offset_len_) {
-    entry_offset_len_ = nev_ < 3 ? 10 : 4 * nev_;  // ROOT shrinks the hint to what baskets hold
-  }
-  first_entry_ += nev_;
-  nev_ = 0;
-  data_.clear();
-  offsets_.clear();
   return OkStatus();
+}
+
+Status BranchBuffer::WriteBasket(FileWriter& file,
+                                 const codec::Setting& setting,
+                                 BasketScratch& scratch) {
+  if (nev_ == 0) {
+    return OkStatus();
+  }
+  const BasketFields f = FERRY_TRY(FinishPayload());
+  FERRY_TRY(WriteRecord(file, setting, scratch, data_, f));
+  ResetBasket(f, data_.size());
+  return OkStatus();
+}
+
+Result<bool> BranchBuffer::SealBasket(SealedBasket* out) {
+  if (nev_ == 0) {
+    return false;
+  }
+  out->fields = FERRY_TRY(FinishPayload());
+  out->branch = this;
+  out->payload.clear();
+  std::swap(out->payload, data_);
+  ResetBasket(out->fields, out->payload.size());
+  data_.reserve(static_cast<size_t>(std::max(basket_size_, 64)));
+  return true;
+}
+
+Status BranchBuffer::WriteSealed(FileWriter& file,
+                                 const codec::Setting& setting,
+                                 BasketScratch& scratch,
+                                 const SealedBasket& basket) {
+  return WriteRecord(file, setting, scratch, basket.payload, basket.fields);
 }
 
 BranchRecord BranchBuffer::Record(int32_t compress) const {

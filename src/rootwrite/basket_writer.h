@@ -11,7 +11,7 @@
 // The payload is compressed with the branch's setting in blocks of at most 16 MiB and stored
 // raw when compression does not make it smaller.
 //
-// Not thread-safe.
+// Not thread-safe, except where SealBasket and WriteSealed say.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +33,25 @@ namespace ferry::rootwrite {
 struct BasketScratch {
   ByteVector compressed;
   StreamBuffer head;
+};
+
+class BranchBuffer;
+
+// The TBasket fields of one basket, fixed when it is sealed.
+struct BasketFields {
+  int32_t buffer_size = 0;   // fBufferSize
+  int32_t nev_buf_size = 0;  // fNevBufSize
+  int32_t nev = 0;           // fNevBuf
+  int32_t last = 0;          // fLast
+  int64_t first_entry = 0;   // the tree entry of its first entry
+};
+
+// A basket taken out of its branch (SealBasket), to be compressed and written later
+// (WriteSealed), possibly on another thread.
+struct SealedBasket {
+  BranchBuffer* branch = nullptr;
+  ByteVector payload;  // entry data and offset table, uncompressed
+  BasketFields fields;
 };
 
 class BranchBuffer {
@@ -81,6 +100,19 @@ class BranchBuffer {
   // Writes the current basket (if it holds entries) as a record at the file's end.
   Status WriteBasket(FileWriter& file, const codec::Setting& setting, BasketScratch& scratch);
 
+  // The two halves of WriteBasket, for a writer that compresses on another thread:
+  // SealBasket moves the current basket into *out (false when it holds no entries; the branch
+  // keeps out's old payload buffer as its next basket, so buffers are recycled, not
+  // allocated) and starts a new basket; WriteSealed compresses and writes it. Baskets of a
+  // branch must be written in the order they were sealed. WriteSealed touches only the
+  // written-basket lists (basket seeks, sizes, zip_bytes), so one other thread may run it while
+  // this one appends entries and seals; Record() and zip_bytes() wait until it has finished.
+  Result<bool> SealBasket(SealedBasket* out);
+  Status WriteSealed(FileWriter& file,
+                     const codec::Setting& setting,
+                     BasketScratch& scratch,
+                     const SealedBasket& basket);
+
   // The branch's part of the TTree record; leaf fields other than type/len left to the caller.
   BranchRecord Record(int32_t compress) const;
   int64_t max_value() const { return max_value_; }
@@ -95,6 +127,16 @@ class BranchBuffer {
   bool variable_;
   int32_t basket_size_;
   uint16_t key_len_;  // key header + basket fields
+
+  // Appends the offset table (variable branches) to data_ and fixes the basket fields.
+  Result<BasketFields> FinishPayload();
+  // Counts the sealed basket and empties the current one.
+  void ResetBasket(const BasketFields& f, size_t payload_bytes);
+  Status WriteRecord(FileWriter& file,
+                     const codec::Setting& setting,
+                     BasketScratch& scratch,
+                     std::span<const uint8_t> payload,
+                     const BasketFields& f);
 
   // Current basket.
   ByteVector data_;               // big-endian entry data

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "rootwrite/basket_pipeline.h"
 #include "rootwrite/streamer_infos.h"
 
 namespace ferry::rootwrite {
@@ -74,6 +75,12 @@ TreeWriter::TreeWriter(FileWriter& file, TreeOptions options)
   if (options_.auto_flush > 0) {
     cluster_size_ = options_.auto_flush;
   }
+}
+
+TreeWriter::~TreeWriter() = default;
+
+int64_t TreeWriter::zip_bytes() const {
+  return pipeline_ ? pipeline_->zip_bytes() : zip_total_;
 }
 
 Error TreeWriter::Fail(Error error) {
@@ -197,6 +204,18 @@ void TreeWriter::SetString(int32_t branch, std::string_view value) {
 
 Status TreeWriter::WriteFull(size_t i) {
   BranchBuffer& b = branches_[i];
+  if (options_.background_compression) {
+    if (!pipeline_) {
+      // Started with the first basket: branches are all declared by then, so the pointers
+      // the queue holds stay valid.
+      pipeline_ = std::make_unique<BasketPipeline>(*file_, setting_, options_.max_queued_bytes);
+    }
+    Status st = pipeline_->Submit(b);
+    if (!st.has_value()) {
+      return Fail(std::move(st).error());
+    }
+    return OkStatus();
+  }
   int64_t before = b.zip_bytes();
   Status st = b.WriteBasket(*file_, setting_, scratch_);
   if (!st.has_value()) {
@@ -223,17 +242,48 @@ void TreeWriter::OptimizeBaskets() {
   }
 }
 
+Status TreeWriter::SyncZipTotal() {
+  if (pipeline_) {
+    Status st = pipeline_->Drain();
+    if (!st.has_value()) {
+      return Fail(std::move(st).error());
+    }
+    zip_total_ = pipeline_->zip_bytes();
+  }
+  return OkStatus();
+}
+
+Status TreeWriter::MarkFlushed() {
+  if (!pipeline_) {
+    flushed_bytes_ = zip_total_;
+    return OkStatus();
+  }
+  // Known once the background thread has written this cluster's baskets.
+  Status st = pipeline_->Mark(&flushed_bytes_);
+  if (!st.has_value()) {
+    return Fail(std::move(st).error());
+  }
+  return OkStatus();
+}
+
 Status TreeWriter::AfterEntries(int64_t n) {
   entries_ += n;
   if (cluster_size_ > 0) {
     if (entries_ % cluster_size_ == 0) {
       FERRY_TRY(FlushAll());
-      flushed_bytes_ = zip_total_;
+      FERRY_TRY(MarkFlushed());
     }
-  } else if (options_.auto_flush < 0 && zip_total_ - flushed_bytes_ > -options_.auto_flush) {
+    return OkStatus();
+  }
+  if (options_.auto_flush >= 0) {
+    return OkStatus();
+  }
+  // The first cluster ends at a compressed size: it needs the baskets written so far.
+  FERRY_TRY(SyncZipTotal());
+  if (zip_total_ - flushed_bytes_ > -options_.auto_flush) {
     cluster_size_ = entries_;
     FERRY_TRY(FlushAll());
-    flushed_bytes_ = zip_total_;
+    FERRY_TRY(MarkFlushed());
     if (options_.optimize_baskets) {
       OptimizeBaskets();
     }
@@ -463,6 +513,8 @@ Status TreeWriter::Close() {
     return Fail(InvalidArgumentError(pending_error_));
   }
   FERRY_TRY(FlushAll());
+  FERRY_TRY(SyncZipTotal());
+  pipeline_.reset();  // everything is written; the file is the caller's again
   TreeRecord t;
   t.name = options_.name;
   t.title = options_.title;

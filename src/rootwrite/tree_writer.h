@@ -54,6 +54,11 @@ struct TreeOptions {
   int64_t auto_flush = -30000000;             // ROOT's default: first cluster at 30 MB zipped
   int32_t max_basket_size = 4 << 20;          // cap when baskets are resized to a cluster
   bool optimize_baskets = true;
+  // Compress and write baskets on a second thread (BasketPipeline) while entries are
+  // serialised; the file is byte-identical. Until Close() the FileWriter belongs to this tree:
+  // nothing else may write into it, and file->end() is not current.
+  bool background_compression = false;
+  size_t max_queued_bytes = 64u << 20;  // uncompressed basket bytes waiting for that thread
 };
 
 // LeafType of a C++ value type (kUnknown for unsupported types).
@@ -87,11 +92,14 @@ constexpr rootio::LeafType LeafTypeOf() {
   }
 }
 
+class BasketPipeline;
+
 class TreeWriter {
  public:
   TreeWriter(FileWriter& file, TreeOptions options);
   TreeWriter(const TreeWriter&) = delete;
   TreeWriter& operator=(const TreeWriter&) = delete;
+  ~TreeWriter();
 
   // Declares a branch (before the first entry). Returns its index.
   Result<int32_t> AddBranch(const BranchSpec& spec);
@@ -121,7 +129,9 @@ class TreeWriter {
   int64_t entries() const { return entries_; }
   // Entries per cluster once decided (0 before).
   int64_t cluster_size() const { return cluster_size_; }
-  int64_t zip_bytes() const { return zip_total_; }
+  // Compressed basket bytes written (while a background thread compresses, what it has
+  // written so far; exact after Close()).
+  int64_t zip_bytes() const;
   int64_t tot_bytes() const;
   // Uncompressed bytes of baskets written since the last call (progress reporting).
   int64_t TakeBytesWritten();
@@ -140,6 +150,10 @@ class TreeWriter {
   Status WriteFull(size_t branch);
   Status AfterEntries(int64_t n);
   Status FlushAll();
+  // zip_total_ = every basket written so far (waits for the background thread).
+  Status SyncZipTotal();
+  // flushed_bytes_ = the compressed total at this cluster end (set once it is written).
+  Status MarkFlushed();
   void OptimizeBaskets();
   Status AppendSegment(std::span<const rootio::Column* const> columns, int64_t a, int64_t b);
   Status CheckColumns(std::span<const rootio::Column* const> columns, int64_t* n);
@@ -162,6 +176,8 @@ class TreeWriter {
   int64_t bytes_mark_ = 0;
   bool closed_ = false;
   std::unique_ptr<Error> failure_;
+  // Declared last: destroyed first, while the branches its queue points at still exist.
+  std::unique_ptr<BasketPipeline> pipeline_;
 };
 
 }  // namespace ferry::rootwrite
