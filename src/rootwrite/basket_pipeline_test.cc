@@ -18,13 +18,7 @@ namespace {
 
 using rootio::LeafType;
 
-FileOptions Fixed(codec::Setting s = {codec::Algorithm::kZlib, 1}) {
-  FileOptions o;
-  o.compression = s;
-  o.datime = PackDatime(1700000000);
-  o.uuid_seed = 7;
-  return o;
-}
+using sample::Fixed;
 
 // Every branch of the sample tree reads back (the bytes equal the inline file, whose values
 // tree_writer_test checks).

@@ -8,10 +8,21 @@
 #include <string>
 
 #include "base/result.h"
+#include "codec/compression.h"
 #include "rootwrite/file_writer.h"
+#include "rootwrite/key_header.h"
 #include "rootwrite/tree_writer.h"
 
 namespace ferry::rootwrite::sample {
+
+// File options with a fixed date and UUID seed, so that equal content gives equal bytes.
+inline FileOptions Fixed(codec::Setting s = {codec::Algorithm::kZlib, 1}) {
+  FileOptions o;
+  o.compression = s;
+  o.datime = PackDatime(1700000000);
+  o.uuid_seed = 7;
+  return o;
+}
 
 constexpr int kEntries = 1000;
 

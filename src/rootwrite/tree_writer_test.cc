@@ -15,13 +15,7 @@ namespace {
 
 using rootio::LeafType;
 
-FileOptions Fixed(codec::Setting s = {codec::Algorithm::kZlib, 1}) {
-  FileOptions o;
-  o.compression = s;
-  o.datime = PackDatime(1700000000);
-  o.uuid_seed = 7;
-  return o;
-}
+using sample::Fixed;
 
 void WriteSample(const std::string& path, const FileOptions& fo, TreeOptions to) {
   Status st = sample::Write(path, fo, to, /*with_nan=*/true);
