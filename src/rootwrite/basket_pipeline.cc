@@ -51,6 +51,8 @@ Status BasketPipeline::Submit(BranchBuffer& branch) {
   slot->mark = nullptr;
   auto sealed = branch.SealBasket(&slot->basket);
   if (!sealed.has_value()) {
+    lock.lock();
+    retained_bytes_ += slot->basket.payload.capacity();  // nothing moved: the slot keeps it
     return std::move(sealed).error();
   }
   lock.lock();
