@@ -49,7 +49,7 @@ Status BasketPipeline::Submit(BranchBuffer& branch) {
   retained_bytes_ -= slot->basket.payload.capacity();  // it goes to the branch
   lock.unlock();
   slot->mark = nullptr;
-  auto sealed = branch.SealBasket(&slot->basket);
+  Status sealed = branch.SealBasket(&slot->basket);
   if (!sealed.has_value()) {
     lock.lock();
     retained_bytes_ += slot->basket.payload.capacity();  // nothing moved: the slot keeps it

@@ -183,17 +183,14 @@ Status BranchBuffer::WriteBasket(FileWriter& file,
   return OkStatus();
 }
 
-Result<bool> BranchBuffer::SealBasket(SealedBasket* out) {
-  if (nev_ == 0) {
-    return false;
-  }
+Status BranchBuffer::SealBasket(SealedBasket* out) {
   out->fields = FERRY_TRY(FinishPayload());
   out->branch = this;
   out->payload.clear();
   std::swap(out->payload, data_);
   ResetBasket(out->fields, out->payload.size());
   data_.reserve(static_cast<size_t>(std::max(basket_size_, 64)));
-  return true;
+  return OkStatus();
 }
 
 Status BranchBuffer::WriteSealed(FileWriter& file,

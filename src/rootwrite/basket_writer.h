@@ -101,13 +101,13 @@ class BranchBuffer {
   Status WriteBasket(FileWriter& file, const codec::Setting& setting, BasketScratch& scratch);
 
   // The two halves of WriteBasket, for a writer that compresses on another thread:
-  // SealBasket moves the current basket into *out (false when it holds no entries; the branch
-  // keeps out's old payload buffer as its next basket, so buffers are recycled, not
-  // allocated) and starts a new basket; WriteSealed compresses and writes it. Baskets of a
-  // branch must be written in the order they were sealed. WriteSealed touches only the
+  // SealBasket moves the current basket, which must hold entries (pending_entries() > 0), into
+  // *out (the branch keeps out's old payload buffer as its next basket, so buffers are
+  // recycled, not allocated) and starts a new basket; WriteSealed compresses and writes it. Baskets
+  // of a branch must be written in the order they were sealed. WriteSealed touches only the
   // written-basket lists (basket seeks, sizes, zip_bytes), so one other thread may run it while
   // this one appends entries and seals; Record() and zip_bytes() wait until it has finished.
-  Result<bool> SealBasket(SealedBasket* out);
+  Status SealBasket(SealedBasket* out);
   Status WriteSealed(FileWriter& file,
                      const codec::Setting& setting,
                      BasketScratch& scratch,
