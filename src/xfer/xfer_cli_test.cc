@@ -285,6 +285,7 @@ TEST_F(XferCli, FullDiskGivesAClearErrorAndTheFileIsNeverRenamedIntoPlace) {
     EXPECT_NE(tx->err().find("space"), std::string::npos) << tx->err();
     EXPECT_FALSE(fs::exists(disk + "/big.bin"));
     // The file that fits still arrives.
+    ASSERT_TRUE(fs::exists(disk + "/small.bin")) << tx->err();
     EXPECT_EQ(testing::ReadFile(disk + "/small.bin"), testing::ReadFile(src_ + "/small.bin"));
     json r = json::parse(tx->out());
     EXPECT_EQ(r["files_failed"], 1);
