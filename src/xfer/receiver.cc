@@ -442,9 +442,13 @@ void RecvSession::RunControl() {
     return;
   }
   io_ = std::move(*io);
+  // STATE_END goes out before the writer starts and the data streams are let in: the writer
+  // finishes empty files at once, a stream's first block can finish a small one, and their
+  // FILE_DONE must not overtake STATE_END on the control connection (the sender treats any
+  // other frame before STATE_END as a protocol error).
+  SendControl(FrameType::kStateEnd, 0, {});
   writer_ = std::thread([this] { WriterMain(); });
   SetReady(true);
-  SendControl(FrameType::kStateEnd, 0, {});
 
   std::string error;
   // Bounded: 500 ms per round; ends on BYE, on a broken connection, on Stop(), or after
