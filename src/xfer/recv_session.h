@@ -107,6 +107,8 @@ struct WriteItem {
   std::shared_ptr<Conn> conn;  // where the ACK goes
   uint32_t submitted = 0;      // writer: bytes of the write (tail padded for O_DIRECT)
   uint32_t done = 0;           // writer: bytes written so far
+  unsigned space_retries = 0;  // writer: times this write waited for room after ENOSPC
+  uint64_t space_epoch = 0;    // writer: RecvSession::space_epoch_ when it was submitted
 };
 
 class RecvSession : public std::enable_shared_from_this<RecvSession> {
@@ -139,7 +141,15 @@ class RecvSession : public std::enable_shared_from_this<RecvSession> {
   void SubmitFinalSync(RecvFile& f, uint32_t id);
   void FinishFile(RecvFile& f, uint32_t id);
   void FileDurable(RecvFile& f, uint32_t id);
-  void FailFile(RecvFile& f, uint32_t id, const Error& e);
+  // Marks f failed and tells the sender. Its partial data stays for --resume when the journal
+  // has records, unless keep_partial is false.
+  void FailFile(RecvFile& f, uint32_t id, const Error& e, bool keep_partial = true);
+  // A write of slot got ENOSPC. Parks it, to be written again once released space is free,
+  // when a failed file's data was deleted since it was submitted, or else after giving up the
+  // open file with the most left to write, when that is not the slot's own file. Returns false
+  // when nothing can make room: the caller fails the slot's file.
+  bool MakeRoom(WriteItem& slot);
+  void RetryParkedWrites();
   void JournalTick(bool force);
   void FlushOnExit();
   void Ack(const WriteItem& item, AckStatus status);
@@ -182,6 +192,9 @@ class RecvSession : public std::enable_shared_from_this<RecvSession> {
   std::string cached_dir_;
   Fd cached_dir_fd_;
   bool noted_buffered_ = false;
+  std::vector<int> parked_;          // slots whose write waits for room
+  std::vector<uint32_t> releasing_;  // failed files whose deleted data still has writes queued
+  uint64_t space_epoch_ = 0;         // counts the failed files whose data was deleted
 
   std::atomic<uint64_t> bytes_{0};
   std::atomic<uint64_t> bad_blocks_{0};

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/hash.h"
@@ -116,16 +117,20 @@ Status RecvSession::OpenFile(RecvFile& f) {
   return OkStatus();
 }
 
-void RecvSession::FailFile(RecvFile& f, uint32_t id, const Error& e) {
+void RecvSession::FailFile(RecvFile& f, uint32_t id, const Error& e, bool keep_partial) {
   if (f.state == RecvFile::State::kFailed || f.state == RecvFile::State::kDone) {
     return;
   }
   f.state = RecvFile::State::kFailed;
   files_failed_.fetch_add(1);
-  bool keep = f.use_journal && f.journal_records > 0;
+  bool keep = keep_partial && f.use_journal && f.journal_records > 0;
   if (!keep && f.dir_fd.valid()) {
     (void)::unlinkat(f.dir_fd.get(), PartName(f.name).c_str(), 0);
     (void)::unlinkat(f.dir_fd.get(), JournalName(f.name).c_str(), 0);
+    ++space_epoch_;  // its space is free once the writes still queued on it complete
+    if (f.writes_inflight > 0) {
+      releasing_.push_back(id);
+    }
   }
   f.fd = Fd();
   f.journal = Journal();
@@ -250,6 +255,7 @@ void RecvSession::HandleItem(WriteItem& item) {
   slot = std::move(item);
   slot.submitted = len;
   slot.done = 0;
+  slot.space_epoch = space_epoch_;
   uint64_t offset = slot.block * block_size_;
   if (!io_->PrepWrite(f.fd.get(), buf, len, offset, static_cast<uint64_t>(slot.buffer))) {
     Submit();
@@ -319,6 +325,9 @@ void RecvSession::HandleCompletion(const IoCompletion& c) {
   }
   if (c.result <= 0) {
     int e = c.result == 0 ? ENOSPC : -c.result;
+    if ((e == ENOSPC || e == EDQUOT) && MakeRoom(item)) {
+      return;  // parked: written again once the given-up file's space is released
+    }
     Error err = (e == ENOSPC || e == EDQUOT)
                     ? Error(ErrorCode::kNoSpace, "the receiver's disk is full", e)
                     : IoError("write failed", e);
@@ -331,6 +340,7 @@ void RecvSession::HandleCompletion(const IoCompletion& c) {
     uint64_t offset = item.block * block_size_ + item.done;
     if (io_->PrepWrite(f.fd.get(), pool_->data(item.buffer) + item.done, item.submitted - item.done,
                        offset, c.tag)) {
+      item.space_epoch = space_epoch_;
       ++f.writes_inflight;
       return;
     }
@@ -359,6 +369,79 @@ void RecvSession::HandleCompletion(const IoCompletion& c) {
   } else if (f.state == RecvFile::State::kFinishing) {
     SubmitFinalSync(f, id);
   }
+}
+
+// Without preallocation, the files of a session share the free space in arrival order, so
+// the file whose write meets ENOSPC first is often not the one that cannot fit: a small file
+// would fail because a large one took the space, or because a large one that failed had not
+// yet released its blocks. When the disk is full something has to give; giving up the file
+// with the most left to write frees the most and keeps the most files. Its partial data is
+// deleted, as keeping it would free nothing. Bounded: a write parks at most four times, and
+// each parking follows a deletion.
+bool RecvSession::MakeRoom(WriteItem& slot) {
+  if (slot.space_retries >= 4) {
+    return false;
+  }
+  if (space_epoch_ == slot.space_epoch) {
+    auto left = [&](const RecvFile& f) {
+      return f.n_blocks - f.n_have;
+    };
+    uint32_t victim = slot.file;
+    for (uint32_t i = 0; i < files_.size(); ++i) {
+      const RecvFile& f = files_[i];
+      if (f.state == RecvFile::State::kOpen && left(f) > left(files_[victim])) {
+        victim = i;
+      }
+    }
+    if (victim == slot.file) {
+      return false;
+    }
+    RecvFile& v = files_[victim];
+    uint64_t bytes = std::min<uint64_t>(v.entry.size, left(v) * block_size_);
+    FailFile(v, victim,
+             Error(ErrorCode::kNoSpace,
+                   "the receiver's disk is full: given up, with "
+                       + HumanBytes(static_cast<double>(bytes)) + " still to write, to make room "
+                       + "for smaller files such as " + files_[slot.file].entry.path,
+                   ENOSPC),
+             /*keep_partial=*/false);
+  }
+  ++slot.space_retries;
+  parked_.push_back(slot.buffer);
+  return true;
+}
+
+void RecvSession::RetryParkedWrites() {
+  if (parked_.empty()) {
+    return;
+  }
+  for (uint32_t i : releasing_) {
+    if (files_[i].writes_inflight > 0) {
+      return;  // its blocks still hold space: the file is gone only once they complete
+    }
+  }
+  releasing_.clear();
+  std::vector<int> parked;
+  parked.swap(parked_);
+  for (int b : parked) {
+    WriteItem& item = slots_[static_cast<size_t>(b)];
+    RecvFile& f = files_[item.file];
+    uint64_t offset = item.block * block_size_ + item.done;
+    bool failed = f.state == RecvFile::State::kFailed;
+    if (failed || f.state != RecvFile::State::kOpen || f.have[item.block] != 0) {
+      // Given up meanwhile, or a duplicate of this block landed while it waited.
+      Ack(item, failed ? AckStatus::kFileFailed : AckStatus::kOk);
+      pool_->Release(item.buffer);
+      item.conn.reset();
+    } else if (io_->PrepWrite(f.fd.get(), pool_->data(item.buffer) + item.done,
+                              item.submitted - item.done, offset, static_cast<uint64_t>(b))) {
+      item.space_epoch = space_epoch_;
+      ++f.writes_inflight;
+    } else {
+      parked_.push_back(b);  // the ring is full: next round
+    }
+  }
+  Submit();
 }
 
 void RecvSession::JournalTick(bool force) {
@@ -441,6 +524,7 @@ void RecvSession::WriterMain() {
         HandleCompletion(c);
       }
     }
+    RetryParkedWrites();
     JournalTick(false);
     Submit();
     if (closing_.load()) {
@@ -448,7 +532,7 @@ void RecvSession::WriterMain() {
       if (closing_since == std::chrono::steady_clock::time_point{}) {
         closing_since = now;
       }
-      if ((queue_->size() == 0 && io_->inflight() == 0)
+      if ((queue_->size() == 0 && io_->inflight() == 0 && parked_.empty())
           || now - closing_since > std::chrono::milliseconds(owner_.opt.timeout_ms)) {
         break;
       }

@@ -2,8 +2,11 @@
 // shared helpers go byte by byte, which is slow for the tens of MiB these tests move).
 #pragma once
 
+#include <sys/mount.h>
+
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -45,5 +48,25 @@ inline std::vector<uint8_t> RandomBytes(size_t n, uint64_t seed) {
   }
   return out;
 }
+
+// A small tmpfs as the receiver's disk (root only); unmounted even when the test fails.
+class TmpfsMount {
+ public:
+  TmpfsMount(const std::string& dir, const char* size) : dir_(dir) {
+    std::filesystem::create_directories(dir);
+    std::string opts = std::string("size=") + size;
+    ok_ = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, opts.c_str()) == 0;
+  }
+  ~TmpfsMount() {
+    if (ok_) {
+      ::umount2(dir_.c_str(), MNT_DETACH);
+    }
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  std::string dir_;
+  bool ok_ = false;
+};
 
 }  // namespace ferry::xfer::testing

@@ -65,8 +65,9 @@ class XferLoopback : public ::testing::Test {
     }
   }
 
-  void StartReceiver(const std::string& token = "") {
+  void StartReceiver(const std::string& token = "", bool preallocate = true) {
     ReceiverOptions o;
+    o.preallocate = preallocate;
     o.listen_addr = "127.0.0.1";
     o.root = root_;
     o.token = token;
@@ -235,6 +236,93 @@ TEST_F(XferLoopback, DotDotAndAbsolutePathsAreRefused) {
   EXPECT_TRUE(fs::is_empty(root_));
   EXPECT_FALSE(fs::exists(tmp_.File("escaped")));
   EXPECT_FALSE(fs::exists("/tmp/escaped"));
+}
+
+// Without preallocation a large file can take the space a small one needs. A hand-made client
+// orders the blocks: five of a 16 MiB file fill most of a 6 MiB disk, then a 1.5 MiB file
+// arrives. The receiver gives up the large file (it could not fit anyway) and the small one
+// lands; before, the small file failed with ENOSPC and the large one failed after it.
+TEST_F(XferLoopback, FullDiskGivesUpTheLargestFileSoASmallerOneFits) {
+  root_ = tmp_.File("disk");
+  testing::TmpfsMount mount(root_, "6m");
+  if (!mount.ok()) {
+    GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
+  }
+  StartReceiver("", /*preallocate=*/false);
+  constexpr uint32_t kBlock = 1u << 20;
+  auto big = testing::RandomBytes(16u << 20, 5);
+  auto small = testing::RandomBytes(kBlock + kBlock / 2, 6);
+  SessionId session{};
+  session[0] = 42;
+  auto control = Conn::Connect("127.0.0.1", rx_->port(), 5000);
+  ASSERT_TRUE(control.has_value());
+  Hello hello;
+  hello.session = session;
+  ASSERT_TRUE(ClientHandshake(**control, hello, {}).has_value());
+  ManifestChunk m;
+  m.block_size = kBlock;
+  m.streams = 1;
+  m.total_files = 2;
+  m.entries.push_back({big.size(), 0, 0644, "big"});
+  m.entries.push_back({small.size(), 0, 0644, "small"});
+  ASSERT_TRUE(
+      (*control)
+          ->SendFrame({.type = FrameType::kManifest, .flags = kManifestLast}, EncodeManifest(m))
+          .has_value());
+  ASSERT_TRUE((*control)->Expect(FrameType::kStateEnd).has_value());
+  auto data = Conn::Connect("127.0.0.1", rx_->port(), 5000);
+  ASSERT_TRUE(data.has_value());
+  hello.role = Role::kData;
+  ASSERT_TRUE(ClientHandshake(**data, hello, {}).has_value());
+  auto send = [&](uint32_t file, uint64_t block, const std::vector<uint8_t>& bytes) {
+    size_t at = block * kBlock;
+    std::span<const uint8_t> p(bytes.data() + at, std::min<size_t>(kBlock, bytes.size() - at));
+    ASSERT_TRUE((*data)
+                    ->SendFrame({.type = FrameType::kData, .file_id = file, .block = block}, p)
+                    .has_value());
+  };
+  // Each block waits for its ACK, so the receiver sees them in this order.
+  std::vector<AckStatus> acks;
+  auto ack = [&] {
+    auto h = (*data)->RecvHeader();
+    ASSERT_TRUE(h.has_value()) << h.error().ToString();
+    ASSERT_EQ(h->type, FrameType::kAck);
+    acks.push_back(static_cast<AckStatus>(h->flags));
+  };
+  for (uint64_t b = 0; b < 5; ++b) {
+    send(0, b, big);
+    ack();
+  }
+  send(1, 0, small);
+  ack();
+  send(1, 1, small);
+  ack();
+  EXPECT_EQ(std::count(acks.begin(), acks.end(), AckStatus::kOk), 7) << "small's ACKs";
+  std::string big_error;
+  bool small_done = false;
+  // Bounded: at most 8 frames, each within the connection's 5 s timeout.
+  for (int i = 0; i < 8 && !(small_done && !big_error.empty()); ++i) {
+    FrameHeader h;
+    auto r = (*control)->RecvHeader();
+    ASSERT_TRUE(r.has_value()) << r.error().ToString();
+    auto payload = (*control)->RecvPayload(*r);
+    ASSERT_TRUE(payload.has_value());
+    h = *r;
+    if (h.type == FrameType::kFileError && h.file_id == 0) {
+      big_error = DecodeErrorMessage(*payload, "").ToString();
+    } else if (h.type == FrameType::kFileDone) {
+      EXPECT_EQ(h.file_id, 1u);
+      small_done = true;
+    }
+  }
+  EXPECT_TRUE(small_done);
+  EXPECT_NE(big_error.find("disk is full"), std::string::npos) << big_error;
+  EXPECT_NE(big_error.find("small"), std::string::npos) << big_error;
+  EXPECT_EQ(testing::ReadFile(root_ + "/small"), small);
+  EXPECT_FALSE(fs::exists(root_ + "/big"));
+  ExpectNoHiddenFiles();  // the large file's partial data is gone, not kept for --resume
+  (*control)->Shutdown();
+  (*data)->Shutdown();
 }
 
 TEST_F(XferLoopback, OneStreamCutMidTransferOthersFinish) {

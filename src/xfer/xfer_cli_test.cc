@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -240,29 +239,9 @@ TEST_F(XferCli, WrongTokenAndEscapingDestinationAreRefusedAndNothingIsWritten) {
   EXPECT_NE(rx->err().find("authentication failed"), std::string::npos) << rx->err();
 }
 
-// A small tmpfs as the receiver's disk (root only); unmounted even when the test fails.
-class TmpfsMount {
- public:
-  TmpfsMount(const std::string& dir, const char* size) : dir_(dir) {
-    fs::create_directories(dir);
-    std::string opts = std::string("size=") + size;
-    ok_ = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, opts.c_str()) == 0;
-  }
-  ~TmpfsMount() {
-    if (ok_) {
-      ::umount2(dir_.c_str(), MNT_DETACH);
-    }
-  }
-  bool ok() const { return ok_; }
-
- private:
-  std::string dir_;
-  bool ok_ = false;
-};
-
 TEST_F(XferCli, FullDiskGivesAClearErrorAndTheFileIsNeverRenamedIntoPlace) {
   std::string disk = tmp_.File("disk");
-  TmpfsMount mount(disk, "6m");
+  testing::TmpfsMount mount(disk, "6m");
   if (!mount.ok()) {
     GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
   }
