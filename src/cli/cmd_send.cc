@@ -21,12 +21,14 @@ namespace {
 constexpr std::string_view kUsage =
     "ferry send PATH... HOST:PORT[/DEST] [--streams N] [--block-size 4M] [--token-file F]\n"
     "                  [--resume] [--json] [--rate 10G] [--max-rate R] [--queue-depth 16]\n"
-    "                  [--no-direct] [--timeout SECONDS]\n"
+    "                  [--congestion ALGO] [--no-direct] [--timeout SECONDS]\n"
     "  PATH: files and directories; each arrives as DEST/basename(PATH) under the receiver's root\n"
     "  --streams N     TCP streams (default: from the measured RTT, --rate and kernel limits)\n"
     "  --block-size B  checksum and re-send unit (default 4M; reads are at least 4M)\n"
     "  --rate R        expected bottleneck rate in bit/s (10G, 2G, 500M) for buffer sizing\n"
     "  --max-rate R    pace all streams together to at most R bit/s\n"
+    "  --congestion A  TCP congestion control of the streams (cubic, bbr, ...; default: the\n"
+    "                  system's net.ipv4.tcp_congestion_control)\n"
     "  --resume        send only the blocks the receiver does not have yet";
 
 // "10G" / "2.5G" / "500M" / "1000000" -> bits per second.
@@ -95,6 +97,7 @@ void PrintJson(const xfer::SendReport& r, const xfer::SendOptions& o) {
       .Field("streams_lost", static_cast<int64_t>(r.streams_lost))
       .Field("rtt_ms", r.rtt_us / 1000.0)
       .Field("send_buffer", static_cast<int64_t>(r.send_buffer))
+      .Field("congestion", r.congestion)
       .Field("direct_io", r.direct_io)
       .Field("io_uring", r.uring);
   w.Key("stream_bytes").BeginArray();
@@ -127,6 +130,7 @@ int RunSend(std::span<const char* const> args) {
                                    {"--json"},
                                    {"--rate", true},
                                    {"--max-rate", true},
+                                   {"--congestion", true},
                                    {"--queue-depth", true},
                                    {"--buffers", true},
                                    {"--no-direct"},
@@ -207,6 +211,12 @@ int RunSend(std::span<const char* const> args) {
     }
     o.token = *token;
   }
+  if (auto v = a.Get("--congestion")) {
+    if (v->empty() || v->size() > 15) {
+      return UsageError("--congestion needs a name such as cubic or bbr", kUsage);
+    }
+    o.congestion = std::string(*v);
+  }
   o.resume = a.Has("--resume");
   o.direct_io = !a.Has("--no-direct");
   o.use_uring = !a.Has("--no-uring");
@@ -249,11 +259,11 @@ int RunSend(std::span<const char* const> args) {
   } else {
     double gbit = r.seconds > 0 ? static_cast<double>(r.bytes) * 8 / r.seconds / 1e9 : 0;
     std::printf(
-        "sent %zu file%s, %s in %.2f s = %.3g Gbit/s over %d streams (rtt %.2f ms)%s%s, "
+        "sent %zu file%s, %s in %.2f s = %.3g Gbit/s over %d %s streams (rtt %.2f ms)%s%s, "
         "digest %s\n",
         r.files.size() - r.files_failed - r.files_skipped, r.files.size() == 1 ? "" : "s",
         HumanBytes(static_cast<double>(r.bytes)).c_str(), r.seconds, gbit, r.streams,
-        r.rtt_us / 1000.0,
+        r.congestion.empty() ? "TCP" : r.congestion.c_str(), r.rtt_us / 1000.0,
         r.retransmitted_blocks > 0
             ? (", " + std::to_string(r.retransmitted_blocks) + " blocks re-sent").c_str()
             : "",

@@ -7,10 +7,12 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -30,6 +32,34 @@ Error SocketError(const std::string& what, int e) {
 void SetNoDelay(int fd) {
   int one = 1;
   (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+std::string ProcLine(const char* path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+Status SetCongestion(int fd, const std::string& name) {
+  if (::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name.data(),
+                   static_cast<socklen_t>(name.size()))
+      == 0) {
+    return OkStatus();
+  }
+  int e = errno;
+  if (e == EPERM) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "TCP congestion control '" + name + "' is not allowed for this user (allowed: "
+                     + ProcLine("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+                     + "; root can add it to net.ipv4.tcp_allowed_congestion_control)",
+                 e);
+  }
+  return Error(ErrorCode::kInvalidArgument,
+               "TCP congestion control '" + name + "' is not available here (available: "
+                   + ProcLine("/proc/sys/net/ipv4/tcp_available_congestion_control")
+                   + "; a module such as tcp_" + name + " may need loading)",
+               e);
 }
 
 }  // namespace
@@ -71,8 +101,12 @@ Result<HostPort> ParseHostPort(std::string_view text) {
 
 Conn::Conn(Fd fd) : fd_(std::move(fd)) {}
 
-Result<std::unique_ptr<Conn>> Conn::Connect(
-    const std::string& host, uint16_t port, int timeout_ms, int send_buffer, int recv_buffer) {
+Result<std::unique_ptr<Conn>> Conn::Connect(const std::string& host,
+                                            uint16_t port,
+                                            int timeout_ms,
+                                            int send_buffer,
+                                            int recv_buffer,
+                                            const std::string& congestion) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -97,6 +131,9 @@ Result<std::unique_ptr<Conn>> Conn::Connect(
       (void)::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &recv_buffer, sizeof recv_buffer);
     }
     SetNoDelay(fd.get());
+    if (!congestion.empty()) {
+      FERRY_TRY(SetCongestion(fd.get(), congestion));
+    }
     if (::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
       last = IoError("connect to " + host + ":" + port_text + " failed", errno);
       continue;
@@ -249,6 +286,15 @@ void Conn::FinishAndDrain(int max_ms) {
       return;
     }
   }
+}
+
+std::string Conn::CongestionControl() const {
+  char name[32] = {};
+  socklen_t len = sizeof name;
+  if (::getsockopt(fd_.get(), IPPROTO_TCP, TCP_CONGESTION, name, &len) != 0) {
+    return "";
+  }
+  return std::string(name, ::strnlen(name, std::min<size_t>(len, sizeof name)));
 }
 
 uint32_t Conn::KernelRttUs() const {

@@ -35,12 +35,15 @@ class Conn {
   Conn& operator=(const Conn&) = delete;
 
   // Connects with a bounded wait. send_buffer/recv_buffer > 0 set SO_SNDBUF/SO_RCVBUF before
-  // connecting (0 keeps kernel autotuning). Sets TCP_NODELAY.
+  // connecting (0 keeps kernel autotuning). A non-empty congestion names the TCP congestion
+  // control (TCP_CONGESTION); one the kernel does not have, or does not allow this user, is
+  // kInvalidArgument naming the available or allowed ones. Sets TCP_NODELAY.
   static Result<std::unique_ptr<Conn>> Connect(const std::string& host,
                                                uint16_t port,
                                                int timeout_ms,
                                                int send_buffer = 0,
-                                               int recv_buffer = 0);
+                                               int recv_buffer = 0,
+                                               const std::string& congestion = {});
 
   int fd() const { return fd_.get(); }
   Status SetTimeouts(int recv_ms, int send_ms);
@@ -65,6 +68,8 @@ class Conn {
   void FinishAndDrain(int max_ms);
   // Smoothed RTT from TCP_INFO in microseconds (0 if unknown).
   uint32_t KernelRttUs() const;
+  // The connection's TCP congestion control ("cubic", "bbr"; "" if unknown).
+  std::string CongestionControl() const;
   std::string PeerName() const;
   // Effective SO_SNDBUF / SO_RCVBUF (as the kernel reports them).
   int SendBufferBytes() const;

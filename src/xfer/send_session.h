@@ -153,6 +153,7 @@ class SendSession {
   uint64_t acked_bytes_ = 0;        // guarded by mu_
   uint64_t new_bytes_ = 0;          // guarded by mu_ (acked by the receiver in this run)
   uint64_t resumed_blocks_ = 0;     // guarded by mu_
+  std::string stream_congestion_;   // the first data stream's TCP congestion control, mu_
   std::unordered_set<uint64_t> duplicated_;  // blocks re-sent by the endgame, guarded by mu_
   std::atomic<uint64_t> retransmits_{0};
   std::atomic<uint64_t> endgame_copies_{0};

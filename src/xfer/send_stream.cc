@@ -165,7 +165,8 @@ void SendSession::ScaleStreams() {
 }
 
 void SendSession::StreamMain(Stream& s) {
-  auto conn = Conn::Connect(opt_.host, opt_.port, opt_.timeout_ms, plan_.send_buffer, 0);
+  auto conn =
+      Conn::Connect(opt_.host, opt_.port, opt_.timeout_ms, plan_.send_buffer, 0, opt_.congestion);
   if (!conn) {
     KillStream(s, "connect: " + conn.error().ToString());
     return;
@@ -176,6 +177,12 @@ void SendSession::StreamMain(Stream& s) {
     s.conn = std::move(*conn);
     if (stop_.load()) {
       return;
+    }
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (stream_congestion_.empty()) {
+      stream_congestion_ = s.conn->CongestionControl();
     }
   }
   Hello hello;

@@ -92,8 +92,9 @@ Result<SendReport> SendSession::Run() {
 
 Status SendSession::Connect() {
   auto t0 = std::chrono::steady_clock::now();
-  control_ = FERRY_TRY_CTX(Conn::Connect(opt_.host, opt_.port, opt_.timeout_ms),
-                           "receiver " + opt_.host + ":" + std::to_string(opt_.port));
+  control_ =
+      FERRY_TRY_CTX(Conn::Connect(opt_.host, opt_.port, opt_.timeout_ms, 0, 0, opt_.congestion),
+                    "receiver " + opt_.host + ":" + std::to_string(opt_.port));
   // The TCP handshake is the first RTT sample; it is enough to size buffers and streams, so
   // the data streams connect (and the reader starts) while the control handshake runs.
   rtt_us_ = static_cast<uint32_t>(MicrosSince(t0));
@@ -487,6 +488,8 @@ SendReport SendSession::BuildReport() {
   r.uring = io_ && io_->uses_uring();
   std::vector<uint64_t> digests;
   std::lock_guard lock(mu_);
+  r.congestion =
+      stream_congestion_.empty() && control_ ? control_->CongestionControl() : stream_congestion_;
   r.bytes = new_bytes_;
   r.resumed_blocks = resumed_blocks_;
   for (const auto& f : files_) {

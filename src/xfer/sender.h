@@ -43,6 +43,7 @@ struct SendOptions {
   bool resume = false;
   uint64_t rate_bps = 10'000'000'000;  // expected bottleneck, for buffer sizing
   uint64_t max_rate_bps = 0;           // pacing cap over all streams (0 = none)
+  std::string congestion;              // TCP congestion control of every connection ("": system's)
   unsigned queue_depth = 16;           // reads in flight
   unsigned buffers = 0;                // block buffers (0: queue_depth + 2 x streams)
   bool direct_io = true;
@@ -72,7 +73,8 @@ struct SendReport {
   int streams = 0;
   int streams_lost = 0;
   uint32_t rtt_us = 0;
-  int send_buffer = 0;  // SO_SNDBUF requested (0 = autotuning)
+  int send_buffer = 0;     // SO_SNDBUF requested (0 = autotuning)
+  std::string congestion;  // TCP congestion control the connections used
   bool direct_io = false;
   bool uring = false;
   uint64_t digest = 0;  // one file: its digest; several: SessionDigest of all

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 
@@ -209,6 +210,36 @@ TEST_F(XferLoopback, WrongOrMissingTokenIsRefusedBeforeAnyWrite) {
   r = Send(o);
   ASSERT_TRUE(r.has_value()) << r.error().ToString();
   EXPECT_EQ(testing::ReadFile(root_ + "/f"), testing::ReadFile(src_ + "/f"));
+}
+
+// --congestion: the data streams use the named TCP congestion control and the report says
+// which; without it they use the system's; a name the kernel lacks fails before any byte.
+TEST_F(XferLoopback, CongestionControlIsChosenAndReported) {
+  StartReceiver();
+  auto data = testing::RandomBytes(300000, 9);
+  testing::WriteFile(src_ + "/f", data);
+  std::ifstream in("/proc/sys/net/ipv4/tcp_congestion_control");
+  std::string system_cc;
+  std::getline(in, system_cc);
+  SendOptions o = Options(rx_->port(), {src_ + "/f"});
+  auto r = Send(o);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->congestion, system_cc);
+  fs::remove(root_ + "/f");
+  o.congestion = system_cc == "reno" ? "cubic" : "reno";  // reno is always built in
+  r = Send(o);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->congestion, o.congestion);
+  EXPECT_EQ(testing::ReadFile(root_ + "/f"), data);
+  fs::remove(root_ + "/f");
+  o.congestion = "no-such-cc";
+  r = Send(o);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument) << r.error().ToString();
+  EXPECT_NE(r.error().ToString().find("'no-such-cc' is not available here (available: "),
+            std::string::npos)
+      << r.error().ToString();
+  EXPECT_TRUE(fs::is_empty(root_));
 }
 
 // A hand-made client (the real sender never produces such paths) offers hostile names.
