@@ -32,6 +32,14 @@ Result<std::string> ReadTokenFile(const std::string& path) {
 }
 
 Result<uint32_t> ClientHandshake(Conn& conn, const Hello& hello, std::span<const uint8_t> key) {
+  PendingHandshake pending = FERRY_TRY(BeginClientHandshake(conn, hello, key));
+  FERRY_TRY(FinishClientHandshake(conn, pending, key));
+  return pending.rtt_us;
+}
+
+Result<PendingHandshake> BeginClientHandshake(Conn& conn,
+                                              const Hello& hello,
+                                              std::span<const uint8_t> key) {
   auto t0 = std::chrono::steady_clock::now();
   FERRY_TRY(conn.SendFrame({.type = FrameType::kHello}, EncodeHello(hello)));
   auto payload = FERRY_TRY(conn.Expect(FrameType::kChallenge));
@@ -43,6 +51,12 @@ Result<uint32_t> ClientHandshake(Conn& conn, const Hello& hello, std::span<const
   }
   Digest256 proof = ClientProof(key, hello, ch.server_nonce);
   FERRY_TRY(conn.SendFrame({.type = FrameType::kAuth}, proof));
+  return PendingHandshake{hello, ch.server_nonce, static_cast<uint32_t>(rtt.count())};
+}
+
+Status FinishClientHandshake(Conn& conn,
+                             const PendingHandshake& pending,
+                             std::span<const uint8_t> key) {
   auto ok = conn.Expect(FrameType::kAuthOk);
   if (!ok) {
     if (ok.error().code() == ErrorCode::kPermission) {
@@ -56,10 +70,10 @@ Result<uint32_t> ClientHandshake(Conn& conn, const Hello& hello, std::span<const
   }
   Digest256 server_proof;
   std::copy(ok->begin(), ok->end(), server_proof.begin());
-  if (!MacEqual(server_proof, ServerProof(key, hello, ch.server_nonce))) {
+  if (!MacEqual(server_proof, ServerProof(key, pending.hello, pending.server_nonce))) {
     return Error(ErrorCode::kPermission, "the receiver could not prove it holds the same token");
   }
-  return static_cast<uint32_t>(rtt.count());
+  return OkStatus();
 }
 
 Result<Hello> ServerHandshake(Conn& conn, std::span<const uint8_t> key) {

@@ -27,6 +27,23 @@ Result<std::string> ReadTokenFile(const std::string& path);
 // Client side. Returns the RTT (us) of the CHALLENGE round trip.
 Result<uint32_t> ClientHandshake(Conn& conn, const Hello& hello, std::span<const uint8_t> key);
 
+// The client side in two halves, so that a data stream's first DATA can follow its AUTH
+// without waiting a round trip for AUTH_OK: the receiver reads nothing past AUTH before it
+// verified it. Begin sends HELLO, reads CHALLENGE and sends AUTH; Finish reads AUTH_OK and
+// checks the receiver's proof, and must succeed before anything the receiver sends after it
+// (ACKs) is believed.
+struct PendingHandshake {
+  Hello hello;
+  Nonce server_nonce{};
+  uint32_t rtt_us = 0;  // the CHALLENGE round trip
+};
+Result<PendingHandshake> BeginClientHandshake(Conn& conn,
+                                              const Hello& hello,
+                                              std::span<const uint8_t> key);
+Status FinishClientHandshake(Conn& conn,
+                             const PendingHandshake& pending,
+                             std::span<const uint8_t> key);
+
 // Server side: the authenticated HELLO, or kPermission after an ERROR was sent.
 Result<Hello> ServerHandshake(Conn& conn, std::span<const uint8_t> key);
 

@@ -18,6 +18,7 @@
 
 #include "xfer/block_io.h"
 #include "xfer/block_queue.h"
+#include "xfer/handshake.h"
 #include "xfer/net.h"
 #include "xfer/protocol.h"
 #include "xfer/sender.h"
@@ -126,7 +127,7 @@ class SendSession {
 
   // send_stream.cc: the stream threads.
   void StreamMain(Stream& s);
-  void AckMain(Stream& s);
+  void AckMain(Stream& s, const PendingHandshake& pending);
   void KillStream(Stream& s, const std::string& why);
   void OnAck(uint32_t file, uint64_t block, uint64_t hash, bool resumed);
   void Endgame();

@@ -193,12 +193,15 @@ void SendSession::StreamMain(Stream& s) {
     KillStream(s, r.error().ToString());
     return;
   }
-  if (auto hs = ClientHandshake(*s.conn, hello, KeyBytes(opt_.token)); !hs) {
+  // Blocks follow AUTH at once; the ACK reader checks AUTH_OK before it believes any ACK (a
+  // refused stream's blocks go to the others, as for any lost stream).
+  auto hs = BeginClientHandshake(*s.conn, hello, KeyBytes(opt_.token));
+  if (!hs) {
     KillStream(s, "handshake: " + hs.error().ToString());
     return;
   }
   s.up.store(true);
-  s.acker = std::thread([this, &s] { AckMain(s); });
+  s.acker = std::thread([this, &s, pending = *hs] { AckMain(s, pending); });
 
   // Bounded: ends when the session stops (queue closed) or the stream dies.
   while (!stop_.load()) {
@@ -261,7 +264,11 @@ void SendSession::StreamMain(Stream& s) {
   }
 }
 
-void SendSession::AckMain(Stream& s) {
+void SendSession::AckMain(Stream& s, const PendingHandshake& pending) {
+  if (Status st = FinishClientHandshake(*s.conn, pending, KeyBytes(opt_.token)); !st) {
+    KillStream(s, "handshake: " + st.error().ToString());
+    return;
+  }
   auto last_ack = std::chrono::steady_clock::now();
   // Bounded: each wait is 200 ms; the loop ends on stop, on a dead stream, or when
   // acknowledgements stop for timeout_ms while blocks are outstanding.
