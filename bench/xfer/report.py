@@ -4,7 +4,9 @@ summary of ferry against the limits and the best peer on each path.
 
 usage: report.py RESULTS.tsv OUTDIR DISK_READ_GBPS[:DISK_WRITE_GBPS] BYTES KERNEL CPUS LOADAVG
 
-The limit of a path is the lowest of iperf3 -P 8 (network), the source disk's O_DIRECT read
+Each tool counts with its best run (iperf3 and ferry run with the system's TCP congestion
+control and with cubic). The limit of a path is the lowest of iperf3 -P 8 (network), the source
+disk's O_DIRECT read
 rate and the destination disk's O_DIRECT write rate (a new file, fsynced).
 """
 import datetime
@@ -48,7 +50,9 @@ def main():
         s = {"network_limit_gbit_per_s": net, "disk_limit_gbit_per_s": disk or None,
              "disk_write_limit_gbit_per_s": disk_w or None,
              "limit_gbit_per_s": limit,
+             "network_limit_options": iperf["options"] if iperf else None,
              "ferry_gbit_per_s": ferry["gbit_per_s"] if ferry else None,
+             "ferry_options": ferry["options"] if ferry else None,
              "ferry_default_buffers_gbit_per_s": ferry_def["gbit_per_s"] if ferry_def else None,
              "best_peer": f'{peer["tool"]} {peer["options"]}' if peer else None,
              "best_peer_gbit_per_s": peer["gbit_per_s"] if peer else None}
@@ -94,7 +98,8 @@ def main():
         def g(k):
             v = s.get(k)
             return "-" if v is None else f"{v:.2f}"
-        print(f"{p:7s} ferry {g('ferry_gbit_per_s')} Gbit/s | iperf3 -P8 {g('network_limit_gbit_per_s')}"
+        print(f"{p:7s} ferry {g('ferry_gbit_per_s')} Gbit/s ({s['ferry_options'] or '-'})"
+              f" | iperf3 {g('network_limit_gbit_per_s')} ({s['network_limit_options'] or '-'})"
               f" (x{g('ferry_vs_iperf3')}) | limit {g('limit_gbit_per_s')} (x{g('ferry_vs_limit')})"
               f" | best peer {g('best_peer_gbit_per_s')} {s['best_peer'] or ''} (x{g('ferry_vs_best_peer')})"
               + (f" | ferry with default buffers {g('ferry_default_buffers_gbit_per_s')}"

@@ -6,12 +6,14 @@
 #   bench/xfer/run.sh [--size 4G] [--paths "lo lfn2g lfn10g"] [--tools "..."] [--repeat 1]
 #                     [--ferry BIN] [--out DIR] [--scratch DIR] [--iperf-seconds 15]
 #
-# Per path: iperf3 -P 8 memory to memory (the network limit), then each tool copies the same
+# Per path: iperf3 -P 8 memory to memory (the network limit; with the system's TCP congestion
+# control and with cubic, the best counts), then each tool copies the same
 # file from namespace A to namespace B (loopback: both ends in B, 127.0.0.1). Before each run the
 # source's page cache is dropped; the time ends when the tool exited and the destination was
 # fsynced; the destination's xxh128 must equal the source's. fio's O_DIRECT read of the source
 # is the disk limit. On the LFN paths ferry runs once more with the kernel's default TCP buffer
-# limits (tcp_rmem/tcp_wmem copied from the host into both namespaces).
+# limits (tcp_rmem/tcp_wmem copied from the host into both namespaces). ferry, too, runs with
+# the system's congestion control and with --congestion cubic.
 # Tools: ferry xrdcp gridftp rsync aria2 (each skipped when not installed).
 # Output: a table on stdout, DIR/xfer.json and DIR/xfer.png (gnuplot). Needs root.
 # Every server runs inside the bench's namespaces, is recorded by PID and stopped by PID.
@@ -211,32 +213,47 @@ PY
   done
 }
 
-iperf_case() { # PATH NS HOST
-  local path=$1 ns=$2 host=$3 out g
+# TCP congestion controls to run iperf3 and ferry with: the system's default, and cubic when
+# that is another one the kernel has (on BBR machines both tools are faster with cubic on the
+# emulated path). Each tool's best run counts, so the network limit is iperf3's best.
+SYS_CC=$(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null || echo "")
+CCS=("")
+grep -qw cubic /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null &&
+  [ "$SYS_CC" != cubic ] && CCS+=(cubic)
+
+iperf_case() { # PATH NS HOST CC
+  local path=$1 ns=$2 host=$3 cc=$4 out g
   ip netns exec "$NB" iperf3 -s -B "$host" -p 5401 -1 >/dev/null 2>&1 </dev/null &
   local spid=$!
   sleep 0.5
-  out=$(timeout $((IPERF_S + 30)) ip netns exec "$ns" iperf3 -c "$host" -p 5401 -t "$IPERF_S" -P 8 -J 2>/dev/null)
+  out=$(timeout $((IPERF_S + 30)) ip netns exec "$ns" iperf3 -c "$host" -p 5401 -t "$IPERF_S" -P 8 \
+    ${cc:+-C "$cc"} -J 2>/dev/null)
   kill "$spid" 2>/dev/null
   wait "$spid" 2>/dev/null
   g=$(python3 -c 'import json,sys; print("%.3f" % (json.loads(sys.stdin.read())["end"]["sum_received"]["bits_per_second"]/1e9))' <<<"$out" 2>/dev/null || echo 0)
-  printf '%s\tiperf3\t-P 8, %s s, memory to memory (network limit)\tok\t%s\t%s\t%s\t-\t-\n' \
-    "$path" "$IPERF_S" "$IPERF_S" "$IPERF_S" "$g" >>"$RESULTS"
-  printf '%-6s %-14s %-44s %-7s %7s %7s %8s\n' "$path" iperf3 "-P 8 (network limit)" ok - - "$g"
+  printf '%s\tiperf3\t-P 8%s, %s s, memory to memory (network limit)\tok\t%s\t%s\t%s\t-\t-\n' \
+    "$path" "${cc:+ -C $cc}" "$IPERF_S" "$IPERF_S" "$IPERF_S" "$g" >>"$RESULTS"
+  printf '%-6s %-14s %-44s %-7s %7s %7s %8s\n' "$path" iperf3 "-P 8 ${cc:+-C $cc }(network limit)" ok - - "$g"
 }
 
 cases() { # PATH
   local p=$1 ns host
   if [ "$p" = lo ]; then ns=$NB host=127.0.0.1; else ns=$NA host=$IPB; fi
-  iperf_case "$p" "$ns" "$host"
-  local tok="$RUN/srv/token"
+  local cc tok="$RUN/srv/token"
+  for cc in "${CCS[@]}"; do
+    iperf_case "$p" "$ns" "$host" "$cc"
+  done
   if has ferry; then
-    run_case "$p" ferry "defaults (streams from RTT and limits)" "$ns" \
-      "$FERRY" send "$SRC" "$host:7700" --token-file "$tok" --json
+    for cc in "${CCS[@]}"; do
+      run_case "$p" ferry "${cc:+--congestion $cc, }streams from RTT and limits" "$ns" \
+        "$FERRY" send "$SRC" "$host:7700" --token-file "$tok" --json ${cc:+--congestion "$cc"}
+    done
     if [ "$p" != lo ]; then
       bash "$LFN" bufs default --name "$NAME" >/dev/null
-      run_case "$p" ferry-defbuf "kernel default tcp_wmem/rmem (4M/32M max)" "$ns" \
-        "$FERRY" send "$SRC" "$host:7700" --token-file "$tok" --json
+      for cc in "${CCS[@]}"; do
+        run_case "$p" ferry-defbuf "${cc:+--congestion $cc, }kernel default tcp_wmem/rmem" "$ns" \
+          "$FERRY" send "$SRC" "$host:7700" --token-file "$tok" --json ${cc:+--congestion "$cc"}
+      done
       bash "$LFN" bufs big --name "$NAME" >/dev/null
     fi
   fi
