@@ -3,7 +3,14 @@
 #include <algorithm>
 #include <cctype>
 
-#if FERRY_HAVE_XROOTD
+#if FERRY_HAVE_XROOTD && FERRY_XRD_MODULE
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <mutex>
+
+#include "xrd/xrd_module.h"
+#elif FERRY_HAVE_XROOTD
 #include "xrd/xrd_source.h"
 #endif
 
@@ -28,6 +35,45 @@ std::string SchemeOf(std::string_view s) {
   });
   return scheme;
 }
+
+#if FERRY_HAVE_XROOTD && FERRY_XRD_MODULE
+// The module's entry point, loaded once: next to the binary (../lib, then its own folder),
+// then where this build put it.
+Result<ModuleOpenFn> ModuleEntry() {
+  static std::once_flag once;
+  static ModuleOpenFn entry = nullptr;
+  static std::string failure;
+  std::call_once(once, [] {
+    std::string exe_dir;
+    char buf[4096];
+    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n > 0) {
+      exe_dir.assign(buf, static_cast<size_t>(n));
+      exe_dir.erase(exe_dir.rfind('/') + 1);
+    }
+    std::string tried;
+    for (const std::string& path : {exe_dir + "../lib/" + kModuleFile, exe_dir + kModuleFile,
+                                    std::string(FERRY_XRD_MODULE_PATH)}) {
+      void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+      if (handle == nullptr) {
+        const char* why = ::dlerror();
+        tried += "\n  " + (why != nullptr ? std::string(why) : path + ": not loadable");
+        continue;
+      }
+      entry = reinterpret_cast<ModuleOpenFn>(::dlsym(handle, kModuleEntry));
+      if (entry != nullptr) {
+        return;
+      }
+      tried += "\n  " + path + ": no " + kModuleEntry;
+    }
+    failure = std::string("cannot load the XRootD module ") + kModuleFile + ", tried:" + tried;
+  });
+  if (entry == nullptr) {
+    return UnsupportedError(failure);
+  }
+  return entry;
+}
+#endif
 
 }  // namespace
 
@@ -54,7 +100,17 @@ Result<std::unique_ptr<io::ByteSource>> OpenSource(const std::string& path_or_ur
     return io::OpenLocal(rest, options.local_mode);
   }
   if (IsXrootdUrl(path_or_url)) {
-#if FERRY_HAVE_XROOTD
+#if FERRY_HAVE_XROOTD && FERRY_XRD_MODULE
+    ModuleOpenFn open = FERRY_TRY(ModuleEntry());
+    int code = 0;
+    char message[2048] = {};
+    io::ByteSource* source = open(path_or_url.c_str(), options.timeout_seconds,
+                                  options.enable_plugins, &code, message, sizeof message);
+    if (source == nullptr) {
+      return Error(static_cast<ErrorCode>(code), message);
+    }
+    return std::unique_ptr<io::ByteSource>(source);
+#elif FERRY_HAVE_XROOTD
     XrdSourceOptions xo;
     xo.timeout_seconds = options.timeout_seconds;
     xo.enable_plugins = options.enable_plugins;
