@@ -18,6 +18,7 @@
 #include "base/fd.h"
 #include "base/json_writer.h"
 #include "base/progress.h"
+#include "base/self_exe.h"
 #include "base/strings.h"
 #include "cache/capacity.h"
 #include "cache/config.h"
@@ -151,13 +152,10 @@ Result<cache::Config> ExistingCache(const Args& args) {
 }
 
 std::string PluginLibDefault() {
-  char buf[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) {
+  const std::string dir = ExecutableDir();
+  if (dir.empty()) {
     return "libXrdClFerry-5.so";
   }
-  std::string exe(buf, static_cast<size_t>(n));
-  std::string dir = exe.substr(0, exe.rfind('/'));
   const std::string up = dir.substr(0, dir.rfind('/'));
   for (const std::string& candidate : {up + "/lib/libXrdClFerry-5.so", dir + "/libXrdClFerry-5.so",
                                        up + "/lib/x86_64-linux-gnu/libXrdClFerry-5.so"}) {

@@ -5,10 +5,11 @@
 
 #if FERRY_HAVE_XROOTD && FERRY_XRD_MODULE
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <mutex>
+#include <vector>
 
+#include "base/self_exe.h"
 #include "xrd/xrd_module.h"
 #elif FERRY_HAVE_XROOTD
 #include "xrd/xrd_source.h"
@@ -44,16 +45,13 @@ Result<ModuleOpenFn> ModuleEntry() {
   static ModuleOpenFn entry = nullptr;
   static std::string failure;
   std::call_once(once, [] {
-    std::string exe_dir;
-    char buf[4096];
-    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n > 0) {
-      exe_dir.assign(buf, static_cast<size_t>(n));
-      exe_dir.erase(exe_dir.rfind('/') + 1);
+    std::vector<std::string> paths;
+    if (const std::string dir = ExecutableDir(); !dir.empty()) {
+      paths = {dir + "/../lib/" + kModuleFile, dir + "/" + kModuleFile};
     }
+    paths.emplace_back(FERRY_XRD_MODULE_PATH);
     std::string tried;
-    for (const std::string& path : {exe_dir + "../lib/" + kModuleFile, exe_dir + kModuleFile,
-                                    std::string(FERRY_XRD_MODULE_PATH)}) {
+    for (const std::string& path : paths) {
       void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
       if (handle == nullptr) {
         const char* why = ::dlerror();
@@ -103,11 +101,13 @@ Result<std::unique_ptr<io::ByteSource>> OpenSource(const std::string& path_or_ur
 #if FERRY_HAVE_XROOTD && FERRY_XRD_MODULE
     ModuleOpenFn open = FERRY_TRY(ModuleEntry());
     int code = 0;
+    int sys_errno = 0;
     char message[2048] = {};
-    io::ByteSource* source = open(path_or_url.c_str(), options.timeout_seconds,
-                                  options.enable_plugins, &code, message, sizeof message);
+    io::ByteSource* source =
+        open(path_or_url.c_str(), options.timeout_seconds, options.enable_plugins, &code,
+             &sys_errno, message, sizeof message);
     if (source == nullptr) {
-      return Error(static_cast<ErrorCode>(code), message);
+      return Error(static_cast<ErrorCode>(code), message, sys_errno);
     }
     return std::unique_ptr<io::ByteSource>(source);
 #elif FERRY_HAVE_XROOTD

@@ -13,6 +13,7 @@ extern "C" __attribute__((visibility("default"))) ferry::io::ByteSource* ferry_x
     uint16_t timeout_seconds,
     bool enable_plugins,
     int* code,
+    int* sys_errno,
     char* message,
     size_t message_size) {
   static_assert(std::is_same_v<decltype(&ferry_xrd_open_v1), ferry::xrd::ModuleOpenFn>);
@@ -23,8 +24,10 @@ extern "C" __attribute__((visibility("default"))) ferry::io::ByteSource* ferry_x
   if (source) {
     return source->release();
   }
+  // Open's errors carry no context: code, errno and message are the whole Error.
   *code = static_cast<int>(source.error().code());
-  const std::string text = source.error().ToString();
+  *sys_errno = source.error().sys_errno();
+  const std::string& text = source.error().message();
   if (message_size > 0) {
     const size_t n = std::min(text.size(), message_size - 1);
     std::memcpy(message, text.data(), n);

@@ -20,11 +20,13 @@ inline constexpr const char* kModuleFile = "libferry_xrootd.so";
 inline constexpr const char* kModuleEntry = "ferry_xrd_open_v1";
 
 // Opens url with XrdSource. On success returns the source (owned by the caller); on failure
-// returns nullptr, sets *code to the ErrorCode and writes a NUL-terminated message.
+// returns nullptr, sets *code to the ErrorCode and *sys_errno to its errno, and writes its
+// NUL-terminated message, so that the caller rebuilds the same Error.
 using ModuleOpenFn = io::ByteSource* (*)(const char* url,
                                          uint16_t timeout_seconds,
                                          bool enable_plugins,
                                          int* code,
+                                         int* sys_errno,
                                          char* message,
                                          size_t message_size);
 
