@@ -562,6 +562,7 @@ void RecvSession::Teardown(const std::string& error) {
   sum.digest = digests.size() == 1 ? digests[0] : SessionDigest(digests);
   sum.bytes = bytes_.load();
   sum.bad_blocks = bad_blocks_.load();
+  sum.final_flush_max = final_flush_max_.load();
   sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   sum.streams = max_streams_seen_.load();
   sum.direct_io = direct_used_.load();

@@ -33,6 +33,9 @@ struct SessionSummary {
   size_t files_skipped = 0;
   uint64_t bytes = 0;       // payload bytes written in this session
   uint64_t bad_blocks = 0;  // blocks that failed their checksum (re-sent by the sender)
+  // The most any file's final fsync had to flush: bytes written since its last datasync.
+  // FILE_DONE waits for that fsync, so this is kept small (see ReceiverOptions).
+  uint64_t final_flush_max = 0;
   double seconds = 0;
   int streams = 0;
   bool direct_io = false;
@@ -52,6 +55,8 @@ struct ReceiverOptions {
   bool direct_io = true;
   bool use_uring = true;
   bool preallocate = true;  // fallocate each file (a full disk fails before any data)
+  // A file's written blocks are datasynced (and recorded in its resume journal) every
+  // journal_sync_bytes or journal_sync_ms; in its last journal_sync_bytes, every 1/8 of that.
   uint64_t journal_sync_bytes = 256u << 20;
   int journal_sync_ms = 1000;
   int max_connections = 512;

@@ -198,6 +198,7 @@ class RecvSession : public std::enable_shared_from_this<RecvSession> {
 
   std::atomic<uint64_t> bytes_{0};
   std::atomic<uint64_t> bad_blocks_{0};
+  std::atomic<uint64_t> final_flush_max_{0};  // SessionSummary::final_flush_max
   std::atomic<size_t> files_done_{0};
   std::atomic<size_t> files_failed_{0};
   std::atomic<bool> direct_used_{false};

@@ -19,6 +19,8 @@ namespace {
 constexpr uint64_t kFsyncTag = 1ull << 63;
 constexpr uint64_t kDirSyncTag = 1ull << 62;
 constexpr uint64_t kDirectMinBytes = 1u << 20;
+// In the last journal_sync_bytes of a file, a datasync every journal_sync_bytes / this.
+constexpr uint64_t kTailSyncDivisor = 8;
 
 uint32_t AlignUp(uint32_t v) {
   return (v + 4095u) & ~4095u;
@@ -170,6 +172,9 @@ void RecvSession::SubmitFinalSync(RecvFile& f, uint32_t id) {
   }
   f.sync_inflight = true;
   f.final_sync_submitted = true;
+  if (f.unsynced_bytes > final_flush_max_.load(std::memory_order_relaxed)) {
+    final_flush_max_.store(f.unsynced_bytes, std::memory_order_relaxed);  // writer thread only
+  }
 }
 
 void RecvSession::BeginFinish(RecvFile& f, uint32_t id) {
@@ -453,7 +458,13 @@ void RecvSession::JournalTick(bool force) {
       f.dirty_listed = false;
       continue;
     }
-    bool due = force || f.unsynced_bytes >= owner_.opt.journal_sync_bytes
+    // FILE_DONE waits for the final fsync, which flushes whatever is still unsynced; in a
+    // file's last stretch the syncs come closer together so that little is left for it.
+    uint64_t sync_bytes = owner_.opt.journal_sync_bytes;
+    if ((f.n_blocks - f.n_have) * block_size_ <= sync_bytes) {
+      sync_bytes = std::max<uint64_t>(sync_bytes / kTailSyncDivisor, block_size_);
+    }
+    bool due = force || f.unsynced_bytes >= sync_bytes
                || now - f.last_sync >= std::chrono::milliseconds(owner_.opt.journal_sync_ms);
     if (f.sync_inflight || !due || !io_->PrepFsync(f.fd.get(), /*datasync=*/true, kFsyncTag | id)) {
       dirty_[keep++] = id;

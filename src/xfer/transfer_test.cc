@@ -69,7 +69,9 @@ class XferLoopback : public ::testing::Test {
     }
   }
 
-  void StartReceiver(const std::string& token = "", bool preallocate = true) {
+  void StartReceiver(const std::string& token = "",
+                     bool preallocate = true,
+                     const std::function<void(ReceiverOptions&)>& tweak = {}) {
     ReceiverOptions o;
     o.preallocate = preallocate;
     o.listen_addr = "127.0.0.1";
@@ -85,6 +87,9 @@ class XferLoopback : public ::testing::Test {
       std::lock_guard lock(mu_);
       logs_.emplace_back(line);
     };
+    if (tweak) {
+      tweak(o);
+    }
     auto rx = Receiver::Start(o);
     ASSERT_TRUE(rx.has_value()) << rx.error().ToString();
     rx_ = std::move(*rx);
@@ -432,6 +437,34 @@ TEST_F(XferLoopback, FullDiskGivesUpTheLargestFileSoASmallerOneFits) {
   ExpectNoHiddenFiles();  // the large file's partial data is gone, not kept for --resume
   (*control)->Shutdown();
   (*data)->Shutdown();
+}
+
+TEST_F(XferLoopback, SyncsComeCloserInAFilesLastStretch) {
+  // On a tmpfs every datasync completes at once, so what the final fsync has left is decided
+  // by when the syncs are queued, not by the disk's speed.
+  root_ = tmp_.File("mem");
+  testing::TmpfsMount mount(root_, "64m");
+  if (!mount.ok()) {
+    GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
+  }
+  constexpr uint64_t kSyncBytes = 16u << 20;
+  StartReceiver("", true, [&](ReceiverOptions& o) {
+    o.journal_sync_bytes = kSyncBytes;
+    o.journal_sync_ms = 600000;  // only bytes make a sync due
+  });
+  // 24 MiB: one sync after 16 MiB would leave 8 MiB for the final fsync; in the last 16 MiB
+  // a sync is due every 2 MiB.
+  auto data = testing::RandomBytes(24u << 20, 11);
+  testing::WriteFile(src_ + "/f.bin", data);
+  SendOptions o = Options(rx_->port(), {src_ + "/f.bin"});
+  o.block_size = 1u << 20;
+  o.max_rate_bps = 200'000'000;  // blocks complete one by one, 40 ms apart
+  auto r = Send(o);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  SessionSummary s = WaitSession(1);
+  EXPECT_EQ(s.files_done, 1u);
+  EXPECT_EQ(testing::ReadFile(root_ + "/f.bin"), data);
+  EXPECT_LE(s.final_flush_max, kSyncBytes / 8 + 2 * o.block_size);
 }
 
 TEST_F(XferLoopback, OneStreamCutMidTransferOthersFinish) {
