@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "base/strings.h"
@@ -101,12 +102,7 @@ Result<HostPort> ParseHostPort(std::string_view text) {
 
 Conn::Conn(Fd fd) : fd_(std::move(fd)) {}
 
-Result<std::unique_ptr<Conn>> Conn::Connect(const std::string& host,
-                                            uint16_t port,
-                                            int timeout_ms,
-                                            int send_buffer,
-                                            int recv_buffer,
-                                            const std::string& congestion) {
+Result<std::vector<SockAddr>> Resolve(const std::string& host, uint16_t port) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -117,50 +113,117 @@ Result<std::unique_ptr<Conn>> Conn::Connect(const std::string& host,
     return Error(ErrorCode::kNotFound, "cannot resolve " + host + ": " + ::gai_strerror(rc));
   }
   std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> guard(res, &::freeaddrinfo);
-  Error last = IoError("no address for " + host, 0);
+  std::vector<SockAddr> out;
   for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
-    Fd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
-    if (!fd.valid()) {
-      last = IoError("socket failed", errno);
+    if (ai->ai_addrlen > sizeof(sockaddr_storage)) {
       continue;
     }
-    if (send_buffer > 0) {
-      (void)::setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUF, &send_buffer, sizeof send_buffer);
-    }
-    if (recv_buffer > 0) {
-      (void)::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &recv_buffer, sizeof recv_buffer);
-    }
-    SetNoDelay(fd.get());
-    if (!congestion.empty()) {
-      FERRY_TRY(SetCongestion(fd.get(), congestion));
-    }
-    if (::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
-      last = IoError("connect to " + host + ":" + port_text + " failed", errno);
+    SockAddr a;
+    std::memcpy(&a.addr, ai->ai_addr, ai->ai_addrlen);
+    a.len = ai->ai_addrlen;
+    a.family = ai->ai_family;
+    a.where = host + ":" + port_text;
+    out.push_back(std::move(a));
+  }
+  if (out.empty()) {
+    return Error(ErrorCode::kNotFound, "no address for " + host);
+  }
+  return out;
+}
+
+Result<PendingConnect> PendingConnect::Start(const SockAddr& to,
+                                             int send_buffer,
+                                             int recv_buffer,
+                                             const std::string& congestion) {
+  Fd fd(::socket(to.family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) {
+    return IoError("socket failed", errno);
+  }
+  if (send_buffer > 0) {
+    (void)::setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUF, &send_buffer, sizeof send_buffer);
+  }
+  if (recv_buffer > 0) {
+    (void)::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &recv_buffer, sizeof recv_buffer);
+  }
+  SetNoDelay(fd.get());
+  if (!congestion.empty()) {
+    FERRY_TRY(SetCongestion(fd.get(), congestion));
+  }
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&to.addr), to.len) != 0
+      && errno != EINPROGRESS) {
+    return IoError("connect to " + to.where + " failed", errno);
+  }
+  PendingConnect p;
+  p.fd_ = std::move(fd);
+  p.where_ = to.where;
+  return p;
+}
+
+Result<std::unique_ptr<Conn>> PendingConnect::Finish(int timeout_ms) {
+  if (!fd_.valid()) {
+    return InvalidArgumentError("no connect in progress");
+  }
+  Fd fd = std::move(fd_);
+  pollfd pfd{fd.get(), POLLOUT, 0};
+  int n;
+  do {
+    n = ::poll(&pfd, 1, timeout_ms);
+  } while (n < 0 && errno == EINTR);
+  if (n == 0) {
+    return Error(ErrorCode::kTimeout, "connect to " + where_ + " timed out");
+  }
+  int err = 0;
+  socklen_t len = sizeof err;
+  (void)::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+  if (n < 0 || err != 0) {
+    return IoError("connect to " + where_ + " failed", n < 0 ? errno : err);
+  }
+  int flags = ::fcntl(fd.get(), F_GETFL);
+  (void)::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+  auto conn = std::make_unique<Conn>(std::move(fd));
+  FERRY_TRY(conn->SetTimeouts(timeout_ms, timeout_ms));
+  return conn;
+}
+
+Result<std::unique_ptr<Conn>> Conn::Connect(const std::string& host,
+                                            uint16_t port,
+                                            int timeout_ms,
+                                            int send_buffer,
+                                            int recv_buffer,
+                                            const std::string& congestion) {
+  std::vector<SockAddr> addrs = FERRY_TRY(Resolve(host, port));
+  return ConnectAny(addrs, timeout_ms, send_buffer, recv_buffer, congestion);
+}
+
+Result<std::unique_ptr<Conn>> Conn::ConnectAny(std::span<const SockAddr> addrs,
+                                               int timeout_ms,
+                                               int send_buffer,
+                                               int recv_buffer,
+                                               const std::string& congestion) {
+  Error last = IoError("no address to connect to", 0);
+  for (const SockAddr& a : addrs) {
+    auto pending = PendingConnect::Start(a, send_buffer, recv_buffer, congestion);
+    if (!pending) {
+      if (pending.error().code() == ErrorCode::kInvalidArgument) {
+        return std::move(pending).error();  // the same for every address
+      }
+      last = std::move(pending).error();
       continue;
     }
-    pollfd pfd{fd.get(), POLLOUT, 0};
-    int n;
-    do {
-      n = ::poll(&pfd, 1, timeout_ms);
-    } while (n < 0 && errno == EINTR);
-    if (n == 0) {
-      last = Error(ErrorCode::kTimeout, "connect to " + host + ":" + port_text + " timed out");
-      continue;
+    auto conn = pending->Finish(timeout_ms);
+    if (conn) {
+      return conn;
     }
-    int err = 0;
-    socklen_t len = sizeof err;
-    (void)::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-    if (n < 0 || err != 0) {
-      last = IoError("connect to " + host + ":" + port_text + " failed", n < 0 ? errno : err);
-      continue;
-    }
-    int flags = ::fcntl(fd.get(), F_GETFL);
-    (void)::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
-    auto conn = std::make_unique<Conn>(std::move(fd));
-    FERRY_TRY(conn->SetTimeouts(timeout_ms, timeout_ms));
-    return conn;
+    last = std::move(conn).error();
   }
   return last;
+}
+
+Status Conn::SetSendBuffer(int bytes) {
+  if (::setsockopt(fd_.get(), SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes) != 0) {
+    return IoError("setsockopt SO_SNDBUF failed", errno);
+  }
+  return OkStatus();
 }
 
 Status Conn::SetTimeouts(int recv_ms, int send_ms) {

@@ -7,6 +7,8 @@
 // Shutdown() may be called from any thread to wake a blocked receiver (it then sees EOF).
 #pragma once
 
+#include <sys/socket.h>
+
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -28,6 +30,39 @@ struct HostPort {
 // "host:port", "host:port/dest/dir", "[::1]:port/dest". Port 0 is allowed (listen: any).
 Result<HostPort> ParseHostPort(std::string_view text);
 
+// One resolved address of a receiver, with "host:port" for messages.
+struct SockAddr {
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  int family = 0;
+  std::string where;  // host:port as the user wrote it
+};
+// getaddrinfo for TCP: every address, in the resolver's order; kNotFound if none.
+Result<std::vector<SockAddr>> Resolve(const std::string& host, uint16_t port);
+
+class Conn;
+
+// A TCP connect that has been started but not waited for, so that several connections can
+// take their handshake round trip together. Finish() waits (bounded) and may run on another
+// thread than Start(); dropping an unfinished one abandons the connect. Movable.
+class PendingConnect {
+ public:
+  PendingConnect() = default;
+  // Creates the socket, sets the options (as Conn::Connect) and sends the SYN. A congestion
+  // control the kernel refuses is kInvalidArgument; other failures are I/O errors.
+  static Result<PendingConnect> Start(const SockAddr& to,
+                                      int send_buffer = 0,
+                                      int recv_buffer = 0,
+                                      const std::string& congestion = {});
+  bool valid() const { return fd_.valid(); }
+  // The connected Conn (blocking, timeouts set to timeout_ms), or kTimeout / an I/O error.
+  Result<std::unique_ptr<Conn>> Finish(int timeout_ms);
+
+ private:
+  Fd fd_;
+  std::string where_;
+};
+
 class Conn {
  public:
   explicit Conn(Fd fd);
@@ -45,8 +80,17 @@ class Conn {
                                                int recv_buffer = 0,
                                                const std::string& congestion = {});
 
+  // Tries each address in turn, as Connect does.
+  static Result<std::unique_ptr<Conn>> ConnectAny(std::span<const SockAddr> addrs,
+                                                  int timeout_ms,
+                                                  int send_buffer = 0,
+                                                  int recv_buffer = 0,
+                                                  const std::string& congestion = {});
+
   int fd() const { return fd_.get(); }
   Status SetTimeouts(int recv_ms, int send_ms);
+  // SO_SNDBUF on a connected socket (turns send-buffer autotuning off); bytes > 0.
+  Status SetSendBuffer(int bytes);
 
   // Sends header + payload; fills length and payload_hash.
   Status SendFrame(FrameHeader h, std::span<const uint8_t> payload = {});

@@ -75,6 +75,7 @@ struct InFlight {
 
 struct Stream {
   int index = 0;
+  PendingConnect early;  // a connect started with the control connection's (before its thread)
   std::unique_ptr<Conn> conn;
   std::mutex mu;
   std::unordered_map<uint64_t, InFlight> unacked;  // ticket key -> block, guarded by mu
@@ -144,6 +145,8 @@ class SendSession {
   std::vector<std::unique_ptr<SendFile>> files_;
   SessionId session_{};
   std::unique_ptr<Conn> control_;
+  PendingHandshake control_hs_;  // AUTH sent; AUTH_OK is checked before the receiver's answers
+  std::vector<PendingConnect> early_;  // data connects started with the control connect
   TuningPlan plan_;
   uint32_t rtt_us_ = 0;
   std::chrono::steady_clock::time_point start_;

@@ -165,8 +165,19 @@ void SendSession::ScaleStreams() {
 }
 
 void SendSession::StreamMain(Stream& s) {
-  auto conn =
-      Conn::Connect(opt_.host, opt_.port, opt_.timeout_ms, plan_.send_buffer, 0, opt_.congestion);
+  Result<std::unique_ptr<Conn>> conn = Error(ErrorCode::kIo, "not connected");
+  if (s.early.valid()) {
+    conn = s.early.Finish(opt_.timeout_ms);
+    // The plan came after the connect: its buffer size is set now.
+    if (conn && plan_.send_buffer > 0) {
+      if (Status b = (*conn)->SetSendBuffer(plan_.send_buffer); !b) {
+        conn = std::move(b).error();
+      }
+    }
+  } else {
+    conn =
+        Conn::Connect(opt_.host, opt_.port, opt_.timeout_ms, plan_.send_buffer, 0, opt_.congestion);
+  }
   if (!conn) {
     KillStream(s, "connect: " + conn.error().ToString());
     return;

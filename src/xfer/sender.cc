@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <optional>
+#include <span>
 
 #include "base/strings.h"
 #include "xfer/handshake.h"
@@ -91,10 +93,45 @@ Result<SendReport> SendSession::Run() {
 }
 
 Status SendSession::Connect() {
+  const std::string where = "receiver " + opt_.host + ":" + std::to_string(opt_.port);
+  std::vector<SockAddr> addrs = FERRY_TRY_CTX(Resolve(opt_.host, opt_.port), where);
   auto t0 = std::chrono::steady_clock::now();
-  control_ =
-      FERRY_TRY_CTX(Conn::Connect(opt_.host, opt_.port, opt_.timeout_ms, 0, 0, opt_.congestion),
-                    "receiver " + opt_.host + ":" + std::to_string(opt_.port));
+  // The data streams' TCP handshakes run together with the control connection's, so that
+  // their own handshakes start one RTT sooner. A long path's plan opens kInitialStreams (or
+  // the requested count); a short one's may want fewer, and the extra connections are closed
+  // unused (the receiver drops a connection that closes before HELLO).
+  auto control = PendingConnect::Start(addrs[0], 0, 0, opt_.congestion);
+  if (!control && control.error().code() == ErrorCode::kInvalidArgument) {
+    return std::move(control).error().AddContext(where);
+  }
+  std::optional<Error> first_error;
+  if (control) {
+    int early = opt_.streams > 0 ? std::min(opt_.streams, kMaxStreams) : kInitialStreams;
+    for (int i = 0; i < early; ++i) {
+      auto p = PendingConnect::Start(addrs[0], 0, 0, opt_.congestion);
+      if (!p) {
+        break;  // the streams connect on their own
+      }
+      early_.push_back(std::move(*p));
+    }
+    auto c = control->Finish(opt_.timeout_ms);
+    if (c) {
+      control_ = std::move(*c);
+    } else {
+      first_error = std::move(c).error();
+    }
+  } else {
+    first_error = std::move(control).error();
+  }
+  if (!control_) {
+    early_.clear();  // the first address did not answer: try the others one by one
+    if (addrs.size() < 2) {
+      return std::move(*first_error).AddContext(where);
+    }
+    control_ = FERRY_TRY_CTX(
+        Conn::ConnectAny(std::span(addrs).subspan(1), opt_.timeout_ms, 0, 0, opt_.congestion),
+        where);
+  }
   // The TCP handshake is the first RTT sample; it is enough to size buffers and streams, so
   // the data streams connect (and the reader starts) while the control handshake runs.
   rtt_us_ = static_cast<uint32_t>(MicrosSince(t0));
@@ -113,9 +150,10 @@ Status SendSession::Connect() {
   hello.role = Role::kControl;
   hello.session = session_;
   FERRY_TRY(RandomBytes(hello.client_nonce));
-  uint32_t hs_rtt = FERRY_TRY_CTX(ClientHandshake(*control_, hello, KeyBytes(opt_.token)),
-                                  "receiver " + opt_.host + ":" + std::to_string(opt_.port));
-  rtt_us_ = std::min(rtt_us_, hs_rtt);
+  // The manifest follows AUTH at once (the receiver reads nothing past AUTH before it
+  // verified it); ExchangeManifest checks AUTH_OK before it reads the receiver's answer.
+  control_hs_ = FERRY_TRY_CTX(BeginClientHandshake(*control_, hello, KeyBytes(opt_.token)), where);
+  rtt_us_ = std::min(rtt_us_, control_hs_.rtt_us);
   return OkStatus();
 }
 
@@ -154,8 +192,12 @@ Status SendSession::StartStages() {
     streams_.push_back(std::move(s));
   }
   for (int i = 0; i < plan_.streams; ++i) {
+    if (static_cast<size_t>(i) < early_.size()) {
+      streams_[static_cast<size_t>(i)]->early = std::move(early_[static_cast<size_t>(i)]);
+    }
     StartStream(*streams_[static_cast<size_t>(i)]);
   }
+  early_.clear();  // more than the plan wants: closed before HELLO
   last_scale_ = std::chrono::steady_clock::now();
   return OkStatus();
 }
@@ -184,6 +226,8 @@ Status SendSession::ExchangeManifest() {
         control_->SendFrame({.type = FrameType::kManifest, .flags = flags}, EncodeManifest(chunk)));
     first = i;
   } while (first < total);
+  FERRY_TRY_CTX(FinishClientHandshake(*control_, control_hs_, KeyBytes(opt_.token)),
+                "receiver " + opt_.host + ":" + std::to_string(opt_.port));
 
   for (uint64_t n = 0; n < 4ull * total + 100000; ++n) {
     FrameHeader h;

@@ -201,6 +201,30 @@ TEST_F(XferLoopback, TreeOfManySmallFilesOverFewStreams) {
   ExpectNoHiddenFiles();
 }
 
+// The sender opens a long path's stream count together with the control connection; on
+// loopback the plan wants fewer, and the connections it does not use close before HELLO
+// without a trace: no error, no lost stream, no extra stream in the session.
+TEST_F(XferLoopback, UnusedEarlyConnectionsCloseWithoutATrace) {
+  StartReceiver();
+  auto data = testing::RandomBytes(3u << 20, 12);
+  testing::WriteFile(src_ + "/f.bin", data);
+  SendOptions o = Options(rx_->port(), {src_ + "/f.bin"});
+  o.streams = 0;  // planned from the RTT: loopback starts with 2
+  auto r = Send(o);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->streams, 2);
+  EXPECT_EQ(r->streams_lost, 0);
+  SessionSummary s = WaitSession(1);
+  EXPECT_EQ(s.streams, 2);
+  EXPECT_TRUE(s.error.empty()) << s.error;
+  EXPECT_EQ(testing::ReadFile(root_ + "/f.bin"), data);
+  std::lock_guard lock(mu_);
+  for (const std::string& line : logs_) {
+    EXPECT_EQ(line.find("refused"), std::string::npos) << line;
+    EXPECT_EQ(line.find("fail"), std::string::npos) << line;
+  }
+}
+
 TEST_F(XferLoopback, WrongOrMissingTokenIsRefusedBeforeAnyWrite) {
   StartReceiver("the right secret");
   testing::WriteFile(src_ + "/f", testing::RandomBytes(1000, 1));
@@ -248,81 +272,6 @@ TEST_F(XferLoopback, CongestionControlIsChosenAndReported) {
             std::string::npos)
       << r.error().ToString();
   EXPECT_TRUE(fs::is_empty(root_));
-}
-
-// A hand-made receiver: the sender's first DATA follows its AUTH without waiting for AUTH_OK,
-// and an AUTH_OK with a forged proof loses the stream, so the ACK after it is not believed.
-TEST_F(XferLoopback, DataFollowsAuthAtOnceAndAForgedServerProofLosesTheStream) {
-  auto listener = Listen("127.0.0.1", 0);
-  ASSERT_TRUE(listener.has_value());
-  auto port = LocalPort(listener->get());
-  ASSERT_TRUE(port.has_value());
-  auto accept = [&]() -> std::unique_ptr<Conn> {
-    pollfd p{listener->get(), POLLIN, 0};
-    if (::poll(&p, 1, 5000) != 1) {
-      return nullptr;
-    }
-    auto c = std::make_unique<Conn>(Fd(::accept4(listener->get(), nullptr, nullptr, SOCK_CLOEXEC)));
-    return c->SetTimeouts(5000, 5000) ? std::move(c) : nullptr;
-  };
-  bool data_before_auth_ok = false;
-  std::thread fake([&] {
-    auto control = accept();
-    if (!control || !ServerHandshake(*control, {})) {
-      return;
-    }
-    // Bounded: at most 16 manifest chunks.
-    for (int i = 0; i < 16; ++i) {
-      FrameHeader h;
-      if (!control->Expect(FrameType::kManifest, &h) || (h.flags & kManifestLast) != 0) {
-        break;
-      }
-    }
-    (void)control->SendFrame({.type = FrameType::kStateEnd});
-    auto data = accept();
-    if (!data || !data->Expect(FrameType::kHello)) {
-      return;
-    }
-    Challenge ch;
-    ch.server_nonce.fill(7);
-    (void)data->SendFrame({.type = FrameType::kChallenge}, EncodeChallenge(ch));
-    if (!data->Expect(FrameType::kAuth)) {
-      return;
-    }
-    auto h = data->RecvHeader();
-    data_before_auth_ok = h.has_value() && h->type == FrameType::kData;
-    if (!data_before_auth_ok) {
-      return;
-    }
-    Digest256 forged{};
-    (void)data->SendFrame({.type = FrameType::kAuthOk}, forged);
-    (void)data->SendFrame({.type = FrameType::kAck, .file_id = h->file_id, .block = h->block});
-    // Bounded by the 5 s receive timeouts: wait for the sender to close the stream, then the
-    // session.
-    uint8_t sink[4096];
-    for (Conn* c : {data.get(), control.get()}) {
-      while (::recv(c->fd(), sink, sizeof sink, 0) > 0) {
-      }
-    }
-  });
-  testing::WriteFile(src_ + "/f", testing::RandomBytes(100000, 2));
-  SendOptions o = Options(*port, {src_ + "/f"});
-  o.streams = 1;
-  std::vector<std::string> notices;
-  o.on_notice = [&](std::string_view n) {
-    notices.emplace_back(n);
-  };
-  auto r = Send(o);
-  fake.join();
-  EXPECT_TRUE(data_before_auth_ok);
-  ASSERT_FALSE(r.has_value());
-  EXPECT_NE(r.error().message().find("data streams were lost"), std::string::npos)
-      << r.error().ToString();
-  bool named = false;
-  for (const std::string& n : notices) {
-    named = named || n.find("could not prove it holds the same token") != std::string::npos;
-  }
-  EXPECT_TRUE(named) << ::testing::PrintToString(notices);
 }
 
 // A hand-made client (the real sender never produces such paths) offers hostile names.
