@@ -165,7 +165,7 @@ void SendSession::ScaleStreams() {
 }
 
 void SendSession::StreamMain(Stream& s) {
-  Result<std::unique_ptr<Conn>> conn = Error(ErrorCode::kIo, "not connected");
+  Result<std::unique_ptr<Conn>> conn = Error(ErrorCode::kIo, "no early connect");
   if (s.early.valid()) {
     conn = s.early.Finish(opt_.timeout_ms);
     // The plan came after the connect: its buffer size is set now.
@@ -174,7 +174,10 @@ void SendSession::StreamMain(Stream& s) {
         conn = std::move(b).error();
       }
     }
-  } else {
+  }
+  // A stream added later connects now; so does one whose early connect failed (a timeout is
+  // not retried: it already waited the whole timeout).
+  if (!conn && conn.error().code() != ErrorCode::kTimeout) {
     conn =
         Conn::Connect(opt_.host, opt_.port, opt_.timeout_ms, plan_.send_buffer, 0, opt_.congestion);
   }
