@@ -18,10 +18,12 @@ namespace ferry::cli {
 namespace {
 
 constexpr std::string_view kUsage =
-    "ferry recv --listen ADDR:PORT --root DIR [--token-file F] [--json] [--timeout SECONDS]\n"
-    "                  [--no-direct] [--memory 2G]\n"
+    "ferry recv --listen ADDR:PORT (--root DIR | --discard) [--token-file F] [--json]\n"
+    "                  [--timeout SECONDS] [--no-direct] [--memory 2G]\n"
     "  Serves transfers until SIGINT/SIGTERM; every file lands under DIR (paths are confined)\n"
     "  and is renamed into place only when complete and verified. Port 0 picks a free port.\n"
+    "  --discard  verify and acknowledge every block, write nothing: measures the network\n"
+    "             and ferry's streams without the destination disk (the sender is told)\n"
     "  --json  one JSON object per line on stdout: the listening address, then each session";
 
 std::string Stamp() {
@@ -44,6 +46,7 @@ int RunRecv(std::span<const char* const> args) {
                                    {"--no-direct"},
                                    {"--no-uring"},
                                    {"--no-preallocate"},
+                                   {"--discard"},
                                    {"--memory", true},
                                    {"--journal-sync-ms", true},
                                    {"--help"}});
@@ -55,8 +58,8 @@ int RunRecv(std::span<const char* const> args) {
     std::printf("usage: %.*s\n", static_cast<int>(kUsage.size()), kUsage.data());
     return kExitOk;
   }
-  if (!a.positional().empty() || !a.Has("--listen") || !a.Has("--root")) {
-    return UsageError("need --listen ADDR:PORT and --root DIR", kUsage);
+  if (!a.positional().empty() || !a.Has("--listen") || (!a.Has("--root") && !a.Has("--discard"))) {
+    return UsageError("need --listen ADDR:PORT and --root DIR (or --discard)", kUsage);
   }
   auto listen = xfer::ParseHostPort(*a.Get("--listen"));
   if (!listen || !listen->rest.empty()) {
@@ -65,7 +68,8 @@ int RunRecv(std::span<const char* const> args) {
   xfer::ReceiverOptions o;
   o.listen_addr = listen->host;
   o.port = listen->port;
-  o.root = *a.Get("--root");
+  o.root = a.Get("--root").value_or("");
+  o.discard = a.Has("--discard");
   o.direct_io = !a.Has("--no-direct");
   o.use_uring = !a.Has("--no-uring");
   o.preallocate = !a.Has("--no-preallocate");
@@ -142,12 +146,13 @@ int RunRecv(std::span<const char* const> args) {
   if (!rx) {
     return ReportError(rx.error());
   }
-  if (o.token.empty()) {
+  if (o.token.empty() && !o.discard) {
     o.on_log("warning: no --token-file: any client that reaches this port can write under "
              + o.root);
   }
   o.on_log("listening on " + (o.listen_addr.empty() ? "*" : o.listen_addr) + ":"
-           + std::to_string((*rx)->port()) + ", root " + o.root);
+           + std::to_string((*rx)->port())
+           + (o.discard ? ", discarding every block (--discard)" : ", root " + o.root));
   if (json) {
     JsonWriter w;
     w.BeginObject()
@@ -155,6 +160,7 @@ int RunRecv(std::span<const char* const> args) {
         .Field("address", o.listen_addr)
         .Field("port", static_cast<uint64_t>((*rx)->port()))
         .Field("root", o.root)
+        .Field("discard", o.discard)
         .EndObject();
     std::printf("%s\n", w.str().c_str());
     std::fflush(stdout);

@@ -34,12 +34,14 @@ int64_t NowNs() {
 Result<std::unique_ptr<Receiver>> Receiver::Start(ReceiverOptions options) {
   auto impl = std::make_unique<Impl>();
   impl->opt = std::move(options);
-  int root = ::open(impl->opt.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (root < 0) {
-    return Error(errno == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
-                 "cannot open root directory " + impl->opt.root, errno);
+  if (!impl->opt.discard || !impl->opt.root.empty()) {
+    int root = ::open(impl->opt.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0) {
+      return Error(errno == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
+                   "cannot open root directory " + impl->opt.root, errno);
+    }
+    impl->root = Fd(root);
   }
-  impl->root = Fd(root);
   impl->listener = FERRY_TRY(Listen(impl->opt.listen_addr, impl->opt.port));
   impl->port = FERRY_TRY(LocalPort(impl->listener.get()));
   Impl* raw = impl.get();
@@ -386,13 +388,21 @@ void RecvSession::RunControl() {
       continue;
     }
     f.claimed = true;
-    if (resume_) {
+    if (resume_ && !owner_.opt.discard) {
       LoadResume(f);
     }
   }
   Log("from " + peer_ + ": " + std::to_string(files_.size()) + " files, "
       + HumanBytes(static_cast<double>(total_bytes)) + ", " + std::to_string(streams_)
       + " streams, block " + HumanBytes(block_size_) + (resume_ ? ", resume" : ""));
+  if (owner_.opt.discard) {
+    const std::string note =
+        "discarding: every block is verified and acknowledged, nothing is "
+        "written (ferry recv --discard)";
+    SendControl(
+        FrameType::kNotice, 0,
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(note.data()), note.size()));
+  }
   for (const std::string& w :
        ReceiverBufferWarnings(rate_bps_, rtt_us_, streams_, ReadKernelBufferLimits())) {
     Log("warning: " + w);

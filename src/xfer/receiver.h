@@ -55,6 +55,10 @@ struct ReceiverOptions {
   bool direct_io = true;
   bool use_uring = true;
   bool preallocate = true;  // fallocate each file (a full disk fails before any data)
+  // Verify and acknowledge every block but write nothing (no file, directory or journal is
+  // created; root may be empty): ferry's own network path without the destination disk, as a
+  // benchmark. FILE_DONE then means verified, not durable; the sender is told by a NOTICE.
+  bool discard = false;
   // A file's written blocks are datasynced (and recorded in its resume journal) every
   // journal_sync_bytes or journal_sync_ms; in its last journal_sync_bytes, every 1/8 of that.
   uint64_t journal_sync_bytes = 256u << 20;

@@ -138,6 +138,8 @@ class RecvSession : public std::enable_shared_from_this<RecvSession> {
   void HandleCompletion(const IoCompletion& c);
   Status OpenFile(RecvFile& f);
   void BeginFinish(RecvFile& f, uint32_t id);
+  // The block is in place (written, or verified with --discard): have, hash, bytes.
+  void RecordBlock(RecvFile& f, const WriteItem& item);
   void SubmitFinalSync(RecvFile& f, uint32_t id);
   void FinishFile(RecvFile& f, uint32_t id);
   void FileDurable(RecvFile& f, uint32_t id);

@@ -44,6 +44,13 @@ void RecvSession::Submit() {
 }
 
 Status RecvSession::OpenFile(RecvFile& f) {
+  if (owner_.opt.discard) {
+    f.hashes.assign(f.n_blocks, 0);
+    f.have.assign(f.n_blocks, 0);
+    f.n_have = 0;
+    f.state = RecvFile::State::kOpen;
+    return OkStatus();
+  }
   if (!cached_dir_fd_.valid() || cached_dir_ != f.dir) {
     cached_dir_fd_ = Fd();
     cached_dir_fd_ = FERRY_TRY(OpenDirBeneath(owner_.root.get(), f.dir, /*create=*/true));
@@ -179,7 +186,20 @@ void RecvSession::SubmitFinalSync(RecvFile& f, uint32_t id) {
 
 void RecvSession::BeginFinish(RecvFile& f, uint32_t id) {
   f.state = RecvFile::State::kFinishing;
+  if (owner_.opt.discard) {
+    FileDurable(f, id);  // nothing to sync or rename
+    return;
+  }
   SubmitFinalSync(f, id);
+}
+
+void RecvSession::RecordBlock(RecvFile& f, const WriteItem& item) {
+  if (f.have[item.block] == 0) {
+    f.have[item.block] = 1;
+    ++f.n_have;
+  }
+  f.hashes[item.block] = item.hash;
+  bytes_.fetch_add(item.length);
 }
 
 void RecvSession::FinishFile(RecvFile& f, uint32_t id) {
@@ -247,6 +267,15 @@ void RecvSession::HandleItem(WriteItem& item) {
   if (f.have[item.block] != 0 && f.hashes[item.block] == item.hash) {
     Ack(item, AckStatus::kOk);
     pool_->Release(item.buffer);
+    return;
+  }
+  if (owner_.opt.discard) {
+    RecordBlock(f, item);
+    Ack(item, AckStatus::kOk);
+    pool_->Release(item.buffer);
+    if (f.n_have == f.n_blocks) {
+      BeginFinish(f, item.file);
+    }
     return;
   }
   uint32_t len = item.length;
@@ -353,12 +382,7 @@ void RecvSession::HandleCompletion(const IoCompletion& c) {
     FailFile(f, item.file, IoError("cannot queue a write", EBUSY));
     return;
   }
-  if (f.have[item.block] == 0) {
-    f.have[item.block] = 1;
-    ++f.n_have;
-  }
-  f.hashes[item.block] = item.hash;
-  bytes_.fetch_add(item.length);
+  RecordBlock(f, item);
   if (f.use_journal) {
     f.unsynced.push_back({item.block, item.hash});
     f.unsynced_bytes += item.length;

@@ -225,6 +225,45 @@ TEST_F(XferLoopback, UnusedEarlyConnectionsCloseWithoutATrace) {
   }
 }
 
+// --discard: the network path without the disk. Every block is still verified (the digests
+// match), the sender is told, and nothing at all is created under the root.
+TEST_F(XferLoopback, DiscardVerifiesEveryBlockAndWritesNothing) {
+  StartReceiver("", true, [&](ReceiverOptions& o) { o.discard = true; });
+  const std::vector<size_t> sizes = {0, 1, 65536 * 3 + 17, 1u << 20};
+  std::vector<std::vector<uint8_t>> data;
+  fs::create_directories(src_ + "/d");
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    data.push_back(testing::RandomBytes(sizes[i], 20 + i));
+    testing::WriteFile(src_ + "/d/f" + std::to_string(i), data.back());
+  }
+  SendOptions o = Options(rx_->port(), {src_ + "/d"});
+  std::vector<std::string> notices;
+  o.on_notice = [&](std::string_view n) {
+    notices.emplace_back(n);
+  };
+  auto r = Send(o);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->files_failed, 0u);
+  ASSERT_EQ(r->files.size(), sizes.size());
+  for (const auto& f : r->files) {
+    size_t i = static_cast<size_t>(std::stoul(f.path.substr(f.path.rfind('f') + 1)));
+    EXPECT_EQ(f.digest, DigestOf(data[i], o.block_size)) << f.path;
+  }
+  SessionSummary s = WaitSession(1);
+  EXPECT_EQ(s.files_done, sizes.size());
+  uint64_t total = 0;
+  for (size_t n : sizes) {
+    total += n;
+  }
+  EXPECT_EQ(s.bytes, total);
+  bool told = false;
+  for (const std::string& n : notices) {
+    told = told || n.find("nothing is written") != std::string::npos;
+  }
+  EXPECT_TRUE(told) << ::testing::PrintToString(notices);
+  EXPECT_TRUE(fs::is_empty(root_));
+}
+
 TEST_F(XferLoopback, WrongOrMissingTokenIsRefusedBeforeAnyWrite) {
   StartReceiver("the right secret");
   testing::WriteFile(src_ + "/f", testing::RandomBytes(1000, 1));
