@@ -16,6 +16,10 @@ import sys
 PEERS = {"xrdcp", "globus-url-copy", "rsync", "aria2c"}
 
 
+def num(text):
+    return None if text == "-" else float(text)
+
+
 def main():
     tsv, out, disk, size, kernel, cpus, load = sys.argv[1:8]
     disk, _, disk_w = disk.partition(":")
@@ -26,7 +30,7 @@ def main():
         for line in f:
             path, tool, opts, status, tool_s, total_s, gbps, cpu, checksum = line.rstrip("\n").split("\t")
             runs.append({"path": path, "tool": tool, "options": opts, "status": status,
-                         "tool_seconds": float(tool_s), "seconds": float(total_s),
+                         "tool_seconds": num(tool_s), "seconds": num(total_s),
                          "gbit_per_s": float(gbps), "cpu_percent": None if cpu == "-" else float(cpu),
                          "checksum": checksum})
     paths = []
@@ -43,6 +47,8 @@ def main():
         iperf = best(p, lambda r: r["tool"] == "iperf3")
         ferry = best(p, lambda r: r["tool"] == "ferry")
         ferry_def = best(p, lambda r: r["tool"] == "ferry-defbuf")
+        ferry_null = best(p, lambda r: r["tool"] == "ferry-discard")
+        iperf_n = best(p, lambda r: r["tool"] == "iperf3-n")
         peer = best(p, lambda r: r["tool"] in PEERS)
         net = iperf["gbit_per_s"] if iperf else None
         limits = [x for x in (net, disk, disk_w) if x]
@@ -55,7 +61,15 @@ def main():
              "ferry_options": ferry["options"] if ferry else None,
              "ferry_default_buffers_gbit_per_s": ferry_def["gbit_per_s"] if ferry_def else None,
              "best_peer": f'{peer["tool"]} {peer["options"]}' if peer else None,
-             "best_peer_gbit_per_s": peer["gbit_per_s"] if peer else None}
+             "best_peer_gbit_per_s": peer["gbit_per_s"] if peer else None,
+             # Without the destination disk (ferry recv --discard), next to iperf3 moving the
+             # same bytes (-n; its rate starts at its first byte, ferry's at process start).
+             "ferry_discard_gbit_per_s": ferry_null["gbit_per_s"] if ferry_null else None,
+             "ferry_discard_options": ferry_null["options"] if ferry_null else None,
+             "iperf3_same_bytes_gbit_per_s": iperf_n["gbit_per_s"] if iperf_n else None}
+        if ferry_null and iperf_n:
+            s["ferry_discard_vs_iperf3_same_bytes"] = round(
+                ferry_null["gbit_per_s"] / iperf_n["gbit_per_s"], 3)
         if ferry and limit:
             s["ferry_vs_limit"] = round(ferry["gbit_per_s"] / limit, 3)
         if ferry and net:
@@ -74,7 +88,7 @@ def main():
         json.dump(doc, f, indent=1)
 
     # Plot data: one row per tool (best run), one column per path.
-    order = ["iperf3", "ferry", "ferry-defbuf"]
+    order = ["iperf3", "iperf3-n", "ferry", "ferry-defbuf", "ferry-discard"]
     tools = [t for t in order if any(r["tool"] == t for r in runs)]
     for r in runs:
         if r["tool"] not in tools:
@@ -103,7 +117,11 @@ def main():
               f" (x{g('ferry_vs_iperf3')}) | limit {g('limit_gbit_per_s')} (x{g('ferry_vs_limit')})"
               f" | best peer {g('best_peer_gbit_per_s')} {s['best_peer'] or ''} (x{g('ferry_vs_best_peer')})"
               + (f" | ferry with default buffers {g('ferry_default_buffers_gbit_per_s')}"
-                 if s.get("ferry_default_buffers_gbit_per_s") else ""))
+                 if s.get("ferry_default_buffers_gbit_per_s") else "")
+              + (f" | no destination disk: ferry --discard {g('ferry_discard_gbit_per_s')}, iperf3"
+                 f" -n same bytes {g('iperf3_same_bytes_gbit_per_s')}"
+                 f" (x{g('ferry_discard_vs_iperf3_same_bytes')})"
+                 if s.get("ferry_discard_gbit_per_s") else ""))
     print(f"# json: {out}/xfer.json")
 
 

@@ -120,6 +120,10 @@ start_servers() { # PATH
   ip netns exec $NB "$FERRY" recv --listen 0.0.0.0:7700 --root "$DST" --token-file "$R/token" \
     --json >"$R/ferry.out" 2>"$R/ferry.err" </dev/null &
   PIDS+=($!)
+  # The same with nothing written: the network and ferry's own path without the destination disk.
+  ip netns exec $NB "$FERRY" recv --listen 0.0.0.0:7702 --discard --token-file "$R/token" \
+    >"$R/ferry-discard.out" 2>"$R/ferry-discard.err" </dev/null &
+  PIDS+=($!)
   if has xrdcp; then
     mkdir -p "$R/xrd"
     printf 'xrd.port 1094\nxrd.network nodnr\nall.export %s\nall.adminpath %s/xrd/admin\nall.pidpath %s/xrd\n' \
@@ -172,6 +176,9 @@ X
 
 # ------------------------------------------------------------------ one measured copy
 # run_case PATH TOOL OPTIONS NS CMD...   (CMD runs inside namespace NS)
+# With NOFILE=1 the tool writes no file (ferry recv --discard): ok when it exits 0, since ferry
+# checks every block and the file digest end to end itself.
+NOFILE=0
 run_case() {
   local path=$1 tool=$2 opts=$3 ns=$4
   shift 4
@@ -193,7 +200,11 @@ run_case() {
     got=$(stat -c %s "$DST/data.bin" 2>/dev/null || echo 0)
     [ $rc = 124 ] && status=timeout
     [ $rc != 0 ] && [ $rc != 124 ] && status="rc=$rc"
-    if [ "$got" = "$BYTES" ]; then
+    if [ $NOFILE = 1 ]; then
+      got=$BYTES
+      sum="digest checked by ferry"
+      [ "$status" = ok ] || { sum=-; got=0; }
+    elif [ "$got" = "$BYTES" ]; then
       sum=$(xxhsum -H2 "$DST/data.bin" 2>/dev/null | cut -d' ' -f1)
       [ "$sum" = "$SUM" ] && sum=match || { sum=MISMATCH; status=bad; }
     else
@@ -221,19 +232,26 @@ CCS=("")
 grep -qw cubic /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null &&
   [ "$SYS_CC" != cubic ] && CCS+=(cubic)
 
-iperf_case() { # PATH NS HOST CC
-  local path=$1 ns=$2 host=$3 cc=$4 out g
+# iperf_case PATH NS HOST CC [BYTES]: -t IPERF_S (the network limit, tool iperf3), or with
+# BYTES -n BYTES (tool iperf3-n: the same bytes as one copy, ramp-up included; its own rate
+# starts at its first byte, after its connections are set up).
+iperf_case() {
+  local path=$1 ns=$2 host=$3 cc=$4 n=${5:-} out g tool=iperf3 what
+  local amount=(-t "$IPERF_S")
+  what="$IPERF_S s, memory to memory (network limit)"
+  if [ -n "$n" ]; then
+    tool=iperf3-n amount=(-n "$n") what="-n $n, memory to memory, rate from its first byte"
+  fi
   ip netns exec "$NB" iperf3 -s -B "$host" -p 5401 -1 >/dev/null 2>&1 </dev/null &
   local spid=$!
   sleep 0.5
-  out=$(timeout $((IPERF_S + 30)) ip netns exec "$ns" iperf3 -c "$host" -p 5401 -t "$IPERF_S" -P 8 \
+  out=$(timeout $((IPERF_S + 60)) ip netns exec "$ns" iperf3 -c "$host" -p 5401 "${amount[@]}" -P 8 \
     ${cc:+-C "$cc"} -J 2>/dev/null)
   kill "$spid" 2>/dev/null
   wait "$spid" 2>/dev/null
   g=$(python3 -c 'import json,sys; print("%.3f" % (json.loads(sys.stdin.read())["end"]["sum_received"]["bits_per_second"]/1e9))' <<<"$out" 2>/dev/null || echo 0)
-  printf '%s\tiperf3\t-P 8%s, %s s, memory to memory (network limit)\tok\t%s\t%s\t%s\t-\t-\n' \
-    "$path" "${cc:+ -C $cc}" "$IPERF_S" "$IPERF_S" "$IPERF_S" "$g" >>"$RESULTS"
-  printf '%-6s %-14s %-44s %-7s %7s %7s %8s\n' "$path" iperf3 "-P 8 ${cc:+-C $cc }(network limit)" ok - - "$g"
+  printf '%s\t%s\t-P 8%s, %s\tok\t-\t-\t%s\t-\t-\n' "$path" "$tool" "${cc:+ -C $cc}" "$what" "$g" >>"$RESULTS"
+  printf '%-6s %-14s %-44s %-7s %7s %7s %8s\n' "$path" "$tool" "-P 8 ${cc:+-C $cc }${n:+-n $n }" ok - - "$g"
 }
 
 cases() { # PATH
@@ -247,6 +265,12 @@ cases() { # PATH
     for cc in "${CCS[@]}"; do
       run_case "$p" ferry "${cc:+--congestion $cc, }streams from RTT and limits" "$ns" \
         "$FERRY" send "$SRC" "$host:7700" --token-file "$tok" --json ${cc:+--congestion "$cc"}
+    done
+    # Without the destination disk, next to iperf3 moving the same bytes.
+    for cc in "${CCS[@]}"; do
+      iperf_case "$p" "$ns" "$host" "$cc" "$BYTES"
+      NOFILE=1 run_case "$p" ferry-discard "${cc:+--congestion $cc, }receiver --discard (no destination disk)" \
+        "$ns" "$FERRY" send "$SRC" "$host:7702" --token-file "$tok" --json ${cc:+--congestion "$cc"}
     done
     if [ "$p" != lo ]; then
       bash "$LFN" bufs default --name "$NAME" >/dev/null
