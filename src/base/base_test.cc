@@ -103,6 +103,25 @@ TEST(Hash, KnownVectors) {
   EXPECT_EQ(s.Digest(), hash::Xxh3("hello world", 11));
 }
 
+// Xxh3 takes xxHash's AVX2 kernels for long inputs where the CPU has them; the streaming
+// digest always runs the shared library's. Both must agree at every length class.
+TEST(Hash, Xxh3EqualsTheLibraryAtEveryLength) {
+  auto data = testing::PseudoRandomBytes(5u << 20, 9);
+  std::vector<size_t> sizes;
+  for (size_t n = 0; n <= 1100; ++n) {
+    sizes.push_back(n);
+  }
+  for (size_t n :
+       {size_t{4095}, size_t{4096}, size_t{65537}, size_t{1} << 20, size_t{4} << 20, data.size()}) {
+    sizes.push_back(n);
+  }
+  for (size_t n : sizes) {
+    hash::Xxh3Stream s;
+    s.Update(data.data() + 3, std::min(n, data.size() - 3));
+    ASSERT_EQ(hash::Xxh3(data.data() + 3, std::min(n, data.size() - 3)), s.Digest()) << n;
+  }
+}
+
 TEST(ByteSwap, EveryWidthAndTwiceIsIdentity) {
   auto in = testing::PseudoRandomBytes(8 * 37, 4);
   for (size_t width : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {

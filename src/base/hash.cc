@@ -4,6 +4,8 @@
 
 #include <xxhash.h>
 
+#include "base/xxh3_avx2.h"
+
 namespace ferry::hash {
 
 uint64_t Xxh64(const void* data, size_t size, uint64_t seed) {
@@ -11,6 +13,14 @@ uint64_t Xxh64(const void* data, size_t size, uint64_t seed) {
 }
 
 uint64_t Xxh3(const void* data, size_t size) {
+  // Inputs up to 240 bytes take scalar paths in both; the long-input kernels are 2.5x faster
+  // with AVX2 (block checksums of the transfer, page digests).
+#if defined(__x86_64__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2 && size > 240) {
+    return internal::Xxh3Avx2(data, size);
+  }
+#endif
   return XXH3_64bits(data, size);
 }
 
