@@ -21,12 +21,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       __builtin_trap();
     }
   }
-  std::span<const uint8_t> payload = size > kFrameHeaderSize ? in.subspan(kFrameHeaderSize)
-                                                             : std::span<const uint8_t>();
+  std::span<const uint8_t> payload =
+      size > kFrameHeaderSize ? in.subspan(kFrameHeaderSize) : std::span<const uint8_t>();
   if (auto m = DecodeManifest(payload); m.has_value()) {
     auto back = DecodeManifest(EncodeManifest(*m));
-    if (!back.has_value() || back->entries.size() != m->entries.size() ||
-        back->block_size != m->block_size) {
+    if (!back.has_value() || back->entries.size() != m->entries.size()
+        || back->block_size != m->block_size) {
       __builtin_trap();
     }
   }
