@@ -122,6 +122,7 @@ int RunRecv(std::span<const char* const> args) {
           .Field("gbit_per_s",
                  s.seconds > 0 ? static_cast<double>(s.bytes) * 8 / s.seconds / 1e9 : 0.0)
           .Field("bad_blocks", s.bad_blocks)
+          .Field("final_flush_max", s.final_flush_max)
           .Field("streams", static_cast<int64_t>(s.streams))
           .Field("direct_io", s.direct_io)
           .Field("io_uring", s.uring)

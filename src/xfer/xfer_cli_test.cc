@@ -239,6 +239,27 @@ TEST_F(XferCli, WrongTokenAndEscapingDestinationAreRefusedAndNothingIsWritten) {
   EXPECT_NE(rx->err().find("authentication failed"), std::string::npos) << rx->err();
 }
 
+TEST_F(XferCli, DiscardReceiverVerifiesWritesNothingAndTellsTheSender) {
+  auto data = testing::RandomBytes((3u << 20) + 123, 4);
+  testing::WriteFile(src_ + "/f.bin", data);
+  int port = 0;
+  auto rx = StartRecv("127.0.0.1", root_, &port, {"--discard"});
+  ASSERT_GT(port, 0) << rx->err();
+  EXPECT_NE(rx->out().find("\"discard\":true"), std::string::npos) << rx->out();
+  auto tx = StartSend({src_ + "/f.bin", "127.0.0.1:" + std::to_string(port), "--token-file", token_,
+                       "--block-size", "1M", "--json"});
+  ASSERT_EQ(tx->Wait(20000), 0) << tx->err();
+  json r = json::parse(tx->out());
+  EXPECT_EQ(r["digest"], DigestHex(DigestOf(data, 1u << 20)));
+  EXPECT_NE(r["notices"].dump().find("nothing is written"), std::string::npos) << r.dump();
+  rx->Kill(SIGTERM);
+  EXPECT_EQ(rx->Wait(5000), 0);
+  EXPECT_NE(rx->out().find("\"digest\":\"" + DigestHex(DigestOf(data, 1u << 20)) + "\""),
+            std::string::npos)
+      << rx->out();
+  EXPECT_TRUE(fs::is_empty(root_));
+}
+
 TEST_F(XferCli, FullDiskGivesAClearErrorAndTheFileIsNeverRenamedIntoPlace) {
   std::string disk = tmp_.File("disk");
   testing::TmpfsMount mount(disk, "6m");
