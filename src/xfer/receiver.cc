@@ -230,6 +230,11 @@ void RecvSession::SendControl(FrameType type, uint32_t file_id, std::span<const 
   (void)control_->SendFrame({.type = type, .file_id = file_id}, payload);
 }
 
+void RecvSession::SendNotice(std::string_view text) {
+  SendControl(FrameType::kNotice, 0,
+              std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+}
+
 Status RecvSession::ReadManifest() {
   uint32_t total = 0;
   bool have_first = false;
@@ -396,18 +401,14 @@ void RecvSession::RunControl() {
       + HumanBytes(static_cast<double>(total_bytes)) + ", " + std::to_string(streams_)
       + " streams, block " + HumanBytes(block_size_) + (resume_ ? ", resume" : ""));
   if (owner_.opt.discard) {
-    const std::string note =
-        "discarding: every block is verified and acknowledged, nothing is "
-        "written (ferry recv --discard)";
-    SendControl(
-        FrameType::kNotice, 0,
-        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(note.data()), note.size()));
+    SendNotice(
+        "discarding: every block is verified and acknowledged, nothing is written (ferry recv "
+        "--discard)");
   }
   for (const std::string& w :
        ReceiverBufferWarnings(rate_bps_, rtt_us_, streams_, ReadKernelBufferLimits())) {
     Log("warning: " + w);
-    SendControl(FrameType::kNotice, 0,
-                std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(w.data()), w.size()));
+    SendNotice(w);
   }
   if (s = SendResumeState(); !s) {
     Teardown(s.error().ToString());

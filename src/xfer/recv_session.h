@@ -130,6 +130,8 @@ class RecvSession : public std::enable_shared_from_this<RecvSession> {
   void Teardown(const std::string& error);
   void Log(const std::string& line) { owner_.Log("session " + short_id_ + ": " + line); }
   void SendControl(FrameType type, uint32_t file_id, std::span<const uint8_t> payload);
+  // A NOTICE line for the sender (shown to its user).
+  void SendNotice(std::string_view text);
   void Touch();
 
   // recv_writer.cc

@@ -93,9 +93,7 @@ Status RecvSession::OpenFile(RecvFile& f) {
       std::string note =
           "the filesystem under the receiver's root refuses O_DIRECT: buffered writes";
       Log(note);
-      SendControl(
-          FrameType::kNotice, 0,
-          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(note.data()), note.size()));
+      SendNotice(note);
     }
   }
   f.hashes.assign(f.n_blocks, 0);

@@ -99,6 +99,7 @@ class SendSession {
  private:
   // sender.cc: control connection and the main loop.
   Status Connect();
+  std::string ReceiverName() const;  // "receiver HOST:PORT", the context of connect errors
   Status StartStages();
   Status ExchangeManifest();
   Status MainLoop();

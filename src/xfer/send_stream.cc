@@ -165,21 +165,23 @@ void SendSession::ScaleStreams() {
 }
 
 void SendSession::StreamMain(Stream& s) {
-  Result<std::unique_ptr<Conn>> conn = Error(ErrorCode::kIo, "no early connect");
-  if (s.early.valid()) {
-    conn = s.early.Finish(opt_.timeout_ms);
+  auto connect = [this] {
+    return Conn::Connect(opt_.host, opt_.port, opt_.timeout_ms, plan_.send_buffer, 0,
+                         opt_.congestion);
+  };
+  // A stream added later connects now; one of the first connected with the control connection.
+  const bool early = s.early.valid();
+  Result<std::unique_ptr<Conn>> conn = early ? s.early.Finish(opt_.timeout_ms) : connect();
+  if (early && conn && plan_.send_buffer > 0) {
     // The plan came after the connect: its buffer size is set now.
-    if (conn && plan_.send_buffer > 0) {
-      if (Status b = (*conn)->SetSendBuffer(plan_.send_buffer); !b) {
-        conn = std::move(b).error();
-      }
+    if (Status b = (*conn)->SetSendBuffer(plan_.send_buffer); !b) {
+      conn = std::move(b).error();
     }
   }
-  // A stream added later connects now; so does one whose early connect failed (a timeout is
-  // not retried: it already waited the whole timeout).
-  if (!conn && conn.error().code() != ErrorCode::kTimeout) {
-    conn =
-        Conn::Connect(opt_.host, opt_.port, opt_.timeout_ms, plan_.send_buffer, 0, opt_.congestion);
+  // An early connect that failed is tried once more (not after a timeout: it already waited
+  // the whole timeout).
+  if (early && !conn && conn.error().code() != ErrorCode::kTimeout) {
+    conn = connect();
   }
   if (!conn) {
     KillStream(s, "connect: " + conn.error().ToString());

@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <optional>
 #include <span>
 
 #include "base/strings.h"
@@ -92,8 +91,12 @@ Result<SendReport> SendSession::Run() {
   return BuildReport();
 }
 
+std::string SendSession::ReceiverName() const {
+  return "receiver " + opt_.host + ":" + std::to_string(opt_.port);
+}
+
 Status SendSession::Connect() {
-  const std::string where = "receiver " + opt_.host + ":" + std::to_string(opt_.port);
+  const std::string where = ReceiverName();
   std::vector<SockAddr> addrs = FERRY_TRY_CTX(Resolve(opt_.host, opt_.port), where);
   auto t0 = std::chrono::steady_clock::now();
   // The data streams' TCP handshakes run together with the control connection's, so that
@@ -104,7 +107,6 @@ Status SendSession::Connect() {
   if (!control && control.error().code() == ErrorCode::kInvalidArgument) {
     return std::move(control).error().AddContext(where);
   }
-  std::optional<Error> first_error;
   if (control) {
     int early = opt_.streams > 0 ? std::min(opt_.streams, kMaxStreams) : kInitialStreams;
     for (int i = 0; i < early; ++i) {
@@ -114,24 +116,17 @@ Status SendSession::Connect() {
       }
       early_.push_back(std::move(*p));
     }
-    auto c = control->Finish(opt_.timeout_ms);
-    if (c) {
-      control_ = std::move(*c);
-    } else {
-      first_error = std::move(c).error();
-    }
-  } else {
-    first_error = std::move(control).error();
   }
-  if (!control_) {
+  Result<std::unique_ptr<Conn>> c =
+      control ? control->Finish(opt_.timeout_ms) : std::move(control).error();
+  if (!c) {
     early_.clear();  // the first address did not answer: try the others one by one
     if (addrs.size() < 2) {
-      return std::move(*first_error).AddContext(where);
+      return std::move(c).error().AddContext(where);
     }
-    control_ = FERRY_TRY_CTX(
-        Conn::ConnectAny(std::span(addrs).subspan(1), opt_.timeout_ms, 0, 0, opt_.congestion),
-        where);
+    c = Conn::ConnectAny(std::span(addrs).subspan(1), opt_.timeout_ms, 0, 0, opt_.congestion);
   }
+  control_ = FERRY_TRY_CTX(std::move(c), where);
   // The TCP handshake is the first RTT sample; it is enough to size buffers and streams, so
   // the data streams connect (and the reader starts) while the control handshake runs.
   rtt_us_ = static_cast<uint32_t>(MicrosSince(t0));
@@ -227,7 +222,7 @@ Status SendSession::ExchangeManifest() {
     first = i;
   } while (first < total);
   FERRY_TRY_CTX(FinishClientHandshake(*control_, control_hs_, KeyBytes(opt_.token)),
-                "receiver " + opt_.host + ":" + std::to_string(opt_.port));
+                ReceiverName());
 
   for (uint64_t n = 0; n < 4ull * total + 100000; ++n) {
     FrameHeader h;
