@@ -79,7 +79,9 @@ Result<std::unique_ptr<RootFile>> RootFile::Init(std::unique_ptr<RootFile> f) {
   return f;
 }
 
-Result<std::vector<Key>> RootFile::ReadKeysList(uint64_t seek_keys, int32_t nbytes_keys) const {
+Result<std::vector<Key>> RootFile::ReadKeysList(uint64_t seek_keys,
+                                                int32_t nbytes_keys,
+                                                std::vector<uint64_t>* offsets) const {
   std::vector<Key> keys;
   if (seek_keys == 0 || nbytes_keys == 0) {
     return keys;  // an empty directory
@@ -100,6 +102,9 @@ Result<std::vector<Key>> RootFile::ReadKeysList(uint64_t seek_keys, int32_t nbyt
   }
   keys.reserve(static_cast<size_t>(n));
   for (int32_t i = 0; i < n; ++i) {
+    if (offsets != nullptr) {
+      offsets->push_back(seek_keys + c.pos());
+    }
     keys.push_back(FERRY_TRY_CTX(ParseKey(c), "key " + std::to_string(i)));
   }
   return keys;
@@ -110,8 +115,10 @@ Result<DirectoryRecord> RootFile::ReadSubdirectory(const Key& key) const {
   return ParseDirectoryRecord(payload);
 }
 
-Result<std::vector<Key>> RootFile::ListKeys(std::string_view dir_path) const {
-  std::vector<Key> keys = top_keys_;
+Result<DirectoryRecord> RootFile::FindDirectory(std::string_view dir_path) const {
+  DirectoryRecord dir = top_;
+  std::vector<Key> keys;
+  bool top = true;
   std::set<uint64_t> seen;
   int depth = 0;
   for (std::string_view part : Split(dir_path, '/')) {
@@ -121,21 +128,42 @@ Result<std::vector<Key>> RootFile::ListKeys(std::string_view dir_path) const {
     if (++depth > kMaxDirectoryDepth) {
       return CorruptionError("directory nesting deeper than " + std::to_string(kMaxDirectoryDepth));
     }
-    auto latest = LatestCycles(keys);
+    // The keys of the directory we are in: read only when the path goes deeper.
+    if (!top) {
+      keys = FERRY_TRY(ReadKeysList(dir.seek_keys, dir.nbytes_keys));
+    }
+    auto latest = LatestCycles(top ? top_keys_ : keys);
+    top = false;
     auto it = std::find_if(latest.begin(), latest.end(), [&](const Key& k) {
       return k.name == part && IsDirectoryClass(k.class_name);
     });
     if (it == latest.end()) {
       return NotFoundError("no directory '" + std::string(part) + "' in " + name());
     }
-    DirectoryRecord d = FERRY_TRY_CTX(ReadSubdirectory(*it), "directory " + std::string(part));
-    if (!seen.insert(d.seek_keys).second) {
+    dir = FERRY_TRY_CTX(ReadSubdirectory(*it), "directory " + std::string(part));
+    if (!seen.insert(dir.seek_keys).second) {
       return CorruptionError("directory cycle at " + std::string(part));
     }
-    keys =
-        FERRY_TRY_CTX(ReadKeysList(d.seek_keys, d.nbytes_keys), "directory " + std::string(part));
   }
-  return keys;
+  return dir;
+}
+
+Result<std::vector<Key>> RootFile::ListKeys(std::string_view dir_path) const {
+  if (dir_path.find_first_not_of('/') == std::string_view::npos) {
+    return top_keys_;
+  }
+  DirectoryRecord d = FERRY_TRY(FindDirectory(dir_path));
+  return FERRY_TRY_CTX(ReadKeysList(d.seek_keys, d.nbytes_keys),
+                       "directory " + std::string(dir_path));
+}
+
+Result<KeysList> RootFile::ReadKeysListOf(std::string_view dir_path) const {
+  DirectoryRecord d = FERRY_TRY(FindDirectory(dir_path));
+  KeysList out;
+  out.seek = d.seek_keys;
+  out.nbytes = d.nbytes_keys;
+  out.keys = FERRY_TRY(ReadKeysList(d.seek_keys, d.nbytes_keys, &out.offsets));
+  return out;
 }
 
 Status RootFile::Walk(const std::string& prefix,

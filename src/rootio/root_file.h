@@ -26,6 +26,14 @@ struct ObjectEntry {
   Key key;
 };
 
+// A directory's keys list: where it lies and where each key header sits in it.
+struct KeysList {
+  uint64_t seek = 0;  // file offset of the keys list record (0: empty directory)
+  int32_t nbytes = 0;
+  std::vector<Key> keys;          // all cycles, in list order
+  std::vector<uint64_t> offsets;  // file offset of each key's header inside the list
+};
+
 // One TStreamerInfo of the file's StreamerInfo record.
 struct StreamerEntry {
   std::string class_name;
@@ -46,6 +54,8 @@ class RootFile {
 
   // Keys of a directory ("" = top). All cycles, in file order.
   Result<std::vector<Key>> ListKeys(std::string_view dir_path) const;
+  // The keys list of a directory ("" = top) with the position of every key header in it.
+  Result<KeysList> ReadKeysListOf(std::string_view dir_path) const;
   // Every object of every directory, depth first; the highest cycle of each name.
   Result<std::vector<ObjectEntry>> ListObjects() const;
   // Paths of every TTree in the file.
@@ -62,7 +72,11 @@ class RootFile {
  private:
   RootFile() = default;
   static Result<std::unique_ptr<RootFile>> Init(std::unique_ptr<RootFile> f);
-  Result<std::vector<Key>> ReadKeysList(uint64_t seek_keys, int32_t nbytes_keys) const;
+  Result<std::vector<Key>> ReadKeysList(uint64_t seek_keys,
+                                        int32_t nbytes_keys,
+                                        std::vector<uint64_t>* offsets = nullptr) const;
+  // The directory record of "dir/sub" ("" = top).
+  Result<DirectoryRecord> FindDirectory(std::string_view dir_path) const;
   Result<DirectoryRecord> ReadSubdirectory(const Key& key) const;
   Status Walk(const std::string& prefix,
               const std::vector<Key>& keys,

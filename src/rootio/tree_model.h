@@ -95,6 +95,13 @@ struct Branch {
   std::string unsupported_reason;
   // Bytes per entry when every leaf has a fixed size; 0 otherwise.
   uint32_t fixed_entry_size = 0;
+  // Where this branch's fields sit in the TTree record's payload, so that baskets can be
+  // relocated by overwriting them in place (rootwrite/relocate.h); 0 when absent. Slot i of
+  // the tables is baskets[i] for i < write_basket.
+  uint32_t zip_bytes_pos = 0;     // fZipBytes (Long64_t)
+  uint32_t basket_bytes_pos = 0;  // fBasketBytes[0] (Int_t array)
+  uint32_t basket_seek_pos = 0;   // fBasketSeek[0] (Long64_t array)
+  int32_t write_basket = 0;       // fWriteBasket: baskets written to their own records
 };
 
 struct TreeInfo {
@@ -109,6 +116,7 @@ struct TreeInfo {
   std::vector<Branch> branches;       // all branches, depth first
   std::vector<int32_t> top_branches;  // indices of the tree's direct branches
   std::vector<Leaf> leaves;           // all leaves
+  uint32_t zip_bytes_pos = 0;         // the TTree's fZipBytes in the record's payload
 
   // Index of a branch by name (searches all branches), or -1.
   int32_t FindBranch(std::string_view branch_name) const;

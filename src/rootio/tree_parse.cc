@@ -108,6 +108,7 @@ class TreeParser {
     FERRY_TRY(SkipFramed("TAttFill"));
     FERRY_TRY(SkipFramed("TAttMarker"));
     info_.entries = c_.I64();
+    info_.zip_bytes_pos = static_cast<uint32_t>(c_.pos() + 8);
     c_.Skip(8 * 3);  // fTotBytes, fZipBytes, fSavedBytes
     if (v >= 18) {
       c_.Skip(8);  // fFlushedBytes
@@ -235,6 +236,7 @@ class TreeParser {
       c_.Skip(8);  // fFirstEntry
     }
     int64_t tot_bytes = c_.I64();
+    const auto zip_bytes_pos = static_cast<uint32_t>(c_.pos());
     int64_t zip_bytes = c_.I64();
     if (!c_.ok()) {
       return Truncated("TBranch fields");
@@ -253,6 +255,8 @@ class TreeParser {
       b.entries = entries;
       b.tot_bytes = tot_bytes;
       b.zip_bytes = zip_bytes;
+      b.zip_bytes_pos = zip_bytes_pos;
+      b.write_basket = write_basket;
     }
     FERRY_TRY(ForEachInObjArray("TBranch fBranches", [&](const ObjectTag& tag, size_t) -> Status {
       if (tag.kind == ObjectTag::Kind::kNew) {
@@ -299,7 +303,11 @@ class TreeParser {
     std::vector<int32_t> basket_bytes(static_cast<size_t>(max_baskets), 0);
     std::vector<int64_t> basket_entry(static_cast<size_t>(max_baskets), 0);
     std::vector<int64_t> basket_seek(static_cast<size_t>(max_baskets), 0);
+    // Each table is a presence byte and fMaxBaskets values; relocation overwrites them in place.
+    uint32_t bytes_pos = 0;
+    uint32_t seek_pos = 0;
     if (c_.U8() != 0) {
+      bytes_pos = static_cast<uint32_t>(c_.pos());
       for (auto& x : basket_bytes) {
         x = c_.I32();
       }
@@ -310,10 +318,13 @@ class TreeParser {
       }
     }
     if (c_.U8() != 0) {
+      seek_pos = static_cast<uint32_t>(c_.pos());
       for (auto& x : basket_seek) {
         x = c_.I64();
       }
     }
+    info_.branches[bi].basket_bytes_pos = bytes_pos;
+    info_.branches[bi].basket_seek_pos = seek_pos;
     (void)c_.TString();  // fFileName
     FERRY_TRY(SkipToEnd(c_, f, "TBranch"));
     return BuildBaskets(bi, write_basket, basket_bytes, basket_entry, basket_seek, embedded_slot);

@@ -1,14 +1,71 @@
-// rootwrite_fixtures OUTDIR: writes the files the jsroot cross-check reads (one per codec, the
-// big form, fixed clusters, two trees in one file). Test support; prints the file names.
-#include <cstdio>
-#include <string>
+// rootwrite_fixtures OUTDIR [ROOT_DATA_DIR]: writes the files the jsroot cross-check reads (one
+// per codec, the big form, fixed clusters, two trees in one file) and, as the replica tier serves
+// them, relocated copies (every basket re-encoded and moved, rootwrite/overlay.h) of those and of
+// the real files in ROOT_DATA_DIR. Test support; prints the file names.
+#include <dirent.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "rootwrite/overlay.h"
 #include "rootwrite/sample_tree.h"
+
+namespace {
+
+std::vector<uint8_t> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Writes OUT/relocated-NAME for every path; the codec rotates so each one is exercised.
+bool WriteRelocated(const std::vector<std::string>& paths, const std::string& dir) {
+  const char* codecs[] = {"zstd:3", "lz4", "none"};
+  size_t n = 0;
+  for (const std::string& path : paths) {
+    const auto setting = ferry::codec::Setting::Parse(codecs[n++ % 3]).value();
+    auto virt = ferry::rootwrite::RelocateInMemory(ReadFile(path), setting);
+    if (!virt.has_value()) {
+      if (virt.error().code() == ferry::ErrorCode::kNotFound) {
+        continue;  // no tree
+      }
+      std::fprintf(stderr, "rootwrite_fixtures: relocating %s: %s\n", path.c_str(),
+                   virt.error().ToString().c_str());
+      return false;
+    }
+    const std::string out = dir + "/relocated-" + path.substr(path.rfind('/') + 1);
+    std::ofstream(out, std::ios::binary)
+        .write(reinterpret_cast<const char*>(virt->data()),
+               static_cast<std::streamsize>(virt->size()));
+    std::printf("%s\n", out.c_str());
+  }
+  return true;
+}
+
+std::vector<std::string> RootFilesIn(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (struct dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (name.size() > 5 && name.ends_with(".root")) {
+        out.push_back(dir + "/" + name);
+      }
+    }
+    ::closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace ferry::rootwrite;
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: rootwrite_fixtures OUTDIR\n");
+  if (argc != 2 && argc != 3) {
+    std::fprintf(stderr, "usage: rootwrite_fixtures OUTDIR [ROOT_DATA_DIR]\n");
     return 2;
   }
   const std::string dir = argv[1];
@@ -29,6 +86,7 @@ int main(int argc, char** argv) {
       {"types-big.root", "zlib:1", true, -30000000, 32000, false},
       {"types-clusters.root", "zstd:3", false, 128, 32000, true},
   };
+  std::vector<std::string> written;
   for (const Fixture& f : fixtures) {
     FileOptions fo;
     fo.compression = *ferry::codec::Setting::Parse(f.codec);
@@ -43,6 +101,11 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::printf("%s\n", path.c_str());
+    written.push_back(path);
   }
-  return 0;
+  if (argc == 3) {
+    std::vector<std::string> real = RootFilesIn(argv[2]);
+    written.insert(written.end(), real.begin(), real.end());
+  }
+  return WriteRelocated(written, dir) ? 0 : 1;
 }

@@ -1,0 +1,250 @@
+#include "rootwrite/overlay.h"
+
+#include <algorithm>
+#include <string>
+
+#include "io/local_source.h"
+#include "rootio/cursor.h"
+#include "rootio/key.h"
+#include "rootio/root_file.h"
+#include "rootio/tree_parse.h"
+
+namespace ferry::rootwrite {
+namespace {
+
+constexpr uint64_t kSlotAlign = 4096;
+
+uint64_t RoundUp(uint64_t n, uint64_t to) {
+  return (n + to - 1) / to * to;
+}
+
+}  // namespace
+
+uint64_t OverlayWriter::SlotFor(uint64_t record_bytes) {
+  // Seeks and sizes change the payload a little, so its compressed size may move by a few
+  // percent; 1/8 plus a page covers that without wasting much.
+  return RoundUp(record_bytes + record_bytes / 8 + kSlotAlign, kSlotAlign);
+}
+
+Result<uint32_t> OverlayWriter::AddTree(std::span<const uint8_t> record,
+                                        const rootio::TreeInfo& info,
+                                        uint64_t key_entry_offset,
+                                        std::span<const uint8_t> key_entry,
+                                        uint64_t slot_bytes) {
+  if (started_) {
+    return InvalidArgumentError("trees must be added before the baskets");
+  }
+  TreeState t;
+  t.record.assign(record.begin(), record.end());
+  t.info = info;
+  t.key_entry_offset = key_entry_offset;
+  t.key_entry.assign(key_entry.begin(), key_entry.end());
+  if (slot_bytes == 0) {
+    // The record as it would be with no basket moved: the size the final one will be close to.
+    auto probe =
+        RelocateTree(record, info, {}, original_size_, setting_, key_entry_offset, key_entry);
+    if (!probe) {
+      return std::move(probe).error();
+    }
+    slot_bytes = SlotFor(probe->record.size());
+  }
+  t.slot_bytes = slot_bytes;
+  trees_.push_back(std::move(t));
+  return static_cast<uint32_t>(trees_.size() - 1);
+}
+
+void OverlayWriter::Start() {
+  uint64_t pos = original_size_;
+  for (TreeState& t : trees_) {
+    t.slot_offset = pos;
+    pos += t.slot_bytes;
+  }
+  baskets_begin_ = pos;
+  end_ = pos;
+  started_ = true;
+}
+
+Result<MovedBasket> OverlayWriter::AddBasket(uint32_t tree,
+                                             int32_t branch,
+                                             int32_t basket,
+                                             std::span<const uint8_t> record,
+                                             ByteVector* out) {
+  if (!started_) {
+    Start();
+  }
+  if (tree >= trees_.size()) {
+    return InvalidArgumentError("no tree " + std::to_string(tree));
+  }
+  TreeState& t = trees_[tree];
+  if (branch < 0 || static_cast<size_t>(branch) >= t.info.branches.size()) {
+    return InvalidArgumentError("no branch " + std::to_string(branch));
+  }
+  const rootio::Branch& b = t.info.branches[static_cast<size_t>(branch)];
+  if (basket < 0 || basket >= b.write_basket || static_cast<size_t>(basket) >= b.baskets.size()
+      || b.baskets[static_cast<size_t>(basket)].seek == 0) {
+    return InvalidArgumentError("branch " + b.name + ": basket " + std::to_string(basket)
+                                + " is not a record of its own");
+  }
+  if (!t.moved.insert({branch, basket}).second) {
+    return InvalidArgumentError("branch " + b.name + ": basket " + std::to_string(basket)
+                                + " added twice");
+  }
+  const rootio::BasketRef& ref = b.baskets[static_cast<size_t>(basket)];
+  if (record.size() != ref.bytes) {
+    return InvalidArgumentError("branch " + b.name + ": basket record of "
+                                + std::to_string(record.size()) + " bytes, the tree says "
+                                + std::to_string(ref.bytes));
+  }
+  const uint32_t bytes = FERRY_TRY_CTX(ReencodeBasket(record, setting_, end_, &scratch_, out),
+                                       "branch " + b.name + " > basket " + std::to_string(basket));
+  MovedBasket m;
+  m.tree = tree;
+  m.branch = branch;
+  m.basket = basket;
+  m.offset = end_;
+  m.bytes = bytes;
+  m.original_offset = ref.seek;
+  m.original_bytes = ref.bytes;
+  t.moves.push_back({branch, basket, end_, bytes});
+  end_ += bytes;
+  return m;
+}
+
+Result<Overlay> OverlayWriter::Finish(std::span<const uint8_t> head) {
+  if (!started_) {
+    Start();
+  }
+  Overlay o;
+  o.original_size = original_size_;
+  o.baskets_begin = baskets_begin_;
+  o.virtual_size = end_;
+  bool fits = true;
+  for (TreeState& t : trees_) {
+    RelocatedTree r = FERRY_TRY_CTX(RelocateTree(t.record, t.info, t.moves, t.slot_offset, setting_,
+                                                 t.key_entry_offset, t.key_entry),
+                                    "TTree " + t.info.name);
+    t.needed_bytes = r.record.size() > t.slot_bytes ? SlotFor(r.record.size()) : t.slot_bytes;
+    fits = fits && r.record.size() <= t.slot_bytes;
+    o.patches.push_back(std::move(r.key_entry));
+    PlacedRecord p;
+    p.offset = t.slot_offset;
+    p.slot_bytes = t.slot_bytes;
+    p.record = std::move(r.record);
+    o.records.push_back(std::move(p));
+  }
+  if (!fits) {
+    return Error(ErrorCode::kNoSpace, "a TTree record outgrew its reserved slot");
+  }
+  o.patches.push_back(FERRY_TRY(HeaderPatch(head, o.virtual_size)));
+  std::sort(o.patches.begin(), o.patches.end(),
+            [](const Patch& a, const Patch& b) { return a.offset < b.offset; });
+  for (size_t i = 1; i < o.patches.size(); ++i) {
+    if (o.patches[i - 1].offset + o.patches[i - 1].bytes.size() > o.patches[i].offset) {
+      return CorruptionError("patches overlap: a keys list inside the file header");
+    }
+  }
+  return o;
+}
+
+namespace {
+
+struct TreeSource {
+  std::string path;
+  rootio::Key key;
+  std::vector<uint8_t> record;
+  rootio::TreeInfo info;
+  uint64_t entry_offset = 0;
+  std::vector<uint8_t> entry;
+};
+
+Result<TreeSource> LoadTree(const rootio::RootFile& f, const std::string& path) {
+  TreeSource t;
+  t.path = path;
+  t.key = FERRY_TRY(f.FindKey(path));
+  t.record.resize(static_cast<size_t>(t.key.nbytes));
+  FERRY_TRY(io::CheckRange(f.name(), f.source().size(), t.key.seek_key, t.record.size()));
+  FERRY_TRY(f.source().ReadAt(t.key.seek_key, t.record));
+  std::vector<uint8_t> payload = FERRY_TRY(f.ReadObject(t.key));
+  t.info = FERRY_TRY(rootio::ParseTree(payload, t.key.keylen));
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash);
+  rootio::KeysList list = FERRY_TRY(f.ReadKeysListOf(dir));
+  for (size_t i = 0; i < list.keys.size(); ++i) {
+    if (list.keys[i].seek_key == t.key.seek_key) {
+      t.entry_offset = list.offsets[i];
+      const uint64_t n = std::min<uint64_t>(64, f.source().size() - t.entry_offset);
+      t.entry.resize(static_cast<size_t>(n));
+      FERRY_TRY(f.source().ReadAt(t.entry_offset, t.entry));
+      return t;
+    }
+  }
+  return NotFoundError("TTree " + path + " is not in its directory's keys list");
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> RelocateInMemory(
+    std::span<const uint8_t> file,
+    const codec::Setting& setting,
+    const std::function<bool(const std::string&, const rootio::Branch&)>& select) {
+  io::MemorySource src(std::vector<uint8_t>(file.begin(), file.end()));
+  auto f = FERRY_TRY(rootio::RootFile::Open(src));
+  std::vector<TreeSource> trees;
+  for (const std::string& path : FERRY_TRY(f->TreePaths())) {
+    trees.push_back(FERRY_TRY_CTX(LoadTree(*f, path), "TTree " + path));
+  }
+  std::vector<uint64_t> slots(trees.size(), 0);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    OverlayWriter w(file.size(), setting);
+    for (size_t t = 0; t < trees.size(); ++t) {
+      FERRY_TRY(w.AddTree(trees[t].record, trees[t].info, trees[t].entry_offset, trees[t].entry,
+                          slots[t]));
+    }
+    w.Start();
+    ByteVector baskets;
+    std::vector<uint8_t> record;
+    for (size_t t = 0; t < trees.size(); ++t) {
+      const rootio::TreeInfo& info = trees[t].info;
+      for (size_t b = 0; b < info.branches.size(); ++b) {
+        if (select && !select(trees[t].path, info.branches[b])) {
+          continue;
+        }
+        for (size_t k = 0; k < info.branches[b].baskets.size(); ++k) {
+          const rootio::BasketRef& ref = info.branches[b].baskets[k];
+          if (ref.seek == 0 || static_cast<int32_t>(k) >= info.branches[b].write_basket) {
+            continue;
+          }
+          record.resize(ref.bytes);
+          FERRY_TRY(io::CheckRange(f->name(), file.size(), ref.seek, ref.bytes));
+          FERRY_TRY(src.ReadAt(ref.seek, record));
+          FERRY_TRY(w.AddBasket(static_cast<uint32_t>(t), static_cast<int32_t>(b),
+                                static_cast<int32_t>(k), record, &baskets));
+        }
+      }
+    }
+    auto overlay = w.Finish(file.first(std::min<size_t>(file.size(), 100)));
+    if (!overlay && overlay.error().code() == ErrorCode::kNoSpace && attempt == 0) {
+      for (size_t t = 0; t < trees.size(); ++t) {
+        slots[t] = w.needed_slot_bytes(static_cast<uint32_t>(t));
+      }
+      continue;
+    }
+    if (!overlay) {
+      return std::move(overlay).error();
+    }
+    std::vector<uint8_t> out(static_cast<size_t>(overlay->virtual_size), 0);
+    std::copy(file.begin(), file.end(), out.begin());
+    for (const Patch& p : overlay->patches) {
+      std::copy(p.bytes.begin(), p.bytes.end(), out.begin() + static_cast<ptrdiff_t>(p.offset));
+    }
+    for (const PlacedRecord& r : overlay->records) {
+      std::copy(r.record.begin(), r.record.end(), out.begin() + static_cast<ptrdiff_t>(r.offset));
+    }
+    std::copy(baskets.begin(), baskets.end(),
+              out.begin() + static_cast<ptrdiff_t>(overlay->baskets_begin));
+    return out;
+  }
+  return Error(ErrorCode::kNoSpace, "TTree record outgrew its slot twice");
+}
+
+}  // namespace ferry::rootwrite
