@@ -7,6 +7,7 @@
 
 #include "cache/capacity.h"
 #include "cache/entry_store.h"
+#include "cache/replica_queue.h"
 #include "cache/url.h"
 
 namespace ferry::cache {
@@ -41,8 +42,16 @@ Result<std::shared_ptr<Cache>> Cache::Get(const Config& config) {
 }
 
 Cache::Cache(const Config& config) : config_(config), planner_(config.planner()) {
-  writer_ = std::make_unique<WriteBehind>(config_, counters_,
-                                          [this](uint64_t bytes) { OnWritten(bytes); });
+  writer_ = std::make_unique<WriteBehind>(
+      config_, counters_, [this](uint64_t bytes) { OnWritten(bytes); },
+      [this](const std::shared_ptr<Entry>& entry) { OnIdle(entry); });
+}
+
+void Cache::OnIdle(const std::shared_ptr<Entry>& entry) {
+  // A pass over a ROOT file ended with new bytes in the cache: its replica can take them.
+  if (config_.replica == ReplicaMode::kAuto && entry->TakeReplicaWish() && entry->LooksLikeRoot()) {
+    RequestReplicaBuild(config_, entry->key());
+  }
 }
 
 Cache::~Cache() {
@@ -113,8 +122,10 @@ Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
   entry->AddHandle();
   const uint64_t size = entry->size();
   const int64_t mtime = entry->mtime();
-  return std::unique_ptr<CachedFile>(
-      new CachedFile(shared_from_this(), std::move(entry), std::move(origin), size, mtime));
+  // The layout is fixed for the handle's life: a replica published later is for later opens.
+  auto replica = entry->CurrentReplica();
+  return std::unique_ptr<CachedFile>(new CachedFile(
+      shared_from_this(), std::move(entry), std::move(origin), size, mtime, std::move(replica)));
 }
 
 Status Cache::Invalidate(const std::string& url) {

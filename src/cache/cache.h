@@ -35,10 +35,12 @@
 #include <string>
 #include <vector>
 
+#include "base/byte_vector.h"
 #include "base/result.h"
 #include "cache/config.h"
 #include "cache/entry.h"
 #include "cache/origin.h"
+#include "cache/replica_view.h"
 #include "cache/stats.h"
 #include "cache/writer.h"
 #include "fetch/channel_pool.h"
@@ -89,6 +91,8 @@ class Cache : public std::enable_shared_from_this<Cache> {
   // Measures usage, evicts when over, and blocks or unblocks the write-behind queue.
   bool CheckCapacity(bool force);
   void OnWritten(uint64_t bytes);
+  // The last handle of `entry` closed and its pages are published (write-behind thread).
+  void OnIdle(const std::shared_ptr<Entry>& entry);
 
   const Config config_;
   Counters counters_;
@@ -112,11 +116,20 @@ class CachedFile {
   CachedFile& operator=(const CachedFile&) = delete;
   ~CachedFile();
 
+  // Size of the file this handle serves: the virtual file's when it opened a replica.
   uint64_t size() const { return size_; }
+  // Size of the remote file.
+  uint64_t origin_size() const { return origin_size_; }
   // Modification time of the remote file (seconds since the epoch).
   int64_t mtime() const { return mtime_; }
-  // True when reads go straight to the origin (no entry, or the entry failed).
+  // True when reads go straight to the origin (no entry, or the entry failed). A handle with a
+  // replica still serves the virtual file then (its original region from the origin).
   bool pass_through() const { return !entry_ || entry_->failed(); }
+  // True when the handle serves a replica's virtual file (docs/format/replica.md); it keeps
+  // that layout until it closes. Its bytes past origin_size() exist only in the cache, so a
+  // caller must never send such a handle's reads to the origin itself.
+  bool virtual_file() const { return replica_ != nullptr; }
+  uint64_t replica_generation() const;
 
   // Reads every request (each must lie inside [0, size()); otherwise kInvalidArgument, nothing
   // read). Each request gets its own status; returns the first failure.
@@ -136,8 +149,25 @@ class CachedFile {
              std::shared_ptr<Entry> entry,
              std::shared_ptr<Origin> origin,
              uint64_t size,
-             int64_t mtime);
+             int64_t mtime,
+             std::shared_ptr<const ReplicaView> replica = nullptr);
 
+  // The original file's bytes (byte tier, then origin); `missed` is set when the origin was
+  // needed. Requests must lie inside [0, origin_size()).
+  Status ReadOriginal(std::span<io::ReadRequest> requests, bool* missed);
+  // The virtual file (replica_read.cc): original region with patches, then the overlay.
+  Status ReadVirtual(std::span<io::ReadRequest> requests);
+  // Parts of the overlay (offsets >= origin_size()); statuses per part.
+  void ReadOverlay(std::span<io::ReadRequest> parts);
+  // Reads the extents [first, last] of the replica into the parts that lie in them.
+  void ReadExtentRun(std::span<io::ReadRequest> parts,
+                     std::span<const size_t> order,
+                     size_t begin,
+                     size_t end,
+                     long first,
+                     long last);
+  // Rebuilds extent `e` from the original basket into `out` (a replica fault's fallback).
+  Status RebuildExtent(long e, ByteVector& out);
   Status ReadDirect(std::span<io::ReadRequest> requests);
   Status FetchMissing(std::span<io::ReadRequest> requests, std::vector<Piece> todo);
   void ServeAgain(std::span<io::ReadRequest> requests, std::vector<Piece>& todo);
@@ -149,7 +179,9 @@ class CachedFile {
   std::shared_ptr<Entry> entry_;
   std::shared_ptr<Origin> origin_;
   uint64_t size_;
+  uint64_t origin_size_;
   int64_t mtime_;
+  std::shared_ptr<const ReplicaView> replica_;
   fetch::ChannelPool channels_;
   std::atomic<bool> closed_{false};
 };

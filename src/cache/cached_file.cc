@@ -92,13 +92,20 @@ CachedFile::CachedFile(std::shared_ptr<Cache> cache,
                        std::shared_ptr<Entry> entry,
                        std::shared_ptr<Origin> origin,
                        uint64_t size,
-                       int64_t mtime)
+                       int64_t mtime,
+                       std::shared_ptr<const ReplicaView> replica)
     : cache_(std::move(cache)),
       entry_(std::move(entry)),
       origin_(std::move(origin)),
-      size_(size),
+      size_(replica ? replica->virtual_size() : size),
+      origin_size_(size),
       mtime_(mtime),
+      replica_(std::move(replica)),
       channels_(origin_->channels(), /*others_usable=*/false) {}
+
+uint64_t CachedFile::replica_generation() const {
+  return replica_ ? replica_->generation() : 0;
+}
 
 CachedFile::~CachedFile() {
   Close();
@@ -112,7 +119,8 @@ void CachedFile::Close() {
     entry_->TouchLastRead();
     // The last handle publishes what is stored but unpublished (queued fetches are published
     // by the writer within publish_ms anyway); a pass that only hit wakes nobody.
-    if (entry_->RemoveHandle() == 0 && entry_->dirty()) {
+    if (entry_->RemoveHandle() == 0
+        && (entry_->dirty() || entry_->trace_pending() || entry_->replica_wish())) {
       cache_->writer().RequestPublish(entry_);
     }
     // Dropping our reference lets the entry (and its open lock) go once the writer is done.
@@ -132,8 +140,13 @@ bool CachedFile::AllHeld(std::span<const io::ReadRequest> requests) {
   }
   std::shared_lock<std::shared_mutex> lock(entry_->mu());
   for (const io::ReadRequest& r : requests) {
-    const fetch::Range range{r.offset, r.dest.size()};
-    if (!cache_->planner().AllHeld({&range, 1}, size_, entry_->index())) {
+    // The overlay of a replica is held by definition; only the original region can miss.
+    const uint64_t end = std::min<uint64_t>(r.offset + r.dest.size(), origin_size_);
+    if (r.offset >= end) {
+      continue;
+    }
+    const fetch::Range range{r.offset, end - r.offset};
+    if (!cache_->planner().AllHeld({&range, 1}, origin_size_, entry_->index())) {
       return false;
     }
   }
@@ -147,6 +160,18 @@ Status CachedFile::ReadV(std::span<io::ReadRequest> requests) {
     }
     r.status = OkStatus();
   }
+  if (replica_) {
+    return ReadVirtual(requests);
+  }
+  bool missed = false;
+  Status st = ReadOriginal(requests, &missed);
+  if (missed && entry_) {
+    entry_->RecordAccess(0, requests);
+  }
+  return st;
+}
+
+Status CachedFile::ReadOriginal(std::span<io::ReadRequest> requests, bool* missed_out) {
   if (pass_through()) {
     return ReadDirect(requests);
   }
@@ -189,6 +214,7 @@ Status CachedFile::ReadV(std::span<io::ReadRequest> requests) {
   }
   counters.Add(Counter::kMisses, missed);
   counters.Add(Counter::kHits, nonempty - missed);
+  *missed_out = true;
   return FetchMissing(requests, ts.missing);  // copies: the thread's scratch is reused below
 }
 
@@ -240,7 +266,7 @@ Status CachedFile::FetchMissing(std::span<io::ReadRequest> requests, std::vector
   std::vector<fetch::Range> need;
   {
     std::shared_lock<std::shared_mutex> lock(entry_->mu());
-    planner.Missing(wanted, size_, HeldOrComing(entry_->index(), inflight), need);
+    planner.Missing(wanted, origin_size_, HeldOrComing(entry_->index(), inflight), need);
   }
   if (!inflight.empty()) {
     // Wanted bytes that are on their way were dropped from `need`: join them.

@@ -5,6 +5,7 @@
 
 #include "base/strings.h"
 #include "cache/page_index.h"
+#include "codec/compression.h"
 
 namespace ferry::cache {
 namespace {
@@ -98,6 +99,38 @@ Status Set(Config& c, const std::string& key, const std::string& value) {
     if (c.workers == 0) {
       return bad("must be 1..256");
     }
+  } else if (key == "replica") {
+    if (value == "auto") {
+      c.replica = ReplicaMode::kAuto;
+    } else if (value == "manual") {
+      c.replica = ReplicaMode::kManual;
+    } else if (value == "off") {
+      c.replica = ReplicaMode::kOff;
+    } else {
+      return bad("must be auto, manual or off");
+    }
+  } else if (key == "replica_codec") {
+    if (value != "auto") {
+      auto setting = codec::Setting::Parse(value);
+      if (!setting
+          || (setting->algorithm != codec::Algorithm::kZstd
+              && setting->algorithm != codec::Algorithm::kLz4
+              && setting->algorithm != codec::Algorithm::kNone)) {
+        return bad("must be auto, zstd:N, lz4 or none");
+      }
+    }
+    c.replica_codec = value;
+  } else if (key == "replica_budget") {
+    if (value == "auto") {
+      c.replica_budget_percent = 0;
+    } else {
+      FERRY_TRY(uint(c.replica_budget_percent, 1000));
+      if (c.replica_budget_percent < 10) {
+        return bad("must be auto or a percentage from 10 to 1000");
+      }
+    }
+  } else if (key == "replica_builder") {
+    c.replica_builder = value;
   }
   return OkStatus();
 }
@@ -114,10 +147,10 @@ std::string EnvName(const std::string& key) {
 
 const std::vector<std::string>& ConfigKeys() {
   static const std::vector<std::string> kKeys = {
-      "dir",        "max_size",  "min_free",    "page_size",       "round_pages",  "iogap",
-      "max_chunks", "max_chunk", "max_request", "channels",        "writeback",    "publish_ms",
-      "sync",       "retries",   "backoff_ms",  "lock_timeout_ms", "revalidate_s", "url_params",
-      "workers"};
+      "dir",        "max_size",  "min_free",      "page_size",       "round_pages",    "iogap",
+      "max_chunks", "max_chunk", "max_request",   "channels",        "writeback",      "publish_ms",
+      "sync",       "retries",   "backoff_ms",    "lock_timeout_ms", "revalidate_s",   "url_params",
+      "workers",    "replica",   "replica_codec", "replica_budget",  "replica_builder"};
   return kKeys;
 }
 

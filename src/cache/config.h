@@ -21,6 +21,15 @@
 //   revalidate_s   86400     re-check the origin's size/mtime when older than this (0: always)
 //   url_params     (empty)   comma list of query parameters kept in the cache key
 //   workers        16        plug-in threads serving misses
+//   replica        auto      replica tier (docs/format/replica.md): auto = build replicas of ROOT
+//                            files in the background after a pass; manual = only with
+//                            `ferry cache replica build`; off = neither build nor serve them
+//   replica_codec  auto      codec of replica baskets: auto (measured on this machine), zstd:N,
+//                            lz4, none
+//   replica_budget auto      replica baskets may take this % of the originals' bytes; auto:
+//                            150 for LZMA originals, 100 for the others
+//   replica_builder (found)  the ferry binary that builds replicas in the background; default:
+//                            ../bin/ferry beside the plug-in library
 //
 // Thread-safety: a Config is a value.
 #pragma once
@@ -34,6 +43,8 @@
 #include "fetch/planner.h"
 
 namespace ferry::cache {
+
+enum class ReplicaMode : uint8_t { kAuto, kManual, kOff };
 
 struct Config {
   std::string dir;
@@ -55,6 +66,10 @@ struct Config {
   int64_t revalidate_s = 86400;
   std::vector<std::string> url_params;
   uint32_t workers = 16;
+  ReplicaMode replica = ReplicaMode::kAuto;
+  std::string replica_codec = "auto";
+  uint32_t replica_budget_percent = 0;  // 0: auto
+  std::string replica_builder;
 
   fetch::PlannerConfig planner() const;
 };

@@ -14,7 +14,9 @@
 #include <ctime>
 #include <random>
 
+#include "cache/access_trace.h"
 #include "cache/page_crc.h"
+#include "cache/replica_view.h"
 
 namespace ferry::cache {
 namespace {
@@ -326,6 +328,7 @@ Result<uint64_t> Entry::Serve(size_t request,
         run_end = qend;
       }
       Status st = PreadFull(data_fd_.get(), out, run_end - pstart, pstart);
+      counters_.Add(Counter::kDiskReads);
       if (!st && st.error().code() != ErrorCode::kShortRead) {
         return std::move(st).error();
       }
@@ -345,6 +348,7 @@ Result<uint64_t> Entry::Serve(size_t request,
     if (index_.full(page)) {
       uint8_t* buf = scratch(plen);
       Status st = PreadFull(data_fd_.get(), buf, plen, pstart);
+      counters_.Add(Counter::kDiskReads);
       if (!st && st.error().code() != ErrorCode::kShortRead) {
         return std::move(st).error();
       }
@@ -365,6 +369,7 @@ Result<uint64_t> Entry::Serve(size_t request,
         const bool direct = a == flo && b == fhi;
         uint8_t* buf = direct ? dest.data() + (flo - offset) : scratch(f->length());
         Status st = PreadFull(frag_fd_.get(), buf, f->length(), f->offset);
+        counters_.Add(Counter::kDiskReads);
         if (!st && st.error().code() != ErrorCode::kShortRead) {
           return std::move(st).error();
         }
@@ -720,6 +725,96 @@ Status Entry::MaybePublish(bool force, std::vector<uint8_t>& scratch) {
   dirty_.store(false, std::memory_order_relaxed);
   last_publish_ns_ = now;
   return OkStatus();
+}
+
+// ---- Entry: replica ----
+
+std::shared_ptr<const ReplicaView> Entry::CurrentReplica() {
+  if (config_.replica == ReplicaMode::kOff || epoch_ == 0) {
+    return nullptr;
+  }
+  const IndexStamp stamp = StampOf(paths_.manifest());
+  std::lock_guard<std::mutex> lock(replica_mu_);
+  if (stamp == replica_stamp_) {
+    return replica_;
+  }
+  replica_stamp_ = stamp;
+  replica_.reset();
+  if (stamp.ino == 0) {
+    return nullptr;
+  }
+  IndexInfo info;
+  info.url = url_;
+  info.epoch = epoch_;
+  info.origin_size = size_;
+  info.origin_mtime = mtime_;
+  auto view = ReplicaView::Open(paths_, info);
+  if (!view) {
+    // A replica that cannot be used: the original layout serves, and the next build replaces it.
+    counters_.Add(Counter::kReplicaFaults);
+    if (DebugEnabled()) {
+      std::fprintf(stderr, "ferry-cache: replica of %s not used: %s\n", url_.c_str(),
+                   view.error().ToString().c_str());
+    }
+    return nullptr;
+  }
+  replica_ = std::move(*view);
+  return replica_;
+}
+
+// ---- Entry: access trace ----
+
+void Entry::RecordAccess(uint64_t generation, std::span<const io::ReadRequest> requests) {
+  constexpr size_t kMaxPending = 1u << 20;
+  thread_local std::vector<TraceRange> ranges;
+  ranges.clear();
+  for (const io::ReadRequest& r : requests) {
+    ranges.push_back({r.offset, static_cast<uint32_t>(r.dest.size())});
+  }
+  std::lock_guard<std::mutex> lock(trace_mu_);
+  if (trace_full_ || trace_buffer_.size() > kMaxPending) {
+    return;
+  }
+  EncodeTraceRecord(generation, ranges, trace_buffer_);
+  trace_pending_.store(true, std::memory_order_relaxed);
+  replica_wish_.store(true, std::memory_order_relaxed);
+}
+
+bool Entry::LooksLikeRoot() {
+  uint8_t magic[4] = {};
+  ServeScratch scratch;
+  std::vector<Piece> missing;
+  if (size_ < sizeof magic) {
+    return false;
+  }
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  auto got = Serve(0, 0, magic, scratch, missing);
+  return got && *got == sizeof magic && std::memcmp(magic, "root", 4) == 0;
+}
+
+void Entry::FlushTrace() {
+  std::vector<uint8_t> pending;
+  {
+    std::lock_guard<std::mutex> lock(trace_mu_);
+    pending.swap(trace_buffer_);
+    trace_pending_.store(false, std::memory_order_relaxed);
+    if (pending.empty() || trace_full_) {
+      return;
+    }
+  }
+  auto fd = Fd::Open(paths_.trace(), O_WRONLY | O_APPEND | O_CREAT, 0644);
+  if (!fd) {
+    return;
+  }
+  struct stat st = {};
+  if (::fstat(fd->get(), &st) != 0
+      || static_cast<uint64_t>(st.st_size) + pending.size() > kTraceMaxBytes) {
+    std::lock_guard<std::mutex> lock(trace_mu_);
+    trace_full_ = true;
+    return;
+  }
+  // O_APPEND: records of several processes never interleave within a write.
+  (void)::write(fd->get(), pending.data(), pending.size());
 }
 
 }  // namespace ferry::cache

@@ -38,6 +38,8 @@
 
 namespace ferry::cache {
 
+class ReplicaView;
+
 // One origin fetch: normalised chunks and one buffer for all of them. Created by the thread that
 // misses; shared with joiners and with the write-behind queue. Chunk data and ok flags are
 // written before Finish() and only read after Wait().
@@ -150,9 +152,52 @@ class Entry {
   Status MaybePublish(bool force, std::vector<uint8_t>& scratch);
   bool dirty() const { return dirty_.load(std::memory_order_relaxed); }
 
+  // ---- replica tier (docs/format/replica.md) ----
+  // The entry's published replica, or null (none, replica = off, stale, or it failed to load,
+  // which is counted as a replica fault). One stat of KEY.rpm per call; loaded when it changed.
+  std::shared_ptr<const ReplicaView> CurrentReplica();
+
+  // ---- access trace (docs/format/replica.md) ----
+  // Records one application read that missed, as read by a handle whose layout has replica
+  // generation `generation` (0: the original file). Bounded: beyond 1 MiB pending, or once the
+  // trace file is full, records are dropped.
+  void RecordAccess(uint64_t generation, std::span<const io::ReadRequest> requests);
+  bool trace_pending() const { return trace_pending_.load(std::memory_order_relaxed); }
+  // True since a read missed (new bytes may extend a replica); Take clears it.
+  bool replica_wish() const { return replica_wish_.load(std::memory_order_relaxed); }
+  bool TakeReplicaWish() { return replica_wish_.exchange(false, std::memory_order_relaxed); }
+  // True when the held first bytes are a ROOT file's magic ("root").
+  bool LooksLikeRoot();
+  // Appends pending records to KEY.acc (write-behind thread, write lock held). Best effort: the
+  // trace only guides the layout of a replica.
+  void FlushTrace();
+
+  // ---- maintenance (entry_maintain.cc) ----
+  // Opens an existing entry without an origin (replica builder, tools): loads its index and
+  // data files and takes the open lock shared. kNotFound when there is no index.
+  Status OpenExisting();
+  // Runs `fn` only when no other process has the entry open: the open lock is made exclusive
+  // for its duration (without waiting; opens elsewhere wait for it). False when another
+  // process has the entry open.
+  bool WithSoleOpen(const std::function<void()>& fn);
+  // Drops from the index the full pages and fragments lying wholly inside `ranges` (sorted,
+  // disjoint), punches their blocks out of the data file and publishes; the fragment log is
+  // compacted afterwards. Takes the write lock; the caller holds the entry open alone
+  // (WithSoleOpen). Returns the bytes released.
+  Result<uint64_t> ReleaseRanges(std::span<const fetch::Range> ranges);
+  // Copies the live fragments densely to the end of the fragment log, publishes, and punches
+  // out everything before them, when the log's garbage passes max(64 KiB, 3% of the bytes
+  // held) or `force`. Crash-safe: a published index only names bytes on disk. Write lock held,
+  // entry open alone. Returns the bytes freed.
+  Result<uint64_t> CompactFragments(bool force);
+  // The write-behind thread's check after a publish (write lock held): compacts when the
+  // garbage passed the bound and no other process has the entry open.
+  void MaybeCompact();
+
   // Handle bookkeeping: the last close publishes (via the writer) and touches the lock file.
   void AddHandle() { handles_.fetch_add(1); }
   int RemoveHandle() { return handles_.fetch_sub(1) - 1; }
+  int handles() const { return handles_.load(); }
   void TouchLastRead() const;
 
  private:
@@ -204,6 +249,18 @@ class Entry {
   int64_t shared_writer_until_ns_ = 0;  // write lock held when used
 
   std::atomic<int> handles_{0};
+
+  uint64_t compact_checked_end_ = 0;  // frag_end_ at the last MaybeCompact (write lock held)
+
+  std::mutex replica_mu_;
+  IndexStamp replica_stamp_;
+  std::shared_ptr<const ReplicaView> replica_;
+
+  std::mutex trace_mu_;
+  std::vector<uint8_t> trace_buffer_;  // encoded records not yet appended
+  bool trace_full_ = false;
+  std::atomic<bool> trace_pending_{false};
+  std::atomic<bool> replica_wish_{false};
 };
 
 // Monotonic clock in nanoseconds.

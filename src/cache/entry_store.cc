@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
+#include <vector>
 
 #include "base/fd.h"
 
@@ -174,12 +176,35 @@ Status PublishIndexBytes(const EntryPaths& paths,
 }
 
 Status RemoveEntryFiles(const EntryPaths& paths) {
-  for (const std::string& f : {paths.idx(), paths.data(), paths.frag()}) {
+  // The replica goes first: without its index an entry's replica is never served anyway.
+  for (const std::string& f : {paths.manifest(), paths.replica_status(), paths.trace(), paths.idx(),
+                               paths.data(), paths.frag()}) {
     if (::unlink(f.c_str()) != 0 && errno != ENOENT) {
       return IoError("cannot remove " + f, errno);
     }
   }
+  RemoveReplicaData(paths, 0);
   return OkStatus();
+}
+
+void RemoveReplicaData(const EntryPaths& paths, uint64_t keep) {
+  const std::string prefix = paths.base.substr(paths.base.rfind('/') + 1) + ".rpd.";
+  const std::string kept = keep == 0 ? "" : prefix + std::to_string(keep);
+  DIR* d = ::opendir(paths.subdir.c_str());
+  if (d == nullptr) {
+    return;
+  }
+  std::vector<std::string> doomed;
+  while (struct dirent* e = ::readdir(d)) {
+    const std::string_view name = e->d_name;
+    if (name.starts_with(prefix) && name != kept) {
+      doomed.push_back(paths.subdir + "/" + std::string(name));
+    }
+  }
+  ::closedir(d);
+  for (const std::string& f : doomed) {
+    ::unlink(f.c_str());
+  }
 }
 
 uint64_t AllocatedBytes(const std::string& path) {
@@ -228,7 +253,11 @@ Result<std::vector<EntryListing>> ScanEntries(const std::string& cache_dir) {
       if (::stat(full.c_str(), &st) != 0) {
         continue;
       }
-      if (ext == "idx" || ext == "data" || ext == "frag") {
+      // Every file of the entry but its lock, pin and status files takes disk space that counts
+      // against the cap: the byte tier, the replica (manifest, data of any generation, a
+      // manifest being published) and the access trace.
+      if (ext == "idx" || ext == "data" || ext == "frag" || ext == "acc" || ext.starts_with("rpm")
+          || ext.starts_with("rpd.")) {
         l.disk_bytes += static_cast<uint64_t>(st.st_blocks) * 512;
       }
       if (ext == "idx") {

@@ -29,6 +29,13 @@ struct EntryPaths {
   std::string frag() const { return base + ".frag"; }
   std::string lock() const { return base + ".lock"; }
   std::string pin() const { return base + ".pin"; }
+  // Replica tier (docs/format/replica.md).
+  std::string manifest() const { return base + ".rpm"; }
+  std::string replica_data(uint64_t generation) const {
+    return base + ".rpd." + std::to_string(generation);
+  }
+  std::string trace() const { return base + ".acc"; }
+  std::string replica_status() const { return base + ".rps"; }
 };
 
 EntryPaths PathsFor(const std::string& cache_dir, const std::string& key);
@@ -66,9 +73,11 @@ Status PublishIndex(const EntryPaths& paths,
                     std::vector<uint8_t>& scratch,
                     IndexStamp* stamp = nullptr);
 
-// Removes an entry's index, data and fragment files (not the lock or pin). Missing files are
-// fine.
+// Removes an entry's files: index, data, fragment log, and its replica files (manifest, data,
+// status, access trace); not the lock or pin. Missing files are fine.
 Status RemoveEntryFiles(const EntryPaths& paths);
+// Removes the replica data files KEY.rpd.G of every generation but `keep` (0: all). Best effort.
+void RemoveReplicaData(const EntryPaths& paths, uint64_t keep);
 
 // Disk blocks (st_blocks * 512) of one file, 0 when missing.
 uint64_t AllocatedBytes(const std::string& path);

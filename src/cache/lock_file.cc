@@ -56,6 +56,15 @@ Status LockFile::Unlock(off_t byte) {
   return OkStatus();
 }
 
+bool LockFile::HeldElsewhere(off_t byte) const {
+  struct flock fl = {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = byte;
+  fl.l_len = 1;
+  return ::fcntl(fd_.get(), F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+}
+
 bool LockFile::StillLinked() const {
   struct stat a = {};
   struct stat b = {};

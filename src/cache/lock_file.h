@@ -21,6 +21,8 @@ namespace ferry::cache {
 
 inline constexpr off_t kOpenLockByte = 0;
 inline constexpr off_t kWriteLockByte = 1;
+// Held exclusively by the process building the entry's replica (docs/format/replica.md).
+inline constexpr off_t kBuildLockByte = 2;
 
 class LockFile {
  public:
@@ -32,6 +34,9 @@ class LockFile {
   // (0: try once). kTimeout when another description holds a conflicting lock.
   Status Lock(off_t byte, bool exclusive, int timeout_ms);
   Status Unlock(off_t byte);
+  // True when another open file description holds a lock on `byte` that conflicts with an
+  // exclusive one (F_OFD_GETLK; false when that cannot be told).
+  bool HeldElsewhere(off_t byte) const;
 
   // True when `path_` still names the inode this descriptor has open (an evictor may have
   // removed or replaced it after we opened it).

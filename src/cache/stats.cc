@@ -60,6 +60,14 @@ std::string_view CounterName(Counter c) {
       return "writes_dropped";
     case Counter::kRetries:
       return "retries";
+    case Counter::kBytesFromReplica:
+      return "bytes_from_replica";
+    case Counter::kReplicaReads:
+      return "replica_reads";
+    case Counter::kReplicaFaults:
+      return "replica_faults";
+    case Counter::kDiskReads:
+      return "disk_reads";
     case Counter::kCount:
       break;
   }

@@ -29,6 +29,10 @@ enum class Counter : uint8_t {
   kEvictions,           // entries evicted
   kWritesDropped,       // fetched pages not cached (write-behind full, over capacity)
   kRetries,             // origin requests retried after a transient error
+  kBytesFromReplica,    // bytes copied to applications from replicas (docs/format/replica.md)
+  kReplicaReads,        // read system calls on replica data files
+  kReplicaFaults,       // replica extents that failed their CRC or a read (rebuilt, counted)
+  kDiskReads,           // read system calls on the byte tier's data and fragment files
   kCount
 };
 inline constexpr size_t kCounterCount = static_cast<size_t>(Counter::kCount);

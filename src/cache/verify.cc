@@ -68,8 +68,9 @@ Result<VerifyReport> VerifyEntry(const EntryPaths& paths, bool repair, int lock_
   report.held_bytes = index->held_bytes();
   if (frag_fd >= 0) {
     struct stat st = {};
-    if (::fstat(frag_fd, &st) == 0 && static_cast<uint64_t>(st.st_size) > named) {
-      report.garbage_bytes = static_cast<uint64_t>(st.st_size) - named;
+    // Allocated, not apparent, size: compaction punches the log's dead blocks out.
+    if (::fstat(frag_fd, &st) == 0 && static_cast<uint64_t>(st.st_blocks) * 512 > named) {
+      report.garbage_bytes = static_cast<uint64_t>(st.st_blocks) * 512 - named;
     }
   }
   if (repair && !bad.empty()) {

@@ -6,8 +6,12 @@ namespace ferry::cache {
 
 WriteBehind::WriteBehind(const Config& config,
                          Counters& counters,
-                         std::function<void(uint64_t)> on_written)
-    : config_(config), counters_(counters), on_written_(std::move(on_written)) {
+                         std::function<void(uint64_t)> on_written,
+                         std::function<void(const std::shared_ptr<Entry>&)> on_idle)
+    : config_(config),
+      counters_(counters),
+      on_written_(std::move(on_written)),
+      on_idle_(std::move(on_idle)) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -168,6 +172,8 @@ void WriteBehind::Process(std::vector<Job>& batch) {
       if (!pub) {
         entry->Fail(pub.error());
       }
+      entry->FlushTrace();
+      entry->MaybeCompact();
     }
     entry->UnlockForWrite();
   }
@@ -177,6 +183,10 @@ void WriteBehind::Process(std::vector<Job>& batch) {
   }
   if (written > 0 && on_written_) {
     on_written_(written);
+  }
+  // A last close asked for this publish: what the entry holds is on disk now.
+  if (publish && on_idle_ && !entry->failed() && entry->handles() == 0) {
+    on_idle_(entry);
   }
 }
 
@@ -194,6 +204,8 @@ void WriteBehind::PublishDue(bool force) {
       continue;
     }
     Status pub = e.MaybePublish(force, encode_scratch_);
+    e.FlushTrace();
+    e.MaybeCompact();
     e.UnlockForWrite();
     if (!pub) {
       e.Fail(pub.error());

@@ -27,8 +27,12 @@ namespace ferry::cache {
 
 class WriteBehind {
  public:
-  // on_written(bytes) runs on the writer thread after each batch (capacity accounting).
-  WriteBehind(const Config& config, Counters& counters, std::function<void(uint64_t)> on_written);
+  // on_written(bytes) runs on the writer thread after each batch (capacity accounting);
+  // on_idle(entry) after a publish requested by the last close of an entry that stayed closed.
+  WriteBehind(const Config& config,
+              Counters& counters,
+              std::function<void(uint64_t)> on_written,
+              std::function<void(const std::shared_ptr<Entry>&)> on_idle = {});
   WriteBehind(const WriteBehind&) = delete;
   WriteBehind& operator=(const WriteBehind&) = delete;
   ~WriteBehind();
@@ -58,6 +62,7 @@ class WriteBehind {
   const Config& config_;
   Counters& counters_;
   std::function<void(uint64_t)> on_written_;
+  std::function<void(const std::shared_ptr<Entry>&)> on_idle_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::condition_variable done_cv_;

@@ -27,6 +27,7 @@
 #include "cache/url.h"
 #include "cache/verify.h"
 #include "cli/args.h"
+#include "cli/cache_conf.h"
 #include "cli/commands.h"
 
 namespace ferry::cli {
@@ -44,6 +45,7 @@ constexpr std::string_view kUsage =
     "60s)\n"
     "       ferry cache clear [--dir DIR] [--all] [--stats]\n"
     "       ferry cache pin URL [--unpin] [--dir DIR]\n"
+    "       ferry cache replica build|status|drop [URL...] [--dir DIR] [--json]\n"
     "The cache directory comes from --dir, else $FERRY_CACHE_DIR, else the enabled conf file\n"
     "(--conf-dir D, else $XRD_PLUGINCONFDIR, else ~/.xrootd/client.plugins.d, else\n"
     "/etc/xrootd/client.plugins.d).";
@@ -703,6 +705,10 @@ int Pin(std::span<const char* const> argv) {
 
 }  // namespace
 
+Result<cache::Config> ExistingCacheConfig(const Args& args) {
+  return ExistingCache(args);
+}
+
 int RunCache(std::span<const char* const> args) {
   if (args.empty() || std::string_view(args[0]) == "--help" || std::string_view(args[0]) == "-h") {
     std::printf("usage: %.*s\n", static_cast<int>(kUsage.size()), kUsage.data());
@@ -736,6 +742,9 @@ int RunCache(std::span<const char* const> args) {
   }
   if (sub == "pin") {
     return Pin(rest);
+  }
+  if (sub == "replica") {
+    return RunCacheReplica(rest);
   }
   return UsageError("unknown cache command '" + std::string(sub) + "'", kUsage);
 }

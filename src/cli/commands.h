@@ -13,5 +13,7 @@ int RunStore(std::span<const char* const> args);
 int RunSend(std::span<const char* const> args);
 int RunRecv(std::span<const char* const> args);
 int RunCache(std::span<const char* const> args);
+// `ferry cache replica ...` (cmd_cache_replica.cc).
+int RunCacheReplica(std::span<const char* const> args);
 
 }  // namespace ferry::cli

@@ -17,6 +17,9 @@ Result<size_t> DeflateRaw(int level, std::span<const uint8_t> in, ByteVector* ou
 Status DecodeLzma(std::span<const uint8_t> in, std::span<uint8_t> out);
 Result<size_t> EncodeLzma(int level, std::span<const uint8_t> in, ByteVector* out);
 
+uint32_t ZstdVersion();
+uint32_t Lz4Version();
+
 Status DecodeZstd(std::span<const uint8_t> in, std::span<uint8_t> out);
 Result<size_t> EncodeZstd(int level, std::span<const uint8_t> in, ByteVector* out);
 

@@ -202,6 +202,17 @@ Status DecompressPayload(std::span<const uint8_t> in, std::span<uint8_t> out) {
   return OkStatus();
 }
 
+uint32_t LibraryVersion(Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::kZstd:
+      return internal::ZstdVersion();
+    case Algorithm::kLz4:
+      return internal::Lz4Version();
+    default:
+      return 0;
+  }
+}
+
 Result<size_t> CompressBlock(const Setting& setting, std::span<const uint8_t> in, ByteVector* out) {
   switch (setting.algorithm) {
     case Algorithm::kZlib:

@@ -77,6 +77,10 @@ Status DecompressPayload(std::span<const uint8_t> in, std::span<uint8_t> out);
 // was) when the result would not be smaller than the input; ROOT then stores the payload raw.
 Result<bool> CompressPayload(const Setting& setting, std::span<const uint8_t> in, ByteVector* out);
 
+// Version number of the library behind an algorithm (ZSTD_versionNumber(), LZ4_versionNumber();
+// 0 for none and the others). Same input, setting and version give the same compressed bytes.
+uint32_t LibraryVersion(Algorithm algorithm);
+
 // Bare codec calls on one block body (no ROOT header), used by benchmarks and tests.
 // DecompressBlock requires out.size() to be the exact uncompressed size.
 Status DecompressBlock(Algorithm algorithm, std::span<const uint8_t> in, std::span<uint8_t> out);

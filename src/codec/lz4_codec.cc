@@ -12,6 +12,10 @@
 
 namespace ferry::codec::internal {
 
+uint32_t Lz4Version() {
+  return static_cast<uint32_t>(LZ4_versionNumber());
+}
+
 Status DecodeLz4Root(std::span<const uint8_t> in, std::span<uint8_t> out) {
   if (in.size() < 8) {
     return CorruptionError("lz4 block shorter than its 8-byte checksum");

@@ -7,6 +7,10 @@
 #include "codec/codecs_internal.h"
 
 namespace ferry::codec::internal {
+
+uint32_t ZstdVersion() {
+  return ZSTD_versionNumber();
+}
 namespace {
 
 struct DCtxDeleter {

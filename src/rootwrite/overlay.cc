@@ -64,11 +64,9 @@ void OverlayWriter::Start() {
   started_ = true;
 }
 
-Result<MovedBasket> OverlayWriter::AddBasket(uint32_t tree,
-                                             int32_t branch,
-                                             int32_t basket,
-                                             std::span<const uint8_t> record,
-                                             ByteVector* out) {
+Result<const rootio::BasketRef*> OverlayWriter::Claim(uint32_t tree,
+                                                      int32_t branch,
+                                                      int32_t basket) {
   if (!started_) {
     Start();
   }
@@ -85,18 +83,17 @@ Result<MovedBasket> OverlayWriter::AddBasket(uint32_t tree,
     return InvalidArgumentError("branch " + b.name + ": basket " + std::to_string(basket)
                                 + " is not a record of its own");
   }
-  if (!t.moved.insert({branch, basket}).second) {
+  if (t.moved.count({branch, basket}) != 0) {
     return InvalidArgumentError("branch " + b.name + ": basket " + std::to_string(basket)
                                 + " added twice");
   }
-  const rootio::BasketRef& ref = b.baskets[static_cast<size_t>(basket)];
-  if (record.size() != ref.bytes) {
-    return InvalidArgumentError("branch " + b.name + ": basket record of "
-                                + std::to_string(record.size()) + " bytes, the tree says "
-                                + std::to_string(ref.bytes));
-  }
-  const uint32_t bytes = FERRY_TRY_CTX(ReencodeBasket(record, setting_, end_, &scratch_, out),
-                                       "branch " + b.name + " > basket " + std::to_string(basket));
+  return &b.baskets[static_cast<size_t>(basket)];
+}
+
+MovedBasket OverlayWriter::Place(uint32_t tree, int32_t branch, int32_t basket, uint32_t bytes) {
+  TreeState& t = trees_[tree];
+  const rootio::BasketRef& ref =
+      t.info.branches[static_cast<size_t>(branch)].baskets[static_cast<size_t>(basket)];
   MovedBasket m;
   m.tree = tree;
   m.branch = branch;
@@ -105,9 +102,40 @@ Result<MovedBasket> OverlayWriter::AddBasket(uint32_t tree,
   m.bytes = bytes;
   m.original_offset = ref.seek;
   m.original_bytes = ref.bytes;
+  t.moved.insert({branch, basket});
   t.moves.push_back({branch, basket, end_, bytes});
   end_ += bytes;
   return m;
+}
+
+Result<MovedBasket> OverlayWriter::AddBasket(uint32_t tree,
+                                             int32_t branch,
+                                             int32_t basket,
+                                             std::span<const uint8_t> record,
+                                             ByteVector* out) {
+  const rootio::BasketRef* ref = FERRY_TRY(Claim(tree, branch, basket));
+  const std::string& name = trees_[tree].info.branches[static_cast<size_t>(branch)].name;
+  if (record.size() != ref->bytes) {
+    return InvalidArgumentError("branch " + name + ": basket record of "
+                                + std::to_string(record.size()) + " bytes, the tree says "
+                                + std::to_string(ref->bytes));
+  }
+  const uint32_t bytes =
+      FERRY_TRY_CTX(ReencodeBasket(record, setting_, end_, &scratch_, out, verify_),
+                    "branch " + name + " > basket " + std::to_string(basket));
+  return Place(tree, branch, basket, bytes);
+}
+
+Result<MovedBasket> OverlayWriter::AddEncodedBasket(uint32_t tree,
+                                                    int32_t branch,
+                                                    int32_t basket,
+                                                    std::span<const uint8_t> encoded,
+                                                    ByteVector* out) {
+  FERRY_TRY(Claim(tree, branch, basket));
+  const size_t at = out->size();
+  out->insert(out->end(), encoded.begin(), encoded.end());
+  SetKeySeek(std::span<uint8_t>(out->data() + at, encoded.size()), end_);
+  return Place(tree, branch, basket, static_cast<uint32_t>(encoded.size()));
 }
 
 Result<Overlay> OverlayWriter::Finish(std::span<const uint8_t> head) {
@@ -146,25 +174,16 @@ Result<Overlay> OverlayWriter::Finish(std::span<const uint8_t> head) {
   return o;
 }
 
-namespace {
-
-struct TreeSource {
-  std::string path;
-  rootio::Key key;
-  std::vector<uint8_t> record;
-  rootio::TreeInfo info;
-  uint64_t entry_offset = 0;
-  std::vector<uint8_t> entry;
-};
-
-Result<TreeSource> LoadTree(const rootio::RootFile& f, const std::string& path) {
-  TreeSource t;
+Result<TreeRecordSource> LoadTreeRecord(const rootio::RootFile& f, const std::string& path) {
+  TreeRecordSource t;
   t.path = path;
   t.key = FERRY_TRY(f.FindKey(path));
   t.record.resize(static_cast<size_t>(t.key.nbytes));
   FERRY_TRY(io::CheckRange(f.name(), f.source().size(), t.key.seek_key, t.record.size()));
   FERRY_TRY(f.source().ReadAt(t.key.seek_key, t.record));
-  std::vector<uint8_t> payload = FERRY_TRY(f.ReadObject(t.key));
+  ByteVector payload;
+  FERRY_TRY(rootio::DecodePayload(std::span<const uint8_t>(t.record).subspan(t.key.keylen),
+                                  t.key.objlen, &payload));
   t.info = FERRY_TRY(rootio::ParseTree(payload, t.key.keylen));
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash);
@@ -172,7 +191,8 @@ Result<TreeSource> LoadTree(const rootio::RootFile& f, const std::string& path) 
   for (size_t i = 0; i < list.keys.size(); ++i) {
     if (list.keys[i].seek_key == t.key.seek_key) {
       t.entry_offset = list.offsets[i];
-      const uint64_t n = std::min<uint64_t>(64, f.source().size() - t.entry_offset);
+      // The list holds the key's header (fKeylen bytes), nothing of the record itself.
+      const uint64_t n = std::min<uint64_t>(t.key.keylen, f.source().size() - t.entry_offset);
       t.entry.resize(static_cast<size_t>(n));
       FERRY_TRY(f.source().ReadAt(t.entry_offset, t.entry));
       return t;
@@ -181,17 +201,15 @@ Result<TreeSource> LoadTree(const rootio::RootFile& f, const std::string& path) 
   return NotFoundError("TTree " + path + " is not in its directory's keys list");
 }
 
-}  // namespace
-
 Result<std::vector<uint8_t>> RelocateInMemory(
     std::span<const uint8_t> file,
     const codec::Setting& setting,
     const std::function<bool(const std::string&, const rootio::Branch&)>& select) {
   io::MemorySource src(std::vector<uint8_t>(file.begin(), file.end()));
   auto f = FERRY_TRY(rootio::RootFile::Open(src));
-  std::vector<TreeSource> trees;
+  std::vector<TreeRecordSource> trees;
   for (const std::string& path : FERRY_TRY(f->TreePaths())) {
-    trees.push_back(FERRY_TRY_CTX(LoadTree(*f, path), "TTree " + path));
+    trees.push_back(FERRY_TRY_CTX(LoadTreeRecord(*f, path), "TTree " + path));
   }
   std::vector<uint64_t> slots(trees.size(), 0);
   for (int attempt = 0; attempt < 2; ++attempt) {

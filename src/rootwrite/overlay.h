@@ -36,6 +36,8 @@
 #include "base/byte_vector.h"
 #include "base/result.h"
 #include "codec/compression.h"
+#include "rootio/key.h"
+#include "rootio/root_file.h"
 #include "rootio/tree_model.h"
 #include "rootwrite/relocate.h"
 
@@ -99,6 +101,16 @@ class OverlayWriter {
                                 std::span<const uint8_t> record,
                                 ByteVector* out);
 
+  // As AddBasket for a basket already re-encoded with this writer's setting (copied from an
+  // earlier replica): `encoded` is appended with its fSeekKey set to its new place.
+  Result<MovedBasket> AddEncodedBasket(uint32_t tree,
+                                       int32_t branch,
+                                       int32_t basket,
+                                       std::span<const uint8_t> encoded,
+                                       ByteVector* out);
+  // Whether AddBasket decodes each re-encoded basket again to check it (default true).
+  void set_verify(bool verify) { verify_ = verify; }
+
   // The overlay's description. `head`: the original file's first bytes (at least fBEGIN, 100 is
   // enough). kNoSpace when a tree record outgrew its slot (message names the size).
   Result<Overlay> Finish(std::span<const uint8_t> head);
@@ -125,8 +137,26 @@ class OverlayWriter {
   uint64_t baskets_begin_ = 0;
   uint64_t end_ = 0;
   bool started_ = false;
+  bool verify_ = true;
   ByteVector scratch_;
+
+  // Checks that (tree, branch, basket) can move and has not moved yet; returns its BasketRef.
+  Result<const rootio::BasketRef*> Claim(uint32_t tree, int32_t branch, int32_t basket);
+  MovedBasket Place(uint32_t tree, int32_t branch, int32_t basket, uint32_t bytes);
 };
+
+// What relocating one tree needs from the original file: its TTree record (key + stored
+// payload), the parsed tree, and its key header in the keys list (fKeylen bytes).
+struct TreeRecordSource {
+  std::string path;
+  rootio::Key key;
+  std::vector<uint8_t> record;
+  rootio::TreeInfo info;
+  uint64_t entry_offset = 0;
+  std::vector<uint8_t> entry;
+};
+// Reads them for the tree at `path` (highest cycle) through the file's source.
+Result<TreeRecordSource> LoadTreeRecord(const rootio::RootFile& f, const std::string& path);
 
 // The whole virtual file built in memory from a file's bytes: the baskets of every tree that
 // `select(tree_path, branch)` accepts (all when it is empty) moved, in tree, branch, basket

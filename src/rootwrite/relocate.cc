@@ -62,11 +62,18 @@ Status AppendPayload(const codec::Setting& setting, std::span<const uint8_t> raw
 
 }  // namespace
 
+void SetKeySeek(std::span<uint8_t> record, uint64_t seek) {
+  if (record.size() >= kKeySeekAt + 8) {
+    (void)PatchKeyFields(record.data(), LoadBE<int32_t>(record.data() + kKeyNbytesAt), seek);
+  }
+}
+
 Result<uint32_t> ReencodeBasket(std::span<const uint8_t> record,
                                 const codec::Setting& setting,
                                 uint64_t new_seek,
                                 ByteVector* scratch,
-                                ByteVector* out) {
+                                ByteVector* out,
+                                bool verify) {
   rootio::Key key = FERRY_TRY(ParseRecordKey(record, "basket"));
   const std::span<const uint8_t> stored =
       record.subspan(key.keylen, static_cast<size_t>(key.nbytes - key.keylen));
@@ -81,6 +88,16 @@ Result<uint32_t> ReencodeBasket(std::span<const uint8_t> record,
   // A basket's own fSeekKey is read by no reader (they use the branch's fBasketSeek), so a
   // 32-bit field that cannot hold the new place keeps its old value.
   (void)PatchKeyFields(out->data() + start, static_cast<int32_t>(size), new_seek);
+  if (verify) {
+    // What a reader will decode from the new record must be what the original held.
+    ByteVector check;
+    FERRY_TRY(rootio::DecodePayload(
+        std::span<const uint8_t>(out->data() + start + key.keylen, size - key.keylen), key.objlen,
+        &check));
+    if (!(check == *scratch)) {
+      return CorruptionError("re-encoded basket does not decode to the original payload");
+    }
+  }
   return static_cast<uint32_t>(size);
 }
 

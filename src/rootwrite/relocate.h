@@ -53,13 +53,19 @@ struct BasketMove {
 // Appends `record` (a TBasket record: key header + stored payload) to `out`, its payload
 // decompressed and compressed again with `setting` (stored raw when that is not smaller, or when
 // setting is none); fSeekKey becomes `new_seek` when the key's seek width holds it. `scratch`
-// holds the decompressed payload (reused between calls). Returns the new record's size.
-// Corruption when the record does not parse or decompress.
+// holds the decompressed payload (reused between calls). With `verify`, the new payload is
+// decoded again and compared with the original's (Corruption when they differ). Returns the
+// new record's size. Corruption when the record does not parse or decompress.
 Result<uint32_t> ReencodeBasket(std::span<const uint8_t> record,
                                 const codec::Setting& setting,
                                 uint64_t new_seek,
                                 ByteVector* scratch,
-                                ByteVector* out);
+                                ByteVector* out,
+                                bool verify = false);
+
+// Sets a record's fSeekKey to `seek` when its key's seek width holds it (as ReencodeBasket
+// does), for a re-encoded basket copied to another place.
+void SetKeySeek(std::span<uint8_t> record, uint64_t seek);
 
 // The new TTree record and the keys-list patch that points readers at it.
 struct RelocatedTree {

@@ -15,7 +15,7 @@
 
 #include "base/result.h"
 #include "rootio/tree_model.h"
-#include "store/bytes.h"
+#include "base/byte_io.h"
 
 namespace ferry::store {
 

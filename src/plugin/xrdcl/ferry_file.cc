@@ -25,6 +25,9 @@ struct FileState {
   std::unique_ptr<cache::CachedFile> cached;  // null: straight to the origin
   std::atomic<bool> open{false};
   std::atomic<bool> writable{false};  // write mode, or written to: pass-through for good
+  // Serves a replica's virtual file (cache/cache.h): its reads and Stat never go to the origin
+  // as they are, since the origin's file has another layout and size.
+  bool virtual_file = false;
   uint64_t size = 0;
   int64_t mtime = 0;
 };
@@ -130,6 +133,13 @@ XRootDStatus ServeFromCache(const std::shared_ptr<FileState>& s,
       respond();
       return;
     }
+    if (s->virtual_file) {
+      // The cache's answer was the origin's error, met while reading the original region;
+      // forwarding would read the origin's layout, not the virtual file.
+      Answer(h, XRootDStatus(XrdCl::stError, XrdCl::errErrorResponse, kXR_IOError,
+                             "ferry cache: reading the origin failed"));
+      return;
+    }
     XRootDStatus st = s->origin->EnsureOpen();
     if (st.IsOK()) {
       st = forward();
@@ -219,6 +229,7 @@ XRootDStatus FerryFile::Open(const std::string& url,
     {
       std::unique_lock<std::shared_mutex> lock(s->io_mu);
       s->cached = std::move(*file);
+      s->virtual_file = s->cached->virtual_file();
       s->size = s->cached->size();
       s->mtime = s->cached->mtime();
     }
@@ -256,10 +267,10 @@ XRootDStatus FerryFile::Stat(bool force, ResponseHandler* handler, uint16_t time
   auto forward = [s, force, handler, timeout] {
     return s->origin->inner().Stat(force, handler, timeout);
   };
-  if (force || s->writable || s->origin->is_open()) {
+  if (!s->virtual_file && (force || s->writable || s->origin->is_open())) {
     return WithOrigin(s, handler, forward);
   }
-  // Answered from the cache: no origin contact.
+  // Answered from the cache: no origin contact (and the virtual file's size for a replica).
   Answer(handler, XRootDStatus(),
          Wrap(new XrdCl::StatInfo("ferry-cache", s->size, XrdCl::StatInfo::IsReadable,
                                   static_cast<uint64_t>(s->mtime))));

@@ -1,4 +1,5 @@
-// Little-endian byte building and bounds-checked parsing for the store's on-disk structures.
+// Little-endian byte building and bounds-checked parsing for on-disk structures (the event
+// store, the replica manifest).
 //
 // ByteWriter appends to a vector it owns. ByteReader never reads past its span: a short read
 // sets a sticky failure flag and yields zeros, so parsers read a run of fields and check ok()
@@ -14,7 +15,7 @@
 
 #include "base/endian.h"
 
-namespace ferry::store {
+namespace ferry {
 
 class ByteWriter {
  public:
@@ -29,6 +30,7 @@ class ByteWriter {
   void U32(uint32_t v) { Put(v); }
   void I32(int32_t v) { Put(v); }
   void U64(uint64_t v) { Put(v); }
+  void I64(int64_t v) { Put(v); }
   // u16 length + bytes; longer strings are cut at 65535 bytes.
   void Str(std::string_view s) {
     size_t n = s.size() > 0xFFFF ? 0xFFFF : s.size();
@@ -67,6 +69,7 @@ class ByteReader {
   uint32_t U32() { return Get<uint32_t>(); }
   int32_t I32() { return Get<int32_t>(); }
   uint64_t U64() { return Get<uint64_t>(); }
+  int64_t I64() { return Get<int64_t>(); }
   std::string Str() {
     uint16_t n = U16();
     if (!ok_ || remaining() < n) {
@@ -95,4 +98,4 @@ class ByteReader {
   bool ok_ = true;
 };
 
-}  // namespace ferry::store
+}  // namespace ferry

@@ -1,0 +1,256 @@
+// Entry maintenance: opening an entry without an origin, releasing byte-tier pages a replica
+// superseded, and compacting the fragment log. See entry.h and docs/format/page-store.md.
+//
+// Both kinds of rewrite run only while no other process has the entry open (the open lock is
+// made exclusive without waiting), because other processes read through their own copy of the
+// index: a block punched under them would read as zeros. Their CRC checks would catch that, but
+// they would count failures and fetch again for nothing. In this process, readers hold mu()
+// shared while they read, so swapping the index under mu() exclusive is enough.
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "cache/entry.h"
+#include "cache/page_crc.h"
+
+namespace ferry::cache {
+namespace {
+
+constexpr uint64_t kBlock = 4096;
+// Garbage in the fragment log is tolerated up to max(kMinGarbage, held bytes / kGarbageShare).
+constexpr uint64_t kMinGarbage = 64 << 10;
+constexpr uint64_t kGarbageShare = 33;  // ~3%: with the index, an entry stays under 1.05x
+// The write-behind thread looks at the log again only after it grew this much.
+constexpr uint64_t kCompactCheckEvery = 256 << 10;
+constexpr size_t kCopyChunk = 4 << 20;
+
+Status PunchHole(int fd, uint64_t offset, uint64_t length, const std::string& path) {
+  if (length == 0) {
+    return OkStatus();
+  }
+  if (::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+                  static_cast<off_t>(length))
+      != 0) {
+    if (errno == EOPNOTSUPP) {
+      return OkStatus();  // the filesystem cannot free the blocks; nothing is wrong
+    }
+    return IoError("punch hole in " + path, errno);
+  }
+  return OkStatus();
+}
+
+uint64_t Allocated(int fd) {
+  struct stat st = {};
+  return ::fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_blocks) * 512 : 0;
+}
+
+}  // namespace
+
+Status Entry::OpenExisting() {
+  std::lock_guard<std::mutex> guard(open_mu_);
+  if (open_done_) {
+    return open_status_;
+  }
+  open_done_ = true;
+  open_status_ = [&]() -> Status {
+    FERRY_TRY(LockOpenByte());
+    IndexStamp stamp;
+    PageIndex loaded = FERRY_TRY(LoadIndex(paths_.idx(), &stamp));
+    if (loaded.info().url != url_) {
+      return CorruptionError("index " + paths_.idx() + " names another URL");
+    }
+    epoch_ = loaded.info().epoch;
+    size_ = loaded.info().origin_size;
+    mtime_ = loaded.info().origin_mtime;
+    page_size_ = loaded.page_size();
+    stamp_ = stamp;
+    {
+      std::unique_lock<std::shared_mutex> lock(mu_);
+      index_ = std::move(loaded);
+    }
+    data_fd_ = FERRY_TRY(Fd::Open(paths_.data(), O_RDWR));
+    frag_fd_ = FERRY_TRY(Fd::Open(paths_.frag(), O_RDWR));
+    return OkStatus();
+  }();
+  return open_status_;
+}
+
+bool Entry::WithSoleOpen(const std::function<void()>& fn) {
+  if (!lock_.valid() || !lock_.Lock(kOpenLockByte, /*exclusive=*/true, 0)) {
+    return false;
+  }
+  fn();
+  // Back to shared: converting a lock this description holds never waits.
+  (void)lock_.Lock(kOpenLockByte, /*exclusive=*/false, 0);
+  return true;
+}
+
+Result<uint64_t> Entry::ReleaseRanges(std::span<const fetch::Range> ranges) {
+  FERRY_TRY(LockForWrite());
+  struct Unlock {
+    Entry* e;
+    ~Unlock() { e->UnlockForWrite(); }
+  } unlock{this};
+  RefreshLocked(/*under_write_lock=*/true);
+  if (failed()) {
+    return Error(ErrorCode::kCancelled, "entry failed");
+  }
+  const uint64_t ps = page_size_;
+  uint64_t released = 0;
+  {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    for (const fetch::Range& r : ranges) {
+      if (r.length == 0) {
+        continue;
+      }
+      for (uint64_t page = r.offset / ps; page <= (r.end() - 1) / ps; ++page) {
+        const uint64_t pstart = page * ps;
+        const uint32_t plen = index_.PageLength(page);
+        if (plen == 0) {
+          break;
+        }
+        if (index_.full(page)) {
+          if (pstart >= r.offset && pstart + plen <= r.end()) {
+            index_.Drop(page);
+            released += plen;
+          }
+        } else if (const Fragment* f = index_.fragment(page)) {
+          if (pstart + f->lo >= r.offset && pstart + f->hi <= r.end()) {
+            released += f->length();
+            index_.Drop(page);
+          }
+        }
+      }
+    }
+  }
+  if (released > 0) {
+    dirty_.store(true, std::memory_order_relaxed);
+    std::vector<uint8_t> scratch;
+    FERRY_TRY(MaybePublish(/*force=*/true, scratch));
+  }
+  // Only now, with an index that no longer names them, free the blocks: every whole page in
+  // the ranges that is not full (also those a crash left allocated after an earlier release).
+  for (const fetch::Range& r : ranges) {
+    uint64_t a = (r.offset + ps - 1) / ps * ps;
+    const uint64_t b = std::min(r.end(), size_) / ps * ps;
+    while (a < b) {
+      uint64_t page = a / ps;
+      {
+        std::shared_lock<std::shared_mutex> lock(mu_);
+        while (a < b && index_.full(page)) {
+          a += ps;
+          ++page;
+        }
+      }
+      uint64_t stop = a;
+      {
+        std::shared_lock<std::shared_mutex> lock(mu_);
+        while (stop < b && !index_.full(stop / ps)) {
+          stop += ps;
+        }
+      }
+      FERRY_TRY(PunchHole(data_fd_.get(), a, stop - a, paths_.data()));
+      a = stop;
+    }
+  }
+  FERRY_TRY(CompactFragments(/*force=*/false));
+  return released;
+}
+
+Result<uint64_t> Entry::CompactFragments(bool force) {
+  RefreshLocked(/*under_write_lock=*/true);  // so that the publish below merges nothing
+  if (failed()) {
+    return Error(ErrorCode::kCancelled, "entry failed");
+  }
+  const uint64_t before = Allocated(frag_fd_.get());
+  std::vector<std::pair<uint64_t, Fragment>> live;
+  uint64_t live_bytes = 0;
+  uint64_t held = 0;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    for (const auto& [page, f] : index_.fragments()) {
+      live.emplace_back(page, f);
+      live_bytes += f.length();
+    }
+    held = index_.held_bytes();
+  }
+  const uint64_t garbage = before > live_bytes ? before - live_bytes : 0;
+  if (!force && garbage <= std::max(kMinGarbage, held / kGarbageShare)) {
+    return uint64_t{0};
+  }
+  std::sort(live.begin(), live.end(),
+            [](const auto& a, const auto& b) { return a.second.offset < b.second.offset; });
+  // The live bytes go after everything now in the log, block-aligned, so that all blocks before
+  // them can be freed once an index naming the new places is published.
+  const uint64_t start = (frag_end_ + kBlock - 1) / kBlock * kBlock;
+  uint64_t pos = start;
+  std::vector<uint8_t> buf;
+  std::vector<uint64_t> bad;
+  for (size_t i = 0; i < live.size();) {
+    buf.clear();
+    const uint64_t chunk_at = pos;
+    for (; i < live.size() && buf.size() < kCopyChunk; ++i) {
+      Fragment& f = live[i].second;
+      const size_t at = buf.size();
+      buf.resize(at + f.length());
+      if (!PreadFull(frag_fd_.get(), buf.data() + at, f.length(), f.offset)
+          || PageCrc(buf.data() + at, f.length()) != f.crc) {
+        buf.resize(at);  // a damaged fragment is dropped, not carried over
+        bad.push_back(live[i].first);
+        continue;
+      }
+      f.offset = pos;
+      pos += f.length();
+    }
+    FERRY_TRY(PwriteFull(frag_fd_.get(), buf.data(), buf.size(), chunk_at));
+  }
+  if (config_.sync && ::fdatasync(frag_fd_.get()) != 0) {
+    return IoError("fdatasync of " + paths_.frag(), errno);
+  }
+  {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    for (uint64_t page : bad) {
+      index_.Drop(page);
+    }
+    for (const auto& [page, f] : live) {
+      if (std::find(bad.begin(), bad.end(), page) == bad.end()) {
+        index_.SetFragment(page, f);
+      }
+    }
+    frag_end_ = pos;
+    index_.mutable_info().frag_bytes = pos;
+  }
+  if (!bad.empty()) {
+    counters_.Add(Counter::kCrcFailures, bad.size());
+  }
+  dirty_.store(true, std::memory_order_relaxed);
+  std::vector<uint8_t> scratch;
+  FERRY_TRY(MaybePublish(/*force=*/true, scratch));
+  FERRY_TRY(PunchHole(frag_fd_.get(), 0, start, paths_.frag()));
+  compact_checked_end_ = frag_end_;
+  const uint64_t after = Allocated(frag_fd_.get());
+  return before > after ? before - after : 0;
+}
+
+void Entry::MaybeCompact() {
+  if (failed() || !frag_fd_.valid() || frag_end_ < compact_checked_end_ + kCompactCheckEvery) {
+    return;
+  }
+  compact_checked_end_ = frag_end_;
+  Status st = OkStatus();
+  WithSoleOpen([&] {
+    auto freed = CompactFragments(/*force=*/false);
+    if (!freed) {
+      st = std::move(freed).error();
+    }
+  });
+  if (!st) {
+    Fail(st.error());
+  }
+}
+
+}  // namespace ferry::cache

@@ -1,0 +1,724 @@
+#include "cache/replica_build.h"
+
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "base/crc32c.h"
+#include "base/fd.h"
+#include "cache/access_trace.h"
+#include "cache/entry.h"
+#include "cache/held_source.h"
+#include "cache/lock_file.h"
+#include "cache/replica_codec.h"
+#include "cache/replica_view.h"
+#include "cache/stats.h"
+#include "rootio/root_file.h"
+#include "rootwrite/overlay.h"
+
+namespace ferry::cache {
+namespace {
+
+// A basket is hot when one read of the trace covered this share of it (in percent).
+constexpr uint64_t kHotCoverPercent = 90;
+constexpr size_t kWriteChunk = 4u << 20;
+
+uint64_t ThreadCpuNs() {
+  timespec ts = {};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+Result<std::vector<uint8_t>> ReadWhole(const std::string& path, uint64_t max_bytes) {
+  Fd fd = FERRY_TRY(Fd::Open(path, O_RDONLY));
+  const uint64_t size = std::min(FERRY_TRY(FileSize(fd.get())), max_bytes);
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  FERRY_TRY(PreadFull(fd.get(), bytes.data(), bytes.size(), 0));
+  return bytes;
+}
+
+// Writes `bytes` to `path` atomically (tmp, fsync, rename, directory fsync).
+Status PublishFile(const std::string& path,
+                   std::span<const uint8_t> bytes,
+                   const std::string& dir) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    Fd fd = FERRY_TRY(Fd::Open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+    Status st = PwriteFull(fd.get(), bytes.data(), bytes.size(), 0);
+    if (st && ::fsync(fd.get()) != 0) {
+      st = IoError("fsync " + tmp, errno);
+    }
+    if (!st) {
+      ::unlink(tmp.c_str());
+      return st;
+    }
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return IoError("rename " + tmp, err);
+  }
+  Fd d = FERRY_TRY(Fd::Open(dir, O_RDONLY | O_DIRECTORY));
+  (void)::fsync(d.get());
+  return OkStatus();
+}
+
+// KEY.rps: the state on the first line, the reason on the second.
+void WriteStatusFile(const EntryPaths& paths, ReplicaState state, const std::string& reason) {
+  std::string text = std::string(ReplicaStateName(state)) + "\n" + reason + "\n";
+  std::replace(text.begin() + static_cast<ptrdiff_t>(text.find('\n') + 1), text.end() - 1, '\n',
+               ' ');
+  (void)PublishFile(paths.replica_status(),
+                    {reinterpret_cast<const uint8_t*>(text.data()), text.size()}, paths.subdir);
+}
+
+// One basket that has a record of its own in the original file.
+struct Basket {
+  uint64_t seek = 0;
+  uint32_t bytes = 0;
+  uint32_t tree = 0;
+  int32_t branch = 0;
+  int32_t basket = 0;
+};
+
+class Builder {
+ public:
+  Builder(const Config& config,
+          const EntryPaths& paths,
+          Entry& entry,
+          const ReplicaBuildOptions& options,
+          ReplicaBuildReport& report)
+      : config_(config), paths_(paths), entry_(entry), src_(entry), options_(options), r_(report) {}
+
+  Status Run();
+
+ private:
+  Status LoadPrevious();
+  // False (with state and reason set) when there is nothing to relocate.
+  bool LoadTrees();
+  void AddTree(rootwrite::TreeRecordSource t);
+  void FindHot();
+  void AddHot(size_t basket);
+  Status ChooseCodec();
+  Status Write();
+  // One attempt; on kNoSpace (a tree record outgrew its slot) `need` gets the slot sizes.
+  Status WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64_t>* need);
+  Status Publish();
+  void Release();
+
+  const Config& config_;
+  const EntryPaths& paths_;
+  Entry& entry_;
+  HeldSource src_;
+  const ReplicaBuildOptions& options_;
+  ReplicaBuildReport& r_;
+
+  std::optional<ReplicaManifest> previous_;
+  Fd previous_data_;
+  std::unique_ptr<rootio::RootFile> file_;
+  std::vector<rootwrite::TreeRecordSource> trees_;
+  std::vector<Basket> baskets_;  // sorted by seek
+  std::map<std::tuple<uint32_t, int32_t, int32_t>, size_t> basket_at_;
+  std::vector<long> previous_extent_;  // per basket: extent in previous_, or -1
+  std::vector<size_t> hot_;            // baskets, in layout order
+  std::vector<uint8_t> is_hot_;
+  std::vector<uint32_t> used_trees_;  // manifest tree k = trees_[used_trees_[k]]
+  codec::Setting setting_;
+  ReplicaManifest next_;
+  std::vector<uint64_t> next_slots_scratch_;
+  uint64_t cpu0_ = 0;
+};
+
+Status Builder::LoadPrevious() {
+  auto m = LoadManifest(paths_);
+  if (!m) {
+    if (m.error().code() != ErrorCode::kNotFound) {
+      (void)::unlink(paths_.manifest().c_str());  // undecodable: replaced by this build
+    }
+    return OkStatus();
+  }
+  const bool current = m->epoch == entry_.index().info().epoch && m->origin_size == entry_.size()
+                       && m->origin_mtime == entry_.mtime() && m->url == entry_.url()
+                       && m->codec_version == codec::LibraryVersion(m->setting.algorithm);
+  auto data = current ? Fd::Open(paths_.replica_data(m->generation), O_RDONLY)
+                      : Result<Fd>(NotFoundError("stale"));
+  if (!data) {
+    // The origin file changed (or the replica is unusable): start from scratch.
+    (void)::unlink(paths_.manifest().c_str());
+    RemoveReplicaData(paths_, 0);
+    return OkStatus();
+  }
+  previous_ = std::move(*m);
+  previous_data_ = std::move(*data);
+  return OkStatus();
+}
+
+void Builder::AddTree(rootwrite::TreeRecordSource t) {
+  const auto tree = static_cast<uint32_t>(trees_.size());
+  for (size_t b = 0; b < t.info.branches.size(); ++b) {
+    const rootio::Branch& br = t.info.branches[b];
+    if (br.basket_bytes_pos == 0 || br.basket_seek_pos == 0) {
+      continue;
+    }
+    for (size_t k = 0; k < br.baskets.size() && static_cast<int32_t>(k) < br.write_basket; ++k) {
+      if (br.baskets[k].seek != 0) {
+        baskets_.push_back({br.baskets[k].seek, br.baskets[k].bytes, tree, static_cast<int32_t>(b),
+                            static_cast<int32_t>(k)});
+      }
+    }
+  }
+  trees_.push_back(std::move(t));
+}
+
+bool Builder::LoadTrees() {
+  auto f = rootio::RootFile::Open(src_);
+  if (!f) {
+    const bool held = f.error().code() != ErrorCode::kNotFound;
+    r_.state = held ? ReplicaState::kUnsupported : ReplicaState::kNone;
+    r_.reason = held ? "not a ROOT file this version reads: " + f.error().ToString()
+                     : "the file's header or keys list is not cached";
+    return false;
+  }
+  file_ = std::move(*f);
+  std::string unsupported;
+  // Directories are walked as far as the cache holds them; trees not read are not relocated.
+  std::vector<std::string> dirs{""};
+  for (size_t d = 0; d < dirs.size() && d < 1024; ++d) {
+    auto keys = file_->ListKeys(dirs[d]);
+    if (!keys) {
+      continue;
+    }
+    std::set<std::string> seen;
+    for (const rootio::Key& k : *keys) {
+      const std::string path = dirs[d].empty() ? k.name : dirs[d] + "/" + k.name;
+      if (!seen.insert(path).second) {
+        continue;  // an older cycle: LoadTreeRecord takes the highest
+      }
+      if (rootio::IsDirectoryClass(k.class_name)) {
+        dirs.push_back(path);
+      } else if (k.class_name == "TTree") {
+        auto t = rootwrite::LoadTreeRecord(*file_, path);
+        if (t) {
+          AddTree(std::move(*t));
+        } else if (t.error().code() != ErrorCode::kNotFound) {
+          unsupported = "TTree " + path + ": " + t.error().ToString();
+        }
+      }
+    }
+  }
+  std::sort(baskets_.begin(), baskets_.end(),
+            [](const Basket& a, const Basket& b) { return a.seek < b.seek; });
+  for (size_t i = 0; i < baskets_.size(); ++i) {
+    basket_at_[{baskets_[i].tree, baskets_[i].branch, baskets_[i].basket}] = i;
+  }
+  if (baskets_.empty()) {
+    r_.state = unsupported.empty() ? ReplicaState::kNone : ReplicaState::kUnsupported;
+    r_.reason = unsupported.empty() ? "no TTree with baskets of its own is cached" : unsupported;
+    return false;
+  }
+  // Map the previous replica's extents to baskets of the trees as parsed now.
+  previous_extent_.assign(baskets_.size(), -1);
+  if (previous_) {
+    for (size_t e = 0; e < previous_->extents.size(); ++e) {
+      const ReplicaExtent& x = previous_->extents[e];
+      for (uint32_t t = 0; t < trees_.size(); ++t) {
+        if (trees_[t].path != previous_->trees[x.tree]) {
+          continue;
+        }
+        auto it =
+            basket_at_.find({t, static_cast<int32_t>(x.branch), static_cast<int32_t>(x.basket)});
+        if (it != basket_at_.end() && baskets_[it->second].seek == x.original_offset) {
+          previous_extent_[it->second] = static_cast<long>(e);
+        }
+      }
+    }
+  }
+  return true;
+}
+
+void Builder::AddHot(size_t basket) {
+  if (!is_hot_[basket]) {
+    is_hot_[basket] = 1;
+    hot_.push_back(basket);
+  }
+}
+
+void Builder::FindHot() {
+  is_hot_.assign(baskets_.size(), 0);
+  std::vector<TraceRecord> trace;
+  if (auto bytes = ReadWhole(paths_.trace(), kTraceMaxBytes)) {
+    trace = DecodeTrace(*bytes);
+  }
+  // Extent index of the previous replica -> basket.
+  std::unordered_map<long, size_t> basket_of_extent;
+  for (size_t i = 0; i < previous_extent_.size(); ++i) {
+    if (previous_extent_[i] >= 0) {
+      basket_of_extent[previous_extent_[i]] = i;
+    }
+  }
+  const uint64_t origin = entry_.size();
+  std::unordered_map<size_t, uint64_t> cover;  // basket -> bytes one record covered
+  std::vector<size_t> touched;
+  for (const TraceRecord& rec : trace) {
+    cover.clear();
+    touched.clear();
+    for (const TraceRange& range : rec.ranges) {
+      const uint64_t a = range.offset;
+      const uint64_t b = range.offset + range.length;
+      if (rec.generation == 0 || a < origin) {
+        auto it = std::upper_bound(baskets_.begin(), baskets_.end(), a,
+                                   [](uint64_t off, const Basket& x) { return off < x.seek; });
+        if (it != baskets_.begin()) {
+          --it;
+        }
+        for (; it != baskets_.end() && it->seek < b; ++it) {
+          const uint64_t lo = std::max(a, it->seek);
+          const uint64_t hi = std::min(b, it->seek + it->bytes);
+          if (lo < hi) {
+            const auto i = static_cast<size_t>(it - baskets_.begin());
+            if (cover[i] == 0) {
+              touched.push_back(i);
+            }
+            cover[i] += (hi - lo) * 100 / it->bytes + 1;  // in percent of the basket
+          }
+        }
+      } else if (previous_ && rec.generation == previous_->generation) {
+        const long first = previous_->ExtentAt(a);
+        for (size_t e = first < 0 ? previous_->extents.size() : static_cast<size_t>(first);
+             e < previous_->extents.size() && previous_->extents[e].offset < b; ++e) {
+          const ReplicaExtent& x = previous_->extents[e];
+          auto it = basket_of_extent.find(static_cast<long>(e));
+          const uint64_t lo = std::max(a, x.offset);
+          const uint64_t hi = std::min(b, x.end());
+          if (it != basket_of_extent.end() && lo < hi) {
+            if (cover[it->second] == 0) {
+              touched.push_back(it->second);
+            }
+            cover[it->second] += (hi - lo) * 100 / x.bytes + 1;
+          }
+        }
+      }
+    }
+    for (size_t i : touched) {
+      if (cover[i] >= kHotCoverPercent) {
+        AddHot(i);
+      }
+    }
+  }
+  if (trace.empty()) {
+    // No trace: every basket held whole, by entry within each tree, then by place.
+    std::vector<size_t> order(baskets_.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      order[i] = i;
+    }
+    auto first_entry = [&](size_t i) {
+      const Basket& x = baskets_[i];
+      return trees_[x.tree]
+          .info.branches[static_cast<size_t>(x.branch)]
+          .baskets[static_cast<size_t>(x.basket)]
+          .first_entry;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return std::make_tuple(baskets_[a].tree, first_entry(a), baskets_[a].seek)
+             < std::make_tuple(baskets_[b].tree, first_entry(b), baskets_[b].seek);
+    });
+    for (size_t i : order) {
+      if (previous_extent_[i] >= 0 || src_.Holds(baskets_[i].seek, baskets_[i].bytes)) {
+        AddHot(i);
+      }
+    }
+  }
+  // What the previous replica holds stays, in its order, after what the trace asks for.
+  if (previous_) {
+    std::vector<std::pair<long, size_t>> kept;
+    for (size_t i = 0; i < previous_extent_.size(); ++i) {
+      if (previous_extent_[i] >= 0) {
+        kept.emplace_back(previous_extent_[i], i);
+      }
+    }
+    std::sort(kept.begin(), kept.end());
+    for (const auto& [e, i] : kept) {
+      AddHot(i);
+    }
+  }
+}
+
+Status Builder::ChooseCodec() {
+  if (previous_) {
+    setting_ = previous_->setting;  // its extents are copied as they are
+    r_.codec_why = "kept from the previous replica";
+    r_.rates = previous_->rates;
+    return OkStatus();
+  }
+  // A sample spread over the new hot baskets, up to options_.sample_bytes of records.
+  std::vector<size_t> fresh;
+  uint64_t total = 0;
+  for (size_t i : hot_) {
+    if (src_.Holds(baskets_[i].seek, baskets_[i].bytes)) {
+      fresh.push_back(i);
+      total += baskets_[i].bytes;
+    }
+  }
+  const uint64_t budget = std::max<uint64_t>(options_.sample_bytes / 4, 1);  // stored bytes
+  const size_t step = std::max<size_t>(1, static_cast<size_t>(total / budget));
+  std::vector<std::vector<uint8_t>> sample;
+  uint64_t taken = 0;
+  for (size_t k = 0; k < fresh.size() && taken < budget; k += step) {
+    const Basket& x = baskets_[fresh[k]];
+    std::vector<uint8_t> rec(x.bytes);
+    if (src_.ReadAt(x.seek, rec)) {
+      taken += rec.size();
+      sample.push_back(std::move(rec));
+    }
+  }
+  CodecChoice choice =
+      FERRY_TRY(ChooseReplicaCodec(sample, options_.codec, options_.budget_percent));
+  setting_ = choice.setting;
+  r_.codec_why = choice.why;
+  r_.rates = choice.rates;
+  return OkStatus();
+}
+
+Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64_t>* need) {
+  next_ = ReplicaManifest{};
+  next_.generation = previous_ ? previous_->generation + 1 : 1;
+  // Only trees that get a basket are relocated; writer tree k = manifest tree k.
+  used_trees_.clear();
+  std::vector<int64_t> tree_of(trees_.size(), -1);
+  for (size_t i : hot_) {
+    const uint32_t t = baskets_[i].tree;
+    if (tree_of[t] < 0) {
+      tree_of[t] = static_cast<int64_t>(used_trees_.size());
+      used_trees_.push_back(t);
+    }
+  }
+  rootwrite::OverlayWriter w(entry_.size(), setting_);
+  for (size_t k = 0; k < used_trees_.size(); ++k) {
+    const rootwrite::TreeRecordSource& s = trees_[used_trees_[k]];
+    FERRY_TRY(w.AddTree(s.record, s.info, s.entry_offset, s.entry, slots.empty() ? 0 : slots[k]));
+    next_.trees.push_back(s.path);
+  }
+  w.Start();
+  const std::string data_path = paths_.replica_data(next_.generation);
+  Fd data = FERRY_TRY(Fd::Open(data_path, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+  ByteVector out;
+  uint64_t written = 0;
+  std::vector<uint8_t> record;
+  std::set<std::pair<uint32_t, int32_t>> branches;
+  r_.missing_baskets = 0;
+  r_.new_baskets = 0;
+  for (size_t i : hot_) {
+    const Basket& x = baskets_[i];
+    const auto tree = static_cast<uint32_t>(tree_of[x.tree]);
+    branches.insert({tree, x.branch});
+    const size_t at = out.size();
+    Result<rootwrite::MovedBasket> moved = NotFoundError("not placed");
+    if (const long pe = previous_extent_[i]; pe >= 0) {
+      // Already re-encoded: copied as it is (after its CRC check).
+      const ReplicaExtent& e = previous_->extents[static_cast<size_t>(pe)];
+      record.resize(e.bytes);
+      if (PreadFull(previous_data_.get(), record.data(), e.bytes,
+                    e.offset - previous_->baskets_begin)
+          && crc32c::Value(record.data(), record.size()) == e.crc) {
+        moved = w.AddEncodedBasket(tree, x.branch, x.basket, record, &out);
+      }
+    }
+    if (!moved && src_.Holds(x.seek, x.bytes)) {
+      record.resize(x.bytes);
+      if (src_.ReadAt(x.seek, record)) {
+        moved = w.AddBasket(tree, x.branch, x.basket, record, &out);
+        r_.new_baskets += moved ? 1u : 0u;
+      }
+    }
+    if (!moved) {
+      r_.missing_baskets += 1;  // not held whole (or damaged): stays where it is
+      out.resize(at);
+      continue;
+    }
+    ReplicaExtent e;
+    e.offset = moved->offset;
+    e.bytes = moved->bytes;
+    e.crc = crc32c::Value(out.data() + at, moved->bytes);
+    e.original_offset = moved->original_offset;
+    e.original_bytes = moved->original_bytes;
+    e.tree = tree;
+    e.branch = static_cast<uint32_t>(x.branch);
+    e.basket = static_cast<uint32_t>(x.basket);
+    next_.extents.push_back(e);
+    next_.original_bytes += e.original_bytes;
+    if (out.size() >= kWriteChunk) {
+      FERRY_TRY(PwriteFull(data.get(), out.data(), out.size(), written));
+      written += out.size();
+      out.clear();
+    }
+  }
+  FERRY_TRY(PwriteFull(data.get(), out.data(), out.size(), written));
+  written += out.size();
+  std::vector<uint8_t> head(static_cast<size_t>(std::min<uint64_t>(entry_.size(), 100)));
+  FERRY_TRY(src_.ReadAt(0, head));
+  auto overlay = w.Finish(head);
+  if (!overlay) {
+    if (overlay.error().code() == ErrorCode::kNoSpace) {
+      for (size_t k = 0; k < used_trees_.size(); ++k) {
+        need->push_back(w.needed_slot_bytes(static_cast<uint32_t>(k)));
+      }
+    }
+    return std::move(overlay).error();
+  }
+  if (config_.sync && ::fdatasync(data.get()) != 0) {
+    return IoError("fdatasync " + data_path, errno);
+  }
+  FERRY_TRY(data.Close());
+  for (const rootwrite::Patch& p : overlay->patches) {
+    next_.patches.push_back({p.offset, p.bytes});
+  }
+  for (const rootwrite::PlacedRecord& rec : overlay->records) {
+    next_.records.push_back({rec.offset, rec.slot_bytes, {rec.record.begin(), rec.record.end()}});
+  }
+  next_.baskets_begin = overlay->baskets_begin;
+  next_.virtual_size = overlay->virtual_size;
+  next_.data_bytes = written;
+  for (const auto& [t, b] : branches) {
+    const rootio::TreeInfo& info = trees_[used_trees_[t]].info;
+    next_.branches.push_back({t, info.branches[static_cast<size_t>(b)].name});
+  }
+  return OkStatus();
+}
+
+Status Builder::Write() {
+  std::vector<uint64_t> need;
+  Status st = WriteOnce({}, &need);
+  if (!st && !need.empty()) {
+    need.swap(next_slots_scratch_);
+    std::vector<uint64_t> retry_need;
+    st = WriteOnce(next_slots_scratch_, &retry_need);
+  }
+  if (!st) {
+    (void)::unlink(paths_.replica_data(next_.generation).c_str());
+  }
+  return st;
+}
+
+Status Builder::Publish() {
+  ReplicaManifest& m = next_;
+  const IndexInfo& info = entry_.index().info();
+  m.url = info.url;
+  m.epoch = info.epoch;
+  m.origin_size = info.origin_size;
+  m.origin_mtime = info.origin_mtime;
+  m.created_unix = ::time(nullptr);
+  m.setting = setting_;
+  m.codec_version = codec::LibraryVersion(setting_.algorithm);
+  m.missing_baskets = r_.missing_baskets;
+  m.rates = r_.rates;
+  m.build_cpu_ns = ThreadCpuNs() - cpu0_ + (previous_ ? previous_->build_cpu_ns : 0);
+  FERRY_TRY_CTX(m.Validate(), "new replica of " + m.url);
+  std::vector<uint8_t> bytes;
+  m.Encode(bytes);
+  FERRY_TRY(PublishFile(paths_.manifest(), bytes, paths_.subdir));
+  // Readers that opened the previous generation keep its descriptor; nobody opens it again.
+  RemoveReplicaData(paths_, m.generation);
+  r_.published = true;
+  return OkStatus();
+}
+
+void Builder::Release() {
+  const ReplicaManifest& m = next_;
+  std::vector<fetch::Range> ranges;
+  for (const ReplicaExtent& e : m.extents) {
+    ranges.push_back({e.original_offset, e.original_bytes});
+  }
+  fetch::Normalize(ranges);
+  Status st = OkStatus();
+  const bool sole = entry_.WithSoleOpen([&] {
+    auto freed = entry_.ReleaseRanges(ranges);
+    if (freed) {
+      r_.released_bytes = *freed;
+    } else {
+      st = std::move(freed).error();
+    }
+  });
+  r_.release_deferred = !sole;
+  if (sole && st && r_.missing_baskets == 0) {
+    // Everything the trace asked for is in the replica: its records served their purpose.
+    if (entry_.LockForWrite()) {
+      (void)::truncate(paths_.trace().c_str(), 0);
+      entry_.UnlockForWrite();
+    }
+  }
+}
+
+Status Builder::Run() {
+  cpu0_ = ThreadCpuNs();
+  FERRY_TRY(LoadPrevious());
+  if (!LoadTrees()) {
+    return OkStatus();
+  }
+  FindHot();
+  if (hot_.empty()) {
+    r_.state = ReplicaState::kNone;
+    r_.reason = "no basket was read whole (nothing to relocate)";
+    return OkStatus();
+  }
+  // Up to date: nothing new to place since the previous build.
+  bool fresh = false;
+  for (size_t i : hot_) {
+    fresh = fresh || (previous_extent_[i] < 0 && src_.Holds(baskets_[i].seek, baskets_[i].bytes));
+  }
+  if (previous_ && !fresh) {
+    next_ = *previous_;
+    r_.missing_baskets = 0;
+    for (size_t i : hot_) {
+      r_.missing_baskets += previous_extent_[i] < 0 ? 1u : 0u;
+    }
+    setting_ = previous_->setting;
+    r_.rates = previous_->rates;
+    r_.codec_why = "kept from the previous replica";
+    used_trees_.clear();
+  } else {
+    FERRY_TRY(ChooseCodec());
+    FERRY_TRY(Write());
+    if (next_.extents.empty()) {
+      (void)::unlink(paths_.replica_data(next_.generation).c_str());
+      r_.state = ReplicaState::kNone;
+      r_.reason = "none of the baskets the analysis read is held whole";
+      return OkStatus();
+    }
+    FERRY_TRY(Publish());
+  }
+  Release();
+  r_.generation = next_.generation;
+  r_.setting = next_.setting;
+  r_.baskets = next_.extents.size();
+  r_.original_bytes = next_.original_bytes;
+  r_.virtual_bytes = next_.virtual_size;
+  r_.state = r_.missing_baskets == 0 ? ReplicaState::kBuilt : ReplicaState::kPartial;
+  r_.reason = r_.missing_baskets == 0 ? ""
+                                      : std::to_string(r_.missing_baskets)
+                                            + " baskets the analysis read are not held whole";
+  for (const ReplicaBranch& b : next_.branches) {
+    r_.hot_branches.push_back(next_.trees[b.tree] + "/" + b.name);
+  }
+  return OkStatus();
+}
+
+uint64_t ReplicaDiskBytes(const EntryPaths& paths, uint64_t generation) {
+  return AllocatedBytes(paths.manifest()) + AllocatedBytes(paths.replica_data(generation));
+}
+
+}  // namespace
+
+std::string_view ReplicaStateName(ReplicaState state) {
+  switch (state) {
+    case ReplicaState::kNone:
+      return "none";
+    case ReplicaState::kBuilding:
+      return "building";
+    case ReplicaState::kBuilt:
+      return "built";
+    case ReplicaState::kPartial:
+      return "partial";
+    case ReplicaState::kUnsupported:
+      return "unsupported";
+  }
+  return "none";
+}
+
+Result<ReplicaBuildReport> BuildReplica(const Config& config,
+                                        const std::string& key,
+                                        const ReplicaBuildOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const uint64_t cpu0 = ThreadCpuNs();
+  const EntryPaths paths = PathsFor(config.dir, key);
+  ReplicaBuildReport report;
+  report.key = key;
+  PageIndex index = FERRY_TRY(LoadIndex(paths.idx()));
+  report.url = index.info().url;
+  report.origin_bytes = index.info().origin_size;
+  LockFile build_lock = FERRY_TRY(LockFile::Open(paths.lock()));
+  if (!build_lock.Lock(kBuildLockByte, /*exclusive=*/true, 0)) {
+    report.state = ReplicaState::kBuilding;
+    report.reason = "another process is building it";
+    return report;
+  }
+  Counters counters;
+  Entry entry(config, counters, key, report.url);
+  FERRY_TRY(entry.OpenExisting());
+  Builder b(config, paths, entry, options, report);
+  FERRY_TRY(b.Run());
+  report.cpu_ns = ThreadCpuNs() - cpu0;
+  report.replica_bytes = report.generation != 0 ? ReplicaDiskBytes(paths, report.generation) : 0;
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  WriteStatusFile(paths, report.state, report.reason);
+  (void)counters.MergeInto(config.dir);
+  return report;
+}
+
+Result<ReplicaBuildReport> ReplicaStatusOf(const EntryPaths& paths) {
+  ReplicaBuildReport report;
+  report.key = paths.base.substr(paths.base.rfind('/') + 1);
+  PageIndex index = FERRY_TRY(LoadIndex(paths.idx()));
+  report.url = index.info().url;
+  report.origin_bytes = index.info().origin_size;
+  report.virtual_bytes = index.info().origin_size;
+  auto lock = LockFile::Open(paths.lock());
+  const bool building = lock && lock->HeldElsewhere(kBuildLockByte);
+  auto m = LoadManifest(paths);
+  if (m && m->epoch == index.info().epoch && m->origin_size == index.info().origin_size
+      && m->origin_mtime == index.info().origin_mtime) {
+    report.state = m->missing_baskets == 0 ? ReplicaState::kBuilt : ReplicaState::kPartial;
+    report.reason = m->missing_baskets == 0 ? ""
+                                            : std::to_string(m->missing_baskets)
+                                                  + " baskets the analysis read are not held whole";
+    report.generation = m->generation;
+    report.setting = m->setting;
+    report.rates = m->rates;
+    report.baskets = m->extents.size();
+    report.missing_baskets = m->missing_baskets;
+    report.original_bytes = m->original_bytes;
+    report.virtual_bytes = m->virtual_size;
+    report.replica_bytes = ReplicaDiskBytes(paths, m->generation);
+    report.cpu_ns = m->build_cpu_ns;
+    for (const ReplicaBranch& b : m->branches) {
+      report.hot_branches.push_back(m->trees[b.tree] + "/" + b.name);
+    }
+  } else if (auto status = ReadWhole(paths.replica_status(), 65536)) {
+    const std::string text(status->begin(), status->end());
+    const size_t nl = text.find('\n');
+    report.state =
+        text.substr(0, nl) == "unsupported" ? ReplicaState::kUnsupported : ReplicaState::kNone;
+    if (nl != std::string::npos) {
+      report.reason = text.substr(nl + 1, text.find('\n', nl + 1) - nl - 1);
+    }
+    if (m) {
+      report.reason = "the replica belongs to an older copy of the file";
+    }
+  } else {
+    report.state = ReplicaState::kNone;
+    report.reason = m ? "the replica belongs to an older copy of the file" : "not built yet";
+  }
+  if (building) {
+    report.state = ReplicaState::kBuilding;
+  }
+  return report;
+}
+
+Status DropReplica(const EntryPaths& paths) {
+  for (const std::string& f : {paths.manifest(), paths.replica_status(), paths.trace()}) {
+    if (::unlink(f.c_str()) != 0 && errno != ENOENT) {
+      return IoError("cannot remove " + f, errno);
+    }
+  }
+  RemoveReplicaData(paths, 0);
+  return OkStatus();
+}
+
+}  // namespace ferry::cache

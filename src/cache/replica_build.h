@@ -1,0 +1,83 @@
+// Building the replica of one cache entry, and reporting on replicas (docs/format/replica.md).
+//
+// BuildReplica reads only what the byte tier holds — it never contacts an origin:
+// 1. the file's header, keys lists and TTree records (a tree whose record is not held is left
+//    alone), and the previous replica, if any (a stale one is removed);
+// 2. the hot baskets, from the access trace (or every basket held whole when there is none),
+//    in the order the analysis read them; baskets of the previous replica are kept;
+// 3. the codec: the previous replica's, else measured on a sample (replica_codec.h);
+// 4. the overlay (rootwrite/overlay.h): new baskets re-encoded and checked by decoding them
+//    again, previous ones copied; the data file is synced, then the manifest published;
+// 5. the byte-tier pages the replica supersedes are released (and the fragment log compacted)
+//    when no other process has the entry open; otherwise later (the next build or close).
+// Memory: one basket, the 4 MiB write buffer, the tree records and the codec sample (16 MiB).
+// It runs on the calling thread; the CLI runs it at idle CPU and I/O priority for `auto`.
+//
+// Concurrency: one builder per entry (byte 2 of KEY.lock); readers keep their layout; a crash
+// at any point leaves the previous replica or the new one, and at most an unused data file
+// that the next build removes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "cache/config.h"
+#include "cache/entry_store.h"
+#include "cache/replica_manifest.h"
+#include "codec/compression.h"
+
+namespace ferry::cache {
+
+enum class ReplicaState : uint8_t { kNone, kBuilding, kBuilt, kPartial, kUnsupported };
+// "none", "building", "built", "partial", "unsupported".
+std::string_view ReplicaStateName(ReplicaState state);
+
+struct ReplicaBuildOptions {
+  std::string codec = "auto";           // Config::replica_codec
+  uint32_t budget_percent = 0;          // Config::replica_budget_percent (0: auto)
+  uint64_t sample_bytes = 16ull << 20;  // bound on the codec sample (decompressed)
+};
+
+struct ReplicaBuildReport {
+  std::string key;
+  std::string url;
+  ReplicaState state = ReplicaState::kNone;
+  std::string reason;      // why not built (none, unsupported), or what is missing (partial)
+  bool published = false;  // this build published a new generation
+  uint64_t generation = 0;
+  codec::Setting setting{codec::Algorithm::kNone, 0};
+  std::string codec_why;
+  std::vector<CodecRate> rates;
+  std::vector<std::string> hot_branches;  // "tree/branch"
+  uint64_t baskets = 0;                   // in the replica
+  uint64_t new_baskets = 0;               // re-encoded by this build
+  uint64_t missing_baskets = 0;           // hot but not held whole
+  uint64_t original_bytes = 0;            // the replica's baskets in their original encoding
+  uint64_t replica_bytes = 0;             // data file + manifest on disk
+  uint64_t origin_bytes = 0;              // size of the remote file
+  uint64_t virtual_bytes = 0;
+  uint64_t released_bytes = 0;    // byte-tier bytes freed by this build
+  bool release_deferred = false;  // another process had the entry open
+  uint64_t cpu_ns = 0;
+  double seconds = 0;
+};
+
+// Builds or extends the replica of the entry `key` of config.dir (see above). Errors are
+// faults of the cache directory (I/O, an index that does not decode); everything about the
+// file itself ends up in the report's state and reason (also kept in KEY.rps).
+Result<ReplicaBuildReport> BuildReplica(const Config& config,
+                                        const std::string& key,
+                                        const ReplicaBuildOptions& options);
+
+// The replica state of one entry as `ferry cache replica status` reports it (reads only).
+Result<ReplicaBuildReport> ReplicaStatusOf(const EntryPaths& paths);
+
+// Removes an entry's replica (manifest, data files, status, trace). The byte tier stays; the
+// baskets the replica held are fetched again when read. Safe while readers use the replica:
+// they keep their descriptors.
+Status DropReplica(const EntryPaths& paths);
+
+}  // namespace ferry::cache

@@ -1,0 +1,319 @@
+#include "cache/replica_manifest.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/byte_io.h"
+#include "base/crc32c.h"
+
+namespace ferry::cache {
+namespace {
+
+constexpr char kMagic[8] = {'F', 'E', 'R', 'R', 'Y', 'R', 'P', 'M'};
+constexpr char kTrailer[4] = {'R', 'P', 'M', '1'};
+constexpr size_t kHeaderCrcAt = 156;
+constexpr size_t kExtentBytes = 40;
+constexpr size_t kRateBytes = 24;
+constexpr uint32_t kMaxString = 65536;
+
+void Pad8(ByteWriter& w) {
+  while (w.size() % 8 != 0) {
+    w.U8(0);
+  }
+}
+
+// Skips the padding to the next multiple of 8 (of the file offset, as Pad8 writes it).
+void SkipPad(ByteReader& r) {
+  r.Take((8 - r.pos() % 8) % 8);
+}
+
+void PutBlob(ByteWriter& w, std::span<const uint8_t> bytes) {
+  w.U32(static_cast<uint32_t>(bytes.size()));
+  w.Bytes(bytes);
+  Pad8(w);
+}
+
+std::span<const uint8_t> AsBytes(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+Result<std::string> TakeString(ByteReader& r, const char* what) {
+  const uint32_t n = r.U32();
+  if (!r.ok() || n > kMaxString || n > r.remaining()) {
+    return CorruptionError(std::string("replica manifest: bad ") + what + " length");
+  }
+  auto b = r.Take(n);
+  SkipPad(r);
+  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+}
+
+Error Bad(const std::string& what) {
+  return CorruptionError("replica manifest: " + what);
+}
+
+}  // namespace
+
+void ReplicaManifest::Encode(std::vector<uint8_t>& out) const {
+  ByteWriter w;
+  w.Bytes({reinterpret_cast<const uint8_t*>(kMagic), 8});
+  w.U32(kReplicaVersion);
+  w.U32(kReplicaHeaderBytes);
+  w.U64(epoch);
+  w.U64(origin_size);
+  w.I64(origin_mtime);
+  w.U64(generation);
+  w.U64(virtual_size);
+  w.U64(baskets_begin);
+  w.U64(data_bytes);
+  w.I64(created_unix);
+  w.U8(static_cast<uint8_t>(setting.algorithm));
+  w.U8(static_cast<uint8_t>(setting.level));
+  w.U16(0);
+  w.U32(codec_version);
+  w.U64(original_bytes);
+  w.U64(build_cpu_ns);
+  w.U32(static_cast<uint32_t>(patches.size()));
+  w.U32(static_cast<uint32_t>(records.size()));
+  w.U32(static_cast<uint32_t>(extents.size()));
+  w.U32(static_cast<uint32_t>(trees.size()));
+  w.U32(static_cast<uint32_t>(branches.size()));
+  w.U32(static_cast<uint32_t>(rates.size()));
+  w.U64(missing_baskets);
+  w.U32(0);  // flags
+  while (w.size() < kHeaderCrcAt) {
+    w.U8(0);
+  }
+  w.U32(crc32c::Value(w.bytes().data(), kHeaderCrcAt));
+  PutBlob(w, AsBytes(url));
+  for (const ReplicaPatch& p : patches) {
+    w.U64(p.offset);
+    w.U32(static_cast<uint32_t>(p.bytes.size()));
+    w.U32(0);
+    w.Bytes(p.bytes);
+    Pad8(w);
+  }
+  for (const ReplicaRecord& r : records) {
+    w.U64(r.offset);
+    w.U64(r.slot_bytes);
+    w.U32(static_cast<uint32_t>(r.bytes.size()));
+    w.U32(0);
+    w.Bytes(r.bytes);
+    Pad8(w);
+  }
+  for (const ReplicaExtent& e : extents) {
+    w.U64(e.offset);
+    w.U32(e.bytes);
+    w.U32(e.crc);
+    w.U64(e.original_offset);
+    w.U32(e.original_bytes);
+    w.U32(e.tree);
+    w.U32(e.branch);
+    w.U32(e.basket);
+  }
+  for (const std::string& t : trees) {
+    PutBlob(w, AsBytes(t));
+  }
+  for (const ReplicaBranch& b : branches) {
+    w.U32(b.tree);
+    PutBlob(w, AsBytes(b.name));
+  }
+  for (const CodecRate& r : rates) {
+    w.U8(static_cast<uint8_t>(r.setting.algorithm));
+    w.U8(static_cast<uint8_t>(r.setting.level));
+    w.U16(0);
+    w.U32(0);
+    w.U64(r.decode_bytes_per_s);
+    w.U64(r.compressed_per_mib);
+  }
+  w.U32(crc32c::Value(w.bytes().data(), w.size()));
+  w.Bytes({reinterpret_cast<const uint8_t*>(kTrailer), 4});
+  out = std::move(w.bytes());
+}
+
+Result<ReplicaManifest> ReplicaManifest::Decode(std::span<const uint8_t> bytes) {
+  if (bytes.size() < kReplicaHeaderBytes + 16 || std::memcmp(bytes.data(), kMagic, 8) != 0) {
+    return Bad("magic missing or file truncated");
+  }
+  if (std::memcmp(bytes.data() + bytes.size() - 4, kTrailer, 4) != 0) {
+    return Bad("trailer missing (truncated?)");
+  }
+  if (LoadLE<uint32_t>(bytes.data() + kHeaderCrcAt) != crc32c::Value(bytes.data(), kHeaderCrcAt)) {
+    return Bad("header checksum mismatch");
+  }
+  if (LoadLE<uint32_t>(bytes.data() + bytes.size() - 8)
+      != crc32c::Value(bytes.data(), bytes.size() - 8)) {
+    return Bad("checksum mismatch");
+  }
+  ByteReader r(bytes.first(bytes.size() - 8));
+  r.Take(8);
+  ReplicaManifest m;
+  if (r.U32() != kReplicaVersion) {
+    return UnsupportedError("replica manifest version is not 1");
+  }
+  if (r.U32() != kReplicaHeaderBytes) {
+    return Bad("header size");
+  }
+  m.epoch = r.U64();
+  m.origin_size = r.U64();
+  m.origin_mtime = r.I64();
+  m.generation = r.U64();
+  m.virtual_size = r.U64();
+  m.baskets_begin = r.U64();
+  m.data_bytes = r.U64();
+  m.created_unix = r.I64();
+  m.setting.algorithm = static_cast<codec::Algorithm>(r.U8());
+  m.setting.level = r.U8();
+  r.U16();
+  m.codec_version = r.U32();
+  m.original_bytes = r.U64();
+  m.build_cpu_ns = r.U64();
+  const uint32_t npatch = r.U32();
+  const uint32_t nrecord = r.U32();
+  const uint32_t nextent = r.U32();
+  const uint32_t ntree = r.U32();
+  const uint32_t nbranch = r.U32();
+  const uint32_t nrate = r.U32();
+  m.missing_baskets = r.U64();
+  if (r.U32() != 0) {
+    return Bad("unknown flags");
+  }
+  r.Take(kReplicaHeaderBytes - r.pos());
+  m.url = FERRY_TRY(TakeString(r, "url"));
+  // Each count must be backed by the bytes left (every entry takes at least 8 of them).
+  for (uint32_t n : {npatch, nrecord, nextent, ntree, nbranch, nrate}) {
+    if (n > r.remaining() / 8) {
+      return Bad("impossible count");
+    }
+  }
+  for (uint32_t i = 0; i < npatch; ++i) {
+    ReplicaPatch p;
+    p.offset = r.U64();
+    const uint32_t n = r.U32();
+    r.U32();
+    if (!r.ok() || n > r.remaining()) {
+      return Bad("patch truncated");
+    }
+    auto b = r.Take(n);
+    p.bytes.assign(b.begin(), b.end());
+    SkipPad(r);
+    m.patches.push_back(std::move(p));
+  }
+  for (uint32_t i = 0; i < nrecord; ++i) {
+    ReplicaRecord rec;
+    rec.offset = r.U64();
+    rec.slot_bytes = r.U64();
+    const uint32_t n = r.U32();
+    r.U32();
+    if (!r.ok() || n > r.remaining()) {
+      return Bad("record truncated");
+    }
+    auto b = r.Take(n);
+    rec.bytes.assign(b.begin(), b.end());
+    SkipPad(r);
+    m.records.push_back(std::move(rec));
+  }
+  if (nextent > r.remaining() / kExtentBytes) {
+    return Bad("extent table truncated");
+  }
+  m.extents.resize(nextent);
+  for (ReplicaExtent& e : m.extents) {
+    e.offset = r.U64();
+    e.bytes = r.U32();
+    e.crc = r.U32();
+    e.original_offset = r.U64();
+    e.original_bytes = r.U32();
+    e.tree = r.U32();
+    e.branch = r.U32();
+    e.basket = r.U32();
+  }
+  for (uint32_t i = 0; i < ntree; ++i) {
+    m.trees.push_back(FERRY_TRY(TakeString(r, "tree")));
+  }
+  for (uint32_t i = 0; i < nbranch; ++i) {
+    ReplicaBranch b;
+    b.tree = r.U32();
+    b.name = FERRY_TRY(TakeString(r, "branch"));
+    m.branches.push_back(std::move(b));
+  }
+  if (nrate > r.remaining() / kRateBytes) {
+    return Bad("rate table truncated");
+  }
+  for (uint32_t i = 0; i < nrate; ++i) {
+    CodecRate c;
+    c.setting.algorithm = static_cast<codec::Algorithm>(r.U8());
+    c.setting.level = r.U8();
+    r.U16();
+    r.U32();
+    c.decode_bytes_per_s = r.U64();
+    c.compressed_per_mib = r.U64();
+    m.rates.push_back(c);
+  }
+  if (!r.ok() || r.remaining() != 0) {
+    return Bad("size does not match its counts");
+  }
+  FERRY_TRY(m.Validate());
+  return m;
+}
+
+Status ReplicaManifest::Validate() const {
+  switch (setting.algorithm) {
+    case codec::Algorithm::kNone:
+    case codec::Algorithm::kZlib:
+    case codec::Algorithm::kLzma:
+    case codec::Algorithm::kLz4:
+    case codec::Algorithm::kZstd:
+      break;
+    default:
+      return Bad("unknown codec");
+  }
+  if (url.empty() || url.size() > kMaxString) {
+    return Bad("url");
+  }
+  uint64_t at = 0;
+  for (const ReplicaPatch& p : patches) {
+    if (p.offset < at || p.bytes.empty() || p.bytes.size() > origin_size - p.offset
+        || p.offset >= origin_size) {
+      return Bad("patches out of order or outside the original file");
+    }
+    at = p.offset + p.bytes.size();
+  }
+  if (baskets_begin < origin_size || virtual_size < baskets_begin) {
+    return Bad("regions out of order");
+  }
+  at = origin_size;
+  for (const ReplicaRecord& rec : records) {
+    if (rec.offset < at || rec.bytes.size() > rec.slot_bytes
+        || rec.slot_bytes > baskets_begin - rec.offset || rec.offset > baskets_begin) {
+      return Bad("tree records out of order or outside their region");
+    }
+    at = rec.offset + rec.slot_bytes;
+  }
+  at = baskets_begin;
+  for (const ReplicaExtent& e : extents) {
+    if (e.offset != at || e.bytes == 0 || e.tree >= trees.size()) {
+      return Bad("extents not contiguous");
+    }
+    at += e.bytes;
+  }
+  if (at - baskets_begin != data_bytes || at != virtual_size) {
+    return Bad("extents do not add up to the data file");
+  }
+  for (const ReplicaBranch& b : branches) {
+    if (b.tree >= trees.size()) {
+      return Bad("branch of an unknown tree");
+    }
+  }
+  return OkStatus();
+}
+
+long ReplicaManifest::ExtentAt(uint64_t offset) const {
+  auto it = std::upper_bound(extents.begin(), extents.end(), offset,
+                             [](uint64_t off, const ReplicaExtent& e) { return off < e.offset; });
+  if (it == extents.begin()) {
+    return -1;
+  }
+  --it;
+  return offset < it->end() ? static_cast<long>(it - extents.begin()) : -1;
+}
+
+}  // namespace ferry::cache

@@ -1,0 +1,90 @@
+// ReplicaManifest: the description of one replica of a cache entry (`KEY.rpm`) — the virtual
+// file's patches, tree records and extents, and what the build measured. Byte layout and the
+// rules a reader checks: docs/format/replica.md.
+//
+// Decode() validates every field and rejects anything inconsistent with kCorruption; counts
+// from the input are never trusted for an allocation its own length does not back.
+// Thread-safety: a value type; a decoded manifest is shared read-only (ReplicaView).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "codec/compression.h"
+
+namespace ferry::cache {
+
+inline constexpr uint32_t kReplicaVersion = 1;
+inline constexpr uint32_t kReplicaHeaderBytes = 160;
+
+struct ReplicaPatch {
+  uint64_t offset = 0;  // in [0, origin_size)
+  std::vector<uint8_t> bytes;
+};
+
+struct ReplicaRecord {
+  uint64_t offset = 0;  // in [origin_size, baskets_begin)
+  uint64_t slot_bytes = 0;
+  std::vector<uint8_t> bytes;
+};
+
+// One re-encoded basket record in the data file.
+struct ReplicaExtent {
+  uint64_t offset = 0;  // virtual offset; data file offset = offset - baskets_begin
+  uint32_t bytes = 0;
+  uint32_t crc = 0;  // CRC32C of the bytes
+  uint64_t original_offset = 0;
+  uint32_t original_bytes = 0;
+  uint32_t tree = 0;  // index into trees
+  uint32_t branch = 0;
+  uint32_t basket = 0;
+  uint64_t end() const { return offset + bytes; }
+};
+
+struct ReplicaBranch {
+  uint32_t tree = 0;
+  std::string name;
+};
+
+// A calibration measurement of one codec on a sample of the hot baskets.
+struct CodecRate {
+  codec::Setting setting;
+  uint64_t decode_bytes_per_s = 0;  // decompressed bytes per second
+  uint64_t compressed_per_mib = 0;  // compressed bytes per 2^20 input bytes
+};
+
+struct ReplicaManifest {
+  std::string url;
+  uint64_t epoch = 0;
+  uint64_t origin_size = 0;
+  int64_t origin_mtime = 0;
+  uint64_t generation = 0;
+  uint64_t virtual_size = 0;
+  uint64_t baskets_begin = 0;
+  uint64_t data_bytes = 0;
+  int64_t created_unix = 0;
+  codec::Setting setting{codec::Algorithm::kNone, 0};
+  uint32_t codec_version = 0;
+  uint64_t original_bytes = 0;
+  uint64_t build_cpu_ns = 0;
+  uint64_t missing_baskets = 0;
+  std::vector<ReplicaPatch> patches;    // sorted, disjoint
+  std::vector<ReplicaRecord> records;   // sorted, disjoint
+  std::vector<ReplicaExtent> extents;   // sorted, contiguous from baskets_begin
+  std::vector<std::string> trees;       // tree paths
+  std::vector<ReplicaBranch> branches;  // hot branches
+  std::vector<CodecRate> rates;
+
+  void Encode(std::vector<uint8_t>& out) const;
+  static Result<ReplicaManifest> Decode(std::span<const uint8_t> bytes);
+
+  // Index of the extent holding virtual offset `offset`, or -1 (binary search, no allocation).
+  long ExtentAt(uint64_t offset) const;
+  // Checks the invariants Decode() checks (the builder calls it before publishing).
+  Status Validate() const;
+};
+
+}  // namespace ferry::cache

@@ -1,0 +1,167 @@
+#include "cache/replica_queue.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#include "base/fd.h"
+#include "base/self_exe.h"
+#include "cache/lock_file.h"
+
+extern char** environ;  // NOLINT: POSIX
+
+namespace ferry::cache {
+namespace {
+
+std::string QueueDir(const Config& config) {
+  return config.dir + "/replica-queue";
+}
+
+bool IsFile(const std::string& path) {
+  struct stat st = {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Where this code was loaded from: the plug-in library inside an application, or the program.
+std::string SelfObjectDir() {
+  Dl_info info = {};
+  if (::dladdr(reinterpret_cast<void*>(&QueueDir), &info) != 0 && info.dli_fname != nullptr) {
+    std::string path = info.dli_fname;
+    const size_t slash = path.rfind('/');
+    if (slash != std::string::npos) {
+      return path.substr(0, slash);
+    }
+  }
+  return ExecutableDir();
+}
+
+std::vector<std::string> QueuedKeys(const Config& config) {
+  std::vector<std::string> keys;
+  if (DIR* d = ::opendir(QueueDir(config).c_str())) {
+    while (struct dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (name.size() == 16 && name.find_first_not_of("0123456789abcdef") == std::string::npos) {
+        keys.push_back(name);
+      }
+    }
+    ::closedir(d);
+  }
+  return keys;
+}
+
+bool DebugEnabled() {
+  static const bool on = std::getenv("FERRY_CACHE_DEBUG") != nullptr;  // NOLINT: read-only
+  return on;
+}
+
+}  // namespace
+
+std::string ReplicaBuilderPath(const Config& config) {
+  if (!config.replica_builder.empty()) {
+    return IsFile(config.replica_builder) ? config.replica_builder : "";
+  }
+  const std::string dir = SelfObjectDir();
+  const std::string up = dir.substr(0, dir.rfind('/'));
+  for (const std::string& candidate : {up + "/bin/ferry", dir + "/ferry"}) {
+    if (IsFile(candidate)) {
+      return candidate;
+    }
+  }
+  return "";
+}
+
+void RequestReplicaBuild(const Config& config, const std::string& key) {
+  const std::string qdir = QueueDir(config);
+  if (::mkdir(qdir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return;
+  }
+  {
+    auto request = Fd::Open(qdir + "/" + key, O_WRONLY | O_CREAT, 0644);
+    if (!request) {
+      return;
+    }
+  }
+  // A drainer that runs will see the request; only start one when none does.
+  auto lock = LockFile::Open(qdir + "/.lock");
+  if (!lock || lock->HeldElsewhere(0)) {
+    return;
+  }
+  const std::string builder = ReplicaBuilderPath(config);
+  if (builder.empty()) {
+    if (DebugEnabled()) {
+      std::fprintf(stderr, "ferry-cache: no ferry binary to build replicas in the background\n");
+    }
+    return;
+  }
+  std::vector<std::string> args = {builder, "cache",    "replica",      "build",
+                                   "--dir", config.dir, "--background", "--queue"};
+  std::vector<char*> argv;
+  for (std::string& a : args) {
+    argv.push_back(a.data());
+  }
+  argv.push_back(nullptr);
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_t files;
+  ::posix_spawnattr_init(&attr);
+  ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+  ::posix_spawn_file_actions_init(&files);
+  ::posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
+  ::posix_spawn_file_actions_addopen(&files, 1, "/dev/null", O_WRONLY, 0);
+  if (!DebugEnabled()) {
+    ::posix_spawn_file_actions_addopen(&files, 2, "/dev/null", O_WRONLY, 0);
+  }
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, builder.c_str(), &files, &attr, argv.data(), environ);
+  ::posix_spawn_file_actions_destroy(&files);
+  ::posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    return;
+  }
+  // Reaped off the caller's thread; if this process exits first, init adopts the builder.
+  std::thread([pid] {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }).detach();
+}
+
+Status DrainReplicaQueue(const Config& config, const ReplicaBuildOptions& options) {
+  const std::string qdir = QueueDir(config);
+  if (::mkdir(qdir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return IoError("cannot create " + qdir, errno);
+  }
+  LockFile lock = FERRY_TRY(LockFile::Open(qdir + "/.lock"));
+  for (int round = 0; round < 1000; ++round) {
+    if (!lock.Lock(0, /*exclusive=*/true, 0)) {
+      return OkStatus();  // another drainer has it
+    }
+    for (int pass = 0; pass < 1000; ++pass) {
+      std::vector<std::string> keys = QueuedKeys(config);
+      if (keys.empty()) {
+        break;
+      }
+      for (const std::string& key : keys) {
+        // The request goes first: one that arrives during the build asks for another pass.
+        ::unlink((qdir + "/" + key).c_str());
+        (void)BuildReplica(config, key, options);
+      }
+    }
+    (void)lock.Unlock(0);
+    if (QueuedKeys(config).empty()) {
+      return OkStatus();
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace ferry::cache

@@ -1,0 +1,285 @@
+// CachedFile's read path for a replica's virtual file (docs/format/replica.md).
+//
+// A request is cut at origin_size: the part before is the original file (byte tier, then
+// origin, as without a replica) with the manifest's patches copied over it; the part after is
+// the overlay: tree records from the manifest, baskets from the data file. Basket reads are
+// grouped into runs over consecutive extents; a run whose requests tile whole extents exactly
+// (a cluster's vector read in the access-order layout) is one preadv straight into the caller's
+// buffers, anything else one pread into scratch. Every extent a run touches is checked against
+// its CRC32C; a bad one (or a failed read) is counted and rebuilt from the original basket.
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <numeric>
+
+#include "base/crc32c.h"
+#include "cache/cache.h"
+#include "rootwrite/relocate.h"
+
+namespace ferry::cache {
+namespace {
+
+// Reused by the reading thread (no allocation once warm).
+struct VirtualScratch {
+  std::vector<io::ReadRequest> original;
+  std::vector<size_t> original_owner;
+  std::vector<io::ReadRequest> overlay;
+  std::vector<size_t> overlay_owner;
+  std::vector<size_t> order;
+  std::vector<iovec> iov;
+  ByteVector run;
+  ByteVector rebuilt;
+};
+thread_local VirtualScratch tls_virtual;
+
+// A run of extents is read with one system call up to this size.
+constexpr uint64_t kMaxRunBytes = 64ull << 20;
+
+void Fold(Status& into, const Status& st) {
+  if (into && !st) {
+    into = st;
+  }
+}
+
+}  // namespace
+
+Status CachedFile::ReadVirtual(std::span<io::ReadRequest> requests) {
+  VirtualScratch& vs = tls_virtual;
+  vs.original.clear();
+  vs.original_owner.clear();
+  vs.overlay.clear();
+  vs.overlay_owner.clear();
+  const uint64_t split = origin_size_;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const io::ReadRequest& r = requests[i];
+    const uint64_t end = r.offset + r.dest.size();
+    if (r.dest.empty()) {
+      continue;
+    }
+    if (r.offset < split) {
+      const uint64_t n = std::min(end, split) - r.offset;
+      vs.original.push_back({r.offset, r.dest.first(n), OkStatus()});
+      vs.original_owner.push_back(i);
+    }
+    if (end > split) {
+      const uint64_t start = std::max(r.offset, split);
+      vs.overlay.push_back({start, r.dest.subspan(start - r.offset), OkStatus()});
+      vs.overlay_owner.push_back(i);
+    }
+  }
+  bool missed = false;
+  if (!vs.original.empty()) {
+    // ReadOriginal uses the thread's other scratch; ours stays intact.
+    (void)ReadOriginal(vs.original, &missed);
+    for (size_t k = 0; k < vs.original.size(); ++k) {
+      const io::ReadRequest& part = vs.original[k];
+      if (part.status) {
+        replica_->ApplyPatches(part.offset, part.dest);
+      }
+      Fold(requests[vs.original_owner[k]].status, part.status);
+    }
+  }
+  if (!vs.overlay.empty()) {
+    // RebuildExtent may call ReadOriginal, which does not touch tls_virtual.
+    ReadOverlay(vs.overlay);
+    for (size_t k = 0; k < vs.overlay.size(); ++k) {
+      Fold(requests[vs.overlay_owner[k]].status, vs.overlay[k].status);
+    }
+  }
+  if (missed && entry_) {
+    entry_->RecordAccess(replica_->generation(), requests);
+  }
+  for (const io::ReadRequest& r : requests) {
+    if (!r.status) {
+      return r.status;
+    }
+  }
+  return OkStatus();
+}
+
+void CachedFile::ReadOverlay(std::span<io::ReadRequest> parts) {
+  VirtualScratch& vs = tls_virtual;
+  const ReplicaManifest& m = replica_->manifest();
+  const uint64_t begin = replica_->baskets_begin();
+  // The tree-record slots come from the manifest; a part reaching into the baskets is split.
+  uint64_t served = 0;
+  vs.order.clear();
+  for (size_t k = 0; k < parts.size(); ++k) {
+    io::ReadRequest& p = parts[k];
+    if (p.offset < begin) {
+      const uint64_t n = std::min<uint64_t>(p.dest.size(), begin - p.offset);
+      replica_->ReadHead(p.offset, p.dest.first(n));
+      served += n;
+      if (n == p.dest.size()) {
+        continue;
+      }
+      p.dest = p.dest.subspan(n);  // the rest lies in the baskets (the caller's buffer moves on)
+      p.offset = begin;
+    }
+    vs.order.push_back(k);
+  }
+  cache_->counters().Add(Counter::kBytesFromReplica, served);
+  std::sort(vs.order.begin(), vs.order.end(),
+            [&](size_t a, size_t b) { return parts[a].offset < parts[b].offset; });
+  // Group parts into runs of consecutive extents and read each run at once.
+  size_t i = 0;
+  while (i < vs.order.size()) {
+    const io::ReadRequest& first = parts[vs.order[i]];
+    const long e0 = m.ExtentAt(first.offset);
+    long e1 = m.ExtentAt(first.offset + first.dest.size() - 1);
+    size_t j = i + 1;
+    for (; j < vs.order.size() && j - i < IOV_MAX; ++j) {
+      const io::ReadRequest& q = parts[vs.order[j]];
+      const long qa = m.ExtentAt(q.offset);
+      const long qb = m.ExtentAt(q.offset + q.dest.size() - 1);
+      if (qa > e1 + 1
+          || m.extents[static_cast<size_t>(qb)].end() - m.extents[static_cast<size_t>(e0)].offset
+                 > kMaxRunBytes) {
+        break;
+      }
+      e1 = std::max(e1, qb);
+    }
+    ReadExtentRun(parts, vs.order, i, j, e0, e1);
+    i = j;
+  }
+}
+
+void CachedFile::ReadExtentRun(std::span<io::ReadRequest> parts,
+                               std::span<const size_t> order,
+                               size_t begin,
+                               size_t end,
+                               long first,
+                               long last) {
+  VirtualScratch& vs = tls_virtual;
+  const ReplicaManifest& m = replica_->manifest();
+  const ReplicaExtent& ea = m.extents[static_cast<size_t>(first)];
+  const ReplicaExtent& eb = m.extents[static_cast<size_t>(last)];
+  const uint64_t run_offset = ea.offset;
+  const uint64_t run_bytes = eb.end() - ea.offset;
+  const uint64_t file_offset = run_offset - replica_->baskets_begin();
+  Counters& counters = cache_->counters();
+
+  // Exact when the parts tile [ea.offset, eb.end()) in order: the data goes straight to them.
+  bool exact = parts[order[begin]].offset == run_offset;
+  for (size_t k = begin; exact && k + 1 < end; ++k) {
+    const io::ReadRequest& a = parts[order[k]];
+    exact = a.offset + a.dest.size() == parts[order[k + 1]].offset;
+  }
+  const io::ReadRequest& tail = parts[order[end - 1]];
+  exact = exact && tail.offset + tail.dest.size() == eb.end();
+
+  bool read_ok = false;
+  if (exact) {
+    vs.iov.clear();
+    for (size_t k = begin; k < end; ++k) {
+      vs.iov.push_back({parts[order[k]].dest.data(), parts[order[k]].dest.size()});
+    }
+    const ssize_t n = ::preadv(replica_->data_fd(), vs.iov.data(), static_cast<int>(vs.iov.size()),
+                               static_cast<off_t>(file_offset));
+    read_ok = n == static_cast<ssize_t>(run_bytes);
+  } else {
+    vs.run.resize(run_bytes);
+    read_ok = PreadFull(replica_->data_fd(), vs.run.data(), run_bytes, file_offset).has_value();
+  }
+  counters.Add(Counter::kReplicaReads);
+
+  // Where the bytes of virtual offset `v` are now (exact: in the parts; else in vs.run).
+  auto locate = [&](uint64_t v) -> uint8_t* {
+    if (!exact) {
+      return vs.run.data() + (v - run_offset);
+    }
+    for (size_t k = begin; k < end; ++k) {
+      const io::ReadRequest& p = parts[order[k]];
+      if (v >= p.offset && v < p.offset + p.dest.size()) {
+        return p.dest.data() + (v - p.offset);
+      }
+    }
+    return nullptr;
+  };
+  // CRC of extent e over wherever its bytes are (in exact mode they may span parts).
+  auto extent_crc = [&](const ReplicaExtent& e) {
+    if (!exact) {
+      return crc32c::Value(vs.run.data() + (e.offset - run_offset), e.bytes);
+    }
+    uint32_t crc = 0;
+    for (uint64_t v = e.offset; v < e.end();) {
+      size_t k = begin;
+      while (k < end
+             && !(v >= parts[order[k]].offset
+                  && v < parts[order[k]].offset + parts[order[k]].dest.size())) {
+        ++k;
+      }
+      const io::ReadRequest& p = parts[order[k]];
+      const uint64_t n = std::min(e.end(), p.offset + p.dest.size()) - v;
+      crc = crc32c::Extend(crc, p.dest.data() + (v - p.offset), n);
+      v += n;
+    }
+    return crc;
+  };
+  // Copies [a, b) of an extent's correct bytes `src` (starting at virtual `at`) into the parts.
+  auto deliver = [&](uint64_t at, std::span<const uint8_t> src) {
+    for (size_t k = begin; k < end; ++k) {
+      io::ReadRequest& p = parts[order[k]];
+      const uint64_t a = std::max(at, p.offset);
+      const uint64_t b = std::min(at + src.size(), p.offset + p.dest.size());
+      if (a < b) {
+        std::memcpy(p.dest.data() + (a - p.offset), src.data() + (a - at), b - a);
+      }
+    }
+  };
+  auto fail = [&](uint64_t at, uint64_t n, const Status& st) {
+    for (size_t k = begin; k < end; ++k) {
+      io::ReadRequest& p = parts[order[k]];
+      if (at < p.offset + p.dest.size() && p.offset < at + n) {
+        Fold(p.status, st);
+      }
+    }
+  };
+
+  for (long e = first; e <= last; ++e) {
+    const ReplicaExtent& x = m.extents[static_cast<size_t>(e)];
+    if (read_ok && locate(x.offset) != nullptr && extent_crc(x) == x.crc) {
+      if (!exact) {
+        deliver(x.offset, {vs.run.data() + (x.offset - run_offset), x.bytes});
+      }
+      continue;
+    }
+    counters.Add(Counter::kReplicaFaults);
+    Status st = RebuildExtent(e, vs.rebuilt);
+    if (st) {
+      deliver(x.offset, vs.rebuilt);
+    } else {
+      fail(x.offset, x.bytes, st);
+    }
+  }
+  uint64_t served = 0;
+  for (size_t k = begin; k < end; ++k) {
+    served += parts[order[k]].status ? parts[order[k]].dest.size() : 0;
+  }
+  counters.Add(Counter::kBytesFromReplica, served);
+}
+
+Status CachedFile::RebuildExtent(long e, ByteVector& out) {
+  const ReplicaManifest& m = replica_->manifest();
+  const ReplicaExtent& x = m.extents[static_cast<size_t>(e)];
+  std::vector<uint8_t> original(x.original_bytes);
+  io::ReadRequest r{x.original_offset, original, OkStatus()};
+  bool missed = false;
+  FERRY_TRY(ReadOriginal({&r, 1}, &missed));
+  FERRY_TRY(r.status);
+  // The codecs are deterministic for one library version (checked when the view opened), so
+  // the same basket re-encoded the same way gives the same bytes.
+  ByteVector scratch;
+  out.clear();
+  auto size = rootwrite::ReencodeBasket(original, m.setting, x.offset, &scratch, &out);
+  if (!size || out.size() != x.bytes || crc32c::Value(out.data(), out.size()) != x.crc) {
+    return IoError("replica extent at " + std::to_string(x.offset) + " of " + m.url
+                       + " is damaged and could not be rebuilt",
+                   EIO);
+  }
+  return OkStatus();
+}
+
+}  // namespace ferry::cache

@@ -1,0 +1,73 @@
+#include "cache/replica_view.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace ferry::cache {
+namespace {
+
+// Copies the overlap of [src_offset, src_offset + src.size()) and [offset, offset + dest.size()).
+void CopyOverlap(uint64_t src_offset,
+                 std::span<const uint8_t> src,
+                 uint64_t offset,
+                 std::span<uint8_t> dest) {
+  const uint64_t a = std::max(src_offset, offset);
+  const uint64_t b = std::min(src_offset + src.size(), offset + dest.size());
+  if (a < b) {
+    std::memcpy(dest.data() + (a - offset), src.data() + (a - src_offset), b - a);
+  }
+}
+
+}  // namespace
+
+Result<ReplicaManifest> LoadManifest(const EntryPaths& paths) {
+  Fd fd = FERRY_TRY(Fd::Open(paths.manifest(), O_RDONLY));
+  const uint64_t size = FERRY_TRY(FileSize(fd.get()));
+  if (size > (1ull << 30)) {
+    return CorruptionError("replica manifest " + paths.manifest() + " is over 1 GiB");
+  }
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  FERRY_TRY_CTX(PreadFull(fd.get(), bytes.data(), bytes.size(), 0), paths.manifest());
+  return FERRY_TRY_CTX(ReplicaManifest::Decode(bytes), paths.manifest());
+}
+
+Result<std::shared_ptr<const ReplicaView>> ReplicaView::Open(const EntryPaths& paths,
+                                                             const IndexInfo& entry) {
+  ReplicaManifest m = FERRY_TRY(LoadManifest(paths));
+  if (m.epoch != entry.epoch || m.origin_size != entry.origin_size
+      || m.origin_mtime != entry.origin_mtime || m.url != entry.url) {
+    return CorruptionError("replica " + paths.manifest() + " belongs to an older copy of "
+                           + entry.url);
+  }
+  if (m.codec_version != codec::LibraryVersion(m.setting.algorithm)) {
+    return UnsupportedError("replica " + paths.manifest() + " was written by another version of "
+                            + std::string(codec::AlgorithmName(m.setting.algorithm)));
+  }
+  std::shared_ptr<ReplicaView> v(new ReplicaView());
+  v->data_ = FERRY_TRY(Fd::Open(paths.replica_data(m.generation), O_RDONLY));
+  const uint64_t size = FERRY_TRY(FileSize(v->data_.get()));
+  if (size < m.data_bytes) {
+    return CorruptionError("replica data " + paths.replica_data(m.generation) + " is short");
+  }
+  v->manifest_ = std::move(m);
+  return std::shared_ptr<const ReplicaView>(std::move(v));
+}
+
+void ReplicaView::ApplyPatches(uint64_t offset, std::span<uint8_t> dest) const {
+  for (const ReplicaPatch& p : manifest_.patches) {
+    CopyOverlap(p.offset, p.bytes, offset, dest);
+  }
+}
+
+void ReplicaView::ReadHead(uint64_t offset, std::span<uint8_t> dest) const {
+  std::memset(dest.data(), 0, dest.size());
+  for (const ReplicaRecord& r : manifest_.records) {
+    CopyOverlap(r.offset, r.bytes, offset, dest);
+  }
+}
+
+}  // namespace ferry::cache

@@ -1,0 +1,58 @@
+// ReplicaView: one published replica of a cache entry, open for reading — its manifest and
+// the descriptor of its data file. A handle that opened the virtual file keeps its view (and so
+// its layout and its data file, even after a rebuild removed that file) until it closes.
+//
+// The view answers the parts of the virtual file that are not the original's bytes: the patches
+// over the original region, the tree-record slots, and where each extent lies in the data file
+// (docs/format/replica.md). Reading extents, checking their CRCs and rebuilding a bad one is the
+// read path's job (CachedFile, replica_read.cc).
+//
+// Thread-safety: immutable after Open(); shared by shared_ptr<const ReplicaView>.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "base/fd.h"
+#include "base/result.h"
+#include "cache/entry_store.h"
+#include "cache/page_index.h"
+#include "cache/replica_manifest.h"
+
+namespace ferry::cache {
+
+class ReplicaView {
+ public:
+  // Loads KEY.rpm and opens its data file. kNotFound when there is no manifest; kCorruption
+  // when it does not validate, belongs to another incarnation of the entry (epoch, size or
+  // mtime differ from `entry`), or its data file is missing or short; kUnsupported when it was
+  // written with another version of its codec's library (a rebuilt extent would not match).
+  static Result<std::shared_ptr<const ReplicaView>> Open(const EntryPaths& paths,
+                                                         const IndexInfo& entry);
+
+  const ReplicaManifest& manifest() const { return manifest_; }
+  uint64_t generation() const { return manifest_.generation; }
+  uint64_t origin_size() const { return manifest_.origin_size; }
+  uint64_t virtual_size() const { return manifest_.virtual_size; }
+  uint64_t baskets_begin() const { return manifest_.baskets_begin; }
+  int data_fd() const { return data_.get(); }
+
+  // Overwrites the parts of `dest` (holding the original bytes at `offset`) that patches cover.
+  void ApplyPatches(uint64_t offset, std::span<uint8_t> dest) const;
+  // Fills `dest` with the virtual bytes at `offset` for offsets in [origin_size, baskets_begin):
+  // tree records and the zeros after them in their slots.
+  void ReadHead(uint64_t offset, std::span<uint8_t> dest) const;
+
+ private:
+  ReplicaView() = default;
+
+  ReplicaManifest manifest_;
+  Fd data_;
+};
+
+// Reads and decodes KEY.rpm without opening its data file (status, builder). kNotFound when
+// absent.
+Result<ReplicaManifest> LoadManifest(const EntryPaths& paths);
+
+}  // namespace ferry::cache

@@ -1,0 +1,266 @@
+// ferry cache replica build|status|drop: the replica tier of the client cache
+// (docs/format/replica.md, cache/replica_build.h).
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "base/json_writer.h"
+#include "base/strings.h"
+#include "cache/entry_store.h"
+#include "cache/lock_file.h"
+#include "cache/replica_build.h"
+#include "cache/replica_queue.h"
+#include "cache/url.h"
+#include "cli/args.h"
+#include "cli/cache_conf.h"
+#include "cli/commands.h"
+
+namespace ferry::cli {
+namespace {
+
+constexpr std::string_view kUsage =
+    "ferry cache replica build [URL...] [--dir DIR] [--codec auto|zstd:N|lz4|none] [--json]\n"
+    "       ferry cache replica status [URL...] [--dir DIR] [--json]\n"
+    "       ferry cache replica drop [URL...] [--dir DIR]\n"
+    "Without URLs: every cached file. `build` returns when the replicas are built; files that\n"
+    "are not ROOT files, or whose baskets are not cached, are reported and left as they are.";
+
+// The CPU and I/O scheduling classes that only use what nothing else wants: a background build
+// must never slow an analysis down.
+void BecomeIdle() {
+  sched_param p = {};
+  (void)::sched_setscheduler(0, SCHED_IDLE, &p);
+  constexpr int kWhoProcess = 1;
+  constexpr int kClassIdle = 3;
+  constexpr int kClassShift = 13;
+  (void)::syscall(SYS_ioprio_set, kWhoProcess, 0, kClassIdle << kClassShift);
+}
+
+// The entry keys the command works on: those of the URLs, or every entry with an index.
+Result<std::vector<std::string>> SelectKeys(const cache::Config& config, const Args& args) {
+  std::vector<std::string> keys;
+  for (const std::string& url : args.positional()) {
+    auto normalized = cache::NormalizeUrl(url, config.url_params);
+    if (!normalized) {
+      return InvalidArgumentError("not a URL the cache can hold: " + url);
+    }
+    keys.push_back(cache::EntryKey(*normalized));
+  }
+  if (!args.positional().empty()) {
+    return keys;
+  }
+  for (const cache::EntryListing& e : FERRY_TRY(cache::ScanEntries(config.dir))) {
+    if (e.has_index) {
+      keys.push_back(e.key);
+    }
+  }
+  return keys;
+}
+
+std::string CodecName(const codec::Setting& s) {
+  return s.algorithm == codec::Algorithm::kNone ? "none" : s.ToString();
+}
+
+void WriteReport(JsonWriter& w, const cache::ReplicaBuildReport& r) {
+  w.BeginObject();
+  w.Field("url", r.url).Field("key", r.key);
+  w.Field("state", cache::ReplicaStateName(r.state));
+  w.Field("codec", r.generation != 0 ? CodecName(r.setting) : "");
+  w.Field("original_bytes", r.origin_bytes).Field("virtual_bytes", r.virtual_bytes);
+  w.Field("replica_bytes", r.replica_bytes);
+  w.Key("hot_branches").BeginArray();
+  for (const std::string& b : r.hot_branches) {
+    w.String(b);
+  }
+  w.EndArray();
+  w.Field("baskets", r.baskets).Field("missing_baskets", r.missing_baskets);
+  w.Field("baskets_original_bytes", r.original_bytes);
+  w.Field("generation", r.generation).Field("reason", r.reason);
+  w.Field("build_cpu_seconds", static_cast<double>(r.cpu_ns) / 1e9);
+  w.Key("decode_rates").BeginArray();
+  for (const cache::CodecRate& c : r.rates) {
+    w.BeginObject().Field("codec", CodecName(c.setting));
+    w.Field("decode_mb_per_s", static_cast<double>(c.decode_bytes_per_s) / 1e6);
+    w.Field("size_ratio", static_cast<double>(c.compressed_per_mib) / 1048576.0);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+void PrintReport(const cache::ReplicaBuildReport& r, bool built_now) {
+  std::printf("%-11s %s\n", std::string(cache::ReplicaStateName(r.state)).c_str(), r.url.c_str());
+  if (r.generation != 0) {
+    std::printf(
+        "            %s, %llu baskets (%s as stored originally, %s now), %zu branches,"
+        " file %s -> %s\n",
+        CodecName(r.setting).c_str(), static_cast<unsigned long long>(r.baskets),
+        HumanBytes(static_cast<double>(r.original_bytes)).c_str(),
+        HumanBytes(static_cast<double>(r.replica_bytes)).c_str(), r.hot_branches.size(),
+        HumanBytes(static_cast<double>(r.origin_bytes)).c_str(),
+        HumanBytes(static_cast<double>(r.virtual_bytes)).c_str());
+  }
+  if (built_now && r.generation != 0) {
+    std::printf(
+        "            built in %.2f s (%.2f s CPU), %llu baskets re-encoded, %s of the byte"
+        " tier released%s\n",
+        r.seconds, static_cast<double>(r.cpu_ns) / 1e9,
+        static_cast<unsigned long long>(r.new_baskets),
+        HumanBytes(static_cast<double>(r.released_bytes)).c_str(),
+        r.release_deferred ? " (later: another process has the file open)" : "");
+  }
+  if (!r.rates.empty() && r.generation != 0) {
+    std::printf("            decode rates:");
+    for (const cache::CodecRate& c : r.rates) {
+      std::printf(" %s %.0f MB/s (x%.2f)", CodecName(c.setting).c_str(),
+                  static_cast<double>(c.decode_bytes_per_s) / 1e6,
+                  static_cast<double>(c.compressed_per_mib) / 1048576.0);
+    }
+    std::printf("\n");
+  }
+  if (!r.reason.empty()) {
+    std::printf("            %s\n", r.reason.c_str());
+  }
+}
+
+int Build(std::span<const char* const> argv) {
+  auto parsed = Args::Parse(argv, {{"--dir", true},
+                                   {"--conf-dir", true},
+                                   {"--codec", true},
+                                   {"--json", false},
+                                   {"--background", false},
+                                   {"--queue", false}});
+  if (!parsed) {
+    return UsageError(parsed.error().message(), kUsage);
+  }
+  auto config = ExistingCacheConfig(*parsed);
+  if (!config) {
+    return ReportError(config.error());
+  }
+  cache::ReplicaBuildOptions options;
+  options.codec = parsed->GetOr("--codec", config->replica_codec);
+  options.budget_percent = config->replica_budget_percent;
+  if (options.codec != "auto" && !codec::Setting::Parse(options.codec)) {
+    return UsageError("--codec must be auto, zstd:N, lz4 or none", kUsage);
+  }
+  if (parsed->Has("--background")) {
+    BecomeIdle();
+  }
+  if (parsed->Has("--queue")) {
+    // The plug-in's background requests (cache/replica_queue.h).
+    auto done = cache::DrainReplicaQueue(*config, options);
+    return done ? kExitOk : ReportError(done.error());
+  }
+  auto keys = SelectKeys(*config, *parsed);
+  if (!keys) {
+    return ReportError(keys.error());
+  }
+  const bool json = parsed->Has("--json");
+  JsonWriter w;
+  w.BeginObject().Key("files").BeginArray();
+  int rc = kExitOk;
+  for (const std::string& key : *keys) {
+    auto report = cache::BuildReplica(*config, key, options);
+    if (!report) {
+      rc = ReportError(report.error());
+      continue;
+    }
+    if (json) {
+      WriteReport(w, *report);
+    } else {
+      PrintReport(*report, true);
+    }
+  }
+  w.EndArray().EndObject();
+  if (json) {
+    std::printf("%s\n", w.str().c_str());
+  }
+  return rc;
+}
+
+int ShowStatus(std::span<const char* const> argv) {
+  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--conf-dir", true}, {"--json", false}});
+  if (!parsed) {
+    return UsageError(parsed.error().message(), kUsage);
+  }
+  auto config = ExistingCacheConfig(*parsed);
+  if (!config) {
+    return ReportError(config.error());
+  }
+  auto keys = SelectKeys(*config, *parsed);
+  if (!keys) {
+    return ReportError(keys.error());
+  }
+  const bool json = parsed->Has("--json");
+  JsonWriter w;
+  w.BeginObject().Key("files").BeginArray();
+  for (const std::string& key : *keys) {
+    auto report = cache::ReplicaStatusOf(cache::PathsFor(config->dir, key));
+    if (!report) {
+      if (!parsed->positional().empty()) {
+        return ReportError(report.error());
+      }
+      continue;  // an entry removed meanwhile
+    }
+    if (json) {
+      WriteReport(w, *report);
+    } else {
+      PrintReport(*report, false);
+    }
+  }
+  w.EndArray().EndObject();
+  if (json) {
+    std::printf("%s\n", w.str().c_str());
+  }
+  return kExitOk;
+}
+
+int Drop(std::span<const char* const> argv) {
+  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--conf-dir", true}});
+  if (!parsed) {
+    return UsageError(parsed.error().message(), kUsage);
+  }
+  auto config = ExistingCacheConfig(*parsed);
+  if (!config) {
+    return ReportError(config.error());
+  }
+  auto keys = SelectKeys(*config, *parsed);
+  if (!keys) {
+    return ReportError(keys.error());
+  }
+  for (const std::string& key : *keys) {
+    Status st = cache::DropReplica(cache::PathsFor(config->dir, key));
+    if (!st) {
+      return ReportError(st.error());
+    }
+  }
+  std::printf("dropped the replicas of %zu files\n", keys->size());
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunCacheReplica(std::span<const char* const> args) {
+  if (args.empty() || std::string_view(args[0]) == "--help" || std::string_view(args[0]) == "-h") {
+    std::printf("usage: %.*s\n", static_cast<int>(kUsage.size()), kUsage.data());
+    return args.empty() ? kExitUsage : kExitOk;
+  }
+  const std::string_view sub = args[0];
+  if (sub == "build") {
+    return Build(args.subspan(1));
+  }
+  if (sub == "status") {
+    return ShowStatus(args.subspan(1));
+  }
+  if (sub == "drop") {
+    return Drop(args.subspan(1));
+  }
+  return UsageError("unknown replica command '" + std::string(sub) + "'", kUsage);
+}
+
+}  // namespace ferry::cli
