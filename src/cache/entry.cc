@@ -802,6 +802,11 @@ void Entry::FlushTrace() {
       return;
     }
   }
+  // Only ROOT files get replicas: other files keep no trace (it would only take disk). The
+  // first bytes are stored before the trace is flushed, so the answer is known by now.
+  if (!LooksLikeRoot()) {
+    return;
+  }
   auto fd = Fd::Open(paths_.trace(), O_WRONLY | O_APPEND | O_CREAT, 0644);
   if (!fd) {
     return;

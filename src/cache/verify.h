@@ -24,7 +24,17 @@ struct VerifyReport {
   uint64_t fragments_bad = 0;
   uint64_t held_bytes = 0;
   uint64_t garbage_bytes = 0;  // fragment-log bytes no fragment names
+  // Replica tier (docs/format/replica.md): a manifest that does not decode, or extents whose
+  // bytes fail their CRC, make the replica bad (repair removes it: it is rebuilt later); a
+  // replica of an older copy of the file is stale, not bad (the next build removes it).
+  bool has_replica = false;
+  bool replica_bad = false;
+  bool replica_stale = false;
+  std::string replica_error;
+  uint64_t replica_extents_ok = 0;
+  uint64_t replica_extents_bad = 0;
   bool repaired = false;
+  bool bad() const { return !index_ok || pages_bad > 0 || fragments_bad > 0 || replica_bad; }
 };
 
 Result<VerifyReport> VerifyEntry(const EntryPaths& paths, bool repair, int lock_timeout_ms = 2000);

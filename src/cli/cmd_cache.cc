@@ -530,7 +530,8 @@ int Verify(std::span<const char* const> argv) {
   }
   const bool repair = parsed->Has("--repair");
   uint64_t checked = 0, bad_entries = 0, pages_ok = 0, pages_bad = 0, frags_ok = 0, frags_bad = 0,
-           bad_index = 0, garbage = 0;
+           bad_index = 0, garbage = 0, replicas = 0, replicas_bad = 0, extents_ok = 0,
+           extents_bad = 0;
   Progress progress("verify", entries->size(), "entries");
   for (const cache::EntryListing& e : *entries) {
     progress.Add(1);
@@ -553,14 +554,24 @@ int Verify(std::span<const char* const> argv) {
     if (!r->index_ok) {
       ++bad_index;
     }
-    if (!r->index_ok || r->pages_bad > 0 || r->fragments_bad > 0) {
+    replicas += r->has_replica ? 1u : 0u;
+    replicas_bad += r->replica_bad ? 1u : 0u;
+    extents_ok += r->replica_extents_ok;
+    extents_bad += r->replica_extents_bad;
+    if (r->bad()) {
       ++bad_entries;
       if (!parsed->Has("--json")) {
         std::fprintf(
-            stderr, "%s %s: %s%llu bad pages, %llu bad fragments%s\n", e.key.c_str(),
+            stderr, "%s %s: %s%llu bad pages, %llu bad fragments%s%s\n", e.key.c_str(),
             r->url.c_str(), r->index_ok ? "" : ("bad index (" + r->index_error + "), ").c_str(),
             static_cast<unsigned long long>(r->pages_bad),
-            static_cast<unsigned long long>(r->fragments_bad), r->repaired ? " (repaired)" : "");
+            static_cast<unsigned long long>(r->fragments_bad),
+            r->replica_bad
+                ? (", bad replica (" + std::to_string(r->replica_extents_bad) + " extents bad"
+                   + (r->replica_error.empty() ? "" : ": ") + r->replica_error + ")")
+                      .c_str()
+                : "",
+            r->repaired ? " (repaired)" : "");
       }
     }
   }
@@ -570,15 +581,19 @@ int Verify(std::span<const char* const> argv) {
     w.BeginObject().Field("entries", checked).Field("bad_entries", bad_entries);
     w.Field("bad_indexes", bad_index).Field("pages_ok", pages_ok).Field("pages_bad", pages_bad);
     w.Field("fragments_ok", frags_ok).Field("fragments_bad", frags_bad);
-    w.Field("garbage_bytes", garbage).Field("repaired", repair && bad_entries > 0).EndObject();
+    w.Field("garbage_bytes", garbage).Field("replicas", replicas);
+    w.Field("replicas_bad", replicas_bad).Field("replica_extents_ok", extents_ok);
+    w.Field("replica_extents_bad", extents_bad);
+    w.Field("repaired", repair && bad_entries > 0).EndObject();
     std::printf("%s\n", w.str().c_str());
   } else {
     std::printf(
         "verified %llu entries: %llu pages and %llu fragments ok, %llu pages and %llu "
-        "fragments bad, %llu bad indexes%s\n",
+        "fragments bad, %llu bad indexes; %llu replicas (%llu bad)%s\n",
         static_cast<unsigned long long>(checked), static_cast<unsigned long long>(pages_ok),
         static_cast<unsigned long long>(frags_ok), static_cast<unsigned long long>(pages_bad),
         static_cast<unsigned long long>(frags_bad), static_cast<unsigned long long>(bad_index),
+        static_cast<unsigned long long>(replicas), static_cast<unsigned long long>(replicas_bad),
         repair && bad_entries > 0 ? " (repaired)" : "");
   }
   return bad_entries == 0 || repair ? kExitOk : kExitBadInput;

@@ -14,24 +14,8 @@ fixtures=$2
 cache=$3
 data=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
-jsroot_version=7.11.2
 
-command -v node >/dev/null || { echo "node not installed: skipping"; exit 77; }
-mkdir -p "$cache"
-(
-  flock -w 600 9 || exit 1
-  if [[ ! -f "$cache/node_modules/jsroot/package.json" ]]; then
-    command -v npm >/dev/null || { echo "npm not installed: skipping"; exit 77; }
-    if ! timeout 600 npm install "jsroot@$jsroot_version" --ignore-scripts --no-audit --no-fund \
-        --prefix "$cache" >"$cache/npm.log" 2>&1; then
-      echo "npm install jsroot failed (registry unreachable?): skipping"; tail -5 "$cache/npm.log"
-      exit 77
-    fi
-  fi
-) 9>"$cache/.lock"
-# The checker is resolved next to node_modules so that `import 'jsroot'` finds the package.
-cp "$here/jsroot_check.mjs" "$cache/jsroot_check.mjs"
-
+checker=$(bash "$here/../testing/jsroot_install.sh" "$cache") || exit $?
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$fixtures" "$tmp" ${data:+"$data"} >/dev/null
@@ -51,16 +35,16 @@ if [[ -n "$data" && -f "$template" ]] && "$ferry" gen --help >/dev/null 2>&1; th
   files+=("$tmp"/gen/*.root)
 fi
 # jsroot's optional zstd module prints its whole source on some errors: keep lines short.
-timeout 900 node "$cache/jsroot_check.mjs" "$ferry" "${files[@]}" 2>&1 | cut -c1-400
+timeout 900 node "$checker" "$ferry" "${files[@]}" 2>&1 | cut -c1-400
 rc=${PIPESTATUS[0]}
 # Real files: jsroot cannot read some of them (leaf lists, object branches, jagged baskets
 # without offsets), so a relocated copy must read exactly as its original does, mismatches and
 # all, with every value the same.
 for f in "${relocated_real[@]}"; do
   orig="$data/${f##*/relocated-}"
-  a=$(timeout 300 node "$cache/jsroot_check.mjs" "$ferry" "$orig" 2>&1 | cut -c1-400 \
+  a=$(timeout 300 node "$checker" "$ferry" "$orig" 2>&1 | cut -c1-400 \
       | sed "s|$orig||g" || true)
-  b=$(timeout 300 node "$cache/jsroot_check.mjs" "$ferry" "$f" 2>&1 | cut -c1-400 | sed "s|$f||g" \
+  b=$(timeout 300 node "$checker" "$ferry" "$f" 2>&1 | cut -c1-400 | sed "s|$f||g" \
       || true)
   if [[ "$a" != "$b" ]]; then
     echo "MISMATCH: jsroot reads $f differently from $orig"
