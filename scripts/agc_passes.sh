@@ -7,6 +7,8 @@
 #   direct  root:// from the origin, no cache
 #   cold    root:// through the ferry cache, empty (it fills)      [when ferry cache exists]
 #   warm    root:// through the ferry cache, filled                 [when ferry cache exists]
+#   building  warm, while `ferry cache replica build --background` runs beside it
+#   replica root:// through the ferry cache's replica tier (built after the warm passes)
 #
 # The origin runs behind the test bed's WAN emulation (scripts/testbed/wan.sh: namespace,
 # 40 ms RTT, 1 Gbit/s) or, where namespaces are not permitted, on 127.0.0.1 (said in the output).
@@ -122,7 +124,10 @@ else
 fi
 cache_enable() {
   CACHE_DIR="$1"
-  "$FERRY" cache enable --dir "$CACHE_DIR" --lib "$PLUGIN_LIB" >"$WORK/cache-enable.log" 2>&1 ||
+  # replica = manual: the cold and warm passes measure the byte tier, and the replica is built
+  # (and timed) between the passes, not by a background builder whenever a pass ends.
+  "$FERRY" cache enable --dir "$CACHE_DIR" --lib "$PLUGIN_LIB" --set replica=manual \
+    >"$WORK/cache-enable.log" 2>&1 ||
     die "ferry cache enable failed: $(tail -n 3 "$WORK/cache-enable.log")"
   CACHE_ON=1
 }
@@ -275,19 +280,42 @@ run_pass() {
   local base="$OUT/runs/${set_name}_${pass}_$run" rx0 rx1 plot=()
   if [ "$pass" = local ] && [ "$run" = 1 ]; then plot=(--plot "$OUT/observables_$set_name.png"); fi
   say "$set_name: $pass pass $run/$REPEAT over $# files ($(elapsed) s)"
-  if [ "$pass" = cold ] || [ "$pass" = warm ]; then cache_stats >"$base.cache0"; fi
+  local cached=0 builder=""
+  [ "$pass" = local ] || [ "$pass" = direct ] || cached=1
+  if [ "$cached" = 1 ]; then cache_stats >"$base.cache0"; fi
   cut -d' ' -f1 /proc/loadavg >"$base.load"
   rx0="$(wire_rx)"
+  if [ "$pass" = building ]; then
+    # The replica builds beside the pass, as replica = auto does (idle CPU and I/O priority).
+    "$FERRY" cache replica build --dir "$CACHE_DIR" --background --json >"$base.build" 2>&1 &
+    builder=$!
+  fi
   "$FERRY" analyze agc "$@" --threads "$THREADS" --reads "$READS" --json "${plot[@]}" \
     >"$base.json" 2>"$base.err" || die "ferry analyze agc failed ($set_name $pass): $(tail -n 3 "$base.err")"
   rx1="$(wire_rx)"
   echo $((rx1 - rx0)) >"$base.wire"
-  if [ "$pass" = cold ] || [ "$pass" = warm ]; then cache_stats >"$base.cache1"; fi
+  if [ -n "$builder" ]; then wait "$builder" || die "the background replica build failed"; fi
+  if [ "$cached" = 1 ]; then cache_stats >"$base.cache1"; fi
+  rm -f "$base.err"
+}
+
+# build_replica SET RUN: builds (or finishes: releases what the byte tier no longer needs) the
+# replica of the current cache, timed; $OUT/runs/SET_build_RUN.json, .disk0/.disk1 (cache disk
+# bytes before and after).
+build_replica() {
+  local base="$OUT/runs/${1}_build_$2" t0 t1
+  cache_stats >"$base.cache0"
+  t0=$(date +%s.%N)
+  "$FERRY" cache replica build --dir "$CACHE_DIR" --json >"$base.json" 2>"$base.err" ||
+    die "ferry cache replica build failed: $(tail -n 3 "$base.err")"
+  t1=$(date +%s.%N)
+  echo "$t0 $t1" | awk '{printf "%.3f\n", $2 - $1}' >"$base.wall"
+  cache_stats >"$base.cache1"
   rm -f "$base.err"
 }
 
 PASSES=(local direct)
-[ "$HAVE_CACHE" = 1 ] && PASSES+=(cold warm)
+[ "$HAVE_CACHE" = 1 ] && PASSES+=(cold warm building replica)
 for s in "${SETS[@]}"; do
   files=() urls=()
   while IFS= read -r f; do
@@ -331,6 +359,15 @@ for s in "${SETS[@]}"; do
         warm) run_pass "$s" warm "$k" "${urls[@]}" ;;
       esac
     done
+    if [ "$HAVE_CACHE" = 1 ]; then
+      # The replica: a warm pass while it builds in the background, then the build once more
+      # in the foreground (it releases the byte tier the first one could not while the pass
+      # had the files open, and is timed), then a pass on the replica.
+      cache_enable "$WORK/cache-$s-$k"
+      run_pass "$s" building "$k" "${urls[@]}"
+      build_replica "$s" "$k"
+      run_pass "$s" replica "$k" "${urls[@]}"
+    fi
     # The fill of repeat k is no longer needed.
     if [ "$HAVE_CACHE" = 1 ]; then
       cache_disable

@@ -82,6 +82,11 @@ for set_name, label in sets:
                 "cache_hits": cache_delta(base, "hits"),
                 "cache_misses": cache_delta(base, "misses"),
                 "cache_bytes_from_cache": cache_delta(base, "bytes_from_cache"),
+                "cache_disk_reads": cache_delta(base, "disk_reads"),
+                "cache_replica_reads": cache_delta(base, "replica_reads"),
+                "cache_bytes_from_replica": cache_delta(base, "bytes_from_replica"),
+                "cache_replica_faults": cache_delta(base, "replica_faults"),
+                "cache_disk_bytes": (load(base + ".cache1", {}) or {}).get("disk_bytes"),
                 "events": r["events"], "digest": r["digest"], "load": loadavg,
             }
             # What the origin served: the client's own reads without a cache; the cache's
@@ -166,6 +171,55 @@ if a.repeat > 1:
 lines.append(f"load: the machine's 1-minute load average before a pass ({os.cpu_count()} cores; "
              "others share it)")
 
+# The replica tier per set: the build, the reads of a warm pass, the disk, the speed.
+def replica_figures(set_name):
+    by_run = {}
+    for r in runs:
+        if r["set"] == set_name:
+            by_run.setdefault(r["run"], {})[r["pass"]] = r
+    out = {"build_cpu_s": [], "build_wall_s": [], "codec": None, "disk_byte_tier": [],
+           "disk_replica": [], "reads_warm": [], "reads_replica": [], "read_bytes_warm": [],
+           "read_bytes_replica": [], "faults": 0}
+    for k, ps in sorted(by_run.items()):
+        bg = load(os.path.join(a.out, "runs", f"{set_name}_building_{k}.build"), {}) or {}
+        fg = load(os.path.join(a.out, "runs", f"{set_name}_build_{k}.json"), {}) or {}
+        files = bg.get("files", []) + fg.get("files", [])
+        if files:
+            out["build_cpu_s"].append(sum(f.get("build_cpu_seconds", 0) for f in files))
+            out["codec"] = out["codec"] or next((f["codec"] for f in files if f.get("codec")), None)
+        wall = os.path.join(a.out, "runs", f"{set_name}_build_{k}.wall")
+        if os.path.exists(wall):
+            out["build_wall_s"].append(float(open(wall).read()))
+        if "warm" in ps and ps["warm"]["cache_disk_bytes"] is not None:
+            out["disk_byte_tier"].append(ps["warm"]["cache_disk_bytes"])
+        cache1 = load(os.path.join(a.out, "runs", f"{set_name}_build_{k}.cache1"), {}) or {}
+        if cache1.get("disk_bytes") is not None:
+            out["disk_replica"].append(cache1["disk_bytes"])
+        w, rp = ps.get("warm"), ps.get("replica")
+        if w and w["cache_disk_reads"] is not None:
+            out["reads_warm"].append(w["cache_disk_reads"])
+            out["read_bytes_warm"].append(w["cache_bytes_from_cache"] or 0)
+        if rp and rp["cache_replica_reads"] is not None:
+            out["reads_replica"].append(rp["cache_replica_reads"] + (rp["cache_disk_reads"] or 0))
+            out["read_bytes_replica"].append((rp["cache_bytes_from_replica"] or 0)
+                                             + (rp["cache_bytes_from_cache"] or 0))
+            out["faults"] += rp["cache_replica_faults"] or 0
+    m = lambda v: statistics.median(v) if v else None  # noqa: E731
+    f = {"codec": out["codec"], "build_cpu_s": m(out["build_cpu_s"]),
+         "build_wall_s": m(out["build_wall_s"]), "replica_faults": out["faults"]}
+    f["reads_warm"], f["reads_replica"] = m(out["reads_warm"]), m(out["reads_replica"])
+    f["mean_read_warm"] = (m(out["read_bytes_warm"]) / f["reads_warm"]
+                           if f["reads_warm"] else None)
+    f["mean_read_replica"] = (m(out["read_bytes_replica"]) / f["reads_replica"]
+                              if f["reads_replica"] else None)
+    f["fewer_reads"] = (f["reads_warm"] / f["reads_replica"]
+                        if f["reads_warm"] and f["reads_replica"] else None)
+    f["disk_byte_tier"], f["disk_replica"] = m(out["disk_byte_tier"]), m(out["disk_replica"])
+    f["disk_ratio"] = (f["disk_replica"] / f["disk_byte_tier"]
+                       if f["disk_replica"] and f["disk_byte_tier"] else None)
+    return f
+
+
 # The headline figures per set, against the targets of bench/agc_passes.
 figures = []
 for set_name, label in sets:
@@ -175,8 +229,29 @@ for set_name, label in sets:
          "fill_overhead_pct": by["cold"]["fill_overhead_pct"] if "cold" in by else None,
          "warm_speedup_vs_direct": by["warm"]["speedup_vs_direct"] if "warm" in by else None,
          "warm_vs_local_pct": 100 * (by["warm"]["time_vs_local"] - 1) if "warm" in by and by["warm"]["time_vs_local"] else None}
+    if "replica" in by:
+        f.update(replica_figures(set_name))
+        per = {}
+        for r in runs:
+            if r["set"] == set_name:
+                per.setdefault(r["pass"], {})[r["run"]] = r
+
+        def ratio(num, den, key="wall_s"):
+            vals = [per[num][k][key] / per[den][k][key] for k in per.get(num, {})
+                    if k in per.get(den, {}) and per[den][k][key]]
+            return statistics.median(vals) if vals else None
+
+        f["replica_speedup_vs_warm"] = ratio("warm", "replica")
+        f["replica_vs_local"] = ratio("replica", "local")
+        f["building_slowdown_pct"] = (100 * (ratio("building", "warm") - 1)
+                                      if ratio("building", "warm") else None)
+        saved = (by["warm"]["cpu_s"] - by["replica"]["cpu_s"]) if "warm" in by else None
+        f["cpu_saved_per_pass_s"] = saved
+        f["build_repaid_after_passes"] = (f["build_cpu_s"] / saved
+                                          if saved and saved > 0 and f["build_cpu_s"] else None)
     figures.append(f)
-lines += ["", "figures (targets: fill overhead <= 1%, warm within 10% of local, ~6% of the bytes read):"]
+lines += ["", "figures (targets: fill overhead <= 1%, warm within 10% of local, ~6% of the bytes read;"
+          " replica: 5x warm on LZMA-9, 1.5x on zlib-1, 15x fewer reads, disk <= 1.0x/1.5x):"]
 for f in figures:
     parts = [f"{f['label']}: read {num(f['fraction_read_pct'], '.2f')}% of the bytes"]
     if f["fill_overhead_pct"] is not None:
@@ -188,10 +263,29 @@ for f in figures:
     if len(parts) == 1:
         parts.append("cache passes not run (ferry cache not built)")
     lines.append("  " + ", ".join(parts))
+    if f.get("replica_speedup_vs_warm") is not None:
+        lzma = "lzma" in f["label"]
+        lines.append(
+            f"    replica ({f['codec']}): {f['replica_speedup_vs_warm']:.2f}x faster than the warm "
+            f"byte tier (target {'5' if lzma else '1.5'}x), {num(f['replica_vs_local'], '.2f')}x "
+            f"the local copies' time")
+        lines.append(
+            f"    reads per pass: {num(f['reads_warm'], ',.0f')} byte tier, "
+            f"{num(f['reads_replica'], ',.0f')} replica ({num(f['fewer_reads'], '.1f')}x fewer, "
+            f"target 15x), mean read {num((f['mean_read_warm'] or 0) / 1024, ',.1f')} KiB -> "
+            f"{num((f['mean_read_replica'] or 0) / 1024, ',.1f')} KiB")
+        lines.append(
+            f"    disk: {mb(f['disk_byte_tier'])} MB byte tier alone, {mb(f['disk_replica'])} MB "
+            f"with the replica ({num(f['disk_ratio'], '.2f')}x, target <= {'1.5' if lzma else '1.0'}x)")
+        lines.append(
+            f"    build: {num(f['build_cpu_s'], '.2f')} s CPU, saved {num(f['cpu_saved_per_pass_s'], '.2f')} "
+            f"s CPU per pass (repaid after {num(f['build_repaid_after_passes'], '.2f')} passes, target "
+            f"<= 1); a pass while building: {num(f['building_slowdown_pct'], '+.1f')}% (target <= 2%)"
+            + (f"; {f['replica_faults']} replica faults" if f['replica_faults'] else ""))
 
 # The cache passes must really have gone through the cache.
 for r in runs:
-    if r["pass"] in ("cold", "warm") and not (r["cache_hits"] or r["cache_misses"]):
+    if r["pass"] in ("cold", "warm", "building") and not (r["cache_hits"] or r["cache_misses"]):
         lines += ["", f"WARNING: {r['label']} {r['pass']} run {r['run']}: the cache counted no reads "
                       "(the plug-in was not used)"]
     if r["pass"] == "warm" and r["cache_bytes_from_origin"]:

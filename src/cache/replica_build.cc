@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <unordered_map>
 
@@ -18,10 +19,14 @@
 #include "cache/entry.h"
 #include "cache/held_source.h"
 #include "cache/lock_file.h"
+#include "base/endian.h"
 #include "cache/replica_codec.h"
 #include "cache/replica_view.h"
 #include "cache/stats.h"
+#include "rootio/cursor.h"
+#include "rootio/key.h"
 #include "rootio/root_file.h"
+#include "rootio/tree_parse.h"
 #include "rootwrite/overlay.h"
 
 namespace ferry::cache {
@@ -80,6 +85,17 @@ void WriteStatusFile(const EntryPaths& paths, ReplicaState state, const std::str
                     {reinterpret_cast<const uint8_t*>(text.data()), text.size()}, paths.subdir);
 }
 
+void FillEncodings(const ReplicaManifest& m, ReplicaBuildReport& r) {
+  std::map<std::string, std::pair<uint64_t, uint64_t>> mix;
+  for (const ReplicaExtent& e : m.extents) {
+    auto& [n, bytes] =
+        mix[e.setting.algorithm == codec::Algorithm::kNone ? "none" : e.setting.ToString()];
+    n += 1;
+    bytes += e.bytes;
+  }
+  r.encodings.assign(mix.begin(), mix.end());
+}
+
 // One basket that has a record of its own in the original file.
 struct Basket {
   uint64_t seek = 0;
@@ -104,6 +120,8 @@ class Builder {
   Status LoadPrevious();
   // False (with state and reason set) when there is nothing to relocate.
   bool LoadTrees();
+  // The tree's record from the byte tier, or rebuilt from the previous replica's.
+  Result<rootwrite::TreeRecordSource> LoadTree(const std::string& path);
   void AddTree(rootwrite::TreeRecordSource t);
   void FindHot();
   void AddHot(size_t basket);
@@ -131,7 +149,7 @@ class Builder {
   std::vector<size_t> hot_;            // baskets, in layout order
   std::vector<uint8_t> is_hot_;
   std::vector<uint32_t> used_trees_;  // manifest tree k = trees_[used_trees_[k]]
-  codec::Setting setting_;
+  CodecPlan plan_;
   ReplicaManifest next_;
   std::vector<uint64_t> next_slots_scratch_;
   uint64_t cpu0_ = 0;
@@ -147,7 +165,7 @@ Status Builder::LoadPrevious() {
   }
   const bool current = m->epoch == entry_.index().info().epoch && m->origin_size == entry_.size()
                        && m->origin_mtime == entry_.mtime() && m->url == entry_.url()
-                       && m->codec_version == codec::LibraryVersion(m->setting.algorithm);
+                       && m->LibrariesMatch();
   auto data = current ? Fd::Open(paths_.replica_data(m->generation), O_RDONLY)
                       : Result<Fd>(NotFoundError("stale"));
   if (!data) {
@@ -159,6 +177,44 @@ Status Builder::LoadPrevious() {
   previous_ = std::move(*m);
   previous_data_ = std::move(*data);
   return OkStatus();
+}
+
+Result<rootwrite::TreeRecordSource> Builder::LoadTree(const std::string& path) {
+  auto t = rootwrite::LoadTreeRecord(*file_, path);
+  if (t || t.error().code() != ErrorCode::kNotFound || !previous_) {
+    return t;
+  }
+  // The original record was released when the previous replica was built (readers of the
+  // virtual file read the manifest's): rebuild it from that one, with the moved baskets' seeks
+  // and sizes put back. Its payload is then the original's, byte for byte.
+  for (size_t k = 0; k < previous_->trees.size() && k < previous_->records.size(); ++k) {
+    if (previous_->trees[k] != path) {
+      continue;
+    }
+    const std::vector<uint8_t>& rec = previous_->records[k].bytes;
+    rootio::Cursor c(rec);
+    const rootio::Key key = FERRY_TRY(rootio::ParseKey(c));
+    if (key.nbytes < key.keylen || static_cast<size_t>(key.nbytes) > rec.size()) {
+      return CorruptionError("tree record of the previous replica does not parse");
+    }
+    ByteVector payload;
+    FERRY_TRY(rootio::DecodePayload(
+        std::span<const uint8_t>(rec).subspan(key.keylen, static_cast<size_t>(key.nbytes - key.keylen)),
+        key.objlen, &payload));
+    const rootio::TreeInfo patched = FERRY_TRY(rootio::ParseTree(payload, key.keylen));
+    std::vector<rootwrite::BasketMove> back;
+    for (const ReplicaExtent& e : previous_->extents) {
+      if (e.tree == k) {
+        back.push_back({static_cast<int32_t>(e.branch), static_cast<int32_t>(e.basket),
+                        e.original_offset, e.original_bytes});
+      }
+    }
+    const rootio::Key original = FERRY_TRY(file_->FindKey(path));
+    rootwrite::RelocatedTree r = FERRY_TRY(rootwrite::RelocateTree(
+        rec, patched, back, original.seek_key, previous_->setting, 0, rec));
+    return rootwrite::TreeRecordFrom(*file_, path, {r.record.begin(), r.record.end()});
+  }
+  return t;
 }
 
 void Builder::AddTree(rootwrite::TreeRecordSource t) {
@@ -205,7 +261,7 @@ bool Builder::LoadTrees() {
       if (rootio::IsDirectoryClass(k.class_name)) {
         dirs.push_back(path);
       } else if (k.class_name == "TTree") {
-        auto t = rootwrite::LoadTreeRecord(*file_, path);
+        auto t = LoadTree(path);
         if (t) {
           AddTree(std::move(*t));
         } else if (t.error().code() != ErrorCode::kNotFound) {
@@ -352,38 +408,62 @@ void Builder::FindHot() {
 }
 
 Status Builder::ChooseCodec() {
-  if (previous_) {
-    setting_ = previous_->setting;  // its extents are copied as they are
-    r_.codec_why = "kept from the previous replica";
-    r_.rates = previous_->rates;
-    return OkStatus();
-  }
-  // A sample spread over the new hot baskets, up to options_.sample_bytes of records.
+  // What the replica may take: budget% of the hot baskets' original size, less the tree records
+  // it adds (estimated by the originals' size) and the extents kept from the previous replica.
+  uint64_t hot_original = 0;
+  uint64_t fresh_original = 0;
+  uint64_t kept = 0;
   std::vector<size_t> fresh;
-  uint64_t total = 0;
   for (size_t i : hot_) {
-    if (src_.Holds(baskets_[i].seek, baskets_[i].bytes)) {
+    hot_original += baskets_[i].bytes;
+    if (previous_extent_[i] >= 0) {
+      kept += previous_->extents[static_cast<size_t>(previous_extent_[i])].bytes;
+    } else if (src_.Holds(baskets_[i].seek, baskets_[i].bytes)) {
       fresh.push_back(i);
-      total += baskets_[i].bytes;
+      fresh_original += baskets_[i].bytes;
     }
   }
-  const uint64_t budget = std::max<uint64_t>(options_.sample_bytes / 4, 1);  // stored bytes
-  const size_t step = std::max<size_t>(1, static_cast<size_t>(total / budget));
+  uint64_t records = 0;
+  std::set<uint32_t> seen;
+  for (size_t i : hot_) {
+    if (seen.insert(baskets_[i].tree).second) {
+      records += trees_[baskets_[i].tree].record.size();
+    }
+  }
+  // A sample across the new hot baskets (a fixed stride would alias with the number of
+  // branches read per cluster and sample one branch only), up to options_.sample_bytes / 4 as
+  // stored (the candidates work on it decompressed).
+  const uint64_t budget = std::max<uint64_t>(options_.sample_bytes / 4, 1);
+  std::vector<size_t> order = fresh;
+  std::mt19937_64 rng(fresh.size());
+  std::shuffle(order.begin(), order.end(), rng);
   std::vector<std::vector<uint8_t>> sample;
   uint64_t taken = 0;
-  for (size_t k = 0; k < fresh.size() && taken < budget; k += step) {
-    const Basket& x = baskets_[fresh[k]];
+  codec::Algorithm original = codec::Algorithm::kNone;
+  for (size_t k = 0; k < order.size() && taken < budget; ++k) {
+    const Basket& x = baskets_[order[k]];
     std::vector<uint8_t> rec(x.bytes);
     if (src_.ReadAt(x.seek, rec)) {
       taken += rec.size();
+      const uint16_t keylen = LoadBE<uint16_t>(rec.data() + 14);
+      if (original == codec::Algorithm::kNone && rec.size() > keylen) {
+        original = codec::DetectAlgorithm(std::span<const uint8_t>(rec).subspan(keylen));
+      }
       sample.push_back(std::move(rec));
     }
   }
-  CodecChoice choice =
-      FERRY_TRY(ChooseReplicaCodec(sample, options_.codec, options_.budget_percent));
-  setting_ = choice.setting;
-  r_.codec_why = choice.why;
-  r_.rates = choice.rates;
+  // LZMA is chosen to be small and paid for with slow decoding: a replica may take half again
+  // its size. Other originals: no more than they take.
+  const uint32_t percent = options_.budget_percent != 0
+                               ? options_.budget_percent
+                               : (original == codec::Algorithm::kLzma ? 150u : 100u);
+  const double allowed = static_cast<double>(hot_original) * percent / 100.0
+                         - static_cast<double>(records) - static_cast<double>(kept);
+  const double bound =
+      fresh_original == 0 ? 1.0 : std::max(0.0, allowed / static_cast<double>(fresh_original));
+  plan_ = FERRY_TRY(PlanReplicaCodec(sample, options_.codec, bound));
+  r_.codec_why = plan_.why;
+  r_.rates = plan_.rates;
   return OkStatus();
 }
 
@@ -400,7 +480,10 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
       used_trees_.push_back(t);
     }
   }
-  rootwrite::OverlayWriter w(entry_.size(), setting_);
+  rootwrite::OverlayWriter w(entry_.size(), plan_.dense);
+  w.set_encodings(plan_.candidates, [this](uint64_t raw, std::span<const uint64_t> stored) {
+    return plan_.Choose(raw, stored);
+  });
   for (size_t k = 0; k < used_trees_.size(); ++k) {
     const rootwrite::TreeRecordSource& s = trees_[used_trees_[k]];
     FERRY_TRY(w.AddTree(s.record, s.info, s.entry_offset, s.entry, slots.empty() ? 0 : slots[k]));
@@ -428,7 +511,7 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
       if (PreadFull(previous_data_.get(), record.data(), e.bytes,
                     e.offset - previous_->baskets_begin)
           && crc32c::Value(record.data(), record.size()) == e.crc) {
-        moved = w.AddEncodedBasket(tree, x.branch, x.basket, record, &out);
+        moved = w.AddEncodedBasket(tree, x.branch, x.basket, record, e.setting, &out);
       }
     }
     if (!moved && src_.Holds(x.seek, x.bytes)) {
@@ -452,6 +535,7 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
     e.tree = tree;
     e.branch = static_cast<uint32_t>(x.branch);
     e.basket = static_cast<uint32_t>(x.basket);
+    e.setting = moved->setting;
     next_.extents.push_back(e);
     next_.original_bytes += e.original_bytes;
     if (out.size() >= kWriteChunk) {
@@ -515,8 +599,8 @@ Status Builder::Publish() {
   m.origin_size = info.origin_size;
   m.origin_mtime = info.origin_mtime;
   m.created_unix = ::time(nullptr);
-  m.setting = setting_;
-  m.codec_version = codec::LibraryVersion(setting_.algorithm);
+  m.setting = plan_.dense;
+  m.SetLibraries();
   m.missing_baskets = r_.missing_baskets;
   m.rates = r_.rates;
   m.build_cpu_ns = ThreadCpuNs() - cpu0_ + (previous_ ? previous_->build_cpu_ns : 0);
@@ -535,6 +619,15 @@ void Builder::Release() {
   std::vector<fetch::Range> ranges;
   for (const ReplicaExtent& e : m.extents) {
     ranges.push_back({e.original_offset, e.original_bytes});
+  }
+  // The relocated trees' original records too: readers of the virtual file read the manifest's
+  // (a later build rebuilds the original from it, LoadTree).
+  for (const std::string& path : m.trees) {
+    for (const rootwrite::TreeRecordSource& t : trees_) {
+      if (t.path == path) {
+        ranges.push_back({t.key.seek_key, static_cast<uint64_t>(t.key.nbytes)});
+      }
+    }
   }
   fetch::Normalize(ranges);
   Status st = OkStatus();
@@ -579,9 +672,8 @@ Status Builder::Run() {
     for (size_t i : hot_) {
       r_.missing_baskets += previous_extent_[i] < 0 ? 1u : 0u;
     }
-    setting_ = previous_->setting;
     r_.rates = previous_->rates;
-    r_.codec_why = "kept from the previous replica";
+    r_.codec_why = "up to date";
     used_trees_.clear();
   } else {
     FERRY_TRY(ChooseCodec());
@@ -607,6 +699,7 @@ Status Builder::Run() {
   for (const ReplicaBranch& b : next_.branches) {
     r_.hot_branches.push_back(next_.trees[b.tree] + "/" + b.name);
   }
+  FillEncodings(next_, r_);
   return OkStatus();
 }
 
@@ -690,6 +783,7 @@ Result<ReplicaBuildReport> ReplicaStatusOf(const EntryPaths& paths) {
     for (const ReplicaBranch& b : m->branches) {
       report.hot_branches.push_back(m->trees[b.tree] + "/" + b.name);
     }
+    FillEncodings(*m, report);
   } else if (auto status = ReadWhole(paths.replica_status(), 65536)) {
     const std::string text(status->begin(), status->end());
     const size_t nl = text.find('\n');

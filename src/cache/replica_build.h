@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -52,6 +53,8 @@ struct ReplicaBuildReport {
   std::string codec_why;
   std::vector<CodecRate> rates;
   std::vector<std::string> hot_branches;  // "tree/branch"
+  // How many baskets got each encoding ("zstd:6", "lz4", "none"), and their stored bytes.
+  std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> encodings;
   uint64_t baskets = 0;                   // in the replica
   uint64_t new_baskets = 0;               // re-encoded by this build
   uint64_t missing_baskets = 0;           // hot but not held whole

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "rootio/cursor.h"
 #include "rootio/key.h"
@@ -11,78 +12,106 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Payload {
-  std::span<const uint8_t> stored;  // as in the original record
-  int32_t objlen = 0;
-};
-
-struct Measured {
-  codec::Setting setting;
-  uint64_t bytes = 0;      // sample size in this encoding
-  uint64_t decode_ns = 0;  // best of two
-  uint64_t encode_ns = 0;
-};
-
 uint64_t Ns(Clock::duration d) {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
 }
 
-// Decodes every payload (stored: framed or raw) into `out`, best of two passes.
-Result<uint64_t> TimeDecode(std::span<const ByteVector> encoded,
-                            std::span<const int32_t> objlen,
-                            ByteVector& out) {
+// One encoding of the whole sample: each basket's stored payload, and the decoding time.
+struct Encoded {
+  codec::Setting setting;
+  std::vector<ByteVector> payloads;
+  uint64_t bytes = 0;
+  double decode_ns_per_byte = 0;
+};
+
+// Decodes every payload into `out`, best of two passes; ns per decompressed byte.
+Result<double> TimeDecode(std::span<const ByteVector> stored,
+                          std::span<const int32_t> objlen,
+                          uint64_t raw_bytes) {
+  ByteVector out;
   uint64_t best = UINT64_MAX;
   for (int pass = 0; pass < 2; ++pass) {
     const auto t0 = Clock::now();
-    for (size_t i = 0; i < encoded.size(); ++i) {
-      FERRY_TRY(rootio::DecodePayload(encoded[i], objlen[i], &out));
+    for (size_t i = 0; i < stored.size(); ++i) {
+      FERRY_TRY(rootio::DecodePayload(stored[i], objlen[i], &out));
     }
     best = std::min(best, Ns(Clock::now() - t0));
   }
-  return best;
+  return raw_bytes == 0 ? 0.0 : static_cast<double>(best) / static_cast<double>(raw_bytes);
 }
 
-Result<Measured> Measure(const codec::Setting& setting,
-                         std::span<const ByteVector> raw,
-                         std::span<const int32_t> objlen) {
-  Measured m;
-  m.setting = setting;
-  std::vector<ByteVector> encoded(raw.size());
-  const auto t0 = Clock::now();
+Result<Encoded> Encode(const codec::Setting& setting,
+                       std::span<const ByteVector> raw,
+                       std::span<const int32_t> objlen,
+                       uint64_t raw_bytes) {
+  Encoded e;
+  e.setting = setting;
+  e.payloads.resize(raw.size());
   for (size_t i = 0; i < raw.size(); ++i) {
     const bool compressed = setting.algorithm != codec::Algorithm::kNone
-                            && FERRY_TRY(codec::CompressPayload(setting, raw[i], &encoded[i]));
+                            && FERRY_TRY(codec::CompressPayload(setting, raw[i], &e.payloads[i]));
     if (!compressed) {
-      encoded[i] = raw[i];  // stored raw, as the builder would
+      e.payloads[i] = raw[i];  // stored raw, as the builder would
     }
-    m.bytes += encoded[i].size();
+    e.bytes += e.payloads[i].size();
   }
-  m.encode_ns = Ns(Clock::now() - t0);
-  ByteVector out;
-  m.decode_ns = FERRY_TRY(TimeDecode(encoded, objlen, out));
-  return m;
+  e.decode_ns_per_byte = FERRY_TRY(TimeDecode(e.payloads, objlen, raw_bytes));
+  return e;
 }
 
-CodecRate RateOf(const Measured& m, uint64_t sample_bytes) {
+CodecRate RateOf(const codec::Setting& s, uint64_t bytes, double ns_per_byte, uint64_t raw) {
   CodecRate r;
-  r.setting = m.setting;
+  r.setting = s;
   r.decode_bytes_per_s =
-      m.decode_ns == 0 ? UINT64_MAX : sample_bytes * 1'000'000'000ull / m.decode_ns;
-  r.compressed_per_mib = sample_bytes == 0 ? 0 : (m.bytes << 20) / sample_bytes;
+      ns_per_byte <= 0 ? UINT64_MAX : static_cast<uint64_t>(1e9 / ns_per_byte);
+  r.compressed_per_mib = raw == 0 ? 0 : (bytes << 20) / raw;
   return r;
+}
+
+// Stored bytes of the sample when each basket takes its cheapest candidate at price `lambda`.
+uint64_t PlannedBytes(const CodecPlan& plan,
+                      std::span<const Encoded> all,
+                      std::span<const ByteVector> raw) {
+  uint64_t total = 0;
+  std::vector<uint64_t> sizes(all.size());
+  for (size_t b = 0; b < raw.size(); ++b) {
+    for (size_t c = 0; c < all.size(); ++c) {
+      sizes[c] = all[c].payloads[b].size();
+    }
+    total += sizes[plan.Choose(raw[b].size(), sizes)];
+  }
+  return total;
 }
 
 }  // namespace
 
-Result<CodecChoice> ChooseReplicaCodec(std::span<const std::vector<uint8_t>> records,
-                                       const std::string& configured,
-                                       uint32_t budget_percent) {
-  // The sample decompressed, and what it costs in its original encoding.
+size_t CodecPlan::Choose(uint64_t raw_bytes, std::span<const uint64_t> stored_bytes) const {
+  size_t best = 0;
+  double best_cost = HUGE_VAL;
+  for (size_t c = 0; c < stored_bytes.size() && c < candidates.size(); ++c) {
+    // An infinite price: the smallest wins, decoding time breaking ties.
+    const double cost = std::isinf(lambda)
+                            ? static_cast<double>(stored_bytes[c])
+                                  + 1e-9 * decode_ns_per_byte[c] * static_cast<double>(raw_bytes)
+                            : decode_ns_per_byte[c] * static_cast<double>(raw_bytes)
+                                  + lambda * static_cast<double>(stored_bytes[c]);
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = c;
+    }
+  }
+  return best;
+}
+
+Result<CodecPlan> PlanReplicaCodec(std::span<const std::vector<uint8_t>> records,
+                                   const std::string& configured,
+                                   double ratio_bound) {
+  // The sample decompressed, and its original encoding.
   std::vector<ByteVector> raw;
   std::vector<ByteVector> original;
   std::vector<int32_t> objlen;
   uint64_t original_bytes = 0;
-  uint64_t sample_bytes = 0;
+  uint64_t raw_bytes = 0;
   codec::Algorithm original_algorithm = codec::Algorithm::kNone;
   for (const std::vector<uint8_t>& rec : records) {
     rootio::Cursor c(rec);
@@ -98,70 +127,83 @@ Result<CodecChoice> ChooseReplicaCodec(std::span<const std::vector<uint8_t>> rec
     FERRY_TRY(rootio::DecodePayload(stored, key.objlen, &raw.back()));
     objlen.push_back(key.objlen);
     original_bytes += stored.size();
-    sample_bytes += raw.back().size();
+    raw_bytes += raw.back().size();
     if (key.compressed() && original_algorithm == codec::Algorithm::kNone) {
       original_algorithm = codec::DetectAlgorithm(stored);
     }
   }
-  CodecChoice choice;
-  choice.sample_bytes = sample_bytes;
-  const uint32_t percent = budget_percent != 0
-                               ? budget_percent
-                               : (original_algorithm == codec::Algorithm::kLzma ? 150u : 100u);
-  choice.budget_bytes = original_bytes * percent / 100;
-  {
-    Measured orig;
-    orig.setting = {original_algorithm, 0};
-    orig.bytes = original_bytes;
-    ByteVector out;
-    orig.decode_ns = FERRY_TRY(TimeDecode(original, objlen, out));
-    choice.rates.push_back(RateOf(orig, sample_bytes));
-  }
+  CodecPlan plan;
+  plan.sample_bytes = raw_bytes;
+  plan.rates.push_back(RateOf({original_algorithm, 0}, original_bytes,
+                              FERRY_TRY(TimeDecode(original, objlen, raw_bytes)), raw_bytes));
+  std::vector<Encoded> all;
   if (configured != "auto") {
-    Measured m = FERRY_TRY(Measure(FERRY_TRY(codec::Setting::Parse(configured)), raw, objlen));
-    choice.rates.push_back(RateOf(m, sample_bytes));
-    choice.setting = m.setting;
-    choice.why = "configured";
-    return choice;
+    all.push_back(FERRY_TRY(Encode(FERRY_TRY(codec::Setting::Parse(configured)), raw, objlen,
+                                   raw_bytes)));
+    plan.why = "configured";
+  } else {
+    all.push_back(FERRY_TRY(Encode(*codec::Setting::Parse("none"), raw, objlen, raw_bytes)));
+    all.push_back(FERRY_TRY(Encode(*codec::Setting::Parse("lz4"), raw, objlen, raw_bytes)));
+    // The dense candidate: higher zstd levels cost compression time for little (13+ is an
+    // order of magnitude slower), so the search stops at 9.
+    std::vector<Encoded> levels;
+    for (int level : {1, 3, 6, 9}) {
+      levels.push_back(FERRY_TRY(Encode({codec::Algorithm::kZstd, level}, raw, objlen, raw_bytes)));
+    }
+    const uint64_t smallest =
+        std::min_element(levels.begin(), levels.end(), [](const auto& a, const auto& b) {
+          return a.bytes < b.bytes;
+        })->bytes;
+    for (Encoded& e : levels) {
+      plan.rates.push_back(RateOf(e.setting, e.bytes, e.decode_ns_per_byte, raw_bytes));
+    }
+    for (Encoded& e : levels) {
+      if (static_cast<double>(e.bytes) <= 1.005 * static_cast<double>(smallest)) {
+        all.push_back(std::move(e));
+        break;
+      }
+    }
+    plan.why = "each basket takes the fastest decoding its share of the disk budget allows";
   }
-  std::vector<Measured> all;
-  for (const char* name : {"none", "lz4"}) {
-    all.push_back(FERRY_TRY(Measure(*codec::Setting::Parse(name), raw, objlen)));
-  }
-  for (int level : {1, 3, 6, 9, 13, 19}) {
-    all.push_back(FERRY_TRY(Measure({codec::Algorithm::kZstd, level}, raw, objlen)));
-    if (all.back().bytes <= choice.budget_bytes) {
-      break;
+  for (const Encoded& e : all) {
+    plan.candidates.push_back(e.setting);
+    plan.decode_ns_per_byte.push_back(e.decode_ns_per_byte);
+    if (configured == "auto" && e.setting.algorithm != codec::Algorithm::kZstd) {
+      plan.rates.push_back(RateOf(e.setting, e.bytes, e.decode_ns_per_byte, raw_bytes));
+    } else if (configured != "auto") {
+      plan.rates.push_back(RateOf(e.setting, e.bytes, e.decode_ns_per_byte, raw_bytes));
     }
   }
-  for (const Measured& m : all) {
-    choice.rates.push_back(RateOf(m, sample_bytes));
-  }
-  const Measured* fastest = nullptr;
-  for (const Measured& m : all) {
-    if (m.bytes <= choice.budget_bytes && (!fastest || m.decode_ns < fastest->decode_ns)) {
-      fastest = &m;
+  plan.dense = std::min_element(all.begin(), all.end(), [](const auto& a, const auto& b) {
+                 return a.bytes < b.bytes;
+               })->setting;
+  // The price of a stored byte: the smallest at which the sample fits the bound.
+  const auto allowed = static_cast<uint64_t>(ratio_bound * static_cast<double>(original_bytes));
+  plan.lambda = 0;
+  if (PlannedBytes(plan, all, raw) > allowed) {
+    double lo = 0;
+    double hi = 1;
+    plan.lambda = hi;
+    while (PlannedBytes(plan, all, raw) > allowed && hi < 1e12) {
+      lo = hi;
+      hi *= 4;
+      plan.lambda = hi;
+    }
+    if (hi >= 1e12) {
+      plan.lambda = HUGE_VAL;  // nothing fits: the smallest encoding everywhere
+      plan.why += "; the budget is too small: the smallest encoding everywhere";
+    } else {
+      for (int i = 0; i < 40; ++i) {
+        plan.lambda = (lo + hi) / 2;
+        (PlannedBytes(plan, all, raw) > allowed ? lo : hi) = plan.lambda;
+      }
+      plan.lambda = hi;
     }
   }
-  if (fastest == nullptr) {
-    const Measured* smallest = &all.front();
-    for (const Measured& m : all) {
-      smallest = m.bytes < smallest->bytes ? &m : smallest;
-    }
-    choice.setting = smallest->setting;
-    choice.why = "nothing fits the budget: the smallest";
-    return choice;
-  }
-  const Measured* pick = fastest;
-  for (const Measured& m : all) {
-    if (m.bytes <= choice.budget_bytes && m.decode_ns * 10 <= fastest->decode_ns * 11
-        && m.encode_ns < pick->encode_ns) {
-      pick = &m;
-    }
-  }
-  choice.setting = pick->setting;
-  choice.why = "fastest decoding within the budget";
-  return choice;
+  plan.sample_ratio = original_bytes == 0 ? 0
+                                          : static_cast<double>(PlannedBytes(plan, all, raw))
+                                                / static_cast<double>(original_bytes);
+  return plan;
 }
 
 }  // namespace ferry::cache

@@ -1,15 +1,26 @@
-// Choosing a replica's codec by measurement on this machine (docs/format/replica.md).
+// Choosing a replica's encodings by measurement on this machine (docs/format/replica.md).
 //
-// The candidates (raw, LZ4, zstd at rising levels) compress a sample of the baskets the
-// replica will hold, and each one's decoding is timed (best of two). The choice is the one that
-// decodes fastest while the sample stays within the disk budget — `budget_percent` of the
-// sample's size in its original encoding (auto: 150 for LZMA originals, whose small size is
-// bought with slow decoding, 100 for the others). Among candidates that decode within 10% of
-// the fastest, the one that compresses fastest wins, so the build costs less. When nothing fits
-// the budget, the smallest wins. zstd levels are tried in rising order only until one fits:
-// higher levels decode no faster.
+// The objective is the decoding time of a warm pass, the constraint the disk budget: the
+// replica's baskets may take `ratio_bound` times their size in the original encoding (the
+// caller derives it from replica_budget and what the tree records take). A single codec rarely
+// is the answer: zlib-1 data barely shrinks under zstd, so zstd at the original's size decodes
+// only ~1.3x faster, while LZ4 decodes ~3x faster but takes ~1.4x the space. The plan mixes
+// them per basket:
 //
-// Thread-safety: pure function (uses the codec's per-thread contexts).
+// 1. A sample of the hot baskets (~4 MiB as stored, picked across the file) is decompressed.
+// 2. Candidates are measured on it: raw, LZ4, and the "dense" zstd level — the one of 1, 3, 6,
+//    9 that makes the sample smallest (a lower level when within 0.5%: it compresses faster).
+//    Each gets a decoding cost in ns per decompressed byte (best of two timed passes).
+// 3. A price λ of a stored byte, in ns, is found on the sample by bisection: each basket takes
+//    the candidate with the least  decode_ns + λ × stored_bytes, and λ is the smallest price
+//    at which the sample fits the bound. Baskets that compress well under LZ4 take it (little
+//    extra space for much faster decoding); those only zstd shrinks keep zstd; incompressible
+//    ones are stored raw.
+// 4. The builder encodes every basket with each candidate and keeps Choose()'s pick.
+// With a configured codec (replica_codec = zstd:N | lz4 | none) there is one candidate.
+//
+// Thread-safety: PlanReplicaCodec is a pure function (per-thread codec contexts); a CodecPlan
+// is a value and Choose() is const.
 #pragma once
 
 #include <cstdint>
@@ -23,18 +34,24 @@
 
 namespace ferry::cache {
 
-struct CodecChoice {
-  codec::Setting setting;
-  std::vector<CodecRate> rates;  // every candidate measured, the original encoding first
-  uint64_t sample_bytes = 0;     // decompressed bytes of the sample
-  uint64_t budget_bytes = 0;     // the sample may take this much in the chosen encoding
+struct CodecPlan {
+  std::vector<codec::Setting> candidates;
+  std::vector<double> decode_ns_per_byte;  // per candidate
+  double lambda = 0;                       // ns of decoding one stored byte is worth
+  codec::Setting dense;                    // the densest candidate (also for tree records)
+  std::vector<CodecRate> rates;            // the original encoding first, then the candidates
+  uint64_t sample_bytes = 0;               // decompressed bytes of the sample
+  double sample_ratio = 0;                 // planned stored bytes / original stored bytes
   std::string why;
+
+  // The candidate a basket of `raw_bytes` decompressed takes, given what each one stored.
+  size_t Choose(uint64_t raw_bytes, std::span<const uint64_t> stored_bytes) const;
 };
 
-// `records`: basket records (key + stored payload) in their original encoding. `configured`:
-// "auto" or a codec (then it is measured and used whatever the budget).
-Result<CodecChoice> ChooseReplicaCodec(std::span<const std::vector<uint8_t>> records,
-                                       const std::string& configured,
-                                       uint32_t budget_percent);
+// `records`: basket records (key + stored payload) in their original encoding; `configured`:
+// "auto" or a codec; `ratio_bound`: stored bytes allowed per original stored byte.
+Result<CodecPlan> PlanReplicaCodec(std::span<const std::vector<uint8_t>> records,
+                                   const std::string& configured,
+                                   double ratio_bound);
 
 }  // namespace ferry::cache

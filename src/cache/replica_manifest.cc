@@ -12,7 +12,7 @@ namespace {
 constexpr char kMagic[8] = {'F', 'E', 'R', 'R', 'Y', 'R', 'P', 'M'};
 constexpr char kTrailer[4] = {'R', 'P', 'M', '1'};
 constexpr size_t kHeaderCrcAt = 156;
-constexpr size_t kExtentBytes = 40;
+constexpr size_t kExtentBytes = 48;
 constexpr size_t kRateBytes = 24;
 constexpr uint32_t kMaxString = 65536;
 
@@ -69,7 +69,7 @@ void ReplicaManifest::Encode(std::vector<uint8_t>& out) const {
   w.U8(static_cast<uint8_t>(setting.algorithm));
   w.U8(static_cast<uint8_t>(setting.level));
   w.U16(0);
-  w.U32(codec_version);
+  w.U32(zstd_version);
   w.U64(original_bytes);
   w.U64(build_cpu_ns);
   w.U32(static_cast<uint32_t>(patches.size()));
@@ -80,6 +80,7 @@ void ReplicaManifest::Encode(std::vector<uint8_t>& out) const {
   w.U32(static_cast<uint32_t>(rates.size()));
   w.U64(missing_baskets);
   w.U32(0);  // flags
+  w.U32(lz4_version);
   while (w.size() < kHeaderCrcAt) {
     w.U8(0);
   }
@@ -109,6 +110,10 @@ void ReplicaManifest::Encode(std::vector<uint8_t>& out) const {
     w.U32(e.tree);
     w.U32(e.branch);
     w.U32(e.basket);
+    w.U8(static_cast<uint8_t>(e.setting.algorithm));
+    w.U8(static_cast<uint8_t>(e.setting.level));
+    w.U16(0);
+    w.U32(0);
   }
   for (const std::string& t : trees) {
     PutBlob(w, AsBytes(t));
@@ -164,7 +169,7 @@ Result<ReplicaManifest> ReplicaManifest::Decode(std::span<const uint8_t> bytes) 
   m.setting.algorithm = static_cast<codec::Algorithm>(r.U8());
   m.setting.level = r.U8();
   r.U16();
-  m.codec_version = r.U32();
+  m.zstd_version = r.U32();
   m.original_bytes = r.U64();
   m.build_cpu_ns = r.U64();
   const uint32_t npatch = r.U32();
@@ -177,6 +182,7 @@ Result<ReplicaManifest> ReplicaManifest::Decode(std::span<const uint8_t> bytes) 
   if (r.U32() != 0) {
     return Bad("unknown flags");
   }
+  m.lz4_version = r.U32();
   r.Take(kReplicaHeaderBytes - r.pos());
   m.url = FERRY_TRY(TakeString(r, "url"));
   // Each count must be backed by the bytes left (every entry takes at least 8 of them).
@@ -225,6 +231,10 @@ Result<ReplicaManifest> ReplicaManifest::Decode(std::span<const uint8_t> bytes) 
     e.tree = r.U32();
     e.branch = r.U32();
     e.basket = r.U32();
+    e.setting.algorithm = static_cast<codec::Algorithm>(r.U8());
+    e.setting.level = r.U8();
+    r.U16();
+    r.U32();
   }
   for (uint32_t i = 0; i < ntree; ++i) {
     m.trees.push_back(FERRY_TRY(TakeString(r, "tree")));
@@ -293,6 +303,11 @@ Status ReplicaManifest::Validate() const {
     if (e.offset != at || e.bytes == 0 || e.tree >= trees.size()) {
       return Bad("extents not contiguous");
     }
+    if (e.setting.algorithm != codec::Algorithm::kNone
+        && e.setting.algorithm != codec::Algorithm::kLz4
+        && e.setting.algorithm != codec::Algorithm::kZstd) {
+      return Bad("extent with an unknown encoding");
+    }
     at += e.bytes;
   }
   if (at - baskets_begin != data_bytes || at != virtual_size) {
@@ -304,6 +319,16 @@ Status ReplicaManifest::Validate() const {
     }
   }
   return OkStatus();
+}
+
+bool ReplicaManifest::LibrariesMatch() const {
+  return zstd_version == codec::LibraryVersion(codec::Algorithm::kZstd)
+         && lz4_version == codec::LibraryVersion(codec::Algorithm::kLz4);
+}
+
+void ReplicaManifest::SetLibraries() {
+  zstd_version = codec::LibraryVersion(codec::Algorithm::kZstd);
+  lz4_version = codec::LibraryVersion(codec::Algorithm::kLz4);
 }
 
 long ReplicaManifest::ExtentAt(uint64_t offset) const {

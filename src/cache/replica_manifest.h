@@ -41,6 +41,7 @@ struct ReplicaExtent {
   uint32_t tree = 0;  // index into trees
   uint32_t branch = 0;
   uint32_t basket = 0;
+  codec::Setting setting{codec::Algorithm::kNone, 0};  // its payload's encoding
   uint64_t end() const { return offset + bytes; }
 };
 
@@ -66,8 +67,9 @@ struct ReplicaManifest {
   uint64_t baskets_begin = 0;
   uint64_t data_bytes = 0;
   int64_t created_unix = 0;
-  codec::Setting setting{codec::Algorithm::kNone, 0};
-  uint32_t codec_version = 0;
+  codec::Setting setting{codec::Algorithm::kNone, 0};  // the densest encoding (tree records)
+  uint32_t zstd_version = 0;  // library versions the build used (a rebuilt extent must match)
+  uint32_t lz4_version = 0;
   uint64_t original_bytes = 0;
   uint64_t build_cpu_ns = 0;
   uint64_t missing_baskets = 0;
@@ -85,6 +87,10 @@ struct ReplicaManifest {
   long ExtentAt(uint64_t offset) const;
   // Checks the invariants Decode() checks (the builder calls it before publishing).
   Status Validate() const;
+  // True when the codec libraries of this process are the ones the build used.
+  bool LibrariesMatch() const;
+  // Records this process's codec library versions.
+  void SetLibraries();
 };
 
 }  // namespace ferry::cache

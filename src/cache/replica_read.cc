@@ -273,7 +273,7 @@ Status CachedFile::RebuildExtent(long e, ByteVector& out) {
   // the same basket re-encoded the same way gives the same bytes.
   ByteVector scratch;
   out.clear();
-  auto size = rootwrite::ReencodeBasket(original, m.setting, x.offset, &scratch, &out);
+  auto size = rootwrite::ReencodeBasket(original, x.setting, x.offset, &scratch, &out);
   if (!size || out.size() != x.bytes || crc32c::Value(out.data(), out.size()) != x.crc) {
     return IoError("replica extent at " + std::to_string(x.offset) + " of " + m.url
                        + " is damaged and could not be rebuilt",

@@ -340,7 +340,7 @@ TEST(ReplicaManifest, RoundTripsAndRejectsDamage) {
   m.data_bytes = 300;
   m.virtual_size = 1500;
   m.setting = {codec::Algorithm::kZstd, 3};
-  m.codec_version = 10501;
+  m.SetLibraries();
   m.patches.push_back({12, {1, 2, 3, 4}});
   m.records.push_back({1000, 200, std::vector<uint8_t>(150, 9)});
   m.extents.push_back({1200, 100, 0xabc, 400, 120, 0, 3, 0});

@@ -43,9 +43,9 @@ Result<std::shared_ptr<const ReplicaView>> ReplicaView::Open(const EntryPaths& p
     return CorruptionError("replica " + paths.manifest() + " belongs to an older copy of "
                            + entry.url);
   }
-  if (m.codec_version != codec::LibraryVersion(m.setting.algorithm)) {
-    return UnsupportedError("replica " + paths.manifest() + " was written by another version of "
-                            + std::string(codec::AlgorithmName(m.setting.algorithm)));
+  if (!m.LibrariesMatch()) {
+    return UnsupportedError("replica " + paths.manifest()
+                            + " was written with other versions of zstd or lz4");
   }
   std::shared_ptr<ReplicaView> v(new ReplicaView());
   v->data_ = FERRY_TRY(Fd::Open(paths.replica_data(m.generation), O_RDONLY));

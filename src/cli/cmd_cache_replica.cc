@@ -82,6 +82,12 @@ void WriteReport(JsonWriter& w, const cache::ReplicaBuildReport& r) {
   w.Field("baskets_original_bytes", r.original_bytes);
   w.Field("generation", r.generation).Field("reason", r.reason);
   w.Field("build_cpu_seconds", static_cast<double>(r.cpu_ns) / 1e9);
+  w.Key("encodings").BeginObject();
+  for (const auto& [name, counts] : r.encodings) {
+    w.Key(name).BeginObject().Field("baskets", counts.first).Field("bytes", counts.second);
+    w.EndObject();
+  }
+  w.EndObject();
   w.Key("decode_rates").BeginArray();
   for (const cache::CodecRate& c : r.rates) {
     w.BeginObject().Field("codec", CodecName(c.setting));
@@ -104,6 +110,15 @@ void PrintReport(const cache::ReplicaBuildReport& r, bool built_now) {
         HumanBytes(static_cast<double>(r.replica_bytes)).c_str(), r.hot_branches.size(),
         HumanBytes(static_cast<double>(r.origin_bytes)).c_str(),
         HumanBytes(static_cast<double>(r.virtual_bytes)).c_str());
+  }
+  if (!r.encodings.empty()) {
+    std::printf("            encodings:");
+    for (const auto& [name, counts] : r.encodings) {
+      std::printf(" %s %llu baskets (%s)", name.c_str(),
+                  static_cast<unsigned long long>(counts.first),
+                  HumanBytes(static_cast<double>(counts.second)).c_str());
+    }
+    std::printf("\n");
   }
   if (built_now && r.generation != 0) {
     std::printf(

@@ -120,22 +120,28 @@ Result<MovedBasket> OverlayWriter::AddBasket(uint32_t tree,
                                 + std::to_string(record.size()) + " bytes, the tree says "
                                 + std::to_string(ref->bytes));
   }
-  const uint32_t bytes =
-      FERRY_TRY_CTX(ReencodeBasket(record, setting_, end_, &scratch_, out, verify_),
-                    "branch " + name + " > basket " + std::to_string(basket));
-  return Place(tree, branch, basket, bytes);
+  size_t chosen = 0;
+  const uint32_t bytes = FERRY_TRY_CTX(
+      ReencodeBasketChoosing(record, candidates_, chooser_, end_, &scratch_, out, verify_, &chosen),
+      "branch " + name + " > basket " + std::to_string(basket));
+  MovedBasket m = Place(tree, branch, basket, bytes);
+  m.setting = candidates_[chosen];
+  return m;
 }
 
 Result<MovedBasket> OverlayWriter::AddEncodedBasket(uint32_t tree,
                                                     int32_t branch,
                                                     int32_t basket,
                                                     std::span<const uint8_t> encoded,
+                                                    const codec::Setting& setting,
                                                     ByteVector* out) {
   FERRY_TRY(Claim(tree, branch, basket));
   const size_t at = out->size();
   out->insert(out->end(), encoded.begin(), encoded.end());
   SetKeySeek(std::span<uint8_t>(out->data() + at, encoded.size()), end_);
-  return Place(tree, branch, basket, static_cast<uint32_t>(encoded.size()));
+  MovedBasket m = Place(tree, branch, basket, static_cast<uint32_t>(encoded.size()));
+  m.setting = setting;
+  return m;
 }
 
 Result<Overlay> OverlayWriter::Finish(std::span<const uint8_t> head) {
@@ -175,16 +181,31 @@ Result<Overlay> OverlayWriter::Finish(std::span<const uint8_t> head) {
 }
 
 Result<TreeRecordSource> LoadTreeRecord(const rootio::RootFile& f, const std::string& path) {
+  const rootio::Key key = FERRY_TRY(f.FindKey(path));
+  std::vector<uint8_t> record(static_cast<size_t>(key.nbytes));
+  FERRY_TRY(io::CheckRange(f.name(), f.source().size(), key.seek_key, record.size()));
+  FERRY_TRY(f.source().ReadAt(key.seek_key, record));
+  return TreeRecordFrom(f, path, std::move(record));
+}
+
+Result<TreeRecordSource> TreeRecordFrom(const rootio::RootFile& f,
+                                        const std::string& path,
+                                        std::vector<uint8_t> record) {
   TreeRecordSource t;
   t.path = path;
   t.key = FERRY_TRY(f.FindKey(path));
-  t.record.resize(static_cast<size_t>(t.key.nbytes));
-  FERRY_TRY(io::CheckRange(f.name(), f.source().size(), t.key.seek_key, t.record.size()));
-  FERRY_TRY(f.source().ReadAt(t.key.seek_key, t.record));
+  t.record = std::move(record);
+  rootio::Cursor c(t.record);
+  const rootio::Key own = FERRY_TRY(rootio::ParseKey(c));
+  if (own.keylen != t.key.keylen || own.objlen != t.key.objlen
+      || static_cast<size_t>(own.nbytes) > t.record.size() || own.nbytes < own.keylen) {
+    return CorruptionError("TTree record of " + path + " does not match its key");
+  }
   ByteVector payload;
-  FERRY_TRY(rootio::DecodePayload(std::span<const uint8_t>(t.record).subspan(t.key.keylen),
-                                  t.key.objlen, &payload));
-  t.info = FERRY_TRY(rootio::ParseTree(payload, t.key.keylen));
+  FERRY_TRY(rootio::DecodePayload(
+      std::span<const uint8_t>(t.record).subspan(own.keylen, static_cast<size_t>(own.nbytes - own.keylen)),
+      own.objlen, &payload));
+  t.info = FERRY_TRY(rootio::ParseTree(payload, own.keylen));
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash);
   rootio::KeysList list = FERRY_TRY(f.ReadKeysListOf(dir));

@@ -52,6 +52,7 @@ struct MovedBasket {
   uint32_t bytes = 0;   // its size
   uint64_t original_offset = 0;
   uint32_t original_bytes = 0;
+  codec::Setting setting;  // the encoding its payload got
 };
 
 // A new TTree record and where it goes.
@@ -72,7 +73,7 @@ struct Overlay {
 class OverlayWriter {
  public:
   OverlayWriter(uint64_t original_size, codec::Setting setting)
-      : original_size_(original_size), setting_(setting) {}
+      : original_size_(original_size), setting_(setting), candidates_{setting} {}
 
   // Registers a tree whose baskets will move; `record`: its TTree record (key + stored payload),
   // `info` parsed from it, `key_entry_*`: its key header in the keys list (see relocate.h).
@@ -107,9 +108,16 @@ class OverlayWriter {
                                        int32_t branch,
                                        int32_t basket,
                                        std::span<const uint8_t> encoded,
+                                       const codec::Setting& setting,
                                        ByteVector* out);
   // Whether AddBasket decodes each re-encoded basket again to check it (default true).
   void set_verify(bool verify) { verify_ = verify; }
+  // Baskets get the encoding `choose` picks among `candidates` (default: the writer's setting
+  // alone). Tree records keep the writer's setting.
+  void set_encodings(std::vector<codec::Setting> candidates, EncodingChooser choose) {
+    candidates_ = std::move(candidates);
+    chooser_ = std::move(choose);
+  }
 
   // The overlay's description. `head`: the original file's first bytes (at least fBEGIN, 100 is
   // enough). kNoSpace when a tree record outgrew its slot (message names the size).
@@ -138,6 +146,8 @@ class OverlayWriter {
   uint64_t end_ = 0;
   bool started_ = false;
   bool verify_ = true;
+  std::vector<codec::Setting> candidates_;
+  EncodingChooser chooser_;
   ByteVector scratch_;
 
   // Checks that (tree, branch, basket) can move and has not moved yet; returns its BasketRef.
@@ -157,6 +167,10 @@ struct TreeRecordSource {
 };
 // Reads them for the tree at `path` (highest cycle) through the file's source.
 Result<TreeRecordSource> LoadTreeRecord(const rootio::RootFile& f, const std::string& path);
+// The same with the tree's record given (e.g. rebuilt from a replica) instead of read.
+Result<TreeRecordSource> TreeRecordFrom(const rootio::RootFile& f,
+                                        const std::string& path,
+                                        std::vector<uint8_t> record);
 
 // The whole virtual file built in memory from a file's bytes: the baskets of every tree that
 // `select(tree_path, branch)` accepts (all when it is empty) moved, in tree, branch, basket

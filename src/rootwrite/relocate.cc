@@ -74,13 +74,43 @@ Result<uint32_t> ReencodeBasket(std::span<const uint8_t> record,
                                 ByteVector* scratch,
                                 ByteVector* out,
                                 bool verify) {
+  size_t chosen = 0;
+  return ReencodeBasketChoosing(record, {&setting, 1}, {}, new_seek, scratch, out, verify,
+                                &chosen);
+}
+
+Result<uint32_t> ReencodeBasketChoosing(std::span<const uint8_t> record,
+                                        std::span<const codec::Setting> candidates,
+                                        const EncodingChooser& choose,
+                                        uint64_t new_seek,
+                                        ByteVector* scratch,
+                                        ByteVector* out,
+                                        bool verify,
+                                        size_t* chosen) {
+  if (candidates.empty()) {
+    return InvalidArgumentError("no encoding to choose from");
+  }
   rootio::Key key = FERRY_TRY(ParseRecordKey(record, "basket"));
   const std::span<const uint8_t> stored =
       record.subspan(key.keylen, static_cast<size_t>(key.nbytes - key.keylen));
   FERRY_TRY(rootio::DecodePayload(stored, key.objlen, scratch));
+  // Each candidate's payload; the chosen one is appended after the key header.
+  thread_local std::vector<ByteVector> encoded;
+  encoded.resize(std::max(encoded.size(), candidates.size()));
+  std::vector<uint64_t> sizes(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    encoded[i].clear();
+    FERRY_TRY(AppendPayload(candidates[i], *scratch, &encoded[i]));
+    sizes[i] = encoded[i].size();
+  }
+  *chosen = choose ? choose(scratch->size(), sizes) : 0;
+  if (*chosen >= candidates.size()) {
+    return InvalidArgumentError("the encoding chooser picked no candidate");
+  }
+  const ByteVector& payload = encoded[*chosen];
   const size_t start = out->size();
   out->insert(out->end(), record.begin(), record.begin() + key.keylen);
-  FERRY_TRY(AppendPayload(setting, *scratch, out));
+  out->insert(out->end(), payload.begin(), payload.end());
   const size_t size = out->size() - start;
   if (size > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
     return UnsupportedError("re-encoded basket exceeds 2 GiB");
@@ -92,8 +122,8 @@ Result<uint32_t> ReencodeBasket(std::span<const uint8_t> record,
     // What a reader will decode from the new record must be what the original held.
     ByteVector check;
     FERRY_TRY(rootio::DecodePayload(
-        std::span<const uint8_t>(out->data() + start + key.keylen, size - key.keylen), key.objlen,
-        &check));
+        std::span<const uint8_t>(out->data() + start + key.keylen, size - key.keylen),
+        key.objlen, &check));
     if (!(check == *scratch)) {
       return CorruptionError("re-encoded basket does not decode to the original payload");
     }

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -66,6 +67,23 @@ Result<uint32_t> ReencodeBasket(std::span<const uint8_t> record,
 // Sets a record's fSeekKey to `seek` when its key's seek width holds it (as ReencodeBasket
 // does), for a re-encoded basket copied to another place.
 void SetKeySeek(std::span<uint8_t> record, uint64_t seek);
+
+// Picks one of several encodings of a basket: given the decompressed size and the stored size
+// each candidate gave (a candidate that does not shrink the payload is stored raw), returns the
+// index to keep.
+using EncodingChooser =
+    std::function<size_t(uint64_t raw_bytes, std::span<const uint64_t> stored_bytes)>;
+
+// As ReencodeBasket, with the payload encoded by every candidate and the one `choose` picks
+// kept; `chosen` gets its index. One candidate and no chooser is ReencodeBasket.
+Result<uint32_t> ReencodeBasketChoosing(std::span<const uint8_t> record,
+                                        std::span<const codec::Setting> candidates,
+                                        const EncodingChooser& choose,
+                                        uint64_t new_seek,
+                                        ByteVector* scratch,
+                                        ByteVector* out,
+                                        bool verify,
+                                        size_t* chosen);
 
 // The new TTree record and the keys-list patch that points readers at it.
 struct RelocatedTree {
