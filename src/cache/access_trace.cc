@@ -65,15 +65,22 @@ std::vector<TraceRecord> DecodeTrace(std::span<const uint8_t> bytes, size_t* val
       break;
     }
     const size_t body = size - kRecordTail;
-    if (LoadLE<uint32_t>(p + body) != crc32c::Value(p, body)) {
+    if (LoadLE<uint32_t>(p + body) != crc32c::Value(p, body)
+        || LoadLE<uint32_t>(p + body + 4) != 0) {
       break;
     }
     TraceRecord rec;
     rec.generation = LoadLE<uint64_t>(p + 8);
     rec.ranges.resize(n);
+    bool valid = true;
     for (uint32_t k = 0; k < n; ++k) {
       const uint8_t* r = p + kRecordHead + kRangeBytes * k;
       rec.ranges[k] = {LoadLE<uint64_t>(r), LoadLE<uint32_t>(r + 8)};
+      // Writers never record an empty range and zero the padding: anything else is not theirs.
+      valid = valid && rec.ranges[k].length != 0 && LoadLE<uint32_t>(r + 12) == 0;
+    }
+    if (!valid) {
+      break;
     }
     out.push_back(std::move(rec));
     pos += size;

@@ -14,12 +14,12 @@
 #include <unordered_map>
 
 #include "base/crc32c.h"
+#include "base/endian.h"
 #include "base/fd.h"
 #include "cache/access_trace.h"
 #include "cache/entry.h"
 #include "cache/held_source.h"
 #include "cache/lock_file.h"
-#include "base/endian.h"
 #include "cache/replica_codec.h"
 #include "cache/replica_view.h"
 #include "cache/stats.h"
@@ -198,9 +198,9 @@ Result<rootwrite::TreeRecordSource> Builder::LoadTree(const std::string& path) {
       return CorruptionError("tree record of the previous replica does not parse");
     }
     ByteVector payload;
-    FERRY_TRY(rootio::DecodePayload(
-        std::span<const uint8_t>(rec).subspan(key.keylen, static_cast<size_t>(key.nbytes - key.keylen)),
-        key.objlen, &payload));
+    FERRY_TRY(rootio::DecodePayload(std::span<const uint8_t>(rec).subspan(
+                                        key.keylen, static_cast<size_t>(key.nbytes - key.keylen)),
+                                    key.objlen, &payload));
     const rootio::TreeInfo patched = FERRY_TRY(rootio::ParseTree(payload, key.keylen));
     std::vector<rootwrite::BasketMove> back;
     for (const ReplicaExtent& e : previous_->extents) {
@@ -210,8 +210,8 @@ Result<rootwrite::TreeRecordSource> Builder::LoadTree(const std::string& path) {
       }
     }
     const rootio::Key original = FERRY_TRY(file_->FindKey(path));
-    rootwrite::RelocatedTree r = FERRY_TRY(rootwrite::RelocateTree(
-        rec, patched, back, original.seek_key, previous_->setting, 0, rec));
+    rootwrite::RelocatedTree r = FERRY_TRY(
+        rootwrite::RelocateTree(rec, patched, back, original.seek_key, previous_->setting, 0, rec));
     return rootwrite::TreeRecordFrom(*file_, path, {r.record.begin(), r.record.end()});
   }
   return t;

@@ -55,12 +55,12 @@ struct ReplicaBuildReport {
   std::vector<std::string> hot_branches;  // "tree/branch"
   // How many baskets got each encoding ("zstd:6", "lz4", "none"), and their stored bytes.
   std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> encodings;
-  uint64_t baskets = 0;                   // in the replica
-  uint64_t new_baskets = 0;               // re-encoded by this build
-  uint64_t missing_baskets = 0;           // hot but not held whole
-  uint64_t original_bytes = 0;            // the replica's baskets in their original encoding
-  uint64_t replica_bytes = 0;             // data file + manifest on disk
-  uint64_t origin_bytes = 0;              // size of the remote file
+  uint64_t baskets = 0;          // in the replica
+  uint64_t new_baskets = 0;      // re-encoded by this build
+  uint64_t missing_baskets = 0;  // hot but not held whole
+  uint64_t original_bytes = 0;   // the replica's baskets in their original encoding
+  uint64_t replica_bytes = 0;    // data file + manifest on disk
+  uint64_t origin_bytes = 0;     // size of the remote file
   uint64_t virtual_bytes = 0;
   uint64_t released_bytes = 0;    // byte-tier bytes freed by this build
   bool release_deferred = false;  // another process had the entry open

@@ -62,8 +62,7 @@ Result<Encoded> Encode(const codec::Setting& setting,
 CodecRate RateOf(const codec::Setting& s, uint64_t bytes, double ns_per_byte, uint64_t raw) {
   CodecRate r;
   r.setting = s;
-  r.decode_bytes_per_s =
-      ns_per_byte <= 0 ? UINT64_MAX : static_cast<uint64_t>(1e9 / ns_per_byte);
+  r.decode_bytes_per_s = ns_per_byte <= 0 ? UINT64_MAX : static_cast<uint64_t>(1e9 / ns_per_byte);
   r.compressed_per_mib = raw == 0 ? 0 : (bytes << 20) / raw;
   return r;
 }
@@ -138,8 +137,8 @@ Result<CodecPlan> PlanReplicaCodec(std::span<const std::vector<uint8_t>> records
                               FERRY_TRY(TimeDecode(original, objlen, raw_bytes)), raw_bytes));
   std::vector<Encoded> all;
   if (configured != "auto") {
-    all.push_back(FERRY_TRY(Encode(FERRY_TRY(codec::Setting::Parse(configured)), raw, objlen,
-                                   raw_bytes)));
+    all.push_back(
+        FERRY_TRY(Encode(FERRY_TRY(codec::Setting::Parse(configured)), raw, objlen, raw_bytes)));
     plan.why = "configured";
   } else {
     all.push_back(FERRY_TRY(Encode(*codec::Setting::Parse("none"), raw, objlen, raw_bytes)));

@@ -202,9 +202,9 @@ Result<TreeRecordSource> TreeRecordFrom(const rootio::RootFile& f,
     return CorruptionError("TTree record of " + path + " does not match its key");
   }
   ByteVector payload;
-  FERRY_TRY(rootio::DecodePayload(
-      std::span<const uint8_t>(t.record).subspan(own.keylen, static_cast<size_t>(own.nbytes - own.keylen)),
-      own.objlen, &payload));
+  FERRY_TRY(rootio::DecodePayload(std::span<const uint8_t>(t.record).subspan(
+                                      own.keylen, static_cast<size_t>(own.nbytes - own.keylen)),
+                                  own.objlen, &payload));
   t.info = FERRY_TRY(rootio::ParseTree(payload, own.keylen));
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash);

@@ -75,8 +75,7 @@ Result<uint32_t> ReencodeBasket(std::span<const uint8_t> record,
                                 ByteVector* out,
                                 bool verify) {
   size_t chosen = 0;
-  return ReencodeBasketChoosing(record, {&setting, 1}, {}, new_seek, scratch, out, verify,
-                                &chosen);
+  return ReencodeBasketChoosing(record, {&setting, 1}, {}, new_seek, scratch, out, verify, &chosen);
 }
 
 Result<uint32_t> ReencodeBasketChoosing(std::span<const uint8_t> record,
@@ -122,8 +121,8 @@ Result<uint32_t> ReencodeBasketChoosing(std::span<const uint8_t> record,
     // What a reader will decode from the new record must be what the original held.
     ByteVector check;
     FERRY_TRY(rootio::DecodePayload(
-        std::span<const uint8_t>(out->data() + start + key.keylen, size - key.keylen),
-        key.objlen, &check));
+        std::span<const uint8_t>(out->data() + start + key.keylen, size - key.keylen), key.objlen,
+        &check));
     if (!(check == *scratch)) {
       return CorruptionError("re-encoded basket does not decode to the original payload");
     }
