@@ -187,12 +187,16 @@ class Entry {
   Result<uint64_t> ReleaseRanges(std::span<const fetch::Range> ranges);
   // Copies the live fragments densely to the end of the fragment log, publishes, and punches
   // out everything before them, when the log's garbage passes max(64 KiB, 3% of the bytes
-  // held) or `force`. Crash-safe: a published index only names bytes on disk. Write lock held,
-  // entry open alone. Returns the bytes freed.
+  // held) or `force`; releases dead data-file pages past the same bound first. Crash-safe: a
+  // published index only names bytes on disk. Write lock held, entry open alone. Returns the
+  // bytes freed.
   Result<uint64_t> CompactFragments(bool force);
   // The write-behind thread's check after a publish (write lock held): compacts when the
   // garbage passed the bound and no other process has the entry open.
   void MaybeCompact();
+  // Punches out data-file pages the index does not hold full (written by a process that died
+  // before publishing them). Write lock held, entry open alone. Returns the bytes freed.
+  Result<uint64_t> ReleaseDeadPages();
 
   // Handle bookkeeping: the last close publishes (via the writer) and touches the lock file.
   void AddHandle() { handles_.fetch_add(1); }

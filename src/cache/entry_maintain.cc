@@ -161,10 +161,66 @@ Result<uint64_t> Entry::ReleaseRanges(std::span<const fetch::Range> ranges) {
   return released;
 }
 
+Result<uint64_t> Entry::ReleaseDeadPages() {
+  // Pages written but never published (a process killed between its page writes and its
+  // publish, or a replica release interrupted) are allocated blocks the index does not name.
+  const uint64_t ps = page_size_;
+  const uint64_t before = Allocated(data_fd_.get());
+  off_t pos = 0;
+  for (int guard = 0; guard < 1'000'000; ++guard) {
+    const off_t data = ::lseek(data_fd_.get(), pos, SEEK_DATA);
+    if (data < 0) {
+      break;  // ENXIO: no data past pos
+    }
+    const off_t hole = ::lseek(data_fd_.get(), data, SEEK_HOLE);
+    if (hole < 0) {
+      break;
+    }
+    // Whole pages of [data, hole) that the index does not hold full, in runs.
+    uint64_t a = (static_cast<uint64_t>(data) + ps - 1) / ps * ps;
+    const uint64_t b = static_cast<uint64_t>(hole) / ps * ps;
+    while (a < b) {
+      uint64_t stop = a;
+      {
+        std::shared_lock<std::shared_mutex> lock(mu_);
+        while (a < b && index_.full(a / ps)) {
+          a += ps;
+        }
+        stop = a;
+        while (stop < b && !index_.full(stop / ps)) {
+          stop += ps;
+        }
+      }
+      if (a < stop) {
+        FERRY_TRY(PunchHole(data_fd_.get(), a, stop - a, paths_.data()));
+      }
+      a = stop;
+    }
+    pos = hole;
+  }
+  const uint64_t after = Allocated(data_fd_.get());
+  return before > after ? before - after : 0;
+}
+
 Result<uint64_t> Entry::CompactFragments(bool force) {
   RefreshLocked(/*under_write_lock=*/true);  // so that the publish below merges nothing
   if (failed()) {
     return Error(ErrorCode::kCancelled, "entry failed");
+  }
+  // The data file first: its dead pages need no copy, only the index as published.
+  uint64_t data_freed = 0;
+  {
+    uint64_t full_bytes = 0;
+    uint64_t held_now = 0;
+    {
+      std::shared_lock<std::shared_mutex> lock(mu_);
+      full_bytes = index_.full_pages() * page_size_;
+      held_now = index_.held_bytes();
+    }
+    const uint64_t data_alloc = Allocated(data_fd_.get());
+    if (force || data_alloc > full_bytes + std::max(kMinGarbage, held_now / kGarbageShare)) {
+      data_freed = FERRY_TRY(ReleaseDeadPages());
+    }
   }
   const uint64_t before = Allocated(frag_fd_.get());
   std::vector<std::pair<uint64_t, Fragment>> live;
@@ -180,7 +236,7 @@ Result<uint64_t> Entry::CompactFragments(bool force) {
   }
   const uint64_t garbage = before > live_bytes ? before - live_bytes : 0;
   if (!force && garbage <= std::max(kMinGarbage, held / kGarbageShare)) {
-    return uint64_t{0};
+    return data_freed;
   }
   std::sort(live.begin(), live.end(),
             [](const auto& a, const auto& b) { return a.second.offset < b.second.offset; });
@@ -233,7 +289,7 @@ Result<uint64_t> Entry::CompactFragments(bool force) {
   FERRY_TRY(PunchHole(frag_fd_.get(), 0, start, paths_.frag()));
   compact_checked_end_ = frag_end_;
   const uint64_t after = Allocated(frag_fd_.get());
-  return before > after ? before - after : 0;
+  return data_freed + (before > after ? before - after : 0);
 }
 
 void Entry::MaybeCompact() {

@@ -102,11 +102,19 @@ Result<VerifyReport> VerifyEntry(const EntryPaths& paths, bool repair, int lock_
     }
   }
   report.held_bytes = index->held_bytes();
+  if (data_fd >= 0) {
+    // Data pages allocated but not named (written by a process that died before publishing).
+    struct stat st = {};
+    const uint64_t full = index->full_pages() * index->page_size();
+    if (::fstat(data_fd, &st) == 0 && static_cast<uint64_t>(st.st_blocks) * 512 > full) {
+      report.garbage_bytes += static_cast<uint64_t>(st.st_blocks) * 512 - full;
+    }
+  }
   if (frag_fd >= 0) {
     struct stat st = {};
     // Allocated, not apparent, size: compaction punches the log's dead blocks out.
     if (::fstat(frag_fd, &st) == 0 && static_cast<uint64_t>(st.st_blocks) * 512 > named) {
-      report.garbage_bytes = static_cast<uint64_t>(st.st_blocks) * 512 - named;
+      report.garbage_bytes += static_cast<uint64_t>(st.st_blocks) * 512 - named;
     }
   }
   VerifyReplica(paths, *index, report);

@@ -23,7 +23,7 @@ struct VerifyReport {
   uint64_t fragments_ok = 0;
   uint64_t fragments_bad = 0;
   uint64_t held_bytes = 0;
-  uint64_t garbage_bytes = 0;  // fragment-log bytes no fragment names
+  uint64_t garbage_bytes = 0;  // allocated bytes the index does not name (fragment log, data)
   // Replica tier (docs/format/replica.md): a manifest that does not decode, or extents whose
   // bytes fail their CRC, make the replica bad (repair removes it: it is rebuilt later); a
   // replica of an older copy of the file is stale, not bad (the next build removes it).
