@@ -7,10 +7,14 @@
 #include <gtest/gtest.h>
 
 #include "cache/cache.h"
+#include "cache/cached_source.h"
 #include "cache/entry_store.h"
 #include "cache/memory_origin.h"
+#include "cache/replica_build.h"
 #include "cache/url.h"
 #include "cache/verify.h"
+#include "rootio/root_file.h"
+#include "rootwrite/sample_tree.h"
 #include "testing/testing.h"
 
 namespace ferry::cache {
@@ -127,6 +131,76 @@ TEST(CacheConcurrencyTest, ProcessesAndThreadsShareOneDirectory) {
   }
   EXPECT_GT(cache->counters().Get(Counter::kHits) - hits_before, 0u);
   EXPECT_LE(cache->counters().Get(Counter::kHits) - hits_before, static_cast<uint64_t>(reads));
+}
+
+// Threads read a replica's virtual file through one handle while another "process" reads
+// more branches, rebuilds the replica (the handle's generation is removed from disk) and its
+// writer compacts: the handle keeps serving exactly the bytes it served before.
+TEST(CacheConcurrencyTest, AVirtualFileStaysWholeAcrossARebuild) {
+  testing::TempDir dir;
+  rootwrite::TreeOptions to;
+  to.auto_flush = 128;
+  to.basket_size = 32000;
+  ASSERT_TRUE(rootwrite::sample::Write(dir.File("s.root"), rootwrite::sample::Fixed(), to, false));
+  auto origin = std::make_shared<MemoryOrigin>(testing::ReadWholeFile(dir.File("s.root")));
+  Config config = ConcurrencyConfig(dir.path() + "/cache");
+  config.replica = ReplicaMode::kManual;
+  const std::string url = "root://h//s.root";
+  const std::string key = EntryKey(*NormalizeUrl(url, {}));
+  // Fill: every basket of two branches, then the first replica.
+  auto read_baskets = [&](Cache& cache, const std::vector<std::string>& branches) {
+    auto f = *cache.Open(url, origin);
+    CachedSource src(*f);
+    auto rf = *rootio::RootFile::Open(src);
+    auto tree = *rf->OpenTree("Events");
+    for (const std::string& name : branches) {
+      const int32_t b = tree->info().FindBranch(name);
+      for (const rootio::BasketRef& ref : tree->info().branches[static_cast<size_t>(b)].baskets) {
+        std::vector<uint8_t> buf(ref.bytes);
+        ASSERT_TRUE(f->Read(ref.seek, buf));
+      }
+    }
+  };
+  auto cache = *Cache::Create(config);
+  read_baskets(*cache, {"Jet_pt", "d"});
+  ASSERT_TRUE(cache->Flush());
+  ASSERT_EQ(BuildReplica(config, key, {})->state, ReplicaState::kBuilt);
+  auto handle = *cache->Open(url, origin);
+  ASSERT_TRUE(handle->virtual_file());
+  std::vector<uint8_t> want(handle->size());
+  ASSERT_TRUE(handle->Read(0, want));
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 3; ++t) {
+    readers.emplace_back([&, t] {
+      std::mt19937_64 rng(static_cast<uint64_t>(t));
+      for (int i = 0; i < 400 && !stop.load(); ++i) {
+        const uint64_t off = rng() % want.size();
+        std::vector<uint8_t> buf(std::min<uint64_t>(1 + rng() % 40000, want.size() - off));
+        if (!handle->Read(off, buf)
+            || !std::equal(buf.begin(), buf.end(), want.begin() + static_cast<long>(off))) {
+          bad.fetch_add(1);
+        }
+      }
+    });
+  }
+  {
+    auto other = *Cache::Create(config);  // another process
+    read_baskets(*other, {"Jet_pt", "d", "i32", "f"});
+    ASSERT_TRUE(other->Flush());
+    auto second = BuildReplica(config, key, {});
+    ASSERT_TRUE(second.has_value());
+    EXPECT_EQ(second->state, ReplicaState::kBuilt);
+    EXPECT_EQ(second->generation, 2u);
+  }
+  for (auto& t : readers) {
+    t.join();
+  }
+  EXPECT_EQ(bad.load(), 0);
+  auto fresh = *cache->Open(url, origin);
+  EXPECT_EQ(fresh->replica_generation(), 2u);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "base/fd.h"
 #include "cache/access_trace.h"
 #include "cache/cache.h"
+#include "cache/cached_source.h"
 #include "cache/entry_store.h"
 #include "cache/memory_origin.h"
 #include "cache/replica_build.h"
@@ -43,24 +44,6 @@ Config TestConfig(const std::string& dir) {
   c.replica = ReplicaMode::kManual;
   return c;
 }
-
-// A ByteSource over a cached handle, so that ROOT structures parse through the cache.
-class CachedSource final : public io::ByteSource {
- public:
-  explicit CachedSource(CachedFile& f) : f_(f) {}
-  uint64_t size() const override { return f_.size(); }
-  const std::string& name() const override { return name_; }
-
- protected:
-  Status DoReadAt(uint64_t offset, std::span<uint8_t> dest) override {
-    return f_.Read(offset, dest);
-  }
-  void DoReadV(std::span<io::ReadRequest> requests) override { (void)f_.ReadV(requests); }
-
- private:
-  CachedFile& f_;
-  std::string name_ = "cached";
-};
 
 // The sample tree with 8 clusters of 128 entries, one basket per branch and cluster.
 std::vector<uint8_t> SampleFile(const testing::TempDir& dir, codec::Setting setting) {

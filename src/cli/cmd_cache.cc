@@ -500,6 +500,11 @@ int Stats(std::span<const char* const> argv) {
               static_cast<unsigned long long>(get(cache::Counter::kOriginRequests)),
               static_cast<unsigned long long>(get(cache::Counter::kOriginChunks)),
               static_cast<unsigned long long>(get(cache::Counter::kRetries)));
+  std::printf("replicas:  %s in %llu reads (%llu byte-tier disk reads), %llu replica faults\n",
+              HumanBytes(static_cast<double>(get(cache::Counter::kBytesFromReplica))).c_str(),
+              static_cast<unsigned long long>(get(cache::Counter::kReplicaReads)),
+              static_cast<unsigned long long>(get(cache::Counter::kDiskReads)),
+              static_cast<unsigned long long>(get(cache::Counter::kReplicaFaults)));
   std::printf("faults:    %llu CRC failures, %llu fail-open events, %llu writes dropped\n",
               static_cast<unsigned long long>(get(cache::Counter::kCrcFailures)),
               static_cast<unsigned long long>(get(cache::Counter::kFailopenEvents)),
