@@ -431,9 +431,9 @@ Status Builder::ChooseCodec() {
     }
   }
   // A sample across the new hot baskets (a fixed stride would alias with the number of
-  // branches read per cluster and sample one branch only), up to options_.sample_bytes / 4 as
+  // branches read per cluster and sample one branch only), up to options_.sample_bytes as
   // stored (the candidates work on it decompressed).
-  const uint64_t budget = std::max<uint64_t>(options_.sample_bytes / 4, 1);
+  const uint64_t budget = std::max<uint64_t>(options_.sample_bytes, 1);
   std::vector<size_t> order = fresh;
   std::mt19937_64 rng(fresh.size());
   std::shuffle(order.begin(), order.end(), rng);

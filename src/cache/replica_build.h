@@ -10,7 +10,8 @@
 //    again, previous ones copied; the data file is synced, then the manifest published;
 // 5. the byte-tier pages the replica supersedes are released (and the fragment log compacted)
 //    when no other process has the entry open; otherwise later (the next build or close).
-// Memory: one basket, the 4 MiB write buffer, the tree records and the codec sample (16 MiB).
+// Memory: one basket (and its candidate encodings), the 4 MiB write buffer, the tree records,
+// and the codec sample (1 MiB as stored, its encodings: ~10 MiB).
 // It runs on the calling thread; the CLI runs it at idle CPU and I/O priority for `auto`.
 //
 // Concurrency: one builder per entry (byte 2 of KEY.lock); readers keep their layout; a crash
@@ -39,7 +40,7 @@ std::string_view ReplicaStateName(ReplicaState state);
 struct ReplicaBuildOptions {
   std::string codec = "auto";           // Config::replica_codec
   uint32_t budget_percent = 0;          // Config::replica_budget_percent (0: auto)
-  uint64_t sample_bytes = 16ull << 20;  // bound on the codec sample (decompressed)
+  uint64_t sample_bytes = 1ull << 20;  // bound on the codec sample (as stored)
 };
 
 struct ReplicaBuildReport {

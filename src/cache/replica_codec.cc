@@ -144,10 +144,16 @@ Result<CodecPlan> PlanReplicaCodec(std::span<const std::vector<uint8_t>> records
     all.push_back(FERRY_TRY(Encode(*codec::Setting::Parse("none"), raw, objlen, raw_bytes)));
     all.push_back(FERRY_TRY(Encode(*codec::Setting::Parse("lz4"), raw, objlen, raw_bytes)));
     // The dense candidate: higher zstd levels cost compression time for little (13+ is an
-    // order of magnitude slower), so the search stops at 9.
+    // order of magnitude slower), so the search stops at 9, and goes there only while a level
+    // still shrinks the sample by more than 2%.
     std::vector<Encoded> levels;
     for (int level : {1, 3, 6, 9}) {
       levels.push_back(FERRY_TRY(Encode({codec::Algorithm::kZstd, level}, raw, objlen, raw_bytes)));
+      const size_t n = levels.size();
+      if (n >= 2 && static_cast<double>(levels[n - 1].bytes)
+                        > 0.98 * static_cast<double>(levels[n - 2].bytes)) {
+        break;
+      }
     }
     const uint64_t smallest =
         std::min_element(levels.begin(), levels.end(), [](const auto& a, const auto& b) {

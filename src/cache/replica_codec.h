@@ -7,9 +7,10 @@
 // only ~1.3x faster, while LZ4 decodes ~3x faster but takes ~1.4x the space. The plan mixes
 // them per basket:
 //
-// 1. A sample of the hot baskets (~4 MiB as stored, picked across the file) is decompressed.
+// 1. A sample of the hot baskets (~1 MiB as stored, picked across the file) is decompressed.
 // 2. Candidates are measured on it: raw, LZ4, and the "dense" zstd level — the one of 1, 3, 6,
-//    9 that makes the sample smallest (a lower level when within 0.5%: it compresses faster).
+//    9 that makes the sample smallest (rising levels tried while each shrinks it by more than
+//    2%; a lower level when within 0.5%: it compresses faster).
 //    Each gets a decoding cost in ns per decompressed byte (best of two timed passes).
 // 3. A price λ of a stored byte, in ns, is found on the sample by bisection: each basket takes
 //    the candidate with the least  decode_ns + λ × stored_bytes, and λ is the smallest price
