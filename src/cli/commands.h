@@ -13,5 +13,6 @@ int RunStore(std::span<const char* const> args);
 int RunSend(std::span<const char* const> args);
 int RunRecv(std::span<const char* const> args);
 int RunCache(std::span<const char* const> args);
+int RunProxy(std::span<const char* const> args);
 
 }  // namespace ferry::cli
