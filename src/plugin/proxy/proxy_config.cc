@@ -122,6 +122,10 @@ Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
       cache_keys[key] = value;  // validated by the cache's own parser below
     }
   }
+  // A proxy serves many files at once: more workers (asynchronous reads of different files run
+  // on them concurrently) and origin channels than a client needs.
+  cache_keys.try_emplace("workers", "64");
+  cache_keys.try_emplace("channels", "4");
   c.cache = FERRY_TRY_CTX(cache::ConfigFromMap(cache_keys, /*use_env=*/false), "ferry.* cache key");
   if (c.origin.empty()) {
     return InvalidArgumentError("ferry.origin HOST:PORT is missing");

@@ -6,7 +6,10 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -40,6 +43,7 @@ struct FileState {
   std::string path;
   std::string url;
   std::string user;
+  std::string client;  // the client's host: read-ahead memory is per client host and tree
   std::unique_ptr<cache::CachedFile> cached;  // set by a successful Open, reset by Close
   std::shared_ptr<plugin::XrdOrigin> origin;
   std::shared_ptr<cache::Origin> metered;  // `origin` as the cache sees it
@@ -52,8 +56,11 @@ struct FileState {
   std::unique_ptr<ReadAhead> ahead;
   std::unique_ptr<cache::CachedFile> ahead_file;
   std::vector<std::vector<fetch::Range>> ahead_queue;  // fetches waiting for a slot
-  uint32_t ahead_running = 0;                          // loads and fetches on workers
+  std::vector<fetch::Range> ahead_early;  // vector reads that came while the trees loaded
+  uint32_t ahead_running = 0;             // loads and fetches on workers
   bool closing = false;
+  std::atomic<bool> ahead_decided{false};  // ahead_state left kUnknown (a lock-free check)
+  std::atomic<bool> header_read{false};    // a client read the file's first bytes
   double open_unix = 0;
   std::atomic<uint64_t> reads{0};
   std::atomic<uint64_t> bytes_read{0};
@@ -69,6 +76,12 @@ struct FileState {
 };
 
 namespace {
+
+// FERRY_PROXY_DEBUG=1 in xrootd's environment: read-ahead decisions on stderr (xrootd's log).
+bool Debug() {
+  static const bool on = std::getenv("FERRY_PROXY_DEBUG") != nullptr;  // NOLINT
+  return on;
+}
 
 // Reused by the reads of one xrootd thread, so that hits allocate nothing once warm.
 thread_local std::vector<io::ReadRequest> tls_requests;
@@ -91,11 +104,16 @@ int ToErrno(const Error& e) {
   }
 }
 
-// The login name of a trace identifier "user.pid:fd@host".
+// The login name and the host of a trace identifier "user.pid:fd@host".
 std::string UserOf(const char* tident) {
   std::string t = tident != nullptr ? tident : "";
   const size_t dot = t.find_first_of(".:@");
   return dot == std::string::npos ? t : t.substr(0, dot);
+}
+std::string HostOf(const char* tident) {
+  std::string t = tident != nullptr ? tident : "";
+  const size_t at = t.rfind('@');
+  return at == std::string::npos ? "" : t.substr(at + 1);
 }
 
 uint64_t Clip(uint64_t size, uint64_t offset, uint64_t length) {
@@ -159,7 +177,10 @@ void CloseOrigin(std::shared_ptr<plugin::XrdOrigin> origin, uint16_t timeout) {
 }
 
 // Serves a batch of asynchronous reads with one CachedFile::ReadV and completes each.
-void ServeAio(FileState& s, std::vector<AioOp>& batch) {
+void MaybeLoadAhead(const std::shared_ptr<FileState>& s, std::span<const io::ReadRequest> reqs);
+
+void ServeAio(const std::shared_ptr<FileState>& state, std::vector<AioOp>& batch) {
+  FileState& s = *state;
   const uint64_t size = s.cached->size();
   std::vector<io::ReadRequest> requests;
   std::vector<long> index(batch.size(), -1);
@@ -174,6 +195,7 @@ void ServeAio(FileState& s, std::vector<AioOp>& batch) {
     }
   }
   if (!requests.empty()) {
+    MaybeLoadAhead(state, requests);
     (void)ReadThrough(s, requests);
   }
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -244,15 +266,7 @@ void FetchAhead(const std::shared_ptr<FileState>& s, std::vector<fetch::Range> r
     requests.push_back({r.offset, {buffer.data() + pos, r.length}, {}});
     pos += r.length;
   }
-  const cache::HandleCounters& h = s->ahead_file->handle_counters();
-  const uint64_t bytes0 = h.bytes_from_origin.load();
-  const uint64_t requests0 = h.origin_requests.load();
   (void)s->ahead_file->ReadV(requests);  // a failed fetch is simply not a hit later
-  const uint64_t bytes = h.bytes_from_origin.load() - bytes0;
-  const uint64_t sent = h.origin_requests.load() - requests0;
-  s->bytes_prefetched.fetch_add(bytes, std::memory_order_relaxed);
-  s->prefetch_requests.fetch_add(sent, std::memory_order_relaxed);
-  s->service.OnPrefetch(bytes, sent);
 }
 
 // Starts queued fetches while fewer than `lookahead` run (on the service's workers).
@@ -263,7 +277,7 @@ void PumpAhead(const std::shared_ptr<FileState>& s) {
     std::vector<fetch::Range> ranges = std::move(s->ahead_queue.front());
     s->ahead_queue.erase(s->ahead_queue.begin());
     ++s->ahead_running;
-    s->service.pool().Submit([s, ranges = std::move(ranges)]() mutable {
+    s->service.prefetch_pool().Submit([s, ranges = std::move(ranges)]() mutable {
       FetchAhead(s, std::move(ranges));
       {
         std::lock_guard<std::mutex> done(s->ahead_mu);
@@ -275,24 +289,136 @@ void PumpAhead(const std::shared_ptr<FileState>& s) {
   }
 }
 
-// The first vector read of a file decides whether read-ahead applies: a ROOT reader read the
-// file's header before (it is held), so the trees are loaded (through the cache, on a worker)
-// and later vector reads are predicted from.
-// Called once per file (the caller moved the state from kUnknown to kLoading).
+// Queues predicted baskets in fetches of one origin request's worth each, so that they spread
+// over the origin channels (ahead_mu held). Baskets the cache holds already are skipped: a warm
+// pass predicts as much as a cold one and should cost nothing.
+void QueueAheadLocked(FileState& s, std::span<const fetch::Range> ahead) {
+  const cache::Config& c = s.service.config().cache;
+  std::vector<fetch::Range> group;
+  uint64_t bytes = 0;
+  for (const fetch::Range& r : ahead) {
+    const io::ReadRequest probe{r.offset, {static_cast<uint8_t*>(nullptr), r.length}, {}};
+    if (s.cached->AllHeld({&probe, 1})) {
+      continue;
+    }
+    if (!group.empty()
+        && (group.size() >= c.max_chunks || bytes + r.length > c.max_request_bytes)) {
+      s.ahead_queue.push_back(std::move(group));
+      group.clear();
+      bytes = 0;
+    }
+    group.push_back(r);
+    bytes += r.length;
+  }
+  if (!group.empty()) {
+    s.ahead_queue.push_back(std::move(group));
+  }
+}
+
+// Predictions from client vector reads `chunks`; what they teach about the branches read goes
+// to the service's memory, for the next files of the same trees.
+void PredictFrom(const std::shared_ptr<FileState>& s, std::span<const fetch::Range> chunks) {
+  thread_local std::vector<fetch::Range> ahead;
+  ahead.clear();
+  std::map<std::string, std::vector<std::string>> learned;
+  s->ahead->OnRead(chunks, ahead, &learned);
+  if (Debug()) {
+    std::fprintf(stderr, "ferry proxy: %s: vector read of %zu chunks at %llu -> %zu ahead%s\n",
+                 s->path.c_str(), chunks.size(),
+                 static_cast<unsigned long long>(chunks.empty() ? 0 : chunks[0].offset),
+                 ahead.size(), learned.empty() ? "" : ", branches learned");
+  }
+  for (auto& [tree, branches] : learned) {
+    s->service.branches().Learn(s->client + "\n" + tree, std::move(branches));
+  }
+  if (!ahead.empty()) {
+    {
+      std::lock_guard<std::mutex> lock(s->ahead_mu);
+      QueueAheadLocked(*s, ahead);
+    }
+    PumpAhead(s);
+  }
+}
+
+// A file opened but not read yet gets the baskets of the branches last read in its trees.
+void SeedFrom(const std::shared_ptr<FileState>& s,
+              const std::string& tree,
+              const std::vector<std::string>& branches) {
+  std::vector<fetch::Range> ahead;
+  s->ahead->Seed(tree, branches, ahead);
+  if (Debug()) {
+    std::fprintf(stderr, "ferry proxy: %s: seeded with %zu branches of %s -> %zu ahead\n",
+                 s->path.c_str(), branches.size(), tree.c_str(), ahead.size());
+  }
+  if (!ahead.empty()) {
+    {
+      std::lock_guard<std::mutex> lock(s->ahead_mu);
+      QueueAheadLocked(*s, ahead);
+    }
+    PumpAhead(s);
+  }
+}
+
+// The trees are loaded: predictions start from the vector reads that came meanwhile, or, when
+// there were none, from what the memory knows of these trees (now, or when it learns it).
+void AheadReady(const std::shared_ptr<FileState>& s) {
+  std::vector<fetch::Range> early;
+  {
+    std::lock_guard<std::mutex> lock(s->ahead_mu);
+    early.swap(s->ahead_early);
+  }
+  if (!early.empty()) {
+    PredictFrom(s, early);
+    return;
+  }
+  for (const std::string& tree : s->ahead->TreeNames()) {
+    std::weak_ptr<FileState> weak = s;
+    auto branches = s->service.branches().RecallOrWait(
+        s->client + "\n" + tree, [weak, tree](const std::vector<std::string>& learned) {
+          auto file = weak.lock();
+          if (!file) {
+            return false;
+          }
+          {
+            std::lock_guard<std::mutex> lock(file->ahead_mu);
+            if (file->closing) {
+              return false;
+            }
+          }
+          SeedFrom(file, tree, learned);
+          return true;
+        });
+    if (!branches.empty()) {
+      SeedFrom(s, tree, branches);
+    }
+  }
+}
+
+// Decides once per file whether read-ahead applies: when a client read past the file's header
+// and the header held says "root", the trees are loaded (through the cache, on a worker; a
+// ROOT reader read those bytes already, so they are hits).
 void LoadAhead(const std::shared_ptr<FileState>& s) {
+  {
+    std::lock_guard<std::mutex> lock(s->ahead_mu);
+    if (s->ahead_state != AheadState::kUnknown) {
+      return;
+    }
+    s->ahead_state = AheadState::kLoading;
+  }
   const uint32_t units = s->service.config().lookahead;
+  // The client read these bytes: they are held, or on their way (joined), not a new request.
   uint8_t magic[4] = {};
-  const io::ReadRequest head{0, {magic, sizeof magic}, {}};
   const bool root_header = units > 0 && s->cached->size() > 100 && !s->cached->pass_through()
-                           && s->cached->AllHeld({&head, 1}) && s->cached->Read(0, magic)
-                           && std::memcmp(magic, "root", 4) == 0;
+                           && s->cached->Read(0, magic) && std::memcmp(magic, "root", 4) == 0;
   std::lock_guard<std::mutex> lock(s->ahead_mu);
+  s->ahead_decided = true;
   if (!root_header || s->closing) {
     s->ahead_state = AheadState::kOff;
+    s->ahead_early.clear();
     return;
   }
   ++s->ahead_running;
-  s->service.pool().Submit([s, units] {
+  s->service.prefetch_pool().Submit([s, units] {
     std::unique_ptr<cache::CachedFile> handle;
     std::unique_ptr<ReadAhead> ahead;
     if (auto file = s->service.cache().Open(s->url, s->metered)) {
@@ -301,62 +427,64 @@ void LoadAhead(const std::shared_ptr<FileState>& s) {
         ahead = std::make_unique<ReadAhead>(std::move(*trees), units);
       }
     }
+    bool on = false;
+    if (Debug()) {
+      std::fprintf(stderr, "ferry proxy: read-ahead for %s: %s (%zu baskets)\n", s->path.c_str(),
+                   ahead ? "on" : "off", ahead ? ahead->baskets() : 0);
+    }
+    {
+      std::lock_guard<std::mutex> done(s->ahead_mu);
+      s->ahead_file = std::move(handle);
+      on = ahead && s->ahead_file && !s->closing;
+      s->ahead_state = on ? AheadState::kOn : AheadState::kOff;
+      s->ahead = std::move(ahead);
+    }
+    if (on) {
+      AheadReady(s);
+    }
     std::lock_guard<std::mutex> done(s->ahead_mu);
-    s->ahead_file = std::move(handle);
-    s->ahead_state = ahead && s->ahead_file ? AheadState::kOn : AheadState::kOff;
-    s->ahead = std::move(ahead);
     --s->ahead_running;
     s->ahead_cv.notify_all();
   });
 }
 
-// A client vector read: what comes after it is queued for fetching now.
-void ReadAheadOf(const std::shared_ptr<FileState>& s, std::span<const io::ReadRequest> reqs) {
-  AheadState state;
-  {
-    std::lock_guard<std::mutex> lock(s->ahead_mu);
-    state = s->ahead_state;
-    if (state == AheadState::kUnknown) {
-      s->ahead_state = AheadState::kLoading;
+// A client read: the first one past the header, after a read of the header (what every ROOT
+// reader does first, and a sparse reader of other files does not), decides the file's
+// read-ahead; after that this is one atomic load.
+void MaybeLoadAhead(const std::shared_ptr<FileState>& s, std::span<const io::ReadRequest> reqs) {
+  if (s->ahead_decided.load(std::memory_order_acquire)) {
+    return;
+  }
+  for (const io::ReadRequest& r : reqs) {
+    if (r.offset == 0) {
+      s->header_read.store(true, std::memory_order_release);
+    } else if (s->header_read.load(std::memory_order_acquire)) {
+      LoadAhead(s);
+      return;
     }
   }
-  if (state == AheadState::kUnknown) {
-    LoadAhead(s);
-    return;
-  }
-  if (state != AheadState::kOn) {
-    return;
-  }
+}
+
+// A client vector read: the baskets that come after it are queued for fetching now.
+void ReadAheadOf(const std::shared_ptr<FileState>& s, std::span<const io::ReadRequest> reqs) {
   thread_local std::vector<fetch::Range> chunks;
-  thread_local std::vector<fetch::Range> ahead;
   chunks.clear();
-  ahead.clear();
   for (const io::ReadRequest& r : reqs) {
     chunks.push_back({r.offset, r.dest.size()});
   }
-  s->ahead->OnRead(chunks, ahead);
-  if (ahead.empty()) {
-    return;
-  }
-  // One fetch per origin request's worth of baskets, so that they spread over the channels.
-  const cache::Config& c = s->service.config().cache;
   {
     std::lock_guard<std::mutex> lock(s->ahead_mu);
-    std::vector<fetch::Range> group;
-    uint64_t bytes = 0;
-    for (const fetch::Range& r : ahead) {
-      if (!group.empty()
-          && (group.size() >= c.max_chunks || bytes + r.length > c.max_request_bytes)) {
-        s->ahead_queue.push_back(std::move(group));
-        group.clear();
-        bytes = 0;
+    if (s->ahead_state == AheadState::kLoading || s->ahead_state == AheadState::kUnknown) {
+      // Kept for when the trees are loaded (a bounded number of chunks).
+      if (s->ahead_early.size() < 65536) {
+        s->ahead_early.insert(s->ahead_early.end(), chunks.begin(), chunks.end());
       }
-      group.push_back(r);
-      bytes += r.length;
     }
-    s->ahead_queue.push_back(std::move(group));
+    if (s->ahead_state != AheadState::kOn) {
+      return;
+    }
   }
-  PumpAhead(s);
+  PredictFrom(s, chunks);
 }
 
 void DrainAio(const std::shared_ptr<FileState>& s) {
@@ -371,7 +499,7 @@ void DrainAio(const std::shared_ptr<FileState>& s) {
       }
       batch.swap(s->aio_pending);
     }
-    ServeAio(*s, batch);
+    ServeAio(s, batch);
     batch.clear();
   }
 }
@@ -417,6 +545,7 @@ int ProxyFile::Open(const char* path, int oflag, mode_t /*mode*/, XrdOucEnv& /*e
   }
   s.path = path;
   s.user = UserOf(tident);
+  s.client = HostOf(tident);
   s.open_unix = UnixNow();
   const ProxyConfig& config = service_.config();
   const std::string url = config.OriginUrl(path);
@@ -469,6 +598,7 @@ ssize_t ProxyFile::Read(void* buffer, off_t offset, size_t size) {
     return 0;
   }
   io::ReadRequest r{static_cast<uint64_t>(offset), {static_cast<uint8_t*>(buffer), n}, {}};
+  MaybeLoadAhead(state_, {&r, 1});
   Status st = ReadThrough(s, {&r, 1});
   return st ? static_cast<ssize_t>(n) : -ToErrno(st.error());
 }
@@ -515,6 +645,7 @@ ssize_t ProxyFile::ReadV(XrdOucIOVec* readV, int rdvcnt) {
     return 0;
   }
   // The next vector reads' baskets start on their way before this one is served.
+  MaybeLoadAhead(state_, reqs);
   ReadAheadOf(state_, reqs);
   Status st = ReadThrough(s, reqs);
   return st ? total : -ToErrno(st.error());
@@ -550,6 +681,11 @@ int ProxyFile::Close(long long* retsz) {
     s->ahead_queue.clear();
     s->ahead_cv.wait(lock, [&] { return s->ahead_running == 0; });
     if (s->ahead_file) {
+      // What read-ahead fetched for this file is its own handle's origin traffic.
+      const cache::HandleCounters& h = s->ahead_file->handle_counters();
+      s->bytes_prefetched = h.bytes_from_origin.load();
+      s->prefetch_requests = h.origin_requests.load();
+      s->service.OnPrefetch(s->bytes_prefetched, s->prefetch_requests);
       s->ahead_file->Close();
       s->ahead_file.reset();
     }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "cache/entry.h"
+
 namespace ferry::proxy {
 
 ReadAhead::ReadAhead(std::vector<rootio::TreeInfo> trees, uint32_t units)
@@ -36,7 +38,69 @@ const ReadAhead::BasketAt* ReadAhead::Find(uint64_t offset) const {
   return offset < it->seek + it->bytes ? &*it : nullptr;
 }
 
-void ReadAhead::OnRead(std::span<const fetch::Range> chunks, std::vector<fetch::Range>& ahead) {
+void ReadAhead::PredictLocked(std::span<const BranchKey> branches,
+                              uint32_t tree,
+                              int64_t until,
+                              std::vector<fetch::Range>& ahead) {
+  for (const BranchKey& k : branches) {
+    if (k.tree != tree) {
+      continue;
+    }
+    const auto& baskets = trees_[k.tree].branches[k.branch].baskets;
+    uint32_t& next = next_[k.tree][k.branch];
+    while (next < baskets.size() && baskets[next].first_entry < until) {
+      const rootio::BasketRef& ref = baskets[next];
+      if (ref.seek != 0 && ref.bytes != 0) {
+        ahead.push_back({ref.seek, ref.bytes});
+      }
+      ++next;
+    }
+  }
+}
+
+std::vector<std::string> ReadAhead::TreeNames() const {
+  std::vector<std::string> names;
+  for (const rootio::TreeInfo& t : trees_) {
+    names.push_back(t.path.empty() ? t.name : t.path);
+  }
+  return names;
+}
+
+void ReadAhead::Seed(const std::string& tree,
+                     const std::vector<std::string>& branches,
+                     std::vector<fetch::Range>& ahead) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (read_) {
+    return;  // the client's own reads lead now
+  }
+  for (size_t t = 0; t < trees_.size(); ++t) {
+    const rootio::TreeInfo& info = trees_[t];
+    if ((info.path.empty() ? info.name : info.path) != tree) {
+      continue;
+    }
+    std::vector<BranchKey> keys;
+    for (const std::string& name : branches) {
+      const int32_t b = info.FindBranch(name);
+      if (b >= 0) {
+        keys.push_back({static_cast<uint32_t>(t), static_cast<uint32_t>(b)});
+      }
+    }
+    const std::vector<rootio::EntryRange> clusters = info.Clusters();
+    if (keys.empty() || clusters.empty()) {
+      continue;
+    }
+    const int64_t until = clusters[std::min<size_t>(units_, clusters.size()) - 1].end;
+    const size_t before = ahead.size();
+    PredictLocked(keys, static_cast<uint32_t>(t), until, ahead);
+    std::sort(ahead.begin() + static_cast<long>(before), ahead.end(),
+              [](const fetch::Range& a, const fetch::Range& b) { return a.offset < b.offset; });
+    last_read_ = keys;
+  }
+}
+
+void ReadAhead::OnRead(std::span<const fetch::Range> chunks,
+                       std::vector<fetch::Range>& ahead,
+                       std::map<std::string, std::vector<std::string>>* learned) {
   std::lock_guard<std::mutex> lock(mu_);
   // Branches read now and the entries they cover, per tree.
   std::vector<BranchKey> read;
@@ -64,34 +128,61 @@ void ReadAhead::OnRead(std::span<const fetch::Range> chunks, std::vector<fetch::
   if (read.empty()) {
     return;
   }
+  read_ = true;
   std::sort(read.begin(), read.end());
   read.erase(std::unique(read.begin(), read.end()), read.end());
-  std::vector<BranchKey> learned = read;
-  learned.insert(learned.end(), last_read_.begin(), last_read_.end());
-  std::sort(learned.begin(), learned.end());
-  learned.erase(std::unique(learned.begin(), learned.end()), learned.end());
+  std::vector<BranchKey> both = read;
+  both.insert(both.end(), last_read_.begin(), last_read_.end());
+  std::sort(both.begin(), both.end());
+  both.erase(std::unique(both.begin(), both.end()), both.end());
+  if (learned != nullptr && read != last_read_) {
+    for (const BranchKey& k : read) {
+      const rootio::TreeInfo& info = trees_[k.tree];
+      (*learned)[info.path.empty() ? info.name : info.path].push_back(info.branches[k.branch].name);
+    }
+  }
   last_read_ = std::move(read);
 
   const size_t before = ahead.size();
-  for (const BranchKey& k : learned) {
-    auto s = span.find(k.tree);
-    if (s == span.end()) {
-      continue;  // a branch of another tree, read before: no window for it now
-    }
-    const int64_t width = std::max<int64_t>(1, s->second.second - s->second.first);
-    const int64_t until = s->second.second + static_cast<int64_t>(units_) * width;
-    const auto& baskets = trees_[k.tree].branches[k.branch].baskets;
-    uint32_t& next = next_[k.tree][k.branch];
-    while (next < baskets.size() && baskets[next].first_entry < until) {
-      const rootio::BasketRef& ref = baskets[next];
-      if (ref.seek != 0 && ref.bytes != 0) {
-        ahead.push_back({ref.seek, ref.bytes});
-      }
-      ++next;
-    }
+  for (const auto& [tree, entries] : span) {
+    // Branches of a tree not read now (read before) get no window now.
+    const int64_t width = std::max<int64_t>(1, entries.second - entries.first);
+    PredictLocked(both, tree, entries.second + static_cast<int64_t>(units_) * width, ahead);
   }
   std::sort(ahead.begin() + static_cast<long>(before), ahead.end(),
             [](const fetch::Range& a, const fetch::Range& b) { return a.offset < b.offset; });
+}
+
+void BranchMemory::Learn(const std::string& tree, std::vector<std::string> branches) {
+  std::vector<Waiter> wake;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Known& k = known_[tree];
+    k.branches = branches;
+    k.learned_ns = cache::NowNs();
+    auto [first, last] = waiting_.equal_range(tree);
+    for (auto it = first; it != last; ++it) {
+      wake.push_back(std::move(it->second));
+    }
+    waiting_.erase(first, last);
+  }
+  for (Waiter& w : wake) {
+    (void)w(branches);
+  }
+}
+
+std::vector<std::string> BranchMemory::RecallOrWait(const std::string& tree, Waiter waiter) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = known_.find(tree);
+  if (it != known_.end()
+      && cache::NowNs() - it->second.learned_ns < kBranchMemorySeconds * 1'000'000'000) {
+    return it->second.branches;
+  }
+  // Waiters of files closed meanwhile are dropped when they are called; bound the list anyway.
+  if (waiting_.size() < 100000) {
+    waiting_.emplace(tree, std::move(waiter));
+  }
+  return {};
 }
 
 }  // namespace ferry::proxy

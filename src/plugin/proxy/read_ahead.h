@@ -17,13 +17,22 @@
 // ROOT file.
 // Cost when wrong: at most `units` windows of the branches read last (a client that stops
 // early, or jumps).
-// Thread-safety: OnRead may be called concurrently (one mutex).
+//
+// Across files: an analysis reads the same branches of every file of its dataset, and opens its
+// files before it reads them. BranchMemory keeps, per tree name, the branches the last client
+// read; a file whose trees are loaded before its first vector read is seeded with them (the
+// baskets of its first `units` clusters), so its first vector read is a hit too. A memory
+// older than kBranchMemorySeconds is not used.
+// Thread-safety: OnRead and Seed may be called concurrently (one mutex).
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "fetch/range.h"
@@ -37,9 +46,21 @@ class ReadAhead {
   ReadAhead(std::vector<rootio::TreeInfo> trees, uint32_t units);
 
   // A client read `chunks` (offset, length pairs); appends the basket records to fetch now to
-  // `ahead` (sorted by offset, each at most once over the life of this object).
-  void OnRead(std::span<const fetch::Range> chunks, std::vector<fetch::Range>& ahead);
+  // `ahead` (sorted by offset, each at most once over the life of this object). When the set of
+  // branches read changed, `learned` receives it per tree name (else it is left empty).
+  void OnRead(std::span<const fetch::Range> chunks,
+              std::vector<fetch::Range>& ahead,
+              std::map<std::string, std::vector<std::string>>* learned = nullptr);
 
+  // Before any client vector read: the baskets of `branches` (names) of tree `tree` in its first
+  // `units` clusters, appended to `ahead`. Nothing once a client read happened or for unknown
+  // names.
+  void Seed(const std::string& tree,
+            const std::vector<std::string>& branches,
+            std::vector<fetch::Range>& ahead);
+
+  // Names of the file's trees.
+  std::vector<std::string> TreeNames() const;
   size_t baskets() const { return by_seek_.size(); }
 
  private:
@@ -59,6 +80,11 @@ class ReadAhead {
     }
   };
   const BasketAt* Find(uint64_t offset) const;
+  // Appends the baskets of `branches` starting before entry `until`, advancing their cursors.
+  void PredictLocked(std::span<const BranchKey> branches,
+                     uint32_t tree,
+                     int64_t until,
+                     std::vector<fetch::Range>& ahead);
 
   std::vector<rootio::TreeInfo> trees_;
   uint32_t units_;
@@ -67,6 +93,32 @@ class ReadAhead {
   // Per tree, per branch: the first basket neither read nor predicted yet.
   std::vector<std::vector<uint32_t>> next_;
   std::vector<BranchKey> last_read_;  // branches of the previous vector read
+  bool read_ = false;                 // a client vector read matched a basket
+};
+
+inline constexpr int64_t kBranchMemorySeconds = 600;
+
+// What the last client of each tree name read (see ReadAhead). Thread-safe.
+class BranchMemory {
+ public:
+  // Called with the branches once they are known; returns false when its file is gone.
+  using Waiter = std::function<bool(const std::vector<std::string>& branches)>;
+
+  // Records the branches a client read in tree `tree` and hands them to the files waiting for
+  // that tree (outside the lock).
+  void Learn(const std::string& tree, std::vector<std::string> branches);
+  // The branches last learned for `tree` (recently); when there are none, `waiter` is called by
+  // the next Learn of that tree instead.
+  std::vector<std::string> RecallOrWait(const std::string& tree, Waiter waiter);
+
+ private:
+  struct Known {
+    std::vector<std::string> branches;
+    int64_t learned_ns = 0;
+  };
+  std::mutex mu_;
+  std::map<std::string, Known> known_;
+  std::multimap<std::string, Waiter> waiting_;
 };
 
 }  // namespace ferry::proxy

@@ -1,5 +1,8 @@
 #include "plugin/proxy/read_ahead.h"
 
+#include <map>
+#include <string>
+
 #include <gtest/gtest.h>
 
 namespace ferry::proxy {
@@ -78,6 +81,50 @@ TEST(ReadAhead, IgnoresWhatIsNotABasket) {
   ReadAhead none({}, 4);
   none.OnRead(std::vector<fetch::Range>{{1000, 100}}, ahead);
   EXPECT_TRUE(ahead.empty());
+}
+
+TEST(ReadAhead, SeedsAFileNotReadYetWithTheBranchesOfItsTree) {
+  ReadAhead ra({Tree(4, 10, 100)}, 2);
+  EXPECT_EQ(ra.TreeNames(), std::vector<std::string>{"Events"});
+  std::vector<fetch::Range> ahead;
+  ra.Seed("Other", {"b1"}, ahead);
+  ra.Seed("Events", {"nope"}, ahead);
+  EXPECT_TRUE(ahead.empty());
+  // Clusters are one tree of 1000 entries here (no cluster information): the first `units`
+  // clusters are the whole tree.
+  ra.Seed("Events", {"b2", "b0"}, ahead);
+  EXPECT_EQ(ahead.size(), 20u);
+  // Once the client read, seeds are ignored and its own reads lead.
+  ReadAhead read({Tree(4, 10, 100)}, 2);
+  std::map<std::string, std::vector<std::string>> learned;
+  ahead.clear();
+  read.OnRead(std::vector<fetch::Range>{Basket(4, 3, 0)}, ahead, &learned);
+  EXPECT_EQ(learned, (std::map<std::string, std::vector<std::string>>{{"Events", {"b3"}}}));
+  const size_t n = ahead.size();
+  read.Seed("Events", {"b0"}, ahead);
+  EXPECT_EQ(ahead.size(), n);
+  // The same branches again teach nothing new.
+  learned.clear();
+  read.OnRead(std::vector<fetch::Range>{Basket(4, 3, 1)}, ahead, &learned);
+  EXPECT_TRUE(learned.empty());
+}
+
+TEST(BranchMemory, RecallsOrWaitsForTheNextLesson) {
+  BranchMemory m;
+  std::vector<std::string> got;
+  EXPECT_TRUE(m.RecallOrWait("T", [&](const std::vector<std::string>& b) {
+                 got = b;
+                 return true;
+               }).empty());
+  m.Learn("U", {"x"});
+  EXPECT_TRUE(got.empty());
+  m.Learn("T", {"a", "b"});
+  EXPECT_EQ(got, (std::vector<std::string>{"a", "b"}));
+  got.clear();
+  m.Learn("T", {"c"});  // a waiter is called once
+  EXPECT_TRUE(got.empty());
+  EXPECT_EQ(m.RecallOrWait("T", [](const std::vector<std::string>&) { return true; }),
+            std::vector<std::string>{"c"});
 }
 
 }  // namespace

@@ -19,6 +19,9 @@ std::mutex g_mu;
 ProxyService* g_service = nullptr;  // leaked on purpose (see service.h)
 
 constexpr std::string_view kSyntheticPrefix = "ferryc";
+// Read-ahead fetches in flight at once over all files (each per-file stream is bounded by
+// ferry.lookahead too).
+constexpr size_t kPrefetchWorkers = 32;
 
 }  // namespace
 
@@ -64,6 +67,7 @@ ProxyService* ProxyService::Get() {
 ProxyService::ProxyService(const ProxyConfig& config)
     : config_(config),
       pool_(std::make_unique<plugin::WorkerPool>(config.cache.workers)),
+      prefetch_pool_(std::make_unique<plugin::WorkerPool>(kPrefetchWorkers)),
       started_unix_(UnixNow()) {}
 
 void ProxyService::AtExit() {

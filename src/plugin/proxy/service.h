@@ -27,6 +27,7 @@
 #include "cache/cache.h"
 #include "plugin/proxy/origin_meter.h"
 #include "plugin/proxy/proxy_config.h"
+#include "plugin/proxy/read_ahead.h"
 #include "plugin/xrdcl/worker_pool.h"
 
 namespace ferry::proxy {
@@ -44,10 +45,16 @@ class ProxyService {
 
   const ProxyConfig& config() const { return config_; }
   cache::Cache& cache() { return *cache_; }
+  // Workers of asynchronous client reads and deferred releases.
   plugin::WorkerPool& pool() { return *pool_; }
+  // Workers of read-ahead (tree loads, basket fetches): separate, so that predictions waiting
+  // for the origin never delay a client's own reads.
+  plugin::WorkerPool& prefetch_pool() { return *prefetch_pool_; }
   // Set at process exit: XrdCl objects must not be released any more.
   const std::atomic<bool>* exiting() const { return &exiting_; }
   OriginMeter& meter() { return meter_; }
+  // Branches the clients of each tree name read last (read-ahead across files).
+  BranchMemory& branches() { return branches_; }
 
   // Synthetic user for the next self-redirect: "ferryc<N>", N cycling through redirect_users.
   std::string NextSyntheticUser();
@@ -72,7 +79,9 @@ class ProxyService {
   const ProxyConfig config_;
   std::shared_ptr<cache::Cache> cache_;
   std::unique_ptr<plugin::WorkerPool> pool_;
+  std::unique_ptr<plugin::WorkerPool> prefetch_pool_;
   OriginMeter meter_;
+  BranchMemory branches_;
   std::atomic<bool> exiting_{false};
   std::atomic<uint64_t> next_user_{0};
   std::atomic<uint64_t> opens_{0};
