@@ -212,7 +212,61 @@ def test_basic():
         s.remove()
 
 
-TESTS = {"basic": test_basic}
+def wan_name(tag):
+    # wan.sh names: "ftb-" and 1-8 of [a-z0-9]; "ftb-p" keeps them apart from other users'.
+    return "ftb-p%s%d" % (tag, os.getpid() % 10000)
+
+
+def test_concurrency():
+    """Behind a 40 ms WAN: one client's concurrent vector reads of 8 files, and its concurrent
+    reads of one file, are in flight at once through the proxy (not one per round trip)."""
+    s = Setup()
+    try:
+        files = [s.file("c%d.bin" % i, 4 * 1024 * 1024, 10 + i) for i in range(8)]
+        with ferry_testbed.Wan(name=wan_name("c"), rtt="40ms", rate="1gbit") as w, \
+                w.origin(s.data) as o, \
+                Proxy(FERRY, o.url.split("//")[1].rstrip("/"), s.cache, s.root, env=s.env) as p:
+            pairs = ["%s=%s" % (p.url_for(os.path.basename(f)), f) for f in files]
+            direct = ["%s=%s" % (o.url_for(os.path.basename(f)), f) for f in files]
+            rtt = 0.040
+
+            def timed(mode, n, spec, what):
+                q = s.reader("concurrent", mode, str(n), *spec)
+                if not ok(q, what):
+                    return None
+                r = json.loads(q.stdout)
+                check(r["ok"], "%s: every byte right %s" % (what, r))
+                print("%s: %.3f s" % (what, r["seconds"]), flush=True)
+                return r["seconds"]
+
+            d = timed("readv", 8, direct, "direct: 8 vector reads of 8 files")
+            before = p.status().get("origin_max_inflight", 0)
+            c = timed("readv", 8, pairs, "proxy cold: 8 vector reads of 8 files")
+            # One vector read per round trip would take 8 RTT; at once, about one.
+            check(c is not None and c < 4 * rtt, "vector reads of 8 files at once: %s s" % c)
+            w2 = timed("readv", 8, pairs, "proxy warm: the same")
+            check(w2 is not None and w2 < rtt / 2, "warm vector reads from the cache: %s" % w2)
+            d1 = timed("read", 8, direct[1:2], "direct: 8 reads of one file")
+            one = timed("read", 8, pairs[:1], "proxy cold: 8 reads of one file")
+            # Eight round trips if they queued; the link's throughput is the same for both.
+            check(one is not None and d1 is not None and one < d1 + 3 * rtt,
+                  "reads of one file at once: %s s (direct %s s)" % (one, d1))
+            time.sleep(1.2)  # the status file is rewritten every second
+            st = p.status()
+            print("status:", json.dumps(st), flush=True)
+            check(st.get("origin_max_inflight", 0) >= 4,
+                  "origin requests in flight at once: %s (before %s)" %
+                  (st.get("origin_max_inflight"), before))
+            if st.get("origin_busy_seconds"):
+                print("mean outstanding origin requests while busy: %.2f" %
+                      (st["origin_inflight_seconds"] / st["origin_busy_seconds"]))
+            if d is not None and c is not None:
+                print("cold proxy / direct: %.2f" % (c / d))
+    finally:
+        s.remove()
+
+
+TESTS = {"basic": test_basic, "concurrency": test_concurrency}
 
 
 def main():

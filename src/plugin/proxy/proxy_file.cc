@@ -72,7 +72,8 @@ struct FileState {
   std::mutex aio_mu;
   std::condition_variable aio_cv;
   std::vector<AioOp> aio_pending;
-  bool aio_draining = false;
+  uint32_t aio_drainers = 0;  // workers serving this file's queue
+  uint32_t aio_starting = 0;  // ... of which not yet taken a batch
 };
 
 namespace {
@@ -487,13 +488,20 @@ void ReadAheadOf(const std::shared_ptr<FileState>& s, std::span<const io::ReadRe
   PredictFrom(s, chunks);
 }
 
+// At most this many workers serve one file's asynchronous reads at once (XrdXrootd keeps at
+// most 8 in flight per link).
+constexpr uint32_t kMaxDrainers = 8;
+
 void DrainAio(const std::shared_ptr<FileState>& s) {
   std::vector<AioOp> batch;
-  for (;;) {
+  for (bool first = true;; first = false) {
     {
       std::lock_guard<std::mutex> lock(s->aio_mu);
+      if (first) {
+        --s->aio_starting;
+      }
       if (s->aio_pending.empty()) {
-        s->aio_draining = false;
+        --s->aio_drainers;
         s->aio_cv.notify_all();
         return;
       }
@@ -512,10 +520,15 @@ int QueueAio(const std::shared_ptr<FileState>& s, XrdSfsAio* aio, bool pg) {
   {
     std::lock_guard<std::mutex> lock(s->aio_mu);
     s->aio_pending.push_back({aio, pg});
-    start = !s->aio_draining;
-    s->aio_draining = true;
+    // The segments of one request arrive together: the worker about to take a batch takes them
+    // all (one cache read, one planned origin request). Segments that come while every worker
+    // waits for the origin start another one, so requests of one file do not queue.
+    start = s->aio_starting == 0 && s->aio_drainers < kMaxDrainers;
+    if (start) {
+      ++s->aio_drainers;
+      ++s->aio_starting;
+    }
   }
-  // One worker drains a file's queue: segments queued while it reads join its next batch.
   if (start) {
     s->service.pool().Submit([s] { DrainAio(s); });
   }
@@ -671,7 +684,7 @@ int ProxyFile::Close(long long* retsz) {
   {
     // Queued asynchronous reads still write into XrdXrootd's buffers: finish them first.
     std::unique_lock<std::mutex> lock(s->aio_mu);
-    s->aio_cv.wait(lock, [&] { return !s->aio_draining; });
+    s->aio_cv.wait(lock, [&] { return s->aio_drainers == 0; });
   }
   {
     // Read-ahead stops: queued fetches are dropped, running ones (one origin round trip each)
