@@ -28,6 +28,8 @@ from proxy_testbed import Proxy, Redirector, Skip  # noqa: E402
 FERRY, PROBE, ROOT_DATA, TEST = sys.argv[1:5]
 PY = "/usr/bin/python3"
 READER = os.path.join(HERE, "proxy_reader.py")
+CACHE_READER = os.path.join(HERE, "..", "cache", "cache_reader.py")
+CLIENT_PLUGIN = os.environ.get("FERRY_CLIENT_PLUGIN", "")
 failures = []
 
 
@@ -212,6 +214,263 @@ def test_basic():
         s.remove()
 
 
+def origin_hostport(o):
+    return o.url.split("//")[1].rstrip("/")
+
+
+def proxy_rss_fds(p):
+    """(VmRSS in kB, open descriptors) of the proxy's xrootd."""
+    pid = p.pids()[0]
+    with open("/proc/%d/status" % pid) as f:
+        rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+    return rss, len(os.listdir("/proc/%d/fd" % pid))
+
+
+def test_crash(kills=20):
+    """The proxy SIGKILLed at random points while it fills, restarted on the same directory,
+    `kills` times: verify finds no bad page, later reads return the origin's bytes."""
+    s = Setup()
+    try:
+        local = s.file("big.bin", 24 * 1024 * 1024, 2)
+        rnd = random.Random(99)
+        with ferry_testbed.Origin(s.data) as o:
+            origin = origin_hostport(o)
+            port = None
+            for i in range(kills):
+                p = Proxy(FERRY, origin, s.cache, s.root, port=port, env=s.env,
+                          extra=["--set", "publish_ms=0"])  # publish after every batch
+                port = p.port
+                url = p.url_for("big.bin")
+                r = subprocess.Popen([PY, READER, "loop", url, local, str(i)], env=s.env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                time.sleep(rnd.uniform(0.15, 0.45))
+                p.kill(signal.SIGKILL)
+                r.kill()
+                _, err = r.communicate(timeout=30)
+                # The reader either read right bytes until the proxy vanished, or failed on the
+                # lost connection; a wrong byte is "mismatch".
+                check("mismatch" not in err, "reader %d saw wrong bytes: %s" % (i, err[-300:]))
+            rc, v = s.verify()
+            print("after %d kills: %s" % (kills, v), flush=True)
+            check(rc == 0 and v.get("pages_bad") == 0 and v.get("fragments_bad") == 0
+                  and v.get("bad_indexes") == 0, "verify after %d kills: %s" % (kills, v))
+            check(v.get("pages_ok", 0) + v.get("fragments_ok", 0) > 0, "kills left pages: %s" % v)
+            with Proxy(FERRY, origin, s.cache, s.root, port=port, env=s.env) as p:
+                for seed in (0, 7, 49, 1000):
+                    ok(s.reader("pass", p.url_for("big.bin"), local, str(seed)),
+                       "pass %d after the kills" % seed)
+            rc, v = s.verify()
+            check(rc == 0 and v.get("pages_bad") == 0, "verify at the end: %s" % v)
+    finally:
+        s.remove()
+
+
+def test_faults():
+    """A flipped bit in a cached page, the origin killed mid-pass and restarted, a full
+    filesystem under the cache: the proxy answers the origin's bytes or the origin's error."""
+    s = Setup()
+    state = ferry_testbed._StateDir()
+    mnt = None
+    try:
+        local = s.file("f.bin", 4 * 1024 * 1024, 3)
+        url0 = ferry_testbed._run("origin.sh", "start", "--dir", s.data, "--name", "kill",
+                                  env=state.env)
+        origin = url0.split("//")[1].rstrip("/")
+        # The proxy gives up on the origin after 5 s (ferry.timeout), so the pass below keeps
+        # going while the origin is down.
+        with Proxy(FERRY, origin, s.cache, s.root, env=s.env,
+                   extra=["--set", "timeout=5", "--set", "retries=1"]) as p:
+            url = p.url_for("f.bin")
+            # 1. A bit flipped in a cached page: detected, refetched, counted.
+            ranges = ["1048576:65536", "2000003:777"]
+            ok(s.run(PY, CACHE_READER, "ranges", url, local, *ranges), "fill for the bit flip")
+            s.settled()
+            ls = json.loads(s.ferry("cache", "ls", "--dir", s.cache, "--json").stdout)
+            key = ls["entries"][0]["key"]
+            data_file = os.path.join(s.cache, "entries", key[:2], key + ".data")
+            with open(data_file, "r+b") as f:
+                f.seek(1048576 + 5000)
+                b = f.read(1)
+                f.seek(1048576 + 5000)
+                f.write(bytes([b[0] ^ 0x04]))
+            before = s.stats()
+            ok(s.run(PY, CACHE_READER, "ranges", url, local, *ranges), "read after the flip")
+            after = s.stats()
+            check(after["crc_failures"] >= before["crc_failures"] + 1,
+                  "the CRC failure was counted: %s" % after)
+            # 2. The origin killed mid-pass and restarted on the same port: reads of held bytes
+            # go on, the others fail with an error (never a wrong byte) and work again after.
+            port = origin.rsplit(":", 1)[1]
+            r = subprocess.Popen([PY, CACHE_READER, "slow", url, local, "120", "25"],
+                                 env=s.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True)
+            time.sleep(1.0)
+            ferry_testbed._run("origin.sh", "stop", "--name", "kill", env=state.env)
+            time.sleep(1.5)
+            ferry_testbed._run("origin.sh", "start", "--dir", s.data, "--name", "kill",
+                               "--port", port, env=state.env)
+            out, err = r.communicate(timeout=180)
+            print("origin kill: reader", out.strip(), flush=True)
+            check(r.returncode == 0, "slow reader: no wrong byte (exit %d) %s" %
+                  (r.returncode, err[-500:]))
+            counts = dict(kv.split("=") for kv in out.split()) if out.strip() else {}
+            check(int(counts.get("ok_after_err", 0)) >= 20,
+                  "reads complete after the origin restart: %s" % out)
+            ok(s.reader("pass", url, local, "5"), "pass after the origin restart")
+            rc, v = s.verify()
+            check(rc == 0 and v.get("pages_bad") == 0, "verify after the origin kill: %s" % v)
+        # 3. The cache on a small tmpfs that fills up: reads stay right, the fault is counted.
+        mnt = tempfile.mkdtemp(prefix="fpx-tmpfs-")
+        m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "fpx-tmpfs", mnt],
+                           capture_output=True, text=True)
+        if m.returncode != 0:
+            os.rmdir(mnt)
+            mnt = None
+            print("SKIP part 3: cannot mount a tmpfs:", m.stderr.strip())
+            return
+        os.chmod(mnt, 0o755)
+        big = s.file("g.bin", 8 * 1024 * 1024, 4)
+        full = os.path.join(mnt, "cache")
+        with Proxy(FERRY, origin, full, s.root, env=s.env,
+                   extra=["--set", "min_free=0", "--max-size", "1G"]) as p:
+            url = p.url_for("g.bin")
+            spans = ["%d:%d" % (o, 200000) for o in range(0, 8 * 1024 * 1024 - 200000, 300000)]
+            for rnd in range(2):
+                ok(s.run(PY, CACHE_READER, "ranges", url, big, *spans),
+                   "read %d on a full cache" % rnd)
+            ok(s.reader("pass", url, big, "3"), "pass on a full cache")
+            time.sleep(1.5)
+            st = s.stats(full)
+            print("full disk:", json.dumps(st), flush=True)
+            check(st.get("failopen_events", 0) + st.get("writes_dropped", 0)
+                  + st.get("admissions_declined", 0) > 0, "the full disk was counted: %s" % st)
+            check(p.proc.poll() is None, "the proxy survived the full disk")
+    finally:
+        try:
+            ferry_testbed._run("origin.sh", "stop", "--name", "kill", env=state.env)
+        except Exception:  # pylint: disable=broad-except
+            pass
+        if mnt:
+            subprocess.run(["umount", "-l", mnt], capture_output=True)
+            os.rmdir(mnt)
+        state.remove()
+        s.remove()
+
+
+def test_storm(threads=16, opens=10000):
+    """16 client threads opening 100 files `opens` times in all, 2-byte reads, stat, close:
+    no error, no crash, no deadlock, no leak (descriptors and memory back where they were)."""
+    s = Setup()
+    try:
+        files = [s.file("s/%02d.bin" % i, 65536 + i, 200 + i) for i in range(100)]
+        with ferry_testbed.Origin(s.data) as o, \
+                Proxy(FERRY, origin_hostport(o), s.cache, s.root, env=s.env) as p:
+            pairs = ["%s=%s" % (p.url_for("s/%02d.bin" % i), f) for i, f in enumerate(files)]
+            # A first round fills the cache and reaches the steady state of memory use.
+            ok(s.reader("storm", str(threads), str(max(1, opens // threads // 10)), "1",
+                        *pairs, timeout=600), "storm warm-up")
+            time.sleep(1.5)
+            rss0, fds0 = proxy_rss_fds(p)
+            q = s.reader("storm", str(threads), str(opens // threads), "2", *pairs, timeout=900)
+            ok(q, "storm")
+            print("storm:", q.stdout.strip(), flush=True)
+            check(p.proc.poll() is None, "the proxy is alive after the storm")
+            time.sleep(1.5)
+            rss1, fds1 = proxy_rss_fds(p)
+            st = p.status()
+            print("proxy rss %d -> %d kB, fds %d -> %d, status %s" %
+                  (rss0, rss1, fds0, fds1, json.dumps(st)), flush=True)
+            check(st.get("open_files") == 0, "every file closed: %s" % st)
+            check(fds1 <= fds0 + 8, "descriptors do not leak: %d -> %d" % (fds0, fds1))
+            check(rss1 <= rss0 + 64 * 1024, "memory does not grow: %d -> %d kB" % (rss0, rss1))
+            # Still serving.
+            ok(s.run(PY, CACHE_READER, "ranges", p.url_for("s/07.bin"), files[7], "0:65536",
+                     "1000:2"), "reads after the storm")
+            rc, v = s.verify()
+            check(rc == 0 and v.get("pages_bad") == 0, "verify after the storm: %s" % v)
+    finally:
+        s.remove()
+
+
+def test_cluster():
+    """Two proxies behind an xrootd + cmsd redirector: clients open through the redirector,
+    read the origin's bytes, and both proxies serve."""
+    s = Setup()
+    try:
+        files = [s.file("k/%d.bin" % i, 2 * 1024 * 1024 + i, 300 + i) for i in range(12)]
+        with ferry_testbed.Origin(s.data) as o, Redirector(s.root) as r:
+            caches = [os.path.join(s.root, "cache-a"), os.path.join(s.root, "cache-b")]
+            with Proxy(FERRY, origin_hostport(o), caches[0], s.root, env=s.env,
+                       extra=["--manager", r.manager]) as pa, \
+                    Proxy(FERRY, origin_hostport(o), caches[1], s.root, env=s.env,
+                          extra=["--manager", r.manager]) as pb:
+                # Both data servers log in to the manager's cmsd before clients come.
+                deadline = time.time() + 30
+                while time.time() < deadline:
+                    q = s.run("xrdfs", r.url, "locate", "-r", "/k/0.bin", timeout=30)
+                    if q.returncode == 0 and q.stdout.count("Server") >= 2:
+                        break
+                    time.sleep(0.5)
+                print("locate:", q.stdout.strip(), q.stderr.strip()[-200:], flush=True)
+                for rnd in range(2):
+                    for i, f in enumerate(files):
+                        ok(s.reader("pass", r.url_for("k/%d.bin" % i), f, str(rnd)),
+                           "round %d file %d through the redirector" % (rnd, i))
+                time.sleep(1.5)
+                served = [s.stats(c).get("access", {}).get("records", 0) for c in caches]
+                print("records per proxy:", served, [pa.status().get("opens"),
+                                                     pb.status().get("opens")], flush=True)
+                check(sum(served) >= 24, "every open was served by a proxy: %s" % served)
+                check(all(n > 0 for n in served), "both proxies served: %s" % served)
+    finally:
+        s.remove()
+
+
+def test_twolevel():
+    """The ferry client cache (XrdCl plug-in) in front of a ferry proxy: both levels fill on the
+    first pass and count it; the second pass is served by the client cache alone."""
+    if not CLIENT_PLUGIN:
+        raise Skip("no client plug-in given (FERRY_CLIENT_PLUGIN)")
+    s = Setup()
+    try:
+        local = s.file("t.bin", 5 * 1024 * 1024 + 3, 9)
+        client_cache = os.path.join(s.root, "client-cache")
+        conf = os.path.join(s.root, "client-conf")
+        os.mkdir(conf)
+        with open(os.path.join(conf, "ferry.conf"), "w") as f:
+            f.write("url = root://*\nlib = %s\nenable = true\ndir = %s\npublish_ms = 50\n"
+                    % (CLIENT_PLUGIN, client_cache))
+        env = dict(s.env, XRD_PLUGINCONFDIR=conf)
+        with ferry_testbed.Origin(s.data) as o, \
+                Proxy(FERRY, origin_hostport(o), s.cache, s.root, env=s.env) as p:
+            url = p.url_for("t.bin")
+            ok(s.reader("pass", url, local, "4", env=env), "first pass, two levels")
+            s.settled()
+            s.settled(client_cache)
+            c1, p1 = s.stats(client_cache), s.stats()
+            print("client:", json.dumps(c1), "\nproxy:", json.dumps(p1), flush=True)
+            check(c1["misses"] > 0 and c1["bytes_from_origin"] > 0, "client cache filled")
+            check(p1["misses"] > 0 and p1["bytes_from_origin"] > 0, "proxy cache filled")
+            check(p1["bytes_from_origin"] <= c1["bytes_from_origin"] + 4096 * 64,
+                  "the proxy fetched what the client asked for: %d vs %d" %
+                  (p1["bytes_from_origin"], c1["bytes_from_origin"]))
+            ok(s.reader("pass", url, local, "4", env=env), "second pass, two levels")
+            time.sleep(1.5)
+            c2, p2 = s.stats(client_cache), s.stats()
+            check(c2["hits"] > c1["hits"] and c2["misses"] == c1["misses"],
+                  "second pass: client cache hits: %s" % c2)
+            check(p2["hits"] + p2["misses"] == p1["hits"] + p1["misses"],
+                  "second pass: nothing reached the proxy")
+            # Without the client cache, the proxy alone serves it from its cache.
+            ok(s.reader("pass", url, local, "4"), "third pass, proxy only")
+            time.sleep(1.5)
+            p3 = s.stats()
+            check(p3["hits"] > p2["hits"] and p3["bytes_from_origin"] == p2["bytes_from_origin"],
+                  "third pass: proxy cache hits, no origin bytes: %s" % p3)
+    finally:
+        s.remove()
+
+
 def wan_name(tag):
     # wan.sh names: "ftb-" and 1-8 of [a-z0-9]; "ftb-p" keeps them apart from other users'.
     return "ftb-p%s%d" % (tag, os.getpid() % 10000)
@@ -266,7 +525,17 @@ def test_concurrency():
         s.remove()
 
 
-TESTS = {"basic": test_basic, "concurrency": test_concurrency}
+TESTS = {
+    "basic": test_basic,
+    "concurrency": test_concurrency,
+    "crash": test_crash,
+    "crash_long": lambda: test_crash(kills=50),
+    "faults": test_faults,
+    "storm": lambda: test_storm(opens=4000),
+    "storm_long": lambda: test_storm(opens=10000),
+    "cluster": test_cluster,
+    "twolevel": test_twolevel,
+}
 
 
 def main():

@@ -1,5 +1,7 @@
 #include "plugin/proxy/proxy_sfs.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include <XrdOuc/XrdOucErrInfo.hh>
@@ -22,6 +24,24 @@ std::string LoginOf(const char* tident) {
   return end == std::string::npos ? t : t.substr(0, end);
 }
 
+// The self-redirect target: root://ferryc<N>@HOST:PORT///PATH?CGI. XrdCl (5.5) follows a
+// redirect to a new channel only when the target's location (protocol, host, port and path,
+// without the user) differs from where the request was sent; it was sent either with the
+// client's own path ("root://h:p//f", or "root://h:p/f") or, after a cluster redirector, with
+// none ("root://h:p/"). A path with three slashes differs from all of them, and XrdXrootd
+// squashes it back to /f.
+std::string SelfTarget(ProxyService& service, const char* path, const char* opaque) {
+  const ProxyConfig& c = service.config();
+  std::string url = "root://" + service.NextSyntheticUser() + "@" + c.self_host() + ":"
+                    + std::to_string(c.self_port()) + "//";
+  url += path[0] == '/' ? path : "/" + std::string(path);
+  if (opaque != nullptr && opaque[0] != '\0') {
+    url += '?';
+    url += opaque;
+  }
+  return url;
+}
+
 class RedirectingFile final : public XrdSfsFile {
  public:
   RedirectingFile(XrdSfsFile* inner, const char* tident, ProxyService& service)
@@ -34,12 +54,22 @@ class RedirectingFile final : public XrdSfsFile {
            const XrdSecEntity* client,
            const char* opaque) override {
     if (service_.config().redirects() && ReadOnly(mode) && !ProxyService::IsSyntheticUser(login_)) {
-      const std::string target = service_.NextSyntheticUser() + "@" + service_.config().self_host();
-      error.setErrInfo(service_.config().self_port(), target.c_str());
+      const std::string target = SelfTarget(service_, path, opaque);
+      // Port -1: XrdCl takes the message as the whole target URL.
+      error.setErrInfo(-1, target.c_str());
       service_.OnRedirect();
+      if (std::getenv("FERRY_PROXY_DEBUG") != nullptr) {  // NOLINT(concurrency-mt-unsafe)
+        std::fprintf(stderr, "ferry proxy: open %s by %s: redirected to %s\n", path, login_.c_str(),
+                     target.c_str());
+      }
       return SFS_REDIRECT;
     }
-    return inner_->open(path, mode, create_mode, client, opaque);
+    const int rc = inner_->open(path, mode, create_mode, client, opaque);
+    if (std::getenv("FERRY_PROXY_DEBUG") != nullptr) {  // NOLINT(concurrency-mt-unsafe)
+      std::fprintf(stderr, "ferry proxy: open %s by %s: %d (%s:%d)\n", path, login_.c_str(), rc,
+                   error.getErrText(), error.getErrInfo());
+    }
+    return rc;
   }
 
   int checkpoint(cpAct act, struct iov* range, int n) override {
