@@ -109,6 +109,10 @@ Result<Plan> MakePlan(const Args& a) {
        + "//PATH reads root://" + *origin + "//PATH through the ferry cache in " + p.dir + "\n";
   c += "xrd.port " + *port + "\n";
   c += "all.export /\n";
+  // XrdXrootd hands a client's vector read to the file system in pieces of at most this many
+  // bytes, one after another (2 MiB by default): through a cold cache each piece would wait a
+  // round trip to the origin. 16 MiB is the cache's own request size.
+  c += "xrd.buffers maxbsz 16m\n";
   c += "all.adminpath " + p.admin + "\n";
   c += "all.pidpath " + p.admin + "\n";
   if (manager) {
