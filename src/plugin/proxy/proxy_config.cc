@@ -116,6 +116,8 @@ Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
       c.access_log = FERRY_TRY(ParseBool(key, value));
     } else if (key == "lookahead") {
       c.lookahead = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 0, 64)));
+    } else if (key == "ahead_fetches") {
+      c.ahead_fetches = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 1, 256)));
     } else if (key == "timeout") {
       c.timeout_s = static_cast<uint16_t>(FERRY_TRY(ParseBounded(key, value, 1, 3600)));
     } else {

@@ -12,6 +12,8 @@
 //   ferry.access_log 0|1   1        per-file access records in DIR/access.jsonl
 //   ferry.lookahead N      8        ROOT-aware read-ahead: cluster units fetched ahead of a
 //                                   client's vector reads (0: off)
+//   ferry.ahead_fetches N  8        read-ahead fetches in flight at once over all files (about a
+//                                   bandwidth-delay product of one-unit fetches)
 //   ferry.timeout S        60       origin request timeout in seconds
 //   ferry.<cache key> V             every key of the client cache (cache/config.h): dir,
 //                                   max_size, min_free, page_size, iogap, channels, ...
@@ -35,6 +37,7 @@ struct ProxyConfig {
   uint32_t redirect_users = 64;
   bool access_log = true;
   uint32_t lookahead = 8;
+  uint32_t ahead_fetches = 8;
   uint16_t timeout_s = 60;
   cache::Config cache;
 

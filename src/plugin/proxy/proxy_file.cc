@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,7 @@
 
 #include "cache/access_log.h"
 #include "cache/cache.h"
+#include "plugin/proxy/ahead_scheduler.h"
 #include "plugin/proxy/origin_meter.h"
 #include "plugin/proxy/read_ahead.h"
 #include "plugin/proxy/service.h"
@@ -55,9 +57,8 @@ struct FileState {
   AheadState ahead_state = AheadState::kUnknown;
   std::unique_ptr<ReadAhead> ahead;
   std::unique_ptr<cache::CachedFile> ahead_file;
-  std::vector<std::vector<fetch::Range>> ahead_queue;  // fetches waiting for a slot
   std::vector<fetch::Range> ahead_early;  // vector reads that came while the trees loaded
-  uint32_t ahead_running = 0;             // loads and fetches on workers
+  uint32_t ahead_running = 0;             // a tree load or fetches using ahead_file now
   bool closing = false;
   std::atomic<bool> ahead_decided{false};  // ahead_state left kUnknown (a lock-free check)
   std::atomic<bool> header_read{false};    // a client read the file's first bytes
@@ -78,11 +79,25 @@ struct FileState {
 
 namespace {
 
-// FERRY_PROXY_DEBUG=1 in xrootd's environment: read-ahead decisions on stderr (xrootd's log).
+// FERRY_PROXY_DEBUG=1 in xrootd's environment: read-ahead decisions on stderr (xrootd's log),
+// with the wall-clock time.
 bool Debug() {
   static const bool on = std::getenv("FERRY_PROXY_DEBUG") != nullptr;  // NOLINT
   return on;
 }
+
+__attribute__((format(printf, 1, 2))) void DebugLog(const char* format, ...) {
+  char line[512];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(line, sizeof line, format, args);
+  va_end(args);
+  std::fprintf(stderr, "ferry proxy: %.3f %s\n", UnixNow(), line);
+}
+
+// Read-ahead fetches are not made smaller than this (a client reading a few small baskets at a
+// time would otherwise cost one origin request per basket).
+constexpr uint64_t kMinAheadFetchBytes = 256 << 10;
 
 // Reused by the reads of one xrootd thread, so that hits allocate nothing once warm.
 thread_local std::vector<io::ReadRequest> tls_requests;
@@ -250,8 +265,6 @@ Result<std::vector<rootio::TreeInfo>> LoadTrees(cache::CachedFile& file, const s
   return trees;
 }
 
-void PumpAhead(const std::shared_ptr<FileState>& s);
-
 // Fetches predicted baskets into the cache (through the read-ahead handle; the copy into a
 // scratch buffer is the price of reusing the client read path with its joins and retries).
 void FetchAhead(const std::shared_ptr<FileState>& s, std::vector<fetch::Range> ranges) {
@@ -259,7 +272,11 @@ void FetchAhead(const std::shared_ptr<FileState>& s, std::vector<fetch::Range> r
   for (const fetch::Range& r : ranges) {
     total += r.length;
   }
-  std::vector<uint8_t> buffer(total);
+  // Kept per scheduler thread: its pages stay mapped, so a fetch costs no page faults.
+  thread_local std::vector<uint8_t> buffer;
+  if (buffer.size() < total) {
+    buffer.resize(total);
+  }
   std::vector<io::ReadRequest> requests;
   requests.reserve(ranges.size());
   uint64_t pos = 0;
@@ -270,31 +287,41 @@ void FetchAhead(const std::shared_ptr<FileState>& s, std::vector<fetch::Range> r
   (void)s->ahead_file->ReadV(requests);  // a failed fetch is simply not a hit later
 }
 
-// Starts queued fetches while fewer than `lookahead` run (on the service's workers).
-void PumpAhead(const std::shared_ptr<FileState>& s) {
-  std::lock_guard<std::mutex> lock(s->ahead_mu);
-  const uint32_t limit = std::max<uint32_t>(1, s->service.config().lookahead);
-  while (!s->closing && !s->ahead_queue.empty() && s->ahead_running < limit) {
-    std::vector<fetch::Range> ranges = std::move(s->ahead_queue.front());
-    s->ahead_queue.erase(s->ahead_queue.begin());
+// A queued fetch starts: skipped when the file closed meanwhile (Close waits only for fetches
+// that started, which use the read-ahead handle).
+void RunAhead(const std::shared_ptr<FileState>& s, std::vector<fetch::Range> ranges) {
+  {
+    std::lock_guard<std::mutex> lock(s->ahead_mu);
+    if (s->closing) {
+      return;
+    }
     ++s->ahead_running;
-    s->service.prefetch_pool().Submit([s, ranges = std::move(ranges)]() mutable {
-      FetchAhead(s, std::move(ranges));
-      {
-        std::lock_guard<std::mutex> done(s->ahead_mu);
-        --s->ahead_running;
-        s->ahead_cv.notify_all();
-      }
-      PumpAhead(s);
-    });
   }
+  FetchAhead(s, std::move(ranges));
+  std::lock_guard<std::mutex> lock(s->ahead_mu);
+  --s->ahead_running;
+  s->ahead_cv.notify_all();
 }
 
-// Queues predicted baskets in fetches of one origin request's worth each, so that they spread
-// over the origin channels (ahead_mu held). Baskets the cache holds already are skipped: a warm
-// pass predicts as much as a cold one and should cost nothing.
-void QueueAheadLocked(FileState& s, std::span<const fetch::Range> ahead) {
+// Queues predicted baskets (sorted by offset, which for a ROOT file is cluster order) in
+// fetches of about `unit_bytes` each — the size of the client's own vector reads — so that the
+// next one the client asks for comes first, alone, and they spread over the origin channels
+// (one big fetch would make every unit wait for the last byte of all). Baskets
+// the cache holds already are skipped: a warm pass predicts as much as a cold one and should
+// cost nothing.
+void QueueAhead(const std::shared_ptr<FileState>& state,
+                std::span<const fetch::Range> ahead,
+                uint64_t unit_bytes,
+                AheadScheduler::Priority priority) {
+  FileState& s = *state;
   const cache::Config& c = s.service.config().cache;
+  auto submit = [&](std::vector<fetch::Range> group) {
+    s.service.scheduler().Submit(priority, [state, group = std::move(group)]() mutable {
+      RunAhead(state, std::move(group));
+    });
+  };
+  const uint64_t budget =
+      std::clamp<uint64_t>(unit_bytes, kMinAheadFetchBytes, c.max_request_bytes);
   std::vector<fetch::Range> group;
   uint64_t bytes = 0;
   for (const fetch::Range& r : ahead) {
@@ -302,9 +329,8 @@ void QueueAheadLocked(FileState& s, std::span<const fetch::Range> ahead) {
     if (s.cached->AllHeld({&probe, 1})) {
       continue;
     }
-    if (!group.empty()
-        && (group.size() >= c.max_chunks || bytes + r.length > c.max_request_bytes)) {
-      s.ahead_queue.push_back(std::move(group));
+    if (!group.empty() && (group.size() >= c.max_chunks || bytes + r.length > budget)) {
+      submit(std::move(group));
       group.clear();
       bytes = 0;
     }
@@ -312,7 +338,7 @@ void QueueAheadLocked(FileState& s, std::span<const fetch::Range> ahead) {
     bytes += r.length;
   }
   if (!group.empty()) {
-    s.ahead_queue.push_back(std::move(group));
+    submit(std::move(group));
   }
 }
 
@@ -323,21 +349,20 @@ void PredictFrom(const std::shared_ptr<FileState>& s, std::span<const fetch::Ran
   ahead.clear();
   std::map<std::string, std::vector<std::string>> learned;
   s->ahead->OnRead(chunks, ahead, &learned);
+  uint64_t read_bytes = 0;
+  for (const fetch::Range& c : chunks) {
+    read_bytes += c.length;
+  }
   if (Debug()) {
-    std::fprintf(stderr, "ferry proxy: %s: vector read of %zu chunks at %llu -> %zu ahead%s\n",
-                 s->path.c_str(), chunks.size(),
-                 static_cast<unsigned long long>(chunks.empty() ? 0 : chunks[0].offset),
-                 ahead.size(), learned.empty() ? "" : ", branches learned");
+    DebugLog("%s: vector read of %zu chunks at %llu -> %zu ahead%s", s->path.c_str(), chunks.size(),
+             static_cast<unsigned long long>(chunks.empty() ? 0 : chunks[0].offset), ahead.size(),
+             learned.empty() ? "" : ", branches learned");
   }
   for (auto& [tree, branches] : learned) {
     s->service.branches().Learn(s->client + "\n" + tree, std::move(branches));
   }
   if (!ahead.empty()) {
-    {
-      std::lock_guard<std::mutex> lock(s->ahead_mu);
-      QueueAheadLocked(*s, ahead);
-    }
-    PumpAhead(s);
+    QueueAhead(s, ahead, read_bytes, AheadScheduler::Priority::kNow);
   }
 }
 
@@ -348,15 +373,17 @@ void SeedFrom(const std::shared_ptr<FileState>& s,
   std::vector<fetch::Range> ahead;
   s->ahead->Seed(tree, branches, ahead);
   if (Debug()) {
-    std::fprintf(stderr, "ferry proxy: %s: seeded with %zu branches of %s -> %zu ahead\n",
-                 s->path.c_str(), branches.size(), tree.c_str(), ahead.size());
+    DebugLog("%s: seeded with %zu branches of %s -> %zu ahead", s->path.c_str(), branches.size(),
+             tree.c_str(), ahead.size());
   }
   if (!ahead.empty()) {
-    {
-      std::lock_guard<std::mutex> lock(s->ahead_mu);
-      QueueAheadLocked(*s, ahead);
+    // One cluster's baskets per fetch, as the client will ask for them; after the fetches of
+    // files being read.
+    uint64_t bytes = 0;
+    for (const fetch::Range& r : ahead) {
+      bytes += r.length;
     }
-    PumpAhead(s);
+    QueueAhead(s, ahead, bytes / kSeedClusters, AheadScheduler::Priority::kLater);
   }
 }
 
@@ -419,7 +446,7 @@ void LoadAhead(const std::shared_ptr<FileState>& s) {
     return;
   }
   ++s->ahead_running;
-  s->service.prefetch_pool().Submit([s, units] {
+  s->service.pool().Submit([s, units] {
     std::unique_ptr<cache::CachedFile> handle;
     std::unique_ptr<ReadAhead> ahead;
     if (auto file = s->service.cache().Open(s->url, s->metered)) {
@@ -430,8 +457,8 @@ void LoadAhead(const std::shared_ptr<FileState>& s) {
     }
     bool on = false;
     if (Debug()) {
-      std::fprintf(stderr, "ferry proxy: read-ahead for %s: %s (%zu baskets)\n", s->path.c_str(),
-                   ahead ? "on" : "off", ahead ? ahead->baskets() : 0);
+      DebugLog("read-ahead for %s: %s (%zu baskets)", s->path.c_str(), ahead ? "on" : "off",
+               ahead ? ahead->baskets() : 0);
     }
     {
       std::lock_guard<std::mutex> done(s->ahead_mu);
@@ -660,7 +687,15 @@ ssize_t ProxyFile::ReadV(XrdOucIOVec* readV, int rdvcnt) {
   // The next vector reads' baskets start on their way before this one is served.
   MaybeLoadAhead(state_, reqs);
   ReadAheadOf(state_, reqs);
+  const bool debug = Debug();
+  const double t0 = debug ? UnixNow() : 0;
+  const bool held = debug && s.cached->AllHeld(reqs);
   Status st = ReadThrough(s, reqs);
+  if (debug) {
+    DebugLog("%s: served vector read at %llu (%zu chunks, %s) in %.1f ms", s.path.c_str(),
+             static_cast<unsigned long long>(reqs[0].offset), reqs.size(),
+             held ? "held" : "missing", (UnixNow() - t0) * 1e3);
+  }
   return st ? total : -ToErrno(st.error());
 }
 
@@ -691,7 +726,6 @@ int ProxyFile::Close(long long* retsz) {
     // end before the origin file is closed under them.
     std::unique_lock<std::mutex> lock(s->ahead_mu);
     s->closing = true;
-    s->ahead_queue.clear();
     s->ahead_cv.wait(lock, [&] { return s->ahead_running == 0; });
     if (s->ahead_file) {
       // What read-ahead fetched for this file is its own handle's origin traffic.

@@ -89,7 +89,11 @@ void ReadAhead::Seed(const std::string& tree,
     if (keys.empty() || clusters.empty()) {
       continue;
     }
-    const int64_t until = clusters[std::min<size_t>(units_, clusters.size()) - 1].end;
+    // Two clusters: the client's first vector reads of this file find them; the rest comes
+    // from its own reads, so that seeds of files read later do not crowd out the fetches the
+    // file being read needs now.
+    const size_t seeded = std::min<size_t>({units_, kSeedClusters, clusters.size()});
+    const int64_t until = clusters[seeded - 1].end;
     const size_t before = ahead.size();
     PredictLocked(keys, static_cast<uint32_t>(t), until, ahead);
     std::sort(ahead.begin() + static_cast<long>(before), ahead.end(),

@@ -53,8 +53,8 @@ class ReadAhead {
               std::map<std::string, std::vector<std::string>>* learned = nullptr);
 
   // Before any client vector read: the baskets of `branches` (names) of tree `tree` in its first
-  // `units` clusters, appended to `ahead`. Nothing once a client read happened or for unknown
-  // names.
+  // min(units, kSeedClusters) clusters, appended to `ahead`. Nothing once a client read happened or
+  // for unknown names.
   void Seed(const std::string& tree,
             const std::vector<std::string>& branches,
             std::vector<fetch::Range>& ahead);
@@ -97,6 +97,8 @@ class ReadAhead {
 };
 
 inline constexpr int64_t kBranchMemorySeconds = 600;
+// Clusters a seeded file gets before its first read (see Seed).
+inline constexpr size_t kSeedClusters = 2;
 
 // What the last client of each tree name read (see ReadAhead). Thread-safe.
 class BranchMemory {

@@ -93,7 +93,7 @@ TEST(ReadAhead, SeedsAFileNotReadYetWithTheBranchesOfItsTree) {
   // Clusters are one tree of 1000 entries here (no cluster information): the first `units`
   // clusters are the whole tree.
   ra.Seed("Events", {"b2", "b0"}, ahead);
-  EXPECT_EQ(ahead.size(), 20u);
+  EXPECT_EQ(ahead.size(), 20u);  // both branches, all 10 baskets
   // Once the client read, seeds are ignored and its own reads lead.
   ReadAhead read({Tree(4, 10, 100)}, 2);
   std::map<std::string, std::vector<std::string>> learned;

@@ -19,9 +19,6 @@ std::mutex g_mu;
 ProxyService* g_service = nullptr;  // leaked on purpose (see service.h)
 
 constexpr std::string_view kSyntheticPrefix = "ferryc";
-// Read-ahead fetches in flight at once over all files (each per-file stream is bounded by
-// ferry.lookahead too).
-constexpr size_t kPrefetchWorkers = 32;
 
 }  // namespace
 
@@ -67,7 +64,7 @@ ProxyService* ProxyService::Get() {
 ProxyService::ProxyService(const ProxyConfig& config)
     : config_(config),
       pool_(std::make_unique<plugin::WorkerPool>(config.cache.workers)),
-      prefetch_pool_(std::make_unique<plugin::WorkerPool>(kPrefetchWorkers)),
+      scheduler_(std::make_unique<AheadScheduler>(config.ahead_fetches)),
       started_unix_(UnixNow()) {}
 
 void ProxyService::AtExit() {

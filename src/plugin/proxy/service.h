@@ -25,6 +25,7 @@
 #include "base/result.h"
 #include "cache/access_log.h"
 #include "cache/cache.h"
+#include "plugin/proxy/ahead_scheduler.h"
 #include "plugin/proxy/origin_meter.h"
 #include "plugin/proxy/proxy_config.h"
 #include "plugin/proxy/read_ahead.h"
@@ -47,9 +48,10 @@ class ProxyService {
   cache::Cache& cache() { return *cache_; }
   // Workers of asynchronous client reads and deferred releases.
   plugin::WorkerPool& pool() { return *pool_; }
-  // Workers of read-ahead (tree loads, basket fetches): separate, so that predictions waiting
-  // for the origin never delay a client's own reads.
-  plugin::WorkerPool& prefetch_pool() { return *prefetch_pool_; }
+  // Read-ahead fetches of every file (a bounded number in flight; see ahead_scheduler.h), on
+  // threads of their own, so that predictions waiting for the origin never delay a client's
+  // own reads.
+  AheadScheduler& scheduler() { return *scheduler_; }
   // Set at process exit: XrdCl objects must not be released any more.
   const std::atomic<bool>* exiting() const { return &exiting_; }
   OriginMeter& meter() { return meter_; }
@@ -79,7 +81,7 @@ class ProxyService {
   const ProxyConfig config_;
   std::shared_ptr<cache::Cache> cache_;
   std::unique_ptr<plugin::WorkerPool> pool_;
-  std::unique_ptr<plugin::WorkerPool> prefetch_pool_;
+  std::unique_ptr<AheadScheduler> scheduler_;
   OriginMeter meter_;
   BranchMemory branches_;
   std::atomic<bool> exiting_{false};
