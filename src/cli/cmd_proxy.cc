@@ -211,44 +211,28 @@ pid_t Spawn(const std::vector<std::string>& argv) {
   return pid;
 }
 
-int Config(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(argv, kOptions);
-  if (!parsed) {
-    return UsageError(parsed.error().message(), kUsage);
-  }
-  auto plan = MakePlan(*parsed);
-  if (!plan) {
-    return UsageError(plan.error().ToString(), kUsage);
-  }
-  std::fputs(plan->config.c_str(), stdout);
+int Config(const Plan& plan) {
+  std::fputs(plan.config.c_str(), stdout);
   return kExitOk;
 }
 
-int Run(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(argv, kOptions);
-  if (!parsed) {
-    return UsageError(parsed.error().message(), kUsage);
-  }
-  auto plan = MakePlan(*parsed);
-  if (!plan) {
-    return UsageError(plan.error().ToString(), kUsage);
-  }
-  const std::string user = parsed->GetOr("--user", "xrootd");
+int Run(const Args& options, const Plan& plan) {
+  const std::string user = options.GetOr("--user", "xrootd");
   const bool root = ::geteuid() == 0;
   struct passwd* pw = root ? ::getpwnam(user.c_str()) : nullptr;
   if (root && pw == nullptr) {
     return ReportError(InvalidArgumentError("no account '" + user + "' for xrootd to run as"));
   }
   // The cache directory gets its marker now, so that the library finds a ferry cache.
-  for (const Status& st : {cache::PrepareCacheDir(plan->dir), MakeDirs(plan->admin)}) {
+  for (const Status& st : {cache::PrepareCacheDir(plan.dir), MakeDirs(plan.admin)}) {
     if (!st) {
       return ReportError(st.error());
     }
   }
-  const std::string cfg = Absolute(parsed->GetOr("--config-out", plan->admin + "/xrootd.cfg"));
+  const std::string cfg = Absolute(options.GetOr("--config-out", plan.admin + "/xrootd.cfg"));
   {
     std::ofstream out(cfg);
-    out << plan->config;
+    out << plan.config;
     if (!out.flush()) {
       return ReportError(IoError("cannot write " + cfg, errno));
     }
@@ -256,7 +240,7 @@ int Run(std::span<const char* const> argv) {
   // xrootd refuses to run as root: it drops to `user` (-R), who must own what it writes (the
   // cache and the admin directory; a --log file's directory too: xrootd keeps a lock file
   // there and rotates the log daily).
-  const std::vector<std::string> owned = {plan->dir, plan->admin};
+  const std::vector<std::string> owned = {plan.dir, plan.admin};
   if (root) {
     for (const std::string& path : owned) {
       if (Status st = GiveTo(path, pw->pw_uid, pw->pw_gid); !st) {
@@ -265,17 +249,16 @@ int Run(std::span<const char* const> argv) {
     }
   }
   auto command = [&](const std::string& program) {
-    std::vector<std::string> args = {program, "-c", cfg, "-s",
-                                     plan->admin + "/" + program + ".pid"};
+    std::vector<std::string> args = {program, "-c", cfg, "-s", plan.admin + "/" + program + ".pid"};
     if (root) {
       args.insert(args.end(), {"-R", user});
     }
-    if (auto log = parsed->Get("--log")) {
+    if (auto log = options.Get("--log")) {
       args.insert(args.end(), {"-l", Absolute(*log) + (program == "cmsd" ? ".cmsd" : "")});
     }
     return args;
   };
-  if (!plan->cluster) {
+  if (!plan.cluster) {
     // Nothing to supervise: xrootd replaces this process (systemd and tests see it directly).
     std::vector<std::string> args = command("xrootd");
     std::vector<char*> raw;
@@ -311,14 +294,18 @@ int RunProxy(std::span<const char* const> args) {
     return args.empty() ? kExitUsage : kExitOk;
   }
   const std::string_view sub = args[0];
-  const auto rest = args.subspan(1);
-  if (sub == "config") {
-    return Config(rest);
+  if (sub != "config" && sub != "run") {
+    return UsageError("unknown proxy command '" + std::string(sub) + "'", kUsage);
   }
-  if (sub == "run") {
-    return Run(rest);
+  auto parsed = Args::Parse(args.subspan(1), kOptions);
+  if (!parsed) {
+    return UsageError(parsed.error().message(), kUsage);
   }
-  return UsageError("unknown proxy command '" + std::string(sub) + "'", kUsage);
+  auto plan = MakePlan(*parsed);
+  if (!plan) {
+    return UsageError(plan.error().ToString(), kUsage);
+  }
+  return sub == "config" ? Config(*plan) : Run(*parsed, *plan);
 }
 
 }  // namespace ferry::cli

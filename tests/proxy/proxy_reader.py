@@ -1,10 +1,11 @@
-"""Reader child for test_proxy.py and bench/proxy_wan: reads through XrdCl and checks every byte
-against local copies (the helpers of tests/cache/cache_reader.py do the checking).
+"""Reader child for test_proxy.py: reads through XrdCl and checks every byte against local copies
+(the helpers of tests/cache/cache_reader.py do the checking; its own modes, e.g. `pass`, are
+used directly).
 
 usage: proxy_reader.py MODE ARGS...     (run with /usr/bin/python3: it can import XRootD)
-  pass URL LOCAL SEED                 64-chunk vector reads + plain reads over the whole file
   missing URL                         open a file that does not exist: prints the error number
-  loop URL LOCAL SEED                 vector reads of fresh random ranges until killed
+  bigv URL LOCAL                      the largest vector reads XrdCl sends: 1024 chunks (32 MiB in
+                                      all), and chunks of readv_ior_max (2097136 bytes)
   concurrent MODE N URL=LOCAL...      N async requests at once (MODE readv or read), one file
                                       each (or N on one file): prints {"seconds":S,"ok":bool}
   storm THREADS OPENS SEED URL=LOCAL... each thread opens files at random, reads 2 bytes,
@@ -19,7 +20,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cache"))
-from cache_reader import chunks_for, open_file, vector_check  # noqa: E402
+from cache_reader import chunks_for, open_file  # noqa: E402
 from XRootD import client  # noqa: E402
 from XRootD.client.flags import OpenFlags  # noqa: E402
 
@@ -30,24 +31,6 @@ def pairs(args):
         url, local = a.split("=", 1)
         out.append((url, open(local, "rb").read()))
     return out
-
-
-def do_pass(url, local, seed):
-    data = open(local, "rb").read()
-    f = open_file(url)
-    st, info = f.stat()
-    if not st.ok or info.size != len(data):
-        sys.exit("stat: %s size %s" % (st.message, getattr(info, "size", None)))
-    rnd = random.Random(seed)
-    for _ in range(3):
-        err = vector_check(f, data, chunks_for(len(data), rnd))
-        if err:
-            sys.exit(err)
-    for off, ln in [(0, 1000), (len(data) // 3, 70000), (len(data) - 100, 4096)]:
-        st, buf = f.read(off, ln)
-        if not st.ok or buf != data[off:off + ln]:
-            sys.exit("read %d+%d: %s" % (off, ln, st.message))
-    f.close()
 
 
 def do_concurrent(mode, n, files):
@@ -128,21 +111,24 @@ def do_storm(threads, opens, seed, files):
 
 def main():
     mode = sys.argv[1]
-    if mode == "pass":
-        do_pass(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    if mode == "bigv":
+        url, local = sys.argv[2], sys.argv[3]
+        data = open(local, "rb").read()
+        f = open_file(url)
+        slot = len(data) // 1024
+        for chunks in ([(i * slot, 32768) for i in range(1024)],
+                       [(i * 2200000, 2097136) for i in range(len(data) // 2200000)]):
+            st, res = f.vector_read(chunks)
+            if not st.ok:
+                sys.exit("vector_read of %d chunks: %s" % (len(chunks), st.message))
+            for c in res.chunks:
+                if c.buffer != data[c.offset:c.offset + c.length]:
+                    sys.exit("mismatch at %d+%d" % (c.offset, c.length))
+        f.close()
     elif mode == "missing":
         f = client.File()
         st, _ = f.open(sys.argv[2], OpenFlags.READ)
         print("ok" if st.ok else "errno %d %s" % (st.errno, st.message))
-    elif mode == "loop":
-        url, local, seed = sys.argv[2], sys.argv[3], int(sys.argv[4])
-        data = open(local, "rb").read()
-        f = open_file(url)
-        rnd = random.Random(seed)
-        while True:
-            err = vector_check(f, data, chunks_for(len(data), rnd))
-            if err:
-                sys.exit(err)
     elif mode == "concurrent":
         do_concurrent(sys.argv[2], int(sys.argv[3]), pairs(sys.argv[4:]))
     elif mode == "storm":

@@ -175,7 +175,7 @@ class Redirector(Server):
         with open(cfg, "w") as f:
             f.write("all.role manager\nall.manager 127.0.0.1:%d\nxrd.port %d\n"
                     "all.export /\nall.adminpath %s/admin\nall.pidpath %s/admin\n"
-                    "xrootd.trace emsg login\ncms.delay startup 1\n"
+                    "xrootd.trace emsg login\ncms.delay startup 1 lookup 1\n"
                     % (self.cms_port, self.port, run, run))
         subprocess.run(["chown", "-R", "xrootd:", run], check=True)
         env = dict(os.environ, LD_PRELOAD=bindshim(workdir), FERRY_TB_BIND_ADDR="127.0.0.1")
@@ -197,6 +197,19 @@ class Redirector(Server):
 
     def url_for(self, path):
         return self.url + "/" + path.lstrip("/")
+
+    def wait_servers(self, n, seconds=30):
+        """Waits until n data servers logged in to the manager's cmsd (its log says so)."""
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            try:
+                with open(self.cmsd.log, errors="replace") as f:
+                    if sum(1 for line in f if "server." in line and "logged in" in line) >= n:
+                        return True
+            except OSError:
+                pass
+            time.sleep(0.1)
+        return False
 
     def stop(self):
         super().stop()

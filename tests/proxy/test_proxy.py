@@ -7,7 +7,6 @@ usage: test_proxy.py FERRY PGREAD_PROBE ROOT_DATA_DIR TEST
   of crash and storm at full size)
 Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, not root, no namespaces).
 """
-import hashlib
 import json
 import os
 import random
@@ -16,7 +15,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -74,7 +72,9 @@ class Setup:
                               timeout=timeout)
 
     def reader(self, *args, timeout=180, env=None):
-        return self.run(PY, READER, *args, timeout=timeout, env=env)
+        # tests/cache's reader has the modes both test suites use (pass, ranges, slow, loop).
+        script = CACHE_READER if args and args[0] in ("pass", "ranges", "slow") else READER
+        return self.run(PY, script, *args, timeout=timeout, env=env)
 
     def ferry(self, *args, timeout=180, env=None):
         return self.run(FERRY, *args, timeout=timeout, env=env)
@@ -126,6 +126,7 @@ def test_basic():
     s = Setup()
     try:
         local = s.file("sub/a.bin", 6 * 1024 * 1024 + 11, 1)
+        big = s.file("big.bin", 40 * 1024 * 1024, 5)
         roots = []
         if os.path.isdir(ROOT_DATA):
             roots = [s.copy_root(n) for n in ("nano_dy.root",
@@ -171,6 +172,8 @@ def test_basic():
                         check(json.loads(a.stdout)["digest"] == json.loads(b.stdout)["digest"],
                               "%s agc digest through the proxy" % tag)
 
+            # The largest vector reads a client sends reach the origin within its limits.
+            ok(s.reader("bigv", p.url_for("big.bin"), big), "1024-chunk and 2 MiB-chunk readv")
             one_pass("cold")
             s.settled()
             cold = s.stats()
@@ -186,7 +189,7 @@ def test_basic():
             check(warm["origin_requests"] == cold["origin_requests"], "warm: no origin request")
             # Access records: one per closed file, summarised by ferry cache stats.
             acc = warm.get("access", {})
-            check(acc.get("records", 0) >= 8 and acc.get("files", 0) == 1 + len(roots),
+            check(acc.get("records", 0) >= 8 and acc.get("files", 0) == 2 + len(roots),
                   "access records: %s" % acc)
             check(acc.get("bytes_hit", 0) > 0 and acc.get("bytes_missed", 0) > 0,
                   "records count hits and misses: %s" % acc)
@@ -195,7 +198,7 @@ def test_basic():
                   "status: opens redirected to synthetic users: %s" % st)
             # The CLI on the live proxy directory.
             ls = s.ferry("cache", "ls", "--dir", s.cache, "--json")
-            check(ls.returncode == 0 and len(json.loads(ls.stdout)["entries"]) == 1 + len(roots),
+            check(ls.returncode == 0 and len(json.loads(ls.stdout)["entries"]) == 2 + len(roots),
                   "ls on the live cache: %s" % ls.stdout[-300:])
             rc, v = s.verify()
             check(rc == 0 and v.get("pages_bad") == 0, "verify on the live cache: %s" % v)
@@ -241,7 +244,7 @@ def test_crash(kills=20):
                           extra=["--set", "publish_ms=0"])  # publish after every batch
                 port = p.port
                 url = p.url_for("big.bin")
-                r = subprocess.Popen([PY, READER, "loop", url, local, str(i)], env=s.env,
+                r = subprocess.Popen([PY, CACHE_READER, "loop", url, local, str(i)], env=s.env,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 time.sleep(rnd.uniform(0.15, 0.45))
                 p.kill(signal.SIGKILL)
@@ -397,7 +400,7 @@ def test_cluster():
     read the origin's bytes, and both proxies serve."""
     s = Setup()
     try:
-        files = [s.file("k/%d.bin" % i, 2 * 1024 * 1024 + i, 300 + i) for i in range(12)]
+        files = [s.file("k/%d.bin" % i, 2 * 1024 * 1024 + i, 300 + i) for i in range(8)]
         with ferry_testbed.Origin(s.data) as o, Redirector(s.root) as r:
             caches = [os.path.join(s.root, "cache-a"), os.path.join(s.root, "cache-b")]
             with Proxy(FERRY, origin_hostport(o), caches[0], s.root, env=s.env,
@@ -405,13 +408,8 @@ def test_cluster():
                     Proxy(FERRY, origin_hostport(o), caches[1], s.root, env=s.env,
                           extra=["--manager", r.manager]) as pb:
                 # Both data servers log in to the manager's cmsd before clients come.
-                deadline = time.time() + 30
-                while time.time() < deadline:
-                    q = s.run("xrdfs", r.url, "locate", "-r", "/k/0.bin", timeout=30)
-                    if q.returncode == 0 and q.stdout.count("Server") >= 2:
-                        break
-                    time.sleep(0.5)
-                print("locate:", q.stdout.strip(), q.stderr.strip()[-200:], flush=True)
+                check(r.wait_servers(2), "both proxies logged in to the redirector")
+                # (The manager makes the very first open of its life wait 10 s.)
                 for rnd in range(2):
                     for i, f in enumerate(files):
                         ok(s.reader("pass", r.url_for("k/%d.bin" % i), f, str(rnd)),
@@ -420,7 +418,7 @@ def test_cluster():
                 served = [s.stats(c).get("access", {}).get("records", 0) for c in caches]
                 print("records per proxy:", served, [pa.status().get("opens"),
                                                      pb.status().get("opens")], flush=True)
-                check(sum(served) >= 24, "every open was served by a proxy: %s" % served)
+                check(sum(served) >= 16, "every open was served by a proxy: %s" % served)
                 check(all(n > 0 for n in served), "both proxies served: %s" % served)
     finally:
         s.remove()
@@ -531,7 +529,7 @@ TESTS = {
     "crash": test_crash,
     "crash_long": lambda: test_crash(kills=50),
     "faults": test_faults,
-    "storm": lambda: test_storm(opens=4000),
+    "storm": lambda: test_storm(opens=2000),
     "storm_long": lambda: test_storm(opens=10000),
     "cluster": test_cluster,
     "twolevel": test_twolevel,
