@@ -378,13 +378,20 @@ def test_storm(threads=16, opens=10000):
             ok(q, "storm")
             print("storm:", q.stdout.strip(), flush=True)
             check(p.proc.poll() is None, "the proxy is alive after the storm")
-            time.sleep(1.5)
-            rss1, fds1 = proxy_rss_fds(p)
+            # Descriptors of the last files' entries stay open until the write-behind thread
+            # published them (publish_ms), and the origin channels opened for concurrent
+            # requests stay: wait (bounded) for the count to come back; a leak never does.
+            deadline = time.time() + 15
+            while True:
+                time.sleep(0.5)
+                rss1, fds1 = proxy_rss_fds(p)
+                if fds1 <= fds0 + 4 or time.time() > deadline:
+                    break
             st = p.status()
             print("proxy rss %d -> %d kB, fds %d -> %d, status %s" %
                   (rss0, rss1, fds0, fds1, json.dumps(st)), flush=True)
             check(st.get("open_files") == 0, "every file closed: %s" % st)
-            check(fds1 <= fds0 + 8, "descriptors do not leak: %d -> %d" % (fds0, fds1))
+            check(fds1 <= fds0 + 4, "descriptors do not leak: %d -> %d" % (fds0, fds1))
             check(rss1 <= rss0 + 64 * 1024, "memory does not grow: %d -> %d kB" % (rss0, rss1))
             # Still serving.
             ok(s.run(PY, CACHE_READER, "ranges", p.url_for("s/07.bin"), files[7], "0:65536",
