@@ -31,6 +31,13 @@ __attribute__((format(printf, 1, 2))) void DebugLog(const char* format, ...) {
 
 namespace {
 
+// Sequential read-ahead: after this many reads that follow each other, the next window is
+// fetched; the window doubles from kSeqWindowMin up to kSeqWindowMax, in fetches of kSeqFetch.
+constexpr uint32_t kSeqRunToStart = 3;
+constexpr uint64_t kSeqWindowMin = 4 << 20;
+constexpr uint64_t kSeqWindowMax = 16 << 20;
+constexpr uint64_t kSeqFetch = 2 << 20;
+
 // Read-ahead fetches are not made smaller than this (a client reading a few small baskets at a
 // time would otherwise cost one origin request per basket).
 constexpr uint64_t kMinAheadFetchBytes = 256 << 10;
@@ -263,7 +270,9 @@ void LoadAhead(const std::shared_ptr<FileState>& s) {
     }
     {
       std::lock_guard<std::mutex> done(s->ahead_mu);
-      s->ahead_file = std::move(handle);
+      if (!s->ahead_file) {  // sequential read-ahead may have opened one already
+        s->ahead_file = std::move(handle);
+      }
       on = ahead && s->ahead_file && !s->closing;
       s->ahead_state = on ? AheadState::kOn : AheadState::kOff;
       s->ahead = std::move(ahead);
@@ -316,6 +325,55 @@ void ReadAheadOf(const std::shared_ptr<FileState>& s, std::span<const io::ReadRe
     }
   }
   PredictFrom(s, chunks);
+}
+
+void SequentialAhead(const std::shared_ptr<FileState>& s, std::span<const io::ReadRequest> reqs) {
+  if (reqs.empty() || s->service.config().lookahead == 0) {
+    return;
+  }
+  uint64_t lo = UINT64_MAX;
+  uint64_t hi = 0;
+  for (const io::ReadRequest& r : reqs) {
+    lo = std::min(lo, r.offset);
+    hi = std::max<uint64_t>(hi, r.offset + r.dest.size());
+  }
+  std::vector<fetch::Range> ahead;
+  uint32_t run = 0;
+  {
+    std::lock_guard<std::mutex> lock(s->ahead_mu);
+    // Reads of a copy arrive a few at a time and slightly out of order (several in flight):
+    // a read that starts before where the last one ended and reaches past it continues the run.
+    const bool continues = lo <= s->seq_next && hi > s->seq_next;
+    s->seq_run = continues ? s->seq_run + 1 : (lo == 0 ? 1 : 0);
+    s->seq_next = hi;
+    if (s->seq_run < kSeqRunToStart || s->closing) {
+      return;
+    }
+    const uint64_t window = std::min(
+        kSeqWindowMax, kSeqWindowMin << std::min<uint32_t>(s->seq_run - kSeqRunToStart, 2));
+    const uint64_t until = std::min(s->cached->size(), hi + window);
+    uint64_t from = std::max(s->seq_queued, hi);
+    if (until <= from || until - from < kSeqFetch / 2) {
+      return;
+    }
+    if (!s->ahead_file) {
+      auto file = s->service.cache().Open(s->url, s->metered);
+      if (!file) {
+        return;
+      }
+      s->ahead_file = std::move(*file);
+    }
+    for (; from < until; from += kSeqFetch) {
+      ahead.push_back({from, std::min(kSeqFetch, until - from)});
+    }
+    s->seq_queued = until;
+    run = s->seq_run;
+  }
+  if (Debug()) {
+    DebugLog("%s: sequential reads (%u) -> %zu fetches ahead to %llu", s->path.c_str(), run,
+             ahead.size(), static_cast<unsigned long long>(ahead.back().end()));
+  }
+  QueueAhead(s, ahead, kSeqFetch, AheadScheduler::Priority::kNow);
 }
 
 void StopAhead(FileState& s) {

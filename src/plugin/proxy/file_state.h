@@ -58,6 +58,11 @@ struct FileState {
   bool closing = false;
   std::atomic<bool> ahead_decided{false};  // ahead_state left kUnknown (a lock-free check)
   std::atomic<bool> header_read{false};    // a client read the file's first bytes
+  // Sequential read-ahead (ahead_mu): where the client's plain reads will continue, how many
+  // followed each other, and up to where fetches were queued.
+  uint64_t seq_next = 0;
+  uint32_t seq_run = 0;
+  uint64_t seq_queued = 0;
   double open_unix = 0;
   std::atomic<uint64_t> reads{0};
   std::atomic<uint64_t> bytes_read{0};
@@ -78,6 +83,9 @@ struct FileState {
 void MaybeLoadAhead(const std::shared_ptr<FileState>& s, std::span<const io::ReadRequest> reqs);
 // A client vector read: the baskets that come after it are queued for fetching now.
 void ReadAheadOf(const std::shared_ptr<FileState>& s, std::span<const io::ReadRequest> reqs);
+// Client plain or page reads: when they follow each other through the file (a copy), the next
+// bytes are fetched before they are asked for.
+void SequentialAhead(const std::shared_ptr<FileState>& s, std::span<const io::ReadRequest> reqs);
 // The file closes: queued fetches are dropped, running ones finish, the read-ahead handle is
 // closed and its origin traffic counted (bytes_prefetched, prefetch_requests).
 void StopAhead(FileState& s);

@@ -142,6 +142,7 @@ void ServeAio(const std::shared_ptr<FileState>& state, std::vector<AioOp>& batch
   }
   if (!requests.empty()) {
     MaybeLoadAhead(state, requests);
+    SequentialAhead(state, requests);
     (void)ReadThrough(s, requests);
   }
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -288,6 +289,7 @@ ssize_t ProxyFile::Read(void* buffer, off_t offset, size_t size) {
   }
   io::ReadRequest r{static_cast<uint64_t>(offset), {static_cast<uint8_t*>(buffer), n}, {}};
   MaybeLoadAhead(state_, {&r, 1});
+  SequentialAhead(state_, {&r, 1});
   Status st = ReadThrough(s, {&r, 1});
   return st ? static_cast<ssize_t>(n) : -ToErrno(st.error());
 }
