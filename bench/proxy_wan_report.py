@@ -52,8 +52,11 @@ for r in runs:
     if r["scenario"].startswith("proxy"):
         r["origin_bytes"] = delta(r, "bytes_from_origin")
         r["origin_requests"] = delta(r, "origin_requests")
+        # The status file is rewritten every second: a pass that sent nothing to the origin
+        # still sees the end of the previous one's integral.
         inflight = delta(r, "origin_inflight_seconds", "proxy")
-        r["origin_inflight_mean"] = inflight / r["wall_s"] if inflight and r["wall_s"] else None
+        r["origin_inflight_mean"] = (inflight / r["wall_s"] if inflight and r["wall_s"]
+                                     and r["origin_requests"] else None)
         r["prefetched_bytes"] = delta(r, "prefetched_bytes", "proxy")
     elif r["scenario"] == "direct" and r["workload"] != "agc":
         r["origin_requests"] = r["result"].get("vector_reads")
