@@ -103,6 +103,16 @@ class Setup:
             time.sleep(0.3)
         return last
 
+    def flip_bit(self, offset):
+        """Flips one bit of the only cache entry's data file at `offset` (a cached page)."""
+        entries = json.loads(self.ferry("cache", "ls", "--dir", self.cache, "--json").stdout)
+        key = entries["entries"][0]["key"]
+        with open(os.path.join(self.cache, "entries", key[:2], key + ".data"), "r+b") as f:
+            f.seek(offset)
+            byte = f.read(1)[0]
+            f.seek(offset)
+            f.write(bytes([byte ^ 0x04]))
+
     def remove(self):
         shutil.rmtree(self.root, ignore_errors=True)
 
@@ -288,14 +298,7 @@ def test_faults():
             ranges = ["1048576:65536", "2000003:777"]
             ok(s.run(PY, CACHE_READER, "ranges", url, local, *ranges), "fill for the bit flip")
             s.settled()
-            ls = json.loads(s.ferry("cache", "ls", "--dir", s.cache, "--json").stdout)
-            key = ls["entries"][0]["key"]
-            data_file = os.path.join(s.cache, "entries", key[:2], key + ".data")
-            with open(data_file, "r+b") as f:
-                f.seek(1048576 + 5000)
-                b = f.read(1)
-                f.seek(1048576 + 5000)
-                f.write(bytes([b[0] ^ 0x04]))
+            s.flip_bit(1048576 + 5000)
             before = s.stats()
             ok(s.run(PY, CACHE_READER, "ranges", url, local, *ranges), "read after the flip")
             after = s.stats()
