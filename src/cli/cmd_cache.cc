@@ -28,6 +28,7 @@
 #include "cache/verify.h"
 #include "cli/args.h"
 #include "cli/cache_conf.h"
+#include "cli/cache_access.h"
 #include "cli/commands.h"
 
 namespace ferry::cli {
@@ -478,7 +479,9 @@ int Stats(std::span<const char* const> argv) {
     JsonWriter w;
     w.BeginObject();
     WriteCounters(w, *counters);
-    w.Field("entries", usage->entries).Field("disk_bytes", usage->disk_bytes).EndObject();
+    w.Field("entries", usage->entries).Field("disk_bytes", usage->disk_bytes);
+    WriteProxyStatsJson(w, config->dir);
+    w.EndObject();
     std::printf("%s\n", w.str().c_str());
     return kExitOk;
   }
@@ -514,6 +517,7 @@ int Stats(std::span<const char* const> argv) {
               HumanBytes(static_cast<double>(usage->disk_bytes)).c_str(),
               static_cast<unsigned long long>(get(cache::Counter::kEvictions)),
               static_cast<unsigned long long>(get(cache::Counter::kAdmissionsDeclined)));
+  PrintProxyStats(config->dir);
   return kExitOk;
 }
 

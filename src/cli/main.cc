@@ -26,6 +26,8 @@ constexpr Command kCommands[] = {
     {"recv", ferry::cli::RunRecv, "receive transfers from ferry send (daemon)"},
     {"cache", ferry::cli::RunCache,
      "XRootD client cache: enable, status, ls, stats, verify, evict"},
+    {"proxy", ferry::cli::RunProxy,
+     "site cache inside an xrootd server: config (print its configuration), run"},
 };
 
 void PrintHelp() {
