@@ -1,6 +1,8 @@
 // The generator's two-thread pipeline (label concurrency: also run under TSan).
 #include "gen/batch_pipeline.h"
 
+#include "gen/object_resampler.h"
+
 #include <gtest/gtest.h>
 
 #include "testing/testing.h"
@@ -11,7 +13,7 @@ namespace {
 std::vector<std::vector<rootio::Column>> Collect(const EventTemplate& t,
                                                  bool threaded,
                                                  size_t take) {
-  Resampler r(t, 21);
+  ObjectResampler r(t, 21);
   EventIdSequence ids(21);
   BatchPipeline p(r, ids, {100, 250, 1, 300, 77, 200}, threaded);
   std::vector<std::vector<rootio::Column>> out;
