@@ -16,6 +16,8 @@ constexpr bool kPull = true;
 // Log-space widths above this (sparse tails of pools spanning decades) would move values by
 // factors of ten.
 constexpr double kMaxLogWidth = 0.7;
+// Same-sign quantities within [0, 1] spanning fewer than this factor are resampled linearly.
+constexpr double kDecades = 100.0;
 // Abramson's factor stays within these bounds.
 constexpr double kMinAdaptive = 0.3, kMaxAdaptive = 4.0;
 // A branch is discrete (copied) with at most this many distinct values...
@@ -109,6 +111,7 @@ inline T ExpApprox(T d) {
 // The per-call constants of the float loop.
 struct FloatParams {
   float lo, hi, lo2;
+  float top, top2;  // kScale's upper reflection: at magnitudes up to 1, else none (infinity)
   uint32_t mask, half;
 };
 
@@ -117,6 +120,8 @@ FloatParams MakeFloatParams(const FloatKernel& k) {
   p.lo = static_cast<float>(k.lo);
   p.hi = static_cast<float>(k.hi);
   p.lo2 = p.lo * p.lo;
+  p.top = k.hi <= 1 ? p.hi : std::numeric_limits<float>::infinity();
+  p.top2 = p.top * p.top;
   const int drop = 23 - std::clamp(k.mantissa_bits, 0, 23);
   p.mask = drop == 0 ? ~0u : ~((1u << drop) - 1);
   p.half = drop == 0 ? 0u : 1u << (drop - 1);
@@ -134,7 +139,8 @@ inline uint32_t DrawOne(uint32_t bits, float width, uint32_t noise, const FloatP
   float x;
   if constexpr (kShape == FloatKernel::Shape::kScale) {
     const float mag = std::bit_cast<float>(bits & 0x7FFFFFFFu) * ExpApprox(d);
-    const float r = mag < p.lo ? p.lo2 / mag : mag;
+    float r = mag < p.lo ? p.lo2 / mag : mag;
+    r = r > p.top ? p.top2 / r : r;
     x = std::bit_cast<float>(std::bit_cast<uint32_t>(r) | (bits & 0x80000000u));
   } else if constexpr (kShape == FloatKernel::Shape::kShift) {
     x = c + d;
@@ -279,7 +285,9 @@ FloatKernel FitKernel(std::span<const double> pool, bool double_precision, bool 
   FloatKernel::Shape shape = FloatKernel::Shape::kShift;
   if (angle && in_pi) {
     shape = FloatKernel::Shape::kAngle;
-  } else if (positive || negative) {
+  } else if ((positive || negative) && (hi_abs > 1 || hi_abs >= kDecades * lo_abs)) {
+    // Scores and fractions within [0, 1] of a limited range (b-tags, MVA outputs) stay in
+    // linear space: a log-space pull towards the mean would move a b-tag peak at 0.95.
     shape = FloatKernel::Shape::kScale;
   }
   const bool log_space = shape == FloatKernel::Shape::kScale;
@@ -390,6 +398,7 @@ void ApplyKernel(const FloatKernel& k,
     if (k.shape == FloatKernel::Shape::kScale) {
       double mag = std::fabs(c) * ExpApprox(d);
       mag = mag < k.lo ? k.lo * k.lo / mag : mag;
+      mag = k.hi <= 1 && mag > k.hi ? k.hi * k.hi / mag : mag;
       x = std::copysign(mag, c);
     } else if (k.shape == FloatKernel::Shape::kShift) {
       x = c + d;

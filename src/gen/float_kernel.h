@@ -10,8 +10,11 @@
 //     plus zero, infinities and NaN, are kept exactly: point masses, not samples of a density.
 //   - the continuous rest is resampled with a kernel, in a space chosen from the values:
 //       kScale: positive (or negative) quantities: in log space, |v| * exp(d), reflected at the
-//               smallest magnitude of the pool (a pt threshold stays a threshold);
-//       kShift: quantities of both signs: v + d, reflected into the pool's [lo, hi];
+//               smallest magnitude of the pool (a pt threshold stays a threshold), and at the
+//               largest where that is at most 1 (momentum fractions, isolation ratios);
+//       kShift: quantities of both signs, and scores within [0, 1] spanning less than two
+//               decades (b-tags, MVA outputs, whose peaks a log-space pull would move):
+//               v + d, reflected into the pool's [lo, hi];
 //       kAngle: branches named like an azimuth within [-pi, pi]: v + d, wrapped around.
 // Kernel widths (in that space): Silverman's rule, 0.9 * min(sd, IQR / 1.34) * n^(-1/5),
 // times Abramson's adaptive factor (f(x) / geometric mean of f)^(-1/2) from a pilot density
