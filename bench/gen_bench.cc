@@ -289,9 +289,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "gen_bench: %s\n", s.error().ToString().c_str());
       return 2;
     }
-    auto r =
-        RunCodec(tmpl_path, *tmpl, load_cpu_s, dir, *s, events, round_seconds, pipeline, rounds,
-                 mode);
+    auto r = RunCodec(tmpl_path, *tmpl, load_cpu_s, dir, *s, events, round_seconds, pipeline,
+                      rounds, mode);
     if (!r.has_value()) {
       std::fprintf(stderr, "gen_bench: %s\n", r.error().ToString().c_str());
       return 1;

@@ -1,10 +1,9 @@
 // The generator's two-thread pipeline (label concurrency: also run under TSan).
 #include "gen/batch_pipeline.h"
 
-#include "gen/object_resampler.h"
-
 #include <gtest/gtest.h>
 
+#include "gen/object_resampler.h"
 #include "testing/testing.h"
 
 namespace ferry::gen {

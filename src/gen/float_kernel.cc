@@ -154,20 +154,16 @@ inline uint32_t DrawOne(uint32_t bits, float width, uint32_t noise, const FloatP
   }
   const uint32_t wb = (std::bit_cast<uint32_t>(x) + p.half) & p.mask;
   // Bitwise, not short-circuit, tests: no branch in the loop.
-  const uint32_t keep = static_cast<uint32_t>(width == 0.0f)
-                        | static_cast<uint32_t>((bits & 0x7FFFFFFFu) == 0)
-                        | static_cast<uint32_t>((bits & kExp) == kExp)
-                        | static_cast<uint32_t>((wb & kExp) == kExp);
+  const uint32_t keep =
+      static_cast<uint32_t>(width == 0.0f) | static_cast<uint32_t>((bits & 0x7FFFFFFFu) == 0)
+      | static_cast<uint32_t>((bits & kExp) == kExp) | static_cast<uint32_t>((wb & kExp) == kExp);
   const uint32_t m = 0u - keep;
   return (bits & m) | (wb & ~m);
 }
 
 template <FloatKernel::Shape kShape>
-inline void DrawLoop(uint8_t* data,
-                     const float* widths,
-                     const uint32_t* noise,
-                     size_t count,
-                     const FloatParams& p) {
+inline void DrawLoop(
+    uint8_t* data, const float* widths, const uint32_t* noise, size_t count, const FloatParams& p) {
   for (size_t i = 0; i < count; ++i) {
     uint32_t b;
     std::memcpy(&b, data + 4 * i, 4);
@@ -177,25 +173,20 @@ inline void DrawLoop(uint8_t* data,
 }
 
 template <FloatKernel::Shape kShape>
-__attribute__((target("avx2"))) void DrawAvx2(uint8_t* data,
-                                              const float* widths,
-                                              const uint32_t* noise,
-                                              size_t count,
-                                              const FloatParams& p) {
+__attribute__((target("avx2"))) void DrawAvx2(
+    uint8_t* data, const float* widths, const uint32_t* noise, size_t count, const FloatParams& p) {
   DrawLoop<kShape>(data, widths, noise, count, p);
 }
 
 template <FloatKernel::Shape kShape>
-void DrawBase(uint8_t* data,
-              const float* widths,
-              const uint32_t* noise,
-              size_t count,
-              const FloatParams& p) {
+void DrawBase(
+    uint8_t* data, const float* widths, const uint32_t* noise, size_t count, const FloatParams& p) {
   DrawLoop<kShape>(data, widths, noise, count, p);
 }
 
 template <FloatKernel::Shape kShape>
-void Draw(uint8_t* data, const float* widths, const uint32_t* noise, size_t count, const FloatParams& p) {
+void Draw(
+    uint8_t* data, const float* widths, const uint32_t* noise, size_t count, const FloatParams& p) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
   if (avx2) {
     DrawAvx2<kShape>(data, widths, noise, count, p);
@@ -346,11 +337,8 @@ FloatKernel FitKernel(std::span<const double> pool, bool double_precision, bool 
   return k;
 }
 
-void ApplyKernel(const FloatKernel& k,
-                 float* values,
-                 const float* widths,
-                 const uint32_t* noise,
-                 size_t count) {
+void ApplyKernel(
+    const FloatKernel& k, float* values, const float* widths, const uint32_t* noise, size_t count) {
   if (k.shape == FloatKernel::Shape::kCopy || count == 0) {
     return;
   }
@@ -390,8 +378,8 @@ void ApplyKernel(const FloatKernel& k,
       continue;
     }
     const uint32_t w = noise[i];
-    const auto s = static_cast<int32_t>((w & 0xFFu) + ((w >> 8) & 0xFFu) + ((w >> 16) & 0xFFu)
-                                        + (w >> 24));
+    const auto s =
+        static_cast<int32_t>((w & 0xFFu) + ((w >> 8) & 0xFFu) + ((w >> 16) & 0xFFu) + (w >> 24));
     const double d = static_cast<double>(s - 510) * static_cast<double>(kNoiseUnit)
                      * static_cast<double>(widths[i]);
     double x;

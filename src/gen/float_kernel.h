@@ -69,15 +69,9 @@ bool IsAngleName(std::string_view name);
 // Resamples count values in place: values[i] holds a centre on entry (centres gathered by the
 // caller, native floats or doubles) and its drawn value on return, with widths[i] and
 // noise[i]. Width 0, zeros, infinities and NaN pass unchanged.
-void ApplyKernel(const FloatKernel& k,
-                 float* values,
-                 const float* widths,
-                 const uint32_t* noise,
-                 size_t count);
-void ApplyKernel(const FloatKernel& k,
-                 double* values,
-                 const float* widths,
-                 const uint32_t* noise,
-                 size_t count);
+void ApplyKernel(
+    const FloatKernel& k, float* values, const float* widths, const uint32_t* noise, size_t count);
+void ApplyKernel(
+    const FloatKernel& k, double* values, const float* widths, const uint32_t* noise, size_t count);
 
 }  // namespace ferry::gen

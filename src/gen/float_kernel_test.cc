@@ -120,7 +120,8 @@ TEST(FloatKernel, AnglesWrapAround) {
   std::vector<double> pool;
   Rng r(5);
   for (int i = 0; i < 400; ++i) {
-    pool.push_back(static_cast<float>(-3.14159 + 6.28318 * static_cast<double>(r.Below(4096)) / 4096));
+    pool.push_back(
+        static_cast<float>(-3.14159 + 6.28318 * static_cast<double>(r.Below(4096)) / 4096));
   }
   EXPECT_TRUE(IsAngleName("Jet_phi"));
   EXPECT_TRUE(IsAngleName("PuppiMET_phiJERUp"));

@@ -61,10 +61,13 @@ TEST_F(GenPhysicsTest, LongOneMillionEventsOnDisk) {
       ASSERT_TRUE(c.has_value()) << c.error().ToString();
       cols.emplace_back(name, std::move(*c));
     }
-    AddBatch([&](const char* name) -> const rootio::Column& {
-      return std::find_if(cols.begin(), cols.end(), [&](const auto& c) { return c.first == name; })
-          ->second;
-    }, &run);
+    AddBatch(
+        [&](const char* name) -> const rootio::Column& {
+          return std::find_if(cols.begin(), cols.end(),
+                              [&](const auto& c) { return c.first == name; })
+              ->second;
+        },
+        &run);
   }
   Print(tmpl_, run);
   for (const std::string& p : PhysicsProblems(tmpl_, run)) {

@@ -44,13 +44,13 @@ inline constexpr uint64_t kClassObjects = 64;
 inline constexpr uint64_t kClassEvents = 16;
 
 struct CollectionModel {
-  std::string name;        // "Jet" for counter nJet
-  int32_t counter = -1;    // branch index of the counter
+  std::string name;      // "Jet" for counter nJet
+  int32_t counter = -1;  // branch index of the counter
   std::vector<int32_t> members;
-  bool whole = false;      // drawn whole from the donor event
-  int32_t sort_key = -1;   // member branch (<name>_pt) the objects are ordered by, or -1
-  std::vector<uint32_t> counts;  // per template entry
-  std::vector<uint64_t> first;   // per template entry, and the total: index of its first object
+  bool whole = false;              // drawn whole from the donor event
+  int32_t sort_key = -1;           // member branch (<name>_pt) the objects are ordered by, or -1
+  std::vector<uint32_t> counts;    // per template entry
+  std::vector<uint64_t> first;     // per template entry, and the total: index of its first object
   std::vector<uint32_t> class_of;  // per multiplicity 0..max: its class
   std::vector<std::vector<uint32_t>> class_objects;  // per class: pool indices of its objects
 };

@@ -229,8 +229,7 @@ void ObjectResampler::Gather(size_t b, const Column& src, Column* out) const {
 }
 
 void ObjectResampler::ClampIndices(size_t b, Column* out) const {
-  const std::vector<uint64_t>& target =
-      drawn_[static_cast<size_t>(model_.index_target[b])].offsets;
+  const std::vector<uint64_t>& target = drawn_[static_cast<size_t>(model_.index_target[b])].offsets;
   switch (out->type) {
     case LeafType::kInt8:
       ClampEntries<int8_t>(out, target);

@@ -36,8 +36,8 @@ class ObjectResampler : public Resampler {
  private:
   // A collection's draw for the current batch.
   struct Drawn {
-    std::vector<uint64_t> offsets;  // objects of new event e: [offsets[e], offsets[e + 1])
-    std::vector<uint32_t> objects;  // pool index of each new object (object collections)
+    std::vector<uint64_t> offsets;   // objects of new event e: [offsets[e], offsets[e + 1])
+    std::vector<uint32_t> objects;   // pool index of each new object (object collections)
     std::vector<float> sort_values;  // the resampled sort key of each new object, final order
     std::vector<float> sort_widths;
   };

@@ -97,8 +97,8 @@ TEST_F(ObjectResamplerTest, ObjectsKeepTheirBranchesTogetherAndArePtOrdered) {
   const rootio::Column& pt = Col(a, "Jet_pt");
   ASSERT_GT(pt.num_values(), 3000u);
   for (size_t k = 0; k < pt.num_values(); ++k) {
-    ASSERT_TRUE(known.count(
-        tuple_at([&](const char* n) -> const rootio::Column& { return Col(a, n); }, k)))
+    ASSERT_TRUE(
+        known.count(tuple_at([&](const char* n) -> const rootio::Column& { return Col(a, n); }, k)))
         << "jet " << k;
   }
   // Sorted by their new pt, like NanoAOD's, and continuous: several times as many distinct

@@ -14,15 +14,15 @@ using analysis::Observable;
 using analysis::Variation;
 
 const char* const kCheckedBranches[kNumCheckedBranches] = {
-    "nJet",           "Jet_pt",       "Jet_eta",          "Jet_phi",      "Jet_mass",
-    "Jet_btagCSVV2",  "nElectron",    "Electron_pt",      "Electron_eta", "Electron_phi",
-    "Electron_sip3d", "Electron_cutBased", "nMuon",       "Muon_pt",      "Muon_eta",
-    "Muon_phi",       "Muon_sip3d",   "Muon_pfRelIso04_all", "Muon_tightId", "MET_pt",
-    "MET_phi"};
+    "nJet",         "Jet_pt",         "Jet_eta",
+    "Jet_phi",      "Jet_mass",       "Jet_btagCSVV2",
+    "nElectron",    "Electron_pt",    "Electron_eta",
+    "Electron_phi", "Electron_sip3d", "Electron_cutBased",
+    "nMuon",        "Muon_pt",        "Muon_eta",
+    "Muon_phi",     "Muon_sip3d",     "Muon_pfRelIso04_all",
+    "Muon_tightId", "MET_pt",         "MET_phi"};
 
 namespace {
-
-
 
 Result<analysis::AgcColumnMap> MapColumns(const EventTemplate& t) {
   analysis::AgcColumnMap m{};
@@ -152,9 +152,11 @@ PhysicsRun Generate(const EventTemplate& t, Resampler& r, int64_t events, uint64
   for (int64_t done = 0; done < events; done += kBatch) {
     r.NextBatch(std::min(kBatch, events - done), ids, &cols);
     EXPECT_TRUE(analysis::AnalyzeUnit(*map, cols, &scratch, &run.agc).has_value());
-    AddBatch([&](const char* name) -> const rootio::Column& {
-      return cols[static_cast<size_t>(t.Find(name))];
-    }, &run);
+    AddBatch(
+        [&](const char* name) -> const rootio::Column& {
+          return cols[static_cast<size_t>(t.Find(name))];
+        },
+        &run);
   }
   return run;
 }
@@ -171,9 +173,8 @@ std::vector<std::string> PhysicsProblems(const EventTemplate& t, const PhysicsRu
   for (Observable o : analysis::kObservables) {
     const bool lepton = o == Observable::kLeptonPt;
     for (Variation v : analysis::kVariations) {
-      const std::string p =
-          ShapeProblem(run.agc.histogram(v, o), lepton ? 12 : 15,
-                       lepton ? std::max(0.2, lepton_share + 0.05) : 0.2);
+      const std::string p = ShapeProblem(run.agc.histogram(v, o), lepton ? 12 : 15,
+                                         lepton ? std::max(0.2, lepton_share + 0.05) : 0.2);
       if (!p.empty()) {
         problems.push_back(p);
       }
@@ -209,8 +210,8 @@ std::vector<std::string> PhysicsProblems(const EventTemplate& t, const PhysicsRu
       // jumps from 30 to 56 at its 90%), anything between the pool's quantiles one standard
       // error of q away, sqrt(q (1 - q) / n), is as good.
       const bool close = std::fabs(got - want) <= 0.1 * std::max(std::fabs(want), 0.1 * span);
-      const bool within_error = got >= Quantile(pool, q - resolution)
-                                && got <= Quantile(pool, q + resolution);
+      const bool within_error =
+          got >= Quantile(pool, q - resolution) && got <= Quantile(pool, q + resolution);
       if (!close && !within_error) {
         problems.push_back(std::string(kCheckedBranches[i]) + " q" + std::to_string(q) + ": "
                            + std::to_string(got) + " vs template " + std::to_string(want));
@@ -223,13 +224,12 @@ std::vector<std::string> PhysicsProblems(const EventTemplate& t, const PhysicsRu
 void Print(const EventTemplate& t, const PhysicsRun& run) {
   for (Variation v : analysis::kVariations) {
     const analysis::Cutflow& c = run.agc.cutflow(v);
-    std::printf("%-9s 1 lepton %6llu  4 jets %6llu  1 btag %6llu  4j1b %6llu  4j2b %6llu\n",
-                std::string(analysis::VariationName(v)).c_str(),
-                static_cast<unsigned long long>(c.one_lepton),
-                static_cast<unsigned long long>(c.four_jets),
-                static_cast<unsigned long long>(c.one_btag),
-                static_cast<unsigned long long>(c.region_4j1b),
-                static_cast<unsigned long long>(c.region_4j2b));
+    std::printf(
+        "%-9s 1 lepton %6llu  4 jets %6llu  1 btag %6llu  4j1b %6llu  4j2b %6llu\n",
+        std::string(analysis::VariationName(v)).c_str(),
+        static_cast<unsigned long long>(c.one_lepton), static_cast<unsigned long long>(c.four_jets),
+        static_cast<unsigned long long>(c.one_btag), static_cast<unsigned long long>(c.region_4j1b),
+        static_cast<unsigned long long>(c.region_4j2b));
   }
   for (const Histogram& h : run.agc.histograms()) {
     int filled = 0;
