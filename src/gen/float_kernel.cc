@@ -60,6 +60,23 @@ double Coarse(double v) {
   return std::ldexp(std::nearbyint(m * 4096.0) / 4096.0, e);
 }
 
+// v rounded (to nearest) to the branch's type and to bits significant mantissa bits, as the
+// resampled values are. Centres come from exp() and log(), which C libraries may round
+// differently in the last bit of a double; at the branch's precision that difference almost
+// never shows, so the output bytes do not depend on the library.
+double ToPrecision(double v, int bits, bool double_precision) {
+  if (double_precision) {
+    const int drop = 52 - std::clamp(bits, 0, 52);
+    const uint64_t half = drop == 0 ? 0 : uint64_t{1} << (drop - 1);
+    const uint64_t mask = drop == 0 ? ~uint64_t{0} : ~((uint64_t{1} << drop) - 1);
+    return std::bit_cast<double>((std::bit_cast<uint64_t>(v) + half) & mask);
+  }
+  const int drop = 23 - std::clamp(bits, 0, 23);
+  const uint32_t half = drop == 0 ? 0 : 1u << (drop - 1);
+  const uint32_t mask = drop == 0 ? ~0u : ~((1u << drop) - 1);
+  return std::bit_cast<float>((std::bit_cast<uint32_t>(static_cast<float>(v)) + half) & mask);
+}
+
 // Abramson's adaptive factors (f(x_i) / g)^(-1/2) for the values x, where f is a Gaussian
 // kernel density of width h over x (binned: kPilotBins bins, linear between bin centres) and
 // g the geometric mean of the f(x_i).
@@ -328,9 +345,10 @@ FloatKernel FitKernel(std::span<const double> pool, bool double_precision, bool 
     double w = Coarse(pull * h * lambda[j]);
     if (log_space) {
       w = std::min(w, kMaxLogWidth);
-      k.centres[at[j]] = std::copysign(std::exp(xc), pool[at[j]]);
+      k.centres[at[j]] = ToPrecision(std::copysign(std::exp(xc), pool[at[j]]), k.mantissa_bits,
+                                     double_precision);
     } else {
-      k.centres[at[j]] = xc;
+      k.centres[at[j]] = ToPrecision(xc, k.mantissa_bits, double_precision);
     }
     k.widths[at[j]] = static_cast<float>(w);
   }

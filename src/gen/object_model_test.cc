@@ -2,21 +2,18 @@
 
 #include <gtest/gtest.h>
 
-#include "testing/testing.h"
+#include "gen/template_fixture.h"
 
 namespace ferry::gen {
 namespace {
 
-class ObjectModelTest : public ::testing::Test {
+class ObjectModelTest : public TemplateTest {
  protected:
   void SetUp() override {
-    if (testing::RootDataDir().empty()) {
-      GTEST_SKIP() << "../shared/data/root not present";
+    TemplateTest::SetUp();
+    if (!IsSkipped()) {
+      model_ = BuildObjectModel(tmpl_);
     }
-    auto t = LoadTemplate(testing::RootDataFile("nanoAOD_2015_CMS_Open_Data_ttbar.root"));
-    ASSERT_TRUE(t.has_value()) << t.error().ToString();
-    tmpl_ = std::move(*t);
-    model_ = BuildObjectModel(tmpl_);
   }
   const CollectionModel& Collection(const std::string& name) const {
     for (const CollectionModel& c : model_.collections) {
@@ -38,7 +35,6 @@ class ObjectModelTest : public ::testing::Test {
   const FloatKernel& KernelOf(const char* name) const {
     return model_.kernels[static_cast<size_t>(Branch(name))];
   }
-  EventTemplate tmpl_;
   ObjectModel model_;
 };
 

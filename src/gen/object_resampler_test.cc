@@ -9,21 +9,13 @@
 #include <gtest/gtest.h>
 
 #include "gen/event_resampler.h"
-#include "testing/testing.h"
+#include "gen/template_fixture.h"
 
 namespace ferry::gen {
 namespace {
 
-class ObjectResamplerTest : public ::testing::Test {
+class ObjectResamplerTest : public TemplateTest {
  protected:
-  void SetUp() override {
-    if (testing::RootDataDir().empty()) {
-      GTEST_SKIP() << "../shared/data/root not present";
-    }
-    auto t = LoadTemplate(testing::RootDataFile("nanoAOD_2015_CMS_Open_Data_ttbar.root"));
-    ASSERT_TRUE(t.has_value()) << t.error().ToString();
-    tmpl_ = std::move(*t);
-  }
   // Two batches (300 then 2000 events) of a resampler; the second one.
   std::vector<rootio::Column> Batch(Resampler& r, uint64_t seed) const {
     EventIdSequence ids(seed);
@@ -42,7 +34,6 @@ class ObjectResamplerTest : public ::testing::Test {
   const rootio::Column& Tmpl(const char* name) const {
     return tmpl_.branches[static_cast<size_t>(tmpl_.Find(name))].values;
   }
-  EventTemplate tmpl_;
 };
 
 TEST_F(ObjectResamplerTest, CountersMatchCollectionsAndSeedsDecide) {

@@ -8,13 +8,11 @@
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "analysis/agc.h"
 #include "gen/event_template.h"
 #include "gen/resampler.h"
+#include "gen/template_fixture.h"
 #include "rootio/column.h"
-#include "testing/testing.h"
 
 namespace ferry::gen {
 
@@ -55,18 +53,7 @@ std::vector<std::string> PhysicsProblems(const EventTemplate& t, const PhysicsRu
 // The cut flows, the histograms' shapes and the quantiles, on stdout (for reports).
 void Print(const EventTemplate& t, const PhysicsRun& run);
 
-// Loads the default template; skips the test without the real ROOT files.
-class GenPhysicsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (testing::RootDataDir().empty()) {
-      GTEST_SKIP() << "../shared/data/root not present";
-    }
-    auto t = LoadTemplate(testing::RootDataFile("nanoAOD_2015_CMS_Open_Data_ttbar.root"));
-    ASSERT_TRUE(t.has_value()) << t.error().ToString();
-    tmpl_ = std::move(*t);
-  }
-  EventTemplate tmpl_;
-};
+// The tests' fixture: the default template in tmpl_.
+using GenPhysicsTest = TemplateTest;
 
 }  // namespace ferry::gen
