@@ -94,12 +94,13 @@ void PrintJson(const gen::GenOptions& o, const gen::GenReport& r) {
 void PrintText(const gen::GenOptions& o, const gen::GenReport& r) {
   const double secs = r.seconds > 0 ? r.seconds : 1e-9;
   std::printf(
-      "wrote %zu file(s) to %s: %lld events, %zu branches, %s (%.0f B/event, %s) in %.1f s: "
-      "%.0f events/s, %.1f MB/s\n",
+      "wrote %zu file(s) to %s: %lld events, %zu branches, %s (%.0f B/event, %s, %s model) in "
+      "%.1f s: %.0f events/s, %.1f MB/s\n",
       r.files.size(), o.out_dir.c_str(), static_cast<long long>(r.events), r.branches,
       HumanBytes(static_cast<double>(r.file_bytes)).c_str(),
       static_cast<double>(r.file_bytes) / static_cast<double>(r.events), o.codec.ToString().c_str(),
-      secs, static_cast<double>(r.events) / secs, static_cast<double>(r.file_bytes) / 1e6 / secs);
+      std::string(gen::GenModeName(o.mode)).c_str(), secs, static_cast<double>(r.events) / secs,
+      static_cast<double>(r.file_bytes) / 1e6 / secs);
   for (const gen::GenFile& f : r.files) {
     std::printf("  %s  %lld events  %s  clusters of %lld entries\n", f.path.c_str(),
                 static_cast<long long>(f.events),
