@@ -345,8 +345,8 @@ FloatKernel FitKernel(std::span<const double> pool, bool double_precision, bool 
     double w = Coarse(pull * h * lambda[j]);
     if (log_space) {
       w = std::min(w, kMaxLogWidth);
-      k.centres[at[j]] = ToPrecision(std::copysign(std::exp(xc), pool[at[j]]), k.mantissa_bits,
-                                     double_precision);
+      k.centres[at[j]] =
+          ToPrecision(std::copysign(std::exp(xc), pool[at[j]]), k.mantissa_bits, double_precision);
     } else {
       k.centres[at[j]] = ToPrecision(xc, k.mantissa_bits, double_precision);
     }

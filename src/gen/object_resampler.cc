@@ -15,11 +15,9 @@ namespace {
 template <class T>
 void ClampEntries(Column* out, std::span<const uint64_t> target_offsets) {
   uint8_t* p = out->bytes.data();
-  for (int64_t e = 0; e < out->num_entries; ++e) {
-    const auto size = static_cast<int64_t>(target_offsets[static_cast<size_t>(e) + 1]
-                                           - target_offsets[static_cast<size_t>(e)]);
-    auto [lo, hi] = out->EntryValues(e);
-    for (uint64_t k = lo; k < hi; ++k) {
+  for (size_t e = 0; e + 1 < out->offsets.size(); ++e) {
+    const auto size = static_cast<int64_t>(target_offsets[e + 1] - target_offsets[e]);
+    for (uint64_t k = out->offsets[e]; k < out->offsets[e + 1]; ++k) {
       T v;
       std::memcpy(&v, p + k * sizeof(T), sizeof(T));
       if (static_cast<int64_t>(v) >= size) {
@@ -58,8 +56,10 @@ void ObjectResampler::NextBatch(int64_t n, EventIdSequence& ids, std::vector<Col
       picks[e] = static_cast<uint32_t>(rng_.Below(entries));
     }
   }
-  // A new noise key per batch, from the stream, so batches differ.
-  noise_key_ = rng_.Next();
+  // New noise per batch, from the stream, so batches differ.
+  noise_rng_ = Rng(rng_.Next());
+  noise_.clear();
+  noise_base_ = noise_rng_.Next();
   for (size_t c = 0; c < model_.collections.size(); ++c) {
     DrawObjects(c);
   }
@@ -114,8 +114,7 @@ void ObjectResampler::SortByKey(size_t c) {
   if (kernel) {
     GatherFixed(reinterpret_cast<uint8_t*>(d.sort_widths.data()), model_.widths[key].bytes.data(),
                 d.objects, 4);
-    const std::vector<uint32_t>& noise = NoiseFor(key, n);
-    ApplyKernel(k, d.sort_values.data(), d.sort_widths.data(), noise.data(), n);
+    ApplyKernel(k, d.sort_values.data(), d.sort_widths.data(), NoiseFor(key, n), n);
   }
   for (size_t e = 0; e + 1 < d.offsets.size(); ++e) {
     const size_t lo = d.offsets[e], hi = d.offsets[e + 1];
@@ -142,10 +141,23 @@ void ObjectResampler::SortByKey(size_t c) {
   }
 }
 
-const std::vector<uint32_t>& ObjectResampler::NoiseFor(size_t b, size_t count) {
-  Rng noise(noise_key_ ^ (static_cast<uint64_t>(b) * 0x9E3779B97F4A7C15ull));
-  FillNoiseWords(noise, count, &noise_);
-  return noise_;
+const uint32_t* ObjectResampler::NoiseFor(size_t b, size_t count) {
+  // Branches read the batch's noise words from different starts: drawing a stream per branch
+  // cost more than the kernel itself. Starts differ by an odd stride (never equal for two
+  // branches), so a word two branches share perturbs different objects.
+  constexpr uint64_t kSpan = uint64_t{1} << 16;
+  constexpr uint64_t kStride = 40503;
+  const size_t start = (noise_base_ + b * kStride) & (kSpan - 1);
+  if (noise_.size() < start + count) {
+    size_t k = noise_.size();  // even: words are drawn in pairs
+    noise_.resize((start + count + 1) & ~size_t{1});
+    for (; k < noise_.size(); k += 2) {
+      const uint64_t w = noise_rng_.Next();
+      noise_[k] = static_cast<uint32_t>(w >> 32);
+      noise_[k + 1] = static_cast<uint32_t>(w);
+    }
+  }
+  return noise_.data() + start;
 }
 
 void ObjectResampler::FillBranch(size_t b, Column* out) {
@@ -173,16 +185,14 @@ void ObjectResampler::FillBranch(size_t b, Column* out) {
   } else {
     // The kernel's centres and widths of the drawn values, then the draw around them.
     Gather(b, model_.centres[b], out);
-    StartColumn(tb.spec, n, &widths_);
-    widths_.type = LeafType::kFloat32;
-    Gather(b, model_.widths[b], &widths_);
-    const size_t count = widths_.bytes.size() / 4;
-    const std::vector<uint32_t>& noise = NoiseFor(b, count);
-    const auto* w = reinterpret_cast<const float*>(widths_.bytes.data());
+    GatherWidths(b, *out);
+    const size_t count = out->bytes.size() / rootio::LeafTypeSize(out->type);
+    const uint32_t* noise = NoiseFor(b, count);
+    const float* w = widths_.data();
     if (out->type == LeafType::kFloat32) {
-      ApplyKernel(k, reinterpret_cast<float*>(out->bytes.data()), w, noise.data(), count);
+      ApplyKernel(k, reinterpret_cast<float*>(out->bytes.data()), w, noise, count);
     } else {
-      ApplyKernel(k, reinterpret_cast<double*>(out->bytes.data()), w, noise.data(), count);
+      ApplyKernel(k, reinterpret_cast<double*>(out->bytes.data()), w, noise, count);
     }
   }
   if (model_.index_target[b] >= 0) {
@@ -226,6 +236,31 @@ void ObjectResampler::Gather(size_t b, const Column& src, Column* out) const {
   }
   out->bytes.resize(d.objects.size() * len * vs);
   GatherFixed(out->bytes.data(), src.bytes.data(), d.objects, len * vs);
+}
+
+void ObjectResampler::GatherWidths(size_t b, const Column& values) {
+  // As Gather, into a plain array: the values' column already has the offsets.
+  const Column& src = model_.widths[b];
+  const size_t count = values.bytes.size() / rootio::LeafTypeSize(values.type);
+  widths_.resize(count + kGatherSlack / 4);
+  auto* dst = reinterpret_cast<uint8_t*>(widths_.data());
+  const int32_t c = model_.collection_of[b];
+  if (c < 0) {
+    const int32_t g = model_.group_of[b];
+    const std::vector<uint32_t>& picks = model_.groups[static_cast<size_t>(g)].with_donor
+                                             ? donors_
+                                             : group_picks_[static_cast<size_t>(g)];
+    GatherFixed(dst, src.bytes.data(), picks, 4 * values.fixed_len);
+  } else if (model_.collections[static_cast<size_t>(c)].whole) {
+    for (size_t e = 0; e < donors_.size(); ++e) {
+      const uint64_t at = src.offsets[donors_[e]];
+      GatherCopy(dst + 4 * values.offsets[e], src.bytes.data(), 4 * at,
+                 4 * (values.offsets[e + 1] - values.offsets[e]), src.bytes.size());
+    }
+  } else {
+    GatherFixed(dst, src.bytes.data(), drawn_[static_cast<size_t>(c)].objects,
+                4 * static_cast<size_t>(tmpl_->branches[b].spec.len));
+  }
 }
 
 void ObjectResampler::ClampIndices(size_t b, Column* out) const {

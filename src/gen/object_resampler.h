@@ -7,9 +7,9 @@
 // collections are sorted by the perturbed pt; index branches stay within their targets.
 //
 // Randomness per batch: the donors, the groups' picks and the objects come from the seeded
-// stream in a fixed order, then every branch's noise from a stream keyed by (batch, branch),
-// so the values depend only on the seed and the batch sizes. Memory: the model (a few bytes
-// per template value) and per-batch pick lists.
+// stream in a fixed order, the noise words from a stream keyed by it, each branch reading
+// them from its own start, so the values depend only on the seed and the batch sizes. Memory: the
+// model (a few bytes per template value) and per-batch pick lists.
 #pragma once
 
 #include <cstdint>
@@ -45,22 +45,26 @@ class ObjectResampler : public Resampler {
   void DrawObjects(size_t c);
   void SortByKey(size_t c);
   void FillBranch(size_t b, rootio::Column* out);
-  // Gathers branch b's entries of the batch from src (its template values, kernel centres or
-  // kernel widths: columns of the template's layout) into out, as the branch's role says.
+  // Gathers branch b's entries of the batch from src (its template values or kernel centres:
+  // columns of the template's layout) into out, as the branch's role says.
   void Gather(size_t b, const rootio::Column& src, rootio::Column* out) const;
+  // The kernel widths of branch b's values (gathered into values) into widths_.
+  void GatherWidths(size_t b, const rootio::Column& values);
   void ClampIndices(size_t b, rootio::Column* out) const;
-  const std::vector<uint32_t>& NoiseFor(size_t b, size_t count);
+  // count noise words for branch b from the batch's noise; valid until the next call.
+  const uint32_t* NoiseFor(size_t b, size_t count);
 
   const EventTemplate* tmpl_;
   ObjectModel model_;
   Rng rng_;
-  uint64_t noise_key_ = 0;
-  std::vector<uint32_t> donors_;                    // per new event
+  Rng noise_rng_{0};              // the batch's noise words, drawn as far as branches need them
+  uint64_t noise_base_ = 0;       // where branch 0 starts reading them
+  std::vector<uint32_t> donors_;  // per new event
   std::vector<std::vector<uint32_t>> group_picks_;  // per group, per new event
   std::vector<Drawn> drawn_;                        // per collection
   std::vector<EventId> ids_;
-  std::vector<uint32_t> noise_;
-  rootio::Column widths_;  // the kernel widths of the branch being filled
+  std::vector<uint32_t> noise_;  // the batch's noise words drawn so far
+  std::vector<float> widths_;    // the kernel widths of the branch being filled
   std::vector<std::pair<float, uint32_t>> sort_scratch_;
 };
 

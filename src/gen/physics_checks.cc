@@ -45,9 +45,15 @@ void AddValues(const rootio::Column& c, std::vector<double>* out) {
   }
 }
 
+// Quantile q of v, linear between neighbours (sparse pools: between their values).
 double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) {
+    return 0.0;
+  }
   std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
+  const double pos = std::clamp(q, 0.0, 1.0) * static_cast<double>(v.size() - 1);
+  const auto i = static_cast<size_t>(pos);
+  return i + 1 < v.size() ? v[i] + (pos - static_cast<double>(i)) * (v[i + 1] - v[i]) : v[i];
 }
 
 // The shape checks of one histogram: at least min_filled of 25 bins filled (the issue: 15),
@@ -167,34 +173,39 @@ std::vector<std::string> PhysicsProblems(const EventTemplate& t, const PhysicsRu
   // 17 tight electrons above 25 GeV (no muon of the file has tightId) reach 73 GeV, and 7 of
   // them lie in [25, 35) GeV, 41% of the template's own candidates in that bin. Resampled
   // leptons keep that soft spectrum (which the quantile checks below require); the kernel's
-  // tails still spread them over at least 12 bins (the template's fill 5), and no bin may
-  // hold more than the template's share plus 5 points.
+  // tails still spread them over at least 10 bins (the template's fill 5; 12-15 over seeds),
+  // and no bin may hold more than the template's share plus 5 points.
   const double lepton_share = TemplateLeptonShare(t);
   for (Observable o : analysis::kObservables) {
     const bool lepton = o == Observable::kLeptonPt;
     for (Variation v : analysis::kVariations) {
-      const std::string p = ShapeProblem(run.agc.histogram(v, o), lepton ? 12 : 15,
+      const std::string p = ShapeProblem(run.agc.histogram(v, o), lepton ? 10 : 15,
                                          lepton ? std::max(0.2, lepton_share + 0.05) : 0.2);
       if (!p.empty()) {
         problems.push_back(p);
       }
     }
   }
-  // The jet energy scale: the H_T of events selected both nominally and with a variation
-  // moves by the 3% of every jet (a little more upwards, where a fifth jet crosses 25 GeV);
-  // the mean over each selection moves less, since events whose softest jet crosses the
-  // threshold enter or leave with lower H_T than the average (the template's soft jet
-  // spectrum makes that ~10% of the events), but it moves the right way.
+  // The jet energy scale, "about 3%": the H_T of events selected both nominally and with a
+  // variation moves by the 3% of every jet (a little more upwards, where a fifth jet crosses
+  // 25 GeV), and the yields follow the scale. The mean over each selection moves less, since
+  // ~10% of the events enter or leave as their softest jet crosses the threshold, with H_T
+  // below the average (the template's jets are soft); over seeds it moves by +1% / -1% with
+  // a spread of 0.5% at a million events, so it is only held within [-1%, 4.5%] of the
+  // right direction.
   const double ht = run.agc.histogram(Variation::kNominal, Observable::kHt4j1b).Mean();
   const double up = run.agc.histogram(Variation::kJesUp, Observable::kHt4j1b).Mean() / ht - 1;
   const double down = run.agc.histogram(Variation::kJesDown, Observable::kHt4j1b).Mean() / ht - 1;
   const double common_up = run.common_ratio_sum[0] / static_cast<double>(run.common[0]) - 1;
   const double common_down = run.common_ratio_sum[1] / static_cast<double>(run.common[1]) - 1;
-  if (!(up > 0 && down < 0 && common_up >= 0.03 && common_up < 0.045 && common_down <= -0.03
-        && common_down > -0.045)) {
-    problems.push_back("JES H_T shifts " + std::to_string(up) + " / " + std::to_string(down)
-                       + ", in events selected both ways " + std::to_string(common_up) + " / "
-                       + std::to_string(common_down));
+  const uint64_t yield = run.agc.cutflow(Variation::kNominal).one_btag;
+  const bool yields = run.agc.cutflow(Variation::kJesUp).one_btag > yield
+                      && run.agc.cutflow(Variation::kJesDown).one_btag < yield;
+  if (!(common_up >= 0.03 && common_up < 0.045 && common_down <= -0.03 && common_down > -0.045
+        && yields && up > -0.01 && up < 0.045 && down < 0.01 && down > -0.045)) {
+    problems.push_back("JES: H_T of events selected both ways " + std::to_string(common_up) + " / "
+                       + std::to_string(common_down) + ", mean H_T " + std::to_string(up) + " / "
+                       + std::to_string(down) + (yields ? "" : ", yields do not follow"));
   }
   for (size_t i = 0; i < std::size(kCheckedBranches); ++i) {
     std::vector<double> pool;
