@@ -219,7 +219,10 @@ bool IsAngleName(std::string_view name) {
          || (name.size() >= 3 && name.substr(name.size() - 3) == "Phi");
 }
 
-FloatKernel FitKernel(std::span<const double> pool, bool double_precision, bool angle) {
+FloatKernel FitKernel(std::span<const double> pool,
+                      bool double_precision,
+                      bool angle,
+                      bool coherent) {
   FloatKernel k;
   k.mantissa_bits = 0;
   std::vector<double> finite;
@@ -325,7 +328,9 @@ FloatKernel FitKernel(std::span<const double> pool, bool double_precision, bool 
   if (!(h0 > 0)) {
     return k;
   }
-  const bool adaptive = shape != FloatKernel::Shape::kAngle;
+  // A coherent kernel moves all values of an event by one displacement: one width for all,
+  // and no pull, which would change the values' spread within the event.
+  const bool adaptive = shape != FloatKernel::Shape::kAngle && !coherent;
   const std::vector<double> lambda =
       adaptive ? AdaptiveFactors(x, h0) : std::vector<double>(x.size(), 1.0);
   const double h = kBandwidth * h0;
@@ -341,6 +346,10 @@ FloatKernel FitKernel(std::span<const double> pool, bool double_precision, bool 
   k.centres.assign(pool.begin(), pool.end());
   k.widths.assign(pool.size(), 0.0f);
   for (size_t j = 0; j < at.size(); ++j) {
+    if (coherent) {
+      k.widths[at[j]] = static_cast<float>(log_space ? std::min(Coarse(h), kMaxLogWidth) : Coarse(h));
+      continue;  // centred on the pool's own values
+    }
     const double xc = mean + pull * (x[j] - mean);
     double w = Coarse(pull * h * lambda[j]);
     if (log_space) {

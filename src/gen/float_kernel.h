@@ -59,8 +59,14 @@ struct FloatKernel {
 
 // Fits the kernel of a branch to its pool (values in template order). double_precision: the
 // branch is Double_t (mantissa bits counted out of 52, else 23). angle: named like an azimuth
-// (IsAngleName).
-FloatKernel FitKernel(std::span<const double> pool, bool double_precision, bool angle);
+// (IsAngleName). coherent: the caller moves all values of an event by one displacement (a
+// collection drawn whole: a common pt scale, a common shift in eta, a rotation in phi keep a
+// generator record's kinematics and a weight vector's shape): one width for every value
+// (Silverman's, no adaptive factor), no pull, centres at the pool's values.
+FloatKernel FitKernel(std::span<const double> pool,
+                      bool double_precision,
+                      bool angle,
+                      bool coherent = false);
 
 // True for names of azimuthal angles: "*_phi*" or "*Phi" (MET_phi, PuppiMET_phiJERUp,
 // MET_fiducialGenPhi).

@@ -238,8 +238,10 @@ ObjectModel BuildObjectModel(const EventTemplate& tmpl) {
   for (size_t b = 0; b < nb; ++b) {
     const TemplateBranch& tb = tmpl.branches[b];
     if (tb.spec.type == LeafType::kFloat32 || tb.spec.type == LeafType::kFloat64) {
+      const int32_t c = m.collection_of[b];
+      const bool whole = c >= 0 && m.collections[static_cast<size_t>(c)].whole;
       m.kernels[b] = FitKernel(PoolValues(tb.values), tb.spec.type == LeafType::kFloat64,
-                               IsAngleName(tb.spec.name));
+                               IsAngleName(tb.spec.name), whole);
       if (m.kernels[b].shape != FloatKernel::Shape::kCopy) {
         KernelColumns(tb.values, m.kernels[b], &m.centres[b], &m.widths[b]);
         // The columns hold them now; the model need not keep them twice.

@@ -16,6 +16,9 @@
 //   interchangeable: vectors indexed by meaning (LHEPdfWeight: one branch named as the
 //   collection), collections that point into themselves (GenPart_genPartIdxMother) and those
 //   with a pt the template does not order by (GenPart, LHEPart, SV: their order means something).
+//   Their floats move together per event (a coherent kernel: one pt scale, one eta shift, one
+//   phi rotation per event), so a decay tree keeps its kinematics and a weight vector its
+//   shape.
 // - Event-level branches: grouped by the name before the first '_' (MET_pt, MET_phi, MET_sumEt
 //   together; HLT_*; PV_*), each group from its own template event. Generator-level groups
 //   (names starting with gen, Gen or LHE, case-insensitively: genWeight, Generator_*,

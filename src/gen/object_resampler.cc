@@ -1,5 +1,6 @@
 #include "gen/object_resampler.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "gen/column_fill.h"
@@ -187,7 +188,20 @@ void ObjectResampler::FillBranch(size_t b, Column* out) {
     Gather(b, model_.centres[b], out);
     GatherWidths(b, *out);
     const size_t count = out->bytes.size() / rootio::LeafTypeSize(out->type);
-    const uint32_t* noise = NoiseFor(b, count);
+    const uint32_t* noise = nullptr;
+    if (c >= 0 && model_.collections[static_cast<size_t>(c)].whole) {
+      // One noise word per event, for every value of the event: the collection moves as one
+      // (a common pt scale, eta shift, phi rotation, weight factor; FitKernel's coherent).
+      const uint32_t* words = NoiseFor(b, static_cast<size_t>(n));
+      coherent_.resize(count);
+      for (size_t e = 0; e + 1 < out->offsets.size(); ++e) {
+        std::fill(coherent_.begin() + static_cast<ptrdiff_t>(out->offsets[e]),
+                  coherent_.begin() + static_cast<ptrdiff_t>(out->offsets[e + 1]), words[e]);
+      }
+      noise = coherent_.data();
+    } else {
+      noise = NoiseFor(b, count);
+    }
     const float* w = widths_.data();
     if (out->type == LeafType::kFloat32) {
       ApplyKernel(k, reinterpret_cast<float*>(out->bytes.data()), w, noise, count);
