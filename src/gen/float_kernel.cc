@@ -347,7 +347,8 @@ FloatKernel FitKernel(std::span<const double> pool,
   k.widths.assign(pool.size(), 0.0f);
   for (size_t j = 0; j < at.size(); ++j) {
     if (coherent) {
-      k.widths[at[j]] = static_cast<float>(log_space ? std::min(Coarse(h), kMaxLogWidth) : Coarse(h));
+      k.widths[at[j]] =
+          static_cast<float>(log_space ? std::min(Coarse(h), kMaxLogWidth) : Coarse(h));
       continue;  // centred on the pool's own values
     }
     const double xc = mean + pull * (x[j] - mean);

@@ -65,7 +65,7 @@ class ObjectResampler : public Resampler {
   std::vector<EventId> ids_;
   std::vector<uint32_t> noise_;     // the batch's noise words drawn so far
   std::vector<uint32_t> coherent_;  // a whole collection's words, one per event, per value
-  std::vector<float> widths_;    // the kernel widths of the branch being filled
+  std::vector<float> widths_;       // the kernel widths of the branch being filled
   std::vector<std::pair<float, uint32_t>> sort_scratch_;
 };
 

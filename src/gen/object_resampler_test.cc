@@ -150,5 +150,59 @@ TEST_F(ObjectResamplerTest, EventLevelGroupsComeFromOneTemplateEvent) {
   }
 }
 
+TEST_F(ObjectResamplerTest, WholeCollectionsMoveCoherently) {
+  // A new event's GenPart is its donor's, with one pt scale and one phi rotation for all its
+  // particles: among the template events with its pdgId and mother sequence (a few events
+  // share one), one must match with a common ratio and turn.
+  const std::vector<rootio::Column> a = Batch(8);
+  const rootio::Column& id = Col(a, "GenPart_pdgId");
+  const rootio::Column& mother = Col(a, "GenPart_genPartIdxMother");
+  const rootio::Column& pt = Col(a, "GenPart_pt");
+  const rootio::Column& phi = Col(a, "GenPart_phi");
+  auto same = [](const rootio::Column& x, uint64_t at, const rootio::Column& y, uint64_t from,
+                 uint64_t n) {
+    return std::memcmp(x.bytes.data() + 4 * at, y.bytes.data() + 4 * from, 4 * n) == 0;
+  };
+  // New event e moved coherently from template event t: pts (above 1 GeV; zero stays zero)
+  // in one ratio, phis turned by one angle (at GenPart's 8-bit phi precision).
+  auto coherent = [&](int64_t e, int64_t t) {
+    auto [lo, hi] = id.EntryValues(e);
+    const uint64_t tlo = Tmpl("GenPart_pdgId").EntryValues(t).first;
+    double ratio = 0, turn = 0;
+    for (uint64_t k = 0; k < hi - lo; ++k) {
+      const double p0 = Tmpl("GenPart_pt").values<float>()[tlo + k];
+      if (p0 <= 1) {
+        continue;
+      }
+      const double r = pt.values<float>()[lo + k] / p0;
+      const double w = std::remainder(
+          phi.values<float>()[lo + k] - Tmpl("GenPart_phi").values<float>()[tlo + k], 2 * M_PI);
+      if (ratio == 0) {
+        ratio = r, turn = w;
+      } else if (std::fabs(r - ratio) > 0.01 * ratio
+                 || std::fabs(std::remainder(w - turn, 2 * M_PI)) > 0.03) {
+        return false;
+      }
+    }
+    return ratio > 0;
+  };
+  int checked = 0;
+  for (int64_t e = 0; e < 200; ++e) {
+    auto [lo, hi] = id.EntryValues(e);
+    if (hi - lo < 6) {
+      continue;
+    }
+    bool found = false;
+    for (int64_t t = 0; t < tmpl_.entries && !found; ++t) {
+      auto [tlo, thi] = Tmpl("GenPart_pdgId").EntryValues(t);
+      found = thi - tlo == hi - lo && same(id, lo, Tmpl("GenPart_pdgId"), tlo, hi - lo)
+              && same(mother, lo, Tmpl("GenPart_genPartIdxMother"), tlo, hi - lo) && coherent(e, t);
+    }
+    EXPECT_TRUE(found) << "event " << e;
+    ++checked;
+  }
+  EXPECT_GE(checked, 100);
+}
+
 }  // namespace
 }  // namespace ferry::gen
