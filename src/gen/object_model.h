@@ -71,7 +71,9 @@ struct ObjectModel {
   std::vector<int32_t> collection_of;  // its collection (members and counter), or -1
   std::vector<int32_t> group_of;       // its event-level group, or -1
   std::vector<int32_t> index_target;   // the collection an index branch points into, or -1
-  std::vector<FloatKernel> kernels;    // kCopy for non-floating branches
+  // kCopy for non-floating branches; a resampled branch's centres and widths are moved into
+  // the two columns below (its kernel keeps shape, bounds, atoms and precision).
+  std::vector<FloatKernel> kernels;
   // Where a kernel resamples the branch: its centres and widths (float) in the layout of the
   // template's column (same offsets), the sources the resampler gathers from; else empty.
   std::vector<rootio::Column> centres;
