@@ -8,9 +8,10 @@ usage: test_gen_cli.py FERRY_BINARY DATA_DIR   (exit 77 when DATA_DIR is absent)
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
+
+from cli_contract import Contract
 
 FERRY, DATA = sys.argv[1], sys.argv[2]
 TEMPLATE = os.path.join(DATA, "nanoAOD_2015_CMS_Open_Data_ttbar.root")
@@ -18,20 +19,8 @@ if not os.path.isfile(TEMPLATE):
     print("skip: no template", TEMPLATE)
     sys.exit(77)
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def run(*args, expect_rc=0):
-    p = subprocess.run([FERRY, *args], capture_output=True, text=True, timeout=300)
-    check(p.returncode == expect_rc,
-          f"{' '.join(args)}: exit {p.returncode}, expected {expect_rc}; stderr: {p.stderr.strip()[:300]}")
-    return p
+t = Contract(FERRY)
+check, run = t.check, t.run
 
 
 def gen(out, *extra):
@@ -70,5 +59,4 @@ try:
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
-print(f"{len(failures)} failed")
-sys.exit(1 if failures else 0)
+t.finish()
