@@ -12,7 +12,6 @@ namespace {
 
 // Multiplies Silverman's width (before the adaptive factor and the pull to the mean).
 constexpr double kBandwidth = 1.0;
-constexpr bool kPull = true;
 // Log-space widths above this (sparse tails of pools spanning decades) would move values by
 // factors of ten.
 constexpr double kMaxLogWidth = 0.7;
@@ -341,7 +340,7 @@ FloatKernel FitKernel(std::span<const double> pool,
   mean_l2 /= n;
   // The pull towards the mean that keeps the pool's variance: (1 + kernel variance / pool
   // variance)^(-1/2). Angles are uniform around the circle: no pull.
-  const double pull = adaptive && kPull ? 1.0 / std::sqrt(1.0 + h * h * mean_l2 / var) : 1.0;
+  const double pull = adaptive ? 1.0 / std::sqrt(1.0 + h * h * mean_l2 / var) : 1.0;
   k.shape = shape;
   k.centres.assign(pool.begin(), pool.end());
   k.widths.assign(pool.size(), 0.0f);
