@@ -9,8 +9,8 @@ packages=(
   g++ cmake ninja-build make pkg-config git dpkg-dev
   # codecs and checksums
   zlib1g-dev libdeflate-dev liblzma-dev libzstd-dev liblz4-dev libxxhash-dev
-  # io_uring
-  liburing-dev
+  # io_uring; libcrypto (OpenSSL) for the transfer's HMAC-SHA256
+  liburing-dev libssl-dev
   # tests, benchmarks, fuzzing
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   nlohmann-json3-dev
