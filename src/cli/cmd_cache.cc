@@ -766,7 +766,10 @@ int RunCache(std::span<const char* const> args) {
   if (sub == "replica") {
     return RunCacheReplica(rest);
   }
-  return UsageError("unknown cache command '" + std::string(sub) + "'", kUsage);
+  return UsageError("unknown cache command '" + std::string(sub) + "'"
+                        + DidYouMean(sub, {"enable", "disable", "status", "ls", "stats", "verify",
+                                           "evict", "clear", "pin", "replica"}),
+                    kUsage);
 }
 
 }  // namespace ferry::cli
