@@ -4,22 +4,36 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
+#include <thread>
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <memory>
 #include <numeric>
 
+#include <sys/file.h>
+#include <time.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+
 #include "base/fd.h"
+#include "io/local_source.h"
 #include "rootio/root_file.h"
-#include "store/shard_writer.h"
+#include "store/shard_builder.h"
+#include "store/task_pool.h"
 
 namespace ferry::store {
 namespace {
 
 using rootio::LeafType;
 
-constexpr int64_t kChunkEntries = 32768;
+constexpr int64_t kChunkEntries = 8192;
+// Jobs in flight over all shards before the router waits for the oldest (bounds memory).
+constexpr size_t kMaxPendingJobs = 64;
 constexpr int64_t kSampleEntries = 4096;
 
 struct OpenInput {
@@ -146,11 +160,16 @@ Result<std::vector<uint64_t>> ReadCoordinate(const rootio::Tree& tree,
   return out;
 }
 
-// Mean uncompressed bytes of jagged values per event, from a sample of the first input.
-Result<double> JaggedBytesPerEvent(const rootio::Tree& tree, const TreeSchema& ts) {
+// Mean uncompressed bytes of every column per event, from a sample of the first input.
+Result<double> BytesPerEvent(const rootio::Tree& tree, const TreeSchema& ts) {
   const Schema& s = ts.schema;
+  double fixed = 0;
+  for (int32_t f : s.fixed) {
+    const ColumnSpec& c = s.columns[static_cast<size_t>(f)];
+    fixed += static_cast<double>(c.len * c.value_size());
+  }
   if (s.jagged.empty() || tree.entries() == 0) {
-    return 0.0;
+    return fixed;
   }
   rootio::EntryRange sample{0, std::min<int64_t>(tree.entries(), kSampleEntries)};
   double bytes = 0;
@@ -170,46 +189,54 @@ Result<double> JaggedBytesPerEvent(const rootio::Tree& tree, const TreeSchema& t
     }
     bytes += elements * per_element / static_cast<double>(sample.size());
   }
-  return bytes;
+  return fixed + bytes;
 }
 
 std::string CoordName(const Coord& c) {
   return std::to_string(c.run) + ":" + std::to_string(c.lumi) + ":" + std::to_string(c.event);
 }
 
-}  // namespace
 
-Result<ConvertReport> Convert(const ConvertOptions& opt) {
-  auto t0 = std::chrono::steady_clock::now();
-  if (opt.inputs.empty()) {
-    return InvalidArgumentError("no input files");
-  }
-  if (opt.log2_ks > 20 || opt.block_size == 0) {
-    return InvalidArgumentError("bad block shape");
-  }
-  ConvertReport report;
-  Manifest& m = report.manifest;
-  m.tree = opt.tree;
-  m.codec = opt.codec;
-  m.block_size = opt.block_size;
-  m.log2_ks = opt.log2_ks;
+double ThreadCpu() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
-  // Pass 1: schema, coordinates, slots.
-  std::vector<Coord> coords;
+// Where pass 1 put an input entry: the index of its run's plan, and its slots there.
+struct SlotOf {
+  uint32_t plan;
+  EventSlot slot;
+};
+
+// Pass 1's result: the schema, per-run plans (ascending runs) and every entry's slots.
+struct Plans {
   TreeSchema first;
+  bool no_lumi = false;
+  double bytes_per_event = 0;
+  std::vector<ShardPlan> plans;
+  std::vector<std::vector<SlotOf>> slots;  // per input, per entry
+  // Per plan: the first event (input order) for error messages.
+  std::vector<std::string> first_event;
+  uint64_t input_bytes = 0;
+  uint64_t events = 0;
+};
+
+Result<Plans> PlanInputs(const ConvertOptions& opt, Manifest& m) {
+  Plans out;
+  std::vector<Coord> coords;
   bool any_lumi = false;
   bool any_missing_lumi = false;
-  double jagged_bytes = 0;
   for (size_t i = 0; i < opt.inputs.size(); ++i) {
     const std::string& path = opt.inputs[i];
     OpenInput in = FERRY_TRY(OpenInputTree(path, opt.tree));
-    report.input_bytes += in.file->source().size();
+    out.input_bytes += in.file->source().size();
     TreeSchema ts = FERRY_TRY_CTX(SchemaOf(in.tree->info()), "file " + path);
     if (i == 0) {
-      first = std::move(ts);
-      jagged_bytes = FERRY_TRY_CTX(JaggedBytesPerEvent(*in.tree, first), "file " + path);
+      out.first = std::move(ts);
+      out.bytes_per_event = FERRY_TRY_CTX(BytesPerEvent(*in.tree, out.first), "file " + path);
     } else {
-      FERRY_TRY(SameSchema(first.schema, ts.schema, path));
+      FERRY_TRY(SameSchema(out.first.schema, ts.schema, path));
     }
     bool has_run = false;
     bool has_lumi = false;
@@ -236,11 +263,8 @@ Result<ConvertReport> Convert(const ConvertOptions& opt) {
   if (coords.empty()) {
     return InvalidArgumentError("the inputs hold no events");
   }
-  if (!any_lumi) {
-    m.flags |= kManifestFlagNoLumi;
-  }
-  m.schema = first.schema;
-
+  out.no_lumi = !any_lumi;
+  out.events = coords.size();
   std::vector<uint32_t> order(coords.size());
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
@@ -248,16 +272,10 @@ Result<ConvertReport> Convert(const ConvertOptions& opt) {
     const Coord& y = coords[b];
     return std::tie(x.run, x.lumi, x.event) < std::tie(y.run, y.lumi, y.event);
   });
-  struct SlotOf {
-    uint32_t run_slot;
-    uint32_t lumi_slot;
-    uint64_t event_slot;
-  };
-  std::vector<std::vector<SlotOf>> slots(opt.inputs.size());
+  out.slots.resize(opt.inputs.size());
   for (size_t i = 0; i < opt.inputs.size(); ++i) {
-    slots[i].resize(m.inputs[i].entries);
+    out.slots[i].resize(m.inputs[m.inputs.size() - opt.inputs.size() + i].entries);
   }
-  std::vector<ShardPlan> plans;
   for (size_t k = 0; k < order.size(); ++k) {
     const Coord& c = coords[order[k]];
     if (k > 0) {
@@ -268,98 +286,62 @@ Result<ConvertReport> Convert(const ConvertOptions& opt) {
                                     + opt.inputs[c.input] + " entry " + std::to_string(c.entry));
       }
     }
-    if (plans.empty() || plans.back().run != c.run) {
-      plans.push_back({.run = c.run, .run_slot = plans.size()});
+    if (out.plans.empty() || out.plans.back().run != c.run) {
+      out.plans.push_back({.run = c.run, .run_slot = 0});
+      out.first_event.push_back(CoordName(c) + " (" + opt.inputs[c.input] + " entry "
+                                + std::to_string(c.entry) + ")");
     }
-    ShardPlan& p = plans.back();
+    ShardPlan& p = out.plans.back();
     if (p.lumis.empty() || p.lumis.back().lumi != c.lumi) {
       p.lumis.push_back({c.lumi, p.event_numbers.size(), 0});
     }
     LumiEntry& l = p.lumis.back();
-    slots[c.input][c.entry] = {static_cast<uint32_t>(p.run_slot),
-                               static_cast<uint32_t>(p.lumis.size() - 1), l.count};
+    out.slots[c.input][c.entry] = {static_cast<uint32_t>(out.plans.size() - 1),
+                                   {static_cast<uint32_t>(p.lumis.size() - 1), l.count}};
     p.event_numbers.push_back(c.event);
     ++l.count;
   }
-  m.run_extent = plans.size();
-  for (const ShardPlan& p : plans) {
-    m.lumi_extent = std::max<uint64_t>(m.lumi_extent, p.lumis.size());
-    for (const LumiEntry& l : p.lumis) {
-      m.event_extent = std::max<uint64_t>(m.event_extent, l.count);
+  return out;
+}
+
+// Shard files a manifest names, and the largest generation among them.
+std::set<std::string> NamedShards(const Manifest* m, uint32_t* max_generation) {
+  std::set<std::string> out;
+  if (m != nullptr) {
+    for (const RunEntry& r : m->runs) {
+      out.insert(r.file_name());
+      *max_generation = std::max(*max_generation, r.generation);
     }
   }
-  m.events = coords.size();
-  Layout grid = FERRY_TRY(m.GridLayout());
-  m.padding = grid.total_slots() - m.events;
-  // Collection block: the largest power of two of events that fits block_size (at least 1).
-  uint8_t log2_kc = 0;
-  while (log2_kc < m.log2_ks
-         && jagged_bytes * static_cast<double>(uint64_t{2} << log2_kc)
-                <= static_cast<double>(opt.block_size)) {
-    ++log2_kc;
-  }
-  m.log2_kc = log2_kc;
-  coords.clear();
-  coords.shrink_to_fit();
+  return out;
+}
 
-  // Output directory: old shards and manifest go first, so a failed run leaves no stale store.
+// Removes shard files (and a stale manifest draft) that none of the kept names mention: the
+// leftovers of a killed write, or shards superseded before the previous write.
+void RemoveUnnamed(const std::string& dir, const std::set<std::string>& keep) {
   std::error_code ec;
-  std::filesystem::create_directories(opt.out_dir, ec);
-  if (ec) {
-    return IoError("cannot create " + opt.out_dir + ": " + ec.message(), ec.value());
-  }
-  for (const auto& entry : std::filesystem::directory_iterator(opt.out_dir, ec)) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     std::string name = entry.path().filename().string();
-    if (name == kManifestName || (name.starts_with("run-") && name.ends_with(".shard"))) {
+    const bool shard = name.starts_with("run-") && name.ends_with(".shard");
+    if ((shard && keep.count(name) == 0) || name == std::string(kManifestName) + ".tmp") {
       std::filesystem::remove(entry.path(), ec);
     }
   }
-  std::vector<uint8_t> ignored = m.Serialize();  // sets schema_hash for the shard headers
-  (void)ignored;
+}
 
-  std::vector<std::unique_ptr<ShardWriter>> writers(plans.size());
-  for (size_t r = 0; r < plans.size(); ++r) {
-    m.runs.push_back({plans[r].run, plans[r].event_numbers.size(), plans[r].lumis.size(), 0});
-    writers[r] = FERRY_TRY(ShardWriter::Create(opt.out_dir + "/" + ShardFileName(plans[r].run), m,
-                                               std::move(plans[r])));
+Status SyncDir(const std::string& dir) {
+  Fd d = FERRY_TRY(Fd::Open(dir, O_RDONLY | O_DIRECTORY, 0));
+  if (::fsync(d.get()) != 0) {
+    return IoError("fsync " + dir, errno);
   }
+  return OkStatus();
+}
 
-  // Pass 2: stream every input in entry order.
-  uint64_t done = 0;
-  std::vector<rootio::Column> cols(m.schema.columns.size());
-  for (size_t i = 0; i < opt.inputs.size(); ++i) {
-    const std::string& path = opt.inputs[i];
-    OpenInput in = FERRY_TRY(OpenInputTree(path, opt.tree));
-    for (rootio::EntryRange cluster : in.tree->info().Clusters()) {
-      for (int64_t b = cluster.begin; b < cluster.end; b += kChunkEntries) {
-        rootio::EntryRange range{b, std::min(cluster.end, b + kChunkEntries)};
-        for (size_t c = 0; c < cols.size(); ++c) {
-          cols[c] = FERRY_TRY_CTX(in.tree->ReadLeaf(first.leaves[c], range), "file " + path);
-        }
-        for (int64_t e = 0; e < range.size(); ++e) {
-          const SlotOf& s = slots[i][static_cast<size_t>(range.begin + e)];
-          FERRY_TRY_CTX(writers[s.run_slot]->Add(cols, e, s.lumi_slot, s.event_slot),
-                        "file " + path + " > entry " + std::to_string(range.begin + e));
-        }
-        done += static_cast<uint64_t>(range.size());
-        if (opt.progress) {
-          opt.progress(done, m.events);
-        }
-      }
-    }
-  }
-  for (size_t r = 0; r < writers.size(); ++r) {
-    ShardWriteStats st = FERRY_TRY(writers[r]->Finish());
-    m.runs[r].shard_bytes = st.bytes;
-    report.store_bytes += st.bytes;
-    report.raw_payload_bytes += st.raw_bytes;
-    report.stored_payload_bytes += st.stored_bytes;
-    report.c_blocks += st.c_blocks;
-    writers[r].reset();
-  }
-
+// Written aside, fsynced, renamed over MANIFEST, directory fsynced: readers see the old
+// manifest or the new one, never a mix, and a crash leaves one of them.
+Status PublishManifest(const std::string& dir, Manifest& m, uint64_t* bytes) {
   std::vector<uint8_t> manifest = m.Serialize();
-  const std::string final_path = opt.out_dir + "/" + kManifestName;
+  const std::string final_path = dir + "/" + kManifestName;
   const std::string tmp_path = final_path + ".tmp";
   {
     Fd fd = FERRY_TRY(Fd::Open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC, 0644));
@@ -369,12 +351,327 @@ Result<ConvertReport> Convert(const ConvertOptions& opt) {
     }
     FERRY_TRY_CTX(fd.Close(), tmp_path);
   }
-  std::filesystem::rename(tmp_path, final_path, ec);
-  if (ec) {
-    return IoError("rename " + tmp_path + ": " + ec.message(), ec.value());
+  if (::rename(tmp_path.c_str(), final_path.c_str()) != 0) {
+    return IoError("rename " + tmp_path, errno);
   }
-  report.store_bytes += manifest.size();
-  report.skipped = std::move(first.skipped);
+  *bytes = manifest.size();
+  return SyncDir(dir);
+}
+
+Result<Manifest> ReadManifest(const std::string& dir) {
+  const std::string path = dir + "/" + kManifestName;
+  auto src = FERRY_TRY(io::OpenLocal(path));
+  std::vector<uint8_t> bytes(src->size());
+  FERRY_TRY_CTX(src->ReadAt(0, bytes), path);
+  return FERRY_TRY_CTX(Manifest::Parse(bytes), path);
+}
+
+// Pass 2: every input decoded range by range on the pool and routed to its run's builder.
+class Router {
+ public:
+  Router(const ConvertOptions& opt, const Plans& plans, const Schema& schema, TaskPool* pool)
+      : opt_(opt), plans_(plans), schema_(schema), pool_(pool) {}
+
+  Status Run(std::vector<std::unique_ptr<ShardBuilder>>& builders, ConvertReport* report) {
+    struct Batch {
+      std::vector<rootio::Column> cols;
+      size_t input = 0;
+      rootio::EntryRange range{};
+    };
+    Batch cur;
+    Batch prev;
+    cur.cols.resize(schema_.columns.size());
+    prev.cols.resize(schema_.columns.size());
+    const size_t tasks = std::max<size_t>(1, pool_->threads()) * 4;
+    std::vector<rootio::BasketDecoder> decoders(tasks);
+    std::vector<Status> task_status(tasks);
+    std::atomic<uint64_t> cpu_ns{0};
+    bool have_prev = false;
+    uint64_t done = 0;
+    std::unique_ptr<OpenInput> open;
+    std::unique_ptr<OpenInput> prev_open;
+    for (size_t i = 0; i < opt_.inputs.size(); ++i) {
+      prev_open = std::move(open);
+      open = std::make_unique<OpenInput>(FERRY_TRY(OpenInputTree(opt_.inputs[i], opt_.tree)));
+      for (rootio::EntryRange cluster : open->tree->info().Clusters()) {
+        for (int64_t b = cluster.begin; b < cluster.end; b += kChunkEntries) {
+          cur.input = i;
+          cur.range = {b, std::min(cluster.end, b + kChunkEntries)};
+          // Decode: the columns dealt round-robin over a few tasks per thread, so a thread
+          // that finishes early takes the next task.
+          std::vector<TaskPool::Ticket> tickets;
+          const rootio::Tree* tree = open->tree.get();
+          for (size_t t = 0; t < tasks; ++t) {
+            tickets.push_back(pool_->Submit([&, t, tree] {
+              const double c0 = ThreadCpu();
+              task_status[t] = OkStatus();
+              for (size_t c = t; c < cur.cols.size(); c += tasks) {
+                Status st = tree->ReadLeafInto(plans_.first.leaves[c], cur.range, &cur.cols[c],
+                                               &decoders[t]);
+                if (!st.has_value()) {
+                  task_status[t] = std::move(st);
+                  break;
+                }
+              }
+              cpu_ns += static_cast<uint64_t>(1e9 * (ThreadCpu() - c0));
+            }));
+          }
+          // Meanwhile the previous range goes to the builders (and their jobs to the pool).
+          if (have_prev) {
+            FERRY_TRY(Route(prev, builders));
+            done += static_cast<uint64_t>(prev.range.size());
+            if (opt_.progress) {
+              opt_.progress(done, plans_.events);
+            }
+          }
+          for (auto& t : tickets) {
+            t.Wait();
+          }
+          for (Status& st : task_status) {
+            FERRY_TRY_CTX(std::move(st), "file " + opt_.inputs[i]);
+          }
+          for (const rootio::Column& c : cur.cols) {
+            report->raw_input_bytes += c.bytes.size();
+          }
+          std::swap(cur, prev);
+          have_prev = true;
+        }
+      }
+    }
+    if (have_prev) {
+      FERRY_TRY(Route(prev, builders));
+      done += static_cast<uint64_t>(prev.range.size());
+      if (opt_.progress) {
+        opt_.progress(done, plans_.events);
+      }
+    }
+    report->decode_cpu_seconds = 1e-9 * static_cast<double>(cpu_ns.load());
+    return OkStatus();
+  }
+
+ private:
+  template <class B>
+  Status Route(const B& batch, std::vector<std::unique_ptr<ShardBuilder>>& builders) {
+    const std::vector<SlotOf>& slots = plans_.slots[batch.input];
+    const auto n = static_cast<size_t>(batch.range.size());
+    // Consecutive rows of one run go to its builder as one range.
+    for (size_t k = 0; k < n;) {
+      const uint32_t plan = slots[static_cast<size_t>(batch.range.begin) + k].plan;
+      size_t e = k + 1;
+      while (e < n && slots[static_cast<size_t>(batch.range.begin) + e].plan == plan) {
+        ++e;
+      }
+      slot_buf_.clear();
+      for (size_t r = k; r < e; ++r) {
+        slot_buf_.push_back(slots[static_cast<size_t>(batch.range.begin) + r].slot);
+      }
+      FERRY_TRY_CTX(builders[plan]->Add(batch.cols, static_cast<int64_t>(k), e - k, slot_buf_),
+                    "file " + opt_.inputs[batch.input] + " > entries "
+                        + std::to_string(batch.range.begin + static_cast<int64_t>(k)) + " to "
+                        + std::to_string(batch.range.begin + static_cast<int64_t>(e) - 1));
+      k = e;
+    }
+    size_t pending = 0;
+    for (auto& b : builders) {
+      FERRY_TRY(b->Drain(false));
+      pending += b->pending();
+    }
+    if (pending > kMaxPendingJobs) {
+      for (auto& b : builders) {
+        FERRY_TRY(b->Drain(true));
+      }
+    }
+    return OkStatus();
+  }
+
+  const ConvertOptions& opt_;
+  const Plans& plans_;
+  const Schema& schema_;
+  TaskPool* pool_;
+  std::vector<EventSlot> slot_buf_;
+};
+
+// One writer at a time per store directory (an advisory lock on DIR/.lock).
+Result<Fd> LockStore(const std::string& dir) {
+  Fd fd = FERRY_TRY(Fd::Open(dir + "/.lock", O_RDWR | O_CREAT, 0644));
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    return Error(ErrorCode::kIo, "another convert or append is writing " + dir, errno);
+  }
+  return fd;
+}
+
+}  // namespace
+
+Result<ConvertReport> Convert(const ConvertOptions& opt) {
+  auto t0 = std::chrono::steady_clock::now();
+  if (opt.inputs.empty()) {
+    return InvalidArgumentError("no input files");
+  }
+  if (opt.log2_ks > 20 || opt.block_size == 0) {
+    return InvalidArgumentError("bad block shape");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(opt.out_dir, ec);
+  if (ec) {
+    return IoError("cannot create " + opt.out_dir + ": " + ec.message(), ec.value());
+  }
+  Fd lock = FERRY_TRY(LockStore(opt.out_dir));
+  // The store as it is now (if any): append extends it; convert replaces it.
+  std::optional<Manifest> old;
+  if (std::filesystem::exists(opt.out_dir + "/" + kManifestName)) {
+    auto parsed = ReadManifest(opt.out_dir);
+    if (parsed.has_value()) {
+      old = std::move(*parsed);
+    } else if (opt.append) {
+      return std::move(parsed).error().AddContext("append to " + opt.out_dir);
+    }
+  }
+  if (opt.append && !old.has_value()) {
+    return NotFoundError("append: " + opt.out_dir + " is not an event store (no MANIFEST)");
+  }
+  if (opt.append && old->version < 3) {
+    return UnsupportedError("append: " + opt.out_dir + " is a version-" + std::to_string(old->version)
+                            + " store; convert its inputs again to make a version-3 store");
+  }
+  uint32_t generation = 0;
+  const std::set<std::string> old_names = NamedShards(old ? &*old : nullptr, &generation);
+  ++generation;
+  // Leftovers of killed writes go first (the current store's shards are kept).
+  RemoveUnnamed(opt.out_dir, old_names);
+
+  ConvertReport report;
+  Manifest& m = report.manifest;
+  m.version = kFormatVersion;
+  m.tree = opt.tree;
+  m.codec = opt.codec;
+  m.block_size = opt.block_size;
+  m.log2_ks = opt.log2_ks;
+  m.flags = opt.j_chunks ? kManifestFlagJChunks : 0;
+  if (opt.append) {
+    // The store's own settings win: every shard of a store has one block shape and codec.
+    m.tree = old->tree;
+    m.codec = old->codec;
+    m.block_size = old->block_size;
+    m.log2_ks = old->log2_ks;
+    m.log2_kc = old->log2_kc;
+    m.flags = old->flags;
+    m.inputs = old->inputs;
+  }
+  ConvertOptions in_opt = opt;
+  in_opt.tree = m.tree;
+  Plans plans = FERRY_TRY(PlanInputs(in_opt, m));
+  report.input_bytes = plans.input_bytes;
+  m.schema = plans.first.schema;
+  if (plans.no_lumi) {
+    m.flags |= kManifestFlagNoLumi;
+  }
+  if (opt.append) {
+    FERRY_TRY_CTX(SameSchema(old->schema, m.schema, opt.inputs[0]), "append to " + opt.out_dir);
+    if ((old->flags & kManifestFlagNoLumi) != (m.flags & kManifestFlagNoLumi)) {
+      return InvalidArgumentError("append: the store and the inputs disagree on luminosityBlock");
+    }
+  } else {
+    // E block: the largest power of two of events whose columns fit block_size (at least 1).
+    uint8_t log2_kc = 0;
+    while (log2_kc < m.log2_ks
+           && plans.bytes_per_event * static_cast<double>(uint64_t{2} << log2_kc)
+                  <= static_cast<double>(opt.block_size)) {
+      ++log2_kc;
+    }
+    m.log2_kc = log2_kc;
+  }
+  // Runs: the old ones (append) that the inputs do not touch, then the new shards.
+  std::map<uint64_t, RunEntry> runs;
+  if (opt.append) {
+    for (const RunEntry& r : old->runs) {
+      runs[r.run] = r;
+    }
+  }
+  for (size_t p = 0; p < plans.plans.size(); ++p) {
+    const uint64_t run = plans.plans[p].run;
+    if (runs.count(run) != 0) {
+      if (!opt.replace_runs) {
+        return InvalidArgumentError("run " + std::to_string(run) + " is already in the store "
+                                    + opt.out_dir + ": event " + plans.first_event[p]
+                                    + "; use --replace-run to rebuild that run");
+      }
+      report.replaced_runs.push_back(run);
+    } else {
+      report.new_runs.push_back(run);
+    }
+    RunEntry e{.run = run,
+               .events = plans.plans[p].event_numbers.size(),
+               .lumis = plans.plans[p].lumis.size(),
+               .lumi_extent = plans.plans[p].lumis.size(),
+               .generation = generation};
+    for (const LumiEntry& l : plans.plans[p].lumis) {
+      e.event_extent = std::max<uint64_t>(e.event_extent, l.count);
+    }
+    runs[run] = e;
+  }
+  m.runs.clear();
+  m.events = 0;
+  m.padding = 0;
+  m.lumi_extent = 0;
+  m.event_extent = 0;
+  for (auto& [run, e] : runs) {
+    m.runs.push_back(e);
+    m.events += e.events;
+    m.padding += e.lumi_extent * e.event_extent - e.events;
+    m.lumi_extent = std::max(m.lumi_extent, e.lumi_extent);
+    m.event_extent = std::max(m.event_extent, e.event_extent);
+  }
+  m.run_extent = m.runs.size();
+  FERRY_TRY(m.GridLayout());
+  (void)m.Serialize();  // sets schema_hash for the shard headers
+
+  const size_t threads = opt.threads != 0
+                             ? opt.threads
+                             : std::max<size_t>(1, std::thread::hardware_concurrency());
+  report.threads = threads;
+  std::vector<std::unique_ptr<ShardBuilder>> builders(plans.plans.size());
+  {
+    TaskPool pool(threads);
+    for (size_t p = 0; p < plans.plans.size(); ++p) {
+      plans.plans[p].run_slot = static_cast<uint64_t>(m.RunSlot(plans.plans[p].run));
+      builders[p] = FERRY_TRY(ShardBuilder::Create(
+          opt.out_dir + "/" + ShardFileName(plans.plans[p].run, generation), m,
+          std::move(plans.plans[p]), &pool));
+    }
+    Router router(in_opt, plans, m.schema, &pool);
+    FERRY_TRY(router.Run(builders, &report));
+    for (size_t p = 0; p < builders.size(); ++p) {
+      ShardBuildStats st = FERRY_TRY(builders[p]->Finish());
+      builders[p].reset();
+      m.runs[static_cast<size_t>(m.RunSlot(plans.plans[p].run))].shard_bytes = st.bytes;
+      report.store_bytes += st.bytes;
+      report.raw_payload_bytes += st.raw_bytes;
+      report.stored_payload_bytes += st.stored_bytes;
+      report.c_blocks += st.e_blocks;
+      report.verified_bytes += st.verified_bytes;
+    }
+  }
+  report.events_written = plans.events;
+  // Untouched shards of an append count too.
+  for (const RunEntry& r : m.runs) {
+    if (r.generation != generation) {
+      report.store_bytes += r.shard_bytes;
+    }
+  }
+  uint64_t manifest_bytes = 0;
+  FERRY_TRY(PublishManifest(opt.out_dir, m, &manifest_bytes));
+  report.store_bytes += manifest_bytes;
+  // A convert replaced the whole store: the old shards go now. An append keeps the shards it
+  // superseded until the next write, for readers that opened the previous manifest.
+  std::set<std::string> keep;
+  for (const RunEntry& r : m.runs) {
+    keep.insert(r.file_name());
+  }
+  if (opt.append) {
+    keep.insert(old_names.begin(), old_names.end());
+  }
+  RemoveUnnamed(opt.out_dir, keep);
+  report.skipped = std::move(plans.first.skipped);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return report;
 }

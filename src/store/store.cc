@@ -118,9 +118,13 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, StoreOptions 
   s->options_ = options;
   const std::string path = dir + "/" + kManifestName;
   const bool mmap = options.mode == IoMode::kMmap;
-  auto source =
-      FERRY_TRY_CTX(io::OpenLocal(path, mmap ? io::LocalMode::kMmap : io::LocalMode::kPread),
-                    "event store " + dir);
+  std::unique_ptr<io::ByteSource> source;
+  if (options.open) {
+    source = FERRY_TRY_CTX(options.open(path, options.mode), "event store " + dir);
+  } else {
+    source = FERRY_TRY_CTX(io::OpenLocal(path, mmap ? io::LocalMode::kMmap : io::LocalMode::kPread),
+                           "event store " + dir);
+  }
   if (source->size() > kMaxManifestBytes) {
     return CorruptionError("manifest " + path + " is implausibly large");
   }
@@ -134,6 +138,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, StoreOptions 
     FERRY_TRY_CTX(source->ReadAt(0, bytes), path);
     view = bytes;
     ++s->counters_.reads;
+    ++s->counters_.requests;
   }
   s->counters_.bytes += view.size();
   s->manifest_ = FERRY_TRY_CTX(Manifest::Parse(view), path);
@@ -144,9 +149,9 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, StoreOptions 
 
 Result<Shard*> Store::Attach(size_t run_slot) {
   if (shards_[run_slot] == nullptr) {
-    const std::string path = dir_ + "/" + ShardFileName(manifest_.runs[run_slot].run);
-    shards_[run_slot] =
-        FERRY_TRY(Shard::Attach(path, manifest_, run_slot, options_.mode, &counters_));
+    const std::string path = dir_ + "/" + manifest_.runs[run_slot].file_name();
+    shards_[run_slot] = FERRY_TRY(
+        Shard::Attach(path, manifest_, run_slot, options_.mode, options_.open, &counters_));
   }
   return shards_[run_slot].get();
 }
@@ -192,6 +197,9 @@ Status Store::ReadEvents(std::span<const EventId> ids,
     for (int32_t c : columns) {
       out->push_back(StartColumnFor(s.columns[static_cast<size_t>(c)]));
     }
+  }
+  if (manifest_.version >= 3) {
+    return ReadEventsV3(ids, columns, out);
   }
   std::vector<int32_t> jagged_slots;
   for (int32_t c : columns) {

@@ -6,6 +6,7 @@
 #include "base/crc32c.h"
 #include "base/endian.h"
 #include "store/shard.h"
+#include "store/shuffle.h"
 #include "store/store.h"
 
 namespace ferry::store {
@@ -31,14 +32,42 @@ Status Store::Scan(std::span<const int32_t> columns,
   std::vector<uint8_t> scratch;
   std::vector<uint8_t> header_scratch;
   ScanBatch batch;
+  std::vector<std::vector<uint8_t>> bufs;
+  std::vector<std::span<const uint8_t>> got;
+  std::vector<std::pair<uint64_t, size_t>> ranges;
+  std::vector<ChunkRef> refs;
   for (size_t r = 0; r < manifest_.runs.size(); ++r) {
     Shard* shard = FERRY_TRY(Attach(r));
     const ShardHeader& h = shard->header();
     const uint64_t ks = uint64_t{1} << h.log2_ks;
+    // The directory slices this scan needs, in one request.
+    std::vector<size_t> slots;
+    for (int32_t f : fixed) {
+      slots.push_back(static_cast<size_t>(s.columns[static_cast<size_t>(f)].slot));
+    }
+    if (shard->has_j_chunks()) {
+      for (int32_t c : columns) {
+        const ColumnSpec& spec = s.columns[static_cast<size_t>(c)];
+        if (spec.jagged()) {
+          slots.push_back(s.fixed.size() + static_cast<size_t>(spec.slot));
+        }
+      }
+    }
+    FERRY_TRY_CTX(shard->LoadSDirectory(slots), "shard " + shard->path());
     for (uint64_t b = 0; b < h.s_blocks(); ++b) {
       const uint64_t first = b * ks;
       const uint64_t n = std::min(ks, h.events - first);
       const std::string where = "shard " + shard->path() + " > S block " + std::to_string(b);
+      // Every fixed column's chunk of the block in one request.
+      refs.clear();
+      ranges.clear();
+      for (int32_t f : fixed) {
+        ChunkRef ref = FERRY_TRY(
+            shard->SChunk(static_cast<size_t>(s.columns[static_cast<size_t>(f)].slot), b));
+        refs.push_back(ref);
+        ranges.emplace_back(ref.offset, ref.size);
+      }
+      FERRY_TRY_CTX(shard->BytesV(ranges, &bufs, &got), where);
       for (size_t k = 0; k < fixed.size(); ++k) {
         const ColumnSpec& c = s.columns[static_cast<size_t>(fixed[k])];
         rootio::Column& col = fixed_cols[k];
@@ -46,7 +75,7 @@ Status Store::Scan(std::span<const int32_t> columns,
         col.first_entry = static_cast<int64_t>(first);
         col.num_entries = static_cast<int64_t>(n);
         col.bytes.resize(n * c.len * c.value_size());
-        FERRY_TRY_CTX(ReadSChunk(*shard, static_cast<size_t>(c.slot), b, col.bytes, &scratch),
+        FERRY_TRY_CTX(DecodeSChunk(refs[k], got[k], shard->v3(), c.value_size(), col.bytes),
                       "column " + c.name + " (S chunk) > " + where);
         ++counters_.block_reads;
       }
@@ -111,16 +140,29 @@ Status Store::FillJagged(Shard& shard,
   const Schema& s = schema();
   const uint64_t ks = uint64_t{1} << shard.header().log2_ks;
   if (shard.has_j_chunks() && first % ks == 0 && n == std::min(ks, shard.header().events - first)) {
-    // A whole S block: each column's J chunk, one read and one decode per column.
+    // A whole S block: each column's J chunk, all in one request, one decode per column.
+    std::vector<ChunkRef> refs;
+    std::vector<std::pair<uint64_t, size_t>> ranges;
+    for (size_t q = 0; q < jagged_at.size(); ++q) {
+      const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[jagged_at[q]])];
+      refs.push_back(
+          FERRY_TRY(shard.SChunk(s.fixed.size() + static_cast<size_t>(spec.slot), first / ks)));
+      ranges.emplace_back(refs.back().offset, refs.back().size);
+    }
+    std::vector<std::vector<uint8_t>> bufs;
+    std::vector<std::span<const uint8_t>> got;
+    FERRY_TRY(shard.BytesV(ranges, &bufs, &got));
     for (size_t q = 0; q < jagged_at.size(); ++q) {
       const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[jagged_at[q]])];
       rootio::Column& col = batch->columns[jagged_at[q]];
-      const size_t slot = s.fixed.size() + static_cast<size_t>(spec.slot);
-      FERRY_TRY_CTX(ReadSChunk(shard, slot, first / ks, col.bytes, scratch),
+      FERRY_TRY_CTX(DecodeSChunk(refs[q], got[q], shard.v3(), spec.value_size(), col.bytes),
                     "column " + spec.name + " (J chunk)");
       ++counters_.block_reads;
     }
     return OkStatus();
+  }
+  if (shard.v3()) {
+    return FillJaggedFromE(shard, first, n, columns, jagged_at, batch);
   }
   const uint64_t kc = uint64_t{1} << shard.header().log2_kc;
   const size_t hb = CBlockHeaderBytes(s.groups(), s.jagged.size());
@@ -185,11 +227,29 @@ Result<ChunkRef> Store::ReadSChunk(Shard& shard,
                                    std::vector<uint8_t>* scratch) {
   ChunkRef ref = FERRY_TRY(shard.SChunk(slot, block));
   auto stored = FERRY_TRY(shard.Bytes(ref.offset, ref.size, scratch));
-  if (crc32c::Value(stored) != ref.crc) {
-    return CorruptionError("chunk checksum mismatch");
-  }
-  FERRY_TRY(DecodeChunk(stored, raw));
+  const Schema& s = schema();
+  const size_t c = static_cast<size_t>(
+      slot < s.fixed.size() ? s.fixed[slot] : s.jagged[slot - s.fixed.size()]);
+  FERRY_TRY(DecodeSChunk(ref, stored, shard.v3(), s.columns[c].value_size(), raw));
   return ref;
+}
+
+Status Store::DecodeSChunk(const ChunkRef& ref,
+                           std::span<const uint8_t> stored,
+                           bool shuffled,
+                           size_t w,
+                           std::span<uint8_t> raw) {
+  if (crc32c::Value(stored) != ref.crc) {
+    return CorruptionError("chunk checksum mismatch (" + std::to_string(ref.size)
+                           + " bytes at offset " + std::to_string(ref.offset) + ")");
+  }
+  if (!shuffled || w == 1) {
+    return DecodeChunk(stored, raw);
+  }
+  unshuffle_scratch_.resize(raw.size());
+  FERRY_TRY(DecodeChunk(stored, unshuffle_scratch_));
+  UnshuffleBytes(unshuffle_scratch_.data(), raw.size() / w, w, raw.data());
+  return OkStatus();
 }
 
 Result<VerifyReport> Store::Verify() {
@@ -199,6 +259,10 @@ Result<VerifyReport> Store::Verify() {
   std::vector<uint8_t> raw;
   for (size_t r = 0; r < manifest_.runs.size(); ++r) {
     Shard* shard = FERRY_TRY(Attach(r));
+    if (shard->v3()) {
+      rep = FERRY_TRY(VerifyV3(*shard, rep));
+      continue;
+    }
     const ShardHeader& h = shard->header();
     const std::string where = "shard " + shard->path();
     FERRY_TRY_CTX(shard->CheckDirectories(), where);
