@@ -23,7 +23,9 @@
 #include "base/fd.h"
 #include "io/local_source.h"
 #include "rootio/root_file.h"
+#include "store/dictionary.h"
 #include "store/shard_builder.h"
+#include "store/shuffle.h"
 #include "store/task_pool.h"
 
 namespace ferry::store {
@@ -366,6 +368,50 @@ Result<Manifest> ReadManifest(const std::string& dir) {
   return FERRY_TRY_CTX(Manifest::Parse(bytes), path);
 }
 
+// A dictionary for the E blocks, trained on the first input's first blocks, laid out exactly as
+// the builder lays them out (group totals, then every column shuffled).
+constexpr int64_t kDictionarySampleEvents = 4096;
+constexpr size_t kDictionaryBytes = 64 * 1024;
+
+Result<std::vector<uint8_t>> TrainEBlockDictionary(const ConvertOptions& opt,
+                                                   const Plans& plans,
+                                                   const Schema& schema,
+                                                   uint8_t log2_kc) {
+  OpenInput in = FERRY_TRY(OpenInputTree(opt.inputs[0], opt.tree));
+  const rootio::EntryRange range{0, std::min(in.tree->entries(), kDictionarySampleEvents)};
+  std::vector<rootio::Column> cols(schema.columns.size());
+  for (size_t c = 0; c < cols.size(); ++c) {
+    FERRY_TRY_CTX(in.tree->ReadLeafInto(plans.first.leaves[c], range, &cols[c]),
+                  "file " + opt.inputs[0]);
+  }
+  const int64_t kc = int64_t{1} << log2_kc;
+  std::vector<ByteVector> samples;
+  for (int64_t b = 0; b + kc <= range.size(); b += kc) {
+    ByteVector& out = samples.emplace_back();
+    for (size_t g = 0; g < schema.groups(); ++g) {
+      const rootio::Column& k = cols[static_cast<size_t>(schema.group_counters[g])];
+      uint64_t n = 0;
+      for (int64_t i = b; i < b + kc; ++i) {
+        n += k.AsUint64(static_cast<size_t>(i));
+      }
+      const size_t at = out.size();
+      out.resize(at + 4);
+      StoreLE<uint32_t>(out.data() + at, static_cast<uint32_t>(n));
+    }
+    for (size_t c = 0; c < cols.size(); ++c) {
+      const size_t w = schema.columns[c].value_size();
+      auto [lo, x] = cols[c].EntryValues(b);
+      auto [y, hi] = cols[c].EntryValues(b + kc - 1);
+      (void)x;
+      (void)y;
+      const size_t at = out.size();
+      out.resize(at + (hi - lo) * w);
+      ShuffleBytes(cols[c].bytes.data() + lo * w, hi - lo, w, out.data() + at);
+    }
+  }
+  return TrainDictionary(samples, kDictionaryBytes);
+}
+
 // Pass 2: every input decoded range by range on the pool and routed to its run's builder.
 class Router {
  public:
@@ -556,6 +602,7 @@ Result<ConvertReport> Convert(const ConvertOptions& opt) {
     m.log2_kc = old->log2_kc;
     m.flags = old->flags;
     m.inputs = old->inputs;
+    m.dictionary = old->dictionary;
   }
   ConvertOptions in_opt = opt;
   in_opt.tree = m.tree;
@@ -579,6 +626,13 @@ Result<ConvertReport> Convert(const ConvertOptions& opt) {
       ++log2_kc;
     }
     m.log2_kc = log2_kc;
+    if (m.codec.algorithm == codec::Algorithm::kZstd) {
+      m.dictionary = FERRY_TRY(TrainEBlockDictionary(in_opt, plans, m.schema, log2_kc));
+    }
+  }
+  std::shared_ptr<const Dictionary> dict;
+  if (!m.dictionary.empty()) {
+    dict = FERRY_TRY(Dictionary::Make(m.dictionary, m.codec.level));
   }
   // Runs: the old ones (append) that the inputs do not touch, then the new shards.
   std::map<uint64_t, RunEntry> runs;
@@ -636,7 +690,7 @@ Result<ConvertReport> Convert(const ConvertOptions& opt) {
       plans.plans[p].run_slot = static_cast<uint64_t>(m.RunSlot(plans.plans[p].run));
       builders[p] = FERRY_TRY(ShardBuilder::Create(
           opt.out_dir + "/" + ShardFileName(plans.plans[p].run, generation), m,
-          std::move(plans.plans[p]), &pool));
+          std::move(plans.plans[p]), &pool, dict.get()));
     }
     Router router(in_opt, plans, m.schema, &pool);
     FERRY_TRY(router.Run(builders, &report));

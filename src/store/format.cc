@@ -91,6 +91,10 @@ std::vector<uint8_t> Manifest::Serialize() {
     w.Str(in.path);
     w.U64(in.entries);
   }
+  if (version >= 3) {
+    w.U32(static_cast<uint32_t>(dictionary.size()));
+    w.Bytes(dictionary);
+  }
   w.U32(crc32c::Value(w.bytes()));
   return std::move(w.bytes());
 }
@@ -189,6 +193,14 @@ Result<Manifest> Manifest::Parse(std::span<const uint8_t> bytes) {
   for (InputEntry& in : m.inputs) {
     in.path = r.Str();
     in.entries = r.U64();
+  }
+  if (v3) {
+    const uint32_t n = r.U32();
+    if (!r.ok() || n > kMaxDictionaryBytes || n > r.remaining()) {
+      return CorruptionError("manifest: bad dictionary size " + std::to_string(n));
+    }
+    auto d = r.Take(n);
+    m.dictionary.assign(d.begin(), d.end());
   }
   if (!r.ok() || r.remaining() != 4) {
     return CorruptionError("manifest: bad length");
@@ -471,7 +483,7 @@ Result<EBlockHeader> ParseEBlockHeader(std::span<const uint8_t> bytes, bool veri
     return CorruptionError("E block checksum mismatch");
   }
   const uint64_t stored = bytes.size() - kEBlockHeaderBytes;
-  if (h.events == 0 || h.flags != 0 || stored > h.raw_size) {
+  if (h.events == 0 || (h.flags & ~kEBlockFlagDictionary) != 0 || stored > h.raw_size) {
     return CorruptionError("E block header is inconsistent (" + std::to_string(h.events)
                            + " events, " + std::to_string(h.raw_size) + " raw bytes, "
                            + std::to_string(stored) + " stored)");

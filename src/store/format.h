@@ -88,6 +88,9 @@ struct Manifest {
   bool j_chunks() const { return version == 2 || (flags & kManifestFlagJChunks) != 0; }
   std::vector<RunEntry> runs;  // ascending run numbers
   std::vector<InputEntry> inputs;
+  // Version 3: the zstd dictionary E blocks flagged kEBlockFlagDictionary are compressed with
+  // (trained on the first input's blocks at conversion; empty when there is none).
+  std::vector<uint8_t> dictionary;
 
   // Layout of the grid (index_offset of the shards' index regions is per shard; 0 here).
   Result<Layout> GridLayout() const;
@@ -223,11 +226,13 @@ Result<bool> ParseRecordV3(std::span<const uint8_t> bytes, RecordV3* out);
 // Version 3 E block (section 5): a 16-byte header, then the payload, compressed as one frame
 // of the store's codec or raw (stored size == raw size).
 constexpr size_t kEBlockHeaderBytes = 16;
+constexpr uint32_t kEBlockFlagDictionary = 1;  // compressed with the manifest's dictionary
+constexpr uint32_t kMaxDictionaryBytes = 1u << 20;
 struct EBlockHeader {
   uint32_t crc = 0;       // CRC32C of bytes [4, block size)
   uint32_t events = 0;    // events in the block (<= Kc)
   uint32_t raw_size = 0;  // payload bytes once decompressed
-  uint32_t flags = 0;     // 0
+  uint32_t flags = 0;     // kEBlockFlagDictionary or 0
 };
 // Raw payload layout: u32 elements per group, then every column in schema order, its values of
 // the block's events byte-shuffled (section 5). ColumnSpan gives each column's place.

@@ -32,14 +32,17 @@ void AppendBytes(std::vector<uint8_t>& dst, const uint8_t* src, size_t n) {
 Result<size_t> CompressVerified(const codec::Setting& setting,
                                 std::span<const uint8_t> raw,
                                 ByteVector* out,
-                                ByteVector* check) {
+                                ByteVector* check,
+                                const Dictionary* dict = nullptr) {
   const size_t at = out->size();
   if (setting.algorithm != codec::Algorithm::kNone && raw.size() >= kMinCompressBytes) {
-    size_t n = FERRY_TRY(codec::CompressBlock(setting, raw, out));
+    size_t n = dict != nullptr ? FERRY_TRY(dict->Compress(raw, out))
+                               : FERRY_TRY(codec::CompressBlock(setting, raw, out));
     if (n < raw.size()) {
       check->resize(raw.size());
-      FERRY_TRY_CTX(codec::DecompressBlock(setting.algorithm, std::span(*out).subspan(at, n),
-                                           std::span(*check)),
+      auto stored = std::span<const uint8_t>(*out).subspan(at, n);
+      FERRY_TRY_CTX(dict != nullptr ? dict->Decompress(stored, *check)
+                                    : codec::DecompressBlock(setting.algorithm, stored, *check),
                     "verifying a compressed block");
       if (std::memcmp(check->data(), raw.data(), raw.size()) != 0) {
         return CorruptionError("a compressed block does not decompress to its input");
@@ -57,11 +60,9 @@ Result<size_t> CompressVerified(const codec::Setting& setting,
 // One unit of work for the pool: an E block or an S block. Buffers are reused across jobs.
 struct ShardBuilder::Job {
   enum Kind { kE, kS } kind = kE;
-  // Input, unshuffled: E block payload (group totals, then every column); S block: one buffer
-  // per S-directory column.
-  ByteVector raw;
+  // Input, unshuffled: one buffer per schema column (E block) or S-directory column (S block).
   std::vector<std::vector<uint8_t>> columns;
-  std::vector<uint64_t> column_sizes;  // E block: bytes per schema column
+  std::vector<uint64_t> column_sizes;  // E block: elements per group
   uint32_t events = 0;
   std::vector<PendingRecord> records;
   // Output: the stored bytes (E: header + payload; S: chunks back to back) and chunk sizes.
@@ -78,13 +79,15 @@ struct ShardBuilder::Job {
 Result<std::unique_ptr<ShardBuilder>> ShardBuilder::Create(const std::string& path,
                                                            const Manifest& manifest,
                                                            ShardPlan plan,
-                                                           TaskPool* pool) {
+                                                           TaskPool* pool,
+                                                           const Dictionary* dict) {
   if (plan.event_numbers.size() > UINT32_MAX) {
     return UnsupportedError("run " + std::to_string(plan.run) + " has more than 2^32 events");
   }
   Fd fd = FERRY_TRY(Fd::Open(path, O_RDWR | O_CREAT | O_TRUNC, 0644));
   std::unique_ptr<ShardBuilder> w(
       new ShardBuilder(manifest, std::move(plan), std::move(fd), path, pool));
+  w->dict_ = dict;
   ShardHeader& h = w->header_;
   h.version = kFormatVersion;
   h.run = w->plan_.run;
@@ -251,49 +254,45 @@ Status ShardBuilder::FlushE() {
   job->events = static_cast<uint32_t>(e_events_);
   job->records.swap(e_records_);
   e_records_.clear();
-  // The payload, unshuffled: group totals, then the columns; the job shuffles it.
-  size_t total = 4 * schema_.groups();
-  for (const auto& b : e_bufs_) {
-    total += b.size();
-  }
-  job->raw.resize(total);
-  job->column_sizes.resize(e_bufs_.size());
-  uint8_t* p = job->raw.data();
-  for (uint32_t g : e_group_elements_) {
-    StoreLE<uint32_t>(p, g);
-    p += 4;
-  }
+  // The columns move into the job (no copy); it shuffles them into one payload.
+  job->columns.resize(e_bufs_.size());
   for (size_t c = 0; c < e_bufs_.size(); ++c) {
-    if (!e_bufs_[c].empty()) {
-      std::memcpy(p, e_bufs_[c].data(), e_bufs_[c].size());
-    }
-    p += e_bufs_[c].size();
-    job->column_sizes[c] = e_bufs_[c].size();
+    job->columns[c].swap(e_bufs_[c]);
     e_bufs_[c].clear();
   }
+  job->column_sizes.assign(e_group_elements_.begin(), e_group_elements_.end());
   std::fill(e_group_elements_.begin(), e_group_elements_.end(), 0);
   e_events_ = 0;
   Job* j = job.get();
   const Schema* schema = &schema_;
   const codec::Setting setting = manifest_.codec;
-  j->ticket = pool_->Submit([j, schema, setting] {
-    j->shuffled.resize(j->raw.size());
-    size_t at = 4 * schema->groups();
-    std::memcpy(j->shuffled.data(), j->raw.data(), at);
+  const Dictionary* dict = dict_;
+  j->ticket = pool_->Submit([j, schema, setting, dict] {
+    size_t total = 4 * j->column_sizes.size();
+    for (const auto& c : j->columns) {
+      total += c.size();
+    }
+    j->shuffled.resize(total);
+    uint8_t* p = j->shuffled.data();
+    for (uint64_t g : j->column_sizes) {
+      StoreLE<uint32_t>(p, static_cast<uint32_t>(g));
+      p += 4;
+    }
     for (size_t c = 0; c < schema->columns.size(); ++c) {
       const size_t w = schema->columns[c].value_size();
-      ShuffleBytes(j->raw.data() + at, j->column_sizes[c] / w, w, j->shuffled.data() + at);
-      at += j->column_sizes[c];
+      ShuffleBytes(j->columns[c].data(), j->columns[c].size() / w, w, p);
+      p += j->columns[c].size();
     }
     j->stored.resize(kEBlockHeaderBytes);
-    auto n = CompressVerified(setting, j->shuffled, &j->stored, &j->check);
+    auto n = CompressVerified(setting, j->shuffled, &j->stored, &j->check, dict);
     if (!n.has_value()) {
       j->status = std::move(n).error();
       return;
     }
+    const bool with_dict = dict != nullptr && *n < j->shuffled.size();
     StoreLE<uint32_t>(j->stored.data() + 4, j->events);
     StoreLE<uint32_t>(j->stored.data() + 8, static_cast<uint32_t>(j->shuffled.size()));
-    StoreLE<uint32_t>(j->stored.data() + 12, 0);
+    StoreLE<uint32_t>(j->stored.data() + 12, with_dict ? kEBlockFlagDictionary : 0);
     StoreLE<uint32_t>(j->stored.data(),
                       crc32c::Value(j->stored.data() + 4, j->stored.size() - 4));
     j->raw_bytes = j->shuffled.size();

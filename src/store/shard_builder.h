@@ -25,6 +25,7 @@
 #include "base/fd.h"
 #include "base/result.h"
 #include "rootio/column.h"
+#include "store/dictionary.h"
 #include "store/format.h"
 #include "store/shard_writer.h"
 #include "store/task_pool.h"
@@ -49,10 +50,12 @@ class ShardBuilder {
  public:
   // manifest: version 3 schema, codec, block shape and flags (schema_hash set); it must outlive
   // the builder. plan: the run's lumis and event numbers (from the first pass).
+  // dict: the manifest's dictionary, digested (null: E blocks without one).
   static Result<std::unique_ptr<ShardBuilder>> Create(const std::string& path,
                                                       const Manifest& manifest,
                                                       ShardPlan plan,
-                                                      TaskPool* pool);
+                                                      TaskPool* pool,
+                                                      const Dictionary* dict = nullptr);
   ShardBuilder(const ShardBuilder&) = delete;
   ShardBuilder& operator=(const ShardBuilder&) = delete;
   ~ShardBuilder();
@@ -85,6 +88,7 @@ class ShardBuilder {
   Fd fd_;
   std::string path_;
   TaskPool* pool_;
+  const Dictionary* dict_ = nullptr;
   Layout layout_;
   ShardHeader header_;
   uint64_t ks_ = 0;

@@ -142,6 +142,10 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, StoreOptions 
   }
   s->counters_.bytes += view.size();
   s->manifest_ = FERRY_TRY_CTX(Manifest::Parse(view), path);
+  if (!s->manifest_.dictionary.empty()) {
+    s->dict_ = FERRY_TRY_CTX(
+        Dictionary::Make(s->manifest_.dictionary, s->manifest_.codec.level), path);
+  }
   s->shards_.resize(s->manifest_.runs.size());
   s->cache_ = std::make_unique<BlockCache>(options.cache_bytes);
   return s;

@@ -30,6 +30,7 @@
 #include "io/byte_source.h"
 #include "rootio/column.h"
 #include "store/block_cache.h"
+#include "store/dictionary.h"
 #include "store/format.h"
 
 namespace ferry::store {
@@ -217,6 +218,7 @@ class Store {
   std::unique_ptr<BlockCache> cache_;
   StoreStats counters_;
   ByteVector unshuffle_scratch_;
+  std::shared_ptr<const Dictionary> dict_;  // version 3: the manifest's dictionary, digested
 };
 
 }  // namespace ferry::store

@@ -32,7 +32,15 @@ Result<Chunk> Store::DecodeEBlock(std::span<const uint8_t> bytes, uint64_t first
   EBlockHeader h = FERRY_TRY(ParseEBlockHeader(bytes, true));
   auto out = std::make_shared<DecodedBlock>();
   out->data.resize(h.raw_size);
-  FERRY_TRY(DecodeChunk(bytes.subspan(kEBlockHeaderBytes), out->data));
+  if ((h.flags & kEBlockFlagDictionary) != 0) {
+    if (dict_ == nullptr) {
+      return CorruptionError("E block compressed with a dictionary the manifest does not have");
+    }
+    ++counters_.chunks_decompressed;
+    FERRY_TRY(dict_->Decompress(bytes.subspan(kEBlockHeaderBytes), out->data));
+  } else {
+    FERRY_TRY(DecodeChunk(bytes.subspan(kEBlockHeaderBytes), out->data));
+  }
   EPayloadLayout l = FERRY_TRY(LayoutEPayload(out->data, s, h.events));
   out->events = h.events;
   out->first_ordinal = first_ordinal;
