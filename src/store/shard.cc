@@ -39,7 +39,10 @@ Result<std::unique_ptr<Shard>> Shard::Attach(const std::string& path,
   s->header_ = FERRY_TRY_CTX(ShardHeader::Parse(head, size), "shard " + path);
   const ShardHeader& h = s->header_;
   const RunEntry& run = manifest.runs[run_slot];
-  if (h.version != manifest.version || h.run != run.run || h.run_slot != run_slot
+  // A version-3 run's slot is its place in the current manifest, which appends of smaller run
+  // numbers shift: the header's run_slot only records the slot at writing, and is not checked.
+  if (h.version != manifest.version || h.run != run.run
+      || (h.version < 3 && h.run_slot != run_slot)
       || h.schema_hash != manifest.schema_hash || h.lumi_extent != run.lumi_extent
       || h.event_extent != run.event_extent || h.record_size != manifest.record_size()
       || h.log2_ks != manifest.log2_ks || h.log2_kc != manifest.log2_kc
