@@ -283,7 +283,9 @@ int RunGet(const std::string& dir, const Args& args) {
       std::printf("%s %s\n", id.ToString().c_str(), line.str().c_str());
     }
   }
-  w.EndArray().EndObject();
+  w.EndArray();
+  WriteStats(w, s.stats());
+  w.EndObject();
   if (json) {
     std::printf("%s\n", w.str().c_str());
   }
