@@ -278,12 +278,13 @@ TEST(SyntheticStore, RunsLumisPaddingAndValues) {
     if (seeds != nullptr && kc == 1 && version == kFormatVersion) {
       auto man = testing::ReadWholeFile(dir.path() + "/" + kManifestName);
       for (uint64_t run : {5u, 9u}) {
-        auto shard = testing::ReadWholeFile(dir.path() + "/" + ShardFileName(run));
+        auto shard = testing::ReadWholeFile(dir.path() + "/" + ShardFileName(run, 1));
         std::vector<uint8_t> seed(4);
         StoreLE<uint32_t>(seed.data(), static_cast<uint32_t>(man.size()));
         seed.insert(seed.end(), man.begin(), man.end());
         seed.insert(seed.end(), shard.begin(), shard.end());
-        testing::WriteWholeFile(std::string(seeds) + "/synthetic-run" + std::to_string(run), seed);
+        testing::WriteWholeFile(std::string(seeds) + "/synthetic-v3-run" + std::to_string(run),
+                                seed);
       }
     }
   }

@@ -129,6 +129,35 @@ p = run("store", "convert", os.path.join(DATA, "uproot-HZZ.root"), "--tree", "ev
         os.path.join(tmp, "hzz"), expect_rc=1)
 check("run" in p.stderr, f"no run leaf: {p.stderr.strip()}")
 
+# Every file of the data folder whose Events tree has run, luminosityBlock and event: every
+# event's every stored branch from `store get --json` equals `ferry root dump --json`.
+for name in sorted(os.listdir(DATA)):
+    if not name.endswith(".root"):
+        continue
+    path = os.path.join(DATA, name)
+    ls = json.loads(run("root", "ls", path, "--json").stdout)
+    trees = [t for t in ls["trees"] if t["path"] == "Events"]
+    if not trees:
+        continue
+    names = {b["name"] for b in trees[0]["branches"]}
+    if not {"run", "luminosityBlock", "event"} <= names:
+        continue
+    out = os.path.join(tmp, "all-" + name)
+    p = run("store", "convert", path, "--out", out)
+    skipped = {line.split(": ")[2].split(":")[0] for line in p.stderr.splitlines() if "not stored:" in line}
+    dump = json.loads(run("root", "dump", path, "--tree", "Events", "--json").stdout)["branches"]
+    n = len(dump["event"])
+    lst = os.path.join(tmp, "all.txt")
+    with open(lst, "w") as f:
+        for i in range(n):
+            f.write(f"{dump['run'][i]}:{dump['luminosityBlock'][i]}:{dump['event'][i]}\n")
+    got = json.loads(run("store", "get", out, "--events-file", lst, "--json").stdout)["events"]
+    check(len(got) == n, f"{name}: {len(got)} of {n} events")
+    bad = [b for b in dump if b not in skipped and b not in ("run", "luminosityBlock", "event")
+           and not all(b in ev and same(ev[b], dump[b][i]) for i, ev in enumerate(got))]
+    check(not bad, f"{name}: branches differ from root dump: {bad[:5]}")
+    print(f"{name}: {n} events x {len(dump) - len(skipped)} branches equal to root dump")
+
 if failures:
     print(f"{len(failures)} failure(s)")
     sys.exit(1)
