@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <thread>
 #include <cerrno>
@@ -33,7 +35,9 @@ namespace {
 
 using rootio::LeafType;
 
-constexpr int64_t kChunkEntries = 8192;
+// Entries decoded at once: a whole cluster (ROOT keeps one basket per branch and cluster, so a
+// smaller range would decompress each basket several times), split only past this.
+constexpr int64_t kChunkEntries = 65536;
 // Jobs in flight over all shards before the router waits for the oldest (bounds memory).
 constexpr size_t kMaxPendingJobs = 64;
 constexpr int64_t kSampleEntries = 4096;
@@ -606,7 +610,16 @@ Result<ConvertReport> Convert(const ConvertOptions& opt) {
   }
   ConvertOptions in_opt = opt;
   in_opt.tree = m.tree;
+  // FERRY_STORE_TRACE=1: the phases' wall times on stderr (for tuning on a shared machine).
+  const bool trace = std::getenv("FERRY_STORE_TRACE") != nullptr;
+  auto phase = [&](const char* what) {
+    if (trace) {
+      std::fprintf(stderr, "convert: %-12s at %7.2f s\n", what,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+  };
   Plans plans = FERRY_TRY(PlanInputs(in_opt, m));
+  phase("planned");
   report.input_bytes = plans.input_bytes;
   m.schema = plans.first.schema;
   if (plans.no_lumi) {
@@ -628,6 +641,7 @@ Result<ConvertReport> Convert(const ConvertOptions& opt) {
     m.log2_kc = log2_kc;
     if (m.codec.algorithm == codec::Algorithm::kZstd) {
       m.dictionary = FERRY_TRY(TrainEBlockDictionary(in_opt, plans, m.schema, log2_kc));
+      phase("dictionary");
     }
   }
   std::shared_ptr<const Dictionary> dict;
@@ -694,6 +708,7 @@ Result<ConvertReport> Convert(const ConvertOptions& opt) {
     }
     Router router(in_opt, plans, m.schema, &pool);
     FERRY_TRY(router.Run(builders, &report));
+    phase("routed");
     for (size_t p = 0; p < builders.size(); ++p) {
       ShardBuildStats st = FERRY_TRY(builders[p]->Finish());
       builders[p].reset();
@@ -713,7 +728,9 @@ Result<ConvertReport> Convert(const ConvertOptions& opt) {
     }
   }
   uint64_t manifest_bytes = 0;
+  phase("finished");
   FERRY_TRY(PublishManifest(opt.out_dir, m, &manifest_bytes));
+  phase("published");
   report.store_bytes += manifest_bytes;
   // A convert replaced the whole store: the old shards go now. An append keeps the shards it
   // superseded until the next write, for readers that opened the previous manifest.
