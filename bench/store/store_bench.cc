@@ -520,7 +520,7 @@ int Run(int argc, char** argv) {
   const size_t npicks = static_cast<size_t>(Must(ParseInt(Opt(argc, argv, "--picks", "2000"))));
   const size_t nbase =
       static_cast<size_t>(Must(ParseInt(Opt(argc, argv, "--baseline-picks", "200"))));
-  const auto block = static_cast<uint32_t>(Must(ParseSize(Opt(argc, argv, "--block-size", "32K"))));
+  const auto block = static_cast<uint32_t>(Must(ParseSize(Opt(argc, argv, "--block-size", "64K"))));
   std::vector<std::string> codecs;
   for (auto c : Split(Opt(argc, argv, "--codecs", "zstd:3,lz4,zlib:1"), ','))
     codecs.emplace_back(c);

@@ -9,6 +9,7 @@
 
 #include "base/crc32c.h"
 #include "base/endian.h"
+#include "store/counts.h"
 #include "store/shuffle.h"
 
 namespace ferry::store {
@@ -197,10 +198,8 @@ Status ShardBuilder::Add(std::span<const rootio::Column> cols,
         // The range's values must be what its counter says (checked over the range: a
         // per-event check would cost more than the copy).
         const rootio::Column& counts = cols[static_cast<size_t>(spec.counter)];
-        uint64_t want = 0;
-        for (int64_t i = r0; i < r1; ++i) {
-          want += counts.AsUint64(static_cast<size_t>(i));
-        }
+        const uint64_t want = SumCounts(counts.bytes.data() + static_cast<size_t>(r0) * counts.value_size(),
+                                        counts.type, k);
         if (e - b != want * spec.len) {
           return CorruptionError("column " + spec.name + " has " + std::to_string(e - b)
                                  + " values where its counter says "
@@ -216,10 +215,10 @@ Status ShardBuilder::Add(std::span<const rootio::Column> cols,
     }
     for (size_t g = 0; g < schema_.groups(); ++g) {
       const rootio::Column& counts = cols[static_cast<size_t>(schema_.group_counters[g])];
-      uint64_t total = e_group_elements_[g];
-      for (int64_t i = r0; i < r1; ++i) {
-        total += counts.AsUint64(static_cast<size_t>(i));
-      }
+      const uint64_t total =
+          e_group_elements_[g]
+          + SumCounts(counts.bytes.data() + static_cast<size_t>(r0) * counts.value_size(),
+                      counts.type, k);
       if (total > UINT32_MAX / 8) {
         return UnsupportedError("an E block holds too many elements; use a smaller --block-size");
       }

@@ -5,6 +5,7 @@
 
 #include "base/crc32c.h"
 #include "base/endian.h"
+#include "store/counts.h"
 #include "store/shard.h"
 #include "store/shuffle.h"
 #include "store/store.h"
@@ -13,6 +14,19 @@ namespace ferry::store {
 namespace {
 
 constexpr uint64_t kVerifyIndexSlice = 4u << 20;
+
+// Makes col an empty column of spec's shape for events [first, first + n), keeping its buffers
+// (offsets keep their length: the caller overwrites every entry, so no zero fill).
+void Restart(const ColumnSpec& spec, uint64_t first, uint64_t n, rootio::Column* col) {
+  col->type = spec.type;
+  col->jagged = spec.jagged();
+  col->fixed_len = spec.jagged() ? 1 : spec.len;
+  col->first_entry = static_cast<int64_t>(first);
+  col->num_entries = static_cast<int64_t>(n);
+  if (!spec.jagged()) {
+    col->offsets.clear();
+  }
+}
 
 }  // namespace
 
@@ -32,6 +46,21 @@ Status Store::Scan(std::span<const int32_t> columns,
   std::vector<uint8_t> scratch;
   std::vector<uint8_t> header_scratch;
   ScanBatch batch;
+  batch.columns.resize(columns.size());
+  // Per requested column: its entry in fixed (itself, or its counter when jagged), and the
+  // positions of the jagged ones.
+  std::vector<size_t> fixed_of(columns.size());
+  std::vector<size_t> jagged_at;
+  for (size_t q = 0; q < columns.size(); ++q) {
+    const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[q])];
+    const int32_t f = spec.jagged() ? spec.counter : columns[q];
+    fixed_of[q] = static_cast<size_t>(std::find(fixed.begin(), fixed.end(), f) - fixed.begin());
+    if (spec.jagged()) {
+      jagged_at.push_back(q);
+    }
+  }
+  std::vector<bool> swapped(fixed.size());
+  std::vector<size_t> first_at(fixed.size());
   std::vector<std::vector<uint8_t>> bufs;
   std::vector<std::span<const uint8_t>> got;
   std::vector<std::pair<uint64_t, size_t>> ranges;
@@ -71,9 +100,7 @@ Status Store::Scan(std::span<const int32_t> columns,
       for (size_t k = 0; k < fixed.size(); ++k) {
         const ColumnSpec& c = s.columns[static_cast<size_t>(fixed[k])];
         rootio::Column& col = fixed_cols[k];
-        col = StartColumnFor(c);
-        col.first_entry = static_cast<int64_t>(first);
-        col.num_entries = static_cast<int64_t>(n);
+        Restart(c, first, n, &col);
         col.bytes.resize(n * c.len * c.value_size());
         FERRY_TRY_CTX(DecodeSChunk(refs[k], got[k], shard->v3(), c.value_size(), col.bytes),
                       "column " + c.name + " (S chunk) > " + where);
@@ -83,39 +110,35 @@ Status Store::Scan(std::span<const int32_t> columns,
       batch.first_ordinal = first;
       batch.events = static_cast<int64_t>(n);
       // Jagged columns first (their offsets come from the counters in fixed_cols), then the
-      // fixed ones are moved in (copied only when asked for twice).
-      std::vector<size_t> jagged_at;  // positions in batch.columns of the jagged columns
-      batch.columns.resize(columns.size());
+      // fixed ones are swapped in (copied only when asked for twice). Buffers circulate between
+      // fixed_cols and the batch, so a scan allocates only in its first block.
       for (size_t q = 0; q < columns.size(); ++q) {
         const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[q])];
         if (!spec.jagged()) {
           continue;
         }
-        const rootio::Column& counts = fixed_cols[static_cast<size_t>(
-            std::find(fixed.begin(), fixed.end(), spec.counter) - fixed.begin())];
+        const rootio::Column& counts = fixed_cols[fixed_of[q]];
         rootio::Column& col = batch.columns[q];
-        col = StartColumnFor(spec);
-        col.first_entry = static_cast<int64_t>(first);
-        col.num_entries = static_cast<int64_t>(n);
+        Restart(spec, first, n, &col);
         col.offsets.resize(n + 1);
-        for (uint64_t i = 0; i < n; ++i) {
-          col.offsets[i + 1] = col.offsets[i] + counts.AsUint64(i) * spec.len;
-        }
+        col.offsets[0] = 0;
+        uint64_t* off = col.offsets.data();
+        ForEachCount(counts.bytes.data(), counts.type, n,
+                     [&](size_t i, uint64_t v) { off[i + 1] = off[i] + v * spec.len; });
         col.bytes.resize(col.offsets[n] * spec.value_size());
-        jagged_at.push_back(q);
       }
-      std::vector<int> uses(fixed.size(), 0);
-      for (int32_t c : columns) {
-        auto k = static_cast<size_t>(std::find(fixed.begin(), fixed.end(), c) - fixed.begin());
-        if (k < fixed.size()) {
-          ++uses[k];
-        }
-      }
+      std::fill(swapped.begin(), swapped.end(), false);
       for (size_t q = 0; q < columns.size(); ++q) {
-        auto k =
-            static_cast<size_t>(std::find(fixed.begin(), fixed.end(), columns[q]) - fixed.begin());
-        if (k < fixed.size() && !s.columns[static_cast<size_t>(columns[q])].jagged()) {
-          batch.columns[q] = --uses[k] == 0 ? std::move(fixed_cols[k]) : fixed_cols[k];
+        if (s.columns[static_cast<size_t>(columns[q])].jagged()) {
+          continue;
+        }
+        const size_t k = fixed_of[q];
+        if (!swapped[k]) {
+          std::swap(batch.columns[q], fixed_cols[k]);
+          swapped[k] = true;
+          first_at[k] = q;
+        } else {
+          batch.columns[q] = batch.columns[first_at[k]];
         }
       }
       if (!jagged_at.empty()) {

@@ -6,6 +6,7 @@
 
 #include "base/crc32c.h"
 #include "base/endian.h"
+#include "store/counts.h"
 #include "store/shard.h"
 #include "store/shuffle.h"
 #include "store/store.h"
@@ -53,29 +54,27 @@ Result<Chunk> Store::DecodeEBlock(std::span<const uint8_t> bytes, uint64_t first
   // group totals the payload starts with.
   const size_t n = h.events;
   out->prefix.resize(s.groups() * (n + 1));
-  std::vector<uint8_t> v(8);
   for (size_t g = 0; g < s.groups(); ++g) {
     const auto k = static_cast<size_t>(s.group_counters[g]);
     const ColumnSpec& counter = s.columns[k];
-    rootio::Column tmp = StartColumnFor(counter);
-    tmp.bytes.resize(n * counter.value_size());
-    UnshuffleBytes(out->data.data() + out->begin[k], n, counter.value_size(), tmp.bytes.data());
+    unshuffle_scratch_.resize(n * counter.value_size());
+    UnshuffleBytes(out->data.data() + out->begin[k], n, counter.value_size(),
+                   unshuffle_scratch_.data());
     uint32_t* p = out->prefix.data() + g * (n + 1);
     p[0] = 0;
     uint64_t sum = 0;
-    for (size_t i = 0; i < n; ++i) {
-      sum += tmp.AsUint64(i);
-      if (sum > UINT32_MAX) {
-        return CorruptionError("E block: counter " + counter.name + " overflows");
-      }
+    ForEachCount(unshuffle_scratch_.data(), counter.type, n, [&](size_t i, uint64_t v) {
+      sum += v;
       p[i + 1] = static_cast<uint32_t>(sum);
+    });
+    if (sum > UINT32_MAX) {
+      return CorruptionError("E block: counter " + counter.name + " overflows");
     }
     if (sum != LoadLE<uint32_t>(out->data.data() + 4 * g)) {
       return CorruptionError("E block: counter " + counter.name
                              + " does not add up to the group's elements");
     }
   }
-  out->decoded.assign(s.columns.size(), true);
   ++counters_.block_reads;
   return Chunk(std::move(out));
 }
@@ -194,7 +193,13 @@ Status Store::ReadEventsV3(std::span<const EventId> ids,
       wants[i].block = blocks[wants[i].rec.block_offset];
     }
   }
-  // 4. Values, in list order.
+  // 4. Values, in list order (fixed columns' buffers sized once for the list).
+  for (size_t k = 0; k < columns.size(); ++k) {
+    const ColumnSpec& c = s.columns[static_cast<size_t>(columns[k])];
+    if (!c.jagged()) {
+      (*out)[k].bytes.reserve((*out)[k].bytes.size() + wants.size() * c.len * c.value_size());
+    }
+  }
   for (size_t i = 0; i < wants.size(); ++i) {
     const Want& w = wants[i];
     const DecodedBlock& b = *w.block;
