@@ -53,7 +53,7 @@ struct ConvertReport {
   uint64_t store_bytes = 0;
   uint64_t raw_payload_bytes = 0;
   uint64_t stored_payload_bytes = 0;
-  uint64_t c_blocks = 0;  // E blocks
+  uint64_t c_blocks = 0;          // E blocks
   uint64_t verified_bytes = 0;    // read back and CRC-checked after writing
   uint64_t raw_input_bytes = 0;   // decoded column bytes (the reader's output)
   double decode_cpu_seconds = 0;  // CPU time of the decoding (ferry's reader) on all threads
