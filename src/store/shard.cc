@@ -41,13 +41,11 @@ Result<std::unique_ptr<Shard>> Shard::Attach(const std::string& path,
   const RunEntry& run = manifest.runs[run_slot];
   // A version-3 run's slot is its place in the current manifest, which appends of smaller run
   // numbers shift: the header's run_slot only records the slot at writing, and is not checked.
-  if (h.version != manifest.version || h.run != run.run
-      || (h.version < 3 && h.run_slot != run_slot)
+  if (h.version != manifest.version || h.run != run.run || (h.version < 3 && h.run_slot != run_slot)
       || h.schema_hash != manifest.schema_hash || h.lumi_extent != run.lumi_extent
       || h.event_extent != run.event_extent || h.record_size != manifest.record_size()
-      || h.log2_ks != manifest.log2_ks || h.log2_kc != manifest.log2_kc
-      || h.events != run.events || h.lumis != run.lumis
-      || (h.version >= 3 && h.j_chunks() != manifest.j_chunks())) {
+      || h.log2_ks != manifest.log2_ks || h.log2_kc != manifest.log2_kc || h.events != run.events
+      || h.lumis != run.lumis || (h.version >= 3 && h.j_chunks() != manifest.j_chunks())) {
     return CorruptionError("shard " + path + " does not belong to this manifest (run "
                            + std::to_string(h.run) + ", expected " + std::to_string(run.run) + ")");
   }
@@ -235,6 +233,26 @@ Status Shard::LoadSDirectory(std::span<const size_t> slots) {
     s_dir_[want[i]].assign(got[i].begin(), got[i].end());
   }
   return OkStatus();
+}
+
+Result<std::vector<uint64_t>> Shard::AllEventNumbers() {
+  const SectionRef& sec = header_.sections[kEventNumbers];
+  std::vector<uint8_t> scratch;
+  auto bytes = FERRY_TRY(Bytes(sec.offset, sec.size, &scratch));
+  if (crc32c::Value(bytes) != header_.crc_event_numbers) {
+    return CorruptionError("event-number checksum mismatch");
+  }
+  std::vector<uint64_t> nums(header_.events);
+  std::memcpy(nums.data(), bytes.data(), bytes.size());
+  for (const LumiEntry& l : lumis_) {
+    for (uint64_t i = 1; i < l.count; ++i) {
+      if (nums[l.first + i] <= nums[l.first + i - 1]) {
+        return CorruptionError("event numbers of lumi " + std::to_string(l.lumi)
+                               + " are not ascending");
+      }
+    }
+  }
+  return nums;
 }
 
 Status Shard::CheckDirectories() {

@@ -63,6 +63,8 @@ class Shard {
   // Columns of the S directory: the fixed ones, plus the jagged ones in version 2.
   size_t s_dir_columns() const;
   Result<CBlockRef> CBlock(uint64_t block);
+  // The whole event-number section, its CRC and the order within each lumi checked (Verify).
+  Result<std::vector<uint64_t>> AllEventNumbers();
   // Reads both directories whole and checks their CRCs (Verify).
   Status CheckDirectories();
 

@@ -121,8 +121,7 @@ Result<std::unique_ptr<ShardBuilder>> ShardBuilder::Create(const std::string& pa
   // The index follows the event numbers directly: 24-byte records need no page alignment, and
   // a small run's whole head (header, tables, index) is then one contiguous read.
   const uint64_t index_at = h.sections[kEventNumbers].offset + numbers.size();
-  w->layout_ =
-      FERRY_TRY(Layout::Make(1, h.lumi_extent, h.event_extent, kRecordV3Bytes, index_at));
+  w->layout_ = FERRY_TRY(Layout::Make(1, h.lumi_extent, h.event_extent, kRecordV3Bytes, index_at));
   h.sections[kIndex] = {index_at, w->layout_.index_bytes()};
   w->end_ = AlignUp(index_at + w->layout_.index_bytes());
   w->out_at_ = w->end_;
@@ -168,8 +167,8 @@ Status ShardBuilder::Add(std::span<const rootio::Column> cols,
   size_t done = 0;
   while (done < n) {
     // The largest piece that stays inside the open E block and S block.
-    const size_t k = static_cast<size_t>(
-        std::min<uint64_t>({n - done, kc_ - e_events_, ks_ - s_events_}));
+    const size_t k =
+        static_cast<size_t>(std::min<uint64_t>({n - done, kc_ - e_events_, ks_ - s_events_}));
     const int64_t r0 = row + static_cast<int64_t>(done);
     const int64_t r1 = r0 + static_cast<int64_t>(k);
     for (size_t i = 0; i < k; ++i) {
@@ -198,8 +197,8 @@ Status ShardBuilder::Add(std::span<const rootio::Column> cols,
         // The range's values must be what its counter says (checked over the range: a
         // per-event check would cost more than the copy).
         const rootio::Column& counts = cols[static_cast<size_t>(spec.counter)];
-        const uint64_t want = SumCounts(counts.bytes.data() + static_cast<size_t>(r0) * counts.value_size(),
-                                        counts.type, k);
+        const uint64_t want = SumCounts(
+            counts.bytes.data() + static_cast<size_t>(r0) * counts.value_size(), counts.type, k);
         if (e - b != want * spec.len) {
           return CorruptionError("column " + spec.name + " has " + std::to_string(e - b)
                                  + " values where its counter says "
@@ -238,17 +237,20 @@ Status ShardBuilder::Add(std::span<const rootio::Column> cols,
   return OkStatus();
 }
 
+std::unique_ptr<ShardBuilder::Job> ShardBuilder::TakeJob() {
+  if (free_jobs_.empty()) {
+    return std::make_unique<Job>();
+  }
+  std::unique_ptr<Job> job = std::move(free_jobs_.back());
+  free_jobs_.pop_back();
+  return job;
+}
+
 Status ShardBuilder::FlushE() {
   if (e_events_ == 0) {
     return OkStatus();
   }
-  std::unique_ptr<Job> job;
-  if (!free_jobs_.empty()) {
-    job = std::move(free_jobs_.back());
-    free_jobs_.pop_back();
-  } else {
-    job = std::make_unique<Job>();
-  }
+  std::unique_ptr<Job> job = TakeJob();
   job->kind = Job::kE;
   job->events = static_cast<uint32_t>(e_events_);
   job->records.swap(e_records_);
@@ -292,8 +294,7 @@ Status ShardBuilder::FlushE() {
     StoreLE<uint32_t>(j->stored.data() + 4, j->events);
     StoreLE<uint32_t>(j->stored.data() + 8, static_cast<uint32_t>(j->shuffled.size()));
     StoreLE<uint32_t>(j->stored.data() + 12, with_dict ? kEBlockFlagDictionary : 0);
-    StoreLE<uint32_t>(j->stored.data(),
-                      crc32c::Value(j->stored.data() + 4, j->stored.size() - 4));
+    StoreLE<uint32_t>(j->stored.data(), crc32c::Value(j->stored.data() + 4, j->stored.size() - 4));
     j->raw_bytes = j->shuffled.size();
     j->status = OkStatus();
   });
@@ -305,13 +306,7 @@ Status ShardBuilder::FlushS() {
   if (s_events_ == 0) {
     return OkStatus();
   }
-  std::unique_ptr<Job> job;
-  if (!free_jobs_.empty()) {
-    job = std::move(free_jobs_.back());
-    free_jobs_.pop_back();
-  } else {
-    job = std::make_unique<Job>();
-  }
+  std::unique_ptr<Job> job = TakeJob();
   job->kind = Job::kS;
   job->columns.resize(s_bufs_.size());
   for (size_t i = 0; i < s_bufs_.size(); ++i) {
@@ -328,9 +323,8 @@ Status ShardBuilder::FlushS() {
     j->chunk_crcs.clear();
     j->raw_bytes = 0;
     for (size_t i = 0; i < j->columns.size(); ++i) {
-      const int32_t c = i < schema->fixed.size()
-                            ? schema->fixed[i]
-                            : schema->jagged[i - schema->fixed.size()];
+      const int32_t c =
+          i < schema->fixed.size() ? schema->fixed[i] : schema->jagged[i - schema->fixed.size()];
       const size_t w = schema->columns[static_cast<size_t>(c)].value_size();
       const std::vector<uint8_t>& raw = j->columns[i];
       j->shuffled.resize(raw.size());
@@ -386,15 +380,14 @@ Status ShardBuilder::WriteJob(Job& job) {
   AppendCBlockRef(e_table_, {offset, size, job.events});
   ++stats_.e_blocks;
   // Records: sorted by slot, consecutive slots in one write (sorted input: one per block).
-  std::sort(job.records.begin(), job.records.end(),
-            [](const PendingRecord& a, const PendingRecord& b) {
-              return a.slot_offset < b.slot_offset;
-            });
+  std::sort(
+      job.records.begin(), job.records.end(),
+      [](const PendingRecord& a, const PendingRecord& b) { return a.slot_offset < b.slot_offset; });
   std::vector<uint8_t> run;
   uint64_t run_at = 0;
   for (size_t k = 0; k <= job.records.size(); ++k) {
-    const bool extend = k < job.records.size() && !run.empty()
-                        && job.records[k].slot_offset == run_at + run.size();
+    const bool extend =
+        k < job.records.size() && !run.empty() && job.records[k].slot_offset == run_at + run.size();
     if (!extend && !run.empty()) {
       FERRY_TRY(PwriteFull(fd_.get(), run.data(), run.size(), run_at));
       run.clear();
@@ -408,11 +401,10 @@ Status ShardBuilder::WriteJob(Job& job) {
     }
     const size_t at = run.size();
     run.resize(at + kRecordV3Bytes);
-    WriteRecordV3(std::span(run).subspan(at, kRecordV3Bytes),
-                  {.block_size = size,
-                   .block_offset = offset,
-                   .ordinal = r.ordinal,
-                   .event_low = r.event_low});
+    WriteRecordV3(std::span(run).subspan(at, kRecordV3Bytes), {.block_size = size,
+                                                               .block_offset = offset,
+                                                               .ordinal = r.ordinal,
+                                                               .event_low = r.event_low});
   }
   return OkStatus();
 }
@@ -449,30 +441,8 @@ Result<ShardBuildStats> ShardBuilder::Finish() {
   FERRY_TRY(FlushE());
   FERRY_TRY(FlushS());
   FERRY_TRY(Drain(true));
-  ShardHeader& h = header_;
-  h.sections[kPayload].size = end_ - h.sections[kPayload].offset;
-  std::vector<uint8_t> dir;
-  for (const auto& column : s_dir_) {
-    for (const ChunkRef& r : column) {
-      AppendChunkRef(dir, r);
-    }
-  }
-  h.sections[kSDirectory] = {end_, dir.size()};
-  h.crc_s_directory = crc32c::Value(dir);
-  FERRY_TRY(Append(dir));
-  h.sections[kCTable] = {end_, e_table_.size()};
-  h.crc_c_table = crc32c::Value(e_table_);
-  FERRY_TRY(Append(e_table_));
   FERRY_TRY(FlushOut());
-  // The index region may end in padding slots that were never written.
-  if (::ftruncate(fd_.get(), static_cast<off_t>(end_)) != 0) {
-    return IoError("ftruncate " + path_, errno);
-  }
-  std::vector<uint8_t> head = h.Serialize();
-  FERRY_TRY_CTX(PwriteFull(fd_.get(), head.data(), head.size(), 0), path_);
-  if (::fsync(fd_.get()) != 0) {
-    return IoError("fsync " + path_, errno);
-  }
+  FERRY_TRY(WriteShardTail(fd_.get(), path_, s_dir_, e_table_, &header_, &end_));
   FERRY_TRY_CTX(ReadBack(), path_ + " (read back after writing)");
   FERRY_TRY_CTX(fd_.Close(), path_);
   stats_.bytes = end_;

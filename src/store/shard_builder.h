@@ -38,11 +38,11 @@ struct EventSlot {
 };
 
 struct ShardBuildStats {
-  uint64_t bytes = 0;         // file size
-  uint64_t e_blocks = 0;      // E blocks written
-  uint64_t s_chunks = 0;      // S (and J) chunks written
-  uint64_t raw_bytes = 0;     // payload bytes before compression (E blocks and S chunks)
-  uint64_t stored_bytes = 0;  // payload bytes on disk
+  uint64_t bytes = 0;           // file size
+  uint64_t e_blocks = 0;        // E blocks written
+  uint64_t s_chunks = 0;        // S (and J) chunks written
+  uint64_t raw_bytes = 0;       // payload bytes before compression (E blocks and S chunks)
+  uint64_t stored_bytes = 0;    // payload bytes on disk
   uint64_t verified_bytes = 0;  // bytes read back and CRC-checked after the fsync
 };
 
@@ -75,6 +75,7 @@ class ShardBuilder {
  private:
   struct Job;
   ShardBuilder(const Manifest& manifest, ShardPlan plan, Fd fd, std::string path, TaskPool* pool);
+  std::unique_ptr<Job> TakeJob();  // a finished job's buffers, or a new job
   Status FlushE();
   Status FlushS();
   Status WriteJob(Job& job);

@@ -44,7 +44,7 @@ using SourceOpener =
     std::function<Result<std::unique_ptr<io::ByteSource>>(const std::string& path, IoMode mode)>;
 
 struct StoreOptions {
-  IoMode mode = IoMode::kPread;  // kMmap falls back to reads where the source cannot map
+  IoMode mode = IoMode::kPread;    // kMmap falls back to reads where the source cannot map
   size_t cache_bytes = 32u << 20;  // decompressed chunks kept for nearby events
   SourceOpener open;               // empty: local files
 };
@@ -159,6 +159,14 @@ class Store {
  private:
   Store() = default;
   Result<Shard*> Attach(size_t run_slot);
+  // An event's shard and slots (attaching the shard); kNotFound naming run:lumi:event.
+  struct Resolved {
+    Shard* shard;
+    size_t run_slot;
+    uint64_t lumi_slot;
+    uint64_t event_slot;
+  };
+  Result<Resolved> Resolve(const EventId& id);
   // Version 3 picks: every id resolved first, then per shard one request for the records and
   // one for the E blocks not cached (docs/format/store.md section 2).
   Status ReadEventsV3(std::span<const EventId> ids,

@@ -251,8 +251,8 @@ Result<ChunkRef> Store::ReadSChunk(Shard& shard,
   ChunkRef ref = FERRY_TRY(shard.SChunk(slot, block));
   auto stored = FERRY_TRY(shard.Bytes(ref.offset, ref.size, scratch));
   const Schema& s = schema();
-  const size_t c = static_cast<size_t>(
-      slot < s.fixed.size() ? s.fixed[slot] : s.jagged[slot - s.fixed.size()]);
+  const size_t c =
+      static_cast<size_t>(slot < s.fixed.size() ? s.fixed[slot] : s.jagged[slot - s.fixed.size()]);
   FERRY_TRY(DecodeSChunk(ref, stored, shard.v3(), s.columns[c].value_size(), raw));
   return ref;
 }
@@ -290,22 +290,7 @@ Result<VerifyReport> Store::Verify() {
     const std::string where = "shard " + shard->path();
     FERRY_TRY_CTX(shard->CheckDirectories(), where);
     // Event numbers: checksum and order within each lumi.
-    auto nums_bytes = FERRY_TRY_CTX(
-        shard->Bytes(h.sections[kEventNumbers].offset, h.sections[kEventNumbers].size, &scratch),
-        where);
-    if (crc32c::Value(nums_bytes) != h.crc_event_numbers) {
-      return CorruptionError(where + ": event-number checksum mismatch");
-    }
-    std::vector<uint64_t> nums(h.events);
-    std::memcpy(nums.data(), nums_bytes.data(), nums_bytes.size());
-    for (const LumiEntry& l : shard->lumis()) {
-      for (uint64_t i = 1; i < l.count; ++i) {
-        if (nums[l.first + i] <= nums[l.first + i - 1]) {
-          return CorruptionError(where + ": event numbers of lumi " + std::to_string(l.lumi)
-                                 + " are not ascending");
-        }
-      }
-    }
+    const std::vector<uint64_t> nums = FERRY_TRY_CTX(shard->AllEventNumbers(), where);
     // C table and blocks.
     std::vector<CBlockRef> cblocks(h.c_blocks());
     // Elements of each collection group per S block (the sizes the J chunks must decode to).

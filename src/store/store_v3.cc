@@ -19,8 +19,8 @@ namespace {
 constexpr size_t kMaxRangesPerRequest = 1024;
 
 // Appends values [first, first + count) of a shuffled column of n values of width w.
-void AppendGathered(rootio::Column* o, const uint8_t* col, size_t n, size_t w, size_t first,
-                    size_t count) {
+void AppendGathered(
+    rootio::Column* o, const uint8_t* col, size_t n, size_t w, size_t first, size_t count) {
   const size_t at = o->bytes.size();
   o->bytes.resize(at + count * w);
   GatherShuffled(col, n, w, first, count, o->bytes.data() + at);
@@ -94,32 +94,13 @@ Status Store::ReadEventsV3(std::span<const EventId> ids,
   std::vector<Want> wants(ids.size());
   std::map<size_t, std::vector<size_t>> by_shard;  // run slot -> indices into wants
   for (size_t i = 0; i < ids.size(); ++i) {
-    const EventId& id = ids[i];
-    int64_t r = manifest_.RunSlot(id.run);
-    if (r < 0) {
-      return NotFoundError("event " + id.ToString() + " is not in the store (no run "
-                           + std::to_string(id.run) + ")");
-    }
-    Shard* shard = FERRY_TRY(Attach(static_cast<size_t>(r)));
-    int64_t l = shard->LumiSlot(id.lumi);
-    if (l < 0) {
-      return NotFoundError("event " + id.ToString() + " is not in the store (run "
-                           + std::to_string(id.run) + " has no lumi " + std::to_string(id.lumi)
-                           + ")");
-    }
-    auto nums =
-        FERRY_TRY_CTX(shard->EventNumbers(static_cast<size_t>(l)), "event " + id.ToString());
-    auto it = std::lower_bound(nums.begin(), nums.end(), id.event);
-    if (it == nums.end() || *it != id.event) {
-      return NotFoundError("event " + id.ToString() + " is not in the store");
-    }
-    wants[i] = {static_cast<size_t>(r),
-                shard->layout().RecordOffset(static_cast<uint64_t>(l),
-                                             static_cast<uint64_t>(it - nums.begin())),
-                id.event,
+    const Resolved at = FERRY_TRY(Resolve(ids[i]));
+    wants[i] = {at.run_slot,
+                at.shard->layout().RecordOffset(at.lumi_slot, at.event_slot),
+                ids[i].event,
                 {},
                 nullptr};
-    by_shard[static_cast<size_t>(r)].push_back(i);
+    by_shard[at.run_slot].push_back(i);
   }
   std::vector<std::vector<uint8_t>> bufs;
   std::vector<std::span<const uint8_t>> got;
@@ -146,8 +127,7 @@ Status Store::ReadEventsV3(std::span<const EventId> ids,
         bool present = FERRY_TRY_CTX(ParseRecordV3(got[k], &w.rec), where());
         if (!present || w.rec.event_low != static_cast<uint32_t>(id.event)
             || w.rec.ordinal >= shard.header().events) {
-          return CorruptionError("index record does not match the event array")
-              .AddContext(where());
+          return CorruptionError("index record does not match the event array").AddContext(where());
         }
         if (w.rec.block_offset < payload.offset
             || w.rec.block_offset > payload.offset + payload.size
@@ -218,9 +198,9 @@ Status Store::ReadEventsV3(std::span<const EventId> ids,
         AppendGathered(&o, col, n * c.len, wsz, pos * c.len, c.len);
       } else {
         const uint32_t* p = b.prefix.data() + static_cast<size_t>(c.group) * (n + 1);
-        const size_t total = (b.end[static_cast<size_t>(columns[k])]
-                              - b.begin[static_cast<size_t>(columns[k])])
-                             / wsz;
+        const size_t total =
+            (b.end[static_cast<size_t>(columns[k])] - b.begin[static_cast<size_t>(columns[k])])
+            / wsz;
         AppendGathered(&o, col, total, wsz, uint64_t{p[pos]} * c.len,
                        uint64_t{p[pos + 1] - p[pos]} * c.len);
         o.offsets.push_back(o.bytes.size() / wsz);
@@ -256,13 +236,14 @@ Status Store::FillJaggedFromE(Shard& shard,
     }
     FERRY_TRY(shard.BytesV(ranges, &bufs, &got));
     for (uint64_t b = at; b < end; ++b) {
-      Chunk block = FERRY_TRY_CTX(DecodeEBlock(got[b - at], b << kc_log2),
-                                  "E block " + std::to_string(b));
+      Chunk block =
+          FERRY_TRY_CTX(DecodeEBlock(got[b - at], b << kc_log2), "E block " + std::to_string(b));
       const DecodedBlock& d = *block;
       // The block's events inside [first, first + n) (a scan batch is a whole S block, which
       // holds whole E blocks; the clamp keeps partial ranges right too).
       const uint64_t lo = std::max<uint64_t>(first, d.first_ordinal) - d.first_ordinal;
-      const uint64_t hi = std::min<uint64_t>(first + n, d.first_ordinal + d.events) - d.first_ordinal;
+      const uint64_t hi =
+          std::min<uint64_t>(first + n, d.first_ordinal + d.events) - d.first_ordinal;
       for (size_t q = 0; q < jagged_at.size(); ++q) {
         const int32_t c = columns[jagged_at[q]];
         const ColumnSpec& spec = s.columns[static_cast<size_t>(c)];
@@ -340,30 +321,16 @@ Result<VerifyReport> Store::VerifyV3(Shard& shard, VerifyReport rep) {
   // number, a unique ordinal, and the E block that ordinal belongs to.
   std::vector<bool> seen(h.events, false);
   const Layout& lay = shard.layout();
-  const SectionRef& nums_ref = h.sections[kEventNumbers];
-  auto nums_bytes = FERRY_TRY_CTX(shard.Bytes(nums_ref.offset, nums_ref.size, &scratch), where);
-  if (crc32c::Value(nums_bytes) != h.crc_event_numbers) {
-    return CorruptionError(where + ": event-number checksum mismatch");
-  }
-  std::vector<uint64_t> nums(h.events);
-  std::memcpy(nums.data(), nums_bytes.data(), nums_bytes.size());
-  for (const LumiEntry& l : shard.lumis()) {
-    for (uint64_t i = 1; i < l.count; ++i) {
-      if (nums[l.first + i] <= nums[l.first + i - 1]) {
-        return CorruptionError(where + ": event numbers of lumi " + std::to_string(l.lumi)
-                               + " are not ascending");
-      }
-    }
-  }
+  const std::vector<uint64_t> nums = FERRY_TRY_CTX(shard.AllEventNumbers(), where);
   auto index = FERRY_TRY_CTX(shard.Bytes(lay.index_offset(), lay.index_bytes(), &scratch), where);
   for (uint64_t slot = 0; slot < lay.shard_slots(); ++slot) {
     const uint64_t l = slot / lay.events();
     const uint64_t e = slot % lay.events();
     RecordV3 r;
-    const std::string rw = where + " > record of slot (" + std::to_string(l) + ", "
-                           + std::to_string(e) + ")";
-    bool present = FERRY_TRY_CTX(
-        ParseRecordV3(index.subspan(slot * kRecordV3Bytes, kRecordV3Bytes), &r), rw);
+    const std::string rw =
+        where + " > record of slot (" + std::to_string(l) + ", " + std::to_string(e) + ")";
+    bool present =
+        FERRY_TRY_CTX(ParseRecordV3(index.subspan(slot * kRecordV3Bytes, kRecordV3Bytes), &r), rw);
     const bool expected = l < shard.lumis().size() && e < shard.lumis()[l].count;
     if (present != expected) {
       return CorruptionError(
