@@ -43,13 +43,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!layout.has_value()) {
       return 0;
     }
-    auto eblock = [&](uint64_t offset, uint64_t size) {
-      if (offset > shard.size() || size > shard.size() - offset) {
+    auto eblock = [&](uint64_t offset, uint64_t bytes) {
+      if (offset > shard.size() || bytes > shard.size() - offset) {
         return;
       }
-      auto block = shard.subspan(offset, size);
+      auto block = shard.subspan(offset, bytes);
       auto eh = ParseEBlockHeader(block, true);
-      if (eh.has_value() && eh->raw_size == size - kEBlockHeaderBytes) {
+      if (eh.has_value() && eh->raw_size == bytes - kEBlockHeaderBytes) {
         (void)LayoutEPayload(block.subspan(kEBlockHeaderBytes), schema, eh->events);
       }
     };

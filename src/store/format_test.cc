@@ -1,10 +1,10 @@
 #include "store/format.h"
-#include "store/shuffle.h"
 
 #include <gtest/gtest.h>
 
 #include "base/crc32c.h"
 #include "base/endian.h"
+#include "store/shuffle.h"
 
 namespace ferry::store {
 namespace {
@@ -190,7 +190,8 @@ TEST(Shuffle, RoundTripAndGatherEveryWidth) {
         const size_t count = std::min<size_t>(n - first, 19);
         std::vector<uint8_t> g(count * w);
         GatherShuffled(sh.data(), n, w, first, count, g.data());
-        EXPECT_TRUE(std::equal(g.begin(), g.end(), src.begin() + static_cast<ptrdiff_t>(first * w)));
+        EXPECT_TRUE(
+            std::equal(g.begin(), g.end(), src.begin() + static_cast<ptrdiff_t>(first * w)));
       }
     }
   }

@@ -156,14 +156,12 @@ Manifest WriteSynthetic(const std::string& dir,
           mine.push_back(e);
       }
       auto cols = ColumnsOf(m.schema, mine);
-      auto w = std::move(
-          *ShardBuilder::Create(dir + "/" + ShardFileName(run, 1), m, plan, &pool));
+      auto w = std::move(*ShardBuilder::Create(dir + "/" + ShardFileName(run, 1), m, plan, &pool));
       for (size_t i = 0; i < mine.size(); ++i) {
         size_t l = 0;
         while (plan.lumis[l].lumi != mine[i].lumi)
           ++l;
-        auto nums =
-            std::span(plan.event_numbers).subspan(plan.lumis[l].first, plan.lumis[l].count);
+        auto nums = std::span(plan.event_numbers).subspan(plan.lumis[l].first, plan.lumis[l].count);
         auto e = static_cast<uint32_t>(std::find(nums.begin(), nums.end(), mine[i].event)
                                        - nums.begin());
         EventSlot es{static_cast<uint32_t>(l), e};
