@@ -369,7 +369,9 @@ PickResult PickStore(const std::string& dir,
                      const std::vector<store::EventId>& ids) {
   store::StoreOptions so{.mode = mode};
   if (xrd::IsXrootdUrl(dir)) {
-    so.open = [](const std::string& path, store::IoMode) { return xrd::OpenSource(path); };
+    so.open = [](const std::string& path, store::IoMode) {
+      return xrd::OpenSource(path);
+    };
   }
   auto s = Must(store::Store::Open(dir, so));
   auto cols = Must(s->ResolveColumns({}));
@@ -629,8 +631,8 @@ int Run(int argc, char** argv) {
     w.Key("reader_decode").BeginObject();
     w.Field("seconds_round1", decode1.seconds).Field("load_round1", load0);
     w.Field("seconds_round2", decode2.seconds).Field("load_round2", load1);
-    w.Field("mb_per_second", static_cast<double>(root_bytes)
-                                 / std::min(decode1.seconds, decode2.seconds) / 1e6);
+    w.Field("mb_per_second",
+            static_cast<double>(root_bytes) / std::min(decode1.seconds, decode2.seconds) / 1e6);
     w.EndObject();
   }
   const std::string scan_copy_store =
@@ -778,9 +780,9 @@ int Remote(int argc, char** argv) {
   auto rsrc = Must(xrd::OpenSource(root_url));
   auto rfile = Must(rootio::RootFile::Open(std::move(rsrc)));
   auto rtree = Must(rfile->OpenTree("Events"));
-  std::vector<int64_t> base(picks.entries.begin(),
-                            picks.entries.begin()
-                                + static_cast<ptrdiff_t>(std::min(nbase, picks.entries.size())));
+  std::vector<int64_t> base(
+      picks.entries.begin(),
+      picks.entries.begin() + static_cast<ptrdiff_t>(std::min(nbase, picks.entries.size())));
   PickResult ba = PickBaskets(*rtree, base);
   WritePick(w, "tree_baskets_remote", ba);
   const double per_store = sp.seconds / static_cast<double>(sp.events);
@@ -795,8 +797,7 @@ int Remote(int argc, char** argv) {
                "  store %.3f ms/event (%llu requests for %zu events), TTree %.0f ms/event (%.0f "
                "requests/event): %.0fx\n",
                1e3 * per_store, static_cast<unsigned long long>(sp.requests), sp.events,
-               1e3 * per_tree,
-               static_cast<double>(ba.requests) / static_cast<double>(ba.events),
+               1e3 * per_tree, static_cast<double>(ba.requests) / static_cast<double>(ba.events),
                per_tree / per_store);
   std::ofstream(json_path) << w.str() << "\n";
   return 0;

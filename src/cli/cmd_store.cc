@@ -164,19 +164,22 @@ int RunConvert(const Args& args, bool append) {
     w.EndObject();
     std::printf("%s\n", w.str().c_str());
   } else {
-    std::printf("%s: %llu events (%llu written), %zu runs, %zu columns (%zu collections), %s -> "
-                "%s store (%.2fx) in %.2f s\n",
-                o.out_dir.c_str(), static_cast<unsigned long long>(m.events),
-                static_cast<unsigned long long>(rep->events_written), m.runs.size(),
-                m.schema.columns.size(), m.schema.groups(), HumanBytes(in).c_str(),
-                HumanBytes(static_cast<double>(rep->store_bytes)).c_str(),
-                static_cast<double>(rep->store_bytes) / std::max(1.0, in), rep->seconds);
-    std::printf("rate: %.1f MB/s of input on %zu threads; ferry's reader decodes it at %.1f MB/s "
-                "per core (ratio %.2f)\n",
-                rate / 1e6, rep->threads, decode_rate / 1e6, rate / decode_rate);
-    std::printf("verified: every block decompressed again and compared while writing, %s read "
-                "back and CRC-checked\n",
-                HumanBytes(static_cast<double>(rep->verified_bytes)).c_str());
+    std::printf(
+        "%s: %llu events (%llu written), %zu runs, %zu columns (%zu collections), %s -> "
+        "%s store (%.2fx) in %.2f s\n",
+        o.out_dir.c_str(), static_cast<unsigned long long>(m.events),
+        static_cast<unsigned long long>(rep->events_written), m.runs.size(),
+        m.schema.columns.size(), m.schema.groups(), HumanBytes(in).c_str(),
+        HumanBytes(static_cast<double>(rep->store_bytes)).c_str(),
+        static_cast<double>(rep->store_bytes) / std::max(1.0, in), rep->seconds);
+    std::printf(
+        "rate: %.1f MB/s of input on %zu threads; ferry's reader decodes it at %.1f MB/s "
+        "per core (ratio %.2f)\n",
+        rate / 1e6, rep->threads, decode_rate / 1e6, rate / decode_rate);
+    std::printf(
+        "verified: every block decompressed again and compared while writing, %s read "
+        "back and CRC-checked\n",
+        HumanBytes(static_cast<double>(rep->verified_bytes)).c_str());
   }
   return kExitOk;
 }

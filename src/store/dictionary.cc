@@ -1,6 +1,7 @@
 #include "store/dictionary.h"
 
 #include <zdict.h>
+
 #include <zstd.h>
 
 namespace ferry::store {

@@ -504,10 +504,10 @@ Result<EPayloadLayout> LayoutEPayload(std::span<const uint8_t> payload,
   uint64_t at = 4 * groups;
   for (size_t c = 0; c < schema.columns.size(); ++c) {
     const ColumnSpec& spec = schema.columns[c];
-    const uint64_t count = spec.jagged()
-                               ? uint64_t{LoadLE<uint32_t>(payload.data()
-                                                           + 4 * static_cast<size_t>(spec.group))}
-                               : uint64_t{events};
+    const uint64_t count =
+        spec.jagged()
+            ? uint64_t{LoadLE<uint32_t>(payload.data() + 4 * static_cast<size_t>(spec.group))}
+            : uint64_t{events};
     const uint64_t bytes = count * spec.len * spec.value_size();
     l.begin[c] = at;
     l.size[c] = bytes;

@@ -82,7 +82,7 @@ struct Manifest {
   uint64_t padding = 0;
   std::string tree;
   Schema schema;
-  uint64_t schema_hash = 0;    // XXH3 of the serialized schema (set by Serialize / Parse)
+  uint64_t schema_hash = 0;  // XXH3 of the serialized schema (set by Serialize / Parse)
   // Bytes of one index record: the schema's record size (versions 1-2) or kRecordV3Bytes.
   uint32_t record_size() const { return version >= 3 ? kRecordV3Bytes : schema.record_size; }
   bool j_chunks() const { return version == 2 || (flags & kManifestFlagJChunks) != 0; }

@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/byte_io.h"
 #include "base/result.h"
 #include "rootio/tree_model.h"
-#include "base/byte_io.h"
 
 namespace ferry::store {
 

@@ -32,8 +32,8 @@ inline void ShuffleBytes(const uint8_t* src, size_t n, size_t w, uint8_t* dst) {
 // Values of width w whose byte b is at planes + b * stride + i (i < count), interleaved into dst
 // (count * w bytes). Widths 4 and 8, the floats, ints and 64-bit ids of NanoAOD, transpose 16
 // values at a time with SSE2 byte/word unpacks (every x86-64 has them); the rest bytewise.
-inline void UnshufflePlanes(const uint8_t* planes, size_t stride, size_t count, size_t w,
-                            uint8_t* dst) {
+inline void UnshufflePlanes(
+    const uint8_t* planes, size_t stride, size_t count, size_t w, uint8_t* dst) {
   if (w == 1) {
     std::memcpy(dst, planes, count);
     return;
@@ -99,8 +99,8 @@ inline void UnshuffleBytes(const uint8_t* src, size_t n, size_t w, uint8_t* dst)
 
 // Values [first, first + count) of a shuffled array of n values of width w, unshuffled into dst
 // (count * w bytes): a pick takes one event's values out of an E block this way.
-inline void GatherShuffled(const uint8_t* src, size_t n, size_t w, size_t first, size_t count,
-                           uint8_t* dst) {
+inline void GatherShuffled(
+    const uint8_t* src, size_t n, size_t w, size_t first, size_t count, uint8_t* dst) {
   UnshufflePlanes(src + first, n, count, w, dst);
 }
 
