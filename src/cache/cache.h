@@ -110,6 +110,13 @@ class Cache : public std::enable_shared_from_this<Cache> {
   std::atomic<int64_t> last_merge_ns_{0};
 };
 
+// What one handle cost, for per-file access records (the proxy writes one at close).
+struct HandleCounters {
+  std::atomic<uint64_t> bytes_from_cache{0};   // bytes served from the cache
+  std::atomic<uint64_t> bytes_from_origin{0};  // bytes this handle fetched (gaps included)
+  std::atomic<uint64_t> origin_requests{0};    // vector reads / reads this handle sent
+};
+
 class CachedFile {
  public:
   CachedFile(const CachedFile&) = delete;
@@ -130,6 +137,7 @@ class CachedFile {
   // caller must never send such a handle's reads to the origin itself.
   bool virtual_file() const { return replica_ != nullptr; }
   uint64_t replica_generation() const;
+  const HandleCounters& handle_counters() const { return handle_; }
 
   // Reads every request (each must lie inside [0, size()); otherwise kInvalidArgument, nothing
   // read). Each request gets its own status; returns the first failure.
@@ -138,6 +146,12 @@ class CachedFile {
   // True when every byte of the requests is held (index only, no I/O): the caller can expect
   // ReadV to complete without the origin.
   bool AllHeld(std::span<const io::ReadRequest> requests);
+  // For a kXR_pgread answer, after ReadV filled `data` with [offset, offset + data.size()): the
+  // CRC32C of each 4 KiB segment, segments aligned to file offsets (out.size() must be their
+  // count). A segment that is a whole page the cache holds full gets the page's stored CRC
+  // (ReadV verified the bytes against it, so nothing is computed twice); other segments are
+  // computed from `data`. Returns how many stored CRCs were used. segment_crcs.cc.
+  size_t SegmentCrcs(uint64_t offset, std::span<const uint8_t> data, std::span<uint32_t> out);
 
   // Ends the handle: the entry's index is published soon (write-behind) and counters merged.
   // Must not run concurrently with reads of the same handle; later reads pass through.
@@ -184,6 +198,7 @@ class CachedFile {
   std::shared_ptr<const ReplicaView> replica_;
   fetch::ChannelPool channels_;
   std::atomic<bool> closed_{false};
+  HandleCounters handle_;
 };
 
 }  // namespace ferry::cache

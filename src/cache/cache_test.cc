@@ -18,6 +18,7 @@
 #include "cache/lock_file.h"
 #include "cache/memory_origin.h"
 #include "cache/url.h"
+#include "testing/cache_testing.h"
 #include "testing/testing.h"
 
 // Counting allocator: proves the hit path allocates nothing.
@@ -48,15 +49,7 @@ namespace {
 constexpr const char* kUrl = "root://origin.example:1094//data/file.root?authz=secret";
 
 Config TestConfig(const std::string& dir) {
-  Config c;
-  c.dir = dir;
-  c.max_bytes = 1ull << 30;
-  c.min_free_bytes = 0;
-  c.publish_ms = 50;
-  c.sync = false;
-  c.backoff_ms = 1;
-  c.lock_timeout_ms = 300;
-  return c;
+  return testing::CacheTestConfig(dir);
 }
 
 struct Fixture {

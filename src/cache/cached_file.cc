@@ -198,6 +198,7 @@ Status CachedFile::ReadOriginal(std::span<io::ReadRequest> requests, bool* misse
   entry_->DropPages(ts.serve.bad);
   ts.serve.bad.clear();
   counters.Add(Counter::kBytesFromCache, served);
+  handle_.bytes_from_cache.fetch_add(served, std::memory_order_relaxed);
   size_t nonempty = 0;
   for (const io::ReadRequest& r : requests) {
     nonempty += r.dest.empty() ? 0u : 1u;
@@ -237,6 +238,7 @@ void CachedFile::ServeAgain(std::span<io::ReadRequest> requests, std::vector<Pie
   }
   entry_->DropPages(scratch.bad);
   cache_->counters().Add(Counter::kBytesFromCache, served);
+  handle_.bytes_from_cache.fetch_add(served, std::memory_order_relaxed);
   todo.swap(still);
 }
 
@@ -387,6 +389,7 @@ void CachedFile::ReadPieces(std::span<io::ReadRequest> pieces,
       channels_.Release(r.channel);
     }
     counters.Add(Counter::kOriginRequests, batch_groups.size());
+    handle_.origin_requests.fetch_add(batch_groups.size(), std::memory_order_relaxed);
     counters.Add(Counter::kOriginChunks, batch.size());
     if (attempt > 0) {
       counters.Add(Counter::kRetries, batch_groups.size());
@@ -399,6 +402,7 @@ void CachedFile::ReadPieces(std::span<io::ReadRequest> pieces,
       got += r.status ? r.dest.size() : 0;
     }
     counters.Add(Counter::kBytesFromOrigin, got);
+    handle_.bytes_from_origin.fetch_add(got, std::memory_order_relaxed);
     // Retry only the pieces that failed with a transient error.
     retry.clear();
     retry_index.clear();

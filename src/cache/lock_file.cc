@@ -21,10 +21,27 @@ int SetLock(int fd, short type, off_t byte) {
   return ::fcntl(fd, F_OFD_SETLK, &fl);
 }
 
+// Root (`ferry cache` run by an administrator) creating a lock file in a directory that belongs
+// to another account (a site proxy runs as xrootd) hands the file to that account: a lock file
+// the owner cannot open for writing would stop its evictions and counter merges for good.
+void KeepDirectoryOwner(int fd, const std::string& path) {
+  struct stat file = {};
+  struct stat dir = {};
+  const size_t slash = path.rfind('/');
+  const std::string parent = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  if (::fstat(fd, &file) == 0 && file.st_uid == 0 && ::stat(parent.c_str(), &dir) == 0
+      && dir.st_uid != 0) {
+    (void)::fchown(fd, dir.st_uid, dir.st_gid);
+  }
+}
+
 }  // namespace
 
 Result<LockFile> LockFile::Open(const std::string& path) {
   Fd fd = FERRY_TRY(Fd::Open(path, O_RDWR | O_CREAT, 0644));
+  if (::geteuid() == 0) {
+    KeepDirectoryOwner(fd.get(), path);
+  }
   return LockFile(std::move(fd), path);
 }
 

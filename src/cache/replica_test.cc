@@ -25,6 +25,7 @@
 #include "io/local_source.h"
 #include "rootio/root_file.h"
 #include "rootwrite/sample_tree.h"
+#include "testing/cache_testing.h"
 #include "testing/testing.h"
 
 namespace ferry::cache {
@@ -33,16 +34,7 @@ namespace {
 constexpr const char* kUrl = "root://origin.example:1094//data/sample.root";
 
 Config TestConfig(const std::string& dir) {
-  Config c;
-  c.dir = dir;
-  c.max_bytes = 1ull << 30;
-  c.min_free_bytes = 0;
-  c.publish_ms = 50;
-  c.sync = false;
-  c.backoff_ms = 1;
-  c.lock_timeout_ms = 300;
-  c.replica = ReplicaMode::kManual;
-  return c;
+  return testing::CacheTestConfig(dir);
 }
 
 // The sample tree with 8 clusters of 128 entries, one basket per branch and cluster.

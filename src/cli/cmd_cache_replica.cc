@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -143,52 +145,56 @@ void PrintReport(const cache::ReplicaBuildReport& r, bool built_now) {
   }
 }
 
-int Build(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(argv, {{"--dir", true},
-                                   {"--conf-dir", true},
-                                   {"--codec", true},
-                                   {"--json", false},
-                                   {"--background", false},
-                                   {"--queue", false}});
+// What every replica command starts with: its options, the cache's settings, the entries.
+struct Selection {
+  Args args;
+  cache::Config config;
+  std::vector<std::string> keys;
+};
+
+// Parses the command line; on a usage or input error, prints it, sets *rc and returns nullopt.
+std::optional<Selection> Select(std::span<const char* const> argv,
+                                std::initializer_list<OptSpec> specs,
+                                int* rc) {
+  auto parsed = Args::Parse(argv, specs);
   if (!parsed) {
-    return UsageError(parsed.error().message(), kUsage);
+    *rc = UsageError(parsed.error().message(), kUsage);
+    return std::nullopt;
   }
   auto config = ExistingCacheConfig(*parsed);
   if (!config) {
-    return ReportError(config.error());
-  }
-  cache::ReplicaBuildOptions options;
-  options.codec = parsed->GetOr("--codec", config->replica_codec);
-  options.budget_percent = config->replica_budget_percent;
-  if (options.codec != "auto" && !codec::Setting::Parse(options.codec)) {
-    return UsageError("--codec must be auto, zstd:N, lz4 or none", kUsage);
-  }
-  if (parsed->Has("--background")) {
-    BecomeIdle();
-  }
-  if (parsed->Has("--queue")) {
-    // The plug-in's background requests (cache/replica_queue.h).
-    auto done = cache::DrainReplicaQueue(*config, options);
-    return done ? kExitOk : ReportError(done.error());
+    *rc = ReportError(config.error());
+    return std::nullopt;
   }
   auto keys = SelectKeys(*config, *parsed);
   if (!keys) {
-    return ReportError(keys.error());
+    *rc = ReportError(keys.error());
+    return std::nullopt;
   }
-  const bool json = parsed->Has("--json");
+  return Selection{std::move(*parsed), std::move(*config), std::move(*keys)};
+}
+
+// Prints the report `make(key)` gives for every selected entry: one JSON document with
+// --json, text otherwise. An entry that vanished meanwhile is skipped when no URL named it.
+int PrintReports(const Selection& s,
+                 bool built_now,
+                 const std::function<Result<cache::ReplicaBuildReport>(const std::string&)>& make) {
+  const bool json = s.args.Has("--json");
   JsonWriter w;
   w.BeginObject().Key("files").BeginArray();
   int rc = kExitOk;
-  for (const std::string& key : *keys) {
-    auto report = cache::BuildReplica(*config, key, options);
+  for (const std::string& key : s.keys) {
+    auto report = make(key);
     if (!report) {
-      rc = ReportError(report.error());
+      if (report.error().code() != ErrorCode::kNotFound || !s.args.positional().empty()) {
+        rc = ReportError(report.error());
+      }
       continue;
     }
     if (json) {
       WriteReport(w, *report);
     } else {
-      PrintReport(*report, true);
+      PrintReport(*report, built_now);
     }
   }
   w.EndArray().EndObject();
@@ -198,63 +204,62 @@ int Build(std::span<const char* const> argv) {
   return rc;
 }
 
+int Build(std::span<const char* const> argv) {
+  int rc = kExitOk;
+  auto s = Select(argv,
+                  {{"--dir", true},
+                   {"--conf-dir", true},
+                   {"--codec", true},
+                   {"--json", false},
+                   {"--background", false},
+                   {"--queue", false}},
+                  &rc);
+  if (!s) {
+    return rc;
+  }
+  cache::ReplicaBuildOptions options;
+  options.codec = s->args.GetOr("--codec", s->config.replica_codec);
+  options.budget_percent = s->config.replica_budget_percent;
+  if (options.codec != "auto" && !codec::Setting::Parse(options.codec)) {
+    return UsageError("--codec must be auto, zstd:N, lz4 or none", kUsage);
+  }
+  if (s->args.Has("--background")) {
+    BecomeIdle();
+  }
+  if (s->args.Has("--queue")) {
+    // The plug-in's background requests (cache/replica_queue.h).
+    auto done = cache::DrainReplicaQueue(s->config, options);
+    return done ? kExitOk : ReportError(done.error());
+  }
+  return PrintReports(*s, true, [&](const std::string& key) {
+    return cache::BuildReplica(s->config, key, options);
+  });
+}
+
 int ShowStatus(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--conf-dir", true}, {"--json", false}});
-  if (!parsed) {
-    return UsageError(parsed.error().message(), kUsage);
+  int rc = kExitOk;
+  auto s = Select(argv, {{"--dir", true}, {"--conf-dir", true}, {"--json", false}}, &rc);
+  if (!s) {
+    return rc;
   }
-  auto config = ExistingCacheConfig(*parsed);
-  if (!config) {
-    return ReportError(config.error());
-  }
-  auto keys = SelectKeys(*config, *parsed);
-  if (!keys) {
-    return ReportError(keys.error());
-  }
-  const bool json = parsed->Has("--json");
-  JsonWriter w;
-  w.BeginObject().Key("files").BeginArray();
-  for (const std::string& key : *keys) {
-    auto report = cache::ReplicaStatusOf(cache::PathsFor(config->dir, key));
-    if (!report) {
-      if (!parsed->positional().empty()) {
-        return ReportError(report.error());
-      }
-      continue;  // an entry removed meanwhile
-    }
-    if (json) {
-      WriteReport(w, *report);
-    } else {
-      PrintReport(*report, false);
-    }
-  }
-  w.EndArray().EndObject();
-  if (json) {
-    std::printf("%s\n", w.str().c_str());
-  }
-  return kExitOk;
+  return PrintReports(*s, false, [&](const std::string& key) {
+    return cache::ReplicaStatusOf(cache::PathsFor(s->config.dir, key));
+  });
 }
 
 int Drop(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--conf-dir", true}});
-  if (!parsed) {
-    return UsageError(parsed.error().message(), kUsage);
+  int rc = kExitOk;
+  auto s = Select(argv, {{"--dir", true}, {"--conf-dir", true}}, &rc);
+  if (!s) {
+    return rc;
   }
-  auto config = ExistingCacheConfig(*parsed);
-  if (!config) {
-    return ReportError(config.error());
-  }
-  auto keys = SelectKeys(*config, *parsed);
-  if (!keys) {
-    return ReportError(keys.error());
-  }
-  for (const std::string& key : *keys) {
-    Status st = cache::DropReplica(cache::PathsFor(config->dir, key));
+  for (const std::string& key : s->keys) {
+    Status st = cache::DropReplica(cache::PathsFor(s->config.dir, key));
     if (!st) {
       return ReportError(st.error());
     }
   }
-  std::printf("dropped the replicas of %zu files\n", keys->size());
+  std::printf("dropped the replicas of %zu files\n", s->keys.size());
   return kExitOk;
 }
 

@@ -15,5 +15,6 @@ int RunRecv(std::span<const char* const> args);
 int RunCache(std::span<const char* const> args);
 // `ferry cache replica ...` (cmd_cache_replica.cc).
 int RunCacheReplica(std::span<const char* const> args);
+int RunProxy(std::span<const char* const> args);
 
 }  // namespace ferry::cli

@@ -133,4 +133,5 @@ def main():
         sys.exit("unknown mode " + mode)
 
 
-main()
+if __name__ == "__main__":  # tests/proxy/proxy_reader.py imports the helpers
+    main()

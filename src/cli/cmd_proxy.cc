@@ -1,0 +1,308 @@
+// ferry proxy config|run: ferry's site cache inside a stock xrootd server (the library
+// libXrdFerryProxy-5.so, src/plugin/proxy). `config` prints a complete xrootd configuration;
+// `run` writes it, prepares the cache directory for the account xrootd drops to, and runs
+// xrootd in the foreground (with cmsd beside it when the proxy joins a cluster).
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "base/self_exe.h"
+#include "base/strings.h"
+#include "cache/entry_store.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "plugin/proxy/proxy_config.h"
+
+namespace ferry::cli {
+namespace {
+
+constexpr std::string_view kUsage =
+    "ferry proxy config --origin HOST:PORT --port P --dir DIR [--max-size S] [--channels N]\n"
+    "                   [--host NAME] [--admin DIR] [--manager HOST:PORT] [--no-redirect]\n"
+    "                   [--lookahead N] [--lib PATH] [--set KEY=VALUE]...\n"
+    "       ferry proxy run (the same options) [--user xrootd] [--log FILE] [--config-out FILE]\n"
+    "config prints the xrootd configuration of a ferry site proxy serving root://NAME:P//path\n"
+    "from root://HOST:PORT//path through the cache in DIR; run writes it and runs xrootd in the\n"
+    "foreground (and cmsd, with --manager). NAME (default: this host's name) is what clients\n"
+    "reach the proxy by; opens are redirected to it under synthetic user names.";
+
+const std::initializer_list<OptSpec> kOptions = {
+    {"--origin", true},       {"--port", true},      {"--dir", true},        {"--max-size", true},
+    {"--channels", true},     {"--host", true},      {"--admin", true},      {"--manager", true},
+    {"--no-redirect", false}, {"--lookahead", true}, {"--lib", true},        {"--set", true},
+    {"--user", true},         {"--log", true},       {"--config-out", true},
+};
+
+std::string HostName() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') {
+    return "localhost";
+  }
+  return buf;
+}
+
+// The proxy library beside the binary (base/self_exe.h), named the way xrootd's plug-in loader
+// wants it: without the "-5" it adds itself.
+std::string ProxyLibDefault() {
+  const std::string found = FindLibrary("libXrdFerryProxy-5.so");
+  const std::string path =
+      found.empty()
+          ? (LibraryDirs().empty() ? "" : LibraryDirs().front() + "/libXrdFerryProxy-5.so")
+          : found;
+  return path.substr(0, path.size() - std::string("-5.so").size()) + ".so";
+}
+
+std::string Absolute(const std::string& path) {
+  if (!path.empty() && path[0] == '/') {
+    return path;
+  }
+  char cwd[4096] = {};
+  return (::getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) : std::string(".")) + "/" + path;
+}
+
+struct Plan {
+  std::string config;  // the xrootd configuration text
+  std::string admin;   // xrootd's admin and pid directory
+  std::string dir;     // cache directory
+  bool cluster = false;
+};
+
+Result<Plan> MakePlan(const Args& a) {
+  const auto origin = a.Get("--origin");
+  const auto port = a.Get("--port");
+  const auto dir = a.Get("--dir");
+  if (!origin || !port || !dir) {
+    return InvalidArgumentError("--origin, --port and --dir are required");
+  }
+  auto port_number = ParseUint(*port);
+  if (!port_number || *port_number == 0 || *port_number > 65535) {
+    return InvalidArgumentError("--port '" + *port + "': expected 1..65535");
+  }
+  Plan p;
+  p.dir = Absolute(*dir);
+  p.admin = Absolute(a.GetOr("--admin", "/var/tmp/ferry-proxy-" + *port));
+  const std::string host = a.GetOr("--host", HostName());
+  const std::string lib = a.GetOr("--lib", ProxyLibDefault());
+  const auto manager = a.Get("--manager");
+  p.cluster = manager.has_value();
+  std::string& c = p.config;
+  c += "# ferry site proxy (written by `ferry proxy config`): root://" + host + ":" + *port
+       + "//PATH reads root://" + *origin + "//PATH through the ferry cache in " + p.dir + "\n";
+  c += "xrd.port " + *port + "\n";
+  c += "all.export /\n";
+  // XrdXrootd hands a client's vector read to the file system in pieces of at most this many
+  // bytes, one after another (2 MiB by default): through a cold cache each piece would wait a
+  // round trip to the origin. 16 MiB is the cache's own request size.
+  c += "xrd.buffers maxbsz 16m\n";
+  // Reads and page reads are served asynchronously in segments of this size, at most 8 per
+  // connection at once: with the 64 KiB default a sequential reader (xrdcp) through a cold
+  // cache got 8 x 64 KiB per round trip.
+  c += "xrootd.async segsize 2m\n";
+  c += "all.adminpath " + p.admin + "\n";
+  c += "all.pidpath " + p.admin + "\n";
+  if (manager) {
+    // A data server of an xrootd + cmsd cluster: the redirector at --manager sends clients here.
+    c += "all.role server\n";
+    c += "all.manager " + *manager + "\n";
+  }
+  c += "# The storage plug-in (reads through the cache) and the file-system head above XrdOfs\n";
+  c += "# (redirects each open to this proxy under a synthetic user: one connection per open).\n";
+  c += "ofs.osslib " + lib + "\n";
+  c += "xrootd.fslib " + lib + " default\n";
+  c += "xrootd.trace emsg login\n";
+  c += "ferry.origin " + *origin + "\n";
+  c += "ferry.dir " + p.dir + "\n";
+  if (!a.Has("--no-redirect")) {
+    c += "ferry.self " + host + ":" + *port + "\n";
+  }
+  if (auto v = a.Get("--max-size")) {
+    c += "ferry.max_size " + *v + "\n";
+  }
+  c += "ferry.channels " + a.GetOr("--channels", "4") + "\n";
+  if (auto v = a.Get("--lookahead")) {
+    c += "ferry.lookahead " + *v + "\n";
+  }
+  for (const std::string& kv : a.All("--set")) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return InvalidArgumentError("--set '" + kv + "': expected KEY=VALUE");
+    }
+    c += "ferry." + kv.substr(0, eq) + " " + kv.substr(eq + 1) + "\n";
+  }
+  // The library reads these same lines: refuse what it would refuse.
+  FERRY_TRY_CTX(proxy::ParseProxyConfig(c), "the generated configuration");
+  if (p.cluster && !proxy::ValidHostPort(*manager)) {
+    return InvalidArgumentError("--manager '" + *manager + "': expected HOST:PORT");
+  }
+  return p;
+}
+
+// chown -R of a tree to the account xrootd runs as (only entries that are not theirs yet).
+uid_t g_uid = 0;
+gid_t g_gid = 0;
+int ChownEntry(const char* path, const struct stat* st, int /*flag*/, struct FTW* /*ftw*/) {
+  if (st->st_uid != g_uid || st->st_gid != g_gid) {
+    (void)::lchown(path, g_uid, g_gid);
+  }
+  return 0;
+}
+
+Status GiveTo(const std::string& path, uid_t uid, gid_t gid) {
+  g_uid = uid;
+  g_gid = gid;
+  if (::nftw(path.c_str(), ChownEntry, 32, FTW_PHYS) != 0) {
+    return IoError("cannot hand " + path + " to uid " + std::to_string(uid), errno);
+  }
+  return OkStatus();
+}
+
+Status MakeDirs(const std::string& path) {
+  for (size_t pos = 1; pos != std::string::npos;) {
+    pos = path.find('/', pos);
+    const std::string partial = path.substr(0, pos);
+    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
+      return IoError("cannot create " + partial, errno);
+    }
+    if (pos != std::string::npos) {
+      ++pos;
+    }
+  }
+  return OkStatus();
+}
+
+// Children started by Run, stopped together.
+pid_t g_children[2] = {-1, -1};
+
+void Forward(int sig) {
+  for (pid_t pid : g_children) {
+    if (pid > 0) {
+      ::kill(pid, sig);
+    }
+  }
+}
+
+pid_t Spawn(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& s : argv) {
+    args.push_back(const_cast<char*>(s.c_str()));
+  }
+  args.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execvp(args[0], args.data());
+    std::fprintf(stderr, "ferry proxy: cannot run %s: %s\n", args[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  return pid;
+}
+
+int Config(const Plan& plan) {
+  std::fputs(plan.config.c_str(), stdout);
+  return kExitOk;
+}
+
+int Run(const Args& options, const Plan& plan) {
+  const std::string user = options.GetOr("--user", "xrootd");
+  const bool root = ::geteuid() == 0;
+  struct passwd* pw = root ? ::getpwnam(user.c_str()) : nullptr;
+  if (root && pw == nullptr) {
+    return ReportError(InvalidArgumentError("no account '" + user + "' for xrootd to run as"));
+  }
+  // The cache directory gets its marker now, so that the library finds a ferry cache.
+  for (const Status& st : {cache::PrepareCacheDir(plan.dir), MakeDirs(plan.admin)}) {
+    if (!st) {
+      return ReportError(st.error());
+    }
+  }
+  const std::string cfg = Absolute(options.GetOr("--config-out", plan.admin + "/xrootd.cfg"));
+  {
+    std::ofstream out(cfg);
+    out << plan.config;
+    if (!out.flush()) {
+      return ReportError(IoError("cannot write " + cfg, errno));
+    }
+  }
+  // xrootd refuses to run as root: it drops to `user` (-R), who must own what it writes (the
+  // cache and the admin directory; a --log file's directory too: xrootd keeps a lock file
+  // there and rotates the log daily).
+  const std::vector<std::string> owned = {plan.dir, plan.admin};
+  if (root) {
+    for (const std::string& path : owned) {
+      if (Status st = GiveTo(path, pw->pw_uid, pw->pw_gid); !st) {
+        return ReportError(st.error());
+      }
+    }
+  }
+  auto command = [&](const std::string& program) {
+    std::vector<std::string> args = {program, "-c", cfg, "-s", plan.admin + "/" + program + ".pid"};
+    if (root) {
+      args.insert(args.end(), {"-R", user});
+    }
+    if (auto log = options.Get("--log")) {
+      args.insert(args.end(), {"-l", Absolute(*log) + (program == "cmsd" ? ".cmsd" : "")});
+    }
+    return args;
+  };
+  if (!plan.cluster) {
+    // Nothing to supervise: xrootd replaces this process (systemd and tests see it directly).
+    std::vector<std::string> args = command("xrootd");
+    std::vector<char*> raw;
+    for (std::string& s : args) {
+      raw.push_back(s.data());
+    }
+    raw.push_back(nullptr);
+    ::execvp(raw[0], raw.data());
+    return ReportError(IoError("cannot run xrootd", errno));
+  }
+  // A cluster member: cmsd beside xrootd; a signal to us goes to both, and when one ends the
+  // other is stopped.
+  ::signal(SIGTERM, Forward);
+  ::signal(SIGINT, Forward);
+  g_children[0] = Spawn(command("xrootd"));
+  g_children[1] = Spawn(command("cmsd"));
+  int status = 0;
+  const pid_t first = ::wait(&status);
+  Forward(SIGTERM);
+  for (pid_t pid : g_children) {
+    if (pid > 0 && pid != first) {
+      (void)::waitpid(pid, nullptr, 0);
+    }
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : kExitBadInput;
+}
+
+}  // namespace
+
+int RunProxy(std::span<const char* const> args) {
+  if (args.empty() || std::strcmp(args[0], "--help") == 0 || std::strcmp(args[0], "-h") == 0) {
+    std::printf("usage: %.*s\n", static_cast<int>(kUsage.size()), kUsage.data());
+    return args.empty() ? kExitUsage : kExitOk;
+  }
+  const std::string_view sub = args[0];
+  if (sub != "config" && sub != "run") {
+    return UsageError("unknown proxy command '" + std::string(sub) + "'", kUsage);
+  }
+  auto parsed = Args::Parse(args.subspan(1), kOptions);
+  if (!parsed) {
+    return UsageError(parsed.error().message(), kUsage);
+  }
+  auto plan = MakePlan(*parsed);
+  if (!plan) {
+    return UsageError(plan.error().ToString(), kUsage);
+  }
+  return sub == "config" ? Config(*plan) : Run(*parsed, *plan);
+}
+
+}  // namespace ferry::cli

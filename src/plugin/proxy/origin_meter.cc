@@ -1,0 +1,44 @@
+#include "plugin/proxy/origin_meter.h"
+
+#include <algorithm>
+
+#include "cache/entry.h"
+
+namespace ferry::proxy {
+
+void OriginMeter::AdvanceLocked(int64_t now_ns) {
+  if (last_ns_ != 0 && now_ns > last_ns_) {
+    const double dt = static_cast<double>(now_ns - last_ns_) * 1e-9;
+    s_.inflight_seconds += dt * static_cast<double>(s_.inflight);
+    s_.busy_seconds += s_.inflight > 0 ? dt : 0.0;
+  }
+  last_ns_ = now_ns;
+}
+
+void OriginMeter::Begin(uint64_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  AdvanceLocked(cache::NowNs());
+  s_.inflight += n;
+  s_.requests += n;
+  s_.max_inflight = std::max(s_.max_inflight, s_.inflight);
+}
+
+void OriginMeter::End(uint64_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  AdvanceLocked(cache::NowNs());
+  s_.inflight -= std::min(n, s_.inflight);
+}
+
+MeterSnapshot OriginMeter::Snapshot() {
+  std::lock_guard<std::mutex> lock(mu_);
+  AdvanceLocked(cache::NowNs());
+  return s_;
+}
+
+void MeteredOrigin::Read(std::span<cache::OriginRead> reads) {
+  meter_.Begin(reads.size());
+  inner_->Read(reads);
+  meter_.End(reads.size());
+}
+
+}  // namespace ferry::proxy

@@ -1,0 +1,63 @@
+// OriginMeter: how busy a proxy keeps its origin. MeteredOrigin wraps the cache::Origin of each
+// open file and reports every origin read to one process-wide OriginMeter, which integrates the
+// number of requests in flight over time:
+//
+//   mean outstanding requests over a pass = delta(inflight_seconds) / pass wall time
+//   ... while the origin was busy          = delta(inflight_seconds) / delta(busy_seconds)
+//
+// A request is one OriginRead (one vector read or read on one origin channel); XrdOrigin issues
+// all reads of a Read() call at once and they finish at different moments, so each is counted
+// from issue to the end of its batch (an upper bound that is tight when a batch's reads are
+// alike).
+// Thread-safety: all methods may be called concurrently (one short mutex per update).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "cache/origin.h"
+
+namespace ferry::proxy {
+
+struct MeterSnapshot {
+  uint64_t requests = 0;  // origin reads issued
+  uint64_t inflight = 0;  // origin reads in flight now
+  uint64_t max_inflight = 0;
+  double inflight_seconds = 0;  // integral of the in-flight count over time
+  double busy_seconds = 0;      // time with at least one read in flight
+};
+
+class OriginMeter {
+ public:
+  void Begin(uint64_t n);
+  void End(uint64_t n);
+  MeterSnapshot Snapshot();
+
+ private:
+  void AdvanceLocked(int64_t now_ns);
+  std::mutex mu_;
+  MeterSnapshot s_;
+  int64_t last_ns_ = 0;
+};
+
+// An Origin that forwards to `inner` and reports to `meter` (which must outlive it).
+class MeteredOrigin final : public cache::Origin {
+ public:
+  MeteredOrigin(std::shared_ptr<cache::Origin> inner, OriginMeter& meter)
+      : inner_(std::move(inner)), meter_(meter) {}
+
+  Result<cache::OriginInfo> Stat() override { return inner_->Stat(); }
+  void Read(std::span<cache::OriginRead> reads) override;
+  size_t channels() const override { return inner_->channels(); }
+  bool channel_ready(size_t channel) const override { return inner_->channel_ready(channel); }
+  void PrepareChannels() override { inner_->PrepareChannels(); }
+
+  cache::Origin& inner() { return *inner_; }
+
+ private:
+  std::shared_ptr<cache::Origin> inner_;
+  OriginMeter& meter_;
+};
+
+}  // namespace ferry::proxy

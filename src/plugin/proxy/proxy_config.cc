@@ -1,0 +1,154 @@
+#include "plugin/proxy/proxy_config.h"
+
+#include <cctype>
+#include <cerrno>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "base/strings.h"
+
+namespace ferry::proxy {
+namespace {
+
+constexpr std::string_view kPrefix = "ferry.";
+
+Result<bool> ParseBool(const std::string& key, const std::string& value) {
+  if (value == "1" || value == "on" || value == "true") {
+    return true;
+  }
+  if (value == "0" || value == "off" || value == "false") {
+    return false;
+  }
+  return InvalidArgumentError("ferry." + key + " '" + value + "': expected 0 or 1");
+}
+
+Result<uint64_t> ParseBounded(const std::string& key,
+                              const std::string& value,
+                              uint64_t lo,
+                              uint64_t hi) {
+  auto v = ParseUint(value);
+  if (!v || *v < lo || *v > hi) {
+    return InvalidArgumentError("ferry." + key + " '" + value + "': expected a number from "
+                                + std::to_string(lo) + " to " + std::to_string(hi));
+  }
+  return *v;
+}
+
+size_t PortSep(std::string_view hp) {
+  return hp.rfind(':');
+}
+
+}  // namespace
+
+bool ValidHostPort(std::string_view hp) {
+  const size_t colon = PortSep(hp);
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 >= hp.size()) {
+    return false;
+  }
+  for (char c : hp.substr(0, colon)) {
+    // Host names, IPv4 addresses and bracketed IPv6 addresses; no user, path or spaces.
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-'
+                    || c == '_' || c == '[' || c == ']' || c == ':';
+    if (!ok) {
+      return false;
+    }
+  }
+  auto port = ParseUint(hp.substr(colon + 1));
+  return port && *port >= 1 && *port <= 65535;
+}
+
+std::string ProxyConfig::OriginUrl(std::string_view path) const {
+  std::string url = "root://" + origin + "/";
+  if (path.empty() || path[0] != '/') {
+    url += '/';
+  }
+  url += path;
+  return url;
+}
+
+std::string ProxyConfig::self_host() const {
+  const size_t colon = PortSep(self);
+  return colon == std::string::npos ? self : self.substr(0, colon);
+}
+
+int ProxyConfig::self_port() const {
+  const size_t colon = PortSep(self);
+  auto port = colon == std::string::npos ? Result<uint64_t>(0) : ParseUint(self.substr(colon + 1));
+  return port ? static_cast<int>(*port) : 0;
+}
+
+Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
+  ProxyConfig c;
+  std::map<std::string, std::string> cache_keys;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  while (std::getline(in, line)) {
+    if (const size_t hash = line.find('#'); hash != std::string::npos) {
+      line.resize(hash);
+    }
+    std::istringstream words(line);
+    std::string directive;
+    if (!(words >> directive) || directive.compare(0, kPrefix.size(), kPrefix) != 0) {
+      continue;
+    }
+    const std::string key = directive.substr(kPrefix.size());
+    std::string value;
+    std::string word;
+    while (words >> word) {
+      value += value.empty() ? word : " " + word;
+    }
+    if (key == "origin") {
+      if (!ValidHostPort(value)) {
+        return InvalidArgumentError("ferry.origin '" + value + "': expected HOST:PORT");
+      }
+      c.origin = value;
+    } else if (key == "self") {
+      if (!ValidHostPort(value)) {
+        return InvalidArgumentError("ferry.self '" + value + "': expected HOST:PORT");
+      }
+      c.self = value;
+    } else if (key == "redirect") {
+      c.redirect = FERRY_TRY(ParseBool(key, value));
+    } else if (key == "redirect_users") {
+      c.redirect_users = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 1, 4096)));
+    } else if (key == "access_log") {
+      c.access_log = FERRY_TRY(ParseBool(key, value));
+    } else if (key == "lookahead") {
+      c.lookahead = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 0, 64)));
+    } else if (key == "ahead_fetches") {
+      c.ahead_fetches = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 1, 256)));
+    } else if (key == "timeout") {
+      c.timeout_s = static_cast<uint16_t>(FERRY_TRY(ParseBounded(key, value, 1, 3600)));
+    } else {
+      cache_keys[key] = value;  // validated by the cache's own parser below
+    }
+  }
+  // A proxy serves many files at once: more workers (asynchronous reads of different files run
+  // on them concurrently) and origin channels than a client needs.
+  cache_keys.try_emplace("workers", "64");
+  cache_keys.try_emplace("channels", "4");
+  // No replica tier here yet: a replica's virtual file has its own size, and the proxy answers
+  // stat by path from the byte tier's index (XrdOss::Stat), which would disagree with it.
+  cache_keys.try_emplace("replica", "off");
+  c.cache = FERRY_TRY_CTX(cache::ConfigFromMap(cache_keys, /*use_env=*/false), "ferry.* cache key");
+  if (c.origin.empty()) {
+    return InvalidArgumentError("ferry.origin HOST:PORT is missing");
+  }
+  if (c.cache.dir.empty()) {
+    return InvalidArgumentError("ferry.dir (the cache directory) is missing");
+  }
+  return c;
+}
+
+Result<ProxyConfig> LoadProxyConfig(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return IoError("cannot read " + path, errno);
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return FERRY_TRY_CTX(ParseProxyConfig(text.str()), path);
+}
+
+}  // namespace ferry::proxy

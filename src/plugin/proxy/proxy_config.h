@@ -1,0 +1,62 @@
+// ProxyConfig: the settings of ferry's site proxy, read from `ferry.<key> <value>` directives in
+// the xrootd configuration file that loads the proxy library (xrootd ignores directives of
+// prefixes it does not know). `ferry proxy config` writes them; docs: README.md, "Site proxy".
+//
+//   directive              default  meaning
+//   ferry.origin HOST:PORT (none)   the origin every path is read from: root://HOST:PORT//path
+//   ferry.self HOST:PORT   (none)   how clients reach this proxy; needed for self-redirects
+//   ferry.redirect 0|1     1        redirect each read-only open to this proxy under a synthetic
+//                                   user (ferryc<N>), so each open gets its own client channel
+//   ferry.redirect_users N 64       synthetic users handed out in turn (bounds the channels a
+//                                   client process keeps open to the proxy)
+//   ferry.access_log 0|1   1        per-file access records in DIR/access.jsonl
+//   ferry.lookahead N      8        ROOT-aware read-ahead: cluster units fetched ahead of a
+//                                   client's vector reads (0: off)
+//   ferry.ahead_fetches N  8        read-ahead fetches in flight at once over all files (about a
+//                                   bandwidth-delay product of one-unit fetches)
+//   ferry.timeout S        60       origin request timeout in seconds
+//   ferry.<cache key> V             every key of the client cache (cache/config.h): dir,
+//                                   max_size, min_free, page_size, iogap, channels, ...
+//
+// Thread-safety: a ProxyConfig is a value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+#include "cache/config.h"
+
+namespace ferry::proxy {
+
+struct ProxyConfig {
+  std::string origin;  // host:port
+  std::string self;    // host:port, "" = no self-redirect
+  bool redirect = true;
+  uint32_t redirect_users = 64;
+  bool access_log = true;
+  uint32_t lookahead = 8;
+  uint32_t ahead_fetches = 8;
+  uint16_t timeout_s = 60;
+  cache::Config cache;
+
+  // root://origin//path (path without CGI; a missing leading '/' is added).
+  std::string OriginUrl(std::string_view path) const;
+  // Self-redirects are configured and on.
+  bool redirects() const { return redirect && !self.empty(); }
+  std::string self_host() const;
+  int self_port() const;
+};
+
+// Parses the ferry.* directives of an xrootd configuration text. Lines without the prefix are
+// ignored, as are comments (from '#'). Errors: a missing ferry.origin or ferry.dir, a malformed
+// HOST:PORT, an invalid value (naming the directive).
+Result<ProxyConfig> ParseProxyConfig(std::string_view text);
+// Reads and parses a configuration file.
+Result<ProxyConfig> LoadProxyConfig(const std::string& path);
+
+// "HOST:PORT" with a non-empty host and a port in 1..65535.
+bool ValidHostPort(std::string_view host_port);
+
+}  // namespace ferry::proxy

@@ -1,0 +1,61 @@
+#include "plugin/proxy/proxy_config.h"
+
+#include <gtest/gtest.h>
+
+namespace ferry::proxy {
+namespace {
+
+TEST(ProxyConfig, ReadsFerryDirectivesAndIgnoresTheRest) {
+  auto c = ParseProxyConfig(
+      "xrd.port 1094\n"
+      "ofs.osslib /usr/lib/libXrdFerryProxy.so\n"
+      "# ferry.origin commented:1\n"
+      "ferry.origin  origin.example:1095   # where data lives\n"
+      "ferry.self proxy.example:1094\n"
+      "ferry.dir /srv/cache\n"
+      "ferry.max_size 2G\n"
+      "ferry.channels 6\n"
+      "ferry.redirect_users 8\n"
+      "ferry.lookahead 0\n"
+      "ferry.access_log off\n"
+      "pfc.blocksize 4k\n");
+  ASSERT_TRUE(c) << c.error().ToString();
+  EXPECT_EQ(c->origin, "origin.example:1095");
+  EXPECT_EQ(c->self_host(), "proxy.example");
+  EXPECT_EQ(c->self_port(), 1094);
+  EXPECT_TRUE(c->redirects());
+  EXPECT_EQ(c->redirect_users, 8u);
+  EXPECT_EQ(c->lookahead, 0u);
+  EXPECT_FALSE(c->access_log);
+  EXPECT_EQ(c->cache.dir, "/srv/cache");
+  EXPECT_EQ(c->cache.max_bytes, 2ull << 30);
+  EXPECT_EQ(c->cache.channels, 6u);
+  EXPECT_EQ(c->OriginUrl("/store/f.root"), "root://origin.example:1095//store/f.root");
+  EXPECT_EQ(c->OriginUrl("f.root"), "root://origin.example:1095//f.root");
+}
+
+TEST(ProxyConfig, DefaultsAndRequiredKeys) {
+  auto c = ParseProxyConfig("ferry.origin o:1\nferry.dir /c\n");
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(c->redirects());  // no ferry.self
+  EXPECT_TRUE(c->access_log);
+  EXPECT_EQ(c->timeout_s, 60);
+  EXPECT_FALSE(ParseProxyConfig("ferry.dir /c\n"));
+  EXPECT_FALSE(ParseProxyConfig("ferry.origin o:1\n"));
+}
+
+TEST(ProxyConfig, RejectsBadValuesNamingTheDirective) {
+  for (const char* bad : {"ferry.origin nohost\n", "ferry.origin o:0\n", "ferry.origin :1\n",
+                          "ferry.origin o:99999\n", "ferry.self a@b:1\n", "ferry.redirect 2\n",
+                          "ferry.redirect_users 0\n", "ferry.timeout x\n", "ferry.page_size 3000\n",
+                          "ferry.channels 0\n"}) {
+    auto c = ParseProxyConfig(std::string("ferry.origin o:1\nferry.dir /c\n") + bad);
+    ASSERT_FALSE(c) << bad;
+  }
+  auto c = ParseProxyConfig("ferry.origin o:1\nferry.dir /c\nferry.redirect maybe\n");
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().ToString().find("ferry.redirect"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ferry::proxy

@@ -1,0 +1,261 @@
+#include "plugin/proxy/proxy_sfs.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <XrdOuc/XrdOucErrInfo.hh>
+
+#include "plugin/proxy/service.h"
+
+#include <XrdSec/XrdSecEntity.hh>
+
+namespace ferry::proxy {
+namespace {
+
+bool ReadOnly(XrdSfsFileOpenMode mode) {
+  return (mode & (SFS_O_WRONLY | SFS_O_RDWR | SFS_O_CREAT | SFS_O_TRUNC)) == 0;
+}
+
+// The login name of a trace identifier "user.pid:fd@host".
+std::string LoginOf(const char* tident) {
+  std::string t = tident != nullptr ? tident : "";
+  const size_t end = t.find_first_of(".:@");
+  return end == std::string::npos ? t : t.substr(0, end);
+}
+
+// The self-redirect target: root://ferryc<N>@HOST:PORT///PATH?CGI. XrdCl (5.5) follows a
+// redirect to a new channel only when the target's location (protocol, host, port and path,
+// without the user) differs from where the request was sent; it was sent either with the
+// client's own path ("root://h:p//f", or "root://h:p/f") or, after a cluster redirector, with
+// none ("root://h:p/"). A path with three slashes differs from all of them, and XrdXrootd
+// squashes it back to /f.
+std::string SelfTarget(ProxyService& service, const char* path, const char* opaque) {
+  const ProxyConfig& c = service.config();
+  std::string url = "root://" + service.NextSyntheticUser() + "@" + c.self_host() + ":"
+                    + std::to_string(c.self_port()) + "//";
+  url += path[0] == '/' ? path : "/" + std::string(path);
+  if (opaque != nullptr && opaque[0] != '\0') {
+    url += '?';
+    url += opaque;
+  }
+  return url;
+}
+
+class RedirectingFile final : public XrdSfsFile {
+ public:
+  RedirectingFile(XrdSfsFile* inner, const char* tident, ProxyService& service)
+      : XrdSfsFile(*inner), inner_(inner), login_(LoginOf(tident)), service_(service) {}
+  ~RedirectingFile() override { delete inner_; }
+
+  int open(const char* path,
+           XrdSfsFileOpenMode mode,
+           mode_t create_mode,
+           const XrdSecEntity* client,
+           const char* opaque) override {
+    if (service_.config().redirects() && ReadOnly(mode) && !ProxyService::IsSyntheticUser(login_)) {
+      const std::string target = SelfTarget(service_, path, opaque);
+      // Port -1: XrdCl takes the message as the whole target URL.
+      error.setErrInfo(-1, target.c_str());
+      service_.OnRedirect();
+      if (std::getenv("FERRY_PROXY_DEBUG") != nullptr) {  // NOLINT(concurrency-mt-unsafe)
+        std::fprintf(stderr, "ferry proxy: open %s by %s: redirected to %s\n", path, login_.c_str(),
+                     target.c_str());
+      }
+      return SFS_REDIRECT;
+    }
+    const int rc = inner_->open(path, mode, create_mode, client, opaque);
+    if (std::getenv("FERRY_PROXY_DEBUG") != nullptr) {  // NOLINT(concurrency-mt-unsafe)
+      std::fprintf(stderr, "ferry proxy: open %s by %s: %d (%s:%d)\n", path, login_.c_str(), rc,
+                   error.getErrText(), error.getErrInfo());
+    }
+    return rc;
+  }
+
+  int checkpoint(cpAct act, struct iov* range, int n) override {
+    return inner_->checkpoint(act, range, n);
+  }
+  int close() override { return inner_->close(); }
+  int fctl(const int cmd, const char* args, XrdOucErrInfo& e) override {
+    return inner_->fctl(cmd, args, e);
+  }
+  int fctl(const int cmd, int alen, const char* args, const XrdSecEntity* client) override {
+    return inner_->fctl(cmd, alen, args, client);
+  }
+  const char* FName() override { return inner_->FName(); }
+  int getMmap(void** addr, off_t& size) override { return inner_->getMmap(addr, size); }
+  XrdSfsXferSize pgRead(XrdSfsFileOffset offset,
+                        char* buffer,
+                        XrdSfsXferSize rdlen,
+                        uint32_t* csvec,
+                        uint64_t opts) override {
+    return inner_->pgRead(offset, buffer, rdlen, csvec, opts);
+  }
+  int pgRead(XrdSfsAio* aio, uint64_t opts) override { return inner_->pgRead(aio, opts); }
+  XrdSfsXferSize pgWrite(XrdSfsFileOffset offset,
+                         char* buffer,
+                         XrdSfsXferSize wrlen,
+                         uint32_t* csvec,
+                         uint64_t opts) override {
+    return inner_->pgWrite(offset, buffer, wrlen, csvec, opts);
+  }
+  int pgWrite(XrdSfsAio* aio, uint64_t opts) override { return inner_->pgWrite(aio, opts); }
+  XrdSfsXferSize read(XrdSfsFileOffset offset, XrdSfsXferSize size) override {
+    return inner_->read(offset, size);
+  }
+  XrdSfsXferSize read(XrdSfsFileOffset offset, char* buffer, XrdSfsXferSize size) override {
+    return inner_->read(offset, buffer, size);
+  }
+  int read(XrdSfsAio* aio) override { return inner_->read(aio); }
+  XrdSfsXferSize readv(XrdOucIOVec* vec, int n) override { return inner_->readv(vec, n); }
+  int SendData(XrdSfsDio* dio, XrdSfsFileOffset offset, XrdSfsXferSize size) override {
+    return inner_->SendData(dio, offset, size);
+  }
+  XrdSfsXferSize write(XrdSfsFileOffset offset, const char* buffer, XrdSfsXferSize size) override {
+    return inner_->write(offset, buffer, size);
+  }
+  int write(XrdSfsAio* aio) override { return inner_->write(aio); }
+  XrdSfsXferSize writev(XrdOucIOVec* vec, int n) override { return inner_->writev(vec, n); }
+  int stat(struct stat* buf) override { return inner_->stat(buf); }
+  int sync() override { return inner_->sync(); }
+  int sync(XrdSfsAio* aio) override { return inner_->sync(aio); }
+  int truncate(XrdSfsFileOffset size) override { return inner_->truncate(size); }
+  int getCXinfo(char type[4], int& size) override { return inner_->getCXinfo(type, size); }
+  void setXio(XrdSfsXio* xio) override { inner_->setXio(xio); }
+
+ private:
+  XrdSfsFile* inner_;
+  std::string login_;
+  ProxyService& service_;
+};
+
+class ProxySfs final : public XrdSfsFileSystem {
+ public:
+  ProxySfs(XrdSfsFileSystem* native, ProxyService& service) : native_(native), service_(service) {
+    FeatureSet = native->Features();
+  }
+
+  XrdSfsDirectory* newDir(char* user, int mon) override { return native_->newDir(user, mon); }
+  XrdSfsDirectory* newDir(XrdOucErrInfo& e) override { return native_->newDir(e); }
+  XrdSfsFile* newFile(char* user, int mon) override {
+    XrdSfsFile* f = native_->newFile(user, mon);
+    return f != nullptr ? new RedirectingFile(f, user, service_) : nullptr;
+  }
+  XrdSfsFile* newFile(XrdOucErrInfo& e) override {
+    XrdSfsFile* f = native_->newFile(e);
+    return f != nullptr ? new RedirectingFile(f, e.getErrUser(), service_) : nullptr;
+  }
+
+  int chksum(csFunc func,
+             const char* csname,
+             const char* path,
+             XrdOucErrInfo& e,
+             const XrdSecEntity* client,
+             const char* opaque) override {
+    return native_->chksum(func, csname, path, e, client, opaque);
+  }
+  int chmod(const char* path,
+            XrdSfsMode mode,
+            XrdOucErrInfo& e,
+            const XrdSecEntity* client,
+            const char* opaque) override {
+    return native_->chmod(path, mode, e, client, opaque);
+  }
+  void Connect(const XrdSecEntity* client) override { native_->Connect(client); }
+  void Disc(const XrdSecEntity* client) override { native_->Disc(client); }
+  void EnvInfo(XrdOucEnv* env) override { native_->EnvInfo(env); }
+  int exists(const char* path,
+             XrdSfsFileExistence& how,
+             XrdOucErrInfo& e,
+             const XrdSecEntity* client,
+             const char* opaque) override {
+    return native_->exists(path, how, e, client, opaque);
+  }
+  int FAttr(XrdSfsFACtl* req, XrdOucErrInfo& e, const XrdSecEntity* client) override {
+    return native_->FAttr(req, e, client);
+  }
+  int FSctl(const int cmd,
+            XrdSfsFSctl& args,
+            XrdOucErrInfo& e,
+            const XrdSecEntity* client) override {
+    return native_->FSctl(cmd, args, e, client);
+  }
+  int fsctl(const int cmd,
+            const char* args,
+            XrdOucErrInfo& e,
+            const XrdSecEntity* client) override {
+    return native_->fsctl(cmd, args, e, client);
+  }
+  int getChkPSize() override { return native_->getChkPSize(); }
+  int getStats(char* buff, int blen) override { return native_->getStats(buff, blen); }
+  const char* getVersion() override { return native_->getVersion(); }
+  int gpFile(gpfFunc& act,
+             XrdSfsGPFile& gpreq,
+             XrdOucErrInfo& e,
+             const XrdSecEntity* client) override {
+    return native_->gpFile(act, gpreq, e, client);
+  }
+  int mkdir(const char* path,
+            XrdSfsMode mode,
+            XrdOucErrInfo& e,
+            const XrdSecEntity* client,
+            const char* opaque) override {
+    return native_->mkdir(path, mode, e, client, opaque);
+  }
+  int prepare(XrdSfsPrep& pargs, XrdOucErrInfo& e, const XrdSecEntity* client) override {
+    return native_->prepare(pargs, e, client);
+  }
+  int rem(const char* path,
+          XrdOucErrInfo& e,
+          const XrdSecEntity* client,
+          const char* opaque) override {
+    return native_->rem(path, e, client, opaque);
+  }
+  int remdir(const char* path,
+             XrdOucErrInfo& e,
+             const XrdSecEntity* client,
+             const char* opaque) override {
+    return native_->remdir(path, e, client, opaque);
+  }
+  int rename(const char* from,
+             const char* to,
+             XrdOucErrInfo& e,
+             const XrdSecEntity* client,
+             const char* opaque_from,
+             const char* opaque_to) override {
+    return native_->rename(from, to, e, client, opaque_from, opaque_to);
+  }
+  int stat(const char* path,
+           struct stat* buf,
+           XrdOucErrInfo& e,
+           const XrdSecEntity* client,
+           const char* opaque) override {
+    return native_->stat(path, buf, e, client, opaque);
+  }
+  int stat(const char* path,
+           mode_t& mode,
+           XrdOucErrInfo& e,
+           const XrdSecEntity* client,
+           const char* opaque) override {
+    return native_->stat(path, mode, e, client, opaque);
+  }
+  int truncate(const char* path,
+               XrdSfsFileOffset size,
+               XrdOucErrInfo& e,
+               const XrdSecEntity* client,
+               const char* opaque) override {
+    return native_->truncate(path, size, e, client, opaque);
+  }
+
+ private:
+  XrdSfsFileSystem* native_;
+  ProxyService& service_;
+};
+
+}  // namespace
+
+XrdSfsFileSystem* MakeProxySfs(XrdSfsFileSystem* native, ProxyService& service) {
+  return new ProxySfs(native, service);
+}
+
+}  // namespace ferry::proxy

@@ -1,0 +1,159 @@
+#include "plugin/proxy/service.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+#include "base/fd.h"
+#include "base/json_writer.h"
+
+namespace ferry::proxy {
+namespace {
+
+std::mutex g_mu;
+ProxyService* g_service = nullptr;  // leaked on purpose (see service.h)
+
+constexpr std::string_view kSyntheticPrefix = "ferryc";
+
+}  // namespace
+
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+Result<ProxyService*> ProxyService::Start(const ProxyConfig& config) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_service != nullptr) {
+    return g_service;
+  }
+  auto* s = new ProxyService(config);
+  auto cache = cache::Cache::Create(config.cache);
+  if (!cache) {
+    delete s;
+    return std::move(cache).error();
+  }
+  s->cache_ = *cache;
+  // cmsd loads the same storage plug-in for its existence checks (Stat) in a cluster: only the
+  // xrootd that serves clients keeps the status file.
+  s->serving_ = std::string_view(program_invocation_short_name) != "cmsd";
+  if (s->serving_) {
+    s->status_thread_ = std::thread([s] { s->StatusLoop(); });
+  }
+  g_service = s;
+  // Exit handlers run in reverse order of registration: this one runs before the static
+  // destructors XrdCl registered when it was loaded, so queued pages are stored while XrdCl
+  // (and everything else) still works.
+  std::atexit([] {
+    if (ProxyService* svc = Get()) {
+      svc->AtExit();
+    }
+  });
+  return s;
+}
+
+ProxyService* ProxyService::Get() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_service;
+}
+
+ProxyService::ProxyService(const ProxyConfig& config)
+    : config_(config),
+      pool_(std::make_unique<plugin::WorkerPool>(config.cache.workers)),
+      scheduler_(std::make_unique<AheadScheduler>(config.ahead_fetches)),
+      started_unix_(UnixNow()) {}
+
+void ProxyService::AtExit() {
+  exiting_ = true;
+  {
+    std::lock_guard<std::mutex> lock(loop_mu_);
+    stop_ = true;
+  }
+  loop_cv_.notify_all();
+  if (status_thread_.joinable()) {
+    status_thread_.join();
+  }
+  cache_->Shutdown();
+  WriteStatus();
+}
+
+std::string ProxyService::NextSyntheticUser() {
+  const uint64_t n = next_user_.fetch_add(1, std::memory_order_relaxed) % config_.redirect_users;
+  return std::string(kSyntheticPrefix) + std::to_string(n);
+}
+
+bool ProxyService::IsSyntheticUser(std::string_view user) {
+  return user.size() > kSyntheticPrefix.size()
+         && user.compare(0, kSyntheticPrefix.size(), kSyntheticPrefix) == 0;
+}
+
+void ProxyService::OnPrefetch(uint64_t bytes, uint64_t requests) {
+  prefetched_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  prefetch_requests_.fetch_add(requests, std::memory_order_relaxed);
+}
+
+void ProxyService::Record(const cache::AccessRecord& r) {
+  if (!config_.access_log) {
+    return;
+  }
+  if (!cache::AppendAccessRecord(config_.cache.dir, r)) {
+    records_failed_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void ProxyService::WriteStatus() {
+  if (!serving_) {
+    return;
+  }
+  const MeterSnapshot m = meter_.Snapshot();
+  JsonWriter w;
+  w.BeginObject().Field("pid", static_cast<int64_t>(::getpid())).Field("origin", config_.origin);
+  w.Field("started_unix", started_unix_).Field("updated_unix", UnixNow());
+  w.Field("open_files", open_files_.load()).Field("opens", opens_.load());
+  w.Field("redirects", redirects_.load());
+  w.Field("origin_requests", m.requests).Field("origin_inflight", m.inflight);
+  w.Field("origin_max_inflight", m.max_inflight);
+  w.Field("origin_inflight_seconds", m.inflight_seconds);
+  w.Field("origin_busy_seconds", m.busy_seconds);
+  w.Field("prefetched_bytes", prefetched_bytes_.load());
+  w.Field("prefetch_requests", prefetch_requests_.load());
+  w.Field("records_failed", records_failed_.load()).EndObject();
+  std::string text = w.Take();
+  text += '\n';
+  std::lock_guard<std::mutex> lock(status_mu_);
+  // Written beside and renamed: a reader (ferry cache stats) never sees half a file.
+  const std::string path = config_.cache.dir + "/proxy-status.json";
+  const std::string tmp = path + ".tmp";
+  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd.valid()) {
+    return;
+  }
+  const bool ok = ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  if (fd.Close() && ok) {
+    (void)::rename(tmp.c_str(), path.c_str());
+  }
+}
+
+void ProxyService::StatusLoop() {
+  uint64_t last_requests = UINT64_MAX;
+  uint64_t last_opens = UINT64_MAX;
+  std::unique_lock<std::mutex> lock(loop_mu_);
+  while (!stop_) {
+    lock.unlock();
+    const MeterSnapshot m = meter_.Snapshot();
+    // Only while something changes: an idle proxy does not touch its disk.
+    if (m.requests != last_requests || opens_.load() != last_opens || m.inflight > 0) {
+      last_requests = m.requests;
+      last_opens = opens_.load();
+      WriteStatus();
+    }
+    lock.lock();
+    loop_cv_.wait_for(lock, std::chrono::seconds(1), [&] { return stop_; });
+  }
+}
+
+}  // namespace ferry::proxy

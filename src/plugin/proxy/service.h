@@ -1,0 +1,108 @@
+// ProxyService: the process-wide state of ferry's site proxy inside an xrootd server — its
+// settings, the cache engine of its directory (the same page store as the client cache), the
+// worker threads of asynchronous reads and read-ahead, the origin meter, the access log, and
+// the status file DIR/proxy-status.json (rewritten every second while it changes):
+//
+//   {"pid":N,"origin":"H:P","started_unix":T,"updated_unix":T,"open_files":N,"opens":N,
+//    "redirects":N,"origin_requests":N,"origin_inflight":N,"origin_max_inflight":N,
+//    "origin_inflight_seconds":X,"origin_busy_seconds":X,"prefetched_bytes":N,
+//    "prefetch_requests":N}
+//
+// Lifetime: created once by the library's entry point (Start) and never destroyed: xrootd has
+// no orderly plug-in shutdown, and XrdCl objects must not be destroyed after XrdCl finalised
+// itself. An exit handler stores and publishes what the cache has queued, merges its counters
+// and writes the status file a last time.
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "base/result.h"
+#include "cache/access_log.h"
+#include "cache/cache.h"
+#include "plugin/proxy/ahead_scheduler.h"
+#include "plugin/proxy/origin_meter.h"
+#include "plugin/proxy/proxy_config.h"
+#include "plugin/proxy/read_ahead.h"
+#include "plugin/xrdcl/worker_pool.h"
+
+namespace ferry::proxy {
+
+class ProxyService {
+ public:
+  // Starts the service of this process; later calls return it (their config is ignored).
+  // Errors: the cache directory cannot be prepared (the proxy then refuses to start).
+  static Result<ProxyService*> Start(const ProxyConfig& config);
+  // The started service, or nullptr.
+  static ProxyService* Get();
+
+  ProxyService(const ProxyService&) = delete;
+  ProxyService& operator=(const ProxyService&) = delete;
+
+  const ProxyConfig& config() const { return config_; }
+  cache::Cache& cache() { return *cache_; }
+  // Workers of asynchronous client reads and deferred releases.
+  plugin::WorkerPool& pool() { return *pool_; }
+  // Read-ahead fetches of every file (a bounded number in flight; see ahead_scheduler.h), on
+  // threads of their own, so that predictions waiting for the origin never delay a client's
+  // own reads.
+  AheadScheduler& scheduler() { return *scheduler_; }
+  // Set at process exit: XrdCl objects must not be released any more.
+  const std::atomic<bool>* exiting() const { return &exiting_; }
+  OriginMeter& meter() { return meter_; }
+  // Branches the clients of each tree name read last (read-ahead across files).
+  BranchMemory& branches() { return branches_; }
+
+  // Synthetic user for the next self-redirect: "ferryc<N>", N cycling through redirect_users.
+  std::string NextSyntheticUser();
+  // True for a client login name handed out by NextSyntheticUser.
+  static bool IsSyntheticUser(std::string_view user);
+
+  void OnOpen() { opens_.fetch_add(1, std::memory_order_relaxed), open_files_.fetch_add(1); }
+  void OnClose() { open_files_.fetch_sub(1); }
+  void OnRedirect() { redirects_.fetch_add(1, std::memory_order_relaxed); }
+  void OnPrefetch(uint64_t bytes, uint64_t requests);
+  // Appends an access record (when enabled); failures are counted, not reported.
+  void Record(const cache::AccessRecord& r);
+
+  // Writes the status file now (also done every second while something changed).
+  void WriteStatus();
+
+ private:
+  explicit ProxyService(const ProxyConfig& config);
+  void StatusLoop();
+  void AtExit();
+
+  const ProxyConfig config_;
+  std::shared_ptr<cache::Cache> cache_;
+  std::unique_ptr<plugin::WorkerPool> pool_;
+  std::unique_ptr<AheadScheduler> scheduler_;
+  OriginMeter meter_;
+  BranchMemory branches_;
+  std::atomic<bool> exiting_{false};
+  std::atomic<uint64_t> next_user_{0};
+  std::atomic<uint64_t> opens_{0};
+  std::atomic<int64_t> open_files_{0};
+  std::atomic<uint64_t> redirects_{0};
+  std::atomic<uint64_t> prefetched_bytes_{0};
+  std::atomic<uint64_t> prefetch_requests_{0};
+  std::atomic<uint64_t> records_failed_{0};
+  double started_unix_ = 0;
+  bool serving_ = true;  // false inside cmsd
+
+  std::mutex status_mu_;  // one writer of the status file at a time
+  std::mutex loop_mu_;
+  std::condition_variable loop_cv_;
+  bool stop_ = false;
+  std::thread status_thread_;
+};
+
+// Wall-clock time in seconds since the epoch.
+double UnixNow();
+
+}  // namespace ferry::proxy

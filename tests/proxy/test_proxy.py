@@ -1,0 +1,563 @@
+#!/usr/bin/env python3
+"""ferry's site proxy end to end: a real xrootd origin, a real xrootd proxy loading
+libXrdFerryProxy (started with `ferry proxy run`), real clients.
+
+usage: test_proxy.py FERRY PGREAD_PROBE ROOT_DATA_DIR TEST
+  TEST: basic | concurrency | crash | faults | storm | cluster | twolevel (and *_long variants
+  of crash and storm at full size)
+Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, not root, no namespaces).
+"""
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "testing"))
+import ferry_testbed  # noqa: E402
+from proxy_testbed import Proxy, Redirector, Skip  # noqa: E402
+
+FERRY, PROBE, ROOT_DATA, TEST = sys.argv[1:5]
+PY = "/usr/bin/python3"
+READER = os.path.join(HERE, "proxy_reader.py")
+CACHE_READER = os.path.join(HERE, "..", "cache", "cache_reader.py")
+CLIENT_PLUGIN = os.environ.get("FERRY_CLIENT_PLUGIN", "")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, flush=True)
+    return cond
+
+
+class Setup:
+    """A world-readable work dir: data served by the origin, the proxy's cache, logs."""
+
+    def __init__(self):
+        self.root = tempfile.mkdtemp(prefix="fpx-it-")
+        os.chmod(self.root, 0o755)
+        self.data = os.path.join(self.root, "data")
+        os.mkdir(self.data)
+        os.chmod(self.data, 0o755)
+        self.cache = os.path.join(self.root, "cache")
+        self.env = dict(os.environ, XRD_CONNECTIONRETRY="1", XRD_CONNECTIONWINDOW="2",
+                        XRD_REQUESTTIMEOUT="30", XRD_STREAMERRORWINDOW="2")
+        self.env.pop("XRD_PLUGIN", None)
+        # No client plug-in unless a test asks for one: the proxy is what is tested.
+        self.env["XRD_PLUGINCONFDIR"] = os.path.join(self.root, "no-plugins")
+
+    def file(self, name, size, seed):
+        path = os.path.join(self.data, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(random.Random(seed).randbytes(size))
+        os.chmod(path, 0o644)
+        return path
+
+    def copy_root(self, name):
+        shutil.copy(os.path.join(ROOT_DATA, name), self.data)
+        os.chmod(os.path.join(self.data, name), 0o644)
+        return os.path.join(self.data, name)
+
+    def run(self, *argv, timeout=180, env=None):
+        return subprocess.run(list(argv), env=env or self.env, capture_output=True, text=True,
+                              timeout=timeout)
+
+    def reader(self, *args, timeout=180, env=None):
+        # tests/cache's reader has the modes both test suites use (pass, ranges, slow, loop).
+        script = CACHE_READER if args and args[0] in ("pass", "ranges", "slow") else READER
+        return self.run(PY, script, *args, timeout=timeout, env=env)
+
+    def ferry(self, *args, timeout=180, env=None):
+        return self.run(FERRY, *args, timeout=timeout, env=env)
+
+    def stats(self, cache=None):
+        p = self.ferry("cache", "stats", "--dir", cache or self.cache, "--json")
+        if p.returncode != 0:
+            raise RuntimeError("ferry cache stats: %s" % p.stderr)
+        return json.loads(p.stdout)
+
+    def verify(self, cache=None):
+        p = self.ferry("cache", "verify", "--dir", cache or self.cache, "--json")
+        return p.returncode, (json.loads(p.stdout) if p.stdout.strip() else {})
+
+    def settled(self, cache=None, seconds=20):
+        """Waits until the proxy's write-behind published what it fetched (held bytes stop
+        growing), so that a following pass can hit."""
+        last, deadline = -1, time.time() + seconds
+        while time.time() < deadline:
+            p = self.ferry("cache", "ls", "--dir", cache or self.cache, "--json")
+            held = sum(e["held_bytes"] for e in json.loads(p.stdout)["entries"]) \
+                if p.returncode == 0 else 0
+            if held == last and held > 0:
+                return held
+            last = held
+            time.sleep(0.3)
+        return last
+
+    def flip_bit(self, offset):
+        """Flips one bit of the only cache entry's data file at `offset` (a cached page)."""
+        entries = json.loads(self.ferry("cache", "ls", "--dir", self.cache, "--json").stdout)
+        key = entries["entries"][0]["key"]
+        with open(os.path.join(self.cache, "entries", key[:2], key + ".data"), "r+b") as f:
+            f.seek(offset)
+            byte = f.read(1)[0]
+            f.seek(offset)
+            f.write(bytes([byte ^ 0x04]))
+
+    def remove(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def ok(p, what):
+    return check(p.returncode == 0, "%s: exit %d %s %s" % (what, p.returncode,
+                                                          p.stdout.strip()[-500:],
+                                                          p.stderr.strip()[-1500:]))
+
+
+def same_file(a, b):
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        return fa.read() == fb.read()
+
+
+# ---------------------------------------------------------------------------------------------
+
+def test_basic():
+    """python read/readv, pgread, xrdcp, ferry root dump and ferry analyze agc through the proxy
+    read the origin's bytes; a second pass adds no origin bytes; access records; live CLI."""
+    s = Setup()
+    try:
+        local = s.file("sub/a.bin", 6 * 1024 * 1024 + 11, 1)
+        big = s.file("big.bin", 40 * 1024 * 1024, 5)
+        roots = []
+        if os.path.isdir(ROOT_DATA):
+            roots = [s.copy_root(n) for n in ("nano_dy.root",
+                                             "nanoAOD_2015_CMS_Open_Data_ttbar.root")]
+        with ferry_testbed.Origin(s.data) as o, \
+                Proxy(FERRY, o.url.split("//")[1].rstrip("/"), s.cache, s.root,
+                      env=s.env) as p:
+            url = p.url_for("sub/a.bin")
+
+            def one_pass(tag):
+                ok(s.reader("pass", url, local, "7"), "%s python read + vector read" % tag)
+                out = os.path.join(s.root, "pg.out")
+                q = s.run(PROBE, url, "4095", "300001", out)
+                if ok(q, "%s pgread" % tag):
+                    r = json.loads(q.stdout)
+                    check(r["crc_ok"] and r["bytes"] == 300001,
+                          "%s pgread checksums and length: %s" % (tag, r))
+                    with open(local, "rb") as f:
+                        f.seek(4095)
+                        check(open(out, "rb").read() == f.read(300001), "%s pgread bytes" % tag)
+                copy = os.path.join(s.root, "copy.bin")
+                ok(s.run("xrdcp", "-f", "-s", url, copy), "%s xrdcp (pgread)" % tag)
+                check(os.path.exists(copy) and same_file(copy, local), "%s xrdcp bytes" % tag)
+                e2 = dict(s.env, XRD_CPUSEPGWRTRD="0")
+                ok(s.run("xrdcp", "-f", "-s", url, copy, env=e2), "%s xrdcp (read)" % tag)
+                check(same_file(copy, local), "%s xrdcp read bytes" % tag)
+                for r in roots:
+                    name = os.path.basename(r)
+                    args = ["--tree", "Events", "--branch", "nJet", "--branch", "Jet_pt",
+                            "--json"]
+                    a = s.ferry("root", "dump", r, *args)
+                    b = s.ferry("root", "dump", p.url_for(name), *args)
+                    check(a.returncode == 0 and b.returncode == 0 and a.stdout == b.stdout,
+                          "%s ferry root dump %s through the proxy: %s" % (tag, name,
+                                                                           b.stderr[-500:]))
+                if roots:
+                    a = s.ferry("analyze", "agc", roots[1], "--json")
+                    b = s.ferry("analyze", "agc", p.url_for(os.path.basename(roots[1])),
+                                "--threads", "4", "--json")
+                    check(a.returncode == 0 and b.returncode == 0, "%s agc ran: %s" %
+                          (tag, b.stderr[-800:]))
+                    if a.returncode == 0 and b.returncode == 0:
+                        check(json.loads(a.stdout)["digest"] == json.loads(b.stdout)["digest"],
+                              "%s agc digest through the proxy" % tag)
+
+            # The largest vector reads a client sends reach the origin within its limits.
+            ok(s.reader("bigv", p.url_for("big.bin"), big), "1024-chunk and 2 MiB-chunk readv")
+            one_pass("cold")
+            s.settled()
+            cold = s.stats()
+            print("cold:", json.dumps(cold), flush=True)
+            check(cold["bytes_from_origin"] > 0 and cold["misses"] > 0, "cold pass fetched")
+            one_pass("warm")
+            s.settled()
+            warm = s.stats()
+            print("warm:", json.dumps(warm), flush=True)
+            check(warm["bytes_from_origin"] == cold["bytes_from_origin"],
+                  "warm pass: no origin bytes (%d -> %d)" % (cold["bytes_from_origin"],
+                                                            warm["bytes_from_origin"]))
+            check(warm["origin_requests"] == cold["origin_requests"], "warm: no origin request")
+            # Access records: one per closed file, summarised by ferry cache stats.
+            acc = warm.get("access", {})
+            check(acc.get("records", 0) >= 8 and acc.get("files", 0) == 2 + len(roots),
+                  "access records: %s" % acc)
+            check(acc.get("bytes_hit", 0) > 0 and acc.get("bytes_missed", 0) > 0,
+                  "records count hits and misses: %s" % acc)
+            st = p.status()
+            check(st.get("redirects", 0) > 0 and st.get("opens", 0) > 0,
+                  "status: opens redirected to synthetic users: %s" % st)
+            # The CLI on the live proxy directory.
+            ls = s.ferry("cache", "ls", "--dir", s.cache, "--json")
+            check(ls.returncode == 0 and len(json.loads(ls.stdout)["entries"]) == 2 + len(roots),
+                  "ls on the live cache: %s" % ls.stdout[-300:])
+            rc, v = s.verify()
+            check(rc == 0 and v.get("pages_bad") == 0, "verify on the live cache: %s" % v)
+            ev = s.ferry("cache", "evict", "--dir", s.cache, "--to-size", "0")
+            ok(ev, "evict on the live cache")
+            check(s.stats()["entries"] == 0, "evict emptied the cache")
+            # After eviction the proxy fetches again and still answers right.
+            ok(s.reader("pass", url, local, "8"), "pass after eviction")
+            s.settled()
+            check(s.stats()["entries"] >= 1, "refilled after eviction")
+            # Errors are the origin's: a missing file is "not found", not a cache error.
+            q = s.reader("missing", p.url_for("nope.bin"))
+            check(q.returncode == 0 and "3011" in q.stdout, "missing file: %s %s" %
+                  (q.stdout, q.stderr))
+    finally:
+        s.remove()
+
+
+def origin_hostport(o):
+    return o.url.split("//")[1].rstrip("/")
+
+
+def proxy_rss_fds(p):
+    """(VmRSS in kB, open descriptors) of the proxy's xrootd."""
+    pid = p.pids()[0]
+    with open("/proc/%d/status" % pid) as f:
+        rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+    return rss, len(os.listdir("/proc/%d/fd" % pid))
+
+
+def test_crash(kills=20):
+    """The proxy SIGKILLed at random points while it fills, restarted on the same directory,
+    `kills` times: verify finds no bad page, later reads return the origin's bytes."""
+    s = Setup()
+    try:
+        local = s.file("big.bin", 24 * 1024 * 1024, 2)
+        rnd = random.Random(99)
+        with ferry_testbed.Origin(s.data) as o:
+            origin = origin_hostport(o)
+            port = None
+            for i in range(kills):
+                p = Proxy(FERRY, origin, s.cache, s.root, port=port, env=s.env,
+                          extra=["--set", "publish_ms=0"])  # publish after every batch
+                port = p.port
+                url = p.url_for("big.bin")
+                r = subprocess.Popen([PY, CACHE_READER, "loop", url, local, str(i)], env=s.env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                time.sleep(rnd.uniform(0.15, 0.45))
+                p.kill(signal.SIGKILL)
+                r.kill()
+                _, err = r.communicate(timeout=30)
+                # The reader either read right bytes until the proxy vanished, or failed on the
+                # lost connection; a wrong byte is "mismatch".
+                check("mismatch" not in err, "reader %d saw wrong bytes: %s" % (i, err[-300:]))
+            rc, v = s.verify()
+            print("after %d kills: %s" % (kills, v), flush=True)
+            check(rc == 0 and v.get("pages_bad") == 0 and v.get("fragments_bad") == 0
+                  and v.get("bad_indexes") == 0, "verify after %d kills: %s" % (kills, v))
+            check(v.get("pages_ok", 0) + v.get("fragments_ok", 0) > 0, "kills left pages: %s" % v)
+            with Proxy(FERRY, origin, s.cache, s.root, port=port, env=s.env) as p:
+                for seed in (0, 7, 49, 1000):
+                    ok(s.reader("pass", p.url_for("big.bin"), local, str(seed)),
+                       "pass %d after the kills" % seed)
+            rc, v = s.verify()
+            check(rc == 0 and v.get("pages_bad") == 0, "verify at the end: %s" % v)
+    finally:
+        s.remove()
+
+
+def test_faults():
+    """A flipped bit in a cached page, the origin killed mid-pass and restarted, a full
+    filesystem under the cache: the proxy answers the origin's bytes or the origin's error."""
+    s = Setup()
+    state = ferry_testbed._StateDir()
+    mnt = None
+    try:
+        local = s.file("f.bin", 4 * 1024 * 1024, 3)
+        url0 = ferry_testbed._run("origin.sh", "start", "--dir", s.data, "--name", "kill",
+                                  env=state.env)
+        origin = url0.split("//")[1].rstrip("/")
+        # The proxy gives up on the origin after 5 s (ferry.timeout), so the pass below keeps
+        # going while the origin is down.
+        with Proxy(FERRY, origin, s.cache, s.root, env=s.env,
+                   extra=["--set", "timeout=5", "--set", "retries=1"]) as p:
+            url = p.url_for("f.bin")
+            # 1. A bit flipped in a cached page: detected, refetched, counted.
+            ranges = ["1048576:65536", "2000003:777"]
+            ok(s.run(PY, CACHE_READER, "ranges", url, local, *ranges), "fill for the bit flip")
+            s.settled()
+            s.flip_bit(1048576 + 5000)
+            before = s.stats()
+            ok(s.run(PY, CACHE_READER, "ranges", url, local, *ranges), "read after the flip")
+            after = s.stats()
+            check(after["crc_failures"] >= before["crc_failures"] + 1,
+                  "the CRC failure was counted: %s" % after)
+            # 2. The origin killed mid-pass and restarted on the same port: reads of held bytes
+            # go on, the others fail with an error (never a wrong byte) and work again after.
+            port = origin.rsplit(":", 1)[1]
+            r = subprocess.Popen([PY, CACHE_READER, "slow", url, local, "120", "25"],
+                                 env=s.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True)
+            time.sleep(1.0)
+            ferry_testbed._run("origin.sh", "stop", "--name", "kill", env=state.env)
+            time.sleep(1.5)
+            ferry_testbed._run("origin.sh", "start", "--dir", s.data, "--name", "kill",
+                               "--port", port, env=state.env)
+            out, err = r.communicate(timeout=180)
+            print("origin kill: reader", out.strip(), flush=True)
+            check(r.returncode == 0, "slow reader: no wrong byte (exit %d) %s" %
+                  (r.returncode, err[-500:]))
+            counts = dict(kv.split("=") for kv in out.split()) if out.strip() else {}
+            check(int(counts.get("ok_after_err", 0)) >= 20,
+                  "reads complete after the origin restart: %s" % out)
+            ok(s.reader("pass", url, local, "5"), "pass after the origin restart")
+            rc, v = s.verify()
+            check(rc == 0 and v.get("pages_bad") == 0, "verify after the origin kill: %s" % v)
+        # 3. The cache on a small tmpfs that fills up: reads stay right, the fault is counted.
+        mnt = tempfile.mkdtemp(prefix="fpx-tmpfs-")
+        m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "fpx-tmpfs", mnt],
+                           capture_output=True, text=True)
+        if m.returncode != 0:
+            os.rmdir(mnt)
+            mnt = None
+            print("SKIP part 3: cannot mount a tmpfs:", m.stderr.strip())
+            return
+        os.chmod(mnt, 0o755)
+        big = s.file("g.bin", 8 * 1024 * 1024, 4)
+        full = os.path.join(mnt, "cache")
+        with Proxy(FERRY, origin, full, s.root, env=s.env,
+                   extra=["--set", "min_free=0", "--max-size", "1G"]) as p:
+            url = p.url_for("g.bin")
+            spans = ["%d:%d" % (o, 200000) for o in range(0, 8 * 1024 * 1024 - 200000, 300000)]
+            for rnd in range(2):
+                ok(s.run(PY, CACHE_READER, "ranges", url, big, *spans),
+                   "read %d on a full cache" % rnd)
+            ok(s.reader("pass", url, big, "3"), "pass on a full cache")
+            time.sleep(1.5)
+            st = s.stats(full)
+            print("full disk:", json.dumps(st), flush=True)
+            check(st.get("failopen_events", 0) + st.get("writes_dropped", 0)
+                  + st.get("admissions_declined", 0) > 0, "the full disk was counted: %s" % st)
+            check(p.proc.poll() is None, "the proxy survived the full disk")
+    finally:
+        try:
+            ferry_testbed._run("origin.sh", "stop", "--name", "kill", env=state.env)
+        except Exception:  # pylint: disable=broad-except
+            pass
+        if mnt:
+            subprocess.run(["umount", "-l", mnt], capture_output=True)
+            os.rmdir(mnt)
+        state.remove()
+        s.remove()
+
+
+def test_storm(threads=16, opens=10000):
+    """16 client threads opening 100 files `opens` times in all, 2-byte reads, stat, close:
+    no error, no crash, no deadlock, no leak (descriptors and memory back where they were)."""
+    s = Setup()
+    try:
+        files = [s.file("s/%02d.bin" % i, 65536 + i, 200 + i) for i in range(100)]
+        with ferry_testbed.Origin(s.data) as o, \
+                Proxy(FERRY, origin_hostport(o), s.cache, s.root, env=s.env) as p:
+            pairs = ["%s=%s" % (p.url_for("s/%02d.bin" % i), f) for i, f in enumerate(files)]
+            # A first round fills the cache and reaches the steady state of memory use.
+            ok(s.reader("storm", str(threads), str(max(1, opens // threads // 10)), "1",
+                        *pairs, timeout=600), "storm warm-up")
+            time.sleep(1.5)
+            rss0, fds0 = proxy_rss_fds(p)
+            q = s.reader("storm", str(threads), str(opens // threads), "2", *pairs, timeout=900)
+            ok(q, "storm")
+            print("storm:", q.stdout.strip(), flush=True)
+            check(p.proc.poll() is None, "the proxy is alive after the storm")
+            # Descriptors of the last files' entries stay open until the write-behind thread
+            # published them (publish_ms), and the origin channels opened for concurrent
+            # requests stay: wait (bounded) for the count to come back; a leak never does.
+            deadline = time.time() + 15
+            while True:
+                time.sleep(0.5)
+                rss1, fds1 = proxy_rss_fds(p)
+                if fds1 <= fds0 + 4 or time.time() > deadline:
+                    break
+            st = p.status()
+            print("proxy rss %d -> %d kB, fds %d -> %d, status %s" %
+                  (rss0, rss1, fds0, fds1, json.dumps(st)), flush=True)
+            check(st.get("open_files") == 0, "every file closed: %s" % st)
+            check(fds1 <= fds0 + 4, "descriptors do not leak: %d -> %d" % (fds0, fds1))
+            check(rss1 <= rss0 + 64 * 1024, "memory does not grow: %d -> %d kB" % (rss0, rss1))
+            # Still serving.
+            ok(s.run(PY, CACHE_READER, "ranges", p.url_for("s/07.bin"), files[7], "0:65536",
+                     "1000:2"), "reads after the storm")
+            rc, v = s.verify()
+            check(rc == 0 and v.get("pages_bad") == 0, "verify after the storm: %s" % v)
+    finally:
+        s.remove()
+
+
+def test_cluster():
+    """Two proxies behind an xrootd + cmsd redirector: clients open through the redirector,
+    read the origin's bytes, and both proxies serve."""
+    s = Setup()
+    try:
+        files = [s.file("k/%d.bin" % i, 2 * 1024 * 1024 + i, 300 + i) for i in range(8)]
+        with ferry_testbed.Origin(s.data) as o, Redirector(s.root) as r:
+            caches = [os.path.join(s.root, "cache-a"), os.path.join(s.root, "cache-b")]
+            with Proxy(FERRY, origin_hostport(o), caches[0], s.root, env=s.env,
+                       extra=["--manager", r.manager]) as pa, \
+                    Proxy(FERRY, origin_hostport(o), caches[1], s.root, env=s.env,
+                          extra=["--manager", r.manager]) as pb:
+                # Both data servers log in to the manager's cmsd before clients come.
+                check(r.wait_servers(2), "both proxies logged in to the redirector")
+                # (The manager makes the very first open of its life wait 10 s.)
+                for rnd in range(2):
+                    for i, f in enumerate(files):
+                        ok(s.reader("pass", r.url_for("k/%d.bin" % i), f, str(rnd)),
+                           "round %d file %d through the redirector" % (rnd, i))
+                time.sleep(1.5)
+                served = [s.stats(c).get("access", {}).get("records", 0) for c in caches]
+                print("records per proxy:", served, [pa.status().get("opens"),
+                                                     pb.status().get("opens")], flush=True)
+                check(sum(served) >= 16, "every open was served by a proxy: %s" % served)
+                check(all(n > 0 for n in served), "both proxies served: %s" % served)
+    finally:
+        s.remove()
+
+
+def test_twolevel():
+    """The ferry client cache (XrdCl plug-in) in front of a ferry proxy: both levels fill on the
+    first pass and count it; the second pass is served by the client cache alone."""
+    if not CLIENT_PLUGIN:
+        raise Skip("no client plug-in given (FERRY_CLIENT_PLUGIN)")
+    s = Setup()
+    try:
+        local = s.file("t.bin", 5 * 1024 * 1024 + 3, 9)
+        client_cache = os.path.join(s.root, "client-cache")
+        conf = os.path.join(s.root, "client-conf")
+        os.mkdir(conf)
+        with open(os.path.join(conf, "ferry.conf"), "w") as f:
+            f.write("url = root://*\nlib = %s\nenable = true\ndir = %s\npublish_ms = 50\n"
+                    % (CLIENT_PLUGIN, client_cache))
+        env = dict(s.env, XRD_PLUGINCONFDIR=conf)
+        with ferry_testbed.Origin(s.data) as o, \
+                Proxy(FERRY, origin_hostport(o), s.cache, s.root, env=s.env) as p:
+            url = p.url_for("t.bin")
+            ok(s.reader("pass", url, local, "4", env=env), "first pass, two levels")
+            s.settled()
+            s.settled(client_cache)
+            c1, p1 = s.stats(client_cache), s.stats()
+            print("client:", json.dumps(c1), "\nproxy:", json.dumps(p1), flush=True)
+            check(c1["misses"] > 0 and c1["bytes_from_origin"] > 0, "client cache filled")
+            check(p1["misses"] > 0 and p1["bytes_from_origin"] > 0, "proxy cache filled")
+            check(p1["bytes_from_origin"] <= c1["bytes_from_origin"] + 4096 * 64,
+                  "the proxy fetched what the client asked for: %d vs %d" %
+                  (p1["bytes_from_origin"], c1["bytes_from_origin"]))
+            ok(s.reader("pass", url, local, "4", env=env), "second pass, two levels")
+            time.sleep(1.5)
+            c2, p2 = s.stats(client_cache), s.stats()
+            check(c2["hits"] > c1["hits"] and c2["misses"] == c1["misses"],
+                  "second pass: client cache hits: %s" % c2)
+            check(p2["hits"] + p2["misses"] == p1["hits"] + p1["misses"],
+                  "second pass: nothing reached the proxy")
+            # Without the client cache, the proxy alone serves it from its cache.
+            ok(s.reader("pass", url, local, "4"), "third pass, proxy only")
+            time.sleep(1.5)
+            p3 = s.stats()
+            check(p3["hits"] > p2["hits"] and p3["bytes_from_origin"] == p2["bytes_from_origin"],
+                  "third pass: proxy cache hits, no origin bytes: %s" % p3)
+    finally:
+        s.remove()
+
+
+def wan_name(tag):
+    # wan.sh names: "ftb-" and 1-8 of [a-z0-9]; "ftb-p" keeps them apart from other users'.
+    return "ftb-p%s%d" % (tag, os.getpid() % 10000)
+
+
+def test_concurrency():
+    """Behind a 40 ms WAN: one client's concurrent vector reads of 8 files, and its concurrent
+    reads of one file, are in flight at once through the proxy (not one per round trip)."""
+    s = Setup()
+    try:
+        files = [s.file("c%d.bin" % i, 4 * 1024 * 1024, 10 + i) for i in range(8)]
+        with ferry_testbed.Wan(name=wan_name("c"), rtt="40ms", rate="1gbit") as w, \
+                w.origin(s.data) as o, \
+                Proxy(FERRY, o.url.split("//")[1].rstrip("/"), s.cache, s.root, env=s.env) as p:
+            pairs = ["%s=%s" % (p.url_for(os.path.basename(f)), f) for f in files]
+            direct = ["%s=%s" % (o.url_for(os.path.basename(f)), f) for f in files]
+            rtt = 0.040
+
+            def timed(mode, n, spec, what):
+                q = s.reader("concurrent", mode, str(n), *spec)
+                if not ok(q, what):
+                    return None
+                r = json.loads(q.stdout)
+                check(r["ok"], "%s: every byte right %s" % (what, r))
+                print("%s: %.3f s" % (what, r["seconds"]), flush=True)
+                return r["seconds"]
+
+            d = timed("readv", 8, direct, "direct: 8 vector reads of 8 files")
+            before = p.status().get("origin_max_inflight", 0)
+            c = timed("readv", 8, pairs, "proxy cold: 8 vector reads of 8 files")
+            # One vector read per round trip would take 8 RTT; at once, about one.
+            check(c is not None and c < 4 * rtt, "vector reads of 8 files at once: %s s" % c)
+            w2 = timed("readv", 8, pairs, "proxy warm: the same")
+            check(w2 is not None and w2 < rtt / 2, "warm vector reads from the cache: %s" % w2)
+            d1 = timed("read", 8, direct[1:2], "direct: 8 reads of one file")
+            one = timed("read", 8, pairs[:1], "proxy cold: 8 reads of one file")
+            # Eight round trips if they queued; the link's throughput is the same for both.
+            check(one is not None and d1 is not None and one < d1 + 3 * rtt,
+                  "reads of one file at once: %s s (direct %s s)" % (one, d1))
+            time.sleep(1.2)  # the status file is rewritten every second
+            st = p.status()
+            print("status:", json.dumps(st), flush=True)
+            check(st.get("origin_max_inflight", 0) >= 4,
+                  "origin requests in flight at once: %s (before %s)" %
+                  (st.get("origin_max_inflight"), before))
+            if st.get("origin_busy_seconds"):
+                print("mean outstanding origin requests while busy: %.2f" %
+                      (st["origin_inflight_seconds"] / st["origin_busy_seconds"]))
+            if d is not None and c is not None:
+                print("cold proxy / direct: %.2f" % (c / d))
+    finally:
+        s.remove()
+
+
+TESTS = {
+    "basic": test_basic,
+    "concurrency": test_concurrency,
+    "crash": test_crash,
+    "crash_long": lambda: test_crash(kills=50),
+    "faults": test_faults,
+    "storm": lambda: test_storm(opens=2000),
+    "storm_long": lambda: test_storm(opens=10000),
+    "cluster": test_cluster,
+    "twolevel": test_twolevel,
+}
+
+
+def main():
+    try:
+        TESTS[TEST]()
+    except (Skip, ferry_testbed.Skip) as e:
+        print("SKIP:", e)
+        return 77
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
