@@ -18,7 +18,9 @@ namespace ferry::store {
 // dst[b * n + i] = src[i * w + b]; dst and src do not overlap.
 inline void ShuffleBytes(const uint8_t* src, size_t n, size_t w, uint8_t* dst) {
   if (w == 1) {
-    std::memcpy(dst, src, n);
+    if (n != 0) {  // an empty column's buffers may be null, which memcpy must not get
+      std::memcpy(dst, src, n);
+    }
     return;
   }
   for (size_t i = 0; i < n; ++i) {
@@ -35,7 +37,9 @@ inline void ShuffleBytes(const uint8_t* src, size_t n, size_t w, uint8_t* dst) {
 inline void UnshufflePlanes(
     const uint8_t* planes, size_t stride, size_t count, size_t w, uint8_t* dst) {
   if (w == 1) {
-    std::memcpy(dst, planes, count);
+    if (count != 0) {
+      std::memcpy(dst, planes, count);
+    }
     return;
   }
   size_t i = 0;
