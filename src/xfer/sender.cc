@@ -176,6 +176,11 @@ Status SendSession::StartStages() {
     Notice("io_uring unavailable (" + io_->fallback_reason() + "): synchronous reads");
   }
   slots_.resize(opt_.queue_depth);
+  if (sources_.total_bytes >= (64u << 20)) {
+    std::lock_guard lock(mu_);
+    steady_lo_bytes_ = sources_.total_bytes / 10;
+    steady_hi_bytes_ = sources_.total_bytes - steady_lo_bytes_;
+  }
   // Without --resume nothing the receiver says changes what is read: start reading now.
   state_ready_.store(!opt_.resume);
   reader_ = std::thread([this] { ReaderMain(); });
@@ -530,6 +535,21 @@ SendReport SendSession::BuildReport() {
   r.congestion =
       stream_congestion_.empty() && control_ ? control_->CongestionControl() : stream_congestion_;
   r.bytes = new_bytes_;
+  if (steady_hi_ns_ > steady_lo_ns_ && steady_lo_ns_ > 0) {
+    r.steady_gbit_per_s = static_cast<double>(steady_hi_bytes_ - steady_lo_bytes_) * 8
+                          / static_cast<double>(steady_hi_ns_ - steady_lo_ns_);
+  }
+  const int streams = std::max(1, started_streams_);
+  r.stages = {st_read_.Snapshot("read"),
+              st_read_submit_.Snapshot("read_submit"),
+              st_reader_idle_.Snapshot("reader_idle"),
+              st_wait_block_.Snapshot("wait_block", streams),
+              st_hash_.Snapshot("hash", streams),
+              st_pace_.Snapshot("pace", streams),
+              st_send_.Snapshot("send", streams)};
+  r.queues = {q_reads_.Snapshot("reads_inflight", slots_.size()),
+              q_ready_.Snapshot("ready_blocks", pool_ ? pool_->count() * blocks_per_read_ : 0),
+              q_free_buffers_.Snapshot("free_buffers", pool_ ? pool_->count() : 0)};
   r.resumed_blocks = resumed_blocks_;
   for (const auto& f : files_) {
     FileResult fr;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "xfer/stage_stats.h"
 
 namespace ferry::xfer {
 
@@ -83,6 +84,12 @@ struct SendReport {
   std::vector<FileResult> files;
   std::vector<uint64_t> stream_bytes;
   std::vector<std::string> notices;
+  // Steady state: the rate between the moments when 10% and 90% of this run's bytes were
+  // acknowledged (no start-up, slow start or final fsync); 0 for copies under 64 MiB.
+  double steady_gbit_per_s = 0;
+  // Per-stage time and queue depths (stage_stats.h; docs/format/transfer.md).
+  std::vector<StageTime> stages;
+  std::vector<QueueDepth> queues;
 };
 
 // Errors: kInvalidArgument (options, sources), kPermission (token refused), kIo/kTimeout
