@@ -21,6 +21,10 @@
 namespace ferry::xfer {
 namespace {
 
+// A block's payload is received and hashed in pieces of this size: each piece is hashed right
+// after it arrived, while it is still in the core's L2 cache.
+constexpr size_t kHashPiece = 256u << 10;
+
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -632,6 +636,7 @@ void RecvSession::RunData(const std::shared_ptr<Conn>& conn) {
     }
   }
   std::string error;
+  PayloadHasher hasher;
   int64_t t = StageNowNs();
   // Bounded: 500 ms per idle round; ends when the session closes or the stream breaks.
   while (!closing_.load()) {
@@ -676,13 +681,14 @@ void RecvSession::RunData(const std::shared_ptr<Conn>& conn) {
     }
     t = st_buffer_wait_.Since(t);
     std::span<uint8_t> dest(pool_->data(buf), h.length);
-    if (Status s = conn->RecvExact(dest); !s) {
+    hasher.Reset();
+    if (Status s = conn->RecvExactHashed(dest, hasher, kHashPiece); !s) {
       pool_->Release(buf);
       break;
     }
     t = st_socket_read_.Since(t);
     WriteItem item{buf, h.file_id, h.block, h.length, h.payload_hash, conn};
-    uint64_t got = PayloadHash(dest);
+    uint64_t got = hasher.Digest();
     t = st_hash_.Since(t);
     if (got != h.payload_hash) {
       bad_blocks_.fetch_add(1);

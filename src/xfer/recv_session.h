@@ -177,7 +177,7 @@ class RecvSession : public std::enable_shared_from_this<RecvSession> {
   std::vector<RecvFile> files_;
 
   std::unique_ptr<BufferPool> pool_;
-  uint64_t pool_bytes_ = 0;  // this session's share of the memory budget
+  uint64_t pool_bytes_ = 0;        // this session's share of the memory budget
   uint64_t pool_bytes_total_ = 0;  // the same, kept after Teardown gave it back
   std::unique_ptr<BoundedQueue<WriteItem>> queue_;
   Waker writer_waker_;
@@ -214,8 +214,8 @@ class RecvSession : public std::enable_shared_from_this<RecvSession> {
   // Where the time goes (SessionSummary::stages): stream threads, then the writer.
   StageTimer st_wait_frame_;    // waiting for the next frame header (the sender or network)
   StageTimer st_buffer_wait_;   // waiting for a free block buffer (the writer is behind)
-  StageTimer st_socket_read_;   // receiving a block's payload into its buffer
-  StageTimer st_hash_;          // XXH3 of the payload (what is left after the in-recv chunks)
+  StageTimer st_socket_read_;   // receiving a block's payload into its buffer, hashing each piece
+  StageTimer st_hash_;          // the payload's digest (what is left after the hashed pieces)
   StageTimer st_queue_push_;    // handing the block to the writer
   StageTimer st_queued_;        // a block's time in the write queue
   StageTimer st_write_submit_;  // io_uring_submit calls
