@@ -87,12 +87,27 @@ stop_servers() {
   for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
   PIDS=()
 }
+# Two RAM-backed disks, one for the source and one for the destination: a loop device serves its
+# requests from one kernel worker, so a source and a destination on one device would share it,
+# where fio measures the read and the write each alone.
 RAMIMG=/dev/shm/fxf-bench-ram.img RAMDIR="$SCRATCH/ram" RAMDEV=""
+RAMIMG_SRC=/dev/shm/fxf-bench-ram-src.img RAMDIR_SRC="$SCRATCH/ram-src" RAMDEV_SRC=""
 ram_down() {
   mountpoint -q "$RAMDIR" && umount "$RAMDIR"
+  mountpoint -q "$RAMDIR_SRC" && umount "$RAMDIR_SRC"
   [ -n "$RAMDEV" ] && losetup -d "$RAMDEV" 2>/dev/null
-  RAMDEV=""
-  rm -f "$RAMIMG"
+  [ -n "$RAMDEV_SRC" ] && losetup -d "$RAMDEV_SRC" 2>/dev/null
+  RAMDEV="" RAMDEV_SRC=""
+  rm -f "$RAMIMG" "$RAMIMG_SRC"
+}
+# ram_disk IMG BYTES DIR: a loop device (direct I/O) over IMG in /dev/shm, ext4, mounted on DIR;
+# prints the device.
+ram_disk() {
+  local dev
+  rm -f "$1"
+  truncate -s "$2" "$1" && dev=$(losetup --find --show --direct-io=on "$1") || return 1
+  echo "$dev"
+  mkfs.ext4 -q -E nodiscard "$dev" && mkdir -p "$3" && mount -o discard "$dev" "$3"
 }
 cleanup() {
   stop_servers
@@ -134,35 +149,46 @@ echo "# disk limit: fio O_DIRECT read, 64 MiB x 16 in flight: $DISK Gbit/s"
 DISKW=$(fio_write "$DST")
 echo "# disk limit: fio O_DIRECT write of a new file + fsync, 4 MiB x 16 in flight: $DISKW Gbit/s"
 
-# The RAM-backed disk: the same two limits where no disk is slow, with ferry's write path on a
-# block device all the same (ext4, O_DIRECT, fsync). Needs room for the source and one copy.
-RAMR=0 RAMW=0
+# The RAM-backed disks: the same two limits where no disk is slow, with ferry's write path on a
+# block device all the same (ext4, O_DIRECT, fsync). Needs room for the source and one copy (or
+# the long copy, which goes there when it fits: --long-size).
+RAMR=0 RAMW=0 LONG_BYTES=0 LONG_TO_RAM=0
+[ -n "$LONG_SIZE" ] && LONG_BYTES=$(numfmt --from=iec "$LONG_SIZE")
 shm_free=$(df -B1 --output=avail /dev/shm 2>/dev/null | tail -1)
 mem_free=$(awk '/MemAvailable/{print $2 * 1024}' /proc/meminfo)
-ram_need=$((2 * BYTES + (1 << 30)))
-if [ "$RAM" = on ] || { [ "$RAM" = auto ] && [ "${shm_free:-0}" -gt $ram_need ] &&
-  [ "${mem_free:-0}" -gt $((ram_need + (4 << 30))) ]; }; then
-  rm -f "$RAMIMG"
-  if truncate -s "$ram_need" "$RAMIMG" && RAMDEV=$(losetup --find --show --direct-io=on "$RAMIMG") &&
-    mkfs.ext4 -q -E nodiscard "$RAMDEV" && mkdir -p "$RAMDIR" && mount -o discard "$RAMDEV" "$RAMDIR"; then
-    mkdir -p "$RAMDIR/src" "$RAMDIR/dst"
+ram_src_bytes=$((BYTES + (512 << 20)))
+ram_dst_bytes=$((BYTES + (1 << 30)))
+ram_long=$((LONG_BYTES + (1 << 30)))
+fits() { [ "${shm_free:-0}" -gt "$1" ] && [ "${mem_free:-0}" -gt $(($1 + (4 << 30))) ]; }
+if [ "$LONG_BYTES" -gt "$BYTES" ] && [ "$RAM" != off ] && fits $((ram_src_bytes + ram_long)); then
+  ram_dst_bytes=$ram_long LONG_TO_RAM=1
+fi
+if [ "$RAM" = on ] || { [ "$RAM" = auto ] && fits $((ram_src_bytes + ram_dst_bytes)); }; then
+  RAMDEV_SRC=$(ram_disk "$RAMIMG_SRC" "$ram_src_bytes" "$RAMDIR_SRC" | head -1)
+  RAMDEV=$(ram_disk "$RAMIMG" "$ram_dst_bytes" "$RAMDIR" | head -1)
+  if mountpoint -q "$RAMDIR_SRC" && mountpoint -q "$RAMDIR"; then
+    mkdir -p "$RAMDIR_SRC/src" "$RAMDIR/dst"
     chmod 1777 "$RAMDIR/dst"
-    cp "$SRC" "$RAMDIR/src/data.bin" && sync
-    RAMR=$(fio_read "$RAMDIR/src/data.bin")
+    cp "$SRC" "$RAMDIR_SRC/src/data.bin" && sync
+    RAMR=$(fio_read "$RAMDIR_SRC/src/data.bin")
     RAMW=$(fio_write "$RAMDIR/dst")
-    echo "# RAM-backed disk ($RAMDEV over $RAMIMG, ext4): O_DIRECT read $RAMR, write $RAMW Gbit/s"
+    echo "# RAM-backed disks (source $RAMDEV_SRC, destination $RAMDEV, over /dev/shm, ext4): O_DIRECT read $RAMR, write $RAMW Gbit/s"
   else
     echo "# RAM-backed disk: could not be set up (loop device, mkfs.ext4 or mount failed)"
     ram_down
+    LONG_TO_RAM=0
   fi
 else
   echo "# RAM-backed disk: skipped (--ram $RAM; /dev/shm or memory has no room for 2 x $SIZE)"
+  LONG_TO_RAM=0
 fi
 
 # The long copy's source: copies of the source one after the other (no new random data needed).
-LONG_BYTES=0 SRC_LONG="$SCRATCH/src/long.bin" SUM_LONG=""
+SRC_LONG="$SCRATCH/src/long.bin" SUM_LONG="" LONG_DST="$DST" LONG_PORT=7700 LONG_WHERE="the disk"
+if [ "$LONG_TO_RAM" = 1 ]; then
+  LONG_DST="$RAMDIR/dst" LONG_PORT=7704 LONG_WHERE="the RAM-backed disk"
+fi
 if [ -n "$LONG_SIZE" ]; then
-  LONG_BYTES=$(numfmt --from=iec "$LONG_SIZE")
   if [ "$(stat -c %s "$SRC_LONG" 2>/dev/null)" != "$LONG_BYTES" ]; then
     echo "# writing $LONG_SIZE to $SRC_LONG"
     rm -f "$SRC_LONG"
@@ -369,17 +395,17 @@ cases() { # PATH
       run_case "$p" ferry "${cc:+--congestion $cc, }streams from RTT and limits" "$ns" \
         "$FERRY" send "$SRC" "$host:7700" --token-file "$tok" --json ${cc:+--congestion "$cc"}
       # The same on the RAM-backed disk, source and destination (ferry's own write path).
-      [ -n "$RAMDEV" ] && CASE_SRC="$RAMDIR/src/data.bin" CASE_DST="$RAMDIR/dst/data.bin" \
+      [ -n "$RAMDEV" ] && CASE_SRC="$RAMDIR_SRC/src/data.bin" CASE_DST="$RAMDIR/dst/data.bin" \
         run_case "$p" ferry-ram "${cc:+--congestion $cc, }RAM-backed disk at both ends" "$ns" \
-        "$FERRY" send "$RAMDIR/src/data.bin" "$host:7704" --token-file "$tok" --json ${cc:+--congestion "$cc"}
+        "$FERRY" send "$RAMDIR_SRC/src/data.bin" "$host:7704" --token-file "$tok" --json ${cc:+--congestion "$cc"}
     done
     if [ -n "$LONG_SIZE" ]; then
       for cc in "${CCS[@]}"; do
-        CASE_SRC="$SRC_LONG" CASE_DST="$DST/long.bin" CASE_BYTES=$LONG_BYTES CASE_SUM=$SUM_LONG \
-          run_case "$p" ferry-long "${cc:+--congestion $cc, }$LONG_SIZE to the disk" "$ns" \
-          "$FERRY" send "$SRC_LONG" "$host:7700" --token-file "$tok" --json ${cc:+--congestion "$cc"}
+        CASE_SRC="$SRC_LONG" CASE_DST="$LONG_DST/long.bin" CASE_BYTES=$LONG_BYTES CASE_SUM=$SUM_LONG \
+          run_case "$p" ferry-long "${cc:+--congestion $cc, }$LONG_SIZE to $LONG_WHERE" "$ns" \
+          "$FERRY" send "$SRC_LONG" "$host:$LONG_PORT" --token-file "$tok" --json ${cc:+--congestion "$cc"}
       done
-      rm -f "$DST/long.bin"
+      rm -f "$LONG_DST/long.bin"
     fi
     # Without the destination disk, next to iperf3 moving the same bytes.
     for cc in "${CCS[@]}"; do
