@@ -15,7 +15,7 @@ namespace {
 
 constexpr size_t kManifestChunkBytes = 1u << 20;
 constexpr uint64_t kDefaultMemoryBudget = 1ull << 30;
-constexpr uint32_t kReadBytes = 4u << 20;
+constexpr uint32_t kReadBytes = 16u << 20;
 
 int64_t MicrosSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now()
@@ -155,7 +155,9 @@ Status SendSession::Connect() {
 Status SendSession::StartStages() {
   // Reads are at least kReadBytes (whole blocks): the disk wants big requests, while the
   // block (the unit of checksums, acknowledgements and re-sends) stays small so that the last
-  // blocks of a transfer do not keep a slow stream busy long after the others finished.
+  // blocks of a transfer do not keep a slow stream busy long after the others finished. With
+  // 4 MiB reads (64 MiB in flight) a virtio disk that fio reads at 6.3 Gbit/s with more in
+  // flight gave the streams blocks at 3.9: they waited for blocks 52-61% of their time.
   const uint32_t block = opt_.block_size;
   blocks_per_read_ = std::max<uint32_t>(1, kReadBytes / block);
   read_size_ = blocks_per_read_ * block;

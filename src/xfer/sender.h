@@ -39,7 +39,7 @@ struct SendOptions {
   uint16_t port = 0;
   std::string dest;                // directory under the receiver's root ("" = the root)
   int streams = 0;                 // 0: chosen from RTT, rate and kernel buffer limits
-  uint32_t block_size = 4u << 20;  // checksum / re-send unit (reads are 4 MiB or more)
+  uint32_t block_size = 4u << 20;  // checksum / re-send unit (reads are 16 MiB or more)
   std::string token;               // shared secret ("" = none)
   bool resume = false;
   uint64_t rate_bps = 10'000'000'000;  // expected bottleneck, for buffer sizing
