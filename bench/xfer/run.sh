@@ -155,7 +155,7 @@ echo "# disk limit: fio O_DIRECT write of a new file + fsync, 4 MiB x 16 in flig
 RAMR=0 RAMW=0 LONG_BYTES=0 LONG_TO_RAM=0
 [ -n "$LONG_SIZE" ] && LONG_BYTES=$(numfmt --from=iec "$LONG_SIZE")
 shm_free=$(df -B1 --output=avail /dev/shm 2>/dev/null | tail -1)
-mem_free=$(awk '/MemAvailable/{print $2 * 1024}' /proc/meminfo)
+mem_free=$(awk '/MemAvailable/{printf "%d", $2 * 1024}' /proc/meminfo)
 ram_src_bytes=$((BYTES + (512 << 20)))
 ram_dst_bytes=$((BYTES + (1 << 30)))
 ram_long=$((LONG_BYTES + (1 << 30)))
@@ -192,7 +192,9 @@ if [ -n "$LONG_SIZE" ]; then
   if [ "$(stat -c %s "$SRC_LONG" 2>/dev/null)" != "$LONG_BYTES" ]; then
     echo "# writing $LONG_SIZE to $SRC_LONG"
     rm -f "$SRC_LONG"
-    for ((k = 0; k * BYTES < LONG_BYTES; k++)); do cat "$SRC"; done | head -c "$LONG_BYTES" >"$SRC_LONG" || exit 1
+    # (cat ends on SIGPIPE once head has its bytes: check the size, not the pipeline's status)
+    for ((k = 0; k * BYTES < LONG_BYTES; k++)); do cat "$SRC"; done | head -c "$LONG_BYTES" >"$SRC_LONG"
+    [ "$(stat -c %s "$SRC_LONG" 2>/dev/null)" = "$LONG_BYTES" ] || exit 1
   fi
   chmod 644 "$SRC_LONG"
   SUM_LONG=$(xxhsum -H2 "$SRC_LONG" 2>/dev/null | cut -d' ' -f1)
@@ -317,8 +319,8 @@ run_case() {
     if [ "$tool" != "${tool#ferry}" ]; then
       # ferry's steady-state rate, and both ends' stage timing for the record.
       local sj rj
-      sj=$(grep '^{' "$RUN/last.out" 2>/dev/null | tail -1)
-      rj=$(cat "$RUN"/srv/ferry*.out 2>/dev/null | grep '"event":"session"' | tail -1)
+      sj=$(grep -a '^{' "$RUN/last.out" 2>/dev/null | tail -1)
+      rj=$(cat "$RUN"/srv/ferry*.out 2>/dev/null | tr -d '\000' | grep -a '"event":"session"' | tail -1)
       steady=$(python3 -c 'import json,sys; print("%.3f" % json.loads(sys.stdin.read())["steady_gbit_per_s"])' \
         <<<"$sj" 2>/dev/null || echo -)
       # The receiver's CPU seconds per GB written (ticks of 1/CLK_TCK).
