@@ -68,12 +68,12 @@ for n in "$EVENTS" "$FILES" "$THREADS" "$READS" "$REPEAT"; do
   [[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -gt 0 ] || die "counts must be positive integers"
 done
 FERRY="$(realpath "$FERRY")"
-DATA_SRC="${FERRY_ROOT_DATA_DIR:-$ROOT/../shared/data/root}"
+DATA_SRC="${FERRY_ROOT_DATA_DIR:-$ROOT/data/root}"
 TEMPLATE="$DATA_SRC/nanoAOD_2015_CMS_Open_Data_ttbar.root"
 
 
 [ -x "$FERRY" ] || die "no ferry binary at $FERRY"
-[ -f "$TEMPLATE" ] || die "$TEMPLATE not found (the real ROOT files live in ../shared/data/root)"
+[ -f "$TEMPLATE" ] || die "$TEMPLATE not found (the real ROOT files live in data/root)"
 [ -x "$PY" ] || die "$PY is missing (apt-get install python3)"
 command -v xrootd >/dev/null || die "xrootd is not installed (scripts/install-deps.sh)"
 

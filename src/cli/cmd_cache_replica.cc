@@ -280,7 +280,9 @@ int RunCacheReplica(std::span<const char* const> args) {
   if (sub == "drop") {
     return Drop(args.subspan(1));
   }
-  return UsageError("unknown replica command '" + std::string(sub) + "'", kUsage);
+  return UsageError("unknown replica command '" + std::string(sub) + "'"
+                        + DidYouMean(sub, {"build", "status", "drop"}),
+                    kUsage);
 }
 
 }  // namespace ferry::cli

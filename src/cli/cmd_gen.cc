@@ -1,4 +1,6 @@
 // ferry gen nanoaod: write NanoAOD-like datasets of any size from a template file.
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -6,6 +8,7 @@
 
 #include "base/json_writer.h"
 #include "base/progress.h"
+#include "base/self_exe.h"
 #include "base/strings.h"
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -26,9 +29,9 @@ constexpr std::string_view kHelp =
     "luminosityBlock/event renumbered: several runs, lumi blocks of 200-500 events, sparse\n"
     "increasing 64-bit event numbers). Deterministic for a seed.\n"
     "\n"
-    "  --template FILE     NanoAOD template (default: $FERRY_ROOT_DATA_DIR or "
-    "../shared/data/root,\n"
-    "                      nanoAOD_2015_CMS_Open_Data_ttbar.root)\n"
+    "  --template FILE     NanoAOD template (default: nanoAOD_2015_CMS_Open_Data_ttbar.root\n"
+    "                      in $FERRY_ROOT_DATA_DIR, else the installed share/ferry, else the\n"
+    "                      source tree's data/root)\n"
     "  --events N          events in total, split evenly across the files\n"
     "  --files K           number of files (default 1)\n"
     "  --codec C           zlib:1 (default), lzma:9, zstd:5, lz4, none; level after ':'\n"
@@ -47,10 +50,26 @@ constexpr std::string_view kHelp =
     "At the end it prints the share of the stored bytes that an AGC-like selection of branches\n"
     "(jets, electrons, muons, MET and their counters) touches.";
 
+// The template shipped with ferry: beside an installed binary (PREFIX/share/ferry), or in the
+// source tree a build's binary lives in (build/<preset>/bin -> data/root), unless
+// $FERRY_ROOT_DATA_DIR names another folder. The first that exists wins.
 std::string DefaultTemplate() {
-  const char* env = std::getenv("FERRY_ROOT_DATA_DIR");
-  std::string dir = env != nullptr && *env != '\0' ? env : "../shared/data/root";
-  return dir + "/nanoAOD_2015_CMS_Open_Data_ttbar.root";
+  constexpr const char* kName = "nanoAOD_2015_CMS_Open_Data_ttbar.root";
+  const char* env = std::getenv("FERRY_ROOT_DATA_DIR");  // NOLINT(concurrency-mt-unsafe): read-only
+  if (env != nullptr && *env != '\0') {
+    return std::string(env) + "/" + kName;
+  }
+  const std::string bin = ExecutableDir();
+  const std::string prefix = bin.substr(0, bin.rfind('/'));
+  const std::string source = prefix.substr(0, prefix.rfind('/'));
+  for (const std::string& dir :
+       {prefix + "/share/ferry", source.substr(0, source.rfind('/')) + "/data/root"}) {
+    struct stat st = {};
+    if (::stat((dir + "/" + kName).c_str(), &st) == 0) {
+      return dir + "/" + kName;
+    }
+  }
+  return std::string("data/root/") + kName;
 }
 
 void PrintJson(const gen::GenOptions& o, const gen::GenReport& r) {

@@ -353,7 +353,9 @@ int RunRoot(std::span<const char* const> argv) {
   if (sub == "dump") {
     return RunDump(path, *args);
   }
-  return UsageError("unknown subcommand 'root " + std::string(sub) + "'", kUsage);
+  return UsageError(
+      "unknown subcommand 'root " + std::string(sub) + "'" + DidYouMean(sub, {"ls", "dump"}),
+      kUsage);
 }
 
 }  // namespace ferry::cli

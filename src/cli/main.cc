@@ -3,8 +3,11 @@
 #include <cstring>
 #include <exception>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
+#include "base/version.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 
@@ -25,7 +28,8 @@ constexpr Command kCommands[] = {
     {"send", ferry::cli::RunSend, "send files and directories to a ferry recv daemon"},
     {"recv", ferry::cli::RunRecv, "receive transfers from ferry send (daemon)"},
     {"cache", ferry::cli::RunCache,
-     "XRootD client cache: enable, status, ls, stats, verify, evict"},
+     "XRootD client cache: enable, disable, status, ls, stats, verify, evict, clear, pin, "
+     "replica"},
     {"proxy", ferry::cli::RunProxy,
      "site cache inside an xrootd server: config (print its configuration), run"},
 };
@@ -49,7 +53,8 @@ int main(int argc, char** argv) {
     return argc < 2 ? ferry::cli::kExitUsage : ferry::cli::kExitOk;
   }
   if (std::strcmp(argv[1], "--version") == 0) {
-    std::printf("ferry 0.1.0\n");
+    const std::string git = ferry::GitDescription();
+    std::printf("ferry %s%s\n", ferry::Version(), git.empty() ? "" : (" (" + git + ")").c_str());
     return 0;
   }
   std::string_view name = argv[1];
@@ -64,6 +69,12 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::fprintf(stderr, "ferry: unknown command '%s' (try 'ferry --help')\n", argv[1]);
+  std::vector<std::string_view> names;
+  for (const Command& c : kCommands) {
+    names.push_back(c.name);
+  }
+  const std::string hint = ferry::cli::DidYouMean(name, std::span<const std::string_view>(names));
+  std::fprintf(stderr, "ferry: unknown command '%s'%s (try 'ferry --help')\n", argv[1],
+               hint.c_str());
   return ferry::cli::kExitUsage;
 }

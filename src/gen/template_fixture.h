@@ -1,6 +1,6 @@
 // TemplateTest (test code): a gtest fixture holding the default template
 // (nanoAOD_2015_CMS_Open_Data_ttbar.root, loaded once per test), skipped where the real ROOT
-// files of ../shared/data/root are absent.
+// files of data/root are absent.
 #pragma once
 
 #include <utility>
@@ -16,7 +16,7 @@ class TemplateTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (testing::RootDataDir().empty()) {
-      GTEST_SKIP() << "../shared/data/root not present";
+      GTEST_SKIP() << "data/root not present";
     }
     auto t = LoadTemplate(testing::RootDataFile("nanoAOD_2015_CMS_Open_Data_ttbar.root"));
     ASSERT_TRUE(t.has_value()) << t.error().ToString();
