@@ -1,9 +1,9 @@
 #include "xfer/protocol.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "base/crc32c.h"
 #include "base/endian.h"

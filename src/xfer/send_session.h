@@ -162,7 +162,7 @@ class SendSession {
   // Steady-state marks (SendReport::steady_gbit_per_s), guarded by mu_.
   uint64_t steady_lo_bytes_ = 0, steady_hi_bytes_ = 0;  // 10% and 90% of the bytes to send
   int64_t steady_lo_ns_ = 0, steady_hi_ns_ = 0;
-  std::string stream_congestion_;   // the first data stream's TCP congestion control, mu_
+  std::string stream_congestion_;            // the first data stream's TCP congestion control, mu_
   std::unordered_set<uint64_t> duplicated_;  // blocks re-sent by the endgame, guarded by mu_
   std::atomic<uint64_t> retransmits_{0};
   std::atomic<uint64_t> endgame_copies_{0};

@@ -18,9 +18,9 @@ QueueDepth Occupancy::Snapshot(std::string name, uint64_t capacity) const {
   QueueDepth q;
   q.name = std::move(name);
   uint64_t n = samples_.load(std::memory_order_relaxed);
-  q.mean = n > 0 ? static_cast<double>(sum_.load(std::memory_order_relaxed))
-                       / static_cast<double>(n)
-                 : 0.0;
+  q.mean = n > 0
+               ? static_cast<double>(sum_.load(std::memory_order_relaxed)) / static_cast<double>(n)
+               : 0.0;
   q.max = max_.load(std::memory_order_relaxed);
   q.capacity = capacity;
   return q;

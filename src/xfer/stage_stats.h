@@ -16,7 +16,7 @@
 
 namespace ferry {
 class JsonWriter;
-}
+}  // namespace ferry
 
 namespace ferry::xfer {
 
