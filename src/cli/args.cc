@@ -102,6 +102,13 @@ Result<Args> Args::Parse(std::span<const char* const> args, std::initializer_lis
     if (spec == nullptr && name == "--help") {
       return Error(ErrorCode::kCancelled, std::string(kHelpRequested));
     }
+    if (spec == nullptr && name == "--list-options") {
+      std::string list(kOptionsListed);
+      for (const OptSpec& s : specs) {
+        list += " " + std::string(s.name);
+      }
+      return Error(ErrorCode::kCancelled, list);
+    }
     if (spec == nullptr) {
       std::vector<std::string_view> names;
       for (const OptSpec& s : specs) {
@@ -147,6 +154,10 @@ const std::vector<std::string>& Args::All(std::string_view name) const {
 int UsageError(std::string_view message, std::string_view usage) {
   if (message == kHelpRequested) {
     std::printf("usage: %.*s\n", static_cast<int>(usage.size()), usage.data());
+    return kExitOk;
+  }
+  if (message.starts_with(kOptionsListed)) {
+    std::printf("%.*s\n", static_cast<int>(message.size()), message.data());
     return kExitOk;
   }
   std::fprintf(stderr, "ferry: %.*s\n", static_cast<int>(message.size()), message.data());

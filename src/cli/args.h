@@ -28,6 +28,10 @@ struct OptSpec {
 // then prints the usage on stdout and returns kExitOk, so every command answers --help without
 // running (`ferry cache clear --help` must not clear the cache).
 inline constexpr std::string_view kHelpRequested = "help requested";
+// The hidden option --list-options makes Parse fail with this prefix and the option names;
+// UsageError prints them on stdout (exit 0). The help test compares them with the usage text,
+// so a usage that forgets an option, or names one the parser does not take, fails a test.
+inline constexpr std::string_view kOptionsListed = "options:";
 
 class Args {
  public:

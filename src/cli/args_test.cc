@@ -56,6 +56,15 @@ TEST(CliArgs, HelpIsAlwaysAnswered) {
   EXPECT_EQ(UsageError("unknown option --q", "ferry x"), kExitUsage);
 }
 
+// The hidden --list-options lists what the parser takes, for the help test to compare.
+TEST(CliArgs, ListOptionsNamesEveryOption) {
+  std::vector<const char*> words = {"--list-options"};
+  auto a = Args::Parse(words, {{"--json"}, {"--tree", true}});
+  ASSERT_FALSE(a.has_value());
+  EXPECT_EQ(a.error().message(), "options: --json --tree");
+  EXPECT_EQ(UsageError(a.error().message(), "ferry x"), kExitOk);
+}
+
 TEST(CliArgs, MissingAndUnexpectedValues) {
   auto a = ParseWords({"--tree"});
   ASSERT_FALSE(a.has_value());

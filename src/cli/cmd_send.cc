@@ -32,7 +32,10 @@ constexpr std::string_view kUsage =
     "  --max-rate R    pace all streams together to at most R bit/s\n"
     "  --congestion A  TCP congestion control of the streams (cubic, bbr, ...; default: the\n"
     "                  system's net.ipv4.tcp_congestion_control)\n"
-    "  --resume        send only the blocks the receiver does not have yet";
+    "  --resume        send only the blocks the receiver does not have yet\n"
+    "  --queue-depth N reads in flight (default 16); --buffers N block buffers (default: queue\n"
+    "                  depth + 2 x streams); --no-direct, --no-uring: page-cache reads, read(2)\n"
+    "                  instead of io_uring (for filesystems and kernels that refuse them)";
 
 // "10G" / "2.5G" / "500M" / "1000000" -> bits per second.
 Result<uint64_t> ParseRate(std::string_view text) {
