@@ -596,7 +596,9 @@ int RunStore(std::span<const char* const> argv) {
     return RunConvert(*args, true);
   }
   if (sub != "get" && sub != "scan" && sub != "info" && sub != "verify") {
-    return UsageError("unknown subcommand 'store " + std::string(sub) + "'", kUsage);
+    return UsageError("unknown subcommand 'store " + std::string(sub) + "'"
+                          + DidYouMean(sub, {"convert", "append", "get", "scan", "info", "verify"}),
+                      kUsage);
   }
   if (args->positional().size() != 1) {
     return UsageError("expected one store DIR", kUsage);
