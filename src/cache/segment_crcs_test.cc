@@ -34,12 +34,13 @@ TEST(SegmentCrcs, StoredForWholeHeldPagesComputedElsewhere) {
   ASSERT_TRUE(cache);
   auto file = (*cache)->Open("root://o:1094//f", origin);
   ASSERT_TRUE(file);
-  // Cold: nothing stored yet, everything computed (and right).
+  // Cold: the write-behind may or may not have stored the three whole pages by now (it runs as
+  // soon as the answer is out; under load it can win the race), so only the CRCs are exact.
   const uint64_t off = 4096 - 10;
   std::vector<uint8_t> data(3 * 4096 + 20);
   ASSERT_TRUE((*file)->Read(off, data));
   std::vector<uint32_t> crcs(5);
-  EXPECT_EQ((*file)->SegmentCrcs(off, data, crcs), 0u);
+  EXPECT_LE((*file)->SegmentCrcs(off, data, crcs), 3u);
   EXPECT_EQ(crcs, Computed(off, data));
   ASSERT_TRUE((*cache)->Flush());
   // Warm: the three whole pages inside take their stored CRCs; the two edges are computed.
