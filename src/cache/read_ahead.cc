@@ -1,11 +1,11 @@
-#include "plugin/proxy/read_ahead.h"
+#include "cache/read_ahead.h"
 
 #include <algorithm>
 #include <map>
 
 #include "cache/entry.h"
 
-namespace ferry::proxy {
+namespace ferry::cache {
 
 ReadAhead::ReadAhead(std::vector<rootio::TreeInfo> trees, uint32_t units)
     : trees_(std::move(trees)), units_(std::max<uint32_t>(units, 1)) {
@@ -163,7 +163,7 @@ void BranchMemory::Learn(const std::string& tree, std::vector<std::string> branc
     std::lock_guard<std::mutex> lock(mu_);
     Known& k = known_[tree];
     k.branches = branches;
-    k.learned_ns = cache::NowNs();
+    k.learned_ns = NowNs();
     auto [first, last] = waiting_.equal_range(tree);
     for (auto it = first; it != last; ++it) {
       wake.push_back(std::move(it->second));
@@ -179,7 +179,7 @@ std::vector<std::string> BranchMemory::RecallOrWait(const std::string& tree, Wai
   std::lock_guard<std::mutex> lock(mu_);
   auto it = known_.find(tree);
   if (it != known_.end()
-      && cache::NowNs() - it->second.learned_ns < kBranchMemorySeconds * 1'000'000'000) {
+      && NowNs() - it->second.learned_ns < kBranchMemorySeconds * 1'000'000'000) {
     return it->second.branches;
   }
   // Waiters of files closed meanwhile are dropped when they are called; bound the list anyway.
@@ -189,4 +189,4 @@ std::vector<std::string> BranchMemory::RecallOrWait(const std::string& tree, Wai
   return {};
 }
 
-}  // namespace ferry::proxy
+}  // namespace ferry::cache

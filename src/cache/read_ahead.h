@@ -38,7 +38,7 @@
 #include "fetch/range.h"
 #include "rootio/tree_model.h"
 
-namespace ferry::proxy {
+namespace ferry::cache {
 
 class ReadAhead {
  public:
@@ -123,4 +123,4 @@ class BranchMemory {
   std::multimap<std::string, Waiter> waiting_;
 };
 
-}  // namespace ferry::proxy
+}  // namespace ferry::cache
