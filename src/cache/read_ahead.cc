@@ -117,6 +117,7 @@ ReadAhead::Observation ReadAhead::ObserveLocked(
     std::map<std::string, std::vector<std::string>>* learned,
     std::map<uint32_t, std::pair<int64_t, int64_t>>& spans) {
   Observation obs;
+  bool first_at_zero = false;
   // Branches read now, per tree (small: the branches of one read).
   std::map<uint32_t, std::vector<uint32_t>> read;
   for (const fetch::Range& c : chunks) {
@@ -152,6 +153,7 @@ ReadAhead::Observation ReadAhead::ObserveLocked(
                                        || (ref.first_entry <= frontier
                                            && frontier <= ref.first_entry + ref.num_entries);
       obs.in_sequence = obs.in_sequence || was_predicted || near_next;
+      first_at_zero = first_at_zero || (st.last < 0 && ref.first_entry == 0);
       // Predictions this branch went past (beyond the reorder slack) will not be read.
       if (at->index > kReorderSlack) {
         StaleBelow(at->tree, at->branch, at->index - kReorderSlack, stale);
@@ -172,6 +174,13 @@ ReadAhead::Observation ReadAhead::ObserveLocked(
     return obs;
   }
   read_ = true;
+  size_t branches_read = 0;
+  for (auto& [tree, branches] : read) {
+    std::sort(branches.begin(), branches.end());
+    branches.erase(std::unique(branches.begin(), branches.end()), branches.end());
+    branches_read += branches.size();
+  }
+  obs.from_start = first_at_zero && branches_read >= 2;
   for (const auto& [tree, entries] : spans) {
     frontier_[tree] = std::max(frontier_[tree], entries.second);
   }

@@ -52,7 +52,7 @@ namespace ferry::cache {
 
 // Baskets a reader may be past a predicted one (readers with several reads in flight deliver
 // them slightly out of order) before that prediction counts as stale.
-inline constexpr uint32_t kReorderSlack = 4;
+inline constexpr uint32_t kReorderSlack = 8;
 
 class ReadAhead {
  public:
@@ -64,6 +64,9 @@ class ReadAhead {
     uint32_t used = 0;     // ... of which had been predicted
     uint64_t bytes = 0;    // bytes of those basket records
     bool in_sequence = false;
+    // A read of several branches, one of them read for the first time from its tree's entry 0:
+    // a pass (TTreeCache, uproot, ferry) starting.
+    bool from_start = false;
   };
   // Records a read of `chunks`: predicted baskets it covered are appended to `used`, predictions
   // it made stale to `stale`. When the set of active branches changed, `learned` (optional)
