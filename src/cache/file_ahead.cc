@@ -130,13 +130,14 @@ void FileAhead::AfterRead(std::span<const io::ReadRequest> requests, bool missed
       || !header_read_.load(std::memory_order_relaxed)) {
     return;
   }
-  bool past_header = false;
-  for (const io::ReadRequest& r : requests) {
-    past_header = past_header || r.offset > 0;
-  }
+  // The header missed (a cold file): the trees load now, beside the application's own
+  // metadata reads (identical ones join), so that the branches learned from the files read
+  // before (BranchMemory) seed this one's first clusters while the application still reads
+  // its metadata. A header that hit (warm) waits for a miss past it.
+  (void)requests;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!past_header || stopping_ || state_.load() != State::kIdle) {
+    if (stopping_ || state_.load() != State::kIdle) {
       return;
     }
     state_.store(State::kLoading, std::memory_order_release);

@@ -1,11 +1,11 @@
 // FileAhead: TTree-aware read-ahead for one CachedFile of the client plug-in (cache.h).
 //
 // What it does, per handle:
-// 1. Decides whether the file gets read-ahead: after the application read the file's first
-//    bytes and then missed past them (a ROOT reader reads the header, then the keys and the
-//    tree), the file's trees are loaded once through the cache (those bytes are held or on
-//    their way: no new request) on a Prefetcher thread. Not a ROOT file, or no tree: off for
-//    good. A pass that only hits (a warm cache) never loads anything.
+// 1. Decides whether the file gets read-ahead: once the application read the file's first
+//    bytes and missed (the header itself on a cold file, or a read past it), the file's trees
+//    are loaded once through the cache on a Prefetcher thread (reads identical to the
+//    application's metadata reads join them). Not a ROOT file, or no tree: off for good. A
+//    pass that only hits (a warm cache) never loads anything.
 // 2. Feeds every application read to the predictor (read_ahead.h) and keeps, per predicted
 //    basket, whether it is queued, in flight, landed in the cache, used or stale.
 // 3. Keeps `window` bytes of predictions queued, in flight or landed and unread, fetched in
