@@ -85,6 +85,9 @@ FileAhead::FileAhead(CachedFile& file,
       max_chunks_(std::max<uint32_t>(max_chunks, 1)) {}
 
 void FileAhead::BeforeRead(std::span<const io::ReadRequest> requests) {
+  if (reading_.fetch_add(1, std::memory_order_relaxed) > 0) {
+    overlapped_.fetch_add(1, std::memory_order_relaxed);
+  }
   const State state = state_.load(std::memory_order_acquire);
   if (state == State::kOff) {
     return;
@@ -126,6 +129,7 @@ void FileAhead::BeforeRead(std::span<const io::ReadRequest> requests) {
 }
 
 void FileAhead::AfterRead(std::span<const io::ReadRequest> requests, bool missed) {
+  reading_.fetch_sub(1, std::memory_order_relaxed);
   if (!missed || state_.load(std::memory_order_acquire) != State::kIdle
       || !header_read_.load(std::memory_order_relaxed)) {
     return;
@@ -325,8 +329,10 @@ void FileAhead::ObserveLocked(std::span<const fetch::Range> chunks,
   }
   unit_ = unit_ == 0 ? obs.bytes : (unit_ * 3 + obs.bytes) / 4;
   streak_ = obs.in_sequence ? streak_ + 1 : 0;
-  if (!obs.in_sequence) {
-    // A seek: what is queued is for a position the reader left.
+  const bool own_ahead = overlapped_.load(std::memory_order_relaxed) >= kOwnAheadReads;
+  if (!obs.in_sequence || own_ahead) {
+    // A seek: what is queued is for a position the reader left. (Or the reader reads ahead
+    // itself: what is queued would compete with its own requests.)
     level_ = 0;
     for (auto it = preds_.begin(); it != preds_.end();) {
       if (it->second.state == Pred::kQueued) {

@@ -140,8 +140,9 @@ TEST(FileAhead, AClusterPassUsesPredictionsAndFetchesEachByteOnce) {
   const FileAhead::Snapshot s = f->read_ahead()->snapshot();
   EXPECT_TRUE(s.on);
   f->Close();
-  // The first units go out before the trees are loaded; the rest were predicted.
-  EXPECT_GE(fx.Get(Counter::kPrefetchHits), (units.size() - 4) * kBranches.size());
+  // The first units go out before the trees are loaded (how many depends on the machine's
+  // load); the rest were predicted.
+  EXPECT_GE(fx.Get(Counter::kPrefetchHits), (units.size() - 6) * kBranches.size());
   EXPECT_GT(fx.Get(Counter::kPrefetchBytes), Bytes(units) / 2);
   EXPECT_EQ(fx.Get(Counter::kPrefetchUnusedBytes), 0u);
   // Nothing twice: what came from the origin is what was read, plus the metadata, the gaps
@@ -168,6 +169,10 @@ TEST(FileAhead, AReaderWithItsOwnReadAheadFetchesNothingTwice) {
   for (std::thread& t : workers) {
     t.join();
   }
+  // Its reads overlapped: read-ahead stood aside.
+  const FileAhead::Snapshot s = f->read_ahead()->snapshot();
+  EXPECT_EQ(s.level, 0u);
+  EXPECT_EQ(s.queued, 0u);
   f->Close();
   EXPECT_LE(fx.Get(Counter::kBytesFromOrigin), Bytes(units) + 96 * 1024);
   EXPECT_EQ(fx.Get(Counter::kPrefetchUnusedBytes), 0u);
