@@ -4,7 +4,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 PRESET ?= release
 
-.PHONY: all deps build demo test test-long test-asan test-tsan fuzz format format-check tidy bench clean
+.PHONY: all deps build demo test test-long test-asan test-tsan fuzz format format-check tidy bench package clean
 
 all: build
 
@@ -45,6 +45,10 @@ fuzz: deps
 
 bench: build
 	@bash scripts/bench.sh build/$(PRESET)
+
+# A Debian package of the release build (build/release/package/ferry_<version>_<arch>.deb).
+package: build
+	@cd build/$(PRESET) && cpack -G DEB >/dev/null && ls package/*.deb
 
 format:
 	@git ls-files '*.cc' '*.h' | xargs clang-format -i

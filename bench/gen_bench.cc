@@ -13,12 +13,13 @@
 //
 // usage: gen_bench [--template FILE] [--events N] [--codecs zlib:1,lzma:9,zstd:5,lz4]
 //                  [--dir SCRATCH] [--json OUT] [--keep] [--inline] [--rounds R]
-//                  [--round-seconds S]
+//                  [--round-seconds S] [--mode object|event]
 // Each codec writes at most N events (default 300000), fewer when one round would take more
 // than S seconds (default 20) at the rate a 5000-event probe measured: zlib, zstd and lz4 write
 // files of several clusters (the steady state), LZMA-9 a smaller one.
 // --rounds R (default 3) alternates the generator and the bare codec R times and keeps each
 // side's best time.
+// --mode: the generator's model (resampler.h), object by default.
 // --inline resamples on the writing thread (one thread; by default a second thread resamples
 // the next batch while the first writes).
 #include <unistd.h>
@@ -144,7 +145,8 @@ Result<CodecResult> RunCodec(const std::string& tmpl_path,
                              int64_t events,
                              double round_seconds,
                              bool pipeline,
-                             int rounds) {
+                             int rounds,
+                             gen::GenMode mode) {
   CodecResult r;
   r.codec = s.ToString();
   gen::GenOptions o;
@@ -155,6 +157,7 @@ Result<CodecResult> RunCodec(const std::string& tmpl_path,
   o.prefix = "bench_" + std::to_string(static_cast<int>(s.algorithm));
   o.measure_agc = false;
   o.pipeline = pipeline;
+  o.mode = mode;
   // A probe of kProbeEvents sizes the timed file: as many events as one round_seconds round
   // holds, at most `events`. A file of many clusters measures the steady state a dataset is
   // written in; a one-cluster file (30k events) also pays the per-file set-up and the final
@@ -195,12 +198,12 @@ Result<CodecResult> RunCodec(const std::string& tmpl_path,
     r.bare_wall_s = round == 0 ? wall : std::min(r.bare_wall_s, wall);
   }
   // Resampling alone: the generator's own work, without serialisation or compression.
-  gen::Resampler resampler(tmpl, o.seed);
+  std::unique_ptr<gen::Resampler> resampler = gen::MakeResampler(mode, tmpl, o.seed);
   gen::EventIdSequence ids(o.seed);
   std::vector<rootio::Column> cols;
   double r0 = CpuSeconds();
   for (int64_t done = 0; done < events; done += o.batch_events) {
-    resampler.NextBatch(std::min(o.batch_events, events - done), ids, &cols);
+    resampler->NextBatch(std::min(o.batch_events, events - done), ids, &cols);
   }
   r.resample_s = CpuSeconds() - r0;
   r.template_bytes_per_event = FERRY_TRY(TemplateBytesPerEvent(tmpl, s));
@@ -212,7 +215,7 @@ Result<CodecResult> RunCodec(const std::string& tmpl_path,
 
 int main(int argc, char** argv) {
   const char* env = std::getenv("FERRY_ROOT_DATA_DIR");
-  std::string tmpl_path = std::string(env != nullptr ? env : "../shared/data/root")
+  std::string tmpl_path = std::string(env != nullptr ? env : "data/root")
                           + "/nanoAOD_2015_CMS_Open_Data_ttbar.root";
   int64_t events = 300000;
   double round_seconds = 20;
@@ -222,6 +225,7 @@ int main(int argc, char** argv) {
   bool keep = false;
   bool pipeline = true;
   int rounds = 3;
+  gen::GenMode mode = gen::GenMode::kObject;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -245,10 +249,18 @@ int main(int argc, char** argv) {
       rounds = std::max(1, std::atoi(next().c_str()));
     } else if (a == "--inline") {
       pipeline = false;
+    } else if (a == "--mode") {
+      auto m = gen::ParseGenMode(next());
+      if (!m.has_value()) {
+        std::fprintf(stderr, "gen_bench: %s\n", m.error().ToString().c_str());
+        return 2;
+      }
+      mode = *m;
     } else {
       std::fprintf(stderr,
                    "usage: gen_bench [--template FILE] [--events N] [--codecs LIST] [--dir D] "
-                   "[--json OUT] [--keep] [--inline] [--rounds R] [--round-seconds S]\n");
+                   "[--json OUT] [--keep] [--inline] [--rounds R] [--round-seconds S] "
+                   "[--mode object|event]\n");
       return 2;
     }
   }
@@ -277,8 +289,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "gen_bench: %s\n", s.error().ToString().c_str());
       return 2;
     }
-    auto r =
-        RunCodec(tmpl_path, *tmpl, load_cpu_s, dir, *s, events, round_seconds, pipeline, rounds);
+    auto r = RunCodec(tmpl_path, *tmpl, load_cpu_s, dir, *s, events, round_seconds, pipeline,
+                      rounds, mode);
     if (!r.has_value()) {
       std::fprintf(stderr, "gen_bench: %s\n", r.error().ToString().c_str());
       return 1;
@@ -306,6 +318,7 @@ int main(int argc, char** argv) {
         .Field("round_seconds", round_seconds)
         .Field("rounds", rounds)
         .Field("pipeline", pipeline)
+        .Field("mode", gen::GenModeName(mode))
         .Key("codecs")
         .BeginArray();
     for (const CodecResult& r : results) {

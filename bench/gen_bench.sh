@@ -6,13 +6,14 @@
 # default 3, best time of each side. For the 1M-event sizes: GEN_BENCH_EVENTS=1000000
 # GEN_BENCH_ROUND_SECONDS=100000 GEN_BENCH_ROUNDS=1.
 # Rates are per CPU second (steady on a shared machine); the JSON also has wall-clock rates.
+# GEN_BENCH_MODE: the generator's model, object (default) or event (the whole-event model).
 set -euo pipefail
 BUILD=${FERRY_BUILD_DIR:-build/release}
 OUT=${FERRY_BENCH_OUT:-out/bench}
 mkdir -p "$OUT"
 "$BUILD/bin/gen_bench" --events "${GEN_BENCH_EVENTS:-300000}" \
   --round-seconds "${GEN_BENCH_ROUND_SECONDS:-20}" --codecs "${GEN_BENCH_CODECS:-zlib:1,lzma:9,zstd:5,lz4}" \
-  --rounds "${GEN_BENCH_ROUNDS:-3}" --json "$OUT/gen_bench.json"
+  --rounds "${GEN_BENCH_ROUNDS:-3}" --mode "${GEN_BENCH_MODE:-object}" --json "$OUT/gen_bench.json"
 /usr/bin/python3 - "$OUT/gen_bench.json" "$OUT/gen_bench_rate.dat" "$OUT/gen_bench_size.dat" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

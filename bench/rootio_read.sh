@@ -3,7 +3,7 @@
 set -euo pipefail
 BUILD=${FERRY_BUILD_DIR:-build/release}
 OUT=${FERRY_BENCH_OUT:-out/bench}
-DATA=${FERRY_ROOT_DATA_DIR:-../shared/data/root}
+DATA=${FERRY_ROOT_DATA_DIR:-data/root}
 mkdir -p "$OUT"
 files=("$DATA"/uproot-HZZ-zlib.root "$DATA"/uproot-HZZ-lzma.root "$DATA"/uproot-HZZ-lz4.root
        "$DATA"/uproot-HZZ-zstd.root "$DATA"/nano_dy.root "$DATA"/uproot-Zmumu.root)

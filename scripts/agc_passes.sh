@@ -68,12 +68,12 @@ for n in "$EVENTS" "$FILES" "$THREADS" "$READS" "$REPEAT"; do
   [[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -gt 0 ] || die "counts must be positive integers"
 done
 FERRY="$(realpath "$FERRY")"
-DATA_SRC="${FERRY_ROOT_DATA_DIR:-$ROOT/../shared/data/root}"
+DATA_SRC="${FERRY_ROOT_DATA_DIR:-$ROOT/data/root}"
 TEMPLATE="$DATA_SRC/nanoAOD_2015_CMS_Open_Data_ttbar.root"
 
 
 [ -x "$FERRY" ] || die "no ferry binary at $FERRY"
-[ -f "$TEMPLATE" ] || die "$TEMPLATE not found (the real ROOT files live in ../shared/data/root)"
+[ -f "$TEMPLATE" ] || die "$TEMPLATE not found (the real ROOT files live in data/root)"
 [ -x "$PY" ] || die "$PY is missing (apt-get install python3)"
 command -v xrootd >/dev/null || die "xrootd is not installed (scripts/install-deps.sh)"
 
@@ -165,7 +165,9 @@ if "$FERRY" gen --help >/dev/null 2>&1; then
     set_events="${set_events:-$EVENTS}" set_files="${set_files:-$FILES}"
     set_name="$algo$level"
     dir="$DATA_ROOT/$set_name"
-    stamp="events=$set_events files=$set_files codec=$algo:$level seed=5 template=$(cksum <"$TEMPLATE" | cut -d' ' -f1)"
+    # The generator's model is part of the stamp: data kept by --data-dir from before the object
+    # model (issue 18) is made again.
+    stamp="events=$set_events files=$set_files codec=$algo:$level seed=5 mode=object template=$(cksum <"$TEMPLATE" | cut -d' ' -f1)"
     SETS+=("$set_name")
     SET_DIR[$set_name]="$dir"
     SET_LABEL[$set_name]="$algo-$level"
@@ -178,7 +180,7 @@ if "$FERRY" gen --help >/dev/null 2>&1; then
     say "$set_name: generating $set_events events in $set_files files ($(elapsed) s)"
     (
       "$FERRY" gen nanoaod --template "$TEMPLATE" --events "$set_events" --files "$set_files" \
-        --codec "$algo:$level" --seed 5 --out "$dir" --json >"$OUT/gen_$set_name.json" \
+        --codec "$algo:$level" --seed 5 --mode object --out "$dir" --json >"$OUT/gen_$set_name.json" \
         2>"$WORK/gen_$set_name.err" || exit 1
       cp "$OUT/gen_$set_name.json" "$dir/.agc-gen.json"
       echo "$stamp" >"$dir/.agc-params"

@@ -5,7 +5,7 @@
 set -euo pipefail
 BUILD=${1:-build/fuzz}
 SECONDS_EACH=${FUZZ_SECONDS:-60}
-DATA=${FERRY_ROOT_DATA_DIR:-../shared/data/root}
+DATA=${FERRY_ROOT_DATA_DIR:-data/root}
 mkdir -p "$BUILD/crashes"
 for bin in "$BUILD"/fuzz/*_fuzz; do
   [ -x "$bin" ] || continue

@@ -5,8 +5,8 @@
 set -euo pipefail
 
 packages=(
-  # build
-  g++ cmake ninja-build make pkg-config git
+  # build, and `make package` (dpkg-shlibdeps reads the package's library dependencies)
+  g++ cmake ninja-build make pkg-config git dpkg-dev
   # codecs and checksums
   zlib1g-dev libdeflate-dev liblzma-dev libzstd-dev liblz4-dev libxxhash-dev
   # io_uring

@@ -27,7 +27,7 @@ if [ ! -f "$INPUT" ]; then
   if "$BUILD/bin/ferry" gen --help >/dev/null 2>&1; then
     FERRY_PROGRESS=0 "$BUILD/bin/ferry" gen nanoaod --events "$EVENTS" --out "$OUT/gen" --json > "$OUT/gen.json"
   else
-    "$BENCH" make-input --template "${FERRY_ROOT_DATA_DIR:-../shared/data/root}/nano_dy.root" \
+    "$BENCH" make-input --template "${FERRY_ROOT_DATA_DIR:-data/root}/nano_dy.root" \
       --events "$EVENTS" --out "$INPUT"
   fi
 fi

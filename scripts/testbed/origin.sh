@@ -14,7 +14,7 @@
 #
 # xrootd refuses to run as root, so it runs with -R xrootd: that account must be able to read
 # DATA and traverse every parent directory. /root is not traversable; use /tmp, /srv or
-# ../shared/data (world-readable). The script checks this before starting.
+# /srv (world-readable). The script checks this before starting.
 set -euo pipefail
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/common.sh"
 

@@ -1,5 +1,6 @@
 #include "base/self_exe.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace ferry {
@@ -12,6 +13,25 @@ std::string ExecutableDir() {
   }
   std::string exe(buf, static_cast<size_t>(n));
   return exe.substr(0, exe.rfind('/'));
+}
+
+std::vector<std::string> LibraryDirs() {
+  const std::string bin = ExecutableDir();
+  if (bin.empty()) {
+    return {};
+  }
+  const std::string prefix = bin.substr(0, bin.rfind('/'));
+  return {prefix + "/lib/ferry", prefix + "/lib", bin};
+}
+
+std::string FindLibrary(const std::string& file) {
+  for (const std::string& dir : LibraryDirs()) {
+    struct stat st = {};
+    if (::stat((dir + "/" + file).c_str(), &st) == 0) {
+      return dir + "/" + file;
+    }
+  }
+  return "";
 }
 
 }  // namespace ferry

@@ -8,16 +8,17 @@
 // them per basket:
 //
 // 1. A sample of the hot baskets (~1 MiB as stored, picked across the file) is decompressed.
-// 2. Candidates are measured on it: raw, LZ4, and the "dense" zstd level — the one of 1, 3, 6,
-//    9 that makes the sample smallest (rising levels tried while each shrinks it by more than
-//    2%; a lower level when within 0.5%: it compresses faster).
+// 2. Candidates are measured on it: raw, LZ4, and the "dense" zstd level — the one of 3, 6, 9
+//    that makes the sample smallest (rising levels tried while each shrinks it by more than 2%;
+//    a lower level when within 0.5%: it compresses faster).
 //    Each gets a decoding cost in ns per decompressed byte (best of two timed passes).
 // 3. A price λ of a stored byte, in ns, is found on the sample by bisection: each basket takes
 //    the candidate with the least  decode_ns + λ × stored_bytes, and λ is the smallest price
 //    at which the sample fits the bound. Baskets that compress well under LZ4 take it (little
 //    extra space for much faster decoding); those only zstd shrinks keep zstd; incompressible
 //    ones are stored raw.
-// 4. The builder encodes every basket with each candidate and keeps Choose()'s pick.
+// 4. The builder encodes every basket with each candidate and keeps Choose()'s pick; a
+//    candidate that won less than 1% of the sample is dropped first (each costs an encoding).
 // With a configured codec (replica_codec = zstd:N | lz4 | none) there is one candidate.
 //
 // Thread-safety: PlanReplicaCodec is a pure function (per-thread codec contexts); a CodecPlan

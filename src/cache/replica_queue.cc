@@ -70,9 +70,12 @@ std::string ReplicaBuilderPath(const Config& config) {
   if (!config.replica_builder.empty()) {
     return IsFile(config.replica_builder) ? config.replica_builder : "";
   }
+  // The plug-in lives in PREFIX/lib/ferry when installed, build/<preset>/lib in a build tree;
+  // the program in PREFIX/bin.
   const std::string dir = SelfObjectDir();
   const std::string up = dir.substr(0, dir.rfind('/'));
-  for (const std::string& candidate : {up + "/bin/ferry", dir + "/ferry"}) {
+  const std::string up2 = up.substr(0, up.rfind('/'));
+  for (const std::string& candidate : {up + "/bin/ferry", up2 + "/bin/ferry", dir + "/ferry"}) {
     if (IsFile(candidate)) {
       return candidate;
     }

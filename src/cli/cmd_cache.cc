@@ -27,8 +27,8 @@
 #include "cache/url.h"
 #include "cache/verify.h"
 #include "cli/args.h"
-#include "cli/cache_conf.h"
 #include "cli/cache_access.h"
+#include "cli/cache_conf.h"
 #include "cli/commands.h"
 
 namespace ferry::cli {
@@ -154,19 +154,15 @@ Result<cache::Config> ExistingCache(const Args& args) {
   return config;
 }
 
+// The client plug-in beside the binary (base/self_exe.h): an installed ferry's conf file names
+// the installed plug-in.
 std::string PluginLibDefault() {
-  const std::string dir = ExecutableDir();
-  if (dir.empty()) {
-    return "libXrdClFerry-5.so";
+  const std::string found = FindLibrary("libXrdClFerry-5.so");
+  if (!found.empty()) {
+    return found;
   }
-  const std::string up = dir.substr(0, dir.rfind('/'));
-  for (const std::string& candidate : {up + "/lib/libXrdClFerry-5.so", dir + "/libXrdClFerry-5.so",
-                                       up + "/lib/x86_64-linux-gnu/libXrdClFerry-5.so"}) {
-    if (Exists(candidate)) {
-      return candidate;
-    }
-  }
-  return up + "/lib/libXrdClFerry-5.so";
+  return LibraryDirs().empty() ? "libXrdClFerry-5.so"
+                               : LibraryDirs().front() + "/libXrdClFerry-5.so";
 }
 
 Status MakeDirs(const std::string& path) {

@@ -1,4 +1,6 @@
 // ferry gen nanoaod: write NanoAOD-like datasets of any size from a template file.
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -6,6 +8,7 @@
 
 #include "base/json_writer.h"
 #include "base/progress.h"
+#include "base/self_exe.h"
 #include "base/strings.h"
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -17,22 +20,28 @@ namespace {
 constexpr std::string_view kUsage =
     "ferry gen nanoaod [--template FILE] --events N [--files K] [--codec "
     "zlib:1|lzma:9|zstd:5|lz4|none]\n"
-    "                  --out DIR [--seed S] [--basket-size BYTES] [--auto-flush N] [--json]";
+    "                  --out DIR [--seed S] [--mode object|event] [--basket-size BYTES]\n"
+    "                  [--auto-flush N] [--json]";
 
 constexpr std::string_view kHelp =
     "Writes K ROOT files (DIR/nanoaod_0000.root ...) holding N events in total, each with an\n"
-    "'Events' tree of the template's schema, filled by resampling whole template events (floats\n"
-    "perturbed, run/luminosityBlock/event renumbered: several runs, lumi blocks of 200-500\n"
-    "events, sparse increasing 64-bit event numbers). Deterministic for a seed.\n"
+    "'Events' tree of the template's schema, filled by resampling the template (run/\n"
+    "luminosityBlock/event renumbered: several runs, lumi blocks of 200-500 events, sparse\n"
+    "increasing 64-bit event numbers). Deterministic for a seed.\n"
     "\n"
-    "  --template FILE     NanoAOD template (default: $FERRY_ROOT_DATA_DIR or "
-    "../shared/data/root,\n"
-    "                      nanoAOD_2015_CMS_Open_Data_ttbar.root)\n"
+    "  --template FILE     NanoAOD template (default: nanoAOD_2015_CMS_Open_Data_ttbar.root\n"
+    "                      in $FERRY_ROOT_DATA_DIR, else the installed share/ferry, else the\n"
+    "                      source tree's data/root)\n"
     "  --events N          events in total, split evenly across the files\n"
     "  --files K           number of files (default 1)\n"
     "  --codec C           zlib:1 (default), lzma:9, zstd:5, lz4, none; level after ':'\n"
     "  --out DIR           output directory (created if needed)\n"
     "  --seed S            random seed (default 1)\n"
+    "  --mode M            object (default): multiplicities from a template event, each object\n"
+    "                      drawn from the template's pool of such objects, event-level branch\n"
+    "                      groups from their own events, floats smoothed by a kernel fitted to\n"
+    "                      each branch; event: whole template events, floats perturbed by up\n"
+    "                      to 2% (the bytes of ferry's earlier datasets)\n"
     "  --basket-size B     initial basket size in bytes (default 32000, as ROOT)\n"
     "  --auto-flush N      entries per cluster, or -bytes: first cluster at that many\n"
     "                      compressed bytes (default -30000000, as ROOT)\n"
@@ -41,16 +50,33 @@ constexpr std::string_view kHelp =
     "At the end it prints the share of the stored bytes that an AGC-like selection of branches\n"
     "(jets, electrons, muons, MET and their counters) touches.";
 
+// The template shipped with ferry: beside an installed binary (PREFIX/share/ferry), or in the
+// source tree a build's binary lives in (build/<preset>/bin -> data/root), unless
+// $FERRY_ROOT_DATA_DIR names another folder. The first that exists wins.
 std::string DefaultTemplate() {
-  const char* env = std::getenv("FERRY_ROOT_DATA_DIR");
-  std::string dir = env != nullptr && *env != '\0' ? env : "../shared/data/root";
-  return dir + "/nanoAOD_2015_CMS_Open_Data_ttbar.root";
+  constexpr const char* kName = "nanoAOD_2015_CMS_Open_Data_ttbar.root";
+  const char* env = std::getenv("FERRY_ROOT_DATA_DIR");  // NOLINT(concurrency-mt-unsafe): read-only
+  if (env != nullptr && *env != '\0') {
+    return std::string(env) + "/" + kName;
+  }
+  const std::string bin = ExecutableDir();
+  const std::string prefix = bin.substr(0, bin.rfind('/'));
+  const std::string source = prefix.substr(0, prefix.rfind('/'));
+  for (const std::string& dir :
+       {prefix + "/share/ferry", source.substr(0, source.rfind('/')) + "/data/root"}) {
+    struct stat st = {};
+    if (::stat((dir + "/" + kName).c_str(), &st) == 0) {
+      return dir + "/" + kName;
+    }
+  }
+  return std::string("data/root/") + kName;
 }
 
 void PrintJson(const gen::GenOptions& o, const gen::GenReport& r) {
   JsonWriter w;
   w.BeginObject().Field("out", o.out_dir).Field("template", o.template_path);
-  w.Field("codec", o.codec.ToString()).Field("seed", o.seed).Field("events", r.events);
+  w.Field("codec", o.codec.ToString()).Field("seed", o.seed);
+  w.Field("mode", gen::GenModeName(o.mode)).Field("events", r.events);
   w.Field("branches", static_cast<uint64_t>(r.branches));
   w.Key("skipped").BeginArray();
   for (const std::string& s : r.skipped) {
@@ -87,12 +113,13 @@ void PrintJson(const gen::GenOptions& o, const gen::GenReport& r) {
 void PrintText(const gen::GenOptions& o, const gen::GenReport& r) {
   const double secs = r.seconds > 0 ? r.seconds : 1e-9;
   std::printf(
-      "wrote %zu file(s) to %s: %lld events, %zu branches, %s (%.0f B/event, %s) in %.1f s: "
-      "%.0f events/s, %.1f MB/s\n",
+      "wrote %zu file(s) to %s: %lld events, %zu branches, %s (%.0f B/event, %s, %s model) in "
+      "%.1f s: %.0f events/s, %.1f MB/s\n",
       r.files.size(), o.out_dir.c_str(), static_cast<long long>(r.events), r.branches,
       HumanBytes(static_cast<double>(r.file_bytes)).c_str(),
       static_cast<double>(r.file_bytes) / static_cast<double>(r.events), o.codec.ToString().c_str(),
-      secs, static_cast<double>(r.events) / secs, static_cast<double>(r.file_bytes) / 1e6 / secs);
+      std::string(gen::GenModeName(o.mode)).c_str(), secs, static_cast<double>(r.events) / secs,
+      static_cast<double>(r.file_bytes) / 1e6 / secs);
   for (const gen::GenFile& f : r.files) {
     std::printf("  %s  %lld events  %s  clusters of %lld entries\n", f.path.c_str(),
                 static_cast<long long>(f.events),
@@ -119,6 +146,7 @@ int RunNanoAod(std::span<const char* const> args) {
                                    {"--codec", true},
                                    {"--out", true},
                                    {"--seed", true},
+                                   {"--mode", true},
                                    {"--basket-size", true},
                                    {"--auto-flush", true},
                                    {"--json", false},
@@ -175,6 +203,11 @@ int RunNanoAod(std::span<const char* const> args) {
     return UsageError(codec.error().message(), kUsage);
   }
   o.codec = *codec;
+  auto mode = gen::ParseGenMode(a.GetOr("--mode", "object"));
+  if (!mode.has_value()) {
+    return UsageError(mode.error().message(), kUsage);
+  }
+  o.mode = *mode;
   if (o.events < o.files) {
     return UsageError("--events must be at least --files", kUsage);
   }

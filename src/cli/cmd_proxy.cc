@@ -53,22 +53,15 @@ std::string HostName() {
   return buf;
 }
 
-bool Exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
-}
-
-// The proxy library installed beside the binary (<prefix>/lib next to <prefix>/bin), named the
-// way xrootd's plug-in loader wants it: without the "-5" it adds itself.
+// The proxy library beside the binary (base/self_exe.h), named the way xrootd's plug-in loader
+// wants it: without the "-5" it adds itself.
 std::string ProxyLibDefault() {
-  const std::string dir = ExecutableDir();
-  const std::string up = dir.empty() ? "" : dir.substr(0, dir.rfind('/'));
-  for (const std::string& base : {up + "/lib", dir, up + "/lib/x86_64-linux-gnu"}) {
-    if (Exists(base + "/libXrdFerryProxy-5.so")) {
-      return base + "/libXrdFerryProxy.so";
-    }
-  }
-  return up + "/lib/libXrdFerryProxy.so";
+  const std::string found = FindLibrary("libXrdFerryProxy-5.so");
+  const std::string path =
+      found.empty()
+          ? (LibraryDirs().empty() ? "" : LibraryDirs().front() + "/libXrdFerryProxy-5.so")
+          : found;
+  return path.substr(0, path.size() - std::string("-5.so").size()) + ".so";
 }
 
 std::string Absolute(const std::string& path) {
@@ -294,7 +287,7 @@ int Run(const Args& options, const Plan& plan) {
 
 int RunProxy(std::span<const char* const> args) {
   if (args.empty() || std::strcmp(args[0], "--help") == 0 || std::strcmp(args[0], "-h") == 0) {
-    std::printf("%.*s\n", static_cast<int>(kUsage.size()), kUsage.data());
+    std::printf("usage: %.*s\n", static_cast<int>(kUsage.size()), kUsage.data());
     return args.empty() ? kExitUsage : kExitOk;
   }
   const std::string_view sub = args[0];

@@ -5,6 +5,7 @@
 #include <span>
 #include <string_view>
 
+#include "base/version.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 
@@ -25,7 +26,8 @@ constexpr Command kCommands[] = {
     {"send", ferry::cli::RunSend, "send files and directories to a ferry recv daemon"},
     {"recv", ferry::cli::RunRecv, "receive transfers from ferry send (daemon)"},
     {"cache", ferry::cli::RunCache,
-     "XRootD client cache: enable, status, ls, stats, verify, evict"},
+     "XRootD client cache: enable, disable, status, ls, stats, verify, evict, clear, pin, "
+     "replica"},
     {"proxy", ferry::cli::RunProxy,
      "site cache inside an xrootd server: config (print its configuration), run"},
 };
@@ -49,7 +51,8 @@ int main(int argc, char** argv) {
     return argc < 2 ? ferry::cli::kExitUsage : ferry::cli::kExitOk;
   }
   if (std::strcmp(argv[1], "--version") == 0) {
-    std::printf("ferry 0.1.0\n");
+    const std::string git = ferry::GitDescription();
+    std::printf("ferry %s%s\n", ferry::Version(), git.empty() ? "" : (" (" + git + ")").c_str());
     return 0;
   }
   std::string_view name = argv[1];

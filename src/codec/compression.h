@@ -10,7 +10,7 @@
 // Blocks hold at most 0xFFFFFF uncompressed bytes. An L4 block starts with the XXH64 (seed 0,
 // big-endian) of the LZ4 data that follows, and its compressed size includes those 8 bytes.
 // The sum of uncompressed sizes is the record's fObjlen. See docs/ARCHITECTURE.md and
-// ../shared/docs/root-format-notes.md section 6.
+// docs/format/root.md.
 //
 // Thread-safety: all functions are thread-safe; decoder/encoder contexts are per thread and
 // reused, so steady-state decompression does not allocate (LZMA excepted: liblzma allocates

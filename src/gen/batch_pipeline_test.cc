@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "gen/object_resampler.h"
 #include "testing/testing.h"
 
 namespace ferry::gen {
@@ -11,7 +12,7 @@ namespace {
 std::vector<std::vector<rootio::Column>> Collect(const EventTemplate& t,
                                                  bool threaded,
                                                  size_t take) {
-  Resampler r(t, 21);
+  ObjectResampler r(t, 21);
   EventIdSequence ids(21);
   BatchPipeline p(r, ids, {100, 250, 1, 300, 77, 200}, threaded);
   std::vector<std::vector<rootio::Column>> out;

@@ -47,7 +47,7 @@ Result<GenReport> GenerateNanoAod(const GenOptions& o, const GenProgressFn& prog
   report.branches = tmpl.branches.size();
   report.skipped = tmpl.skipped;
   EventIdSequence ids(o.seed);
-  Resampler resampler(tmpl, o.seed);
+  std::unique_ptr<Resampler> resampler = MakeResampler(o.mode, tmpl, o.seed);
   // Batch sizes of every file in order: batches never straddle files.
   std::vector<int64_t> sizes;
   for (int32_t f = 0; f < o.files; ++f) {
@@ -56,7 +56,7 @@ Result<GenReport> GenerateNanoAod(const GenOptions& o, const GenProgressFn& prog
       sizes.push_back(std::min(o.batch_events, n - written));
     }
   }
-  BatchPipeline batches(resampler, ids, std::move(sizes), o.pipeline);
+  BatchPipeline batches(*resampler, ids, std::move(sizes), o.pipeline);
   std::vector<const rootio::Column*> ptrs;
   GenProgress done;
 

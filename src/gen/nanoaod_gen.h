@@ -3,8 +3,9 @@
 // Creates out_dir if needed and writes `files` ROOT files <prefix>_0000.root ... holding
 // `events` events in total (split evenly, the first files taking the remainder), each with an
 // "Events" tree of the template's schema (branch names, types, titles, counters), filled by
-// the Resampler (whole template events, perturbed floats, realistic run/lumi/event numbers
-// continuing from file to file). The output is byte-for-byte deterministic for a seed: file
+// the Resampler of options.mode (resampler.h: objects drawn from the template's pools by
+// default, or whole template events) with realistic run/lumi/event numbers continuing from
+// file to file. The output is byte-for-byte deterministic for a seed: file
 // dates and UUIDs are derived from it.
 //
 // Threads (pipeline = true): one resamples the next batch, the caller's serialises the current
@@ -23,6 +24,7 @@
 #include "base/result.h"
 #include "codec/compression.h"
 #include "gen/agc_selection.h"
+#include "gen/resampler.h"
 
 namespace ferry::gen {
 
@@ -33,6 +35,7 @@ struct GenOptions {
   int32_t files = 1;
   codec::Setting codec{codec::Algorithm::kZlib, 1};
   uint64_t seed = 1;
+  GenMode mode = GenMode::kObject;
   int32_t basket_size = 32000;
   int64_t auto_flush = -30000000;
   int64_t batch_events = 1000;

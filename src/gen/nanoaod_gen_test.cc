@@ -103,6 +103,23 @@ TEST(GenerateNanoAod, SameSeedSameBytesOnOneThreadOrThree) {
   }
 }
 
+TEST(GenerateNanoAod, EventModeIsItsOwnDeterministicModel) {
+  FERRY_REQUIRE_ROOT_DATA();
+  testing::TempDir a, b, c;
+  GenOptions oa = Small(a.path());
+  GenOptions ob = Small(b.path());
+  GenOptions oc = Small(c.path());
+  oa.measure_agc = ob.measure_agc = oc.measure_agc = false;
+  oa.mode = ob.mode = GenMode::kEvent;
+  ob.pipeline = false;
+  ASSERT_TRUE(GenerateNanoAod(oa).has_value());
+  ASSERT_TRUE(GenerateNanoAod(ob).has_value());
+  ASSERT_TRUE(GenerateNanoAod(oc).has_value());  // the object model, the default
+  const std::string name = "/nanoaod_0000.root";
+  EXPECT_EQ(testing::ReadWholeFile(a.path() + name), testing::ReadWholeFile(b.path() + name));
+  EXPECT_NE(testing::ReadWholeFile(a.path() + name), testing::ReadWholeFile(c.path() + name));
+}
+
 TEST(GenerateNanoAod, RejectsBadOptions) {
   GenOptions o;
   o.template_path = "x.root";

@@ -1,59 +1,44 @@
-// Resampler: makes new events from an EventTemplate, a column batch at a time.
+// Resampler: makes new events from an EventTemplate, a column batch at a time. Two models:
 //
-// Each new event is a whole template event picked at random (so jagged collections stay
-// consistent with their counters), with every float and double value perturbed by a small
-// relative amount (kRelativeNoise) and rounded back to the precision the template value has
-// (NanoAOD stores most floats with 10-16 mantissa bits; keeping that precision keeps the
-// compression ratio realistic). Integers, bools and strings are copied. run,
-// luminosityBlock and event come from an EventIdSequence.
+//   GenMode::kObject (the default; object_resampler.h): every event is assembled from parts
+//     drawn independently from the template — collection multiplicities, each object of a
+//     collection, groups of event-level branches — with a smooth per-branch perturbation, so
+//     that distributions are continuous and combinations the template never had appear;
+//   GenMode::kEvent (event_resampler.h): every event is a whole template event with its floats
+//     perturbed by up to 2% (the model of earlier ferry releases; its bytes are unchanged, for
+//     continuity with datasets made by them).
 //
+// Both write one column per template branch in template order, with counters consistent with
+// their collections and run / luminosityBlock / event from the caller's EventIdSequence.
 // Deterministic: the same template, seed and batch sizes give the same values. Not
-// thread-safe.
+// thread-safe (BatchPipeline drives one from one thread at a time).
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string_view>
 #include <vector>
 
+#include "base/result.h"
 #include "gen/event_ids.h"
 #include "gen/event_template.h"
-#include "gen/rng.h"
 #include "rootio/column.h"
 
 namespace ferry::gen {
 
-constexpr double kRelativeNoise = 0.02;
+enum class GenMode : uint8_t { kObject, kEvent };
 
-// v perturbed by noise in [-1, 1) * kRelativeNoise and rounded to v's mantissa precision.
-// Zeros, infinities and NaNs are returned unchanged.
-float PerturbFloat(float v, double noise);
-double PerturbDouble(double v, double noise);
+std::string_view GenModeName(GenMode mode);  // "object", "event"
+Result<GenMode> ParseGenMode(std::string_view name);
 
 class Resampler {
  public:
-  Resampler(const EventTemplate& tmpl, uint64_t seed);
-
+  virtual ~Resampler() = default;
   // Replaces columns (one per template branch, resized as needed) with n new events.
-  void NextBatch(int64_t n, EventIdSequence& ids, std::vector<rootio::Column>* columns);
-
- private:
-  void FillBranch(size_t branch, rootio::Column* out);
-
-  // Jagged branches whose template offsets are identical (same counter, same values per unit):
-  // per batch, the template start of each picked entry and the new offsets.
-  struct Group {
-    size_t branch;  // the first branch of the group
-    std::vector<uint64_t> starts;
-    std::vector<uint64_t> offsets;
-  };
-
-  const EventTemplate* tmpl_;
-  std::vector<int32_t> group_of_;  // per branch: its group, or -1 (fixed size, strings, ids)
-  std::vector<Group> groups_;
-  Rng rng_;
-  uint64_t noise_key_;
-  std::vector<uint32_t> picks_;
-  std::vector<EventId> ids_;
-  std::vector<uint32_t> noise_;  // per-value noise words of one float column
+  virtual void NextBatch(int64_t n, EventIdSequence& ids, std::vector<rootio::Column>* columns) = 0;
 };
+
+// The resampler of a mode over tmpl, which must outlive it.
+std::unique_ptr<Resampler> MakeResampler(GenMode mode, const EventTemplate& tmpl, uint64_t seed);
 
 }  // namespace ferry::gen

@@ -2,7 +2,9 @@
 // value can be derived from a key without state) and xoshiro256** for streams.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace ferry::gen {
 
@@ -46,5 +48,17 @@ class Rng {
   static uint64_t Rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
   uint64_t s_[4];
 };
+
+// count 32-bit noise words from r into (*out)[0, count): one random word serves two values, its
+// high half the even one, its low half the odd one. Drawn ahead of a perturbation loop, so
+// that the loop has no serial dependency and vectorises.
+inline void FillNoiseWords(Rng& r, size_t count, std::vector<uint32_t>* out) {
+  out->resize(count + 1);
+  for (size_t k = 0; k < count; k += 2) {
+    const uint64_t w = r.Next();
+    (*out)[k] = static_cast<uint32_t>(w >> 32);
+    (*out)[k + 1] = static_cast<uint32_t>(w);
+  }
+}
 
 }  // namespace ferry::gen

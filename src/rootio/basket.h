@@ -4,7 +4,7 @@
 // (version, fBufferSize, fNevBufSize [+ fIOBits when negative], fNevBuf, fLast, flag). The
 // payload (fObjlen bytes once decompressed) holds the entry data in [0, fLast - fKeylen) and,
 // for variable-size branches, an entry-offset table: an int32 count, then offsets measured from
-// the key start. See ../shared/docs/root-format-notes.md section 8.
+// the key start. See docs/format/root.md.
 #pragma once
 
 #include <cstdint>

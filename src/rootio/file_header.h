@@ -3,7 +3,7 @@
 //   0  "root"          4  fVersion (+1000000 => big form, 64-bit seeks)
 //   8  fBEGIN         12  fEND            then fSeekFree, fNbytesFree, nfree, fNbytesName,
 //   fUnits (1 byte), fCompress, fSeekInfo, fNbytesInfo, UUID. Seeks are 4 bytes in the small
-//   form and 8 in the big form. Details: ../shared/docs/root-format-notes.md section 3.
+//   form and 8 in the big form. Details: docs/format/root.md.
 #pragma once
 
 #include <cstdint>

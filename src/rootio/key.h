@@ -3,7 +3,7 @@
 //   0 fNbytes (record size on disk)  4 fVersion (i16; > 1000 => 64-bit seeks)  6 fObjlen
 //   10 fDatime  14 fKeylen (i16)  16 fCycle (i16)  18 fSeekKey  fSeekPdir (4 or 8 bytes each)
 //   then class name, name and title as TStrings. The payload is [fKeylen, fNbytes) and is
-//   compressed when fNbytes - fKeylen != fObjlen.
+//   compressed when fNbytes - fKeylen != fObjlen. Format: docs/format/root.md ("Records").
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The reader against every real ROOT file in ../shared/data/root, with the values listed in
+// The reader against every real ROOT file in data/root, with the values listed in
 // that folder's README (obtained there with jsroot and an independent raw decoder).
 #include <map>
 #include <string>

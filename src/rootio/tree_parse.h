@@ -1,4 +1,5 @@
 // Parses a TTree record (the decompressed payload of a key of class TTree) into a TreeInfo.
+// Format: docs/format/root.md ("TTree, TBranch, TLeaf").
 //
 // Supports TTree class versions 16-20 (ROOT 5.23 to 6.x), TBranch 10-13, TLeaf 2 and the
 // typed leaves, TObjArray, baskets embedded in the TTree record, and the fLeafCount references

@@ -1,4 +1,4 @@
-// Relocation (the replica tier's ROOT side) against every real file of ../shared/data/root:
+// Relocation (the replica tier's ROOT side) against every real file of data/root:
 // the virtual file with baskets re-encoded and moved reads to exactly the original values.
 #include "rootwrite/relocate.h"
 

@@ -1,4 +1,4 @@
-// Every real ROOT file of ../shared/data/root, read by ferry, written again by ferry with the
+// Every real ROOT file of data/root, read by ferry, written again by ferry with the
 // same schema under every codec, and read back: identical values, branch by branch. Object
 // branches and leaf lists (not flat single-leaf branches) are left out.
 #include <algorithm>

@@ -8,7 +8,7 @@
 //     the first time a class appears, later (0x80000000 | tag of that first occurrence).
 //   - Tags are positions counted from the start of the key, i.e. payload position + fKeylen,
 //     plus kMapOffset (2). The buffer therefore has to know the fKeylen of the record it will
-//     become the payload of. See ../shared/docs/root-format-notes.md section 2.
+//     become the payload of. See docs/format/root.md.
 //
 // Not thread-safe; a value type (copyable, movable).
 #pragma once

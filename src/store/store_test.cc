@@ -1,4 +1,4 @@
-// Round trips every NanoAOD file of ../shared/data/root through the store and compares every
+// Round trips every NanoAOD file of data/root through the store and compares every
 // value with the TTree, by coordinate, by scan, and for a two-column selection.
 #include "store/store.h"
 

@@ -38,16 +38,16 @@ std::string SchemeOf(std::string_view s) {
 }
 
 #if FERRY_HAVE_XROOTD && FERRY_XRD_MODULE
-// The module's entry point, loaded once: next to the binary (../lib, then its own folder),
-// then where this build put it.
+// The module's entry point, loaded once: beside the binary (base/self_exe.h), then where this
+// build put it.
 Result<ModuleOpenFn> ModuleEntry() {
   static std::once_flag once;
   static ModuleOpenFn entry = nullptr;
   static std::string failure;
   std::call_once(once, [] {
     std::vector<std::string> paths;
-    if (const std::string dir = ExecutableDir(); !dir.empty()) {
-      paths = {dir + "/../lib/" + kModuleFile, dir + "/" + kModuleFile};
+    for (const std::string& dir : LibraryDirs()) {
+      paths.push_back(dir + "/" + kModuleFile);
     }
     paths.emplace_back(FERRY_XRD_MODULE_PATH);
     std::string tried;

@@ -41,7 +41,7 @@ def dump(name, *args):
     return json.loads(p.stdout)
 
 
-# Entries and top-level branch counts per tree, from ../shared/data/root/README.md.
+# Entries and top-level branch counts per tree, from data/root/README.md.
 EXPECTED = {
     "missing_luminosityBlock.root": {"Events": (2, 1582)},
     "nanoAOD_2015_CMS_Open_Data_ttbar.root": {"Events": (200, 947)},

@@ -13,7 +13,7 @@ namespace ferry::testing {
 
 std::string RootDataDir() {
   const char* env = std::getenv("FERRY_ROOT_DATA_DIR");
-  std::string dir = env != nullptr ? env : "../shared/data/root";
+  std::string dir = env != nullptr ? env : "data/root";
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
     return "";

@@ -1,5 +1,5 @@
 // Test helpers shared by every ferry test binary: a scratch directory per test and the
-// location of the real ROOT files in ../shared/data/root.
+// location of the real ROOT files (data/root in the repository; $FERRY_ROOT_DATA_DIR).
 #pragma once
 
 #include <cstdint>
@@ -40,6 +40,6 @@ std::vector<uint8_t> PseudoRandomBytes(size_t n, uint64_t seed);
 #define FERRY_REQUIRE_ROOT_DATA()                        \
   do {                                                   \
     if (::ferry::testing::RootDataDir().empty()) {       \
-      GTEST_SKIP() << "../shared/data/root not present"; \
+      GTEST_SKIP() << "data/root not present"; \
     }                                                    \
   } while (0)

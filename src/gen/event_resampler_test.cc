@@ -1,4 +1,4 @@
-#include "gen/resampler.h"
+#include "gen/event_resampler.h"
 
 #include <bit>
 #include <cmath>
@@ -38,7 +38,7 @@ TEST(Perturb, SpecialValuesUnchanged) {
   EXPECT_NEAR(PerturbDouble(100.0, 0.5), 101.0, 1.0);
 }
 
-TEST(Resampler, WholeEventsConsistentWithCountersAndDeterministic) {
+TEST(EventResampler, WholeEventsConsistentWithCountersAndDeterministic) {
   FERRY_REQUIRE_ROOT_DATA();
   auto tmpl = LoadTemplate(testing::RootDataFile("nanoAOD_2015_CMS_Open_Data_ttbar.root"));
   ASSERT_TRUE(tmpl.has_value()) << tmpl.error().ToString();
@@ -49,7 +49,7 @@ TEST(Resampler, WholeEventsConsistentWithCountersAndDeterministic) {
   ASSERT_GE(tmpl->lumi, 0);
   ASSERT_GE(tmpl->event, 0);
   auto batch = [&](uint64_t seed) {
-    Resampler r(*tmpl, seed);
+    EventResampler r(*tmpl, seed);
     EventIdSequence ids(seed);
     std::vector<rootio::Column> cols;
     r.NextBatch(300, ids, &cols);
