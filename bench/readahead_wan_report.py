@@ -81,15 +81,18 @@ print()
 for client in ("agc", "py"):
     if "%s-cold-ahead" % client not in summary:
         continue
-    bound = max(bytes_read / link, summary["%s-local" % client]["seconds"])
+    # The same pass on local copies: the local run, or the warm pass (the same bytes from the
+    # cache's disk), whichever is faster — the machine is shared and a single run can be slow.
+    local = min(summary["%s-local" % client]["seconds"], summary["%s-warm" % client]["seconds"])
+    bound = max(bytes_read / link, local)
     cold = summary["%s-cold-ahead" % client]["seconds"]
     noahead = summary["%s-cold-noahead" % client]["seconds"]
     direct = summary["%s-direct" % client]["seconds"]
     print("%s: direct %.2f s, cold without read-ahead %.2f s, cold with %.2f s (%.2fx faster), "
-          "warm %.2f s; physical limit max(%.2f s link, %.2f s local) = %.2f s" % (
+          "warm %.2f s; physical limit max(%.2f s link, %.2f s local or warm) = %.2f s" % (
               client, direct, noahead, cold, noahead / cold if cold else 0,
               summary["%s-warm" % client]["seconds"], bytes_read / link,
-              summary["%s-local" % client]["seconds"], bound))
+              local, bound))
     target("%s cold with read-ahead / physical limit" % client, round(cold / bound, 2),
            "<= 1.10", cold <= 1.10 * bound)
     s = summary["%s-cold-ahead" % client]
