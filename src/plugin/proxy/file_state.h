@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "cache/cache.h"
+#include "cache/read_ahead.h"
 #include "fetch/range.h"
 #include "io/byte_source.h"
-#include "cache/read_ahead.h"
 #include "plugin/xrdcl/xrd_origin.h"
 
 class XrdSfsAio;

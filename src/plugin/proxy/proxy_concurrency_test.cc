@@ -11,9 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include "cache/read_ahead.h"
 #include "plugin/proxy/ahead_scheduler.h"
 #include "plugin/proxy/origin_meter.h"
-#include "cache/read_ahead.h"
 
 namespace ferry::proxy {
 namespace {

@@ -25,10 +25,10 @@
 #include "base/result.h"
 #include "cache/access_log.h"
 #include "cache/cache.h"
+#include "cache/read_ahead.h"
 #include "plugin/proxy/ahead_scheduler.h"
 #include "plugin/proxy/origin_meter.h"
 #include "plugin/proxy/proxy_config.h"
-#include "cache/read_ahead.h"
 #include "plugin/xrdcl/worker_pool.h"
 
 namespace ferry::proxy {
