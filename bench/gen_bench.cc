@@ -215,8 +215,8 @@ Result<CodecResult> RunCodec(const std::string& tmpl_path,
 
 int main(int argc, char** argv) {
   const char* env = std::getenv("FERRY_ROOT_DATA_DIR");
-  std::string tmpl_path = std::string(env != nullptr ? env : "data/root")
-                          + "/nanoAOD_2015_CMS_Open_Data_ttbar.root";
+  std::string tmpl_path =
+      std::string(env != nullptr ? env : "data/root") + "/nanoAOD_2015_CMS_Open_Data_ttbar.root";
   int64_t events = 300000;
   double round_seconds = 20;
   std::string codecs = "zlib:1,lzma:9,zstd:5,lz4";

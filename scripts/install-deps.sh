@@ -7,10 +7,12 @@ set -euo pipefail
 packages=(
   # build, and `make package` (dpkg-shlibdeps reads the package's library dependencies)
   g++ cmake ninja-build make pkg-config git dpkg-dev
+  # style: make format-check (in CI) and make tidy
+  clang-format clang-tidy
   # codecs and checksums
   zlib1g-dev libdeflate-dev liblzma-dev libzstd-dev liblz4-dev libxxhash-dev
-  # io_uring
-  liburing-dev
+  # io_uring; libcrypto (OpenSSL) for the transfer's HMAC-SHA256
+  liburing-dev libssl-dev
   # tests, benchmarks, fuzzing
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   nlohmann-json3-dev

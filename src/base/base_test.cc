@@ -197,6 +197,17 @@ TEST(ByteVector, GrowsKeepingContentsCopiesAndMoves) {
   EXPECT_EQ(v[0], 9);            // resize leaves the old bytes in place
 }
 
+TEST(Strings, ParseDurationSeconds) {
+  EXPECT_EQ(*ParseDurationSeconds("30d"), 30 * 86400);
+  EXPECT_EQ(*ParseDurationSeconds("12h"), 12 * 3600);
+  EXPECT_EQ(*ParseDurationSeconds("15m"), 900);
+  EXPECT_EQ(*ParseDurationSeconds("60s"), 60);
+  EXPECT_EQ(*ParseDurationSeconds("45"), 45);
+  for (const char* bad : {"", "d", "0d", "-3h", "3w", "1.5h", "99999999999d"}) {
+    EXPECT_FALSE(ParseDurationSeconds(bad).has_value()) << bad;
+  }
+}
+
 TEST(Strings, ParseSize) {
   EXPECT_EQ(*ParseSize("4096"), 4096u);
   EXPECT_EQ(*ParseSize("64K"), 65536u);

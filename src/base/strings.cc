@@ -110,4 +110,38 @@ Result<double> ParseDouble(std::string_view text) {
   return v;
 }
 
+Result<int64_t> ParseDurationSeconds(std::string_view text) {
+  int64_t unit = 1;
+  if (!text.empty()) {
+    switch (text.back()) {
+      case 'd':
+        unit = 86400;
+        break;
+      case 'h':
+        unit = 3600;
+        break;
+      case 'm':
+        unit = 60;
+        break;
+      case 's':
+        unit = 1;
+        break;
+      default:
+        unit = 0;
+    }
+    if (unit != 0) {
+      text.remove_suffix(1);
+    } else {
+      unit = 1;  // plain seconds
+    }
+  }
+  auto v = ParseInt(text);
+  // Bounded so the product cannot overflow: 100 years is more than any cache keeps anything.
+  if (!v || *v <= 0 || *v > int64_t{100} * 365 * 86400 / unit) {
+    return InvalidArgumentError("bad duration '" + std::string(text)
+                                + "' (use 30d, 12h, 15m or 60s)");
+  }
+  return *v * unit;
+}
+
 }  // namespace ferry

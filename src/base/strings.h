@@ -20,5 +20,7 @@ std::vector<std::string_view> Split(std::string_view text, char sep);
 Result<int64_t> ParseInt(std::string_view text);
 Result<uint64_t> ParseUint(std::string_view text);
 Result<double> ParseDouble(std::string_view text);
+// A positive duration in seconds: "30d", "12h", "15m", "60s" or plain seconds.
+Result<int64_t> ParseDurationSeconds(std::string_view text);
 
 }  // namespace ferry

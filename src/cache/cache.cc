@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "base/log.h"
 #include "cache/bulk_detect.h"
 #include "cache/capacity.h"
 #include "cache/entry_store.h"
@@ -66,9 +67,7 @@ void Cache::OnIdle(const std::shared_ptr<Entry>& entry) {
 }
 
 Cache::~Cache() {
-  if (std::getenv("FERRY_CACHE_DEBUG") != nullptr) {  // NOLINT(concurrency-mt-unsafe)
-    std::fprintf(stderr, "ferry-cache: closing cache %s\n", config_.dir.c_str());
-  }
+  FERRY_DEBUG("cache", "closing cache %s", config_.dir.c_str());
   Shutdown();
 }
 

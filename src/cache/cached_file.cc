@@ -6,6 +6,7 @@
 #include <random>
 #include <thread>
 
+#include "base/log.h"
 #include "cache/bulk_detect.h"
 #include "cache/cache.h"
 #include "cache/file_ahead.h"
@@ -224,10 +225,11 @@ void CachedFile::ServeAgain(std::span<io::ReadRequest> requests, std::vector<Pie
 
 Status CachedFile::FetchMissing(std::span<io::ReadRequest> requests, std::vector<Piece> todo) {
   const fetch::Planner& planner = cache_->planner();
-  if (std::getenv("FERRY_CACHE_DEBUG") != nullptr) {  // NOLINT
+  if (log::Enabled(log::Level::kDebug)) {
     for (const Piece& p : todo) {
-      std::fprintf(stderr, "miss %llu+%llu\n", static_cast<unsigned long long>(p.offset),
-                   static_cast<unsigned long long>(p.length));
+      log::Printf(log::Level::kDebug, "cache", "miss %s %llu+%llu", entry_->url().c_str(),
+                  static_cast<unsigned long long>(p.offset),
+                  static_cast<unsigned long long>(p.length));
     }
   }
   // Another process may have published some of it since we loaded the index.

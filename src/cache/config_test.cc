@@ -3,8 +3,12 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include <gtest/gtest.h>
+
+#include "cache/conf_file.h"
+#include "testing/testing.h"
 
 namespace ferry::cache {
 namespace {
@@ -87,6 +91,44 @@ TEST(ConfigTest, EnvironmentOverridesConfFile) {
   EXPECT_EQ(c->channels, 3u);
   auto ignored = ConfigFromMap({{"dir", "/from/conf"}}, false);
   EXPECT_EQ(ignored->dir, "/from/conf");
+}
+
+// The conf file `ferry cache enable` writes, read back as XrdCl would hand it to the plug-in.
+TEST(ConfFileTest, ReadsKeysTrimsBlanksAndSkipsComments) {
+  testing::TempDir tmp;
+  const std::string path = tmp.File(kConfFileName);
+  {
+    std::ofstream out(path);
+    out << "# ferry cache\nurl = root://*\n  dir=/data/cache   # trailing comment\n"
+        << "no equals sign here\nmax_size = 10G\r\n = empty key\n";
+  }
+  auto kv = ReadConfFile(path);
+  EXPECT_EQ(kv["url"], "root://*");
+  EXPECT_EQ(kv["dir"], "/data/cache");
+  EXPECT_EQ(kv["max_size"], "10G");
+  EXPECT_EQ(kv.count("no equals sign here"), 0u);
+  EXPECT_TRUE(ReadConfFile(tmp.File("missing.conf")).empty());
+}
+
+TEST(ConfFileTest, EffectiveConfigTakesTheGivenConfDirThenDir) {
+  testing::TempDir tmp;
+  EXPECT_EQ(FindEnabledConf(tmp.path()), "");
+  auto none = EffectiveConfig(tmp.path(), std::nullopt);
+  if (std::getenv("FERRY_CACHE_DIR") == nullptr) {  // NOLINT: read-only
+    ASSERT_FALSE(none.has_value());
+    EXPECT_NE(none.error().message().find("no cache directory"), std::string::npos);
+  }
+  {
+    std::ofstream out(tmp.File(kConfFileName));
+    out << "dir = /from/conf\nchannels = 3\n";
+  }
+  EXPECT_EQ(FindEnabledConf(tmp.path()), tmp.File(kConfFileName));
+  auto c = EffectiveConfig(tmp.path(), std::nullopt);
+  ASSERT_TRUE(c.has_value()) << c.error().ToString();
+  EXPECT_EQ(c->channels, 3u);
+  auto over = EffectiveConfig(tmp.path(), std::string("/from/flag"));
+  ASSERT_TRUE(over.has_value());
+  EXPECT_EQ(over->dir, "/from/flag");
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <ctime>
 #include <random>
 
+#include "base/log.h"
 #include "cache/access_trace.h"
 #include "cache/page_crc.h"
 #include "cache/replica_view.h"
@@ -27,11 +28,6 @@ uint64_t RandomEpoch() {
   v ^= static_cast<uint64_t>(NowNs()) * uint64_t{0x9E3779B97F4A7C15}
        ^ static_cast<uint64_t>(::getpid());
   return v == 0 ? 1 : v;
-}
-
-bool DebugEnabled() {
-  static const bool on = std::getenv("FERRY_CACHE_DEBUG") != nullptr;  // NOLINT
-  return on;
 }
 
 }  // namespace
@@ -129,10 +125,9 @@ Entry::~Entry() = default;
 void Entry::Fail(const Error& why) {
   if (!failed_.exchange(true, std::memory_order_acq_rel)) {
     counters_.Add(Counter::kFailopenEvents);
-    if (DebugEnabled()) {
-      std::fprintf(stderr, "ferry-cache: entry %s fails open: %s\n", url_.c_str(),
-                   why.ToString().c_str());
-    }
+    // Info, not warn: the analysis goes on at the origin's bytes, and a warning line on every
+    // process's stderr would be noise; `ferry cache stats` counts the faults for the admin.
+    FERRY_INFO("cache", "entry %s fails open: %s", url_.c_str(), why.ToString().c_str());
   }
 }
 
@@ -752,10 +747,8 @@ std::shared_ptr<const ReplicaView> Entry::CurrentReplica() {
   if (!view) {
     // A replica that cannot be used: the original layout serves, and the next build replaces it.
     counters_.Add(Counter::kReplicaFaults);
-    if (DebugEnabled()) {
-      std::fprintf(stderr, "ferry-cache: replica of %s not used: %s\n", url_.c_str(),
-                   view.error().ToString().c_str());
-    }
+    FERRY_INFO("cache", "replica of %s not used: %s", url_.c_str(),
+               view.error().ToString().c_str());
     return nullptr;
   }
   replica_ = std::move(*view);

@@ -112,7 +112,7 @@ class Entry {
   int64_t mtime() const { return mtime_; }
   uint32_t page_size() const { return page_size_; }
   bool failed() const { return failed_.load(std::memory_order_acquire); }
-  // Marks the entry failed (counted once) and reports why on stderr when FERRY_CACHE_DEBUG.
+  // Marks the entry failed (counted once) and logs why at info level (FERRY_LOG=info).
   void Fail(const Error& why);
 
   // ---- read side ----

@@ -38,8 +38,8 @@ enum class ReplicaState : uint8_t { kNone, kBuilding, kBuilt, kPartial, kUnsuppo
 std::string_view ReplicaStateName(ReplicaState state);
 
 struct ReplicaBuildOptions {
-  std::string codec = "auto";           // Config::replica_codec
-  uint32_t budget_percent = 0;          // Config::replica_budget_percent (0: auto)
+  std::string codec = "auto";          // Config::replica_codec
+  uint32_t budget_percent = 0;         // Config::replica_budget_percent (0: auto)
   uint64_t sample_bytes = 1ull << 20;  // bound on the codec sample (as stored)
 };
 

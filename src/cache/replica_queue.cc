@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/fd.h"
+#include "base/log.h"
 #include "base/self_exe.h"
 #include "cache/lock_file.h"
 
@@ -59,11 +60,6 @@ std::vector<std::string> QueuedKeys(const Config& config) {
   return keys;
 }
 
-bool DebugEnabled() {
-  static const bool on = std::getenv("FERRY_CACHE_DEBUG") != nullptr;  // NOLINT: read-only
-  return on;
-}
-
 }  // namespace
 
 std::string ReplicaBuilderPath(const Config& config) {
@@ -101,9 +97,7 @@ void RequestReplicaBuild(const Config& config, const std::string& key) {
   }
   const std::string builder = ReplicaBuilderPath(config);
   if (builder.empty()) {
-    if (DebugEnabled()) {
-      std::fprintf(stderr, "ferry-cache: no ferry binary to build replicas in the background\n");
-    }
+    FERRY_INFO("cache", "no ferry binary to build replicas in the background");
     return;
   }
   std::vector<std::string> args = {builder, "cache",    "replica",      "build",
@@ -120,7 +114,8 @@ void RequestReplicaBuild(const Config& config, const std::string& key) {
   ::posix_spawn_file_actions_init(&files);
   ::posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
   ::posix_spawn_file_actions_addopen(&files, 1, "/dev/null", O_WRONLY, 0);
-  if (!DebugEnabled()) {
+  // The builder's own lines are kept only when someone asked for debug output.
+  if (!log::Enabled(log::Level::kDebug)) {
     ::posix_spawn_file_actions_addopen(&files, 2, "/dev/null", O_WRONLY, 0);
   }
   pid_t pid = 0;

@@ -22,7 +22,7 @@
 namespace ferry::cache {
 
 // Queues a build of entry `key` and starts a drainer when none runs. Best effort: a failure
-// only means no background build (it is reported once on stderr with FERRY_CACHE_DEBUG).
+// only means no background build (logged at info level).
 void RequestReplicaBuild(const Config& config, const std::string& key);
 
 // Builds every queued entry until the queue stays empty (the `--queue` command). Returns at

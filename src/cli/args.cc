@@ -1,8 +1,78 @@
 #include "cli/args.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 
 namespace ferry::cli {
+namespace {
+
+// Optimal string alignment distance: insertions, deletions, substitutions and transpositions of
+// neighbours, the typos people make on a keyboard.
+size_t EditDistance(std::string_view a, std::string_view b) {
+  const size_t n = a.size();
+  const size_t m = b.size();
+  std::vector<size_t> d((n + 1) * (m + 1));
+  auto at = [&](size_t i, size_t j) -> size_t& {
+    return d[i * (m + 1) + j];
+  };
+  for (size_t i = 0; i <= n; ++i) {
+    at(i, 0) = i;
+  }
+  for (size_t j = 0; j <= m; ++j) {
+    at(0, j) = j;
+  }
+  for (size_t i = 1; i <= n; ++i) {
+    for (size_t j = 1; j <= m; ++j) {
+      const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      at(i, j) = std::min({at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        at(i, j) = std::min(at(i, j), at(i - 2, j - 2) + 1);
+      }
+    }
+  }
+  return at(n, m);
+}
+
+}  // namespace
+
+std::string DidYouMean(std::string_view word, std::span<const std::string_view> candidates) {
+  // Compared without the leading dashes, so "--jsn" and "jsn" find "--json" alike.
+  auto bare = [](std::string_view s) {
+    while (s.starts_with('-')) {
+      s.remove_prefix(1);
+    }
+    return s;
+  };
+  const std::string_view w = bare(word);
+  if (w.empty()) {
+    return "";
+  }
+  const size_t limit = w.size() <= 4 ? 1 : w.size() <= 8 ? 2 : 3;
+  std::string_view best;
+  size_t best_distance = limit + 1;
+  std::string_view prefixed;
+  size_t prefix_count = 0;
+  for (std::string_view c : candidates) {
+    const size_t dist = EditDistance(w, bare(c));
+    if (dist < best_distance) {
+      best = c;
+      best_distance = dist;
+    }
+    if (w.size() >= 2 && bare(c).starts_with(w)) {
+      prefixed = c;
+      ++prefix_count;
+    }
+  }
+  if (best.empty() && prefix_count == 1) {
+    best = prefixed;
+  }
+  return best.empty() ? "" : " (did you mean '" + std::string(best) + "'?)";
+}
+
+std::string DidYouMean(std::string_view word, std::initializer_list<std::string_view> candidates) {
+  return DidYouMean(word, std::span<const std::string_view>(candidates.begin(), candidates.size()));
+}
 
 Result<Args> Args::Parse(std::span<const char* const> args, std::initializer_list<OptSpec> specs) {
   Args out;
@@ -29,8 +99,24 @@ Result<Args> Args::Parse(std::span<const char* const> args, std::initializer_lis
         spec = &s;
       }
     }
+    if (spec == nullptr && name == "--help") {
+      return Error(ErrorCode::kCancelled, std::string(kHelpRequested));
+    }
+    if (spec == nullptr && name == "--list-options") {
+      std::string list(kOptionsListed);
+      for (const OptSpec& s : specs) {
+        list += " " + std::string(s.name);
+      }
+      return Error(ErrorCode::kCancelled, list);
+    }
     if (spec == nullptr) {
-      return InvalidArgumentError("unknown option " + std::string(name));
+      std::vector<std::string_view> names;
+      for (const OptSpec& s : specs) {
+        names.push_back(s.name);
+      }
+      names.push_back("--help");  // every command answers it (see kHelpRequested)
+      return InvalidArgumentError("unknown option " + std::string(name)
+                                  + DidYouMean(name, std::span<const std::string_view>(names)));
     }
     if (spec->takes_value && !value) {
       if (i + 1 >= args.size()) {
@@ -66,6 +152,14 @@ const std::vector<std::string>& Args::All(std::string_view name) const {
 }
 
 int UsageError(std::string_view message, std::string_view usage) {
+  if (message == kHelpRequested) {
+    std::printf("usage: %.*s\n", static_cast<int>(usage.size()), usage.data());
+    return kExitOk;
+  }
+  if (message.starts_with(kOptionsListed)) {
+    std::printf("%.*s\n", static_cast<int>(message.size()), message.data());
+    return kExitOk;
+  }
   std::fprintf(stderr, "ferry: %.*s\n", static_cast<int>(message.size()), message.data());
   if (!usage.empty()) {
     std::fprintf(stderr, "usage: %.*s\n", static_cast<int>(usage.size()), usage.data());

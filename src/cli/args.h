@@ -24,6 +24,15 @@ struct OptSpec {
   bool takes_value = false;
 };
 
+// The message of the error Parse returns for "--help" when `specs` does not list it: UsageError
+// then prints the usage on stdout and returns kExitOk, so every command answers --help without
+// running (`ferry cache clear --help` must not clear the cache).
+inline constexpr std::string_view kHelpRequested = "help requested";
+// The hidden option --list-options makes Parse fail with this prefix and the option names;
+// UsageError prints them on stdout (exit 0). The help test compares them with the usage text,
+// so a usage that forgets an option, or names one the parser does not take, fails a test.
+inline constexpr std::string_view kOptionsListed = "options:";
+
 class Args {
  public:
   // args: the words after the subcommand.
@@ -41,7 +50,14 @@ class Args {
   std::vector<std::string> positional_;
 };
 
-// Prints "ferry: <message>" to stderr and returns kExitUsage.
+// " (did you mean 'x'?)" for the candidate closest to `word` (edit distance with transpositions,
+// at most 1 for words of up to 4 characters, 2 up to 8, 3 beyond; a unique prefix also counts),
+// or "" when none is close. Ties go to the first candidate.
+std::string DidYouMean(std::string_view word, std::span<const std::string_view> candidates);
+std::string DidYouMean(std::string_view word, std::initializer_list<std::string_view> candidates);
+
+// Prints "ferry: <message>" and the usage to stderr and returns kExitUsage; for kHelpRequested,
+// the usage alone to stdout, returning kExitOk.
 int UsageError(std::string_view message, std::string_view usage);
 // Prints the error with its context chain to stderr and returns kExitBadInput.
 int ReportError(const Error& error);

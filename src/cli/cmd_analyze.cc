@@ -170,7 +170,9 @@ int RunAnalyze(std::span<const char* const> argv) {
   if (std::string_view(argv[0]) == "agc") {
     return RunAgc(argv.subspan(1));
   }
-  return UsageError("unknown subcommand 'analyze " + std::string(argv[0]) + "'", kUsage);
+  return UsageError(
+      "unknown subcommand 'analyze " + std::string(argv[0]) + "'" + DidYouMean(argv[0], {"agc"}),
+      kUsage);
 }
 
 }  // namespace ferry::cli

@@ -21,6 +21,7 @@
 #include "base/self_exe.h"
 #include "base/strings.h"
 #include "cache/capacity.h"
+#include "cache/conf_file.h"
 #include "cache/config.h"
 #include "cache/entry_store.h"
 #include "cache/stats.h"
@@ -51,56 +52,14 @@ constexpr std::string_view kUsage =
     "(--conf-dir D, else $XRD_PLUGINCONFDIR, else ~/.xrootd/client.plugins.d, else\n"
     "/etc/xrootd/client.plugins.d).";
 
-constexpr const char* kConfName = "ferry-cache.conf";
-constexpr const char* kSystemConfDir = "/etc/xrootd/client.plugins.d";
-
-// The account's home directory, where XrdCl looks for the user's plug-in configuration.
-std::string AccountHome() {
-  struct passwd pw = {};
-  struct passwd* found = nullptr;
-  char buf[4096];
-  if (::getpwuid_r(::getuid(), &pw, buf, sizeof buf, &found) == 0 && found != nullptr
-      && found->pw_dir != nullptr) {
-    return found->pw_dir;
-  }
-  return "";
-}
-
-// $HOME/.xrootd/client.plugins.d ($HOME, as users and scripts expect; XrdCl itself reads the
-// account's home directory, see the warning in Enable).
-std::string UserConfDir() {
-  const char* home = std::getenv("HOME");  // NOLINT(concurrency-mt-unsafe): read-only
-  std::string dir = home != nullptr && *home != '\0' ? home : AccountHome();
-  return (dir.empty() ? std::string("/root") : dir) + "/.xrootd/client.plugins.d";
-}
+constexpr const char* kConfName = cache::kConfFileName;
 
 // The conf directory a command works on: --conf-dir, --system, or the user's.
 std::string ConfDir(const Args& a) {
   if (auto d = a.Get("--conf-dir")) {
     return *d;
   }
-  return a.Has("--system") ? std::string(kSystemConfDir) : UserConfDir();
-}
-
-// `key = value` lines; '#' starts a comment.
-std::map<std::string, std::string> ReadConf(const std::string& path) {
-  std::map<std::string, std::string> kv;
-  std::ifstream in(path);
-  std::string line;
-  for (int n = 0; n < 10000 && std::getline(in, line); ++n) {
-    line = line.substr(0, line.find('#'));
-    const size_t eq = line.find('=');
-    if (eq == std::string::npos) {
-      continue;
-    }
-    auto trim = [](std::string s) {
-      const size_t a = s.find_first_not_of(" \t\r");
-      const size_t b = s.find_last_not_of(" \t\r");
-      return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
-    };
-    kv[trim(line.substr(0, eq))] = trim(line.substr(eq + 1));
-  }
-  return kv;
+  return a.Has("--system") ? std::string(cache::kSystemConfDir) : cache::UserConfDir();
 }
 
 bool Exists(const std::string& path) {
@@ -108,42 +67,8 @@ bool Exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-// The conf file in effect: --conf-dir, else $XRD_PLUGINCONFDIR, else the user's (XrdCl reads
-// it after the system one, so it wins), else the system's; "" when none exists.
-std::string EnabledConf(const Args& a) {
-  std::vector<std::string> dirs;
-  if (auto d = a.Get("--conf-dir")) {
-    dirs.push_back(*d);
-  } else {
-    if (const char* env = std::getenv("XRD_PLUGINCONFDIR")) {  // NOLINT: read-only
-      dirs.emplace_back(env);
-    }
-    dirs.push_back(UserConfDir());
-    dirs.emplace_back(kSystemConfDir);
-  }
-  for (const std::string& d : dirs) {
-    if (Exists(d + "/" + kConfName)) {
-      return d + "/" + kConfName;
-    }
-  }
-  return "";
-}
-
-// Settings as the plug-in would see them: conf file keys, then FERRY_CACHE_* overrides.
 Result<cache::Config> EffectiveConfig(const Args& args) {
-  const std::string conf = EnabledConf(args);
-  auto config = FERRY_TRY(
-      cache::ConfigFromMap(conf.empty() ? std::map<std::string, std::string>{} : ReadConf(conf),
-                           /*use_env=*/true));
-  if (auto dir = args.Get("--dir")) {
-    config.dir = *dir;
-  }
-  if (config.dir.empty()) {
-    return InvalidArgumentError(
-        "no cache directory: give --dir, set FERRY_CACHE_DIR, or run "
-        "'ferry cache enable --dir DIR'");
-  }
-  return config;
+  return cache::EffectiveConfig(args.Get("--conf-dir"), args.Get("--dir"));
 }
 
 Result<cache::Config> ExistingCache(const Args& args) {
@@ -178,38 +103,6 @@ Status MakeDirs(const std::string& path) {
     }
   }
   return OkStatus();
-}
-
-Result<int64_t> ParseDuration(std::string_view text) {
-  int64_t unit = 1;
-  if (!text.empty()) {
-    switch (text.back()) {
-      case 'd':
-        unit = 86400;
-        break;
-      case 'h':
-        unit = 3600;
-        break;
-      case 'm':
-        unit = 60;
-        break;
-      case 's':
-        unit = 1;
-        break;
-      default:
-        unit = 0;
-    }
-    if (unit != 0) {
-      text.remove_suffix(1);
-    } else {
-      unit = 1;
-    }
-  }
-  auto v = ParseInt(text);
-  if (!v || *v <= 0) {
-    return InvalidArgumentError("bad duration (use 30d, 12h, 15m or 60s)");
-  }
-  return *v * unit;
 }
 
 std::string Ago(int64_t ns) {
@@ -308,7 +201,7 @@ int Enable(std::span<const char* const> argv) {
     return ReportError(IoError("cannot write " + path, errno));
   }
   const char* confdir_env = std::getenv("XRD_PLUGINCONFDIR");  // NOLINT: read-only
-  const std::string account_dir = AccountHome() + "/.xrootd/client.plugins.d";
+  const std::string account_dir = cache::AccountHome() + "/.xrootd/client.plugins.d";
   if (!system && !a.Get("--conf-dir") && conf_dir != account_dir
       && (confdir_env == nullptr || conf_dir != confdir_env)) {
     std::fprintf(stderr,
@@ -361,9 +254,9 @@ int Status_(std::span<const char* const> argv) {
   if (!parsed) {
     return UsageError(parsed.error().message(), kUsage);
   }
-  const std::string conf = EnabledConf(*parsed);
+  const std::string conf = cache::FindEnabledConf(parsed->Get("--conf-dir"));
   std::map<std::string, std::string> kv =
-      conf.empty() ? std::map<std::string, std::string>{} : ReadConf(conf);
+      conf.empty() ? std::map<std::string, std::string>{} : cache::ReadConfFile(conf);
   auto config = EffectiveConfig(*parsed);
   const bool have_dir = config && cache::IsCacheDir(config->dir);
   cache::Usage usage;
@@ -634,7 +527,7 @@ int Evict(std::span<const char* const> argv) {
   cache::EvictOptions o;
   o.lock_wait_ms = 10000;
   if (auto d = parsed->Get("--older-than")) {
-    auto s = ParseDuration(*d);
+    auto s = ParseDurationSeconds(*d);
     if (!s) {
       return UsageError(s.error().message(), kUsage);
     }
@@ -766,7 +659,10 @@ int RunCache(std::span<const char* const> args) {
   if (sub == "replica") {
     return RunCacheReplica(rest);
   }
-  return UsageError("unknown cache command '" + std::string(sub) + "'", kUsage);
+  return UsageError("unknown cache command '" + std::string(sub) + "'"
+                        + DidYouMean(sub, {"enable", "disable", "status", "ls", "stats", "verify",
+                                           "evict", "clear", "pin", "replica"}),
+                    kUsage);
 }
 
 }  // namespace ferry::cli

@@ -27,10 +27,13 @@ namespace {
 
 constexpr std::string_view kUsage =
     "ferry cache replica build [URL...] [--dir DIR] [--codec auto|zstd:N|lz4|none] [--json]\n"
+    "                          [--conf-dir D] (the cache of the conf file in D, as for status)\n"
     "       ferry cache replica status [URL...] [--dir DIR] [--json]\n"
     "       ferry cache replica drop [URL...] [--dir DIR]\n"
     "Without URLs: every cached file. `build` returns when the replicas are built; files that\n"
-    "are not ROOT files, or whose baskets are not cached, are reported and left as they are.";
+    "are not ROOT files, or whose baskets are not cached, are reported and left as they are.\n"
+    "  --background  idle CPU and I/O priority; --queue  build what the plug-in asked for in the\n"
+    "                background (replica = auto): both are how the plug-in runs the builder";
 
 // The CPU and I/O scheduling classes that only use what nothing else wants: a background build
 // must never slow an analysis down.
@@ -280,7 +283,9 @@ int RunCacheReplica(std::span<const char* const> args) {
   if (sub == "drop") {
     return Drop(args.subspan(1));
   }
-  return UsageError("unknown replica command '" + std::string(sub) + "'", kUsage);
+  return UsageError("unknown replica command '" + std::string(sub) + "'"
+                        + DidYouMean(sub, {"build", "status", "drop"}),
+                    kUsage);
 }
 
 }  // namespace ferry::cli

@@ -292,7 +292,9 @@ int RunProxy(std::span<const char* const> args) {
   }
   const std::string_view sub = args[0];
   if (sub != "config" && sub != "run") {
-    return UsageError("unknown proxy command '" + std::string(sub) + "'", kUsage);
+    return UsageError(
+        "unknown proxy command '" + std::string(sub) + "'" + DidYouMean(sub, {"config", "run"}),
+        kUsage);
   }
   auto parsed = Args::Parse(args.subspan(1), kOptions);
   if (!parsed) {

@@ -24,7 +24,11 @@ constexpr std::string_view kUsage =
     "  and is renamed into place only when complete and verified. Port 0 picks a free port.\n"
     "  --discard  verify and acknowledge every block, write nothing: measures the network\n"
     "             and ferry's streams without the destination disk (the sender is told)\n"
-    "  --json  one JSON object per line on stdout: the listening address, then each session";
+    "  --json  one JSON object per line on stdout: the listening address, then each session\n"
+    "  --memory B  block buffers shared by all sessions; --journal-sync-ms N  how often verified\n"
+    "             blocks are made durable and journalled, for a resumed send (default 1000)\n"
+    "  --no-direct, --no-uring, --no-preallocate: page-cache writes, pwrite(2) instead of\n"
+    "             io_uring, no fallocate of the whole file up front";
 
 std::string Stamp() {
   char buf[32];

@@ -1,4 +1,4 @@
-// ferry root ls|dump: inspect ROOT files without ROOT.
+// ferry root ls|dump|baskets: inspect ROOT files without ROOT.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -397,7 +397,9 @@ int RunRoot(std::span<const char* const> argv) {
   if (sub == "baskets") {
     return RunBaskets(path, *args);
   }
-  return UsageError("unknown subcommand 'root " + std::string(sub) + "'", kUsage);
+  return UsageError("unknown subcommand 'root " + std::string(sub) + "'"
+                        + DidYouMean(sub, {"ls", "dump", "baskets"}),
+                    kUsage);
 }
 
 }  // namespace ferry::cli

@@ -22,14 +22,20 @@ constexpr std::string_view kUsage =
     "ferry send PATH... HOST:PORT[/DEST] [--streams N] [--block-size 4M] [--token-file F]\n"
     "                  [--resume] [--json] [--rate 10G] [--max-rate R] [--queue-depth 16]\n"
     "                  [--congestion ALGO] [--no-direct] [--timeout SECONDS]\n"
-    "  PATH: files and directories; each arrives as DEST/basename(PATH) under the receiver's root\n"
+    "  PATH: files and directories; each arrives as DEST/basename(PATH) under the receiver's "
+    "root,\n"
+    "        except one FILE sent to HOST:PORT/NAME, which arrives as NAME as with cp (as\n"
+    "        NAME/FILE when NAME ends with '/' or is an existing directory on the receiver)\n"
     "  --streams N     TCP streams (default: from the measured RTT, --rate and kernel limits)\n"
     "  --block-size B  checksum and re-send unit (default 4M; reads are at least 4M)\n"
     "  --rate R        expected bottleneck rate in bit/s (10G, 2G, 500M) for buffer sizing\n"
     "  --max-rate R    pace all streams together to at most R bit/s\n"
     "  --congestion A  TCP congestion control of the streams (cubic, bbr, ...; default: the\n"
     "                  system's net.ipv4.tcp_congestion_control)\n"
-    "  --resume        send only the blocks the receiver does not have yet";
+    "  --resume        send only the blocks the receiver does not have yet\n"
+    "  --queue-depth N reads in flight (default 16); --buffers N block buffers (default: queue\n"
+    "                  depth + 2 x streams); --no-direct, --no-uring: page-cache reads, read(2)\n"
+    "                  instead of io_uring (for filesystems and kernels that refuse them)";
 
 // "10G" / "2.5G" / "500M" / "1000000" -> bits per second.
 Result<uint64_t> ParseRate(std::string_view text) {
@@ -156,6 +162,8 @@ int RunSend(std::span<const char* const> args) {
   o.host = target->host;
   o.port = target->port;
   o.dest = target->rest;
+  // cp's convention: one source and a target without a trailing '/' names the copy.
+  o.dest_is_name = a.positional().size() == 2 && !o.dest.empty() && o.dest.back() != '/';
   while (!o.dest.empty() && o.dest.back() == '/') {
     o.dest.pop_back();
   }

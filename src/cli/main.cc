@@ -3,7 +3,9 @@
 #include <cstring>
 #include <exception>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/version.h"
 #include "cli/args.h"
@@ -18,7 +20,7 @@ struct Command {
 };
 
 constexpr Command kCommands[] = {
-    {"root", ferry::cli::RunRoot, "inspect ROOT files: ls, dump"},
+    {"root", ferry::cli::RunRoot, "inspect ROOT files: ls, dump, baskets"},
     {"gen", ferry::cli::RunGen, "generate NanoAOD-like datasets: gen nanoaod"},
     {"analyze", ferry::cli::RunAnalyze,
      "run an analysis (agc: the AGC ttbar analysis) over files or root:// URLs"},
@@ -67,6 +69,12 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::fprintf(stderr, "ferry: unknown command '%s' (try 'ferry --help')\n", argv[1]);
+  std::vector<std::string_view> names;
+  for (const Command& c : kCommands) {
+    names.push_back(c.name);
+  }
+  const std::string hint = ferry::cli::DidYouMean(name, std::span<const std::string_view>(names));
+  std::fprintf(stderr, "ferry: unknown command '%s'%s (try 'ferry --help')\n", argv[1],
+               hint.c_str());
   return ferry::cli::kExitUsage;
 }

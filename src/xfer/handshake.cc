@@ -49,7 +49,7 @@ Result<PendingHandshake> BeginClientHandshake(Conn& conn,
   if ((ch.server_flags & 1) != 0 && key.empty()) {
     return Error(ErrorCode::kPermission, "the receiver requires a token (--token-file)");
   }
-  Digest256 proof = ClientProof(key, hello, ch.server_nonce);
+  Digest256 proof = FERRY_TRY(ClientProof(key, hello, ch.server_nonce));
   FERRY_TRY(conn.SendFrame({.type = FrameType::kAuth}, proof));
   return PendingHandshake{hello, ch.server_nonce, static_cast<uint32_t>(rtt.count())};
 }
@@ -70,14 +70,20 @@ Status FinishClientHandshake(Conn& conn,
   }
   Digest256 server_proof;
   std::copy(ok->begin(), ok->end(), server_proof.begin());
-  if (!MacEqual(server_proof, ServerProof(key, pending.hello, pending.server_nonce))) {
+  Digest256 expected = FERRY_TRY(ServerProof(key, pending.hello, pending.server_nonce));
+  if (!MacEqual(server_proof, expected)) {
     return Error(ErrorCode::kPermission, "the receiver could not prove it holds the same token");
   }
   return OkStatus();
 }
 
 Result<Hello> ServerHandshake(Conn& conn, std::span<const uint8_t> key) {
-  auto payload = FERRY_TRY(conn.Expect(FrameType::kHello));
+  auto first = conn.Expect(FrameType::kHello);
+  if (!first && first.error().code() == ErrorCode::kShortRead
+      && first.error().message() == kConnectionClosed) {
+    return Error(ErrorCode::kShortRead, std::string(kClosedBeforeHello));
+  }
+  auto payload = FERRY_TRY(std::move(first));
   Hello hello = FERRY_TRY(DecodeHello(payload));
   Challenge ch;
   FERRY_TRY(RandomBytes(ch.server_nonce));
@@ -88,7 +94,8 @@ Result<Hello> ServerHandshake(Conn& conn, std::span<const uint8_t> key) {
   if (auth.size() == got.size()) {
     std::copy(auth.begin(), auth.end(), got.begin());
   }
-  if (auth.size() != got.size() || !MacEqual(got, ClientProof(key, hello, ch.server_nonce))) {
+  Digest256 expected = FERRY_TRY(ClientProof(key, hello, ch.server_nonce));
+  if (auth.size() != got.size() || !MacEqual(got, expected)) {
     // A short pause makes guessing expensive without holding resources for long.
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     (void)conn.SendFrame({.type = FrameType::kError},
@@ -96,7 +103,7 @@ Result<Hello> ServerHandshake(Conn& conn, std::span<const uint8_t> key) {
                                             "authentication failed (wrong or missing token)"));
     return Error(ErrorCode::kPermission, "client failed authentication");
   }
-  Digest256 proof = ServerProof(key, hello, ch.server_nonce);
+  Digest256 proof = FERRY_TRY(ServerProof(key, hello, ch.server_nonce));
   FERRY_TRY(conn.SendFrame({.type = FrameType::kAuthOk}, proof));
   return hello;
 }

@@ -44,7 +44,10 @@ Status FinishClientHandshake(Conn& conn,
                              const PendingHandshake& pending,
                              std::span<const uint8_t> key);
 
-// Server side: the authenticated HELLO, or kPermission after an ERROR was sent.
+// Server side: the authenticated HELLO, or kPermission after an ERROR was sent. A connection
+// closed before sending one byte fails with kShortRead and the message kClosedBeforeHello (the
+// sender's unused early connections do this; they are not worth a log line, anything else is).
+inline constexpr std::string_view kClosedBeforeHello = "closed before HELLO";
 Result<Hello> ServerHandshake(Conn& conn, std::span<const uint8_t> key);
 
 inline std::span<const uint8_t> KeyBytes(const std::string& token) {

@@ -141,7 +141,7 @@ TEST_F(XferHandMade, DataFollowsAuthAtOnceAndAForgedServerProofLosesTheStream) {
     nonce.fill(3);
     if (!FakeReceiver::ChallengeAndReadAuth(control, nonce)
         || !control.SendFrame({.type = FrameType::kAuthOk},
-                              ServerProof({}, fake.control_hello(), nonce))) {
+                              *ServerProof({}, fake.control_hello(), nonce))) {
       return;
     }
     // Bounded: at most 16 manifest chunks.

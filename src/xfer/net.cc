@@ -289,7 +289,11 @@ Status Conn::RecvExact(std::span<uint8_t> dest) {
       return SocketError("receive", errno);
     }
     if (n == 0) {
-      return Error(ErrorCode::kShortRead, "connection closed by peer");
+      // Closed between frames is a clean end; closed inside one is a truncated frame.
+      return done == 0 ? Error(ErrorCode::kShortRead, std::string(kConnectionClosed))
+                       : Error(ErrorCode::kShortRead,
+                               "connection closed by peer after " + std::to_string(done) + " of "
+                                   + std::to_string(dest.size()) + " bytes of a frame part");
     }
     done += static_cast<size_t>(n);
   }

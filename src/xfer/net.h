@@ -14,6 +14,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/fd.h"
@@ -62,6 +63,10 @@ class PendingConnect {
   Fd fd_;
   std::string where_;
 };
+
+// The message of the kShortRead error a receive returns when the peer closed the connection
+// between frames (closed inside a frame part, the message says how many bytes came).
+inline constexpr std::string_view kConnectionClosed = "connection closed by peer";
 
 class Conn {
  public:

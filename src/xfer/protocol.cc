@@ -36,7 +36,7 @@ bool KnownType(uint8_t t) {
 bool FlagsValid(FrameType type, uint16_t flags) {
   switch (type) {
     case FrameType::kManifest:
-      return (flags & ~(kManifestLast | kManifestResume)) == 0;
+      return (flags & ~(kManifestLast | kManifestResume | kManifestNamed)) == 0;
     case FrameType::kAck:
       return flags <= static_cast<uint16_t>(AckStatus::kFileFailed);
     case FrameType::kFileState:
@@ -51,10 +51,10 @@ std::span<const uint8_t> AsBytes(std::string_view s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
 
-Digest256 Proof(std::string_view label,
-                std::span<const uint8_t> key,
-                const Hello& hello,
-                const Nonce& server_nonce) {
+Result<Digest256> Proof(std::string_view label,
+                        std::span<const uint8_t> key,
+                        const Hello& hello,
+                        const Nonce& server_nonce) {
   uint8_t fixed[4];
   fixed[0] = static_cast<uint8_t>(hello.role);
   fixed[1] = 0;
@@ -244,11 +244,15 @@ Result<Challenge> DecodeChallenge(std::span<const uint8_t> p) {
   return m;
 }
 
-Digest256 ClientProof(std::span<const uint8_t> key, const Hello& hello, const Nonce& server_nonce) {
+Result<Digest256> ClientProof(std::span<const uint8_t> key,
+                              const Hello& hello,
+                              const Nonce& server_nonce) {
   return Proof("ferry-xfer-v1 client proof", key, hello, server_nonce);
 }
 
-Digest256 ServerProof(std::span<const uint8_t> key, const Hello& hello, const Nonce& server_nonce) {
+Result<Digest256> ServerProof(std::span<const uint8_t> key,
+                              const Hello& hello,
+                              const Nonce& server_nonce) {
   return Proof("ferry-xfer-v1 server proof", key, hello, server_nonce);
 }
 
@@ -322,6 +326,9 @@ std::vector<uint8_t> EncodeManifest(const ManifestChunk& m) {
     w.Put<uint32_t>(e.mode);
     w.String16(e.path);
   }
+  if (!m.source_name.empty()) {
+    w.String16(m.source_name);
+  }
   return out;
 }
 
@@ -366,6 +373,12 @@ Result<ManifestChunk> DecodeManifest(std::span<const uint8_t> p) {
       return CorruptionError("MANIFEST path longer than 4096 bytes");
     }
     m.entries.push_back(std::move(e));
+  }
+  if (!r.done()) {
+    m.source_name = r.String16();
+    if (!r.ok() || m.source_name.size() > kMaxPathBytes) {
+      return CorruptionError("MANIFEST source name truncated or too long");
+    }
   }
   if (!r.done()) {
     return CorruptionError("MANIFEST has trailing bytes");

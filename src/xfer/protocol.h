@@ -64,6 +64,9 @@ std::string_view FrameTypeName(FrameType type);
 // Flags of a MANIFEST frame.
 inline constexpr uint16_t kManifestLast = 1;
 inline constexpr uint16_t kManifestResume = 2;
+// The one file of the transfer was given a new name, its path, as cp names its target: if that
+// path is an existing directory on the receiver, the file goes inside it as source_name.
+inline constexpr uint16_t kManifestNamed = 4;
 // Flags of an ACK frame (a status, not a bit set).
 enum class AckStatus : uint16_t { kOk = 0, kBadChecksum = 1, kFileFailed = 2 };
 // Flags of a FILE_STATE frame (a state, not a bit set).
@@ -115,8 +118,12 @@ Result<Challenge> DecodeChallenge(std::span<const uint8_t> p);
 
 // The MACs of the handshake. Both bind the role, session and stream, so a proof cannot be
 // replayed on another connection (the nonces are fresh per connection).
-Digest256 ClientProof(std::span<const uint8_t> key, const Hello& hello, const Nonce& server_nonce);
-Digest256 ServerProof(std::span<const uint8_t> key, const Hello& hello, const Nonce& server_nonce);
+Result<Digest256> ClientProof(std::span<const uint8_t> key,
+                              const Hello& hello,
+                              const Nonce& server_nonce);
+Result<Digest256> ServerProof(std::span<const uint8_t> key,
+                              const Hello& hello,
+                              const Nonce& server_nonce);
 
 // Wire error codes (ERROR, FILE_ERROR); translated explicitly so ErrorCode can change freely.
 uint16_t WireErrorCode(ErrorCode code);
@@ -140,6 +147,7 @@ struct ManifestChunk {
   uint32_t total_files = 0;
   uint32_t first_file_id = 0;
   std::vector<ManifestEntry> entries;
+  std::string source_name;  // with kManifestNamed: the source's base name (trailing, optional)
 };
 std::vector<uint8_t> EncodeManifest(const ManifestChunk& m);
 Result<ManifestChunk> DecodeManifest(std::span<const uint8_t> p);

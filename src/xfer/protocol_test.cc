@@ -116,14 +116,14 @@ TEST(XferMessages, ProofsBindTheConnection) {
   Nonce server{};
   std::string key = "secret";
   std::span<const uint8_t> k(reinterpret_cast<const uint8_t*>(key.data()), key.size());
-  Digest256 a = ClientProof(k, h, server);
-  EXPECT_NE(a, ServerProof(k, h, server));
+  Digest256 a = *ClientProof(k, h, server);
+  EXPECT_NE(a, *ServerProof(k, h, server));
   Hello other = h;
   other.stream_index = 1;
-  EXPECT_NE(a, ClientProof(k, other, server));
+  EXPECT_NE(a, *ClientProof(k, other, server));
   server[0] = 1;
-  EXPECT_NE(a, ClientProof(k, h, server));
-  EXPECT_NE(a, ClientProof({}, h, Nonce{}));
+  EXPECT_NE(a, *ClientProof(k, h, server));
+  EXPECT_NE(a, *ClientProof({}, h, Nonce{}));
 }
 
 TEST(XferMessages, ManifestRoundTripAndLimits) {
@@ -153,6 +153,26 @@ TEST(XferMessages, ManifestRoundTripAndLimits) {
   m.total_files = 3;
   m.block_size = 5000;
   EXPECT_FALSE(DecodeManifest(EncodeManifest(m)).has_value());
+}
+
+// A named transfer (`ferry send FILE HOST:PORT/NAME`) carries the source's base name after the
+// entries; a cut inside it fails, and without it the chunk decodes as before.
+TEST(XferMessages, ManifestSourceNameRoundTrip) {
+  ManifestChunk m;
+  m.block_size = 1u << 20;
+  m.total_files = 1;
+  m.entries.push_back({10, 0, 0644, "renamed.bin"});
+  m.source_name = "f.bin";
+  auto enc = EncodeManifest(m);
+  auto d = DecodeManifest(enc);
+  ASSERT_TRUE(d.has_value()) << d.error().ToString();
+  EXPECT_EQ(d->source_name, "f.bin");
+  EXPECT_EQ(d->entries.at(0).path, "renamed.bin");
+  EXPECT_FALSE(DecodeManifest(std::span<const uint8_t>(enc).first(enc.size() - 1)).has_value());
+  m.source_name.clear();
+  auto plain = DecodeManifest(EncodeManifest(m));
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_TRUE(plain->source_name.empty());
 }
 
 TEST(XferMessages, ErrorCodesSurviveTheWire) {

@@ -140,6 +140,10 @@ void Receiver::Impl::Serve(std::shared_ptr<Conn> conn) {
     if (hello.error().code() == ErrorCode::kPermission) {
       Log("refused " + peer + ": authentication failed");
       conn->FinishAndDrain(500);
+    } else if (hello.error().message() != kClosedBeforeHello) {
+      // Probes and foreign protocols (bad magic, truncated or garbled frames, timeouts) get one
+      // line each: an admin watching the port must see them.
+      Log("refused " + peer + ": " + hello.error().message());
     }
     return;
   }
@@ -235,6 +239,22 @@ void RecvSession::SendNotice(std::string_view text) {
               std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
+// cp's rule for `ferry send FILE HOST:PORT/NAME`: the file becomes NAME, or NAME/FILE when NAME
+// is a directory here. Decided by the receiver, the only side that can look.
+Status RecvSession::PlaceNamedFile(ManifestChunk& m) {
+  if (m.total_files != 1 || m.entries.size() != 1 || m.source_name.empty()
+      || m.source_name.find('/') != std::string::npos) {
+    return CorruptionError("manifest: a named transfer must carry one file and its source name");
+  }
+  FERRY_TRY_CTX(ValidateRelativePath(m.source_name), "manifest source name");
+  ManifestEntry& e = m.entries.front();
+  FERRY_TRY_CTX(ValidateRelativePath(e.path), "manifest");
+  if (OpenDirBeneath(owner_.root.get(), e.path, /*create=*/false)) {
+    e.path += "/" + m.source_name;
+  }
+  return OkStatus();
+}
+
 Status RecvSession::ReadManifest() {
   uint32_t total = 0;
   bool have_first = false;
@@ -260,6 +280,9 @@ Status RecvSession::ReadManifest() {
     }
     if (m.first_file_id != files_.size()) {
       return CorruptionError("manifest chunk out of order");
+    }
+    if ((h.flags & kManifestNamed) != 0) {
+      FERRY_TRY(PlaceNamedFile(m));
     }
     for (ManifestEntry& e : m.entries) {
       FERRY_TRY_CTX(ValidateRelativePath(e.path), "manifest");

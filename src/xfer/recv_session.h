@@ -125,6 +125,7 @@ class RecvSession : public std::enable_shared_from_this<RecvSession> {
   void Unregister();
   void SetReady(bool ready);
   Status ReadManifest();
+  Status PlaceNamedFile(ManifestChunk& m);
   Status SendResumeState();
   void LoadResume(RecvFile& f);
   void Teardown(const std::string& error);

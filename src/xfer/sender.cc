@@ -39,7 +39,7 @@ Result<SendReport> Send(const SendOptions& options) {
   if (options.paths.empty()) {
     return InvalidArgumentError("nothing to send");
   }
-  SourceList sources = FERRY_TRY(CollectSources(options.paths, options.dest));
+  SourceList sources = FERRY_TRY(CollectSources(options.paths, options.dest, options.dest_is_name));
   SendSession session(options, std::move(sources));
   return session.Run();
 }
@@ -216,7 +216,9 @@ Status SendSession::ExchangeManifest() {
       chunk.entries.push_back({f.size, f.mtime_ns, f.mode, f.rel_path});
       bytes += 22 + f.rel_path.size();
     }
-    uint16_t flags = (i == total ? kManifestLast : 0) | (opt_.resume ? kManifestResume : 0);
+    chunk.source_name = sources_.source_name;
+    uint16_t flags = (i == total ? kManifestLast : 0) | (opt_.resume ? kManifestResume : 0)
+                     | (sources_.source_name.empty() ? 0 : kManifestNamed);
     FERRY_TRY(
         control_->SendFrame({.type = FrameType::kManifest, .flags = flags}, EncodeManifest(chunk)));
     first = i;

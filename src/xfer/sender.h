@@ -36,7 +36,10 @@ struct SendOptions {
   std::vector<std::string> paths;
   std::string host;
   uint16_t port = 0;
-  std::string dest;                // directory under the receiver's root ("" = the root)
+  std::string dest;  // directory under the receiver's root ("" = the root)
+  // cp's naming: one regular file arrives as `dest` itself, unless `dest` is an existing
+  // directory on the receiver (then as dest/basename). Directories always arrive inside dest.
+  bool dest_is_name = false;
   int streams = 0;                 // 0: chosen from RTT, rate and kernel buffer limits
   uint32_t block_size = 4u << 20;  // checksum / re-send unit (reads are 4 MiB or more)
   std::string token;               // shared secret ("" = none)

@@ -100,7 +100,9 @@ Status Walk(SourceList& out, const std::string& local, const std::string& rel, i
 
 }  // namespace
 
-Result<SourceList> CollectSources(std::span<const std::string> paths, std::string_view dest) {
+Result<SourceList> CollectSources(std::span<const std::string> paths,
+                                  std::string_view dest,
+                                  bool dest_is_name) {
   if (!dest.empty()) {
     FERRY_TRY_CTX(ValidateRelativePath(dest), "destination");
   }
@@ -114,6 +116,10 @@ Result<SourceList> CollectSources(std::span<const std::string> paths, std::strin
     std::string base = BaseName(p);
     FERRY_TRY_CTX(ValidateRelativePath(base), "source " + p);
     std::string rel = JoinRelative(dest, base);
+    if (S_ISREG(st.st_mode) && dest_is_name && paths.size() == 1 && !dest.empty()) {
+      rel = std::string(dest);
+      out.source_name = base;
+    }
     if (S_ISREG(st.st_mode)) {
       FERRY_TRY(AddFile(out, p, rel, st));
     } else if (S_ISDIR(st.st_mode)) {

@@ -28,10 +28,15 @@ struct SourceList {
   std::vector<SourceFile> files;
   std::vector<std::string> skipped;  // "path: reason"
   uint64_t total_bytes = 0;
+  std::string source_name;  // set when the one file was renamed to `dest` (dest_is_name)
 };
 
 inline constexpr size_t kMaxSourceFiles = 10'000'000;
 
-Result<SourceList> CollectSources(std::span<const std::string> paths, std::string_view dest);
+// With dest_is_name and one regular file among `paths`, that file's relative path is `dest` and
+// source_name its base name; otherwise every source arrives as dest/basename.
+Result<SourceList> CollectSources(std::span<const std::string> paths,
+                                  std::string_view dest,
+                                  bool dest_is_name = false);
 
 }  // namespace ferry::xfer

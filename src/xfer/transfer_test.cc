@@ -86,6 +86,7 @@ class XferLoopback : public ::testing::Test {
     o.on_log = [this](std::string_view line) {
       std::lock_guard lock(mu_);
       logs_.emplace_back(line);
+      cv_.notify_all();
     };
     if (tweak) {
       tweak(o);
@@ -311,6 +312,45 @@ TEST_F(XferLoopback, CongestionControlIsChosenAndReported) {
             std::string::npos)
       << r.error().ToString();
   EXPECT_TRUE(fs::is_empty(root_));
+}
+
+// Probes leave a trace: every connection that sends bytes that are not a ferry handshake (another
+// protocol, garbage, a frame cut short) is refused with one log line naming the peer and why.
+TEST_F(XferLoopback, EveryProbeIsLoggedWithPeerAndReason) {
+  StartReceiver("secret");
+  const std::vector<std::string> probes = {
+      "GET / HTTP/1.1\r\nHost: x\r\n\r\n" + std::string(40, ' '),  // another protocol
+      std::string(200, '\0'),                                      // zero bytes
+      "\x46\x45",                                                  // cut inside a header
+  };
+  const size_t rounds = 10;
+  for (size_t i = 0; i < rounds; ++i) {
+    for (const std::string& probe : probes) {
+      auto conn = Conn::Connect("127.0.0.1", rx_->port(), 5000);
+      ASSERT_TRUE(conn.has_value());
+      ASSERT_EQ(::send((*conn)->fd(), probe.data(), probe.size(), MSG_NOSIGNAL),
+                static_cast<ssize_t>(probe.size()));
+      ::shutdown((*conn)->fd(), SHUT_WR);  // the truncated probe then reads as a close
+    }
+  }
+  const size_t want = rounds * probes.size();
+  std::unique_lock lock(mu_);
+  auto refused = [&] {
+    return static_cast<size_t>(std::count_if(logs_.begin(), logs_.end(), [](const std::string& l) {
+      return l.rfind("refused 127.0.0.1", 0) == 0;
+    }));
+  };
+  ASSERT_TRUE(cv_.wait_for(lock, std::chrono::seconds(20), [&] { return refused() >= want; }))
+      << refused() << " of " << want << " probes logged";
+  EXPECT_EQ(refused(), want);
+  size_t magic = 0;
+  size_t cut = 0;
+  for (const std::string& l : logs_) {
+    magic += l.find("bad frame magic") != std::string::npos ? 1u : 0u;
+    cut += l.find("closed by peer after 2 of") != std::string::npos ? 1u : 0u;
+  }
+  EXPECT_EQ(magic, 2u * rounds);
+  EXPECT_EQ(cut, rounds);
 }
 
 // A hand-made client (the real sender never produces such paths) offers hostile names.

@@ -177,6 +177,40 @@ class XferCli : public ::testing::Test {
   int procs_ = 0;
 };
 
+// cp's naming: one FILE sent to HOST:PORT/NAME arrives as NAME; NAME/ and an existing directory
+// NAME receive NAME/FILE.
+TEST_F(XferCli, OneFileIsNamedLikeCp) {
+  auto data = testing::RandomBytes(100000, 21);
+  testing::WriteFile(src_ + "/f.bin", data);
+  fs::create_directories(root_ + "/existing");
+  int port = 0;
+  auto rx = StartRecv("127.0.0.1", root_, &port);
+  ASSERT_GT(port, 0) << rx->err();
+  const std::string to = "127.0.0.1:" + std::to_string(port);
+  struct Case {
+    std::string target;
+    std::string arrives;
+  };
+  const std::vector<Case> cases = {{"/renamed.bin", "/renamed.bin"},
+                                   {"/sub/renamed.bin", "/sub/renamed.bin"},
+                                   {"/newdir/", "/newdir/f.bin"},
+                                   {"/existing", "/existing/f.bin"}};
+  for (const Case& c : cases) {
+    auto tx = StartSend({src_ + "/f.bin", to + c.target, "--token-file", token_});
+    ASSERT_EQ(tx->Wait(20000), 0) << c.target << ": " << tx->err();
+    EXPECT_EQ(testing::ReadFile(root_ + c.arrives), data) << c.target;
+  }
+  EXPECT_FALSE(fs::exists(root_ + "/renamed.bin/f.bin"));
+  EXPECT_TRUE(fs::is_regular_file(root_ + "/renamed.bin"));
+  // Two sources: NAME is always the directory they arrive in.
+  testing::WriteFile(src_ + "/g.bin", data);
+  auto tx = StartSend({src_ + "/f.bin", src_ + "/g.bin", to + "/pair", "--token-file", token_});
+  ASSERT_EQ(tx->Wait(20000), 0) << tx->err();
+  EXPECT_EQ(testing::ReadFile(root_ + "/pair/g.bin"), data);
+  rx->Kill(SIGTERM);
+  EXPECT_EQ(rx->Wait(5000), 0);
+}
+
 TEST_F(XferCli, ReceiverKilledMidTransferThenResumeSendsOnlyMissingBlocks) {
   const uint32_t block = 1u << 20;
   auto data = testing::RandomBytes(40u << 20, 11);
@@ -185,7 +219,7 @@ TEST_F(XferCli, ReceiverKilledMidTransferThenResumeSendsOnlyMissingBlocks) {
   auto rx = StartRecv("127.0.0.1", root_, &port, {"--journal-sync-ms", "50"});
   ASSERT_GT(port, 0) << rx->err();
   // Paced to 20 MB/s so the receiver dies in the middle.
-  auto tx = StartSend({src_ + "/big.bin", "127.0.0.1:" + std::to_string(port) + "/d",
+  auto tx = StartSend({src_ + "/big.bin", "127.0.0.1:" + std::to_string(port) + "/d/",
                        "--token-file", token_, "--block-size", "1M", "--streams", "4", "--max-rate",
                        "160M", "--timeout", "5", "--json"});
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
@@ -199,7 +233,7 @@ TEST_F(XferCli, ReceiverKilledMidTransferThenResumeSendsOnlyMissingBlocks) {
   auto rx2 = StartRecv("127.0.0.1", root_, &port);
   ASSERT_GT(port, 0);
   auto tx2 =
-      StartSend({src_ + "/big.bin", "127.0.0.1:" + std::to_string(port) + "/d", "--token-file",
+      StartSend({src_ + "/big.bin", "127.0.0.1:" + std::to_string(port) + "/d/", "--token-file",
                  token_, "--block-size", "1M", "--streams", "4", "--resume", "--json"});
   ASSERT_EQ(tx2->Wait(30000), 0) << tx2->err();
   json r = json::parse(tx2->out());

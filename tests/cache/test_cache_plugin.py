@@ -81,6 +81,11 @@ class Setup:
         p = self.ferry("cache", "verify", "--dir", self.cache, "--json")
         return p.returncode, (json.loads(p.stdout) if p.stdout.strip() else {})
 
+    def clear_cache(self):
+        p = self.ferry("cache", "clear", "--dir", self.cache)
+        if p.returncode != 0:
+            raise RuntimeError("ferry cache clear: %s" % p.stderr.strip())
+
     def remove(self):
         shutil.rmtree(self.root, ignore_errors=True)
 
@@ -405,7 +410,41 @@ def test_disk():
         s.remove()
 
 
-TESTS = {"cli": test_cli, "python": test_python, "rootio": test_rootio, "crash": test_crash,
+def test_log():
+    """ferry's lines reach XRootD's log at XRD_LOGLEVEL=Debug, stderr with FERRY_LOG, else nothing."""
+    s = Setup()
+    try:
+        local = s.file("l.bin", 1024 * 1024, 5)
+        with Origin(s.data) as o:
+            url = o.url_for("l.bin")
+            base_env = s.env
+            s.env = dict(base_env, XRD_LOGLEVEL="Debug")
+            s.env.pop("FERRY_LOG", None)
+            p = s.reader("pass", url, local, "3")
+            ok(p, "pass at XRD_LOGLEVEL=Debug")
+            lines = [l for l in p.stderr.splitlines() if "cache: miss root://" in l]
+            check(lines and all("Ferry" in l for l in lines),
+                  "misses in XrdCl's log under the Ferry topic: %s" % p.stderr[-600:])
+            s.clear_cache()
+            s.env = dict(base_env, FERRY_LOG="debug")
+            s.env.pop("XRD_LOGLEVEL", None)
+            p = s.reader("pass", url, local, "3")
+            ok(p, "pass with FERRY_LOG=debug")
+            check(any(l.startswith("ferry debug cache: miss root://")
+                      for l in p.stderr.splitlines()),
+                  "FERRY_LOG=debug keeps ferry's own stderr lines: %s" % p.stderr[-600:])
+            s.clear_cache()
+            s.env = dict(base_env)
+            s.env.pop("XRD_LOGLEVEL", None)
+            s.env.pop("FERRY_LOG", None)
+            p = s.reader("pass", url, local, "3")
+            ok(p, "pass with default logging")
+            check("cache: miss" not in p.stderr, "no debug lines by default: %s" % p.stderr[-600:])
+    finally:
+        s.remove()
+
+
+TESTS = {"cli": test_cli, "log": test_log, "python": test_python, "rootio": test_rootio, "crash": test_crash,
          "faults": test_faults, "fullfs": test_fullfs, "multiproc": test_multiproc,
          "disk": test_disk}
 

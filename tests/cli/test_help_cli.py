@@ -39,6 +39,49 @@ for name, summary in commands.items():
     bad = run(name, "--no-such-option")
     check(bad.returncode == 2, "ferry %s --no-such-option exits 2 (got %d)" % (name, bad.returncode))
 check(run("no-such-command").returncode == 2, "an unknown command exits 2")
+
+# Every (sub)command's parser against its usage text: each option the parser takes is in the
+# usage, each option the usage names is taken by some parser of that command.
+FORMS = {
+    "root": [["ls"], ["dump"], ["baskets"]], "gen": [["nanoaod"]], "analyze": [["agc"]],
+    "store": [["convert"], ["get"], ["scan"], ["info"], ["verify"]], "send": [[]], "recv": [[]],
+    "cache": [[s] for s in ["enable", "disable", "status", "ls", "stats", "verify", "evict",
+                            "clear", "pin"]] + [["replica", s] for s in ["build", "status", "drop"]],
+    "proxy": [["config"], ["run"]],
+}
+groups = {}  # the usage text a form is documented in -> its forms
+for name, forms in FORMS.items():
+    for form in forms:
+        groups.setdefault(tuple([name] + form[:-1]), []).append(form[len(form) - 1:] if form else [])
+for where, forms in groups.items():
+    name = " ".join(where)
+    usage = run(*where, "--help").stdout
+    usage_opts = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", usage)) - {"--help"}
+    taken = set()
+    for form in forms:
+        p = run(*where, *form, "--list-options")
+        ok = p.returncode == 0 and p.stdout.startswith("options:")
+        check(ok, "ferry %s --list-options: exit %d %s%s"
+              % (" ".join([name] + form), p.returncode, p.stdout[:80], p.stderr[:200]))
+        if not ok:
+            continue
+        opts = set(p.stdout.split()[1:]) - {"--help"}
+        taken |= opts
+        check(opts <= usage_opts, "ferry %s takes %s, its usage does not name them"
+              % (" ".join([name] + form), sorted(opts - usage_opts)))
+        h = run(*where, *form, "--help")
+        check(h.returncode == 0 and "usage:" in h.stdout,
+              "ferry %s --help exits 0 with the usage" % " ".join([name] + form))
+    check(usage_opts <= taken, "ferry %s --help names %s, no parser of it takes them"
+          % (name, sorted(usage_opts - taken)))
+typo = run("sned")
+check(typo.returncode == 2 and "did you mean 'send'" in typo.stderr, "ferry sned: %s" % typo.stderr)
+typo = run("cache", "stauts")
+check(typo.returncode == 2 and "did you mean 'status'" in typo.stderr,
+      "ferry cache stauts: %s" % typo.stderr)
+typo = run("send", "--streems", "1", "f", "h:1")
+check(typo.returncode == 2 and "did you mean '--streams'" in typo.stderr,
+      "ferry send --streems: %s" % typo.stderr)
 v = run("--version")
 check(v.returncode == 0 and re.match(r"ferry \d+\.\d+\.\d+", v.stdout), "version: %r" % v.stdout)
 print("%d failure(s)" % len(failures) if failures else "ok")

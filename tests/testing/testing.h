@@ -37,9 +37,9 @@ std::vector<uint8_t> PseudoRandomBytes(size_t n, uint64_t seed);
 
 }  // namespace ferry::testing
 
-#define FERRY_REQUIRE_ROOT_DATA()                        \
-  do {                                                   \
-    if (::ferry::testing::RootDataDir().empty()) {       \
-      GTEST_SKIP() << "data/root not present"; \
-    }                                                    \
+#define FERRY_REQUIRE_ROOT_DATA()                  \
+  do {                                             \
+    if (::ferry::testing::RootDataDir().empty()) { \
+      GTEST_SKIP() << "data/root not present";     \
+    }                                              \
   } while (0)

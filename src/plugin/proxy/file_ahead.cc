@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 
+#include "base/log.h"
 #include "plugin/proxy/ahead_scheduler.h"
 #include "plugin/proxy/file_state.h"
 #include "plugin/proxy/service.h"
@@ -16,8 +17,7 @@
 namespace ferry::proxy {
 
 bool Debug() {
-  static const bool on = std::getenv("FERRY_PROXY_DEBUG") != nullptr;  // NOLINT
-  return on;
+  return log::Enabled(log::Level::kDebug);
 }
 
 __attribute__((format(printf, 1, 2))) void DebugLog(const char* format, ...) {
@@ -26,7 +26,8 @@ __attribute__((format(printf, 1, 2))) void DebugLog(const char* format, ...) {
   va_start(args, format);
   std::vsnprintf(line, sizeof line, format, args);
   va_end(args);
-  std::fprintf(stderr, "ferry proxy: %.3f %s\n", UnixNow(), line);
+  // The wall-clock time lets a read-ahead decision be matched with the origin's log.
+  log::Printf(log::Level::kDebug, "proxy", "%.3f %s", UnixNow(), line);
 }
 
 namespace {

@@ -90,8 +90,8 @@ void SequentialAhead(const std::shared_ptr<FileState>& s, std::span<const io::Re
 // closed and its origin traffic counted (bytes_prefetched, prefetch_requests).
 void StopAhead(FileState& s);
 
-// FERRY_PROXY_DEBUG set in xrootd's environment: read-ahead decisions and vector-read service
-// times on stderr (xrootd's log), with the wall-clock time.
+// FERRY_LOG=debug in xrootd's environment: read-ahead decisions and vector-read service times
+// in xrootd's log (its stderr), with the wall-clock time.
 bool Debug();
 __attribute__((format(printf, 1, 2))) void DebugLog(const char* format, ...);
 

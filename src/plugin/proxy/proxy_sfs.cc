@@ -6,6 +6,7 @@
 
 #include <XrdOuc/XrdOucErrInfo.hh>
 
+#include "base/log.h"
 #include "plugin/proxy/service.h"
 
 #include <XrdSec/XrdSecEntity.hh>
@@ -58,17 +59,12 @@ class RedirectingFile final : public XrdSfsFile {
       // Port -1: XrdCl takes the message as the whole target URL.
       error.setErrInfo(-1, target.c_str());
       service_.OnRedirect();
-      if (std::getenv("FERRY_PROXY_DEBUG") != nullptr) {  // NOLINT(concurrency-mt-unsafe)
-        std::fprintf(stderr, "ferry proxy: open %s by %s: redirected to %s\n", path, login_.c_str(),
-                     target.c_str());
-      }
+      FERRY_DEBUG("proxy", "open %s by %s: redirected to %s", path, login_.c_str(), target.c_str());
       return SFS_REDIRECT;
     }
     const int rc = inner_->open(path, mode, create_mode, client, opaque);
-    if (std::getenv("FERRY_PROXY_DEBUG") != nullptr) {  // NOLINT(concurrency-mt-unsafe)
-      std::fprintf(stderr, "ferry proxy: open %s by %s: %d (%s:%d)\n", path, login_.c_str(), rc,
-                   error.getErrText(), error.getErrInfo());
-    }
+    FERRY_DEBUG("proxy", "open %s by %s: %d (%s:%d)", path, login_.c_str(), rc, error.getErrText(),
+                error.getErrInfo());
     return rc;
   }
 

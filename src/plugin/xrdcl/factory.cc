@@ -11,6 +11,7 @@
 #include "plugin/xrdcl/context.h"
 #include "plugin/xrdcl/ferry_file.h"
 #include "plugin/xrdcl/filesystem_plugin.h"
+#include "plugin/xrdcl/xrdcl_log.h"
 
 #include <XrdVersion.hh>
 
@@ -39,6 +40,7 @@ XrdVERSIONINFO(XrdClGetPlugIn, XrdClFerry)
 
     extern "C" __attribute__((visibility("default"))) void* XrdClGetPlugIn(const void* arg) {
   try {
+    ferry::plugin::RouteLogThroughXrdCl();
     std::map<std::string, std::string> conf;
     if (arg != nullptr) {
       conf = *static_cast<const std::map<std::string, std::string>*>(arg);
