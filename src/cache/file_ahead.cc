@@ -85,7 +85,7 @@ FileAhead::FileAhead(CachedFile& file,
       max_chunks_(std::max<uint32_t>(max_chunks, 1)) {}
 
 void FileAhead::BeforeRead(std::span<const io::ReadRequest> requests) {
-  if (reading_.fetch_add(1, std::memory_order_relaxed) > 0) {
+  if (reading_.fetch_add(1, std::memory_order_relaxed) >= kOwnAheadDepth) {
     overlapped_.fetch_add(1, std::memory_order_relaxed);
   }
   const State state = state_.load(std::memory_order_acquire);

@@ -24,7 +24,7 @@
 // 5. Across files: the branches learned go to the Prefetcher's BranchMemory; a file loaded
 //    before its first read is seeded with the branches last read in its trees (kLater tasks,
 //    promoted to kNow when the application starts reading it).
-// A reader that reads ahead itself (its reads overlap, kOwnAheadReads) gets none: what is queued
+// A reader that reads ahead itself (3 or more of its reads at once) gets none: what is queued
 // is dropped and the window stays 0.
 // Never at the application's cost: predictions the application reads before they were sent are
 // dropped (it fetches them itself, once); a prediction in flight is joined by the application's
@@ -144,10 +144,12 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   const uint64_t max_window_;
   const uint32_t max_chunks_;
 
-  // Application reads of the handle running now, and how many started while another ran: a
-  // reader with reads of its own in flight (several threads, or its own read-ahead such as
-  // `ferry analyze agc --reads 4`) keeps its link busy itself, and read-ahead stands aside
-  // once kOwnAheadReads reads overlapped (predictions would only compete with its requests).
+  // Application reads of the handle running now, and how many started while kOwnAheadDepth
+  // or more others ran: a reader with several reads of its own in flight (its own read-ahead,
+  // such as `ferry analyze agc --reads 4`) keeps its link busy itself, and read-ahead stands
+  // aside once kOwnAheadReads such reads started (predictions would only compete with its
+  // requests). Two threads that each wait for their cluster are not that.
+  static constexpr uint32_t kOwnAheadDepth = 2;
   static constexpr uint32_t kOwnAheadReads = 2;
   std::atomic<uint32_t> reading_{0};
   std::atomic<uint32_t> overlapped_{0};
