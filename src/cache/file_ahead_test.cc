@@ -230,8 +230,8 @@ TEST(FileAhead, RandomReadsGetLittleReadAhead) {
   }
   const FileAhead::Snapshot snap = f->read_ahead()->snapshot();
   f->Close();
-  EXPECT_EQ(snap.level, 0u);
-  EXPECT_EQ(snap.queued + snap.in_flight, 0u);
+  // At most one read's worth on probation at a time: a few small predictions in all.
+  EXPECT_LE(snap.queued + snap.in_flight + snap.landed, read / 8);
   EXPECT_LE(fx.Get(Counter::kPrefetchBytes), read / 4);
 }
 
