@@ -1,8 +1,10 @@
 // Fuzz target: the event store's parsers over arbitrary bytes (docs/format/store.md).
 // Input: u32 manifest length, the manifest, then one shard file. Exercises the manifest and
-// schema parser, the shard header, lumi table and directory parsers, every index record the
-// header points at (checksum, header fields, group offsets against the C block) and every C
-// block header.
+// schema parser (with the version-3 run extents and dictionary), the shard header, lumi table
+// and directory parsers, every index record the header points at (versions 1-2: checksum,
+// header fields, group offsets against the C block; version 3: the 24-byte locator and the E
+// block it names), every C block header (1-2) and every E block header and, for raw E blocks,
+// the payload layout against the schema (3).
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -31,10 +33,43 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   };
   auto lumis = ParseLumiTable(section(kLumiTable), h.events, h.event_extent);
   (void)lumis;
-  if (!manifest.has_value() || manifest->schema.record_size != h.record_size) {
+  if (!manifest.has_value() || manifest->record_size() != h.record_size) {
     return 0;
   }
   const Schema& schema = manifest->schema;
+  if (h.version >= 3) {
+    auto layout =
+        Layout::Make(1, h.lumi_extent, h.event_extent, h.record_size, h.sections[kIndex].offset);
+    if (!layout.has_value()) {
+      return 0;
+    }
+    auto eblock = [&](uint64_t offset, uint64_t bytes) {
+      if (offset > shard.size() || bytes > shard.size() - offset) {
+        return;
+      }
+      auto block = shard.subspan(offset, bytes);
+      auto eh = ParseEBlockHeader(block, true);
+      if (eh.has_value() && eh->raw_size == bytes - kEBlockHeaderBytes) {
+        (void)LayoutEPayload(block.subspan(kEBlockHeaderBytes), schema, eh->events);
+      }
+    };
+    const uint64_t slots = std::min<uint64_t>(layout->shard_slots(), 256);
+    for (uint64_t k = 0; k < slots; ++k) {
+      RecordV3 r;
+      auto present = ParseRecordV3(
+          shard.subspan(layout->index_offset() + k * kRecordV3Bytes, kRecordV3Bytes), &r);
+      if (present.has_value() && *present) {
+        eblock(r.block_offset, r.block_size);
+      }
+    }
+    auto table = section(kCTable);
+    for (size_t b = 0; b + kCTableEntryBytes <= table.size() && b < 256 * kCTableEntryBytes;
+         b += kCTableEntryBytes) {
+      CBlockRef ref = ParseCBlockRef(table.subspan(b, kCTableEntryBytes));
+      eblock(ref.offset, ref.size);
+    }
+    return 0;
+  }
   auto layout =
       Layout::Make(1, h.lumi_extent, h.event_extent, h.record_size, h.sections[kIndex].offset);
   if (!layout.has_value()) {

@@ -15,6 +15,9 @@ if os.path.exists(sys_path):
         mode, n, calls = line.split()
         d["read_syscalls"][mode] = {"events": int(n), "calls": int(calls),
                                     "per_event": int(calls) / max(1, int(n))}
+rem_path = os.path.join(out, "store-remote.json")
+if os.path.exists(rem_path) and os.path.getsize(rem_path) > 0:
+    d["remote"] = json.load(open(rem_path))
 js_path = os.path.join(out, "jsroot.json")
 if os.path.exists(js_path) and os.path.getsize(js_path) > 0:
     d["jsroot"] = json.loads(open(js_path).read().strip().splitlines()[-1])
@@ -45,10 +48,25 @@ for key, title in (("full_scan", "(2) full scan, every branch"), ("two_column_sc
     if key == "two_column_scan" and "jsroot" in d:
         j = d["jsroot"]["two_column_scan"]
         print(f"  {'jsroot':22} {j['seconds']:8.3f} s  selected {j['selected']} mean {j['mean']:.9g}")
-print("\n(5) conversion")
+print("\n(5) conversion (size: allocated bytes / ROOT file; rate: input bytes per second against the")
+print("    reader decoding every stored branch of the same file on one thread)")
+rd = d.get("reader_decode", {})
+if rd:
+    print(f"  reader decode: {rd['seconds_round1']:.1f} s (load {rd['load_round1']:.1f}), "
+          f"{rd['seconds_round2']:.1f} s (load {rd['load_round2']:.1f})")
 for c in d["convert"]:
-    print(f"  {c['codec']:8} {c['seconds']:8.1f} s  {c['store_bytes_allocated'] / 2**30:6.2f} GiB "
-          f"({c['ratio_to_root']:.2f}x ROOT)  events/C block {c['events_per_c_block']}  grid padding {c['padding']}")
+    tag = c["codec"] + (" +scan copy" if c.get("scan_copy") else "")
+    print(f"  {tag:20} {c['seconds']:8.1f} s (load {c.get('load_before', 0):.1f})  "
+          f"{c['store_bytes_allocated'] / 2**30:6.2f} GiB ({c['ratio_to_root']:.3f}x ROOT)  "
+          f"rate {c.get('rate_ratio_to_reader', 0):.2f}x the reader (in process {c.get('rate_ratio_to_reader_in_process', 0):.2f}x)  "
+          f"events/E block {c['events_per_c_block']}")
+if "remote" in d:
+    r = d["remote"]
+    s_, t_ = r["store_remote"], r["tree_baskets_remote"]
+    print(f"\n(6) remote picks over the WAN emulation: {s_['events']} events from the store in {s_['seconds']:.2f} s "
+          f"({s_['requests']} requests, {r['store_requests_per_event']:.4f}/event); TTree basket traversal "
+          f"{t_['ms_per_event']:.0f} ms/event ({r['tree_requests_per_event']:.0f} requests/event, {t_['events']} events): "
+          f"{r['speedup']:.0f}x")
 
 
 def plot(name, title, ylabel, labels, values, log):

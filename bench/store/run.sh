@@ -8,7 +8,10 @@
 # FERRY_BENCH_OUT, EVENTS (2000000), PICKS (2000), BASELINE_PICKS (200, the slow baselines run
 # on the first ones of the same scattered list), STRACE_PICKS (50), JSROOT_PICKS (5),
 # CODECS (zstd:3,lz4,zlib:1), STORE_BENCH_INPUT (an existing file to use instead), REUSE=1
-# (keep the stores and conversion figures of an earlier run in the same FERRY_BENCH_OUT).
+# (keep the stores and conversion figures of an earlier run in the same FERRY_BENCH_OUT),
+# WAN=0 to skip (6), the remote picks over the emulated WAN (WAN_RTT 40ms, WAN_RATE 1gbit,
+# REMOTE_BASELINE_PICKS 2: ferry's TTree reader takes ~40 s per event there); the origin serves
+# FERRY_BENCH_OUT, so the input is hard-linked (or copied) into it when it lies elsewhere.
 set -euo pipefail
 BUILD=${FERRY_BUILD_DIR:-build/release}
 OUT=${FERRY_BENCH_OUT:-out/bench/store}
@@ -68,6 +71,39 @@ if command -v node > /dev/null; then
     (cd "$JS" && node jsroot_bench.mjs "$input_abs" "$picks_abs" "$JSPICKS") \
       > "$OUT/jsroot.json" || echo "jsroot run failed" >&2
   fi
+fi
+
+# (6) Remote picks over the emulated WAN: the store and the ROOT file served by a real xrootd
+# origin inside a namespace behind 40 ms / 1 Gbit/s (scripts/testbed), XRootD requests counted.
+: > "$OUT/store-remote.json"
+if [ "${WAN:-1}" = 1 ] && command -v xrootd > /dev/null && [ "$(id -u)" = 0 ]; then
+  TB=$(cd "$HERE/../../scripts/testbed" && pwd)
+  export FERRY_TB_DIR=$(mktemp -d /tmp/ferry-tb.XXXXXX)
+  NS=ftb-sbench
+  cleanup() {
+    bash "$TB/origin.sh" stop --name "$NS" > /dev/null 2>&1 || true
+    bash "$TB/wan.sh" down --name "$NS" > /dev/null 2>&1 || true
+    rm -rf "$FERRY_TB_DIR"
+  }
+  trap cleanup EXIT
+  SERVE=$(realpath "$OUT")
+  RIN=$(realpath "$INPUT")
+  case "$RIN" in
+    "$SERVE"/*) ;;
+    *) ln -f "$RIN" "$SERVE/remote-input.root" 2> /dev/null || cp "$RIN" "$SERVE/remote-input.root"
+       RIN="$SERVE/remote-input.root" ;;
+  esac
+  chmod a+rx "$SERVE" "$SERVE/work" "$(realpath "$STORE")" && chmod -R a+r "$(realpath "$STORE")" "$RIN"
+  if bash "$TB/wan.sh" up --name "$NS" --rtt "${WAN_RTT:-40ms}" --rate "${WAN_RATE:-1gbit}" > /dev/null; then
+    URL=$(bash "$TB/origin.sh" start --netns "$NS" --dir "$SERVE" --name "$NS")
+    "$BENCH" remote --root "$INPUT" --store-url "$URL/${STORE_REL:-$(realpath --relative-to="$SERVE" "$STORE")}" \
+      --root-url "$URL/$(realpath --relative-to="$SERVE" "$RIN")" --json "$OUT/store-remote.json" \
+      --picks "$PICKS" --baseline-picks "${REMOTE_BASELINE_PICKS:-2}" || echo "remote picks failed" >&2
+  else
+    echo "wan.sh could not make the namespace: remote picks skipped" >&2
+  fi
+  cleanup
+  trap - EXIT
 fi
 
 /usr/bin/python3 "$HERE/report.py" "$OUT"

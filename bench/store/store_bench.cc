@@ -12,6 +12,11 @@
 //       (2) full scan, (3) two-column scan, each on the pread and the mmap path (4).
 //   store_bench pick --root F.root --store DIR --mode basket|cluster|pread|mmap --picks N
 //       one pick run alone, for `strace -c` (read system calls per event).
+//   store_bench remote --root F.root --store-url root://H:P//DIR --root-url root://H:P//F.root
+//                      --json OUT [--picks 2000] [--baseline-picks 2]
+//       (6) the same scattered picks from a remote store and with ferry's TTree reader (basket
+//       traversal) over root://, with XRootD requests counted (bench/store/run.sh puts the
+//       origin behind the 40 ms WAN emulation).
 #include "store/store.h"
 
 #include <sys/stat.h>
@@ -40,6 +45,7 @@
 #include "rootwrite/tree_writer.h"
 #include "store/converter.h"
 #include "store/selection.h"
+#include "xrd/open_source.h"
 
 namespace {
 
@@ -78,6 +84,18 @@ std::string Opt(int argc, char** argv, const std::string& name, const std::strin
       return argv[i + 1];
   }
   return def;
+}
+
+// The 1-minute load average (the machine is shared: every timing is recorded with it).
+double LoadAverage() {
+  double l = 0;
+  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%lf", &l) != 1) {
+      l = 0;
+    }
+    std::fclose(f);
+  }
+  return l;
 }
 
 uint64_t AllocatedBytes(const std::string& path) {
@@ -258,6 +276,7 @@ struct PickResult {
   double seconds = 0;
   double cpu = 0;
   uint64_t reads = 0;
+  uint64_t requests = 0;  // read requests (a vector read of many ranges is one)
   uint64_t bytes = 0;
   uint64_t values = 0;  // values delivered (sanity: equal across readers)
 };
@@ -299,6 +318,7 @@ PickResult PickBaskets(const rootio::Tree& tree, const std::vector<int64_t>& ent
   r.seconds = Since(t0);
   r.cpu = CpuNow() - c0;
   r.reads = tree.source().stats().requests();
+  r.requests = r.reads;
   r.bytes = tree.source().stats().bytes;
   return r;
 }
@@ -339,6 +359,7 @@ PickResult PickClusters(const rootio::Tree& tree, const std::vector<int64_t>& en
   r.seconds = Since(t0);
   r.cpu = CpuNow() - c0;
   r.reads = tree.source().stats().requests();
+  r.requests = r.reads;
   r.bytes = tree.source().stats().bytes;
   return r;
 }
@@ -346,7 +367,13 @@ PickResult PickClusters(const rootio::Tree& tree, const std::vector<int64_t>& en
 PickResult PickStore(const std::string& dir,
                      store::IoMode mode,
                      const std::vector<store::EventId>& ids) {
-  auto s = Must(store::Store::Open(dir, {.mode = mode}));
+  store::StoreOptions so{.mode = mode};
+  if (xrd::IsXrootdUrl(dir)) {
+    so.open = [](const std::string& path, store::IoMode) {
+      return xrd::OpenSource(path);
+    };
+  }
+  auto s = Must(store::Store::Open(dir, so));
   auto cols = Must(s->ResolveColumns({}));
   s->ResetStats();
   PickResult r;
@@ -360,6 +387,7 @@ PickResult PickStore(const std::string& dir,
   for (const auto& c : out)
     r.values += c.num_values();
   r.reads = s->stats().reads;
+  r.requests = s->stats().requests;
   r.bytes = s->stats().bytes;
   return r;
 }
@@ -375,6 +403,7 @@ void WritePick(JsonWriter& w, const char* name, const PickResult& r) {
           static_cast<double>(r.reads) / static_cast<double>(std::max<size_t>(1, r.events)));
   w.Field("bytes_per_event",
           static_cast<double>(r.bytes) / static_cast<double>(std::max<size_t>(1, r.events)));
+  w.Field("requests", r.requests);
   w.Field("values", r.values).EndObject();
   std::fprintf(
       stderr,
@@ -493,7 +522,7 @@ int Run(int argc, char** argv) {
   const size_t npicks = static_cast<size_t>(Must(ParseInt(Opt(argc, argv, "--picks", "2000"))));
   const size_t nbase =
       static_cast<size_t>(Must(ParseInt(Opt(argc, argv, "--baseline-picks", "200"))));
-  const auto block = static_cast<uint32_t>(Must(ParseSize(Opt(argc, argv, "--block-size", "32K"))));
+  const auto block = static_cast<uint32_t>(Must(ParseSize(Opt(argc, argv, "--block-size", "64K"))));
   std::vector<std::string> codecs;
   for (auto c : Split(Opt(argc, argv, "--codecs", "zstd:3,lz4,zlib:1"), ','))
     codecs.emplace_back(c);
@@ -524,21 +553,40 @@ int Run(int argc, char** argv) {
   std::fprintf(stderr, "(5) conversion%s\n", reuse ? " (reused from an earlier run)" : "");
   std::string main_store;
   if (reuse) {
-    main_store = work + "/store-" + codecs[0].substr(0, codecs[0].find(':'));
+    main_store = work + "/store-" + codecs[0].substr(0, codecs[0].find(':'));  // NOLINT
     std::ifstream in(work + "/convert.json");
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     w.Key("convert").Raw(text.empty() ? "[]" : text);
   } else {
+    // The reader's decode rate of the same input: every stored branch decoded by the column
+    // reader on one thread, before and after the conversions (the best of the two counts).
+    std::vector<std::string> all;
+    for (int32_t li : StoredLeaves(tree->info()))
+      all.push_back(tree->info().leaves[static_cast<size_t>(li)].name);
+    const double load0 = LoadAverage();
+    ScanResult decode1 = ScanColumns(*tree, all, false);
+    std::fprintf(stderr, "  reader decode (round 1): %.1f s (load %.1f)\n", decode1.seconds, load0);
     JsonWriter cw;
     cw.BeginArray();
-    for (const std::string& c : codecs) {
-      const std::string dir = work + "/store-" + c.substr(0, c.find(':'));
+    // Every codec with the defaults, then the first codec with the scan copy (J chunks).
+    std::vector<std::pair<std::string, bool>> variants;
+    for (const std::string& c : codecs)
+      variants.emplace_back(c, false);
+    variants.emplace_back(codecs[0], true);
+    for (const auto& [c, scan_copy] : variants) {
+      const std::string dir =
+          work + "/store-" + c.substr(0, c.find(':')) + (scan_copy ? "-scancopy" : "");
       store::ConvertOptions o;
       o.inputs = {root};
       o.out_dir = dir;
       o.block_size = block;
+      o.j_chunks = scan_copy;
       o.codec = Must(codec::Setting::Parse(c));
+      std::filesystem::remove_all(dir);
+      const double load = LoadAverage();
+      const double c0 = CpuNow();
       auto rep = Must(store::Convert(o));
+      const double cpu = CpuNow() - c0;
       auto t0 = Clock::now();
       auto s = Must(store::Store::Open(dir));
       auto v = Must(s->Verify());
@@ -546,29 +594,49 @@ int Run(int argc, char** argv) {
       const uint64_t alloc = DirBytes(dir, true);
       cw.BeginObject()
           .Field("codec", c)
+          .Field("scan_copy", scan_copy)
           .Field("seconds", rep.seconds)
+          .Field("cpu_seconds", cpu)
+          .Field("load_before", load)
           .Field("verify_seconds", verify_s);
       cw.Field("store_bytes_allocated", alloc).Field("store_bytes_apparent", DirBytes(dir, false));
       cw.Field("ratio_to_root", static_cast<double>(alloc) / static_cast<double>(root_bytes));
       cw.Field("events_per_c_block", uint64_t{1} << rep.manifest.log2_kc)
           .Field("padding", rep.manifest.padding);
       cw.Field("grid_slots", rep.manifest.events + rep.manifest.padding)
-          .Field("record_size", static_cast<uint64_t>(rep.manifest.schema.record_size));
+          .Field("record_size", static_cast<uint64_t>(rep.manifest.record_size()));
+      cw.Field("decode_cpu_seconds", rep.decode_cpu_seconds)
+          .Field("threads", static_cast<uint64_t>(rep.threads));
+      cw.Field("mb_per_second", static_cast<double>(root_bytes) / rep.seconds / 1e6);
+      cw.Field("rate_ratio_to_reader", decode1.seconds / rep.seconds);
+      cw.Field("rate_ratio_to_reader_in_process", rep.decode_cpu_seconds / rep.seconds);
       cw.Field("verified_records", v.records).EndObject();
       std::fprintf(stderr,
-                   "  %-8s %7.1f s convert, %6.1f s verify, %s allocated (%.2fx ROOT), Kc=%llu, "
-                   "padding %llu\n",
-                   c.c_str(), rep.seconds, verify_s, HumanBytes(static_cast<double>(alloc)).c_str(),
+                   "  %-8s%s %7.1f s convert (cpu %.1f s, load %.1f), %6.1f s verify, %s "
+                   "allocated (%.3fx ROOT), Kc=%llu, rate %.2fx the reader's decode\n",
+                   c.c_str(), scan_copy ? " +scan copy" : "", rep.seconds, cpu, load, verify_s,
+                   HumanBytes(static_cast<double>(alloc)).c_str(),
                    static_cast<double>(alloc) / static_cast<double>(root_bytes),
                    static_cast<unsigned long long>(uint64_t{1} << rep.manifest.log2_kc),
-                   static_cast<unsigned long long>(rep.manifest.padding));
+                   decode1.seconds / rep.seconds);
       if (main_store.empty())
         main_store = dir;
     }
     cw.EndArray();
+    const double load1 = LoadAverage();
+    ScanResult decode2 = ScanColumns(*tree, all, false);
+    std::fprintf(stderr, "  reader decode (round 2): %.1f s (load %.1f)\n", decode2.seconds, load1);
     std::ofstream(work + "/convert.json") << cw.str();
     w.Key("convert").Raw(cw.str());
+    w.Key("reader_decode").BeginObject();
+    w.Field("seconds_round1", decode1.seconds).Field("load_round1", load0);
+    w.Field("seconds_round2", decode2.seconds).Field("load_round2", load1);
+    w.Field("mb_per_second",
+            static_cast<double>(root_bytes) / std::min(decode1.seconds, decode2.seconds) / 1e6);
+    w.EndObject();
   }
+  const std::string scan_copy_store =
+      work + "/store-" + codecs[0].substr(0, codecs[0].find(':')) + "-scancopy";
 
   // (1) scattered picks.
   Picks picks = MakePicks(*tree, npicks);
@@ -643,6 +711,12 @@ int Run(int argc, char** argv) {
     w.Key("jagged_column_scan").BeginObject();
     WriteScan(w, "store_pread", ScanStore(main_store, store::IoMode::kPread, jag, false));
     WriteScan(w, "store_mmap", ScanStore(main_store, store::IoMode::kMmap, jag, false));
+    if (std::filesystem::exists(scan_copy_store + "/MANIFEST")) {
+      WriteScan(w, "store_scan_copy_pread",
+                ScanStore(scan_copy_store, store::IoMode::kPread, jag, false));
+      WriteScan(w, "store_scan_copy_mmap",
+                ScanStore(scan_copy_store, store::IoMode::kMmap, jag, false));
+    }
     WriteScan(w, "tree_column_reader", ScanColumns(*tree, jag, false));
     w.EndObject();
   }
@@ -684,6 +758,51 @@ int PickOnly(int argc, char** argv) {
   return 0;
 }
 
+// (6) Remote picks: the store over root:// against ferry's TTree reader over root:// (basket
+// traversal, as ROOT's GetEntry loop), the same scattered events; XRootD requests counted.
+int Remote(int argc, char** argv) {
+  const std::string root = Opt(argc, argv, "--root", "");
+  const std::string store_url = Opt(argc, argv, "--store-url", "");
+  const std::string root_url = Opt(argc, argv, "--root-url", "");
+  const std::string json_path = Opt(argc, argv, "--json", "out/bench/store-remote.json");
+  const size_t npicks = static_cast<size_t>(Must(ParseInt(Opt(argc, argv, "--picks", "2000"))));
+  const size_t nbase =
+      static_cast<size_t>(Must(ParseInt(Opt(argc, argv, "--baseline-picks", "2"))));
+  auto file = Must(rootio::RootFile::OpenPath(root));
+  auto tree = Must(file->OpenTree("Events"));
+  Picks picks = MakePicks(*tree, npicks);
+  JsonWriter w(1);
+  w.BeginObject().Field("store_url", store_url).Field("root_url", root_url);
+  w.Field("load_before", LoadAverage());
+  std::fprintf(stderr, "(6) %zu scattered events from %s\n", npicks, store_url.c_str());
+  PickResult sp = PickStore(store_url, store::IoMode::kPread, picks.ids);
+  WritePick(w, "store_remote", sp);
+  auto rsrc = Must(xrd::OpenSource(root_url));
+  auto rfile = Must(rootio::RootFile::Open(std::move(rsrc)));
+  auto rtree = Must(rfile->OpenTree("Events"));
+  std::vector<int64_t> base(
+      picks.entries.begin(),
+      picks.entries.begin() + static_cast<ptrdiff_t>(std::min(nbase, picks.entries.size())));
+  PickResult ba = PickBaskets(*rtree, base);
+  WritePick(w, "tree_baskets_remote", ba);
+  const double per_store = sp.seconds / static_cast<double>(sp.events);
+  const double per_tree = ba.seconds / static_cast<double>(ba.events);
+  w.Field("speedup", per_tree / per_store);
+  w.Field("store_requests_per_event",
+          static_cast<double>(sp.requests) / static_cast<double>(sp.events));
+  w.Field("tree_requests_per_event",
+          static_cast<double>(ba.requests) / static_cast<double>(ba.events));
+  w.EndObject();
+  std::fprintf(stderr,
+               "  store %.3f ms/event (%llu requests for %zu events), TTree %.0f ms/event (%.0f "
+               "requests/event): %.0fx\n",
+               1e3 * per_store, static_cast<unsigned long long>(sp.requests), sp.events,
+               1e3 * per_tree, static_cast<double>(ba.requests) / static_cast<double>(ba.events),
+               per_tree / per_store);
+  std::ofstream(json_path) << w.str() << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -699,6 +818,8 @@ int main(int argc, char** argv) {
     return Run(argc, argv);
   if (cmd == "pick")
     return PickOnly(argc, argv);
+  if (cmd == "remote")
+    return Remote(argc, argv);
   std::fprintf(stderr, "store_bench: unknown command %s\n", cmd.c_str());
   return 2;
 }

@@ -2,12 +2,15 @@
 """bench/xfer report: turns run.sh's result table into xfer.json, xfer.dat (for plot.gp) and a
 summary of ferry against the limits and the best peer on each path.
 
-usage: report.py RESULTS.tsv OUTDIR DISK_READ_GBPS[:DISK_WRITE_GBPS] BYTES KERNEL CPUS LOADAVG
+usage: report.py RESULTS.tsv OUTDIR DISK_READ[:DISK_WRITE[:RAM_READ:RAM_WRITE]] BYTES KERNEL CPUS LOADAVG
+                 [LONG_BYTES]
 
 Each tool counts with its best run (iperf3 and ferry run with the system's TCP congestion
 control and with cubic). The limit of a path is the lowest of iperf3 -P 8 (network), the source
 disk's O_DIRECT read
-rate and the destination disk's O_DIRECT write rate (a new file, fsynced).
+rate and the destination disk's O_DIRECT write rate (a new file, fsynced). The rows ferry-ram
+(source and destination on a RAM-backed loop device) have the same limits measured on that
+device; ferry-long rows (a longer file to the disk) are reported with their steady-state rate.
 """
 import datetime
 import json
@@ -22,17 +25,19 @@ def num(text):
 
 def main():
     tsv, out, disk, size, kernel, cpus, load = sys.argv[1:8]
-    disk, _, disk_w = disk.partition(":")
-    disk = float(disk)
-    disk_w = float(disk_w) if disk_w else 0.0
+    long_bytes = int(sys.argv[8]) if len(sys.argv) > 8 else 0
+    limits_in = [float(x) for x in disk.split(":")] + [0.0, 0.0, 0.0]
+    disk, disk_w, ram_r, ram_w = limits_in[:4]
     runs = []
     with open(tsv) as f:
         for line in f:
-            path, tool, opts, status, tool_s, total_s, gbps, cpu, checksum = line.rstrip("\n").split("\t")
+            cols = line.rstrip("\n").split("\t") + ["-", "-"]
+            path, tool, opts, status, tool_s, total_s, gbps, cpu, checksum, steady, ld = cols[:11]
             runs.append({"path": path, "tool": tool, "options": opts, "status": status,
                          "tool_seconds": num(tool_s), "seconds": num(total_s),
                          "gbit_per_s": float(gbps), "cpu_percent": None if cpu == "-" else float(cpu),
-                         "checksum": checksum})
+                         "checksum": checksum, "steady_gbit_per_s": num(steady),
+                         "load1": num(ld)})
     paths = []
     for r in runs:
         if r["path"] not in paths:
@@ -50,6 +55,14 @@ def main():
         ferry_null = best(p, lambda r: r["tool"] == "ferry-discard")
         iperf_n = best(p, lambda r: r["tool"] == "iperf3-n")
         peer = best(p, lambda r: r["tool"] in PEERS)
+        ferry_ram = best(p, lambda r: r["tool"] == "ferry-ram")
+        ferry_long = best(p, lambda r: r["tool"] == "ferry-long")
+        ferry_long_steady = max((r["steady_gbit_per_s"] or 0 for r in runs
+                                 if r["path"] == p and r["tool"] == "ferry-long"
+                                 and r["status"] == "ok"), default=0)
+        ferry_steady = max((r["steady_gbit_per_s"] or 0 for r in runs
+                            if r["path"] == p and r["tool"] == "ferry" and r["status"] == "ok"),
+                           default=0)
         net = iperf["gbit_per_s"] if iperf else None
         limits = [x for x in (net, disk, disk_w) if x]
         limit = min(limits) if limits else None
@@ -66,7 +79,24 @@ def main():
              # same bytes (-n; its rate starts at its first byte, ferry's at process start).
              "ferry_discard_gbit_per_s": ferry_null["gbit_per_s"] if ferry_null else None,
              "ferry_discard_options": ferry_null["options"] if ferry_null else None,
-             "iperf3_same_bytes_gbit_per_s": iperf_n["gbit_per_s"] if iperf_n else None}
+             "iperf3_same_bytes_gbit_per_s": iperf_n["gbit_per_s"] if iperf_n else None,
+             "ferry_steady_gbit_per_s": ferry_steady or None,
+             # The RAM-backed disk at both ends: ferry's own write path where the disk is slow.
+             "ram_read_limit_gbit_per_s": ram_r or None,
+             "ram_write_limit_gbit_per_s": ram_w or None,
+             "ferry_ram_gbit_per_s": ferry_ram["gbit_per_s"] if ferry_ram else None,
+             "ferry_ram_steady_gbit_per_s": ferry_ram["steady_gbit_per_s"] if ferry_ram else None,
+             # The long copy (ramp-up separated from the steady state).
+             "long_bytes": long_bytes or None,
+             "ferry_long_gbit_per_s": ferry_long["gbit_per_s"] if ferry_long else None,
+             "ferry_long_steady_gbit_per_s": ferry_long_steady or None}
+        if ferry_ram:
+            ram_limit = min(x for x in (net, ram_r, ram_w) if x) if (net or ram_r or ram_w) else None
+            s["ram_limit_gbit_per_s"] = ram_limit
+            if ram_limit:
+                s["ferry_ram_vs_limit"] = round(ferry_ram["gbit_per_s"] / ram_limit, 3)
+        if ferry_long_steady and net:
+            s["ferry_long_steady_vs_iperf3"] = round(ferry_long_steady / net, 3)
         if ferry_null and iperf_n:
             s["ferry_discard_vs_iperf3_same_bytes"] = round(
                 ferry_null["gbit_per_s"] / iperf_n["gbit_per_s"], 3)
@@ -83,12 +113,13 @@ def main():
     doc = {"benchmark": "xfer", "date": datetime.datetime.now().isoformat(timespec="seconds"),
            "bytes": int(size), "kernel": kernel, "cpus": int(cpus), "loadavg_at_end": load,
            "disk_limit_gbit_per_s": disk, "disk_write_limit_gbit_per_s": disk_w or None,
+           "ram_read_limit_gbit_per_s": ram_r or None, "ram_write_limit_gbit_per_s": ram_w or None,
            "summary": summary, "runs": runs}
     with open(f"{out}/xfer.json", "w") as f:
         json.dump(doc, f, indent=1)
 
     # Plot data: one row per tool (best run), one column per path.
-    order = ["iperf3", "iperf3-n", "ferry", "ferry-defbuf", "ferry-discard"]
+    order = ["iperf3", "iperf3-n", "ferry", "ferry-ram", "ferry-long", "ferry-defbuf", "ferry-discard"]
     tools = [t for t in order if any(r["tool"] == t for r in runs)]
     for r in runs:
         if r["tool"] not in tools:
@@ -98,6 +129,8 @@ def main():
         f.write('"disk O_DIRECT read" ' + " ".join(f"{disk:.3f}" for _ in paths) + "\n")
         if disk_w:
             f.write('"disk O_DIRECT write" ' + " ".join(f"{disk_w:.3f}" for _ in paths) + "\n")
+        if ram_w:
+            f.write('"RAM disk O_DIRECT write" ' + " ".join(f"{ram_w:.3f}" for _ in paths) + "\n")
         for t in tools:
             vals = []
             for p in paths:
@@ -107,7 +140,7 @@ def main():
 
     print()
     print(f"# summary ({int(size) / 2**30:.1f} GiB, disk O_DIRECT read {disk:.2f} Gbit/s,"
-          f" write {disk_w:.2f} Gbit/s)")
+          f" write {disk_w:.2f} Gbit/s; RAM-backed disk read {ram_r:.2f}, write {ram_w:.2f})")
     for p, s in summary.items():
         def g(k):
             v = s.get(k)
@@ -121,7 +154,14 @@ def main():
               + (f" | no destination disk: ferry --discard {g('ferry_discard_gbit_per_s')}, iperf3"
                  f" -n same bytes {g('iperf3_same_bytes_gbit_per_s')}"
                  f" (x{g('ferry_discard_vs_iperf3_same_bytes')})"
-                 if s.get("ferry_discard_gbit_per_s") else ""))
+                 if s.get("ferry_discard_gbit_per_s") else "")
+              + (f" | RAM-backed disk: ferry {g('ferry_ram_gbit_per_s')} (steady"
+                 f" {g('ferry_ram_steady_gbit_per_s')}), limit {g('ram_limit_gbit_per_s')}"
+                 f" (x{g('ferry_ram_vs_limit')})" if s.get("ferry_ram_gbit_per_s") else "")
+              + (f" | {long_bytes / 2**30:.0f} GiB: ferry {g('ferry_long_gbit_per_s')}, steady"
+                 f" {g('ferry_long_steady_gbit_per_s')} (x{g('ferry_long_steady_vs_iperf3')} iperf3)"
+                 if s.get("ferry_long_gbit_per_s") else "")
+              + f" | ferry steady {g('ferry_steady_gbit_per_s')}")
     print(f"# json: {out}/xfer.json")
 
 

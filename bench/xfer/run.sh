@@ -5,6 +5,7 @@
 #
 #   bench/xfer/run.sh [--size 4G] [--paths "lo lfn2g lfn10g"] [--tools "..."] [--repeat 1]
 #                     [--ferry BIN] [--out DIR] [--scratch DIR] [--iperf-seconds 15]
+#                     [--ram auto|on|off] [--long-size 16G]
 #
 # Per path: iperf3 -P 8 memory to memory (the network limit; with the system's TCP congestion
 # control and with cubic, the best counts), then each tool copies the same
@@ -14,6 +15,13 @@
 # is the disk limit. On the LFN paths ferry runs once more with the kernel's default TCP buffer
 # limits (tcp_rmem/tcp_wmem copied from the host into both namespaces). ferry, too, runs with
 # the system's congestion control and with --congestion cubic.
+# RAM-backed disk (--ram, default auto: when /dev/shm and memory have room for two copies): a
+# loop device over a file in /dev/shm (direct I/O, ext4) holds a second copy of the source and
+# a second destination; its fio limits and ferry's copies on it (rows ferry-ram) show ferry's
+# own write path where the machine's disk is slower than the link. --long-size adds ferry-long
+# rows: one longer file (e.g. 16G) to the real disk, so that ramp-up and steady state separate.
+# Every ferry row also reports its steady-state rate (10%..90% of the bytes acknowledged, from
+# its --json), and OUT/ferry-runs.jsonl keeps both ends' stage timing of every ferry copy.
 # Tools: ferry xrdcp gridftp rsync aria2 (each skipped when not installed).
 # Output: a table on stdout, DIR/xfer.json and DIR/xfer.png (gnuplot). Needs root.
 # Every server runs inside the bench's namespaces, is recorded by PID and stopped by PID.
@@ -23,6 +31,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 LFN="$ROOT/scripts/testbed/lfn.sh"
 SIZE=4G PATHS="lo lfn2g lfn10g" TOOLS="ferry xrdcp gridftp rsync aria2" REPEAT=1
 FERRY="" OUT="${TMPDIR:-/tmp}/fxf-bench-out" SCRATCH="${TMPDIR:-/tmp}/fxf-bench" IPERF_S=15
+RAM=auto LONG_SIZE=""
 TMO=${TMO:-240}
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -34,7 +43,9 @@ while [ $# -gt 0 ]; do
     --out) OUT="$2"; shift 2 ;;
     --scratch) SCRATCH="$2"; shift 2 ;;
     --iperf-seconds) IPERF_S="$2"; shift 2 ;;
-    *) sed -n '5,7p' "$0" >&2; exit 2 ;;
+    --ram) RAM="$2"; shift 2 ;;
+    --long-size) LONG_SIZE="$2"; shift 2 ;;
+    *) sed -n '5,8p' "$0" >&2; exit 2 ;;
   esac
 done
 [ "$(id -u)" = 0 ] || { echo "bench/xfer: needs root (namespaces)" >&2; exit 77; }
@@ -76,10 +87,33 @@ stop_servers() {
   for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
   PIDS=()
 }
+# Two RAM-backed disks, one for the source and one for the destination: a loop device serves its
+# requests from one kernel worker, so a source and a destination on one device would share it,
+# where fio measures the read and the write each alone.
+RAMIMG=/dev/shm/fxf-bench-ram.img RAMDIR="$SCRATCH/ram" RAMDEV=""
+RAMIMG_SRC=/dev/shm/fxf-bench-ram-src.img RAMDIR_SRC="$SCRATCH/ram-src" RAMDEV_SRC=""
+ram_down() {
+  mountpoint -q "$RAMDIR" && umount "$RAMDIR"
+  mountpoint -q "$RAMDIR_SRC" && umount "$RAMDIR_SRC"
+  [ -n "$RAMDEV" ] && losetup -d "$RAMDEV" 2>/dev/null
+  [ -n "$RAMDEV_SRC" ] && losetup -d "$RAMDEV_SRC" 2>/dev/null
+  RAMDEV="" RAMDEV_SRC=""
+  rm -f "$RAMIMG" "$RAMIMG_SRC"
+}
+# ram_disk IMG BYTES DIR: a loop device (direct I/O) over IMG in /dev/shm, ext4, mounted on DIR;
+# prints the device.
+ram_disk() {
+  local dev
+  rm -f "$1"
+  truncate -s "$2" "$1" && dev=$(losetup --find --show --direct-io=on "$1") || return 1
+  echo "$dev"
+  mkfs.ext4 -q -E nodiscard "$dev" && mkdir -p "$3" && mount -o discard "$dev" "$3"
+}
 cleanup() {
   stop_servers
   bash "$LFN" down --name "$NAME" >/dev/null 2>&1
-  rm -f "$DST/data.bin"
+  rm -f "$DST/data.bin" "$DST/long.bin"
+  ram_down
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -92,22 +126,90 @@ fi
 chmod 644 "$SRC"
 SUM=$(xxhsum -H2 "$SRC" 2>/dev/null | cut -d' ' -f1)
 echo "# source $SRC: $SIZE, xxh128 $SUM; ferry $FERRY"
-dd if="$SRC" iflag=nocache count=0 status=none
-DISK=$(timeout 120 fio --name=r --filename="$SRC" --rw=read --bs=64M --iodepth=16 --ioengine=io_uring \
-  --direct=1 --size="$BYTES" --runtime=20 --output-format=json 2>/dev/null |
-  python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["jobs"][0]["read"]["bw_bytes"]*8/1e9))' ||
-  echo 0)
+# fio_read FILE / fio_write DIR: Gbit/s of an O_DIRECT read of FILE (64 MiB x 16 in flight) and
+# of a new file of BYTES written O_DIRECT in DIR (4 MiB x 16 in flight, the receiver's pattern,
+# fsynced at the end, as every copy below is).
+fio_read() {
+  dd if="$1" iflag=nocache count=0 status=none
+  timeout 120 fio --name=r --filename="$1" --rw=read --bs=64M --iodepth=16 --ioengine=io_uring \
+    --direct=1 --size="$BYTES" --runtime=20 --output-format=json 2>/dev/null |
+    python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["jobs"][0]["read"]["bw_bytes"]*8/1e9))' ||
+    echo 0
+}
+fio_write() {
+  timeout 120 fio --name=w --filename="$1/.fio-write-limit" --rw=write --bs=4M --iodepth=16 \
+    --ioengine=io_uring --direct=1 --size="$BYTES" --end_fsync=1 --output-format=json 2>/dev/null |
+    python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["jobs"][0]["write"]["bw_bytes"]*8/1e9))' ||
+    echo 0
+  rm -f "$1/.fio-write-limit"
+}
+DISK=$(fio_read "$SRC")
 echo "# disk limit: fio O_DIRECT read, 64 MiB x 16 in flight: $DISK Gbit/s"
-# The destination's limit: a new file written O_DIRECT, 4 MiB x 16 in flight (the receiver's
-# pattern), fsynced at the end, as every copy below is. On a virtio disk this is often the
-# lower of the two.
-DISKW=$(timeout 120 fio --name=w --filename="$DST/.fio-write-limit" --rw=write --bs=4M --iodepth=16 \
-  --ioengine=io_uring --direct=1 --size="$BYTES" --end_fsync=1 --output-format=json 2>/dev/null |
-  python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["jobs"][0]["write"]["bw_bytes"]*8/1e9))' ||
-  echo 0)
-rm -f "$DST/.fio-write-limit"
+# On a virtio disk the write is often the lower of the two.
+DISKW=$(fio_write "$DST")
 echo "# disk limit: fio O_DIRECT write of a new file + fsync, 4 MiB x 16 in flight: $DISKW Gbit/s"
 
+# The RAM-backed disks: the same two limits where no disk is slow, with ferry's write path on a
+# block device all the same (ext4, O_DIRECT, fsync). Needs room for the source and one copy (or
+# the long copy, which goes there when it fits: --long-size).
+RAMR=0 RAMW=0 LONG_BYTES=0 LONG_TO_RAM=0
+[ -n "$LONG_SIZE" ] && LONG_BYTES=$(numfmt --from=iec "$LONG_SIZE")
+shm_free=$(df -B1 --output=avail /dev/shm 2>/dev/null | tail -1)
+mem_free=$(awk '/MemAvailable/{printf "%d", $2 * 1024}' /proc/meminfo)
+ram_src_bytes=$((BYTES + (512 << 20)))
+ram_dst_bytes=$((BYTES + (1 << 30)))
+ram_long=$((LONG_BYTES + (1 << 30)))
+fits() { [ "${shm_free:-0}" -gt "$1" ] && [ "${mem_free:-0}" -gt $(($1 + (4 << 30))) ]; }
+if [ "$LONG_BYTES" -gt "$BYTES" ] && [ "$RAM" != off ] && fits $((ram_src_bytes + ram_long)); then
+  ram_dst_bytes=$ram_long LONG_TO_RAM=1
+fi
+if [ "$RAM" = on ] || { [ "$RAM" = auto ] && fits $((ram_src_bytes + ram_dst_bytes)); }; then
+  RAMDEV_SRC=$(ram_disk "$RAMIMG_SRC" "$ram_src_bytes" "$RAMDIR_SRC" | head -1)
+  RAMDEV=$(ram_disk "$RAMIMG" "$ram_dst_bytes" "$RAMDIR" | head -1)
+  if mountpoint -q "$RAMDIR_SRC" && mountpoint -q "$RAMDIR"; then
+    mkdir -p "$RAMDIR_SRC/src" "$RAMDIR/dst"
+    chmod 1777 "$RAMDIR/dst"
+    cp "$SRC" "$RAMDIR_SRC/src/data.bin" && sync
+    RAMR=$(fio_read "$RAMDIR_SRC/src/data.bin")
+    RAMW=$(fio_write "$RAMDIR/dst")
+    echo "# RAM-backed disks (source $RAMDEV_SRC, destination $RAMDEV, over /dev/shm, ext4): O_DIRECT read $RAMR, write $RAMW Gbit/s"
+  else
+    echo "# RAM-backed disk: could not be set up (loop device, mkfs.ext4 or mount failed)"
+    ram_down
+    LONG_TO_RAM=0
+  fi
+else
+  echo "# RAM-backed disk: skipped (--ram $RAM; /dev/shm or memory has no room for 2 x $SIZE)"
+  LONG_TO_RAM=0
+fi
+
+# The long copy's source: copies of the source one after the other (no new random data needed).
+SRC_LONG="$SCRATCH/src/long.bin" SUM_LONG="" LONG_DST="$DST" LONG_PORT=7700 LONG_WHERE="the disk"
+if [ "$LONG_TO_RAM" = 1 ]; then
+  LONG_DST="$RAMDIR/dst" LONG_PORT=7704 LONG_WHERE="the RAM-backed disk"
+fi
+if [ -n "$LONG_SIZE" ]; then
+  if [ "$(stat -c %s "$SRC_LONG" 2>/dev/null)" != "$LONG_BYTES" ]; then
+    echo "# writing $LONG_SIZE to $SRC_LONG"
+    rm -f "$SRC_LONG"
+    # (cat ends on SIGPIPE once head has its bytes: check the size, not the pipeline's status)
+    for ((k = 0; k * BYTES < LONG_BYTES; k++)); do cat "$SRC"; done | head -c "$LONG_BYTES" >"$SRC_LONG"
+    [ "$(stat -c %s "$SRC_LONG" 2>/dev/null)" = "$LONG_BYTES" ] || exit 1
+  fi
+  chmod 644 "$SRC_LONG"
+  SUM_LONG=$(xxhsum -H2 "$SRC_LONG" 2>/dev/null | cut -d' ' -f1)
+  echo "# long source $SRC_LONG: $LONG_SIZE, xxh128 $SUM_LONG"
+fi
+
+# CPU seconds (user + system, io_uring workers included) of the ferry receivers so far.
+RECV_PIDS=()
+recv_cpu() {
+  local p t=0
+  for p in "${RECV_PIDS[@]}"; do
+    t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$t"
+}
 cpu_busy() { awk '/^cpu /{print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8}' /proc/stat; }
 
 # ------------------------------------------------------------------ servers (inside B, nginx in A)
@@ -120,10 +222,18 @@ start_servers() { # PATH
   ip netns exec $NB "$FERRY" recv --listen 0.0.0.0:7700 --root "$DST" --token-file "$R/token" \
     --json >"$R/ferry.out" 2>"$R/ferry.err" </dev/null &
   PIDS+=($!)
+  RECV_PIDS=($!)
+  if [ -n "$RAMDEV" ]; then
+    ip netns exec $NB "$FERRY" recv --listen 0.0.0.0:7704 --root "$RAMDIR/dst" --token-file "$R/token" \
+      --json >"$R/ferry-ram.out" 2>"$R/ferry-ram.err" </dev/null &
+    PIDS+=($!)
+    RECV_PIDS+=($!)
+  fi
   # The same with nothing written: the network and ferry's own path without the destination disk.
-  ip netns exec $NB "$FERRY" recv --listen 0.0.0.0:7702 --discard --token-file "$R/token" \
+  ip netns exec $NB "$FERRY" recv --listen 0.0.0.0:7702 --discard --token-file "$R/token" --json \
     >"$R/ferry-discard.out" 2>"$R/ferry-discard.err" </dev/null &
   PIDS+=($!)
+  RECV_PIDS+=($!)
   if has xrdcp; then
     mkdir -p "$R/xrd"
     printf 'xrd.port 1094\nxrd.network nodnr\nall.export %s\nall.adminpath %s/xrd/admin\nall.pidpath %s/xrd\n' \
@@ -178,48 +288,68 @@ X
 # run_case PATH TOOL OPTIONS NS CMD...   (CMD runs inside namespace NS)
 # With NOFILE=1 the tool writes no file (ferry recv --discard): ok when it exits 0, since ferry
 # checks every block and the file digest end to end itself.
-NOFILE=0
+# CASE_SRC, CASE_DST, CASE_BYTES and CASE_SUM name the copy (default: the source to $DST).
+NOFILE=0 CASE_SRC="" CASE_DST="" CASE_BYTES="" CASE_SUM=""
 run_case() {
   local path=$1 tool=$2 opts=$3 ns=$4
   shift 4
-  local i
+  local i src=${CASE_SRC:-$SRC} dstf=${CASE_DST:-$DST/data.bin} bytes=${CASE_BYTES:-$BYTES}
+  local want=${CASE_SUM:-$SUM}
   for ((i = 0; i < REPEAT; i++)); do
-    rm -f "$DST/data.bin"
+    rm -f "$dstf"
     sync
-    dd if="$SRC" iflag=nocache count=0 status=none
+    dd if="$src" iflag=nocache count=0 status=none
+    for f in "$RUN"/srv/ferry*.out; do [ -f "$f" ] && : >"$f"; done
     local c0 c1 t0 t1 t2 rc
     c0=$(cpu_busy)
+    local r0 r1
+    r0=$(recv_cpu)
     t0=$(date +%s.%N)
     timeout "$TMO" ip netns exec "$ns" "$@" >"$RUN/last.out" 2>"$RUN/last.err"
     rc=$?
     t1=$(date +%s.%N)
-    [ -f "$DST/data.bin" ] && sync "$DST/data.bin"
+    [ -f "$dstf" ] && sync "$dstf"
     t2=$(date +%s.%N)
     c1=$(cpu_busy)
-    local got sum status=ok
-    got=$(stat -c %s "$DST/data.bin" 2>/dev/null || echo 0)
+    r1=$(recv_cpu)
+    local got sum status=ok steady=-
+    got=$(stat -c %s "$dstf" 2>/dev/null || echo 0)
     [ $rc = 124 ] && status=timeout
     [ $rc != 0 ] && [ $rc != 124 ] && status="rc=$rc"
+    if [ "$tool" != "${tool#ferry}" ]; then
+      # ferry's steady-state rate, and both ends' stage timing for the record.
+      local sj rj
+      sj=$(grep -a '^{' "$RUN/last.out" 2>/dev/null | tail -1)
+      rj=$(cat "$RUN"/srv/ferry*.out 2>/dev/null | tr -d '\000' | grep -a '"event":"session"' | tail -1)
+      steady=$(python3 -c 'import json,sys; print("%.3f" % json.loads(sys.stdin.read())["steady_gbit_per_s"])' \
+        <<<"$sj" 2>/dev/null || echo -)
+      # The receiver's CPU seconds per GB written (ticks of 1/CLK_TCK).
+      printf '{"path":"%s","tool":"%s","options":"%s","load1":%s,"recv_cpu_s_per_gb":%s,"send":%s,"recv":%s}\n' \
+        "$path" "$tool" "$opts" "$(cut -d' ' -f1 /proc/loadavg)" \
+        "$(awk -v d=$((r1 - r0)) -v hz="$(getconf CLK_TCK)" -v b="$bytes" 'BEGIN{printf "%.3f", d / hz / (b / 1e9)}')" \
+        "${sj:-null}" "${rj:-null}" >>"$OUT/ferry-runs.jsonl"
+    fi
     if [ $NOFILE = 1 ]; then
-      got=$BYTES
+      got=$bytes
       sum="digest checked by ferry"
       [ "$status" = ok ] || { sum=-; got=0; }
-    elif [ "$got" = "$BYTES" ]; then
-      sum=$(xxhsum -H2 "$DST/data.bin" 2>/dev/null | cut -d' ' -f1)
-      [ "$sum" = "$SUM" ] && sum=match || { sum=MISMATCH; status=bad; }
+    elif [ "$got" = "$bytes" ]; then
+      sum=$(xxhsum -H2 "$dstf" 2>/dev/null | cut -d' ' -f1)
+      [ "$sum" = "$want" ] && sum=match || { sum=MISMATCH; status=bad; }
     else
       sum="size=$got"
       [ "$status" = ok ] && status=short
     fi
-    python3 - "$path" "$tool" "$opts" "$status" "$t0" "$t1" "$t2" "$got" "$c0" "$c1" "$sum" >>"$RESULTS" <<'PY'
+    python3 - "$path" "$tool" "$opts" "$status" "$t0" "$t1" "$t2" "$got" "$c0" "$c1" "$sum" "$steady" \
+      "$(cut -d' ' -f1 /proc/loadavg)" >>"$RESULTS" <<'PY'
 import sys
-p, tool, opts, st, t0, t1, t2, by, c0, c1, sm = sys.argv[1:]
+p, tool, opts, st, t0, t1, t2, by, c0, c1, sm, steady, load = sys.argv[1:]
 t0, t1, t2, by = float(t0), float(t1), float(t2), int(by)
 b0, a0 = map(float, c0.split()); b1, a1 = map(float, c1.split())
 cpu = 100.0 * (b1 - b0) / max(1.0, a1 - a0)
-print(f"{p}\t{tool}\t{opts}\t{st}\t{t1-t0:.3f}\t{t2-t0:.3f}\t{by*8/(t2-t0)/1e9:.3f}\t{cpu:.0f}\t{sm}")
+print(f"{p}\t{tool}\t{opts}\t{st}\t{t1-t0:.3f}\t{t2-t0:.3f}\t{by*8/(t2-t0)/1e9:.3f}\t{cpu:.0f}\t{sm}\t{steady}\t{load}")
 PY
-    tail -1 "$RESULTS" | awk -F'\t' '{printf "%-6s %-14s %-44s %-7s %7s %7s %8s %4s%% %s\n", $1,$2,$3,$4,$5,$6,$7,$8,$9}'
+    tail -1 "$RESULTS" | awk -F'\t' '{printf "%-6s %-14s %-44s %-7s %7s %7s %8s %4s%% %-8s %7s %5s\n", $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11}'
     [ "$status" = ok ] || tail -3 "$RUN/last.err" | sed 's/^/#   /'
   done
 }
@@ -237,8 +367,8 @@ grep -qw cubic /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null &
 # starts at its first byte, after its connections are set up).
 iperf_case() {
   local path=$1 ns=$2 host=$3 cc=$4 n=${5:-} out g tool=iperf3 what
-  local amount=(-t "$IPERF_S")
-  what="$IPERF_S s, memory to memory (network limit)"
+  local amount=(-t "$IPERF_S" -O 2)
+  what="$IPERF_S s after 2 s omitted, memory to memory (network limit)"
   if [ -n "$n" ]; then
     tool=iperf3-n amount=(-n "$n") what="-n $n, memory to memory, rate from its first byte"
   fi
@@ -250,7 +380,8 @@ iperf_case() {
   kill "$spid" 2>/dev/null
   wait "$spid" 2>/dev/null
   g=$(python3 -c 'import json,sys; print("%.3f" % (json.loads(sys.stdin.read())["end"]["sum_received"]["bits_per_second"]/1e9))' <<<"$out" 2>/dev/null || echo 0)
-  printf '%s\t%s\t-P 8%s, %s\tok\t-\t-\t%s\t-\t-\n' "$path" "$tool" "${cc:+ -C $cc}" "$what" "$g" >>"$RESULTS"
+  printf '%s\t%s\t-P 8%s, %s\tok\t-\t-\t%s\t-\t-\t-\t%s\n' "$path" "$tool" "${cc:+ -C $cc}" "$what" "$g" \
+    "$(cut -d' ' -f1 /proc/loadavg)" >>"$RESULTS"
   printf '%-6s %-14s %-44s %-7s %7s %7s %8s\n' "$path" "$tool" "-P 8 ${cc:+-C $cc }${n:+-n $n }" ok - - "$g"
 }
 
@@ -265,7 +396,19 @@ cases() { # PATH
     for cc in "${CCS[@]}"; do
       run_case "$p" ferry "${cc:+--congestion $cc, }streams from RTT and limits" "$ns" \
         "$FERRY" send "$SRC" "$host:7700" --token-file "$tok" --json ${cc:+--congestion "$cc"}
+      # The same on the RAM-backed disk, source and destination (ferry's own write path).
+      [ -n "$RAMDEV" ] && CASE_SRC="$RAMDIR_SRC/src/data.bin" CASE_DST="$RAMDIR/dst/data.bin" \
+        run_case "$p" ferry-ram "${cc:+--congestion $cc, }RAM-backed disk at both ends" "$ns" \
+        "$FERRY" send "$RAMDIR_SRC/src/data.bin" "$host:7704" --token-file "$tok" --json ${cc:+--congestion "$cc"}
     done
+    if [ -n "$LONG_SIZE" ]; then
+      for cc in "${CCS[@]}"; do
+        CASE_SRC="$SRC_LONG" CASE_DST="$LONG_DST/long.bin" CASE_BYTES=$LONG_BYTES CASE_SUM=$SUM_LONG \
+          run_case "$p" ferry-long "${cc:+--congestion $cc, }$LONG_SIZE to $LONG_WHERE" "$ns" \
+          "$FERRY" send "$SRC_LONG" "$host:$LONG_PORT" --token-file "$tok" --json ${cc:+--congestion "$cc"}
+      done
+      rm -f "$LONG_DST/long.bin"
+    fi
     # Without the destination disk, next to iperf3 moving the same bytes.
     for cc in "${CCS[@]}"; do
       iperf_case "$p" "$ns" "$host" "$cc" "$BYTES"
@@ -301,7 +444,8 @@ cases() { # PATH
   fi
 }
 
-printf '%-6s %-14s %-44s %-7s %7s %7s %8s %5s %s\n' path tool options status tool_s total_s Gbit/s cpu checksum
+printf '%-6s %-14s %-44s %-7s %7s %7s %8s %5s %-8s %7s %5s\n' path tool options status tool_s total_s Gbit/s cpu checksum steady load
+: >"$OUT/ferry-runs.jsonl"
 for p in $PATHS; do
   bash "$LFN" down --name "$NAME" >/dev/null 2>&1
   case $p in
@@ -317,5 +461,6 @@ for p in $PATHS; do
   stop_servers
 done
 
-python3 "$HERE/report.py" "$RESULTS" "$OUT" "$DISK:$DISKW" "$BYTES" "$(uname -r)" "$(nproc)" "$(cat /proc/loadavg)"
+python3 "$HERE/report.py" "$RESULTS" "$OUT" "$DISK:$DISKW:$RAMR:$RAMW" "$BYTES" "$(uname -r)" "$(nproc)" \
+  "$(cat /proc/loadavg)" "$LONG_BYTES"
 gnuplot -e "datafile='$OUT/xfer.dat'; outfile='$OUT/xfer.png'" "$HERE/plot.gp" && echo "# plot: $OUT/xfer.png"

@@ -18,4 +18,12 @@ uint64_t Xxh3Avx2(const void* data, size_t size) {
   return XXH3_64bits(data, size);
 }
 
+void Xxh3Avx2Update(void* state, const void* data, size_t size) {
+  XXH3_64bits_update(static_cast<XXH3_state_t*>(state), data, size);
+}
+
+uint64_t Xxh3Avx2Digest(const void* state) {
+  return XXH3_64bits_digest(static_cast<const XXH3_state_t*>(state));
+}
+
 }  // namespace ferry::hash::internal

@@ -131,8 +131,9 @@ int RunRecv(std::span<const char* const> args) {
           .Field("direct_io", s.direct_io)
           .Field("io_uring", s.uring)
           .Field("digest", xfer::DigestHex(s.digest))
-          .Field("error", s.error)
-          .EndObject();
+          .Field("error", s.error);
+      xfer::WriteStagesJson(w, s.stages, s.queues);
+      w.EndObject();
       std::printf("%s\n", w.str().c_str());
       std::fflush(stdout);
     };

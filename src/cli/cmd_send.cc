@@ -87,6 +87,7 @@ void PrintJson(const xfer::SendReport& r, const xfer::SendOptions& o) {
       .Field("bytes", r.bytes)
       .Field("seconds", r.seconds)
       .Field("gbit_per_s", gbit)
+      .Field("steady_gbit_per_s", r.steady_gbit_per_s)
       .Field("streams", static_cast<int64_t>(r.streams))
       .Field("retransmitted_blocks", r.retransmitted_blocks)
       .Field("endgame_copies", r.endgame_copies)
@@ -122,7 +123,9 @@ void PrintJson(const xfer::SendReport& r, const xfer::SendOptions& o) {
   for (const std::string& n : r.notices) {
     w.String(n);
   }
-  w.EndArray().EndObject();
+  w.EndArray();
+  xfer::WriteStagesJson(w, r.stages, r.queues);
+  w.EndObject();
   std::printf("%s\n", w.str().c_str());
 }
 

@@ -24,7 +24,7 @@ constexpr Command kCommands[] = {
     {"gen", ferry::cli::RunGen, "generate NanoAOD-like datasets: gen nanoaod"},
     {"analyze", ferry::cli::RunAnalyze,
      "run an analysis (agc: the AGC ttbar analysis) over files or root:// URLs"},
-    {"store", ferry::cli::RunStore, "event store: convert, get, scan, info, verify"},
+    {"store", ferry::cli::RunStore, "event store: convert, append, get, scan, info, verify"},
     {"send", ferry::cli::RunSend, "send files and directories to a ferry recv daemon"},
     {"recv", ferry::cli::RunRecv, "receive transfers from ferry send (daemon)"},
     {"cache", ferry::cli::RunCache,

@@ -19,12 +19,17 @@ namespace ferry::store {
 
 // The decoded chunks of one C block: column j (jagged slot) is data[offset[j], offset[j+1])
 // when decoded[j].
+// Version 3 E blocks: data is the whole shuffled payload, begin/end are indexed by schema
+// column, and prefix[g * (events + 1) + i] is the first element of event i in group g.
 struct DecodedBlock {
   ByteVector data;              // sized before decoding into it: no zero-fill
-  std::vector<uint64_t> begin;  // per jagged slot
+  std::vector<uint64_t> begin;  // per jagged slot (versions 1-2) or schema column (3)
   std::vector<uint64_t> end;
   std::vector<bool> decoded;
-  size_t bytes() const { return data.size() + 17 * begin.size(); }
+  std::vector<uint32_t> prefix;  // version 3
+  uint32_t events = 0;           // version 3
+  uint64_t first_ordinal = 0;    // version 3
+  size_t bytes() const { return data.size() + 17 * begin.size() + 4 * prefix.size(); }
 };
 using Chunk = std::shared_ptr<const DecodedBlock>;
 

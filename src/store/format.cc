@@ -32,8 +32,11 @@ Status CheckMagicVersion(std::span<const uint8_t> bytes,
 
 }  // namespace
 
-std::string ShardFileName(uint64_t run) {
-  return "run-" + std::to_string(run) + ".shard";
+std::string ShardFileName(uint64_t run, uint32_t generation) {
+  if (generation == 0) {
+    return "run-" + std::to_string(run) + ".shard";
+  }
+  return "run-" + std::to_string(run) + ".g" + std::to_string(generation) + ".shard";
 }
 
 Result<Layout> Manifest::GridLayout() const {
@@ -60,7 +63,7 @@ std::vector<uint8_t> Manifest::Serialize() {
   w.U64(run_extent);
   w.U64(lumi_extent);
   w.U64(event_extent);
-  w.U32(schema.record_size);
+  w.U32(schema.record_size);  // the schema's offsets are validated against it in every version
   w.U8(log2_ks);
   w.U8(log2_kc);
   w.U8(static_cast<uint8_t>(codec.algorithm));
@@ -77,11 +80,20 @@ std::vector<uint8_t> Manifest::Serialize() {
     w.U64(r.events);
     w.U64(r.lumis);
     w.U64(r.shard_bytes);
+    if (version >= 3) {
+      w.U64(r.lumi_extent);
+      w.U64(r.event_extent);
+      w.U32(r.generation);
+    }
   }
   w.U32(static_cast<uint32_t>(inputs.size()));
   for (const InputEntry& in : inputs) {
     w.Str(in.path);
     w.U64(in.entries);
+  }
+  if (version >= 3) {
+    w.U32(static_cast<uint32_t>(dictionary.size()));
+    w.Bytes(dictionary);
   }
   w.U32(crc32c::Value(w.bytes()));
   return std::move(w.bytes());
@@ -136,26 +148,41 @@ Result<Manifest> Manifest::Parse(std::span<const uint8_t> bytes) {
   m.schema = FERRY_TRY_CTX(Schema::Parse(sr, record_size), "manifest");
   m.schema_hash = hash::Xxh3(schema_bytes);
   Layout grid = FERRY_TRY_CTX(m.GridLayout(), "manifest");
+  const bool v3 = m.version >= 3;
   uint32_t runs = r.U32();
-  if (!r.ok() || runs > r.remaining() / 32 || runs != m.run_extent) {
+  if (!r.ok() || runs > r.remaining() / (v3 ? 52 : 32) || runs != m.run_extent) {
     return CorruptionError("manifest: run table of " + std::to_string(runs) + " runs, extent "
                            + std::to_string(m.run_extent));
   }
   m.runs.resize(runs);
   uint64_t total = 0;
+  uint64_t slots = 0;
   for (size_t i = 0; i < runs; ++i) {
     RunEntry& e = m.runs[i];
     e.run = r.U64();
     e.events = r.U64();
     e.lumis = r.U64();
     e.shard_bytes = r.U64();
-    if ((i > 0 && e.run <= m.runs[i - 1].run) || e.lumis > m.lumi_extent || e.lumis == 0
-        || e.events > grid.shard_slots() || e.events < e.lumis) {
+    e.lumi_extent = m.lumi_extent;
+    e.event_extent = m.event_extent;
+    if (v3) {
+      e.lumi_extent = r.U64();
+      e.event_extent = r.U64();
+      e.generation = r.U32();
+    }
+    // Per-run extents: a run's own grid, within the manifest's maxima.
+    auto own = Layout::Make(1, e.lumi_extent, e.event_extent, m.record_size(), 0);
+    if (!r.ok() || !own.has_value() || (i > 0 && e.run <= m.runs[i - 1].run)
+        || e.lumis > e.lumi_extent || e.lumis == 0 || e.lumi_extent > m.lumi_extent
+        || e.event_extent > m.event_extent || e.events > own->shard_slots() || e.events < e.lumis
+        || (v3 && e.generation == 0)) {
       return CorruptionError("manifest: run table entry " + std::to_string(i) + " is inconsistent");
     }
     total += e.events;
+    slots += own->shard_slots();
   }
-  if (total != m.events || m.padding != grid.total_slots() - m.events) {
+  const uint64_t want_padding = v3 ? slots - total : grid.total_slots() - total;
+  if (total != m.events || m.padding != want_padding) {
     return CorruptionError("manifest: event counts do not add up");
   }
   uint32_t inputs = r.U32();
@@ -166,6 +193,14 @@ Result<Manifest> Manifest::Parse(std::span<const uint8_t> bytes) {
   for (InputEntry& in : m.inputs) {
     in.path = r.Str();
     in.entries = r.U64();
+  }
+  if (v3) {
+    const uint32_t n = r.U32();
+    if (!r.ok() || n > kMaxDictionaryBytes || n > r.remaining()) {
+      return CorruptionError("manifest: bad dictionary size " + std::to_string(n));
+    }
+    auto d = r.Take(n);
+    m.dictionary.assign(d.begin(), d.end());
   }
   if (!r.ok() || r.remaining() != 4) {
     return CorruptionError("manifest: bad length");
@@ -186,7 +221,7 @@ std::vector<uint8_t> ShardHeader::Serialize() const {
   w.U32(record_size);
   w.U8(log2_ks);
   w.U8(log2_kc);
-  w.U16(0);
+  w.U16(flags);
   w.U64(events);
   w.U64(lumis);
   for (const SectionRef& s : sections) {
@@ -226,7 +261,7 @@ Result<ShardHeader> ShardHeader::Parse(std::span<const uint8_t> bytes, uint64_t 
   h.record_size = r.U32();
   h.log2_ks = r.U8();
   h.log2_kc = r.U8();
-  r.U16();
+  h.flags = r.U16();
   h.events = r.U64();
   h.lumis = r.U64();
   for (SectionRef& s : h.sections) {
@@ -398,6 +433,95 @@ Result<CBlockHeader> ParseCBlockHeader(std::span<const uint8_t> bytes,
                            + " bytes, the block has " + std::to_string(block_size));
   }
   return h;
+}
+
+}  // namespace ferry::store
+
+namespace ferry::store {
+
+void WriteRecordV3(std::span<uint8_t> out, RecordV3 rec) {
+  StoreLE<uint32_t>(out.data() + 4, rec.block_size);
+  StoreLE<uint64_t>(out.data() + 8, rec.block_offset);
+  StoreLE<uint32_t>(out.data() + 16, rec.ordinal);
+  StoreLE<uint32_t>(out.data() + 20, rec.event_low);
+  StoreLE<uint32_t>(out.data(), crc32c::Value(out.data() + 4, kRecordV3Bytes - 4));
+}
+
+Result<bool> ParseRecordV3(std::span<const uint8_t> bytes, RecordV3* out) {
+  if (bytes.size() < kRecordV3Bytes) {
+    return CorruptionError("index record shorter than " + std::to_string(kRecordV3Bytes)
+                           + " bytes");
+  }
+  const uint8_t* p = bytes.data();
+  out->crc = LoadLE<uint32_t>(p);
+  out->block_size = LoadLE<uint32_t>(p + 4);
+  out->block_offset = LoadLE<uint64_t>(p + 8);
+  out->ordinal = LoadLE<uint32_t>(p + 16);
+  out->event_low = LoadLE<uint32_t>(p + 20);
+  // A present record always names a non-empty block, so all-zero can only be padding.
+  if (out->block_size == 0 && out->block_offset == 0 && out->crc == 0 && out->ordinal == 0
+      && out->event_low == 0) {
+    return false;
+  }
+  if (out->crc != crc32c::Value(p + 4, kRecordV3Bytes - 4) || out->block_size == 0) {
+    return CorruptionError("index record checksum mismatch");
+  }
+  return true;
+}
+
+Result<EBlockHeader> ParseEBlockHeader(std::span<const uint8_t> bytes, bool verify_crc) {
+  if (bytes.size() < kEBlockHeaderBytes) {
+    return CorruptionError("E block of " + std::to_string(bytes.size())
+                           + " bytes is shorter than its header");
+  }
+  EBlockHeader h;
+  h.crc = LoadLE<uint32_t>(bytes.data());
+  h.events = LoadLE<uint32_t>(bytes.data() + 4);
+  h.raw_size = LoadLE<uint32_t>(bytes.data() + 8);
+  h.flags = LoadLE<uint32_t>(bytes.data() + 12);
+  if (verify_crc && h.crc != crc32c::Value(bytes.data() + 4, bytes.size() - 4)) {
+    return CorruptionError("E block checksum mismatch");
+  }
+  const uint64_t stored = bytes.size() - kEBlockHeaderBytes;
+  if (h.events == 0 || (h.flags & ~kEBlockFlagDictionary) != 0 || stored > h.raw_size) {
+    return CorruptionError("E block header is inconsistent (" + std::to_string(h.events)
+                           + " events, " + std::to_string(h.raw_size) + " raw bytes, "
+                           + std::to_string(stored) + " stored)");
+  }
+  return h;
+}
+
+Result<EPayloadLayout> LayoutEPayload(std::span<const uint8_t> payload,
+                                      const Schema& schema,
+                                      uint32_t events) {
+  const size_t groups = schema.groups();
+  if (payload.size() < 4 * groups) {
+    return CorruptionError("E block payload shorter than its group totals");
+  }
+  EPayloadLayout l;
+  l.begin.resize(schema.columns.size());
+  l.size.resize(schema.columns.size());
+  uint64_t at = 4 * groups;
+  for (size_t c = 0; c < schema.columns.size(); ++c) {
+    const ColumnSpec& spec = schema.columns[c];
+    const uint64_t count =
+        spec.jagged()
+            ? uint64_t{LoadLE<uint32_t>(payload.data() + 4 * static_cast<size_t>(spec.group))}
+            : uint64_t{events};
+    const uint64_t bytes = count * spec.len * spec.value_size();
+    l.begin[c] = at;
+    l.size[c] = bytes;
+    at += bytes;
+    if (at > payload.size()) {
+      return CorruptionError("E block columns overrun the payload (" + spec.name + ")");
+    }
+  }
+  if (at != payload.size()) {
+    return CorruptionError("E block columns fill " + std::to_string(at) + " of "
+                           + std::to_string(payload.size()) + " payload bytes");
+  }
+  l.total = at;
+  return l;
 }
 
 }  // namespace ferry::store

@@ -1,6 +1,7 @@
-// On-disk structures of the event store, version 2 (docs/format/store.md): the manifest, the
-// shard header, lumi-table entries, directory entries, index-record headers and C-block
-// headers. Serialize* produce the exact bytes; Parse* validate magic, version, checksums and
+// On-disk structures of the event store, version 3 (docs/format/store.md): the manifest, the
+// shard header, lumi-table entries, directory entries, index records (the 40-byte header of
+// versions 1-2, the 24-byte locator of version 3), C-block headers (1-2) and E-block headers
+// (3). Serialize* produce the exact bytes; Parse* validate magic, version, checksums and
 // every bound a reader relies on, returning kCorruption (kUnsupported for a newer version)
 // with the structure named. No parser reads outside the span it is given.
 #pragma once
@@ -19,31 +20,47 @@ namespace ferry::store {
 
 constexpr char kManifestMagic[8] = {'F', 'E', 'R', 'R', 'Y', 'E', 'V', 'M'};
 constexpr char kShardMagic[8] = {'F', 'E', 'R', 'R', 'Y', 'E', 'V', 'S'};
-constexpr uint32_t kFormatVersion = 2;
+constexpr uint32_t kFormatVersion = 3;
 constexpr uint32_t kOldestFormatVersion = 1;
 // Version 2 adds J chunks: after the fixed columns, the S directory has one column per jagged
 // column, whose chunk of S block b holds that column's values of the block's events (a scan
-// of a collection reads them instead of the C blocks). Version 1 stores are still read.
-inline bool HasJChunks(uint32_t version) {
-  return version >= 2;
+// of a collection reads them instead of the C blocks). Version 3 replaces records and C blocks
+// by 24-byte locators and E blocks (every column of Kc events, one compressed frame), shuffles
+// the bytes of S chunks, and has J chunks only when the store was made with them (shard
+// header flag kShardFlagJChunks). Version 1 and 2 stores are still read.
+constexpr uint16_t kShardFlagJChunks = 1;
+inline bool HasJChunks(uint32_t version, uint16_t shard_flags = 0) {
+  return version == 2 || (version >= 3 && (shard_flags & kShardFlagJChunks) != 0);
 }
-// Columns of a shard's S directory: the fixed ones, and in version 2 the jagged ones after.
-inline size_t SDirectoryColumns(const Schema& schema, uint32_t version) {
-  return schema.fixed.size() + (HasJChunks(version) ? schema.jagged.size() : 0);
+// Columns of a shard's S directory: the fixed ones, and with J chunks the jagged ones after.
+inline size_t SDirectoryColumns(const Schema& schema, uint32_t version, uint16_t shard_flags = 0) {
+  return schema.fixed.size() + (HasJChunks(version, shard_flags) ? schema.jagged.size() : 0);
 }
 constexpr uint32_t kShardHeaderSize = 4096;
 constexpr uint32_t kManifestFlagNoLumi = 1;
+// Version 3: every shard has J chunks (convert --scan-copy).
+constexpr uint32_t kManifestFlagJChunks = 2;
+// Version 3 index record: a fixed 24-byte locator of the event's E block (section 4).
+constexpr uint32_t kRecordV3Bytes = 24;
 constexpr uint32_t kRecordPresent = 1;
 constexpr const char* kManifestName = "MANIFEST";
 
-// Shard file name of a run: "run-<RUN>.shard".
-std::string ShardFileName(uint64_t run);
+// Shard file name of a run: "run-<RUN>.shard" (versions 1-2, generation 0) or
+// "run-<RUN>.g<GEN>.shard" (version 3: a rebuilt run gets a new name, so a reader that opened
+// the previous manifest keeps its files).
+std::string ShardFileName(uint64_t run, uint32_t generation = 0);
 
 struct RunEntry {
   uint64_t run = 0;
   uint64_t events = 0;
   uint64_t lumis = 0;
   uint64_t shard_bytes = 0;
+  // Version 3: the shard's own extents (its index is lumi_extent x event_extent records) and
+  // file generation. Versions 1-2: the manifest's L and E, generation 0.
+  uint64_t lumi_extent = 0;
+  uint64_t event_extent = 0;
+  uint32_t generation = 0;
+  std::string file_name() const { return ShardFileName(run, generation); }
 };
 
 struct InputEntry {
@@ -65,9 +82,15 @@ struct Manifest {
   uint64_t padding = 0;
   std::string tree;
   Schema schema;
-  uint64_t schema_hash = 0;    // XXH3 of the serialized schema (set by Serialize / Parse)
+  uint64_t schema_hash = 0;  // XXH3 of the serialized schema (set by Serialize / Parse)
+  // Bytes of one index record: the schema's record size (versions 1-2) or kRecordV3Bytes.
+  uint32_t record_size() const { return version >= 3 ? kRecordV3Bytes : schema.record_size; }
+  bool j_chunks() const { return version == 2 || (flags & kManifestFlagJChunks) != 0; }
   std::vector<RunEntry> runs;  // ascending run numbers
   std::vector<InputEntry> inputs;
+  // Version 3: the zstd dictionary E blocks flagged kEBlockFlagDictionary are compressed with
+  // (trained on the first input's blocks at conversion; empty when there is none).
+  std::vector<uint8_t> dictionary;
 
   // Layout of the grid (index_offset of the shards' index regions is per shard; 0 here).
   Result<Layout> GridLayout() const;
@@ -103,6 +126,7 @@ struct ShardHeader {
   uint32_t record_size = 0;
   uint8_t log2_ks = 0;
   uint8_t log2_kc = 0;
+  uint16_t flags = 0;  // version 3: kShardFlagJChunks
   uint64_t events = 0;
   uint64_t lumis = 0;
   SectionRef sections[kNumSections];
@@ -117,6 +141,7 @@ struct ShardHeader {
   static Result<ShardHeader> Parse(std::span<const uint8_t> bytes, uint64_t file_size);
   uint64_t s_blocks() const { return events == 0 ? 0 : ((events - 1) >> log2_ks) + 1; }
   uint64_t c_blocks() const { return events == 0 ? 0 : ((events - 1) >> log2_kc) + 1; }
+  bool j_chunks() const { return HasJChunks(version, flags); }
 };
 
 constexpr size_t kLumiEntryBytes = 24;
@@ -182,5 +207,46 @@ Result<CBlockHeader> ParseCBlockHeader(std::span<const uint8_t> bytes,
                                        uint32_t block_size,
                                        const Schema& schema,
                                        bool verify_crc);
+
+// Version 3 index record (kRecordV3Bytes): where the event's E block is and where the event
+// sits in it. All zero in a padding slot.
+struct RecordV3 {
+  uint32_t crc = 0;           // CRC32C of bytes [4, 24)
+  uint32_t block_size = 0;    // stored bytes of the E block
+  uint64_t block_offset = 0;  // file offset of the E block
+  uint32_t ordinal = 0;       // storage ordinal (E block = ordinal >> log2 Kc)
+  uint32_t event_low = 0;     // low 32 bits of the event number (checked against the array)
+};
+// Serializes and seals (sets the CRC).
+void WriteRecordV3(std::span<uint8_t> out, RecordV3 r);
+// Empty slot (all zero) -> nullopt-like false; present with a good CRC -> true and *out set;
+// anything else kCorruption.
+Result<bool> ParseRecordV3(std::span<const uint8_t> bytes, RecordV3* out);
+
+// Version 3 E block (section 5): a 16-byte header, then the payload, compressed as one frame
+// of the store's codec or raw (stored size == raw size).
+constexpr size_t kEBlockHeaderBytes = 16;
+constexpr uint32_t kEBlockFlagDictionary = 1;  // compressed with the manifest's dictionary
+constexpr uint32_t kMaxDictionaryBytes = 1u << 20;
+struct EBlockHeader {
+  uint32_t crc = 0;       // CRC32C of bytes [4, block size)
+  uint32_t events = 0;    // events in the block (<= Kc)
+  uint32_t raw_size = 0;  // payload bytes once decompressed
+  uint32_t flags = 0;     // kEBlockFlagDictionary or 0
+};
+// Raw payload layout: u32 elements per group, then every column in schema order, its values of
+// the block's events byte-shuffled (section 5). ColumnSpan gives each column's place.
+struct EPayloadLayout {
+  std::vector<uint64_t> begin;  // per schema column: first byte in the raw payload
+  std::vector<uint64_t> size;   // per schema column: bytes
+  uint64_t total = 0;           // must equal raw_size
+};
+// Parses and checks a whole E block (CRC when verify_crc). bytes.size() is the block size.
+Result<EBlockHeader> ParseEBlockHeader(std::span<const uint8_t> bytes, bool verify_crc);
+// The layout of a decoded payload of `events` events: reads the group totals from its start.
+// kCorruption when the payload is too short for them or they do not add up to payload.size().
+Result<EPayloadLayout> LayoutEPayload(std::span<const uint8_t> payload,
+                                      const Schema& schema,
+                                      uint32_t events);
 
 }  // namespace ferry::store

@@ -4,6 +4,7 @@
 
 #include "base/crc32c.h"
 #include "base/endian.h"
+#include "store/shuffle.h"
 
 namespace ferry::store {
 namespace {
@@ -56,10 +57,11 @@ Manifest SmallManifest() {
   m.lumi_extent = 3;
   m.event_extent = 4;
   m.events = 10;
-  m.padding = 2 * 3 * 4 - 10;
+  // Version 3: per-run extents (run 1: 2 x 2, run 7: 3 x 4), generations.
+  m.padding = 2 * 2 + 3 * 4 - 10;
   m.tree = "Events";
   m.schema = SmallSchema();
-  m.runs = {{1, 4, 2, 100}, {7, 6, 3, 200}};
+  m.runs = {{1, 4, 2, 100, 2, 2, 1}, {7, 6, 3, 200, 3, 4, 2}};
   m.inputs = {{"a.root", 10}};
   m.codec = *codec::Setting::Parse("zstd:3");
   return m;
@@ -76,6 +78,15 @@ TEST(Manifest, RoundTripAndRunSlots) {
   EXPECT_EQ(p.RunSlot(1), 0);
   EXPECT_EQ(p.RunSlot(5), -1);
   EXPECT_EQ(p.codec.algorithm, codec::Algorithm::kZstd);
+  EXPECT_EQ(p.runs[1].event_extent, 4u);
+  EXPECT_EQ(p.runs[1].file_name(), "run-7.g2.shard");
+  // A run whose extents exceed the manifest's maxima, or generation 0, is rejected.
+  for (auto bad : {RunEntry{7, 6, 3, 200, 3, 5, 2}, RunEntry{7, 6, 3, 200, 3, 4, 0}}) {
+    Manifest b = SmallManifest();
+    b.runs[1] = bad;
+    b.padding = 2 * 2 + bad.lumi_extent * bad.event_extent - 10;
+    EXPECT_FALSE(Manifest::Parse(b.Serialize()).has_value());
+  }
 }
 
 TEST(Manifest, RejectsCorruptionTruncationAndVersion) {
@@ -89,11 +100,11 @@ TEST(Manifest, RejectsCorruptionTruncationAndVersion) {
   flipped[50] ^= 1;
   EXPECT_EQ(Manifest::Parse(flipped).error().code(), ErrorCode::kCorruption);
   std::vector<uint8_t> v2 = bytes;
-  StoreLE<uint32_t>(v2.data() + 8, 3);
+  StoreLE<uint32_t>(v2.data() + 8, 4);
   StoreLE<uint32_t>(v2.data() + v2.size() - 4, crc32c::Value(v2.data(), v2.size() - 4));
   Error e = Manifest::Parse(v2).error();
   EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
-  EXPECT_NE(e.message().find("version 3"), std::string::npos);
+  EXPECT_NE(e.message().find("version 4"), std::string::npos);
 }
 
 TEST(ShardHeader, RoundTripAndBounds) {
@@ -148,6 +159,42 @@ TEST(LumiTable, Validates) {
   AppendLumiEntry(unsorted, {12, 0, 3});
   AppendLumiEntry(unsorted, {10, 3, 2});
   EXPECT_FALSE(ParseLumiTable(unsorted, 5, 3).has_value());
+}
+
+}  // namespace
+}  // namespace ferry::store
+
+namespace ferry::store {
+namespace {
+
+// The SSE2 transposes (widths 4 and 8, 16 values at a time) and the bytewise tail agree with
+// the definition, for every width and for counts around the vector length.
+TEST(Shuffle, RoundTripAndGatherEveryWidth) {
+  for (size_t w : {1u, 2u, 4u, 8u}) {
+    for (size_t n : {0u, 1u, 15u, 16u, 17u, 33u, 100u}) {
+      std::vector<uint8_t> src(n * w);
+      for (size_t i = 0; i < src.size(); ++i) {
+        src[i] = static_cast<uint8_t>(i * 7 + w);
+      }
+      std::vector<uint8_t> sh(src.size());
+      std::vector<uint8_t> back(src.size());
+      ShuffleBytes(src.data(), n, w, sh.data());
+      for (size_t i = 0; i < n; ++i) {
+        for (size_t b = 0; b < w; ++b) {
+          ASSERT_EQ(sh[b * n + i], src[i * w + b]);
+        }
+      }
+      UnshuffleBytes(sh.data(), n, w, back.data());
+      EXPECT_EQ(back, src) << w << " " << n;
+      for (size_t first = 0; first < n; first += 5) {
+        const size_t count = std::min<size_t>(n - first, 19);
+        std::vector<uint8_t> g(count * w);
+        GatherShuffled(sh.data(), n, w, first, count, g.data());
+        EXPECT_TRUE(
+            std::equal(g.begin(), g.end(), src.begin() + static_cast<ptrdiff_t>(first * w)));
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -81,6 +81,7 @@ Status Schema::DeriveAndValidate() {
     if (c.len == 0 || c.len > kMaxLen) {
       return CorruptionError(where + ": bad length " + std::to_string(c.len));
     }
+    c.width = static_cast<uint8_t>(rootio::LeafTypeSize(c.type));
     if (c.kind == ColumnKind::kFixed) {
       uint64_t end = c.is_bool() ? c.record_offset + uint64_t{c.len}
                                  : (uint64_t{c.record_offset} + c.value_size() * c.len) * 8;

@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/byte_io.h"
 #include "base/result.h"
 #include "rootio/tree_model.h"
-#include "base/byte_io.h"
 
 namespace ferry::store {
 
@@ -35,8 +35,10 @@ struct ColumnSpec {
 
   bool jagged() const { return kind == ColumnKind::kJagged; }
   bool is_bool() const { return type == rootio::LeafType::kBool; }
-  // Bytes of one value in the payload (bools take one byte there).
-  size_t value_size() const { return rootio::LeafTypeSize(type); }
+  // Derived, not stored: bytes of one value in the payload (bools take one byte there), cached
+  // because the per-block loops of picks and scans ask for it for every column.
+  uint8_t width = 0;
+  size_t value_size() const { return width != 0 ? width : rootio::LeafTypeSize(type); }
 };
 
 // Bytes of the fixed part of every record before the group offsets.

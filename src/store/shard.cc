@@ -18,14 +18,20 @@ Result<std::unique_ptr<Shard>> Shard::Attach(const std::string& path,
                                              const Manifest& manifest,
                                              size_t run_slot,
                                              IoMode mode,
+                                             const SourceOpener& open,
                                              StoreStats* counters) {
   std::unique_ptr<Shard> s(new Shard());
   s->path_ = path;
   s->manifest_ = &manifest;
   s->counters_ = counters;
-  s->mmap_ = mode == IoMode::kMmap;
-  s->source_ =
-      FERRY_TRY(io::OpenLocal(path, s->mmap_ ? io::LocalMode::kMmap : io::LocalMode::kPread));
+  if (open) {
+    s->source_ = FERRY_TRY(open(path, mode));
+  } else {
+    s->source_ = FERRY_TRY(
+        io::OpenLocal(path, mode == IoMode::kMmap ? io::LocalMode::kMmap : io::LocalMode::kPread));
+  }
+  // Zero-copy only where the source can map (a remote store always reads).
+  s->mmap_ = mode == IoMode::kMmap && s->source_->View(0, 0).has_value();
   const uint64_t size = s->source_->size();
   std::vector<uint8_t> scratch;
   auto head =
@@ -33,18 +39,40 @@ Result<std::unique_ptr<Shard>> Shard::Attach(const std::string& path,
   s->header_ = FERRY_TRY_CTX(ShardHeader::Parse(head, size), "shard " + path);
   const ShardHeader& h = s->header_;
   const RunEntry& run = manifest.runs[run_slot];
-  if (h.run != run.run || h.run_slot != run_slot || h.schema_hash != manifest.schema_hash
-      || h.lumi_extent != manifest.lumi_extent || h.event_extent != manifest.event_extent
-      || h.record_size != manifest.schema.record_size || h.log2_ks != manifest.log2_ks
-      || h.log2_kc != manifest.log2_kc || h.events != run.events || h.lumis != run.lumis) {
+  // A version-3 run's slot is its place in the current manifest, which appends of smaller run
+  // numbers shift: the header's run_slot only records the slot at writing, and is not checked.
+  if (h.version != manifest.version || h.run != run.run || (h.version < 3 && h.run_slot != run_slot)
+      || h.schema_hash != manifest.schema_hash || h.lumi_extent != run.lumi_extent
+      || h.event_extent != run.event_extent || h.record_size != manifest.record_size()
+      || h.log2_ks != manifest.log2_ks || h.log2_kc != manifest.log2_kc || h.events != run.events
+      || h.lumis != run.lumis || (h.version >= 3 && h.j_chunks() != manifest.j_chunks())) {
     return CorruptionError("shard " + path + " does not belong to this manifest (run "
                            + std::to_string(h.run) + ", expected " + std::to_string(run.run) + ")");
   }
   s->layout_ = FERRY_TRY_CTX(
       Layout::Make(1, h.lumi_extent, h.event_extent, h.record_size, h.sections[kIndex].offset),
       path);
-  auto table = FERRY_TRY_CTX(
-      s->Bytes(h.sections[kLumiTable].offset, h.sections[kLumiTable].size, &scratch), path);
+  // Lumi table and (when small) the event numbers in one request.
+  const SectionRef& lt = h.sections[kLumiTable];
+  const SectionRef& en = h.sections[kEventNumbers];
+  std::vector<std::pair<uint64_t, size_t>> ranges = {{lt.offset, lt.size}};
+  const bool eager = en.size <= kEagerNumbersBytes;
+  if (eager) {
+    ranges.emplace_back(en.offset, en.size);
+  }
+  std::vector<std::vector<uint8_t>> bufs;
+  std::vector<std::span<const uint8_t>> got;
+  FERRY_TRY_CTX(s->BytesV(ranges, &bufs, &got), path);
+  if (eager) {
+    s->numbers_tried_ = true;
+    ++counters->number_reads;
+    if (crc32c::Value(got[1]) != h.crc_event_numbers) {
+      return CorruptionError("shard " + path + ": event-number checksum mismatch");
+    }
+    s->numbers_.resize(h.events);
+    std::memcpy(s->numbers_.data(), got[1].data(), got[1].size());
+  }
+  auto table = got[0];
   if (crc32c::Value(table) != h.crc_lumi_table) {
     return CorruptionError("shard " + path + ": lumi table checksum mismatch");
   }
@@ -78,6 +106,7 @@ Result<std::span<const uint8_t>> Shard::Bytes(uint64_t offset,
   }
   scratch->resize(size);
   ++counters_->reads;
+  ++counters_->requests;
   Status st = source_->ReadAt(offset, *scratch);
   if (!st.has_value()) {
     if (st.error().code() == ErrorCode::kShortRead) {
@@ -86,6 +115,44 @@ Result<std::span<const uint8_t>> Shard::Bytes(uint64_t offset,
     return std::move(st).error();
   }
   return std::span<const uint8_t>(*scratch);
+}
+
+Status Shard::BytesV(std::span<const std::pair<uint64_t, size_t>> ranges,
+                     std::vector<std::vector<uint8_t>>* scratch,
+                     std::vector<std::span<const uint8_t>>* out) {
+  out->resize(ranges.size());
+  if (mmap_) {
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      (*out)[i] = FERRY_TRY(Bytes(ranges[i].first, ranges[i].second, nullptr));
+    }
+    return OkStatus();
+  }
+  scratch->resize(ranges.size());
+  std::vector<io::ReadRequest> reqs(ranges.size());
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    (*scratch)[i].resize(ranges[i].second);
+    reqs[i].offset = ranges[i].first;
+    reqs[i].dest = (*scratch)[i];
+    counters_->bytes += ranges[i].second;
+    (*out)[i] = (*scratch)[i];
+  }
+  counters_->reads += ranges.size();
+  ++counters_->requests;
+  Status st = source_->ReadV(reqs);
+  if (!st.has_value()) {
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      if (!reqs[i].status.has_value()) {
+        Error e = reqs[i].status.error();
+        if (e.code() == ErrorCode::kShortRead) {
+          return CorruptionError(e.message() + " (truncated?)");
+        }
+        return std::move(e).AddContext("range [" + std::to_string(ranges[i].first) + ", +"
+                                       + std::to_string(ranges[i].second) + ") of " + path_);
+      }
+    }
+    return st;
+  }
+  return OkStatus();
 }
 
 int64_t Shard::LumiSlot(uint64_t lumi) const {
@@ -137,7 +204,55 @@ Result<std::span<const uint64_t>> Shard::EventNumbers(size_t lumi_slot) {
 }
 
 size_t Shard::s_dir_columns() const {
-  return SDirectoryColumns(manifest_->schema, header_.version);
+  return SDirectoryColumns(manifest_->schema, header_.version, header_.flags);
+}
+
+Status Shard::LoadSDirectory(std::span<const size_t> slots) {
+  const ShardHeader& h = header_;
+  const uint64_t n = h.s_blocks();
+  if (h.sections[kSDirectory].size != s_dir_columns() * n * kSDirEntryBytes) {
+    return CorruptionError("shard " + path_ + ": S directory size does not match the schema");
+  }
+  std::vector<size_t> want;
+  std::vector<std::pair<uint64_t, size_t>> ranges;
+  for (size_t slot : slots) {
+    if (slot < s_dir_.size() && s_dir_[slot].empty() && n > 0
+        && std::find(want.begin(), want.end(), slot) == want.end()) {
+      want.push_back(slot);
+      ranges.emplace_back(h.sections[kSDirectory].offset + slot * n * kSDirEntryBytes,
+                          n * kSDirEntryBytes);
+    }
+  }
+  if (want.empty()) {
+    return OkStatus();
+  }
+  std::vector<std::vector<uint8_t>> bufs;
+  std::vector<std::span<const uint8_t>> got;
+  FERRY_TRY(BytesV(ranges, &bufs, &got));
+  for (size_t i = 0; i < want.size(); ++i) {
+    s_dir_[want[i]].assign(got[i].begin(), got[i].end());
+  }
+  return OkStatus();
+}
+
+Result<std::vector<uint64_t>> Shard::AllEventNumbers() {
+  const SectionRef& sec = header_.sections[kEventNumbers];
+  std::vector<uint8_t> scratch;
+  auto bytes = FERRY_TRY(Bytes(sec.offset, sec.size, &scratch));
+  if (crc32c::Value(bytes) != header_.crc_event_numbers) {
+    return CorruptionError("event-number checksum mismatch");
+  }
+  std::vector<uint64_t> nums(header_.events);
+  std::memcpy(nums.data(), bytes.data(), bytes.size());
+  for (const LumiEntry& l : lumis_) {
+    for (uint64_t i = 1; i < l.count; ++i) {
+      if (nums[l.first + i] <= nums[l.first + i - 1]) {
+        return CorruptionError("event numbers of lumi " + std::to_string(l.lumi)
+                               + " are not ascending");
+      }
+    }
+  }
+  return nums;
 }
 
 Status Shard::CheckDirectories() {

@@ -24,10 +24,12 @@ namespace ferry::store {
 
 class Shard {
  public:
+  // open: how the shard's bytes are reached (a local file, or root:// through XrdCl).
   static Result<std::unique_ptr<Shard>> Attach(const std::string& path,
                                                const Manifest& manifest,
                                                size_t run_slot,
                                                IoMode mode,
+                                               const SourceOpener& open,
                                                StoreStats* counters);
 
   const ShardHeader& header() const { return header_; }
@@ -40,6 +42,11 @@ class Shard {
   Result<std::span<const uint8_t>> Bytes(uint64_t offset,
                                          size_t size,
                                          std::vector<uint8_t>* scratch);
+  // Many ranges in one request (one vector read remotely, one pread per range locally, views
+  // with mmap): out[i] is valid like Bytes' result; scratch[i] backs range i on the read path.
+  Status BytesV(std::span<const std::pair<uint64_t, size_t>> ranges,
+                std::vector<std::vector<uint8_t>>* scratch,
+                std::vector<std::span<const uint8_t>>* out);
   // Lumi slot of a lumi number, or -1.
   int64_t LumiSlot(uint64_t lumi) const;
   // The sorted event numbers of a lumi slot.
@@ -49,10 +56,15 @@ class Shard {
   // Slot s < fixed.size() is a fixed column; fixed.size() + j is jagged column j's J chunk
   // (version 2 shards only: has_j_chunks()).
   Result<ChunkRef> SChunk(size_t fixed_slot, uint64_t block);
-  bool has_j_chunks() const { return HasJChunks(header_.version); }
+  // Loads the S-directory slices of the given slots that are not loaded yet, in one request.
+  Status LoadSDirectory(std::span<const size_t> slots);
+  bool has_j_chunks() const { return header_.j_chunks(); }
+  bool v3() const { return header_.version >= 3; }
   // Columns of the S directory: the fixed ones, plus the jagged ones in version 2.
   size_t s_dir_columns() const;
   Result<CBlockRef> CBlock(uint64_t block);
+  // The whole event-number section, its CRC and the order within each lumi checked (Verify).
+  Result<std::vector<uint64_t>> AllEventNumbers();
   // Reads both directories whole and checks their CRCs (Verify).
   Status CheckDirectories();
 

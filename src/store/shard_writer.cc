@@ -316,33 +316,43 @@ Result<ShardWriteStats> ShardWriter::Finish() {
   }
   FERRY_TRY(FlushC());
   FERRY_TRY(FlushS());
-  ShardHeader& h = header_;
-  h.sections[kPayload].size = end_ - h.sections[kPayload].offset;
-  std::vector<uint8_t> dir;
-  for (const auto& column : s_dir_) {
-    for (const ChunkRef& r : column) {
-      AppendChunkRef(dir, r);
-    }
-  }
-  h.sections[kSDirectory] = {end_, dir.size()};
-  h.crc_s_directory = crc32c::Value(dir);
-  FERRY_TRY(Append(dir));
-  h.sections[kCTable] = {end_, c_table_.size()};
-  h.crc_c_table = crc32c::Value(c_table_);
-  FERRY_TRY(Append(c_table_));
   FERRY_TRY(FlushOut());
-  // The index region may end in padding slots that were never written.
-  if (::ftruncate(fd_.get(), static_cast<off_t>(end_)) != 0) {
-    return IoError("ftruncate " + path_, errno);
-  }
-  std::vector<uint8_t> head = h.Serialize();
-  FERRY_TRY_CTX(PwriteFull(fd_.get(), head.data(), head.size(), 0), path_);
-  if (::fsync(fd_.get()) != 0) {
-    return IoError("fsync " + path_, errno);
-  }
+  FERRY_TRY(WriteShardTail(fd_.get(), path_, s_dir_, c_table_, &header_, &end_));
   FERRY_TRY_CTX(fd_.Close(), path_);
   stats_.bytes = end_;
   return stats_;
+}
+
+Status WriteShardTail(int fd,
+                      const std::string& path,
+                      const std::vector<std::vector<ChunkRef>>& s_dir,
+                      std::span<const uint8_t> table,
+                      ShardHeader* h,
+                      uint64_t* end) {
+  h->sections[kPayload].size = *end - h->sections[kPayload].offset;
+  std::vector<uint8_t> tail;
+  for (const auto& column : s_dir) {
+    for (const ChunkRef& r : column) {
+      AppendChunkRef(tail, r);
+    }
+  }
+  h->sections[kSDirectory] = {*end, tail.size()};
+  h->crc_s_directory = crc32c::Value(tail);
+  h->sections[kCTable] = {*end + tail.size(), table.size()};
+  h->crc_c_table = crc32c::Value(table);
+  tail.insert(tail.end(), table.begin(), table.end());
+  FERRY_TRY_CTX(PwriteFull(fd, tail.data(), tail.size(), *end), path);
+  *end += tail.size();
+  // The index region may end in padding slots that were never written.
+  if (::ftruncate(fd, static_cast<off_t>(*end)) != 0) {
+    return IoError("ftruncate " + path, errno);
+  }
+  std::vector<uint8_t> head = h->Serialize();
+  FERRY_TRY_CTX(PwriteFull(fd, head.data(), head.size(), 0), path);
+  if (::fsync(fd) != 0) {
+    return IoError("fsync " + path, errno);
+  }
+  return OkStatus();
 }
 
 }  // namespace ferry::store

@@ -103,4 +103,15 @@ class ShardWriter {
   bool finished_ = false;
 };
 
+// The end of a shard both writers share: the S directory and the C (E) table appended at *end
+// (the payload's end, every payload byte already written), the payload size, section table
+// and CRCs set in *h, the file cut at the new *end (padding slots stay holes), the header
+// written, fsync.
+Status WriteShardTail(int fd,
+                      const std::string& path,
+                      const std::vector<std::vector<ChunkRef>>& s_dir,
+                      std::span<const uint8_t> table,
+                      ShardHeader* h,
+                      uint64_t* end);
+
 }  // namespace ferry::store

@@ -118,9 +118,13 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, StoreOptions 
   s->options_ = options;
   const std::string path = dir + "/" + kManifestName;
   const bool mmap = options.mode == IoMode::kMmap;
-  auto source =
-      FERRY_TRY_CTX(io::OpenLocal(path, mmap ? io::LocalMode::kMmap : io::LocalMode::kPread),
-                    "event store " + dir);
+  std::unique_ptr<io::ByteSource> source;
+  if (options.open) {
+    source = FERRY_TRY_CTX(options.open(path, options.mode), "event store " + dir);
+  } else {
+    source = FERRY_TRY_CTX(io::OpenLocal(path, mmap ? io::LocalMode::kMmap : io::LocalMode::kPread),
+                           "event store " + dir);
+  }
   if (source->size() > kMaxManifestBytes) {
     return CorruptionError("manifest " + path + " is implausibly large");
   }
@@ -134,9 +138,14 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, StoreOptions 
     FERRY_TRY_CTX(source->ReadAt(0, bytes), path);
     view = bytes;
     ++s->counters_.reads;
+    ++s->counters_.requests;
   }
   s->counters_.bytes += view.size();
   s->manifest_ = FERRY_TRY_CTX(Manifest::Parse(view), path);
+  if (!s->manifest_.dictionary.empty()) {
+    s->dict_ =
+        FERRY_TRY_CTX(Dictionary::Make(s->manifest_.dictionary, s->manifest_.codec.level), path);
+  }
   s->shards_.resize(s->manifest_.runs.size());
   s->cache_ = std::make_unique<BlockCache>(options.cache_bytes);
   return s;
@@ -144,9 +153,9 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, StoreOptions 
 
 Result<Shard*> Store::Attach(size_t run_slot) {
   if (shards_[run_slot] == nullptr) {
-    const std::string path = dir_ + "/" + ShardFileName(manifest_.runs[run_slot].run);
-    shards_[run_slot] =
-        FERRY_TRY(Shard::Attach(path, manifest_, run_slot, options_.mode, &counters_));
+    const std::string path = dir_ + "/" + manifest_.runs[run_slot].file_name();
+    shards_[run_slot] = FERRY_TRY(
+        Shard::Attach(path, manifest_, run_slot, options_.mode, options_.open, &counters_));
   }
   return shards_[run_slot].get();
 }
@@ -169,18 +178,37 @@ Result<std::vector<int32_t>> Store::ResolveColumns(std::span<const std::string> 
   return out;
 }
 
-Result<bool> Store::Contains(const EventId& id) {
+Result<Store::Resolved> Store::Resolve(const EventId& id) {
   int64_t r = manifest_.RunSlot(id.run);
   if (r < 0) {
-    return false;
+    return NotFoundError("event " + id.ToString() + " is not in the store (no run "
+                         + std::to_string(id.run) + ")");
   }
   Shard* shard = FERRY_TRY(Attach(static_cast<size_t>(r)));
   int64_t l = shard->LumiSlot(id.lumi);
   if (l < 0) {
-    return false;
+    return NotFoundError("event " + id.ToString() + " is not in the store (run "
+                         + std::to_string(id.run) + " has no lumi " + std::to_string(id.lumi)
+                         + ")");
   }
-  auto nums = FERRY_TRY(shard->EventNumbers(static_cast<size_t>(l)));
-  return std::binary_search(nums.begin(), nums.end(), id.event);
+  auto nums = FERRY_TRY_CTX(shard->EventNumbers(static_cast<size_t>(l)), "event " + id.ToString());
+  auto it = std::lower_bound(nums.begin(), nums.end(), id.event);
+  if (it == nums.end() || *it != id.event) {
+    return NotFoundError("event " + id.ToString() + " is not in the store");
+  }
+  return Resolved{shard, static_cast<size_t>(r), static_cast<uint64_t>(l),
+                  static_cast<uint64_t>(it - nums.begin())};
+}
+
+Result<bool> Store::Contains(const EventId& id) {
+  auto r = Resolve(id);
+  if (!r.has_value()) {
+    if (r.error().code() == ErrorCode::kNotFound) {
+      return false;
+    }
+    return std::move(r).error();
+  }
+  return true;
 }
 
 Status Store::ReadEvents(std::span<const EventId> ids,
@@ -193,6 +221,9 @@ Status Store::ReadEvents(std::span<const EventId> ids,
       out->push_back(StartColumnFor(s.columns[static_cast<size_t>(c)]));
     }
   }
+  if (manifest_.version >= 3) {
+    return ReadEventsV3(ids, columns, out);
+  }
   std::vector<int32_t> jagged_slots;
   for (int32_t c : columns) {
     if (s.columns[static_cast<size_t>(c)].jagged()) {
@@ -204,25 +235,11 @@ Status Store::ReadEvents(std::span<const EventId> ids,
   std::vector<uint64_t> group_first(s.groups());
   std::vector<uint64_t> group_count(s.groups());
   for (const EventId& id : ids) {
-    int64_t r = manifest_.RunSlot(id.run);
-    if (r < 0) {
-      return NotFoundError("event " + id.ToString() + " is not in the store (no run "
-                           + std::to_string(id.run) + ")");
-    }
-    Shard* shard = FERRY_TRY(Attach(static_cast<size_t>(r)));
-    int64_t l = shard->LumiSlot(id.lumi);
-    if (l < 0) {
-      return NotFoundError("event " + id.ToString() + " is not in the store (run "
-                           + std::to_string(id.run) + " has no lumi " + std::to_string(id.lumi)
-                           + ")");
-    }
-    auto nums =
-        FERRY_TRY_CTX(shard->EventNumbers(static_cast<size_t>(l)), "event " + id.ToString());
-    auto it = std::lower_bound(nums.begin(), nums.end(), id.event);
-    if (it == nums.end() || *it != id.event) {
-      return NotFoundError("event " + id.ToString() + " is not in the store");
-    }
-    const auto e = static_cast<uint64_t>(it - nums.begin());
+    const Resolved at = FERRY_TRY(Resolve(id));
+    Shard* shard = at.shard;
+    const auto r = static_cast<int64_t>(at.run_slot);
+    const auto l = static_cast<int64_t>(at.lumi_slot);
+    const uint64_t e = at.event_slot;
     auto where = [&] {
       return "shard " + shard->path() + " > record of event " + id.ToString();
     };

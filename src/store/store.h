@@ -27,17 +27,26 @@
 #include <vector>
 
 #include "base/result.h"
+#include "io/byte_source.h"
 #include "rootio/column.h"
 #include "store/block_cache.h"
+#include "store/dictionary.h"
 #include "store/format.h"
 
 namespace ferry::store {
 
 enum class IoMode { kPread, kMmap };
 
+// Opens the bytes of a store file by path or URL (dir + "/" + name). The default opens local
+// files (pread or mmap); the CLI passes xrd::OpenSource so that root:// stores read through
+// XrdCl and its plug-ins (the ferry cache), which keeps XRootD out of this library.
+using SourceOpener =
+    std::function<Result<std::unique_ptr<io::ByteSource>>(const std::string& path, IoMode mode)>;
+
 struct StoreOptions {
-  IoMode mode = IoMode::kPread;
+  IoMode mode = IoMode::kPread;    // kMmap falls back to reads where the source cannot map
   size_t cache_bytes = 32u << 20;  // decompressed chunks kept for nearby events
+  SourceOpener open;               // empty: local files
 };
 
 struct EventId {
@@ -51,7 +60,8 @@ struct EventId {
 Result<EventId> ParseEventId(std::string_view text);
 
 struct StoreStats {
-  uint64_t reads = 0;                // application read calls (pread path)
+  uint64_t reads = 0;                // ranges read (a pread each locally)
+  uint64_t requests = 0;             // read requests: a vector read of many ranges is one
   uint64_t views = 0;                // zero-copy views (mmap path)
   uint64_t bytes = 0;                // bytes read or viewed
   uint64_t record_reads = 0;         // index records fetched
@@ -149,6 +159,29 @@ class Store {
  private:
   Store() = default;
   Result<Shard*> Attach(size_t run_slot);
+  // An event's shard and slots (attaching the shard); kNotFound naming run:lumi:event.
+  struct Resolved {
+    Shard* shard;
+    size_t run_slot;
+    uint64_t lumi_slot;
+    uint64_t event_slot;
+  };
+  Result<Resolved> Resolve(const EventId& id);
+  // Version 3 picks: every id resolved first, then per shard one request for the records and
+  // one for the E blocks not cached (docs/format/store.md section 2).
+  Status ReadEventsV3(std::span<const EventId> ids,
+                      std::span<const int32_t> columns,
+                      std::vector<rootio::Column>* out);
+  // Decodes a version-3 E block (CRC checked) into a cacheable chunk.
+  Result<Chunk> DecodeEBlock(std::span<const uint8_t> bytes, uint64_t first_ordinal);
+  // Version 3 collections of events [first, first + n) from the E blocks (no J chunks).
+  Status FillJaggedFromE(Shard& shard,
+                         uint64_t first,
+                         uint64_t n,
+                         std::span<const int32_t> columns,
+                         const std::vector<size_t>& jagged_at,
+                         ScanBatch* batch);
+  Result<VerifyReport> VerifyV3(Shard& shard, VerifyReport rep);
   // Reads and checks the C block at offset and decodes the chunks of slots (plus those of
   // previous, a partial decode of the same block).
   Result<Chunk> DecodeBlock(Shard& shard,
@@ -176,6 +209,13 @@ class Store {
                               uint64_t block,
                               std::span<uint8_t> raw,
                               std::vector<uint8_t>* scratch);
+  // An S/J chunk whose stored bytes are at hand: CRC, decode, and (version 3) unshuffle into
+  // raw (value width w).
+  Status DecodeSChunk(const ChunkRef& ref,
+                      std::span<const uint8_t> stored,
+                      bool shuffled,
+                      size_t w,
+                      std::span<uint8_t> raw);
   // stored -> raw (a raw copy when the sizes are equal, else the store's codec).
   Status DecodeChunk(std::span<const uint8_t> stored, std::span<uint8_t> raw);
 
@@ -185,6 +225,8 @@ class Store {
   std::vector<std::unique_ptr<Shard>> shards_;
   std::unique_ptr<BlockCache> cache_;
   StoreStats counters_;
+  ByteVector unshuffle_scratch_;
+  std::shared_ptr<const Dictionary> dict_;  // version 3: the manifest's dictionary, digested
 };
 
 }  // namespace ferry::store

@@ -20,7 +20,7 @@ std::string ConvertDy(const testing::TempDir& dir) {
   o.inputs = {testing::RootDataFile("nano_dy.root")};
   o.out_dir = dir.path();
   EXPECT_TRUE(Convert(o).has_value());
-  return dir.path() + "/" + ShardFileName(1);
+  return dir.path() + "/" + ShardFileName(1, 1);
 }
 
 EventId FirstEvent() {
@@ -45,7 +45,7 @@ TEST(StoreErrors, TruncatedShard) {
       Status st = ReadAll(dir.path(), FirstEvent(), mode);
       ASSERT_FALSE(st.has_value()) << keep;
       EXPECT_EQ(st.error().code(), ErrorCode::kCorruption) << st.error().ToString();
-      EXPECT_NE(st.error().ToString().find("run-1.shard"), std::string::npos)
+      EXPECT_NE(st.error().ToString().find("run-1.g1.shard"), std::string::npos)
           << st.error().ToString();
     }
   }
@@ -61,7 +61,7 @@ TEST(StoreErrors, FlippedBytesAreCaught) {
   ShardHeader h = *ShardHeader::Parse(std::span(clean).first(kShardHeaderSize), clean.size());
   // A byte inside the first record (slot 0 holds the lowest event number of the lumi).
   auto rec = clean;
-  rec[h.sections[kIndex].offset + 60] ^= 0x10;
+  rec[h.sections[kIndex].offset + 10] ^= 0x10;
   testing::WriteWholeFile(shard, rec);
   auto s2 = std::move(*Store::Open(dir.path()));
   auto v = s2->Verify();
@@ -102,7 +102,7 @@ TEST(StoreErrors, WrongVersionMissingManifestForeignShard) {
   // A shard header of another version.
   testing::WriteWholeFile(manifest, bytes);
   auto sb = testing::ReadWholeFile(shard);
-  StoreLE<uint32_t>(sb.data() + 8, 3);
+  StoreLE<uint32_t>(sb.data() + 8, 4);
   testing::WriteWholeFile(shard, sb);
   Status ss = ReadAll(dir.path(), FirstEvent());
   ASSERT_FALSE(ss.has_value());

@@ -5,13 +5,28 @@
 
 #include "base/crc32c.h"
 #include "base/endian.h"
+#include "store/counts.h"
 #include "store/shard.h"
+#include "store/shuffle.h"
 #include "store/store.h"
 
 namespace ferry::store {
 namespace {
 
 constexpr uint64_t kVerifyIndexSlice = 4u << 20;
+
+// Makes col an empty column of spec's shape for events [first, first + n), keeping its buffers
+// (offsets keep their length: the caller overwrites every entry, so no zero fill).
+void Restart(const ColumnSpec& spec, uint64_t first, uint64_t n, rootio::Column* col) {
+  col->type = spec.type;
+  col->jagged = spec.jagged();
+  col->fixed_len = spec.jagged() ? 1 : spec.len;
+  col->first_entry = static_cast<int64_t>(first);
+  col->num_entries = static_cast<int64_t>(n);
+  if (!spec.jagged()) {
+    col->offsets.clear();
+  }
+}
 
 }  // namespace
 
@@ -31,22 +46,63 @@ Status Store::Scan(std::span<const int32_t> columns,
   std::vector<uint8_t> scratch;
   std::vector<uint8_t> header_scratch;
   ScanBatch batch;
+  batch.columns.resize(columns.size());
+  // Per requested column: its entry in fixed (itself, or its counter when jagged), and the
+  // positions of the jagged ones.
+  std::vector<size_t> fixed_of(columns.size());
+  std::vector<size_t> jagged_at;
+  for (size_t q = 0; q < columns.size(); ++q) {
+    const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[q])];
+    const int32_t f = spec.jagged() ? spec.counter : columns[q];
+    fixed_of[q] = static_cast<size_t>(std::find(fixed.begin(), fixed.end(), f) - fixed.begin());
+    if (spec.jagged()) {
+      jagged_at.push_back(q);
+    }
+  }
+  std::vector<bool> swapped(fixed.size());
+  std::vector<size_t> first_at(fixed.size());
+  std::vector<std::vector<uint8_t>> bufs;
+  std::vector<std::span<const uint8_t>> got;
+  std::vector<std::pair<uint64_t, size_t>> ranges;
+  std::vector<ChunkRef> refs;
   for (size_t r = 0; r < manifest_.runs.size(); ++r) {
     Shard* shard = FERRY_TRY(Attach(r));
     const ShardHeader& h = shard->header();
     const uint64_t ks = uint64_t{1} << h.log2_ks;
+    // The directory slices this scan needs, in one request.
+    std::vector<size_t> slots;
+    for (int32_t f : fixed) {
+      slots.push_back(static_cast<size_t>(s.columns[static_cast<size_t>(f)].slot));
+    }
+    if (shard->has_j_chunks()) {
+      for (int32_t c : columns) {
+        const ColumnSpec& spec = s.columns[static_cast<size_t>(c)];
+        if (spec.jagged()) {
+          slots.push_back(s.fixed.size() + static_cast<size_t>(spec.slot));
+        }
+      }
+    }
+    FERRY_TRY_CTX(shard->LoadSDirectory(slots), "shard " + shard->path());
     for (uint64_t b = 0; b < h.s_blocks(); ++b) {
       const uint64_t first = b * ks;
       const uint64_t n = std::min(ks, h.events - first);
       const std::string where = "shard " + shard->path() + " > S block " + std::to_string(b);
+      // Every fixed column's chunk of the block in one request.
+      refs.clear();
+      ranges.clear();
+      for (int32_t f : fixed) {
+        ChunkRef ref = FERRY_TRY(
+            shard->SChunk(static_cast<size_t>(s.columns[static_cast<size_t>(f)].slot), b));
+        refs.push_back(ref);
+        ranges.emplace_back(ref.offset, ref.size);
+      }
+      FERRY_TRY_CTX(shard->BytesV(ranges, &bufs, &got), where);
       for (size_t k = 0; k < fixed.size(); ++k) {
         const ColumnSpec& c = s.columns[static_cast<size_t>(fixed[k])];
         rootio::Column& col = fixed_cols[k];
-        col = StartColumnFor(c);
-        col.first_entry = static_cast<int64_t>(first);
-        col.num_entries = static_cast<int64_t>(n);
+        Restart(c, first, n, &col);
         col.bytes.resize(n * c.len * c.value_size());
-        FERRY_TRY_CTX(ReadSChunk(*shard, static_cast<size_t>(c.slot), b, col.bytes, &scratch),
+        FERRY_TRY_CTX(DecodeSChunk(refs[k], got[k], shard->v3(), c.value_size(), col.bytes),
                       "column " + c.name + " (S chunk) > " + where);
         ++counters_.block_reads;
       }
@@ -54,39 +110,35 @@ Status Store::Scan(std::span<const int32_t> columns,
       batch.first_ordinal = first;
       batch.events = static_cast<int64_t>(n);
       // Jagged columns first (their offsets come from the counters in fixed_cols), then the
-      // fixed ones are moved in (copied only when asked for twice).
-      std::vector<size_t> jagged_at;  // positions in batch.columns of the jagged columns
-      batch.columns.resize(columns.size());
+      // fixed ones are swapped in (copied only when asked for twice). Buffers circulate between
+      // fixed_cols and the batch, so a scan allocates only in its first block.
       for (size_t q = 0; q < columns.size(); ++q) {
         const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[q])];
         if (!spec.jagged()) {
           continue;
         }
-        const rootio::Column& counts = fixed_cols[static_cast<size_t>(
-            std::find(fixed.begin(), fixed.end(), spec.counter) - fixed.begin())];
+        const rootio::Column& counts = fixed_cols[fixed_of[q]];
         rootio::Column& col = batch.columns[q];
-        col = StartColumnFor(spec);
-        col.first_entry = static_cast<int64_t>(first);
-        col.num_entries = static_cast<int64_t>(n);
+        Restart(spec, first, n, &col);
         col.offsets.resize(n + 1);
-        for (uint64_t i = 0; i < n; ++i) {
-          col.offsets[i + 1] = col.offsets[i] + counts.AsUint64(i) * spec.len;
-        }
+        col.offsets[0] = 0;
+        uint64_t* off = col.offsets.data();
+        ForEachCount(counts.bytes.data(), counts.type, n,
+                     [&](size_t i, uint64_t v) { off[i + 1] = off[i] + v * spec.len; });
         col.bytes.resize(col.offsets[n] * spec.value_size());
-        jagged_at.push_back(q);
       }
-      std::vector<int> uses(fixed.size(), 0);
-      for (int32_t c : columns) {
-        auto k = static_cast<size_t>(std::find(fixed.begin(), fixed.end(), c) - fixed.begin());
-        if (k < fixed.size()) {
-          ++uses[k];
-        }
-      }
+      std::fill(swapped.begin(), swapped.end(), false);
       for (size_t q = 0; q < columns.size(); ++q) {
-        auto k =
-            static_cast<size_t>(std::find(fixed.begin(), fixed.end(), columns[q]) - fixed.begin());
-        if (k < fixed.size() && !s.columns[static_cast<size_t>(columns[q])].jagged()) {
-          batch.columns[q] = --uses[k] == 0 ? std::move(fixed_cols[k]) : fixed_cols[k];
+        if (s.columns[static_cast<size_t>(columns[q])].jagged()) {
+          continue;
+        }
+        const size_t k = fixed_of[q];
+        if (!swapped[k]) {
+          std::swap(batch.columns[q], fixed_cols[k]);
+          swapped[k] = true;
+          first_at[k] = q;
+        } else {
+          batch.columns[q] = batch.columns[first_at[k]];
         }
       }
       if (!jagged_at.empty()) {
@@ -111,16 +163,29 @@ Status Store::FillJagged(Shard& shard,
   const Schema& s = schema();
   const uint64_t ks = uint64_t{1} << shard.header().log2_ks;
   if (shard.has_j_chunks() && first % ks == 0 && n == std::min(ks, shard.header().events - first)) {
-    // A whole S block: each column's J chunk, one read and one decode per column.
+    // A whole S block: each column's J chunk, all in one request, one decode per column.
+    std::vector<ChunkRef> refs;
+    std::vector<std::pair<uint64_t, size_t>> ranges;
+    for (size_t q = 0; q < jagged_at.size(); ++q) {
+      const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[jagged_at[q]])];
+      refs.push_back(
+          FERRY_TRY(shard.SChunk(s.fixed.size() + static_cast<size_t>(spec.slot), first / ks)));
+      ranges.emplace_back(refs.back().offset, refs.back().size);
+    }
+    std::vector<std::vector<uint8_t>> bufs;
+    std::vector<std::span<const uint8_t>> got;
+    FERRY_TRY(shard.BytesV(ranges, &bufs, &got));
     for (size_t q = 0; q < jagged_at.size(); ++q) {
       const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[jagged_at[q]])];
       rootio::Column& col = batch->columns[jagged_at[q]];
-      const size_t slot = s.fixed.size() + static_cast<size_t>(spec.slot);
-      FERRY_TRY_CTX(ReadSChunk(shard, slot, first / ks, col.bytes, scratch),
+      FERRY_TRY_CTX(DecodeSChunk(refs[q], got[q], shard.v3(), spec.value_size(), col.bytes),
                     "column " + spec.name + " (J chunk)");
       ++counters_.block_reads;
     }
     return OkStatus();
+  }
+  if (shard.v3()) {
+    return FillJaggedFromE(shard, first, n, columns, jagged_at, batch);
   }
   const uint64_t kc = uint64_t{1} << shard.header().log2_kc;
   const size_t hb = CBlockHeaderBytes(s.groups(), s.jagged.size());
@@ -185,11 +250,29 @@ Result<ChunkRef> Store::ReadSChunk(Shard& shard,
                                    std::vector<uint8_t>* scratch) {
   ChunkRef ref = FERRY_TRY(shard.SChunk(slot, block));
   auto stored = FERRY_TRY(shard.Bytes(ref.offset, ref.size, scratch));
-  if (crc32c::Value(stored) != ref.crc) {
-    return CorruptionError("chunk checksum mismatch");
-  }
-  FERRY_TRY(DecodeChunk(stored, raw));
+  const Schema& s = schema();
+  const size_t c =
+      static_cast<size_t>(slot < s.fixed.size() ? s.fixed[slot] : s.jagged[slot - s.fixed.size()]);
+  FERRY_TRY(DecodeSChunk(ref, stored, shard.v3(), s.columns[c].value_size(), raw));
   return ref;
+}
+
+Status Store::DecodeSChunk(const ChunkRef& ref,
+                           std::span<const uint8_t> stored,
+                           bool shuffled,
+                           size_t w,
+                           std::span<uint8_t> raw) {
+  if (crc32c::Value(stored) != ref.crc) {
+    return CorruptionError("chunk checksum mismatch (" + std::to_string(ref.size)
+                           + " bytes at offset " + std::to_string(ref.offset) + ")");
+  }
+  if (!shuffled || w == 1) {
+    return DecodeChunk(stored, raw);
+  }
+  unshuffle_scratch_.resize(raw.size());
+  FERRY_TRY(DecodeChunk(stored, unshuffle_scratch_));
+  UnshuffleBytes(unshuffle_scratch_.data(), raw.size() / w, w, raw.data());
+  return OkStatus();
 }
 
 Result<VerifyReport> Store::Verify() {
@@ -199,26 +282,15 @@ Result<VerifyReport> Store::Verify() {
   std::vector<uint8_t> raw;
   for (size_t r = 0; r < manifest_.runs.size(); ++r) {
     Shard* shard = FERRY_TRY(Attach(r));
+    if (shard->v3()) {
+      rep = FERRY_TRY(VerifyV3(*shard, rep));
+      continue;
+    }
     const ShardHeader& h = shard->header();
     const std::string where = "shard " + shard->path();
     FERRY_TRY_CTX(shard->CheckDirectories(), where);
     // Event numbers: checksum and order within each lumi.
-    auto nums_bytes = FERRY_TRY_CTX(
-        shard->Bytes(h.sections[kEventNumbers].offset, h.sections[kEventNumbers].size, &scratch),
-        where);
-    if (crc32c::Value(nums_bytes) != h.crc_event_numbers) {
-      return CorruptionError(where + ": event-number checksum mismatch");
-    }
-    std::vector<uint64_t> nums(h.events);
-    std::memcpy(nums.data(), nums_bytes.data(), nums_bytes.size());
-    for (const LumiEntry& l : shard->lumis()) {
-      for (uint64_t i = 1; i < l.count; ++i) {
-        if (nums[l.first + i] <= nums[l.first + i - 1]) {
-          return CorruptionError(where + ": event numbers of lumi " + std::to_string(l.lumi)
-                                 + " are not ascending");
-        }
-      }
-    }
+    const std::vector<uint64_t> nums = FERRY_TRY_CTX(shard->AllEventNumbers(), where);
     // C table and blocks.
     std::vector<CBlockRef> cblocks(h.c_blocks());
     // Elements of each collection group per S block (the sizes the J chunks must decode to).

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "base/endian.h"
+#include "store/shard_builder.h"
 #include "store/shard_writer.h"
 #include "store/store.h"
 #include "testing/testing.h"
@@ -110,8 +111,70 @@ Manifest WriteSynthetic(const std::string& dir,
   }
   m.events = evs.size();
   m.padding = m.run_extent * m.lumi_extent * m.event_extent - m.events;
+  if (version >= 3) {
+    // Version 3: each run's own extents (run 5: 3 x 5, run 9: 1 x 2).
+    m.padding = 0;
+    for (auto& [run, lumis] : grid) {
+      uint64_t e = 0;
+      for (auto& [l, nums] : lumis) {
+        e = std::max<uint64_t>(e, nums.size());
+      }
+      m.padding += lumis.size() * e;
+    }
+    m.padding -= m.events;
+  }
   (void)m.Serialize();
   size_t slot = 0;
+  TaskPool pool(2);
+  for (auto& [run, lumis] : grid) {
+    ShardPlan plan{.run = run, .run_slot = slot++};
+    for (auto& [l, nums] : lumis) {
+      plan.lumis.push_back({l, plan.event_numbers.size(), static_cast<uint32_t>(nums.size())});
+      plan.event_numbers.insert(plan.event_numbers.end(), nums.begin(), nums.end());
+    }
+    if (version >= 3) {
+      RunEntry re{run, 0, plan.lumis.size(), 0, plan.lumis.size(), 0, 1};
+      for (auto& l : plan.lumis) {
+        re.events += l.count;
+        re.event_extent = std::max<uint64_t>(re.event_extent, l.count);
+      }
+      m.runs.push_back(re);
+    }
+  }
+  if (version >= 3) {
+    (void)m.Serialize();
+    slot = 0;
+    for (auto& [run, lumis] : grid) {
+      ShardPlan plan{.run = run, .run_slot = slot++};
+      for (auto& [l, nums] : lumis) {
+        plan.lumis.push_back({l, plan.event_numbers.size(), static_cast<uint32_t>(nums.size())});
+        plan.event_numbers.insert(plan.event_numbers.end(), nums.begin(), nums.end());
+      }
+      std::vector<Ev> mine;
+      for (const Ev& e : evs) {
+        if (e.run == run)
+          mine.push_back(e);
+      }
+      auto cols = ColumnsOf(m.schema, mine);
+      auto w = std::move(*ShardBuilder::Create(dir + "/" + ShardFileName(run, 1), m, plan, &pool));
+      for (size_t i = 0; i < mine.size(); ++i) {
+        size_t l = 0;
+        while (plan.lumis[l].lumi != mine[i].lumi)
+          ++l;
+        auto nums = std::span(plan.event_numbers).subspan(plan.lumis[l].first, plan.lumis[l].count);
+        auto e = static_cast<uint32_t>(std::find(nums.begin(), nums.end(), mine[i].event)
+                                       - nums.begin());
+        EventSlot es{static_cast<uint32_t>(l), e};
+        EXPECT_TRUE(w->Add(cols, static_cast<int64_t>(i), 1, {&es, 1}).has_value());
+      }
+      auto st = w->Finish();
+      EXPECT_TRUE(st.has_value()) << st.error().ToString();
+      m.runs[slot - 1].shard_bytes = st->bytes;
+    }
+    testing::WriteWholeFile(dir + "/" + kManifestName, m.Serialize());
+    return m;
+  }
+  slot = 0;
   for (auto& [run, lumis] : grid) {
     ShardPlan plan{.run = run, .run_slot = slot++};
     for (auto& [l, nums] : lumis) {
@@ -142,22 +205,24 @@ Manifest WriteSynthetic(const std::string& dir,
 }
 
 TEST(SyntheticStore, RunsLumisPaddingAndValues) {
-  // Version 1 (collections in C blocks only) and 2 (also in J chunks): the same values.
-  for (auto [kc, ks, version] : {std::tuple{0, 0, 2u}, std::tuple{1, 2, 2u}, std::tuple{3, 13, 2u},
-                                 std::tuple{1, 2, 1u}, std::tuple{0, 0, 1u}}) {
+  // Version 1 (collections in C blocks only), 2 (also in J chunks) and 3 (E blocks): the same
+  // values.
+  for (auto [kc, ks, version] :
+       {std::tuple{0, 0, 2u}, std::tuple{1, 2, 2u}, std::tuple{3, 13, 2u}, std::tuple{1, 2, 1u},
+        std::tuple{0, 0, 1u}, std::tuple{0, 0, 3u}, std::tuple{1, 2, 3u}, std::tuple{3, 13, 3u}}) {
     testing::TempDir dir;
     Manifest m =
         WriteSynthetic(dir.path(), static_cast<uint8_t>(kc), static_cast<uint8_t>(ks), version);
     EXPECT_EQ(m.run_extent, 2u);
     EXPECT_EQ(m.lumi_extent, 3u);
     EXPECT_EQ(m.event_extent, 5u);
-    EXPECT_EQ(m.padding, 2u * 3 * 5 - 11);
+    EXPECT_EQ(m.padding, version >= 3 ? 3u * 5 + 1 * 2 - 11 : 2u * 3 * 5 - 11);
     for (IoMode mode : {IoMode::kPread, IoMode::kMmap}) {
       auto s = std::move(*Store::Open(dir.path(), {.mode = mode}));
       auto v = s->Verify();
       ASSERT_TRUE(v.has_value()) << v.error().ToString();
       EXPECT_EQ(v->records, 11u);
-      EXPECT_EQ(v->padding, 2u * 3 * 5 - 11);
+      EXPECT_EQ(v->padding, m.padding);
       std::vector<EventId> ids;
       for (const Ev& e : Events())
         ids.push_back({e.run, e.lumi, e.event});
@@ -211,12 +276,13 @@ TEST(SyntheticStore, RunsLumisPaddingAndValues) {
     if (seeds != nullptr && kc == 1 && version == kFormatVersion) {
       auto man = testing::ReadWholeFile(dir.path() + "/" + kManifestName);
       for (uint64_t run : {5u, 9u}) {
-        auto shard = testing::ReadWholeFile(dir.path() + "/" + ShardFileName(run));
+        auto shard = testing::ReadWholeFile(dir.path() + "/" + ShardFileName(run, 1));
         std::vector<uint8_t> seed(4);
         StoreLE<uint32_t>(seed.data(), static_cast<uint32_t>(man.size()));
         seed.insert(seed.end(), man.begin(), man.end());
         seed.insert(seed.end(), shard.begin(), shard.end());
-        testing::WriteWholeFile(std::string(seeds) + "/synthetic-run" + std::to_string(run), seed);
+        testing::WriteWholeFile(std::string(seeds) + "/synthetic-v3-run" + std::to_string(run),
+                                seed);
       }
     }
   }

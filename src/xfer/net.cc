@@ -300,6 +300,16 @@ Status Conn::RecvExact(std::span<uint8_t> dest) {
   return OkStatus();
 }
 
+Status Conn::RecvExactHashed(std::span<uint8_t> dest, PayloadHasher& hasher, size_t piece) {
+  for (size_t done = 0; done < dest.size();) {
+    size_t n = std::min(piece, dest.size() - done);
+    FERRY_TRY(RecvExact(dest.subspan(done, n)));
+    hasher.Update(dest.data() + done, n);
+    done += n;
+  }
+  return OkStatus();
+}
+
 Result<FrameHeader> Conn::RecvHeader() {
   uint8_t head[kFrameHeaderSize];
   FERRY_TRY(RecvExact(head));

@@ -19,6 +19,7 @@
 
 #include "base/fd.h"
 #include "base/result.h"
+#include "xfer/payload_hasher.h"
 #include "xfer/protocol.h"
 
 namespace ferry::xfer {
@@ -105,6 +106,10 @@ class Conn {
   Result<FrameHeader> RecvHeader();
   // Reads exactly dest.size() bytes.
   Status RecvExact(std::span<uint8_t> dest);
+  // The same in pieces of at most `piece` bytes, each added to `hasher` as soon as it arrived,
+  // while it is still in the cache the copy from the socket left it in (one pass over a block
+  // instead of two).
+  Status RecvExactHashed(std::span<uint8_t> dest, PayloadHasher& hasher, size_t piece);
   // Reads a control payload (length <= MaxPayload) and checks its hash.
   Result<std::vector<uint8_t>> RecvPayload(const FrameHeader& h);
   // Reads the next frame, expecting `type`; an ERROR frame becomes its error.

@@ -1,9 +1,13 @@
 #include "xfer/protocol.h"
 
+#include <algorithm>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "base/crc32c.h"
 #include "base/endian.h"
+#include "xfer/payload_hasher.h"
 #include "xfer/tuning.h"
 
 namespace ferry::xfer {
@@ -208,6 +212,23 @@ TEST(XferDigest, DependsOnSizesAndOrder) {
   std::vector<uint64_t> many(1000, 7);
   EXPECT_NE(FileDigest(0, 4096, many), FileDigest(0, 4096, std::span(many).first(999)));
   EXPECT_EQ(DigestHex(0x1f), "000000000000001f");
+}
+
+TEST(XferPayloadHasher, PiecesGiveThePayloadHash) {
+  std::vector<uint8_t> data(1'000'003);
+  for (size_t i = 0; i < data.size(); ++i) {
+    data[i] = static_cast<uint8_t>(i * 131 + (i >> 9));
+  }
+  PayloadHasher h;
+  for (size_t piece : {size_t{1}, size_t{4096}, size_t{65536}, size_t{262144}, data.size()}) {
+    h.Reset();  // reused: the same result every time
+    for (size_t at = 0; at < data.size(); at += piece) {
+      h.Update(data.data() + at, std::min(piece, data.size() - at));
+    }
+    EXPECT_EQ(h.Digest(), PayloadHash(data)) << "pieces of " << piece;
+  }
+  h.Reset();
+  EXPECT_EQ(h.Digest(), PayloadHash({}));
 }
 
 TEST(XferBlocks, CountAndLength) {

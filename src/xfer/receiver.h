@@ -19,8 +19,10 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
+#include "xfer/stage_stats.h"
 
 namespace ferry::xfer {
 
@@ -42,6 +44,9 @@ struct SessionSummary {
   bool uring = false;
   uint64_t digest = 0;  // one file: its digest; several: SessionDigest (0 for files not done)
   std::string error;    // empty when the sender ended the session with BYE
+  // Per-stage time and queue depths (stage_stats.h; docs/format/transfer.md).
+  std::vector<StageTime> stages;
+  std::vector<QueueDepth> queues;
 };
 
 struct ReceiverOptions {

@@ -23,6 +23,7 @@
 #include "xfer/net.h"
 #include "xfer/protocol.h"
 #include "xfer/receiver.h"
+#include "xfer/stage_stats.h"
 
 namespace ferry::xfer {
 
@@ -94,6 +95,7 @@ struct RecvFile {
   bool renamed = false;  // in place; waiting for the directory fsync
   bool dirty_listed = false;
   unsigned writes_inflight = 0;
+  int64_t sync_start_ns = 0;  // the sync in flight was queued then (stage timing)
   std::chrono::steady_clock::time_point last_sync;
   uint64_t digest = 0;
 };
@@ -109,6 +111,7 @@ struct WriteItem {
   uint32_t done = 0;           // writer: bytes written so far
   unsigned space_retries = 0;  // writer: times this write waited for room after ENOSPC
   uint64_t space_epoch = 0;    // writer: RecvSession::space_epoch_ when it was submitted
+  int64_t t_ns = 0;            // StageNowNs() when queued; writer: when its write was queued
 };
 
 class RecvSession : public std::enable_shared_from_this<RecvSession> {
@@ -175,7 +178,8 @@ class RecvSession : public std::enable_shared_from_this<RecvSession> {
   std::vector<RecvFile> files_;
 
   std::unique_ptr<BufferPool> pool_;
-  uint64_t pool_bytes_ = 0;  // this session's share of the memory budget
+  uint64_t pool_bytes_ = 0;        // this session's share of the memory budget
+  uint64_t pool_bytes_total_ = 0;  // the same, kept after Teardown gave it back
   std::unique_ptr<BoundedQueue<WriteItem>> queue_;
   Waker writer_waker_;
   std::thread writer_;
@@ -207,6 +211,22 @@ class RecvSession : public std::enable_shared_from_this<RecvSession> {
   std::atomic<size_t> files_done_{0};
   std::atomic<size_t> files_failed_{0};
   std::atomic<bool> direct_used_{false};
+
+  // Where the time goes (SessionSummary::stages): stream threads, then the writer.
+  StageTimer st_wait_frame_;    // waiting for the next frame header (the sender or network)
+  StageTimer st_buffer_wait_;   // waiting for a free block buffer (the writer is behind)
+  StageTimer st_socket_read_;   // receiving a block's payload into its buffer, hashing each piece
+  StageTimer st_hash_;          // the payload's digest (what is left after the hashed pieces)
+  StageTimer st_queue_push_;    // handing the block to the writer
+  StageTimer st_queued_;        // a block's time in the write queue
+  StageTimer st_write_submit_;  // io_uring_submit calls
+  StageTimer st_write_;         // one write, from queued in the ring to its completion
+  StageTimer st_fsync_;         // datasyncs (journal) and final fsyncs
+  StageTimer st_ack_;           // sending ACKs
+  StageTimer st_writer_idle_;   // the writer with nothing to do
+  Occupancy q_writes_;          // writes in flight, sampled whenever the writer submits
+  Occupancy q_free_buffers_;    // free block buffers, sampled when a stream takes one
+  Occupancy q_write_queue_;     // blocks waiting for the writer, sampled at each push
 };
 
 }  // namespace ferry::xfer

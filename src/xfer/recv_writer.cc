@@ -30,17 +30,21 @@ uint32_t AlignUp(uint32_t v) {
 
 void RecvSession::Ack(const WriteItem& item, AckStatus status) {
   if (item.conn) {
+    int64_t t = StageNowNs();
     (void)item.conn->SendFrame({.type = FrameType::kAck,
                                 .flags = static_cast<uint16_t>(status),
                                 .file_id = item.file,
                                 .block = item.block});
+    st_ack_.Since(t);
   }
 }
 
 void RecvSession::Submit() {
+  int64_t t = StageNowNs();
   if (Status s = io_->Submit(); !s) {
     Log("write submission failed: " + s.error().ToString());
   }
+  st_write_submit_.Since(t);
 }
 
 Status RecvSession::OpenFile(RecvFile& f) {
@@ -176,6 +180,7 @@ void RecvSession::SubmitFinalSync(RecvFile& f, uint32_t id) {
     }
   }
   f.sync_inflight = true;
+  f.sync_start_ns = StageNowNs();
   f.final_sync_submitted = true;
   if (f.unsynced_bytes > final_flush_max_.load(std::memory_order_relaxed)) {
     final_flush_max_.store(f.unsynced_bytes, std::memory_order_relaxed);  // writer thread only
@@ -221,6 +226,7 @@ void RecvSession::FinishFile(RecvFile& f, uint32_t id) {
     }
   }
   f.sync_inflight = true;
+  f.sync_start_ns = StageNowNs();
 }
 
 void RecvSession::FileDurable(RecvFile& f, uint32_t id) {
@@ -239,6 +245,7 @@ void RecvSession::FileDurable(RecvFile& f, uint32_t id) {
 }
 
 void RecvSession::HandleItem(WriteItem& item) {
+  const int64_t now = st_queued_.Since(item.t_ns);
   RecvFile& f = files_[item.file];
   switch (f.state) {
     case RecvFile::State::kDone:
@@ -288,6 +295,7 @@ void RecvSession::HandleItem(WriteItem& item) {
   slot.submitted = len;
   slot.done = 0;
   slot.space_epoch = space_epoch_;
+  slot.t_ns = now;
   uint64_t offset = slot.block * block_size_;
   if (!io_->PrepWrite(f.fd.get(), buf, len, offset, static_cast<uint64_t>(slot.buffer))) {
     Submit();
@@ -307,6 +315,7 @@ void RecvSession::HandleCompletion(const IoCompletion& c) {
     auto id = static_cast<uint32_t>(c.tag & ~kDirSyncTag);
     RecvFile& f = files_[id];
     f.sync_inflight = false;
+    st_fsync_.Since(f.sync_start_ns);
     if (c.result < 0) {
       Log("directory sync after " + f.entry.path + " failed: " + std::strerror(-c.result));
     }
@@ -317,6 +326,7 @@ void RecvSession::HandleCompletion(const IoCompletion& c) {
     auto id = static_cast<uint32_t>(c.tag & ~kFsyncTag);
     RecvFile& f = files_[id];
     f.sync_inflight = false;
+    st_fsync_.Since(f.sync_start_ns);
     if (f.state == RecvFile::State::kFailed || f.state == RecvFile::State::kDone) {
       f.syncing.clear();
       return;
@@ -346,6 +356,7 @@ void RecvSession::HandleCompletion(const IoCompletion& c) {
   WriteItem& item = slots_[c.tag];
   RecvFile& f = files_[item.file];
   --f.writes_inflight;
+  st_write_.Since(item.t_ns);
   auto release = [&](AckStatus status) {
     Ack(item, status);
     pool_->Release(item.buffer);
@@ -373,6 +384,7 @@ void RecvSession::HandleCompletion(const IoCompletion& c) {
     if (io_->PrepWrite(f.fd.get(), pool_->data(item.buffer) + item.done, item.submitted - item.done,
                        offset, c.tag)) {
       item.space_epoch = space_epoch_;
+      item.t_ns = StageNowNs();
       ++f.writes_inflight;
       return;
     }
@@ -463,6 +475,7 @@ void RecvSession::RetryParkedWrites() {
     } else if (io_->PrepWrite(f.fd.get(), pool_->data(item.buffer) + item.done,
                               item.submitted - item.done, offset, static_cast<uint64_t>(b))) {
       item.space_epoch = space_epoch_;
+      item.t_ns = StageNowNs();
       ++f.writes_inflight;
     } else {
       parked_.push_back(b);  // the ring is full: next round
@@ -498,6 +511,7 @@ void RecvSession::JournalTick(bool force) {
     f.unsynced_bytes = 0;
     f.last_sync = now;
     f.sync_inflight = true;
+    f.sync_start_ns = StageNowNs();
     f.dirty_listed = false;
   }
   dirty_.resize(keep);
@@ -550,6 +564,9 @@ void RecvSession::WriterMain() {
       progressed = true;
     }
     Submit();
+    if (progressed) {
+      q_writes_.Add(io_->inflight());
+    }
     done.clear();
     if (io_->Reap(done) > 0) {
       progressed = true;
@@ -571,7 +588,9 @@ void RecvSession::WriterMain() {
       }
     }
     if (!progressed) {
+      int64_t t = StageNowNs();
       writer_waker_.Wait(io_->event_fd(), 100);
+      st_writer_idle_.Since(t);
     }
   }
   FlushOnExit();

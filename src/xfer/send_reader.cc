@@ -94,6 +94,7 @@ void SendSession::CloseIdleSources() {
 void SendSession::HandleReadCompletion(const IoCompletion& c) {
   ReadSlot& slot = slots_[c.tag];
   slot.used = false;
+  st_read_.Since(slot.t_ns);
   const ReadRange r = slot.range;
   const int buffer = slot.buffer;
   auto it = open_.find(r.file);
@@ -184,7 +185,7 @@ void SendSession::ReaderMain() {
       uint64_t offset = r.first * opt_.block_size;
       auto len = static_cast<uint32_t>(
           std::min<uint64_t>(src.size - offset, static_cast<uint64_t>(r.count) * opt_.block_size));
-      slots_[slot] = {buf, r, len, true};
+      slots_[slot] = {buf, r, len, true, StageNowNs()};
       ++open_[r.file].outstanding;
       uint32_t read_len = std::min<uint32_t>(AlignUp(len), read_size_);
       if (!io_->PrepRead(fd, pool_->data(buf), read_len, offset, slot)) {
@@ -200,12 +201,20 @@ void SendSession::ReaderMain() {
       }
       progressed = true;
     }
+    int64_t t = StageNowNs();
     if (Status s = io_->Submit(); !s) {
       Notice("read submission failed: " + s.error().ToString());
     }
+    st_read_submit_.Since(t);
+    if (progressed) {
+      q_reads_.Add(io_->inflight());
+      q_free_buffers_.Add(pool_->free_count());
+    }
     CloseIdleSources();
     if (!progressed) {
+      t = StageNowNs();
       reader_waker_.Wait(io_->event_fd(), 100);
+      st_reader_idle_.Since(t);
     }
   }
   // Wait (bounded) for reads still in the kernel so their buffers are not freed under them.

@@ -23,6 +23,7 @@
 #include "xfer/protocol.h"
 #include "xfer/sender.h"
 #include "xfer/sources.h"
+#include "xfer/stage_stats.h"
 #include "xfer/tcp_stats.h"
 #include "xfer/tuning.h"
 
@@ -158,7 +159,10 @@ class SendSession {
   uint64_t acked_bytes_ = 0;        // guarded by mu_
   uint64_t new_bytes_ = 0;          // guarded by mu_ (acked by the receiver in this run)
   uint64_t resumed_blocks_ = 0;     // guarded by mu_
-  std::string stream_congestion_;   // the first data stream's TCP congestion control, mu_
+  // Steady-state marks (SendReport::steady_gbit_per_s), guarded by mu_.
+  uint64_t steady_lo_bytes_ = 0, steady_hi_bytes_ = 0;  // 10% and 90% of the bytes to send
+  int64_t steady_lo_ns_ = 0, steady_hi_ns_ = 0;
+  std::string stream_congestion_;            // the first data stream's TCP congestion control, mu_
   std::unordered_set<uint64_t> duplicated_;  // blocks re-sent by the endgame, guarded by mu_
   std::atomic<uint64_t> retransmits_{0};
   std::atomic<uint64_t> endgame_copies_{0};
@@ -186,6 +190,7 @@ class SendSession {
     ReadRange range;
     uint32_t length = 0;  // bytes the range holds
     bool used = false;
+    int64_t t_ns = 0;  // queued to the kernel then (stage timing)
   };
   uint32_t read_size_ = 0;  // bytes of one read (a whole number of blocks)
   uint32_t blocks_per_read_ = 1;
@@ -195,6 +200,18 @@ class SendSession {
   uint64_t next_block_ = 0;
 
   std::vector<std::unique_ptr<Stream>> streams_;
+
+  // Where the time goes (SendReport::stages): the reader, then the stream threads.
+  StageTimer st_read_;         // one read, from queued in the ring to its completion
+  StageTimer st_read_submit_;  // io_uring_submit calls
+  StageTimer st_reader_idle_;  // the reader waiting (no free buffer or read slot, or no work)
+  StageTimer st_wait_block_;   // a stream waiting for a ready block (the reader is behind)
+  StageTimer st_hash_;         // XXH3 of a block before it is sent
+  StageTimer st_pace_;         // --max-rate pacing
+  StageTimer st_send_;         // sending a block (the socket buffer full: the network is behind)
+  Occupancy q_reads_;          // reads in flight, sampled whenever the reader submits
+  Occupancy q_ready_;          // blocks ready to send, sampled when a stream takes one
+  Occupancy q_free_buffers_;   // free block buffers, sampled whenever the reader submits
 
   std::mutex pace_mu_;
   std::chrono::steady_clock::time_point pace_next_;

@@ -64,7 +64,14 @@ void SendSession::OnAck(uint32_t file, uint64_t block, uint64_t hash, bool resum
   if (resumed) {
     ++resumed_blocks_;
   } else {
+    uint64_t before = new_bytes_;
     new_bytes_ += len;
+    if (before < steady_lo_bytes_ && new_bytes_ >= steady_lo_bytes_) {
+      steady_lo_ns_ = StageNowNs();
+    }
+    if (before < steady_hi_bytes_ && new_bytes_ >= steady_hi_bytes_) {
+      steady_hi_ns_ = StageNowNs();
+    }
   }
   if (f.n_acked == f.n_blocks) {
     ack_done_.push_back(file);
@@ -219,9 +226,12 @@ void SendSession::StreamMain(Stream& s) {
   s.up.store(true);
   s.acker = std::thread([this, &s, pending = *hs] { AckMain(s, pending); });
 
+  int64_t t = StageNowNs();
   // Bounded: ends when the session stops (queue closed) or the stream dies.
   while (!stop_.load()) {
+    q_ready_.Add(ready_->size());
     auto item = ready_->Pop(200);
+    t = st_wait_block_.Since(t);
     if (!item) {
       if (ready_->closed()) {
         break;
@@ -248,12 +258,14 @@ void SendSession::StreamMain(Stream& s) {
     }
     std::span<const uint8_t> payload(pool_->data(blk.buffer) + blk.offset, blk.length);
     uint64_t h = PayloadHash(payload);
+    t = st_hash_.Since(t);
     if (blk.verify && h == blk.expected) {
       ReleaseBlock(blk.buffer);
       OnAck(blk.file, blk.block, h, /*resumed=*/true);
       continue;
     }
     Pace(blk.length);
+    t = st_pace_.Since(t);
     {
       std::lock_guard lock(s.mu);
       if (s.dead) {
@@ -269,6 +281,7 @@ void SendSession::StreamMain(Stream& s) {
                      .block = blk.block,
                      .payload_hash = h};
     Status st = s.conn->SendRaw(head, payload);
+    t = st_send_.Since(t);
     ReleaseBlock(blk.buffer);
     if (!st) {
       KillStream(s, st.error().ToString());

@@ -15,7 +15,7 @@ namespace {
 
 constexpr size_t kManifestChunkBytes = 1u << 20;
 constexpr uint64_t kDefaultMemoryBudget = 1ull << 30;
-constexpr uint32_t kReadBytes = 4u << 20;
+constexpr uint32_t kReadBytes = 16u << 20;
 
 int64_t MicrosSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now()
@@ -155,7 +155,9 @@ Status SendSession::Connect() {
 Status SendSession::StartStages() {
   // Reads are at least kReadBytes (whole blocks): the disk wants big requests, while the
   // block (the unit of checksums, acknowledgements and re-sends) stays small so that the last
-  // blocks of a transfer do not keep a slow stream busy long after the others finished.
+  // blocks of a transfer do not keep a slow stream busy long after the others finished. With
+  // 4 MiB reads (64 MiB in flight) a virtio disk that fio reads at 6.3 Gbit/s with more in
+  // flight gave the streams blocks at 3.9: they waited for blocks 52-61% of their time.
   const uint32_t block = opt_.block_size;
   blocks_per_read_ = std::max<uint32_t>(1, kReadBytes / block);
   read_size_ = blocks_per_read_ * block;
@@ -176,6 +178,11 @@ Status SendSession::StartStages() {
     Notice("io_uring unavailable (" + io_->fallback_reason() + "): synchronous reads");
   }
   slots_.resize(opt_.queue_depth);
+  if (sources_.total_bytes >= (64u << 20)) {
+    std::lock_guard lock(mu_);
+    steady_lo_bytes_ = sources_.total_bytes / 10;
+    steady_hi_bytes_ = sources_.total_bytes - steady_lo_bytes_;
+  }
   // Without --resume nothing the receiver says changes what is read: start reading now.
   state_ready_.store(!opt_.resume);
   reader_ = std::thread([this] { ReaderMain(); });
@@ -532,6 +539,21 @@ SendReport SendSession::BuildReport() {
   r.congestion =
       stream_congestion_.empty() && control_ ? control_->CongestionControl() : stream_congestion_;
   r.bytes = new_bytes_;
+  if (steady_hi_ns_ > steady_lo_ns_ && steady_lo_ns_ > 0) {
+    r.steady_gbit_per_s = static_cast<double>(steady_hi_bytes_ - steady_lo_bytes_) * 8
+                          / static_cast<double>(steady_hi_ns_ - steady_lo_ns_);
+  }
+  const int streams = std::max(1, started_streams_);
+  r.stages = {st_read_.Snapshot("read"),
+              st_read_submit_.Snapshot("read_submit"),
+              st_reader_idle_.Snapshot("reader_idle"),
+              st_wait_block_.Snapshot("wait_block", streams),
+              st_hash_.Snapshot("hash", streams),
+              st_pace_.Snapshot("pace", streams),
+              st_send_.Snapshot("send", streams)};
+  r.queues = {q_reads_.Snapshot("reads_inflight", slots_.size()),
+              q_ready_.Snapshot("ready_blocks", pool_ ? pool_->count() * blocks_per_read_ : 0),
+              q_free_buffers_.Snapshot("free_buffers", pool_ ? pool_->count() : 0)};
   r.resumed_blocks = resumed_blocks_;
   for (const auto& f : files_) {
     FileResult fr;

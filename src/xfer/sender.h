@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "xfer/stage_stats.h"
 
 namespace ferry::xfer {
 
@@ -41,7 +42,7 @@ struct SendOptions {
   // directory on the receiver (then as dest/basename). Directories always arrive inside dest.
   bool dest_is_name = false;
   int streams = 0;                 // 0: chosen from RTT, rate and kernel buffer limits
-  uint32_t block_size = 4u << 20;  // checksum / re-send unit (reads are 4 MiB or more)
+  uint32_t block_size = 4u << 20;  // checksum / re-send unit (reads are 16 MiB or more)
   std::string token;               // shared secret ("" = none)
   bool resume = false;
   uint64_t rate_bps = 10'000'000'000;  // expected bottleneck, for buffer sizing
@@ -86,6 +87,12 @@ struct SendReport {
   std::vector<FileResult> files;
   std::vector<uint64_t> stream_bytes;
   std::vector<std::string> notices;
+  // Steady state: the rate between the moments when 10% and 90% of this run's bytes were
+  // acknowledged (no start-up, slow start or final fsync); 0 for copies under 64 MiB.
+  double steady_gbit_per_s = 0;
+  // Per-stage time and queue depths (stage_stats.h; docs/format/transfer.md).
+  std::vector<StageTime> stages;
+  std::vector<QueueDepth> queues;
 };
 
 // Errors: kInvalidArgument (options, sources), kPermission (token refused), kIo/kTimeout

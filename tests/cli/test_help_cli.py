@@ -44,7 +44,7 @@ check(run("no-such-command").returncode == 2, "an unknown command exits 2")
 # usage, each option the usage names is taken by some parser of that command.
 FORMS = {
     "root": [["ls"], ["dump"], ["baskets"]], "gen": [["nanoaod"]], "analyze": [["agc"]],
-    "store": [["convert"], ["get"], ["scan"], ["info"], ["verify"]], "send": [[]], "recv": [[]],
+    "store": [["convert"], ["append"], ["get"], ["scan"], ["info"], ["verify"]], "send": [[]], "recv": [[]],
     "cache": [[s] for s in ["enable", "disable", "status", "ls", "stats", "verify", "evict",
                             "clear", "pin"]] + [["replica", s] for s in ["build", "status", "drop"]],
     "proxy": [["config"], ["run"]],

@@ -45,7 +45,7 @@ src = os.path.join(DATA, "nano_dy.root")
 store = os.path.join(tmp, "dy")
 p = run("store", "convert", src, "--out", store, "--block-size", "16K", "--codec", "zstd:3", "--json")
 conv = json.loads(p.stdout)
-check(conv["events"] == 40 and conv["verified_records"] == 40, f"convert report {conv}")
+check(conv["events"] == 40 and conv["verified_bytes"] > 0 and conv["version"] == 3, f"convert report {conv}")
 
 info = json.loads(run("store", "info", store, "--json").stdout)
 check(info["events"] == 40 and info["runs"] == 1 and info["padding"] == info["grid_slots"] - 40, f"info {info}")
@@ -105,11 +105,11 @@ run("store", "scan", store, "--columns", "MET_pt", "--where", "Jet_pt > 3", expe
 check("ok" in run("store", "verify", store).stdout, "verify")
 
 # A truncated shard: a clear error naming the file, exit 1.
-shard = os.path.join(store, "run-1.shard")
+shard = os.path.join(store, "run-1.g1.shard")
 with open(shard, "r+b") as f:
     f.truncate(os.path.getsize(shard) // 2)
 p = run("store", "get", store, "--event", ids[0], expect_rc=1)
-check("run-1.shard" in p.stderr, f"truncation error names the shard: {p.stderr.strip()}")
+check("run-1.g1.shard" in p.stderr, f"truncation error names the shard: {p.stderr.strip()}")
 run("store", "verify", store, expect_rc=1)
 
 # No luminosityBlock branch: stored with lumi 0, addressed as RUN:0:EVENT.
@@ -128,6 +128,35 @@ check(ev["luminosityBlock"] == 0 and ev["event"] == d2["event"][1], "no-lumi get
 p = run("store", "convert", os.path.join(DATA, "uproot-HZZ.root"), "--tree", "events", "--out",
         os.path.join(tmp, "hzz"), expect_rc=1)
 check("run" in p.stderr, f"no run leaf: {p.stderr.strip()}")
+
+# Every file of the data folder whose Events tree has run, luminosityBlock and event: every
+# event's every stored branch from `store get --json` equals `ferry root dump --json`.
+for name in sorted(os.listdir(DATA)):
+    if not name.endswith(".root"):
+        continue
+    path = os.path.join(DATA, name)
+    ls = json.loads(run("root", "ls", path, "--json").stdout)
+    trees = [t for t in ls["trees"] if t["path"] == "Events"]
+    if not trees:
+        continue
+    names = {b["name"] for b in trees[0]["branches"]}
+    if not {"run", "luminosityBlock", "event"} <= names:
+        continue
+    out = os.path.join(tmp, "all-" + name)
+    p = run("store", "convert", path, "--out", out)
+    skipped = {line.split(": ")[2].split(":")[0] for line in p.stderr.splitlines() if "not stored:" in line}
+    dump = json.loads(run("root", "dump", path, "--tree", "Events", "--json").stdout)["branches"]
+    n = len(dump["event"])
+    lst = os.path.join(tmp, "all.txt")
+    with open(lst, "w") as f:
+        for i in range(n):
+            f.write(f"{dump['run'][i]}:{dump['luminosityBlock'][i]}:{dump['event'][i]}\n")
+    got = json.loads(run("store", "get", out, "--events-file", lst, "--json").stdout)["events"]
+    check(len(got) == n, f"{name}: {len(got)} of {n} events")
+    bad = [b for b in dump if b not in skipped and b not in ("run", "luminosityBlock", "event")
+           and not all(b in ev and same(ev[b], dump[b][i]) for i, ev in enumerate(got))]
+    check(not bad, f"{name}: branches differ from root dump: {bad[:5]}")
+    print(f"{name}: {n} events x {len(dump) - len(skipped)} branches equal to root dump")
 
 if failures:
     print(f"{len(failures)} failure(s)")

@@ -1,0 +1,247 @@
+// Convert, pass 1: the inputs' schema and coordinates, sorted into per-run plans.
+#include <algorithm>
+#include <numeric>
+#include <tuple>
+
+#include "store/convert_internal.h"
+
+namespace ferry::store::convert_internal {
+namespace {
+
+using rootio::LeafType;
+
+constexpr int64_t kSampleEntries = 4096;
+
+}  // namespace
+
+Result<OpenInput> OpenInputTree(const std::string& path, const std::string& tree) {
+  OpenInput in;
+  in.file = FERRY_TRY(rootio::RootFile::OpenPath(path));
+  in.tree = FERRY_TRY_CTX(in.file->OpenTree(tree), "file " + path);
+  return in;
+}
+
+Result<TreeSchema> SchemaOf(const rootio::TreeInfo& info) {
+  TreeSchema out;
+  std::vector<ColumnSpec> cols;
+  std::vector<int32_t> column_of_leaf(info.leaves.size(), -1);
+  // Fixed columns first so every counter has a column before its jagged leaves need it.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const rootio::Branch& b : info.branches) {
+      if (pass == 0 && !b.supported) {
+        out.skipped.push_back(b.name + ": " + b.unsupported_reason);
+        continue;
+      }
+      if (!b.supported || b.leaves.empty()) {
+        continue;
+      }
+      if (b.leaves.size() != 1) {
+        if (pass == 0) {
+          out.skipped.push_back(b.name + ": leaf-list branch (not stored in the event store)");
+        }
+        continue;
+      }
+      const int32_t li = b.leaves[0];
+      const rootio::Leaf& l = info.leaves[static_cast<size_t>(li)];
+      if (l.type == LeafType::kString || l.type == LeafType::kUnknown) {
+        if (pass == 0) {
+          out.skipped.push_back(b.name + ": " + std::string(rootio::LeafTypeName(l.type))
+                                + " leaf (not stored in the event store)");
+        }
+        continue;
+      }
+      if (l.jagged() != (pass == 1)) {
+        continue;
+      }
+      ColumnSpec c;
+      c.name = b.name;
+      c.type = l.type;
+      c.len = static_cast<uint32_t>(std::max(1, l.len));
+      if (l.jagged()) {
+        int32_t k = column_of_leaf[static_cast<size_t>(l.count_leaf)];
+        const ColumnSpec* kc = k >= 0 ? &cols[static_cast<size_t>(k)] : nullptr;
+        if (kc == nullptr || kc->len != 1 || !rootio::IsIntegerLeafType(kc->type)) {
+          out.skipped.push_back(b.name + ": its counter is not a stored integer scalar");
+          continue;
+        }
+        c.kind = ColumnKind::kJagged;
+        c.counter = k;
+      }
+      column_of_leaf[static_cast<size_t>(li)] = static_cast<int32_t>(cols.size());
+      cols.push_back(std::move(c));
+      out.leaves.push_back(li);
+    }
+  }
+  out.schema = FERRY_TRY(Schema::Build(std::move(cols)));
+  return out;
+}
+
+Status SameSchema(const Schema& a, const Schema& b, const std::string& path) {
+  if (a.columns.size() != b.columns.size()) {
+    return InvalidArgumentError("file " + path + " has " + std::to_string(b.columns.size())
+                                + " storable columns, the first input has "
+                                + std::to_string(a.columns.size()));
+  }
+  for (size_t i = 0; i < a.columns.size(); ++i) {
+    const ColumnSpec& x = a.columns[i];
+    const ColumnSpec& y = b.columns[i];
+    if (x.name != y.name || x.type != y.type || x.kind != y.kind || x.len != y.len
+        || x.counter != y.counter) {
+      return InvalidArgumentError("file " + path + ": column " + y.name
+                                  + " differs from the first input's " + x.name);
+    }
+  }
+  return OkStatus();
+}
+
+struct Coord {
+  uint64_t run;
+  uint64_t lumi;
+  uint64_t event;
+  uint32_t input;
+  uint64_t entry;
+};
+
+Result<std::vector<uint64_t>> ReadCoordinate(const rootio::Tree& tree,
+                                             const std::string& name,
+                                             bool* present) {
+  int32_t leaf = tree.info().FindLeaf(name);
+  *present = leaf >= 0;
+  if (leaf < 0) {
+    return std::vector<uint64_t>{};
+  }
+  const rootio::Leaf& l = tree.info().leaves[static_cast<size_t>(leaf)];
+  if (!rootio::IsIntegerLeafType(l.type) || l.jagged() || l.len != 1) {
+    return InvalidArgumentError("leaf " + name + " is not an integer scalar ("
+                                + std::string(rootio::LeafTypeName(l.type)) + ")");
+  }
+  rootio::Column col = FERRY_TRY(tree.ReadLeaf(leaf, tree.All()));
+  std::vector<uint64_t> out(static_cast<size_t>(col.num_entries));
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i] = col.AsUint64(i);
+    if (rootio::IsSignedLeafType(l.type) && static_cast<int64_t>(out[i]) < 0) {
+      return InvalidArgumentError(name + " is negative at entry " + std::to_string(i));
+    }
+  }
+  return out;
+}
+
+// Mean uncompressed bytes of every column per event, from a sample of the first input.
+Result<double> BytesPerEvent(const rootio::Tree& tree, const TreeSchema& ts) {
+  const Schema& s = ts.schema;
+  double fixed = 0;
+  for (int32_t f : s.fixed) {
+    const ColumnSpec& c = s.columns[static_cast<size_t>(f)];
+    fixed += static_cast<double>(c.len * c.value_size());
+  }
+  if (s.jagged.empty() || tree.entries() == 0) {
+    return fixed;
+  }
+  rootio::EntryRange sample{0, std::min<int64_t>(tree.entries(), kSampleEntries)};
+  double bytes = 0;
+  for (size_t g = 0; g < s.groups(); ++g) {
+    int32_t k = s.group_counters[g];
+    rootio::Column counts = FERRY_TRY(tree.ReadLeaf(ts.leaves[static_cast<size_t>(k)], sample));
+    double elements = 0;
+    for (int64_t i = 0; i < counts.num_entries; ++i) {
+      elements += static_cast<double>(counts.AsUint64(static_cast<size_t>(i)));
+    }
+    double per_element = 0;
+    for (int32_t j : s.jagged) {
+      const ColumnSpec& c = s.columns[static_cast<size_t>(j)];
+      if (c.group == static_cast<int32_t>(g)) {
+        per_element += static_cast<double>(c.len * c.value_size());
+      }
+    }
+    bytes += elements * per_element / static_cast<double>(sample.size());
+  }
+  return fixed + bytes;
+}
+
+std::string CoordName(const Coord& c) {
+  return std::to_string(c.run) + ":" + std::to_string(c.lumi) + ":" + std::to_string(c.event);
+}
+
+Result<Plans> PlanInputs(const ConvertOptions& opt, Manifest& m) {
+  Plans out;
+  std::vector<Coord> coords;
+  bool any_lumi = false;
+  bool any_missing_lumi = false;
+  for (size_t i = 0; i < opt.inputs.size(); ++i) {
+    const std::string& path = opt.inputs[i];
+    OpenInput in = FERRY_TRY(OpenInputTree(path, opt.tree));
+    out.input_bytes += in.file->source().size();
+    TreeSchema ts = FERRY_TRY_CTX(SchemaOf(in.tree->info()), "file " + path);
+    if (i == 0) {
+      out.first = std::move(ts);
+      out.bytes_per_event = FERRY_TRY_CTX(BytesPerEvent(*in.tree, out.first), "file " + path);
+    } else {
+      FERRY_TRY(SameSchema(out.first.schema, ts.schema, path));
+    }
+    bool has_run = false;
+    bool has_lumi = false;
+    bool has_event = false;
+    auto runs = FERRY_TRY_CTX(ReadCoordinate(*in.tree, "run", &has_run), "file " + path);
+    auto lumis =
+        FERRY_TRY_CTX(ReadCoordinate(*in.tree, "luminosityBlock", &has_lumi), "file " + path);
+    auto events = FERRY_TRY_CTX(ReadCoordinate(*in.tree, "event", &has_event), "file " + path);
+    if (!has_run || !has_event) {
+      return InvalidArgumentError("file " + path + ": tree " + opt.tree + " has no '"
+                                  + (has_run ? "event" : "run")
+                                  + "' leaf; events cannot be addressed");
+    }
+    any_lumi |= has_lumi;
+    any_missing_lumi |= !has_lumi;
+    m.inputs.push_back({path, static_cast<uint64_t>(in.tree->entries())});
+    for (size_t e = 0; e < runs.size(); ++e) {
+      coords.push_back({runs[e], has_lumi ? lumis[e] : 0, events[e], static_cast<uint32_t>(i), e});
+    }
+  }
+  if (any_lumi && any_missing_lumi) {
+    return InvalidArgumentError("some inputs have luminosityBlock and some do not");
+  }
+  if (coords.empty()) {
+    return InvalidArgumentError("the inputs hold no events");
+  }
+  out.no_lumi = !any_lumi;
+  out.events = coords.size();
+  std::vector<uint32_t> order(coords.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const Coord& x = coords[a];
+    const Coord& y = coords[b];
+    return std::tie(x.run, x.lumi, x.event) < std::tie(y.run, y.lumi, y.event);
+  });
+  out.slots.resize(opt.inputs.size());
+  for (size_t i = 0; i < opt.inputs.size(); ++i) {
+    out.slots[i].resize(m.inputs[m.inputs.size() - opt.inputs.size() + i].entries);
+  }
+  for (size_t k = 0; k < order.size(); ++k) {
+    const Coord& c = coords[order[k]];
+    if (k > 0) {
+      const Coord& p = coords[order[k - 1]];
+      if (p.run == c.run && p.lumi == c.lumi && p.event == c.event) {
+        return InvalidArgumentError("duplicate event " + CoordName(c) + ": " + opt.inputs[p.input]
+                                    + " entry " + std::to_string(p.entry) + " and "
+                                    + opt.inputs[c.input] + " entry " + std::to_string(c.entry));
+      }
+    }
+    if (out.plans.empty() || out.plans.back().run != c.run) {
+      out.plans.push_back({.run = c.run, .run_slot = 0});
+      out.first_event.push_back(CoordName(c) + " (" + opt.inputs[c.input] + " entry "
+                                + std::to_string(c.entry) + ")");
+    }
+    ShardPlan& p = out.plans.back();
+    if (p.lumis.empty() || p.lumis.back().lumi != c.lumi) {
+      p.lumis.push_back({c.lumi, p.event_numbers.size(), 0});
+    }
+    LumiEntry& l = p.lumis.back();
+    out.slots[c.input][c.entry] = {static_cast<uint32_t>(out.plans.size() - 1),
+                                   {static_cast<uint32_t>(p.lumis.size() - 1), l.count}};
+    p.event_numbers.push_back(c.event);
+    ++l.count;
+  }
+  return out;
+}
+
+}  // namespace ferry::store::convert_internal

@@ -1,0 +1,478 @@
+#include "store/shard_builder.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "base/crc32c.h"
+#include "base/endian.h"
+#include "store/counts.h"
+#include "store/shuffle.h"
+
+namespace ferry::store {
+namespace {
+
+constexpr uint64_t kAlign = 4096;
+constexpr size_t kOutFlushBytes = 8u << 20;
+constexpr size_t kMinCompressBytes = 64;
+
+uint64_t AlignUp(uint64_t v) {
+  return (v + kAlign - 1) & ~(kAlign - 1);
+}
+
+void AppendBytes(std::vector<uint8_t>& dst, const uint8_t* src, size_t n) {
+  dst.insert(dst.end(), src, src + n);
+}
+
+// Compresses raw into *out (after its current size) unless the codec is none or compression
+// does not shrink it; then decompresses the result again and compares it with raw, so a codec
+// fault is caught before anything is written. Returns the stored size.
+Result<size_t> CompressVerified(const codec::Setting& setting,
+                                std::span<const uint8_t> raw,
+                                ByteVector* out,
+                                ByteVector* check,
+                                const Dictionary* dict = nullptr) {
+  const size_t at = out->size();
+  if (setting.algorithm != codec::Algorithm::kNone && raw.size() >= kMinCompressBytes) {
+    size_t n = dict != nullptr ? FERRY_TRY(dict->Compress(raw, out))
+                               : FERRY_TRY(codec::CompressBlock(setting, raw, out));
+    if (n < raw.size()) {
+      check->resize(raw.size());
+      auto stored = std::span<const uint8_t>(*out).subspan(at, n);
+      FERRY_TRY_CTX(dict != nullptr ? dict->Decompress(stored, *check)
+                                    : codec::DecompressBlock(setting.algorithm, stored, *check),
+                    "verifying a compressed block");
+      if (std::memcmp(check->data(), raw.data(), raw.size()) != 0) {
+        return CorruptionError("a compressed block does not decompress to its input");
+      }
+      return n;
+    }
+    out->resize(at);
+  }
+  out->insert(out->end(), raw.begin(), raw.end());
+  return raw.size();
+}
+
+}  // namespace
+
+// One unit of work for the pool: an E block or an S block. Buffers are reused across jobs.
+struct ShardBuilder::Job {
+  enum Kind { kE, kS } kind = kE;
+  // Input, unshuffled: one buffer per schema column (E block) or S-directory column (S block).
+  std::vector<std::vector<uint8_t>> columns;
+  std::vector<uint64_t> column_sizes;  // E block: elements per group
+  uint32_t events = 0;
+  std::vector<PendingRecord> records;
+  // Output: the stored bytes (E: header + payload; S: chunks back to back) and chunk sizes.
+  ByteVector stored;
+  std::vector<uint32_t> chunk_sizes;
+  std::vector<uint32_t> chunk_crcs;
+  ByteVector shuffled;
+  ByteVector check;
+  uint64_t raw_bytes = 0;
+  Status status;
+  TaskPool::Ticket ticket;
+};
+
+Result<std::unique_ptr<ShardBuilder>> ShardBuilder::Create(const std::string& path,
+                                                           const Manifest& manifest,
+                                                           ShardPlan plan,
+                                                           TaskPool* pool,
+                                                           const Dictionary* dict) {
+  if (plan.event_numbers.size() > UINT32_MAX) {
+    return UnsupportedError("run " + std::to_string(plan.run) + " has more than 2^32 events");
+  }
+  Fd fd = FERRY_TRY(Fd::Open(path, O_RDWR | O_CREAT | O_TRUNC, 0644));
+  std::unique_ptr<ShardBuilder> w(
+      new ShardBuilder(manifest, std::move(plan), std::move(fd), path, pool));
+  w->dict_ = dict;
+  ShardHeader& h = w->header_;
+  h.version = kFormatVersion;
+  h.run = w->plan_.run;
+  h.run_slot = w->plan_.run_slot;
+  h.schema_hash = manifest.schema_hash;
+  h.lumi_extent = w->plan_.lumis.size();
+  h.event_extent = 0;
+  for (const LumiEntry& l : w->plan_.lumis) {
+    h.event_extent = std::max<uint64_t>(h.event_extent, l.count);
+  }
+  h.record_size = kRecordV3Bytes;
+  h.log2_ks = manifest.log2_ks;
+  h.log2_kc = manifest.log2_kc;
+  h.flags = w->j_chunks_ ? kShardFlagJChunks : 0;
+  h.events = w->plan_.event_numbers.size();
+  h.lumis = w->plan_.lumis.size();
+
+  std::vector<uint8_t> lumi_table;
+  for (const LumiEntry& e : w->plan_.lumis) {
+    AppendLumiEntry(lumi_table, e);
+  }
+  std::vector<uint8_t> numbers(w->plan_.event_numbers.size() * 8);
+  for (size_t i = 0; i < w->plan_.event_numbers.size(); ++i) {
+    StoreLE<uint64_t>(numbers.data() + 8 * i, w->plan_.event_numbers[i]);
+  }
+  h.sections[kLumiTable] = {kShardHeaderSize, lumi_table.size()};
+  h.sections[kEventNumbers] = {kShardHeaderSize + lumi_table.size(), numbers.size()};
+  h.crc_lumi_table = crc32c::Value(lumi_table);
+  h.crc_event_numbers = crc32c::Value(numbers);
+  // The index follows the event numbers directly: 24-byte records need no page alignment, and
+  // a small run's whole head (header, tables, index) is then one contiguous read.
+  const uint64_t index_at = h.sections[kEventNumbers].offset + numbers.size();
+  w->layout_ = FERRY_TRY(Layout::Make(1, h.lumi_extent, h.event_extent, kRecordV3Bytes, index_at));
+  h.sections[kIndex] = {index_at, w->layout_.index_bytes()};
+  w->end_ = AlignUp(index_at + w->layout_.index_bytes());
+  w->out_at_ = w->end_;
+  h.sections[kPayload].offset = w->end_;
+  FERRY_TRY_CTX(PwriteFull(w->fd_.get(), lumi_table.data(), lumi_table.size(), kShardHeaderSize),
+                path);
+  FERRY_TRY_CTX(
+      PwriteFull(w->fd_.get(), numbers.data(), numbers.size(), h.sections[kEventNumbers].offset),
+      path);
+  return w;
+}
+
+ShardBuilder::ShardBuilder(
+    const Manifest& manifest, ShardPlan plan, Fd fd, std::string path, TaskPool* pool)
+    : manifest_(manifest),
+      schema_(manifest.schema),
+      plan_(std::move(plan)),
+      fd_(std::move(fd)),
+      path_(std::move(path)),
+      pool_(pool),
+      ks_(uint64_t{1} << manifest.log2_ks),
+      kc_(uint64_t{1} << manifest.log2_kc),
+      j_chunks_((manifest.flags & kManifestFlagJChunks) != 0) {
+  e_bufs_.resize(schema_.columns.size());
+  e_group_elements_.assign(schema_.groups(), 0);
+  const size_t s_cols = schema_.fixed.size() + (j_chunks_ ? schema_.jagged.size() : 0);
+  s_bufs_.resize(s_cols);
+  s_dir_.resize(s_cols);
+}
+
+ShardBuilder::~ShardBuilder() {
+  // Jobs still on the pool reference this builder's buffers only through their Job objects,
+  // which are owned here: wait for them before those go away.
+  for (auto& j : jobs_) {
+    j->ticket.Wait();
+  }
+}
+
+Status ShardBuilder::Add(std::span<const rootio::Column> cols,
+                         int64_t row,
+                         size_t n,
+                         std::span<const EventSlot> slots) {
+  size_t done = 0;
+  while (done < n) {
+    // The largest piece that stays inside the open E block and S block.
+    const size_t k =
+        static_cast<size_t>(std::min<uint64_t>({n - done, kc_ - e_events_, ks_ - s_events_}));
+    const int64_t r0 = row + static_cast<int64_t>(done);
+    const int64_t r1 = r0 + static_cast<int64_t>(k);
+    for (size_t i = 0; i < k; ++i) {
+      const EventSlot& s = slots[done + i];
+      if (s.lumi_slot >= plan_.lumis.size() || s.event_slot >= plan_.lumis[s.lumi_slot].count) {
+        return InvalidArgumentError("event slot outside the plan");
+      }
+      const uint64_t event = plan_.event_numbers[plan_.lumis[s.lumi_slot].first + s.event_slot];
+      e_records_.push_back({layout_.RecordOffset(s.lumi_slot, s.event_slot),
+                            static_cast<uint32_t>(events_ + i), static_cast<uint32_t>(event)});
+    }
+    for (size_t c = 0; c < schema_.columns.size(); ++c) {
+      const ColumnSpec& spec = schema_.columns[c];
+      const rootio::Column& col = cols[c];
+      const size_t w = spec.value_size();
+      auto [b, x] = col.EntryValues(r0);
+      auto [y, e] = col.EntryValues(r1 - 1);
+      (void)x;
+      (void)y;
+      if (col.bytes.size() < e * w) {
+        return CorruptionError("column " + spec.name + " is shorter than its entries");
+      }
+      const uint8_t* src = col.bytes.data() + b * w;
+      const size_t bytes = (e - b) * w;
+      if (spec.jagged()) {
+        // The range's values must be what its counter says (checked over the range: a
+        // per-event check would cost more than the copy).
+        const rootio::Column& counts = cols[static_cast<size_t>(spec.counter)];
+        const uint64_t want = SumCounts(
+            counts.bytes.data() + static_cast<size_t>(r0) * counts.value_size(), counts.type, k);
+        if (e - b != want * spec.len) {
+          return CorruptionError("column " + spec.name + " has " + std::to_string(e - b)
+                                 + " values where its counter says "
+                                 + std::to_string(want * spec.len));
+        }
+      }
+      AppendBytes(e_bufs_[c], src, bytes);
+      if (!spec.jagged()) {
+        AppendBytes(s_bufs_[static_cast<size_t>(spec.slot)], src, bytes);
+      } else if (j_chunks_) {
+        AppendBytes(s_bufs_[schema_.fixed.size() + static_cast<size_t>(spec.slot)], src, bytes);
+      }
+    }
+    for (size_t g = 0; g < schema_.groups(); ++g) {
+      const rootio::Column& counts = cols[static_cast<size_t>(schema_.group_counters[g])];
+      const uint64_t total =
+          e_group_elements_[g]
+          + SumCounts(counts.bytes.data() + static_cast<size_t>(r0) * counts.value_size(),
+                      counts.type, k);
+      if (total > UINT32_MAX / 8) {
+        return UnsupportedError("an E block holds too many elements; use a smaller --block-size");
+      }
+      e_group_elements_[g] = static_cast<uint32_t>(total);
+    }
+    events_ += k;
+    e_events_ += k;
+    s_events_ += k;
+    done += k;
+    if (e_events_ == kc_) {
+      FERRY_TRY(FlushE());
+    }
+    if (s_events_ == ks_) {
+      FERRY_TRY(FlushS());
+    }
+  }
+  return OkStatus();
+}
+
+std::unique_ptr<ShardBuilder::Job> ShardBuilder::TakeJob() {
+  if (free_jobs_.empty()) {
+    return std::make_unique<Job>();
+  }
+  std::unique_ptr<Job> job = std::move(free_jobs_.back());
+  free_jobs_.pop_back();
+  return job;
+}
+
+Status ShardBuilder::FlushE() {
+  if (e_events_ == 0) {
+    return OkStatus();
+  }
+  std::unique_ptr<Job> job = TakeJob();
+  job->kind = Job::kE;
+  job->events = static_cast<uint32_t>(e_events_);
+  job->records.swap(e_records_);
+  e_records_.clear();
+  // The columns move into the job (no copy); it shuffles them into one payload.
+  job->columns.resize(e_bufs_.size());
+  for (size_t c = 0; c < e_bufs_.size(); ++c) {
+    job->columns[c].swap(e_bufs_[c]);
+    e_bufs_[c].clear();
+  }
+  job->column_sizes.assign(e_group_elements_.begin(), e_group_elements_.end());
+  std::fill(e_group_elements_.begin(), e_group_elements_.end(), 0);
+  e_events_ = 0;
+  Job* j = job.get();
+  const Schema* schema = &schema_;
+  const codec::Setting setting = manifest_.codec;
+  const Dictionary* dict = dict_;
+  j->ticket = pool_->Submit([j, schema, setting, dict] {
+    size_t total = 4 * j->column_sizes.size();
+    for (const auto& c : j->columns) {
+      total += c.size();
+    }
+    j->shuffled.resize(total);
+    uint8_t* p = j->shuffled.data();
+    for (uint64_t g : j->column_sizes) {
+      StoreLE<uint32_t>(p, static_cast<uint32_t>(g));
+      p += 4;
+    }
+    for (size_t c = 0; c < schema->columns.size(); ++c) {
+      const size_t w = schema->columns[c].value_size();
+      ShuffleBytes(j->columns[c].data(), j->columns[c].size() / w, w, p);
+      p += j->columns[c].size();
+    }
+    j->stored.resize(kEBlockHeaderBytes);
+    auto n = CompressVerified(setting, j->shuffled, &j->stored, &j->check, dict);
+    if (!n.has_value()) {
+      j->status = std::move(n).error();
+      return;
+    }
+    const bool with_dict = dict != nullptr && *n < j->shuffled.size();
+    StoreLE<uint32_t>(j->stored.data() + 4, j->events);
+    StoreLE<uint32_t>(j->stored.data() + 8, static_cast<uint32_t>(j->shuffled.size()));
+    StoreLE<uint32_t>(j->stored.data() + 12, with_dict ? kEBlockFlagDictionary : 0);
+    StoreLE<uint32_t>(j->stored.data(), crc32c::Value(j->stored.data() + 4, j->stored.size() - 4));
+    j->raw_bytes = j->shuffled.size();
+    j->status = OkStatus();
+  });
+  jobs_.push_back(std::move(job));
+  return OkStatus();
+}
+
+Status ShardBuilder::FlushS() {
+  if (s_events_ == 0) {
+    return OkStatus();
+  }
+  std::unique_ptr<Job> job = TakeJob();
+  job->kind = Job::kS;
+  job->columns.resize(s_bufs_.size());
+  for (size_t i = 0; i < s_bufs_.size(); ++i) {
+    job->columns[i].swap(s_bufs_[i]);
+    s_bufs_[i].clear();
+  }
+  s_events_ = 0;
+  Job* j = job.get();
+  const Schema* schema = &schema_;
+  const codec::Setting setting = manifest_.codec;
+  j->ticket = pool_->Submit([j, schema, setting] {
+    j->stored.clear();
+    j->chunk_sizes.clear();
+    j->chunk_crcs.clear();
+    j->raw_bytes = 0;
+    for (size_t i = 0; i < j->columns.size(); ++i) {
+      const int32_t c =
+          i < schema->fixed.size() ? schema->fixed[i] : schema->jagged[i - schema->fixed.size()];
+      const size_t w = schema->columns[static_cast<size_t>(c)].value_size();
+      const std::vector<uint8_t>& raw = j->columns[i];
+      j->shuffled.resize(raw.size());
+      ShuffleBytes(raw.data(), raw.size() / w, w, j->shuffled.data());
+      const size_t at = j->stored.size();
+      auto n = CompressVerified(setting, j->shuffled, &j->stored, &j->check);
+      if (!n.has_value()) {
+        j->status = std::move(n).error();
+        return;
+      }
+      j->chunk_sizes.push_back(static_cast<uint32_t>(*n));
+      j->chunk_crcs.push_back(crc32c::Value(j->stored.data() + at, *n));
+      j->raw_bytes += raw.size();
+    }
+    j->status = OkStatus();
+  });
+  jobs_.push_back(std::move(job));
+  return OkStatus();
+}
+
+Status ShardBuilder::Drain(bool wait) {
+  while (!jobs_.empty()) {
+    Job& job = *jobs_.front();
+    if (!wait && !job.ticket.done()) {
+      break;
+    }
+    job.ticket.Wait();
+    FERRY_TRY_CTX(WriteJob(job), path_);
+    free_jobs_.push_back(std::move(jobs_.front()));
+    jobs_.pop_front();
+  }
+  return OkStatus();
+}
+
+Status ShardBuilder::WriteJob(Job& job) {
+  FERRY_TRY(job.status);
+  stats_.raw_bytes += job.raw_bytes;
+  if (job.kind == Job::kS) {
+    uint64_t at = end_;
+    for (size_t i = 0; i < job.chunk_sizes.size(); ++i) {
+      s_dir_[i].push_back({at, job.chunk_sizes[i], job.chunk_crcs[i]});
+      at += job.chunk_sizes[i];
+      ++stats_.s_chunks;
+    }
+    return Append(job.stored);
+  }
+  const uint64_t offset = end_;
+  if (job.stored.size() > UINT32_MAX) {
+    return UnsupportedError("E block over 4 GiB; use a smaller --block-size");
+  }
+  const auto size = static_cast<uint32_t>(job.stored.size());
+  FERRY_TRY(Append(job.stored));
+  AppendCBlockRef(e_table_, {offset, size, job.events});
+  ++stats_.e_blocks;
+  // Records: sorted by slot, consecutive slots in one write (sorted input: one per block).
+  std::sort(
+      job.records.begin(), job.records.end(),
+      [](const PendingRecord& a, const PendingRecord& b) { return a.slot_offset < b.slot_offset; });
+  std::vector<uint8_t> run;
+  uint64_t run_at = 0;
+  for (size_t k = 0; k <= job.records.size(); ++k) {
+    const bool extend =
+        k < job.records.size() && !run.empty() && job.records[k].slot_offset == run_at + run.size();
+    if (!extend && !run.empty()) {
+      FERRY_TRY(PwriteFull(fd_.get(), run.data(), run.size(), run_at));
+      run.clear();
+    }
+    if (k == job.records.size()) {
+      break;
+    }
+    const PendingRecord& r = job.records[k];
+    if (run.empty()) {
+      run_at = r.slot_offset;
+    }
+    const size_t at = run.size();
+    run.resize(at + kRecordV3Bytes);
+    WriteRecordV3(std::span(run).subspan(at, kRecordV3Bytes), {.block_size = size,
+                                                               .block_offset = offset,
+                                                               .ordinal = r.ordinal,
+                                                               .event_low = r.event_low});
+  }
+  return OkStatus();
+}
+
+Status ShardBuilder::Append(std::span<const uint8_t> bytes) {
+  out_.insert(out_.end(), bytes.begin(), bytes.end());
+  end_ += bytes.size();
+  stats_.stored_bytes += bytes.size();
+  if (out_.size() >= kOutFlushBytes) {
+    return FlushOut();
+  }
+  return OkStatus();
+}
+
+Status ShardBuilder::FlushOut() {
+  if (!out_.empty()) {
+    FERRY_TRY_CTX(PwriteFull(fd_.get(), out_.data(), out_.size(), out_at_), path_);
+    out_at_ += out_.size();
+    out_.clear();
+  }
+  return OkStatus();
+}
+
+Result<ShardBuildStats> ShardBuilder::Finish() {
+  if (finished_) {
+    return InvalidArgumentError("shard already finished");
+  }
+  finished_ = true;
+  if (events_ != plan_.event_numbers.size()) {
+    return CorruptionError("run " + std::to_string(plan_.run) + ": " + std::to_string(events_)
+                           + " events written, the plan has "
+                           + std::to_string(plan_.event_numbers.size()));
+  }
+  FERRY_TRY(FlushE());
+  FERRY_TRY(FlushS());
+  FERRY_TRY(Drain(true));
+  FERRY_TRY(FlushOut());
+  FERRY_TRY(WriteShardTail(fd_.get(), path_, s_dir_, e_table_, &header_, &end_));
+  FERRY_TRY_CTX(ReadBack(), path_ + " (read back after writing)");
+  FERRY_TRY_CTX(fd_.Close(), path_);
+  stats_.bytes = end_;
+  return stats_;
+}
+
+// Every block and chunk read back from the file and its CRC checked: the bytes on disk are the
+// bytes the verified jobs produced (their contents were checked by decompression in the jobs).
+Status ShardBuilder::ReadBack() {
+  std::vector<uint8_t> buf;
+  for (size_t b = 0; b * kCTableEntryBytes < e_table_.size(); ++b) {
+    CBlockRef r = ParseCBlockRef(std::span(e_table_).subspan(b * kCTableEntryBytes));
+    buf.resize(r.size);
+    FERRY_TRY(PreadFull(fd_.get(), buf.data(), buf.size(), r.offset));
+    FERRY_TRY_CTX(ParseEBlockHeader(buf, true), "E block " + std::to_string(b));
+    stats_.verified_bytes += r.size;
+  }
+  for (size_t i = 0; i < s_dir_.size(); ++i) {
+    for (size_t b = 0; b < s_dir_[i].size(); ++b) {
+      const ChunkRef& r = s_dir_[i][b];
+      buf.resize(r.size);
+      FERRY_TRY(PreadFull(fd_.get(), buf.data(), buf.size(), r.offset));
+      if (crc32c::Value(buf) != r.crc) {
+        return CorruptionError("S chunk " + std::to_string(b) + " of column slot "
+                               + std::to_string(i) + ": checksum mismatch");
+      }
+      stats_.verified_bytes += r.size;
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace ferry::store

@@ -1,0 +1,126 @@
+// ShardBuilder: writes one run's shard in format version 3 (docs/format/store.md sections 4-6),
+// with the byte shuffling, compression and verification of its blocks on a TaskPool.
+//
+// Events arrive in storage order, in ranges of consecutive input rows (Add). The builder copies
+// them into per-column staging buffers; a full E block (Kc events, every column) or S block
+// (Ks events, the fixed columns and, with J chunks, the jagged ones) becomes a job on the pool:
+// shuffle, compress, decompress again and compare (the verification overlapped with writing),
+// CRC. Finished jobs are written in submission order by Drain(), which the caller (one thread)
+// calls between Adds; an E block's index records are written once its offset is known.
+// Finish() writes the directories and the header, fsyncs, and reads every block back to check
+// its CRC. Padding slots are never written (file holes).
+//
+// Memory: the staging of one E block and one S block, plus the jobs in flight (the caller
+// bounds them with pending()). Not thread-safe: one thread calls Add/Drain/Finish.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/byte_vector.h"
+#include "base/fd.h"
+#include "base/result.h"
+#include "rootio/column.h"
+#include "store/dictionary.h"
+#include "store/format.h"
+#include "store/shard_writer.h"
+#include "store/task_pool.h"
+
+namespace ferry::store {
+
+struct EventSlot {
+  uint32_t lumi_slot = 0;
+  uint32_t event_slot = 0;
+};
+
+struct ShardBuildStats {
+  uint64_t bytes = 0;           // file size
+  uint64_t e_blocks = 0;        // E blocks written
+  uint64_t s_chunks = 0;        // S (and J) chunks written
+  uint64_t raw_bytes = 0;       // payload bytes before compression (E blocks and S chunks)
+  uint64_t stored_bytes = 0;    // payload bytes on disk
+  uint64_t verified_bytes = 0;  // bytes read back and CRC-checked after the fsync
+};
+
+class ShardBuilder {
+ public:
+  // manifest: version 3 schema, codec, block shape and flags (schema_hash set); it must outlive
+  // the builder. plan: the run's lumis and event numbers (from the first pass).
+  // dict: the manifest's dictionary, digested (null: E blocks without one).
+  static Result<std::unique_ptr<ShardBuilder>> Create(const std::string& path,
+                                                      const Manifest& manifest,
+                                                      ShardPlan plan,
+                                                      TaskPool* pool,
+                                                      const Dictionary* dict = nullptr);
+  ShardBuilder(const ShardBuilder&) = delete;
+  ShardBuilder& operator=(const ShardBuilder&) = delete;
+  ~ShardBuilder();
+
+  // Adds rows [row, row + n) of cols (indexed like the schema's columns), the next n events of
+  // the run in storage order; slots[i] is row + i's place in the plan.
+  Status Add(std::span<const rootio::Column> cols,
+             int64_t row,
+             size_t n,
+             std::span<const EventSlot> slots);
+  // Writes the finished jobs at the head of the queue; with wait, every job.
+  Status Drain(bool wait);
+  // Jobs submitted and not yet written.
+  size_t pending() const { return jobs_.size(); }
+  Result<ShardBuildStats> Finish();
+
+ private:
+  struct Job;
+  ShardBuilder(const Manifest& manifest, ShardPlan plan, Fd fd, std::string path, TaskPool* pool);
+  std::unique_ptr<Job> TakeJob();  // a finished job's buffers, or a new job
+  Status FlushE();
+  Status FlushS();
+  Status WriteJob(Job& job);
+  Status Append(std::span<const uint8_t> bytes);
+  Status FlushOut();
+  Status ReadBack();
+
+  const Manifest& manifest_;
+  const Schema& schema_;
+  ShardPlan plan_;
+  Fd fd_;
+  std::string path_;
+  TaskPool* pool_;
+  const Dictionary* dict_ = nullptr;
+  Layout layout_;
+  ShardHeader header_;
+  uint64_t ks_ = 0;
+  uint64_t kc_ = 0;
+  bool j_chunks_ = false;
+
+  uint64_t events_ = 0;  // ordinals handed out
+  uint64_t end_ = 0;     // file offset of the next payload byte
+  std::vector<uint8_t> out_;
+  uint64_t out_at_ = 0;
+
+  // Open E block: every column's values (unshuffled), group totals, the events' records.
+  std::vector<std::vector<uint8_t>> e_bufs_;
+  std::vector<uint32_t> e_group_elements_;
+  struct PendingRecord {
+    uint64_t slot_offset;  // record offset in the file
+    uint32_t ordinal;
+    uint32_t event_low;
+  };
+  std::vector<PendingRecord> e_records_;
+  uint64_t e_events_ = 0;
+  // Open S block: fixed columns (then jagged ones with J chunks), unshuffled.
+  std::vector<std::vector<uint8_t>> s_bufs_;
+  uint64_t s_events_ = 0;
+  std::vector<std::vector<ChunkRef>> s_dir_;  // per S-directory column, per S block
+  std::vector<uint8_t> e_table_;
+
+  std::deque<std::unique_ptr<Job>> jobs_;
+  std::vector<std::unique_ptr<Job>> free_jobs_;
+  ShardBuildStats stats_;
+  bool finished_ = false;
+};
+
+}  // namespace ferry::store

@@ -1,0 +1,358 @@
+// Store: the version-3 paths (see store.h, docs/format/store.md): picks through 24-byte records
+// and E blocks, collections of scans from E blocks, and verification.
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "base/crc32c.h"
+#include "base/endian.h"
+#include "store/counts.h"
+#include "store/shard.h"
+#include "store/shuffle.h"
+#include "store/store.h"
+
+namespace ferry::store {
+namespace {
+
+// Bounds a vector read (XRootD takes at most 1024 chunks a request; XrdSource splits larger
+// ones anyway, but batches keep the memory of one request bounded too).
+constexpr size_t kMaxRangesPerRequest = 1024;
+
+// Appends values [first, first + count) of a shuffled column of n values of width w.
+void AppendGathered(
+    rootio::Column* o, const uint8_t* col, size_t n, size_t w, size_t first, size_t count) {
+  const size_t at = o->bytes.size();
+  o->bytes.resize(at + count * w);
+  GatherShuffled(col, n, w, first, count, o->bytes.data() + at);
+}
+
+}  // namespace
+
+Result<Chunk> Store::DecodeEBlock(std::span<const uint8_t> bytes, uint64_t first_ordinal) {
+  const Schema& s = schema();
+  EBlockHeader h = FERRY_TRY(ParseEBlockHeader(bytes, true));
+  auto out = std::make_shared<DecodedBlock>();
+  out->data.resize(h.raw_size);
+  if ((h.flags & kEBlockFlagDictionary) != 0) {
+    if (dict_ == nullptr) {
+      return CorruptionError("E block compressed with a dictionary the manifest does not have");
+    }
+    ++counters_.chunks_decompressed;
+    FERRY_TRY(dict_->Decompress(bytes.subspan(kEBlockHeaderBytes), out->data));
+  } else {
+    FERRY_TRY(DecodeChunk(bytes.subspan(kEBlockHeaderBytes), out->data));
+  }
+  EPayloadLayout l = FERRY_TRY(LayoutEPayload(out->data, s, h.events));
+  out->events = h.events;
+  out->first_ordinal = first_ordinal;
+  out->begin = std::move(l.begin);
+  out->end = out->begin;
+  for (size_t c = 0; c < out->end.size(); ++c) {
+    out->end[c] += l.size[c];
+  }
+  // Element prefix sums per group, from the counters in the block; they must add up to the
+  // group totals the payload starts with.
+  const size_t n = h.events;
+  out->prefix.resize(s.groups() * (n + 1));
+  for (size_t g = 0; g < s.groups(); ++g) {
+    const auto k = static_cast<size_t>(s.group_counters[g]);
+    const ColumnSpec& counter = s.columns[k];
+    unshuffle_scratch_.resize(n * counter.value_size());
+    UnshuffleBytes(out->data.data() + out->begin[k], n, counter.value_size(),
+                   unshuffle_scratch_.data());
+    uint32_t* p = out->prefix.data() + g * (n + 1);
+    p[0] = 0;
+    uint64_t sum = 0;
+    ForEachCount(unshuffle_scratch_.data(), counter.type, n, [&](size_t i, uint64_t v) {
+      sum += v;
+      p[i + 1] = static_cast<uint32_t>(sum);
+    });
+    if (sum > UINT32_MAX) {
+      return CorruptionError("E block: counter " + counter.name + " overflows");
+    }
+    if (sum != LoadLE<uint32_t>(out->data.data() + 4 * g)) {
+      return CorruptionError("E block: counter " + counter.name
+                             + " does not add up to the group's elements");
+    }
+  }
+  ++counters_.block_reads;
+  return Chunk(std::move(out));
+}
+
+Status Store::ReadEventsV3(std::span<const EventId> ids,
+                           std::span<const int32_t> columns,
+                           std::vector<rootio::Column>* out) {
+  const Schema& s = schema();
+  // 1. Resolve every id to its shard and record offset (attaching shards on first use).
+  struct Want {
+    size_t shard;
+    uint64_t record_offset;
+    uint64_t event;
+    RecordV3 rec;
+    Chunk block;
+  };
+  std::vector<Want> wants(ids.size());
+  std::map<size_t, std::vector<size_t>> by_shard;  // run slot -> indices into wants
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const Resolved at = FERRY_TRY(Resolve(ids[i]));
+    wants[i] = {at.run_slot,
+                at.shard->layout().RecordOffset(at.lumi_slot, at.event_slot),
+                ids[i].event,
+                {},
+                nullptr};
+    by_shard[at.run_slot].push_back(i);
+  }
+  std::vector<std::vector<uint8_t>> bufs;
+  std::vector<std::span<const uint8_t>> got;
+  std::vector<std::pair<uint64_t, size_t>> ranges;
+  for (auto& [r, list] : by_shard) {
+    Shard& shard = *shards_[r];
+    const uint64_t kc_log2 = shard.header().log2_kc;
+    const SectionRef& payload = shard.header().sections[kPayload];
+    // 2. Every record of the shard's events: one request per batch.
+    for (size_t at = 0; at < list.size(); at += kMaxRangesPerRequest) {
+      const size_t n = std::min(kMaxRangesPerRequest, list.size() - at);
+      ranges.clear();
+      for (size_t k = 0; k < n; ++k) {
+        ranges.emplace_back(wants[list[at + k]].record_offset, kRecordV3Bytes);
+      }
+      FERRY_TRY_CTX(shard.BytesV(ranges, &bufs, &got), "shard " + shard.path() + " > records");
+      counters_.record_reads += n;
+      for (size_t k = 0; k < n; ++k) {
+        Want& w = wants[list[at + k]];
+        const EventId& id = ids[list[at + k]];
+        auto where = [&] {
+          return "shard " + shard.path() + " > record of event " + id.ToString();
+        };
+        bool present = FERRY_TRY_CTX(ParseRecordV3(got[k], &w.rec), where());
+        if (!present || w.rec.event_low != static_cast<uint32_t>(id.event)
+            || w.rec.ordinal >= shard.header().events) {
+          return CorruptionError("index record does not match the event array").AddContext(where());
+        }
+        if (w.rec.block_offset < payload.offset
+            || w.rec.block_offset > payload.offset + payload.size
+            || w.rec.block_size > payload.offset + payload.size - w.rec.block_offset) {
+          return CorruptionError("E block outside the payload").AddContext(where());
+        }
+      }
+    }
+    // 3. The E blocks not cached: one request per batch, each decoded once.
+    std::map<uint64_t, Chunk> blocks;
+    std::vector<uint64_t> missing;
+    for (size_t i : list) {
+      const Want& w = wants[i];
+      if (blocks.count(w.rec.block_offset) != 0) {
+        continue;
+      }
+      Chunk c = cache_->Find({r, w.rec.block_offset});
+      blocks[w.rec.block_offset] = c;
+      if (c == nullptr) {
+        missing.push_back(i);
+      }
+    }
+    for (size_t at = 0; at < missing.size(); at += kMaxRangesPerRequest) {
+      const size_t n = std::min(kMaxRangesPerRequest, missing.size() - at);
+      ranges.clear();
+      for (size_t k = 0; k < n; ++k) {
+        const Want& w = wants[missing[at + k]];
+        ranges.emplace_back(w.rec.block_offset, w.rec.block_size);
+      }
+      FERRY_TRY_CTX(shard.BytesV(ranges, &bufs, &got), "shard " + shard.path() + " > E blocks");
+      for (size_t k = 0; k < n; ++k) {
+        const Want& w = wants[missing[at + k]];
+        const uint64_t first = (uint64_t{w.rec.ordinal} >> kc_log2) << kc_log2;
+        Chunk c = FERRY_TRY_CTX(DecodeEBlock(got[k], first),
+                                "shard " + shard.path() + " > E block at "
+                                    + std::to_string(w.rec.block_offset) + " (event "
+                                    + ids[missing[at + k]].ToString() + ")");
+        cache_->Insert({r, w.rec.block_offset}, c);
+        blocks[w.rec.block_offset] = std::move(c);
+      }
+    }
+    for (size_t i : list) {
+      wants[i].block = blocks[wants[i].rec.block_offset];
+    }
+  }
+  // 4. Values, in list order (fixed columns' buffers sized once for the list).
+  for (size_t k = 0; k < columns.size(); ++k) {
+    const ColumnSpec& c = s.columns[static_cast<size_t>(columns[k])];
+    if (!c.jagged()) {
+      (*out)[k].bytes.reserve((*out)[k].bytes.size() + wants.size() * c.len * c.value_size());
+    }
+  }
+  for (size_t i = 0; i < wants.size(); ++i) {
+    const Want& w = wants[i];
+    const DecodedBlock& b = *w.block;
+    const uint64_t pos = w.rec.ordinal - b.first_ordinal;
+    if (w.rec.ordinal < b.first_ordinal || pos >= b.events) {
+      return CorruptionError("event " + ids[i].ToString() + ": ordinal " + std::to_string(pos)
+                             + " is outside its E block");
+    }
+    const size_t n = b.events;
+    for (size_t k = 0; k < columns.size(); ++k) {
+      const ColumnSpec& c = s.columns[static_cast<size_t>(columns[k])];
+      const uint8_t* col = b.data.data() + b.begin[static_cast<size_t>(columns[k])];
+      const size_t wsz = c.value_size();
+      rootio::Column& o = (*out)[k];
+      if (!c.jagged()) {
+        AppendGathered(&o, col, n * c.len, wsz, pos * c.len, c.len);
+      } else {
+        const uint32_t* p = b.prefix.data() + static_cast<size_t>(c.group) * (n + 1);
+        const size_t total =
+            (b.end[static_cast<size_t>(columns[k])] - b.begin[static_cast<size_t>(columns[k])])
+            / wsz;
+        AppendGathered(&o, col, total, wsz, uint64_t{p[pos]} * c.len,
+                       uint64_t{p[pos + 1] - p[pos]} * c.len);
+        o.offsets.push_back(o.bytes.size() / wsz);
+      }
+      ++o.num_entries;
+    }
+  }
+  return OkStatus();
+}
+
+Status Store::FillJaggedFromE(Shard& shard,
+                              uint64_t first,
+                              uint64_t n,
+                              std::span<const int32_t> columns,
+                              const std::vector<size_t>& jagged_at,
+                              ScanBatch* batch) {
+  const Schema& s = schema();
+  const uint64_t kc_log2 = shard.header().log2_kc;
+  const uint64_t b0 = first >> kc_log2;
+  const uint64_t b1 = ((first + n - 1) >> kc_log2) + 1;
+  std::vector<uint64_t> filled(jagged_at.size(), 0);
+  std::vector<std::vector<uint8_t>> bufs;
+  std::vector<std::span<const uint8_t>> got;
+  std::vector<std::pair<uint64_t, size_t>> ranges;
+  // The E blocks of the range in batches of one request each (they are not contiguous when S
+  // chunks sit between them).
+  for (uint64_t at = b0; at < b1; at += kMaxRangesPerRequest) {
+    const uint64_t end = std::min<uint64_t>(b1, at + kMaxRangesPerRequest);
+    ranges.clear();
+    for (uint64_t b = at; b < end; ++b) {
+      CBlockRef ref = FERRY_TRY(shard.CBlock(b));
+      ranges.emplace_back(ref.offset, ref.size);
+    }
+    FERRY_TRY(shard.BytesV(ranges, &bufs, &got));
+    for (uint64_t b = at; b < end; ++b) {
+      Chunk block =
+          FERRY_TRY_CTX(DecodeEBlock(got[b - at], b << kc_log2), "E block " + std::to_string(b));
+      const DecodedBlock& d = *block;
+      // The block's events inside [first, first + n) (a scan batch is a whole S block, which
+      // holds whole E blocks; the clamp keeps partial ranges right too).
+      const uint64_t lo = std::max<uint64_t>(first, d.first_ordinal) - d.first_ordinal;
+      const uint64_t hi =
+          std::min<uint64_t>(first + n, d.first_ordinal + d.events) - d.first_ordinal;
+      for (size_t q = 0; q < jagged_at.size(); ++q) {
+        const int32_t c = columns[jagged_at[q]];
+        const ColumnSpec& spec = s.columns[static_cast<size_t>(c)];
+        const size_t w = spec.value_size();
+        const uint32_t* p = d.prefix.data() + static_cast<size_t>(spec.group) * (d.events + 1);
+        const size_t total = (d.end[static_cast<size_t>(c)] - d.begin[static_cast<size_t>(c)]) / w;
+        const uint64_t v0 = uint64_t{p[lo]} * spec.len;
+        const uint64_t count = uint64_t{p[hi] - p[lo]} * spec.len;
+        rootio::Column& col = batch->columns[jagged_at[q]];
+        if (count * w > col.bytes.size() - filled[q]) {
+          return CorruptionError("column " + spec.name
+                                 + ": E blocks hold more values than the counters say");
+        }
+        GatherShuffled(d.data.data() + d.begin[static_cast<size_t>(c)], total, w, v0, count,
+                       col.bytes.data() + filled[q]);
+        filled[q] += count * w;
+      }
+    }
+  }
+  for (size_t q = 0; q < jagged_at.size(); ++q) {
+    if (filled[q] != batch->columns[jagged_at[q]].bytes.size()) {
+      return CorruptionError("column " + s.columns[static_cast<size_t>(columns[jagged_at[q]])].name
+                             + ": E blocks hold fewer values than the counters say");
+    }
+  }
+  return OkStatus();
+}
+
+Result<VerifyReport> Store::VerifyV3(Shard& shard, VerifyReport rep) {
+  const Schema& s = schema();
+  const ShardHeader& h = shard.header();
+  const std::string where = "shard " + shard.path();
+  FERRY_TRY_CTX(shard.CheckDirectories(), where);
+  std::vector<uint8_t> scratch;
+  std::vector<uint8_t> raw;
+  // E blocks: checksum, decode, counters against group totals, event counts.
+  std::vector<CBlockRef> eblocks(h.c_blocks());
+  std::vector<uint64_t> s_group_elements(h.s_blocks() * s.groups(), 0);
+  for (uint64_t b = 0; b < h.c_blocks(); ++b) {
+    eblocks[b] = FERRY_TRY_CTX(shard.CBlock(b), where);
+    const std::string bw = where + " > E block " + std::to_string(b);
+    auto bytes = FERRY_TRY_CTX(shard.Bytes(eblocks[b].offset, eblocks[b].size, &scratch), bw);
+    Chunk d = FERRY_TRY_CTX(DecodeEBlock(bytes, b << h.log2_kc), bw);
+    const uint64_t want =
+        std::min(uint64_t{1} << h.log2_kc, h.events - b * (uint64_t{1} << h.log2_kc));
+    if (d->events != eblocks[b].events || d->events != want) {
+      return CorruptionError(bw + ": holds " + std::to_string(d->events) + " events, expected "
+                             + std::to_string(want));
+    }
+    const uint64_t sb = b >> (h.log2_ks - h.log2_kc);
+    for (size_t g = 0; g < s.groups(); ++g) {
+      s_group_elements[sb * s.groups() + g] += d->prefix[g * (d->events + 1) + d->events];
+    }
+    ++rep.c_blocks;
+    rep.bytes += eblocks[b].size;
+  }
+  // S chunks (and J chunks): checksum and decode to the size the counts imply.
+  for (size_t slot = 0; slot < shard.s_dir_columns(); ++slot) {
+    const bool fixed = slot < s.fixed.size();
+    const ColumnSpec& c =
+        s.columns[static_cast<size_t>(fixed ? s.fixed[slot] : s.jagged[slot - s.fixed.size()])];
+    for (uint64_t b = 0; b < h.s_blocks(); ++b) {
+      const std::string bw = where + (fixed ? " > S chunk of " : " > J chunk of ") + c.name
+                             + " in block " + std::to_string(b);
+      const uint64_t values =
+          fixed ? std::min(uint64_t{1} << h.log2_ks, h.events - b * (uint64_t{1} << h.log2_ks))
+                : s_group_elements[b * s.groups() + static_cast<size_t>(c.group)];
+      raw.resize(values * c.len * c.value_size());
+      ChunkRef ref = FERRY_TRY_CTX(ReadSChunk(shard, slot, b, raw, &scratch), bw);
+      ++rep.s_chunks;
+      rep.bytes += ref.size;
+    }
+  }
+  // Records: padding, or present with a good checksum, the low bits of its slot's event
+  // number, a unique ordinal, and the E block that ordinal belongs to.
+  std::vector<bool> seen(h.events, false);
+  const Layout& lay = shard.layout();
+  const std::vector<uint64_t> nums = FERRY_TRY_CTX(shard.AllEventNumbers(), where);
+  auto index = FERRY_TRY_CTX(shard.Bytes(lay.index_offset(), lay.index_bytes(), &scratch), where);
+  for (uint64_t slot = 0; slot < lay.shard_slots(); ++slot) {
+    const uint64_t l = slot / lay.events();
+    const uint64_t e = slot % lay.events();
+    RecordV3 r;
+    const std::string rw =
+        where + " > record of slot (" + std::to_string(l) + ", " + std::to_string(e) + ")";
+    bool present =
+        FERRY_TRY_CTX(ParseRecordV3(index.subspan(slot * kRecordV3Bytes, kRecordV3Bytes), &r), rw);
+    const bool expected = l < shard.lumis().size() && e < shard.lumis()[l].count;
+    if (present != expected) {
+      return CorruptionError(
+          rw + (present ? ": a padding slot holds a record" : ": the record is missing"));
+    }
+    if (!present) {
+      ++rep.padding;
+      continue;
+    }
+    if (r.event_low != static_cast<uint32_t>(nums[shard.lumis()[l].first + e])
+        || r.ordinal >= h.events || seen[r.ordinal]) {
+      return CorruptionError(rw + ": event number or ordinal inconsistent");
+    }
+    seen[r.ordinal] = true;
+    const CBlockRef& eb = eblocks[r.ordinal >> h.log2_kc];
+    if (r.block_offset != eb.offset || r.block_size != eb.size) {
+      return CorruptionError(rw + ": points at the wrong E block");
+    }
+    ++rep.records;
+  }
+  rep.bytes += lay.index_bytes();
+  return rep;
+}
+
+}  // namespace ferry::store
