@@ -6,8 +6,11 @@
 #include <cstdlib>
 
 #include "base/log.h"
+#include "cache/bulk_detect.h"
 #include "cache/capacity.h"
 #include "cache/entry_store.h"
+#include "cache/file_ahead.h"
+#include "cache/prefetcher.h"
 #include "cache/replica_queue.h"
 #include "cache/url.h"
 
@@ -20,6 +23,14 @@ constexpr int64_t kCheckIntervalNs = 2'000'000'000;
 constexpr int64_t kMinCheckGapNs = 100'000'000;
 constexpr uint64_t kCheckEveryBytes = 64ull << 20;
 constexpr int64_t kMergeIntervalNs = 5'000'000'000;
+
+// "root://host:port/path" -> "host:port": the link a read-ahead window is sized for.
+std::string HostOf(const std::string& normalized_url) {
+  const size_t sep = normalized_url.find("://");
+  const size_t begin = sep == std::string::npos ? 0 : sep + 3;
+  const size_t end = normalized_url.find('/', begin);
+  return normalized_url.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
 
 }  // namespace
 
@@ -61,6 +72,9 @@ Cache::~Cache() {
 }
 
 void Cache::Shutdown() {
+  if (Prefetcher* p = prefetcher()) {
+    p->Stop();  // no fetch may start once the write-behind queue is stopped
+  }
   writer_->Stop();  // drains and publishes; OnWritten may still run until then
   (void)MergeStats();
 }
@@ -80,8 +94,24 @@ Result<std::unique_ptr<CachedFile>> Cache::PassThrough(std::shared_ptr<Origin> o
       new CachedFile(shared_from_this(), nullptr, std::move(origin), info.size, info.mtime));
 }
 
+Prefetcher& Cache::EnsurePrefetcher() {
+  std::lock_guard<std::mutex> lock(prefetcher_mu_);
+  if (!prefetcher_) {
+    prefetcher_ = std::make_unique<Prefetcher>(config_.readahead_max_bytes);
+    prefetcher_ptr_.store(prefetcher_.get(), std::memory_order_release);
+  }
+  return *prefetcher_;
+}
+
 Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
-                                                std::shared_ptr<Origin> origin) {
+                                                std::shared_ptr<Origin> origin,
+                                                const OpenOptions& options) {
+  if (options.bulk_reader && config_.bypass) {
+    // A copy: neither the entry nor the disk are touched.
+    auto file = FERRY_TRY(PassThrough(std::move(origin)));
+    file->bypass_.store(true, std::memory_order_relaxed);
+    return file;
+  }
   auto normalized = NormalizeUrl(url, config_.url_params);
   if (!normalized) {
     return PassThrough(std::move(origin));
@@ -123,8 +153,18 @@ Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
   const int64_t mtime = entry->mtime();
   // The layout is fixed for the handle's life: a replica published later is for later opens.
   auto replica = entry->CurrentReplica();
-  return std::unique_ptr<CachedFile>(new CachedFile(
+  std::unique_ptr<CachedFile> file(new CachedFile(
       shared_from_this(), std::move(entry), std::move(origin), size, mtime, std::move(replica)));
+  if (options.detect_bulk && config_.bypass && size >= BulkDetector::kMinBytes) {
+    file->bulk_ = std::make_unique<BulkDetector>(size, config_.bypass_percent);
+  }
+  if (options.read_ahead && config_.readahead) {
+    Prefetcher& p = EnsurePrefetcher();
+    file->meter_ = &p.Meter(HostOf(*normalized));
+    file->ahead_ = std::make_shared<FileAhead>(*file, p, *file->meter_, counters_,
+                                               config_.readahead_max_bytes, config_.max_chunks);
+  }
+  return file;
 }
 
 Status Cache::Invalidate(const std::string& url) {

@@ -49,7 +49,23 @@
 
 namespace ferry::cache {
 
+class BulkDetector;
 class CachedFile;
+class FileAhead;
+class LinkMeter;
+class Prefetcher;
+
+// How a handle is opened (the client plug-in sets them from its settings).
+struct OpenOptions {
+  // TTree-aware read-ahead for the handle (file_ahead.h), when Config::readahead is on.
+  bool read_ahead = false;
+  // The process is a copy tool (bulk_detect.h IsCopyTool): with Config::bypass on, the handle
+  // reads through without caching (bypassed_bytes) and the cache is not touched.
+  bool bulk_reader = false;
+  // Watch the handle's reads for a copy's pattern (bulk_detect.h BulkDetector), with
+  // Config::bypass on. Off in the site proxy, whose handles serve remote clients.
+  bool detect_bulk = false;
+};
 
 class Cache : public std::enable_shared_from_this<Cache> {
  public:
@@ -65,7 +81,9 @@ class Cache : public std::enable_shared_from_this<Cache> {
 
   // Opens `url` through the cache. Errors are the origin's (Stat failed); cache faults and
   // declined admissions give a pass-through CachedFile instead.
-  Result<std::unique_ptr<CachedFile>> Open(const std::string& url, std::shared_ptr<Origin> origin);
+  Result<std::unique_ptr<CachedFile>> Open(const std::string& url,
+                                           std::shared_ptr<Origin> origin,
+                                           const OpenOptions& options = {});
   // Drops the cached copy of `url` (a writer opened it): its files are removed and handles of
   // this process that read it pass through from now on.
   Status Invalidate(const std::string& url);
@@ -74,19 +92,24 @@ class Cache : public std::enable_shared_from_this<Cache> {
   Counters& counters() { return counters_; }
   const fetch::Planner& planner() const { return planner_; }
   WriteBehind& writer() { return *writer_; }
+  // Read-ahead's fetch threads, meters and branch memory; null until a handle with read-ahead
+  // opened.
+  Prefetcher* prefetcher() const { return prefetcher_ptr_.load(std::memory_order_acquire); }
 
   // Merges this process's counters into DIR/stats (also done at every close).
   Status MergeStats();
   // Waits until queued writes are stored and published (tests, benchmarks).
   bool Flush(std::chrono::milliseconds timeout = std::chrono::seconds(30));
-  // Stores and publishes what is queued, stops the write-behind thread and merges the
-  // counters; later fills are not cached. Idempotent; the destructor calls it. For hosts that
-  // exit without destroying the Cache (the plug-in calls it from an exit handler).
+  // Stops read-ahead (queued fetches dropped, running ones finished), stores and publishes what
+  // is queued, stops the write-behind thread and merges the counters; later fills are not
+  // cached. Idempotent; the destructor calls it. For hosts that exit without destroying the
+  // Cache (the plug-in calls it from an exit handler).
   void Shutdown();
 
  private:
   explicit Cache(const Config& config);
   Result<std::unique_ptr<CachedFile>> PassThrough(std::shared_ptr<Origin> origin);
+  Prefetcher& EnsurePrefetcher();
   bool Admit();
   // Measures usage, evicts when over, and blocks or unblocks the write-behind queue.
   bool CheckCapacity(bool force);
@@ -108,6 +131,10 @@ class Cache : public std::enable_shared_from_this<Cache> {
   bool over_ = false;
   std::atomic<uint64_t> written_since_check_{0};
   std::atomic<int64_t> last_merge_ns_{0};
+
+  std::mutex prefetcher_mu_;
+  std::unique_ptr<Prefetcher> prefetcher_;
+  std::atomic<Prefetcher*> prefetcher_ptr_{nullptr};
 };
 
 // What one handle cost, for per-file access records (the proxy writes one at close).
@@ -153,9 +180,25 @@ class CachedFile {
   // computed from `data`. Returns how many stored CRCs were used. segment_crcs.cc.
   size_t SegmentCrcs(uint64_t offset, std::span<const uint8_t> data, std::span<uint32_t> out);
 
-  // Ends the handle: the entry's index is published soon (write-behind) and counters merged.
-  // Must not run concurrently with reads of the same handle; later reads pass through.
+  // Ends the handle: read-ahead stops (its running fetches are waited for), the entry's index is
+  // published soon (write-behind) and counters merged. Must not run concurrently with reads of
+  // the same handle; later reads pass through.
   void Close();
+
+  // ---- for read-ahead (file_ahead.h; cached_ahead.cc) ----
+  // Reads like ReadV, for the cache's own purposes: not seen by read-ahead, not recorded in the
+  // access trace, and its misses do not hold read-ahead back.
+  Status ReadUntracked(std::span<io::ReadRequest> requests);
+  // Fetches the bytes of `ranges` that the cache neither holds nor has in flight (in the
+  // original region: a replica's overlay is held) into the page store, over the handle's
+  // channels; the application's identical misses join it meanwhile. `fetched` receives the
+  // chunks it fetched (sorted). Counts prefetch_bytes. Never fails: what is not fetched is
+  // read by the application as usual.
+  void Prefetch(std::span<const fetch::Range> ranges, std::vector<fetch::Range>& fetched);
+  // The handle's read-ahead, or null (tests).
+  const FileAhead* read_ahead() const { return ahead_.get(); }
+  // The handle reads as a copy does (bulk_detect.h): its reads pass through uncached.
+  bool bypassing() const { return bypass_.load(std::memory_order_relaxed); }
 
  private:
   friend class Cache;
@@ -170,7 +213,9 @@ class CachedFile {
   // needed. Requests must lie inside [0, origin_size()).
   Status ReadOriginal(std::span<io::ReadRequest> requests, bool* missed);
   // The virtual file (replica_read.cc): original region with patches, then the overlay.
-  Status ReadVirtual(std::span<io::ReadRequest> requests);
+  Status ReadVirtual(std::span<io::ReadRequest> requests, bool* missed);
+  // True in a thread doing ReadUntracked.
+  static bool UntrackedRead();
   // Parts of the overlay (offsets >= origin_size()); statuses per part.
   void ReadOverlay(std::span<io::ReadRequest> parts);
   // Reads the extents [first, last] of the replica into the parts that lie in them.
@@ -183,10 +228,15 @@ class CachedFile {
   // Rebuilds extent `e` from the original basket into `out` (a replica fault's fallback).
   Status RebuildExtent(long e, ByteVector& out);
   Status ReadDirect(std::span<io::ReadRequest> requests);
+  // ReadDirect for a bulk reader, counted as bypassed_bytes.
+  Status ReadBypassed(std::span<io::ReadRequest> requests);
   Status FetchMissing(std::span<io::ReadRequest> requests, std::vector<Piece> todo);
   void ServeAgain(std::span<io::ReadRequest> requests, std::vector<Piece>& todo);
   // Reads pieces (grouped into vector reads) from the origin with retries; sets their statuses.
-  void ReadPieces(std::span<io::ReadRequest> pieces, std::span<const fetch::VectorRead> groups);
+  // `ahead`: read-ahead's fetch, kept off channel 0 while another channel is ready.
+  void ReadPieces(std::span<io::ReadRequest> pieces,
+                  std::span<const fetch::VectorRead> groups,
+                  bool ahead = false);
   void ReadPiecesDirect(std::span<io::ReadRequest> requests, std::span<const Piece> pieces);
 
   std::shared_ptr<Cache> cache_;
@@ -199,6 +249,14 @@ class CachedFile {
   fetch::ChannelPool channels_;
   std::atomic<bool> closed_{false};
   HandleCounters handle_;
+  // Read-ahead (set by Cache::Open for OpenOptions::read_ahead): the handle's predictor and
+  // window, and the meter of its origin's link (origin requests are timed when set).
+  std::shared_ptr<FileAhead> ahead_;
+  LinkMeter* meter_ = nullptr;
+  // Bypass of bulk readers (Config::bypass): the pattern detector, and whether it fired (or
+  // the process is a copy tool).
+  std::unique_ptr<BulkDetector> bulk_;
+  std::atomic<bool> bypass_{false};
 };
 
 }  // namespace ferry::cache

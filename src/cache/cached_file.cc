@@ -7,7 +7,12 @@
 #include <thread>
 
 #include "base/log.h"
+#include "cache/bulk_detect.h"
 #include "cache/cache.h"
+#include "cache/file_ahead.h"
+#include "cache/held_or_coming.h"
+#include "cache/link_meter.h"
+#include "cache/prefetcher.h"
 
 namespace ferry::cache {
 namespace {
@@ -45,48 +50,6 @@ void GroupPieces(std::span<const io::ReadRequest> pieces,
   }
 }
 
-// What the cache holds plus what other threads are fetching into it: planning against both
-// makes a new piece of a partly held page touch the piece already on its way, so the page keeps
-// one interval (docs/format/page-store.md) instead of two that the store could not both keep.
-class HeldOrComing final : public fetch::CoverageMap {
- public:
-  HeldOrComing(const PageIndex& index, std::span<const fetch::Range> inflight)
-      : index_(index), inflight_(inflight) {}
-
-  fetch::PageCover Cover(uint64_t page) const override {
-    fetch::PageCover best = index_.Cover(page);
-    if (inflight_.empty() || index_.full(page)) {
-      return best;
-    }
-    const uint64_t start = page * index_.page_size();
-    const uint64_t end = start + index_.PageLength(page);
-    auto it = std::upper_bound(inflight_.begin(), inflight_.end(), start,
-                               [](uint64_t off, const fetch::Range& r) { return off < r.offset; });
-    if (it != inflight_.begin()) {
-      --it;
-    }
-    for (; it != inflight_.end() && it->offset < end; ++it) {
-      if (it->end() <= start) {
-        continue;
-      }
-      const auto lo = static_cast<uint32_t>(std::max(it->offset, start) - start);
-      const auto hi = static_cast<uint32_t>(std::min(it->end(), end) - start);
-      if (best.empty()) {
-        best = {lo, hi};
-      } else if (hi >= best.lo && lo <= best.hi) {
-        best = {std::min(best.lo, lo), std::max(best.hi, hi)};
-      } else if (hi - lo > best.hi - best.lo) {
-        best = {lo, hi};
-      }
-    }
-    return best;
-  }
-
- private:
-  const PageIndex& index_;
-  std::span<const fetch::Range> inflight_;
-};
-
 }  // namespace
 
 CachedFile::CachedFile(std::shared_ptr<Cache> cache,
@@ -115,6 +78,9 @@ CachedFile::~CachedFile() {
 void CachedFile::Close() {
   if (closed_.exchange(true)) {
     return;
+  }
+  if (ahead_) {
+    ahead_->Stop();  // its fetches use this handle
   }
   if (entry_) {
     entry_->TouchLastRead();
@@ -161,13 +127,27 @@ Status CachedFile::ReadV(std::span<io::ReadRequest> requests) {
     }
     r.status = OkStatus();
   }
-  if (replica_) {
-    return ReadVirtual(requests);
+  if (bulk_ && !bypass_.load(std::memory_order_relaxed) && bulk_->Note(requests)) {
+    bypass_.store(true, std::memory_order_relaxed);  // a copy: from this read on, uncached
+  }
+  if (bypass_.load(std::memory_order_relaxed)) {
+    return ReadBypassed(requests);
+  }
+  if (ahead_) {
+    ahead_->BeforeRead(requests);  // predictions first, so they go out while this read is served
   }
   bool missed = false;
-  Status st = ReadOriginal(requests, &missed);
-  if (missed && entry_) {
-    entry_->RecordAccess(0, requests);
+  Status st;
+  if (replica_) {
+    st = ReadVirtual(requests, &missed);
+  } else {
+    st = ReadOriginal(requests, &missed);
+    if (missed && entry_) {
+      entry_->RecordAccess(0, requests);
+    }
+  }
+  if (ahead_) {
+    ahead_->AfterRead(requests, missed);
   }
   return st;
 }
@@ -265,6 +245,10 @@ Status CachedFile::FetchMissing(std::span<io::ReadRequest> requests, std::vector
     wanted.push_back({p.offset, p.length});
   }
   fetch::Normalize(wanted);
+  // Planning and claiming are one step per entry: a fetch planned at the same time as another
+  // (the application's and read-ahead's) could otherwise leave two intervals in one partial
+  // page, of which the store keeps one.
+  std::unique_lock<std::mutex> planning(entry_->plan_mu());
   std::vector<fetch::Range> inflight;
   entry_->InflightRanges(inflight);
   std::vector<fetch::Range> need;
@@ -286,6 +270,7 @@ Status CachedFile::FetchMissing(std::span<io::ReadRequest> requests, std::vector
     mine = std::make_shared<Fetch>(plan.chunks);
     return mine;
   });
+  planning.unlock();
 
   if (mine) {
     std::vector<io::ReadRequest> pieces(plan.chunks.size());
@@ -293,7 +278,15 @@ Status CachedFile::FetchMissing(std::span<io::ReadRequest> requests, std::vector
       pieces[i].offset = plan.chunks[i].offset;
       pieces[i].dest = mine->ChunkBuffer(i);
     }
+    // The application waits on this fetch: read-ahead starts fewer fetches until it is answered.
+    Prefetcher* ahead = UntrackedRead() ? nullptr : cache_->prefetcher();
+    if (ahead != nullptr) {
+      ahead->AppFetchBegin();
+    }
     ReadPieces(pieces, plan.reads);
+    if (ahead != nullptr) {
+      ahead->AppFetchEnd();
+    }
     for (size_t i = 0; i < pieces.size(); ++i) {
       mine->SetStatus(i, pieces[i].status);
     }
@@ -361,7 +354,8 @@ Status CachedFile::FetchMissing(std::span<io::ReadRequest> requests, std::vector
 }
 
 void CachedFile::ReadPieces(std::span<io::ReadRequest> pieces,
-                            std::span<const fetch::VectorRead> groups) {
+                            std::span<const fetch::VectorRead> groups,
+                            bool ahead) {
   if (pieces.empty()) {
     return;  // nothing to ask: do not make a lazily opened origin open
   }
@@ -376,16 +370,19 @@ void CachedFile::ReadPieces(std::span<io::ReadRequest> pieces,
     std::span<const fetch::VectorRead> batch_groups =
         attempt == 0 ? groups : std::span<const fetch::VectorRead>(retry_groups);
     reads.resize(batch_groups.size());
-    if (channels_.size() > 1 && (batch_groups.size() > 1 || channels_.in_flight(0) > 0)) {
+    if (channels_.size() > 1 && (ahead || batch_groups.size() > 1 || channels_.in_flight(0) > 0)) {
       origin_->PrepareChannels();  // concurrent requests: spread them once channels are up
     }
     for (size_t c = 1; c < channels_.size(); ++c) {
       channels_.SetUsable(c, origin_->channel_ready(c));
     }
     for (size_t g = 0; g < batch_groups.size(); ++g) {
-      reads[g].channel = channels_.Acquire();
+      // Read-ahead stays off channel 0, so the application's own requests never queue behind
+      // it at the server (which serves one connection's requests one after another).
+      reads[g].channel = channels_.Acquire(ahead ? 1 : 0);
       reads[g].ranges = batch.subspan(batch_groups[g].first, batch_groups[g].count);
     }
+    const int64_t started = meter_ != nullptr ? meter_->Begin() : 0;
     origin_->Read(reads);
     for (const OriginRead& r : reads) {
       channels_.Release(r.channel);
@@ -402,6 +399,9 @@ void CachedFile::ReadPieces(std::span<io::ReadRequest> pieces,
     uint64_t got = 0;
     for (const io::ReadRequest& r : batch) {
       got += r.status ? r.dest.size() : 0;
+    }
+    if (meter_ != nullptr) {
+      meter_->End(started, got);
     }
     counters.Add(Counter::kBytesFromOrigin, got);
     handle_.bytes_from_origin.fetch_add(got, std::memory_order_relaxed);
@@ -460,6 +460,16 @@ Status CachedFile::ReadDirect(std::span<io::ReadRequest> requests) {
     }
   }
   return OkStatus();
+}
+
+Status CachedFile::ReadBypassed(std::span<io::ReadRequest> requests) {
+  uint64_t bytes = 0;
+  for (const io::ReadRequest& r : requests) {
+    bytes += r.dest.size();
+  }
+  Status st = ReadDirect(requests);
+  cache_->counters().Add(Counter::kBypassedBytes, bytes);
+  return st;
 }
 
 }  // namespace ferry::cache

@@ -131,6 +131,41 @@ Status Set(Config& c, const std::string& key, const std::string& value) {
     }
   } else if (key == "replica_builder") {
     c.replica_builder = value;
+  } else if (key == "readahead" || key == "bypass") {
+    if (value != "auto" && value != "off") {
+      return bad("must be auto or off");
+    }
+    (key == "readahead" ? c.readahead : c.bypass) = value == "auto";
+  } else if (key == "readahead_max") {
+    FERRY_TRY(size(c.readahead_max_bytes));
+    if (c.readahead_max_bytes < (1u << 20)) {
+      return bad("must be at least 1M");
+    }
+  } else if (key == "bypass_fraction") {
+    // "25", "25%" or "0.25".
+    std::string v = value;
+    if (!v.empty() && v.back() == '%') {
+      v.pop_back();
+    }
+    double pct = -1;
+    if (v.find('.') != std::string::npos) {
+      char* end = nullptr;
+      const double f = std::strtod(v.c_str(), &end);
+      pct = end != nullptr && *end == '\0' && !v.empty() ? f * 100 : -1;
+    } else if (auto n = ParseUint(v)) {
+      pct = static_cast<double>(*n);
+    }
+    if (!(pct >= 1 && pct <= 100)) {
+      return bad("must be a share of the file from 1% to 100% (25, 25% or 0.25)");
+    }
+    c.bypass_percent = static_cast<uint32_t>(pct + 0.5);
+  } else if (key == "bypass_tools") {
+    c.bypass_tools.clear();
+    for (std::string_view t : Split(value, ',')) {
+      if (!t.empty()) {
+        c.bypass_tools.emplace_back(t);
+      }
+    }
   }
   return OkStatus();
 }
@@ -147,10 +182,13 @@ std::string EnvName(const std::string& key) {
 
 const std::vector<std::string>& ConfigKeys() {
   static const std::vector<std::string> kKeys = {
-      "dir",        "max_size",  "min_free",      "page_size",       "round_pages",    "iogap",
-      "max_chunks", "max_chunk", "max_request",   "channels",        "writeback",      "publish_ms",
-      "sync",       "retries",   "backoff_ms",    "lock_timeout_ms", "revalidate_s",   "url_params",
-      "workers",    "replica",   "replica_codec", "replica_budget",  "replica_builder"};
+      "dir",           "max_size",       "min_free",        "page_size",
+      "round_pages",   "iogap",          "max_chunks",      "max_chunk",
+      "max_request",   "channels",       "writeback",       "publish_ms",
+      "sync",          "retries",        "backoff_ms",      "lock_timeout_ms",
+      "revalidate_s",  "url_params",     "workers",         "replica",
+      "replica_codec", "replica_budget", "replica_builder", "readahead",
+      "readahead_max", "bypass",         "bypass_fraction", "bypass_tools"};
   return kKeys;
 }
 

@@ -30,6 +30,17 @@
 //                            150 for LZMA originals, 100 for the others
 //   replica_builder (found)  the ferry binary that builds replicas in the background; default:
 //                            ../bin/ferry beside the plug-in library
+//   readahead      auto      TTree-aware read-ahead of the client plug-in (file_ahead.h): auto =
+//                            on for ROOT files read in a pattern; off. In a site proxy, off
+//                            also turns its ROOT read-ahead off (lookahead 0)
+//   readahead_max  64M       most bytes read-ahead may have in flight or fetched and not yet
+//                            read, per process (also a file's largest window)
+//   bypass         auto      bulk readers (copy tools; a handle reading most of a large file in
+//                            order) read through without caching (bulk_detect.h): auto | off
+//   bypass_fraction 25%      share of a file a handle reads in order, in large reads from its
+//                            start, to count as a copy (25, 25% or 0.25; 1% to 100%)
+//   bypass_tools   (list)    executables (or scripts run by an interpreter) that are copy tools:
+//                            xrdcp,xrdcopy,hadd,gfal-copy,gfal-cat,xrdadler32,davix-get,rucio
 //
 // Thread-safety: a Config is a value.
 #pragma once
@@ -70,6 +81,12 @@ struct Config {
   std::string replica_codec = "auto";
   uint32_t replica_budget_percent = 0;  // 0: auto
   std::string replica_builder;
+  bool readahead = true;
+  uint64_t readahead_max_bytes = 64ull << 20;
+  bool bypass = true;
+  uint32_t bypass_percent = 25;
+  std::vector<std::string> bypass_tools = {"xrdcp",    "xrdcopy",    "hadd",      "gfal-copy",
+                                           "gfal-cat", "xrdadler32", "davix-get", "rucio"};
 
   fetch::PlannerConfig planner() const;
 };

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -32,16 +33,46 @@ TEST(ConfigTest, ConfKeysAndDefaults) {
   EXPECT_EQ(c->url_params, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(c->min_free_bytes, 1ull << 30);  // default
   EXPECT_EQ(c->planner().page_size, 8192u);
+  EXPECT_TRUE(c->readahead);
+  EXPECT_EQ(c->readahead_max_bytes, 64u << 20);
+  EXPECT_TRUE(c->bypass);
+  EXPECT_EQ(c->bypass_percent, 25u);
+  EXPECT_NE(std::find(c->bypass_tools.begin(), c->bypass_tools.end(), "xrdcp"),
+            c->bypass_tools.end());
+}
+
+TEST(ConfigTest, ReadAheadAndBypassKeys) {
+  auto c = ConfigFromMap({{"readahead", "off"},
+                          {"readahead_max", "16M"},
+                          {"bypass", "off"},
+                          {"bypass_fraction", "0.4"},
+                          {"bypass_tools", "mycp,,hadd"}},
+                         false);
+  ASSERT_TRUE(c) << c.error().ToString();
+  EXPECT_FALSE(c->readahead);
+  EXPECT_EQ(c->readahead_max_bytes, 16u << 20);
+  EXPECT_FALSE(c->bypass);
+  EXPECT_EQ(c->bypass_percent, 40u);
+  EXPECT_EQ(c->bypass_tools, (std::vector<std::string>{"mycp", "hadd"}));
+  EXPECT_EQ(ConfigFromMap({{"bypass_fraction", "30%"}}, false)->bypass_percent, 30u);
+  EXPECT_EQ(ConfigFromMap({{"bypass_fraction", "60"}}, false)->bypass_percent, 60u);
 }
 
 TEST(ConfigTest, BadValuesNameTheKey) {
-  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{{"page_size", "3000"},
-                                                                             {"page_size", "2M"},
-                                                                             {"channels", "0"},
-                                                                             {"max_size", "lots"},
-                                                                             {"retries", "-1"},
-                                                                             {"revalidate_s", "x"},
-                                                                             {"max_chunks", "0"}}) {
+  for (const auto& [k, v] :
+       std::vector<std::pair<std::string, std::string>>{{"page_size", "3000"},
+                                                        {"page_size", "2M"},
+                                                        {"channels", "0"},
+                                                        {"max_size", "lots"},
+                                                        {"retries", "-1"},
+                                                        {"revalidate_s", "x"},
+                                                        {"max_chunks", "0"},
+                                                        {"readahead", "on"},
+                                                        {"readahead_max", "1K"},
+                                                        {"bypass", "yes"},
+                                                        {"bypass_fraction", "0"},
+                                                        {"bypass_fraction", "1.5"},
+                                                        {"bypass_fraction", "x%"}}) {
     auto c = ConfigFromMap({{k, v}}, false);
     ASSERT_FALSE(c) << k << "=" << v;
     EXPECT_NE(c.error().message().find(k), std::string::npos);

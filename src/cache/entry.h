@@ -141,6 +141,9 @@ class Entry {
   void ReleaseInflight(const Fetch* fetch);
   // The byte ranges currently in flight (sorted, disjoint).
   void InflightRanges(std::vector<fetch::Range>& out);
+  // Held by a reader from InflightRanges through planning to ClaimInflight, so that fetches are
+  // planned one after the other against each other's ranges (cached_file.cc).
+  std::mutex& plan_mu() { return plan_mu_; }
 
   // ---- write side (write-behind thread) ----
   // Takes the write lock; refreshes from disk. kTimeout when the lock stays busy.
@@ -243,6 +246,7 @@ class Entry {
   bool reload_pending_ = false;
   std::atomic<int64_t> last_refresh_ns_{0};
 
+  std::mutex plan_mu_;
   std::mutex inflight_mu_;
   std::vector<std::pair<fetch::Range, std::shared_ptr<Fetch>>> inflight_;
 

@@ -45,7 +45,7 @@ void Fold(Status& into, const Status& st) {
 
 }  // namespace
 
-Status CachedFile::ReadVirtual(std::span<io::ReadRequest> requests) {
+Status CachedFile::ReadVirtual(std::span<io::ReadRequest> requests, bool* missed_out) {
   VirtualScratch& vs = tls_virtual;
   vs.original.clear();
   vs.original_owner.clear();
@@ -88,7 +88,8 @@ Status CachedFile::ReadVirtual(std::span<io::ReadRequest> requests) {
       Fold(requests[vs.overlay_owner[k]].status, vs.overlay[k].status);
     }
   }
-  if (missed && entry_) {
+  *missed_out = missed;
+  if (missed && entry_ && !UntrackedRead()) {
     entry_->RecordAccess(replica_->generation(), requests);
   }
   for (const io::ReadRequest& r : requests) {

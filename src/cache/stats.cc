@@ -68,6 +68,14 @@ std::string_view CounterName(Counter c) {
       return "replica_faults";
     case Counter::kDiskReads:
       return "disk_reads";
+    case Counter::kPrefetchBytes:
+      return "prefetch_bytes";
+    case Counter::kPrefetchUnusedBytes:
+      return "prefetch_unused_bytes";
+    case Counter::kPrefetchHits:
+      return "prefetch_hits";
+    case Counter::kBypassedBytes:
+      return "bypassed_bytes";
     case Counter::kCount:
       break;
   }

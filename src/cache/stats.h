@@ -17,22 +17,27 @@
 namespace ferry::cache {
 
 enum class Counter : uint8_t {
-  kHits,                // ranges served entirely from the cache
-  kMisses,              // ranges that needed the origin (at least partly)
-  kBytesFromCache,      // bytes copied to applications from the cache
-  kBytesFromOrigin,     // bytes received from origins (including bridged gaps)
-  kOriginRequests,      // read / vector-read requests sent to origins
-  kOriginChunks,        // chunks in those requests
-  kCrcFailures,         // cached pages whose CRC did not match (refetched)
-  kFailopenEvents,      // cache faults that turned a handle into a pass-through
-  kAdmissionsDeclined,  // new entries refused because the cache is full
-  kEvictions,           // entries evicted
-  kWritesDropped,       // fetched pages not cached (write-behind full, over capacity)
-  kRetries,             // origin requests retried after a transient error
-  kBytesFromReplica,    // bytes copied to applications from replicas (docs/format/replica.md)
-  kReplicaReads,        // read system calls on replica data files
-  kReplicaFaults,       // replica extents that failed their CRC or a read (rebuilt, counted)
-  kDiskReads,           // read system calls on the byte tier's data and fragment files
+  kHits,                 // ranges served entirely from the cache
+  kMisses,               // ranges that needed the origin (at least partly)
+  kBytesFromCache,       // bytes copied to applications from the cache
+  kBytesFromOrigin,      // bytes received from origins (including bridged gaps)
+  kOriginRequests,       // read / vector-read requests sent to origins
+  kOriginChunks,         // chunks in those requests
+  kCrcFailures,          // cached pages whose CRC did not match (refetched)
+  kFailopenEvents,       // cache faults that turned a handle into a pass-through
+  kAdmissionsDeclined,   // new entries refused because the cache is full
+  kEvictions,            // entries evicted
+  kWritesDropped,        // fetched pages not cached (write-behind full, over capacity)
+  kRetries,              // origin requests retried after a transient error
+  kBytesFromReplica,     // bytes copied to applications from replicas (docs/format/replica.md)
+  kReplicaReads,         // read system calls on replica data files
+  kReplicaFaults,        // replica extents that failed their CRC or a read (rebuilt, counted)
+  kDiskReads,            // read system calls on the byte tier's data and fragment files
+  kPrefetchBytes,        // bytes read-ahead fetched from origins (part of bytes_from_origin)
+  kPrefetchUnusedBytes,  // ... of those, bytes the application did not read (stale, or unread
+                         // when its handle closed)
+  kPrefetchHits,         // application reads of baskets read-ahead fetched (landed or in flight)
+  kBypassedBytes,        // bytes bulk readers (copies) read from origins without caching them
   kCount
 };
 inline constexpr size_t kCounterCount = static_cast<size_t>(Counter::kCount);

@@ -1,4 +1,4 @@
-// ferry root ls|dump: inspect ROOT files without ROOT.
+// ferry root ls|dump|baskets: inspect ROOT files without ROOT.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -17,7 +17,10 @@ namespace {
 
 constexpr std::string_view kUsage =
     "ferry root ls FILE [--json]\n"
-    "       ferry root dump FILE [--tree T] [--branch B]... [--entries A:B] [--json]";
+    "       ferry root dump FILE [--tree T] [--branch B]... [--entries A:B] [--json]\n"
+    "       ferry root baskets FILE [--tree T] --branch B...   (JSON: per cluster, the\n"
+    "         [offset, bytes] of the baskets of the branches: the vector read of a reader\n"
+    "         that reads one cluster at a time)";
 
 // A local path or a root:// URL (through the XrdCl client, and its plug-ins).
 Result<std::unique_ptr<rootio::RootFile>> OpenRootFile(const std::string& path) {
@@ -325,6 +328,44 @@ int RunDump(const std::string& path, const Args& args) {
   return kExitOk;
 }
 
+int RunBaskets(const std::string& path, const Args& args) {
+  auto file = OpenRootFile(path);
+  if (!file.has_value()) {
+    return ReportError(file.error());
+  }
+  auto tree = (*file)->OpenTree(args.GetOr("--tree", "Events"));
+  if (!tree.has_value()) {
+    return ReportError(tree.error());
+  }
+  const rootio::TreeInfo& info = (*tree)->info();
+  std::vector<int32_t> branches;
+  for (const std::string& name : args.All("--branch")) {
+    const int32_t b = info.FindBranch(name);
+    if (b < 0) {
+      return ReportError(NotFoundError("no branch '" + name + "'").AddContext("file " + path));
+    }
+    branches.push_back(b);
+  }
+  JsonWriter w;
+  w.BeginObject().Field("file", path).Field("bytes", (*file)->source().size());
+  w.Key("clusters").BeginArray();
+  for (const rootio::EntryRange& cluster : info.Clusters()) {
+    w.BeginArray();
+    for (int32_t b : branches) {
+      for (size_t k : (*tree)->BasketsOverlapping(b, cluster)) {
+        const rootio::BasketRef& ref = info.branches[static_cast<size_t>(b)].baskets[k];
+        if (ref.seek != 0) {
+          w.BeginArray().Uint(ref.seek).Uint(ref.bytes).EndArray();
+        }
+      }
+    }
+    w.EndArray();
+  }
+  w.EndArray().EndObject();
+  std::printf("%s\n", w.str().c_str());
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunRoot(std::span<const char* const> argv) {
@@ -353,9 +394,12 @@ int RunRoot(std::span<const char* const> argv) {
   if (sub == "dump") {
     return RunDump(path, *args);
   }
-  return UsageError(
-      "unknown subcommand 'root " + std::string(sub) + "'" + DidYouMean(sub, {"ls", "dump"}),
-      kUsage);
+  if (sub == "baskets") {
+    return RunBaskets(path, *args);
+  }
+  return UsageError("unknown subcommand 'root " + std::string(sub) + "'"
+                        + DidYouMean(sub, {"ls", "dump", "baskets"}),
+                    kUsage);
 }
 
 }  // namespace ferry::cli

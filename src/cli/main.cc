@@ -20,7 +20,7 @@ struct Command {
 };
 
 constexpr Command kCommands[] = {
-    {"root", ferry::cli::RunRoot, "inspect ROOT files: ls, dump"},
+    {"root", ferry::cli::RunRoot, "inspect ROOT files: ls, dump, baskets"},
     {"gen", ferry::cli::RunGen, "generate NanoAOD-like datasets: gen nanoaod"},
     {"analyze", ferry::cli::RunAnalyze,
      "run an analysis (agc: the AGC ttbar analysis) over files or root:// URLs"},

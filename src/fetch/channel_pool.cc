@@ -12,14 +12,14 @@ ChannelPool::ChannelPool(size_t channels, bool others_usable)
   }
 }
 
-size_t ChannelPool::Acquire() {
+size_t ChannelPool::Acquire(size_t first) {
   std::lock_guard<std::mutex> lock(mu_);
   // The usable channel with the fewest requests in flight; ties go to the lowest index, so a
   // reader with one request at a time stays on channel 0 (one connection, whose TCP window
   // is already open) and other channels carry only concurrent requests.
   size_t best = 0;
   bool found = false;
-  for (size_t i = 0; i < slots_.size(); ++i) {
+  for (size_t i = first < slots_.size() ? first : 0; i < slots_.size(); ++i) {
     if (!slots_[i].usable) {
       continue;
     }

@@ -24,7 +24,9 @@ class ChannelPool {
 
   size_t size() const { return slots_.size(); }
 
-  size_t Acquire();
+  // The least loaded usable channel from `first` on (read-ahead keeps off channel 0, which
+  // the application's own requests then find free); channel 0 when none of those is usable.
+  size_t Acquire(size_t first = 0);
   void Release(size_t channel);
   void SetUsable(size_t channel, bool usable);
 

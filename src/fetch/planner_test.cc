@@ -288,6 +288,13 @@ TEST(ChannelPoolTest, PicksLeastLoadedUsableChannel) {
     EXPECT_EQ(seq.Acquire(), 0u);
     seq.Release(0);
   }
+  // Read-ahead keeps off channel 0 while another is usable.
+  ChannelPool ahead(3, /*others_usable=*/false);
+  EXPECT_EQ(ahead.Acquire(1), 0u);  // none from 1 on: channel 0
+  ahead.SetUsable(2, true);
+  EXPECT_EQ(ahead.Acquire(1), 2u);
+  EXPECT_EQ(ahead.Acquire(1), 2u);
+  EXPECT_EQ(ahead.Acquire(), 0u);  // the application's request finds 0 free (one in flight: 1)
 }
 
 }  // namespace

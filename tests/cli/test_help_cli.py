@@ -43,7 +43,7 @@ check(run("no-such-command").returncode == 2, "an unknown command exits 2")
 # Every (sub)command's parser against its usage text: each option the parser takes is in the
 # usage, each option the usage names is taken by some parser of that command.
 FORMS = {
-    "root": [["ls"], ["dump"]], "gen": [["nanoaod"]], "analyze": [["agc"]],
+    "root": [["ls"], ["dump"], ["baskets"]], "gen": [["nanoaod"]], "analyze": [["agc"]],
     "store": [["convert"], ["append"], ["get"], ["scan"], ["info"], ["verify"]], "send": [[]], "recv": [[]],
     "cache": [[s] for s in ["enable", "disable", "status", "ls", "stats", "verify", "evict",
                             "clear", "pin"]] + [["replica", s] for s in ["build", "status", "drop"]],

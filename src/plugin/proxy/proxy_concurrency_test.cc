@@ -11,9 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include "cache/read_ahead.h"
 #include "plugin/proxy/ahead_scheduler.h"
 #include "plugin/proxy/origin_meter.h"
-#include "plugin/proxy/read_ahead.h"
 
 namespace ferry::proxy {
 namespace {
@@ -36,7 +36,7 @@ rootio::TreeInfo Tree(int branches, int clusters) {
 TEST(ProxyConcurrency, ReadAheadPredictsEachBasketOnceWhateverTheInterleaving) {
   constexpr int kBranches = 6;
   constexpr int kClusters = 400;
-  ReadAhead ra({Tree(kBranches, kClusters)}, 4);
+  cache::ReadAhead ra({Tree(kBranches, kClusters)}, 4);
   std::vector<std::vector<fetch::Range>> got(8);
   std::vector<std::thread> threads;
   for (size_t t = 0; t < 8; ++t) {
@@ -68,7 +68,7 @@ TEST(ProxyConcurrency, ReadAheadPredictsEachBasketOnceWhateverTheInterleaving) {
 }
 
 TEST(ProxyConcurrency, BranchMemoryWakesEveryWaiterOnce) {
-  BranchMemory memory;
+  cache::BranchMemory memory;
   std::atomic<int> woken{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {

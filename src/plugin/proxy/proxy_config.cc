@@ -138,6 +138,9 @@ Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
   if (c.cache.dir.empty()) {
     return InvalidArgumentError("ferry.dir (the cache directory) is missing");
   }
+  if (!c.cache.readahead) {
+    c.lookahead = 0;  // the client cache's switch turns the proxy's read-ahead off too
+  }
   return c;
 }
 

@@ -11,7 +11,7 @@
 //                                   client process keeps open to the proxy)
 //   ferry.access_log 0|1   1        per-file access records in DIR/access.jsonl
 //   ferry.lookahead N      8        ROOT-aware read-ahead: cluster units fetched ahead of a
-//                                   client's vector reads (0: off)
+//                                   client's vector reads (0: off; ferry.readahead off too)
 //   ferry.ahead_fetches N  8        read-ahead fetches in flight at once over all files (about a
 //                                   bandwidth-delay product of one-unit fetches)
 //   ferry.timeout S        60       origin request timeout in seconds

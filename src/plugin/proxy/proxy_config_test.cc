@@ -42,6 +42,11 @@ TEST(ProxyConfig, DefaultsAndRequiredKeys) {
   EXPECT_EQ(c->timeout_s, 60);
   EXPECT_FALSE(ParseProxyConfig("ferry.dir /c\n"));
   EXPECT_FALSE(ParseProxyConfig("ferry.origin o:1\n"));
+  EXPECT_EQ(c->lookahead, 8u);
+  // The cache's read-ahead switch turns the proxy's off too.
+  auto off = ParseProxyConfig("ferry.origin o:1\nferry.dir /c\nferry.readahead off\n");
+  ASSERT_TRUE(off);
+  EXPECT_EQ(off->lookahead, 0u);
 }
 
 TEST(ProxyConfig, RejectsBadValuesNamingTheDirective) {

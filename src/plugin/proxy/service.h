@@ -25,10 +25,10 @@
 #include "base/result.h"
 #include "cache/access_log.h"
 #include "cache/cache.h"
+#include "cache/read_ahead.h"
 #include "plugin/proxy/ahead_scheduler.h"
 #include "plugin/proxy/origin_meter.h"
 #include "plugin/proxy/proxy_config.h"
-#include "plugin/proxy/read_ahead.h"
 #include "plugin/xrdcl/worker_pool.h"
 
 namespace ferry::proxy {
@@ -56,7 +56,7 @@ class ProxyService {
   const std::atomic<bool>* exiting() const { return &exiting_; }
   OriginMeter& meter() { return meter_; }
   // Branches the clients of each tree name read last (read-ahead across files).
-  BranchMemory& branches() { return branches_; }
+  cache::BranchMemory& branches() { return branches_; }
 
   // Synthetic user for the next self-redirect: "ferryc<N>", N cycling through redirect_users.
   std::string NextSyntheticUser();
@@ -83,7 +83,7 @@ class ProxyService {
   std::unique_ptr<plugin::WorkerPool> pool_;
   std::unique_ptr<AheadScheduler> scheduler_;
   OriginMeter meter_;
-  BranchMemory branches_;
+  cache::BranchMemory branches_;
   std::atomic<bool> exiting_{false};
   std::atomic<uint64_t> next_user_{0};
   std::atomic<uint64_t> opens_{0};

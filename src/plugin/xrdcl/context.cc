@@ -5,6 +5,8 @@
 #include <mutex>
 #include <vector>
 
+#include "cache/bulk_detect.h"
+
 namespace ferry::plugin {
 namespace {
 
@@ -45,6 +47,8 @@ std::shared_ptr<Context> MakeContext(const std::map<std::string, std::string>& c
     std::fprintf(stderr, "ferry cache plug-in: caching disabled, reading through: %s\n",
                  ctx->disabled_reason.c_str());
   }
+  ctx->copy_tool =
+      ctx->cache != nullptr && ctx->config.bypass && cache::IsCopyTool(ctx->config.bypass_tools);
   ctx->pool = std::make_unique<WorkerPool>(ctx->config.workers);
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_contexts == nullptr) {

@@ -23,6 +23,8 @@ struct Context {
   std::shared_ptr<cache::Cache> cache;  // null: pass-through only
   std::unique_ptr<WorkerPool> pool;
   std::string disabled_reason;
+  // This process is a copy tool (cache/bulk_detect.h): its files are read through uncached.
+  bool copy_tool = false;
   // Set by the exit handler: XrdCl objects must not be destroyed any more.
   std::atomic<bool> exiting{false};
 };

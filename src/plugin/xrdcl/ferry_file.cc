@@ -216,7 +216,11 @@ XRootDStatus FerryFile::Open(const std::string& url,
       Answer(handler, st);
       return;
     }
-    auto file = s->ctx->cache->Open(s->url, s->origin);
+    cache::OpenOptions options;
+    options.read_ahead = true;  // when the conf's readahead is on
+    options.detect_bulk = true;
+    options.bulk_reader = s->ctx->copy_tool;
+    auto file = s->ctx->cache->Open(s->url, s->origin, options);
     if (!file) {
       // The origin's own answer (Stat inside the cache failed after opening it).
       XRootDStatus st = s->origin->EnsureOpen();

@@ -1,11 +1,11 @@
-#include "plugin/proxy/read_ahead.h"
+#include "cache/read_ahead.h"
 
 #include <map>
 #include <string>
 
 #include <gtest/gtest.h>
 
-namespace ferry::proxy {
+namespace ferry::cache {
 namespace {
 
 // One tree, `branches` branches with one basket of `per_basket` entries per cluster, baskets of
@@ -128,4 +128,4 @@ TEST(BranchMemory, RecallsOrWaitsForTheNextLesson) {
 }
 
 }  // namespace
-}  // namespace ferry::proxy
+}  // namespace ferry::cache

@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# bench/readahead_wan: the client cache's TTree-aware read-ahead (issue 14) over an emulated WAN,
+# for clients that read one cluster at a time and wait, in one invocation.
+#
+# Setup (scripts/testbed, as bench/cache_wan): an origin inside a network namespace behind
+# ~40 ms RTT and 1 Gbit/s; a second origin on 127.0.0.1 for the "local" baseline of the python
+# client. Data: a NanoAOD-like AGC set made by `ferry gen nanoaod` (zlib-1 and LZMA-9 folders);
+# default /srv/ferry-agc-bench (READAHEAD_WAN_DATA).
+# Clients:
+#   agc   `ferry analyze agc FILES --reads 0 --threads 1`: one cluster fetched, decoded, then
+#         the next (ROOT's TTreeCache without prefetch does the same)
+#   py    bench/readahead_client.py: a python XRootD.client script reading, per file, the header
+#         and then each cluster's baskets of the AGC branches in one vector read, as uproot does
+#   agc4  `ferry analyze agc --reads 4`: a client with read-ahead of its own
+# Scenarios per client: local (agc on the local files; py through the 127.0.0.1 origin), direct
+# over the WAN, cold through the cache with readahead = off, cold with readahead = auto, warm
+# (the same pass again, new process). agc4: cold with and without ferry's read-ahead.
+# Measured: wall time, bytes that crossed the WAN (rx_bytes of the veth), the cache's counters
+# (prefetch_bytes, prefetch_unused_bytes, prefetch_hits, bytes_from_origin), CPU idle % before
+# each run. Targets of issue 14 printed with PASS/FAIL by bench/readahead_wan_report.py:
+#   cold with read-ahead within 10% of max(bytes read / link rate, the same pass local);
+#   prefetch_unused_bytes <= 2% of the bytes read; agc4 with ferry's read-ahead no slower than
+#   without (within 5%).
+# Output: table on stdout; readahead_wan.json and readahead_wan.png in
+# $FERRY_BENCH_OUT/readahead_wan. Needs root; exits 77 where namespaces are not allowed.
+# Env: FERRY_BUILD_DIR, READAHEAD_WAN_DATA, READAHEAD_WAN_RTT (40ms), READAHEAD_WAN_RATE (1gbit),
+# READAHEAD_WAN_REPEAT (1).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="$(realpath "${FERRY_BUILD_DIR:-$ROOT/build/release}")"
+OUT="${FERRY_BENCH_OUT:-$ROOT/out/bench}/readahead_wan"
+DATA="${READAHEAD_WAN_DATA:-/srv/ferry-agc-bench}"
+RTT="${READAHEAD_WAN_RTT:-40ms}"
+RATE="${READAHEAD_WAN_RATE:-1gbit}"
+REPEAT="${READAHEAD_WAN_REPEAT:-1}"
+TB="$ROOT/scripts/testbed"
+FERRY="$BUILD/bin/ferry"
+PLUGIN="$BUILD/lib/libXrdClFerry-5.so"
+CLIENT="$ROOT/bench/readahead_client.py"
+PY=/usr/bin/python3
+WAN=ftb-frah
+AGC_BRANCHES=(nJet Jet_pt Jet_eta Jet_phi Jet_mass Jet_btagCSVV2 nElectron Electron_pt
+  Electron_eta Electron_phi Electron_cutBased nMuon Muon_pt Muon_eta Muon_phi Muon_tightId
+  MET_pt MET_phi)
+
+for f in "$FERRY" "$PLUGIN"; do
+  [ -e "$f" ] || { echo "readahead_wan: $f missing (build ferry, XrdClFerry)" >&2; exit 1; }
+done
+[ "$(id -u)" = 0 ] || { echo "readahead_wan: SKIP: needs root" >&2; exit 77; }
+command -v xrootd >/dev/null || { echo "readahead_wan: SKIP: xrootd not installed" >&2; exit 77; }
+[ -d "$DATA" ] || { echo "readahead_wan: SKIP: no data in $DATA (bench/gen_bench.sh)" >&2; exit 77; }
+
+mkdir -p "$OUT"
+WORK="$(mktemp -d /tmp/fca-ra-wan.XXXXXX)"
+chmod 755 "$WORK"
+export FERRY_TB_DIR="$WORK/tb"
+mkdir -p "$FERRY_TB_DIR"
+RUNS="$WORK/runs.jsonl"
+: >"$RUNS"
+
+cleanup() {
+  set +e
+  bash "$TB/origin.sh" stop --name "$WAN" >/dev/null 2>&1
+  bash "$TB/origin.sh" stop --name frah-lo >/dev/null 2>&1
+  bash "$TB/wan.sh" down --name "$WAN" >/dev/null 2>&1
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# ---- data, plans, link, origins ----
+rel=()
+for sub in zlib1 lzma9; do
+  for f in "$DATA/$sub"/*.root; do [ -e "$f" ] && rel+=("$sub/$(basename "$f")"); done
+done
+[ ${#rel[@]} -gt 0 ] || { echo "readahead_wan: SKIP: no ROOT files in $DATA" >&2; exit 77; }
+bargs=()
+for b in "${AGC_BRANCHES[@]}"; do bargs+=(--branch "$b"); done
+read_bytes=0
+for r in "${rel[@]}"; do
+  plan="$WORK/plan-${r//\//-}.json"
+  "$FERRY" root baskets "$DATA/$r" "${bargs[@]}" >"$plan"
+done
+DATA_BYTES="$(cd "$DATA" && du -cb "${rel[@]}" | tail -1 | cut -f1)"
+echo "== data: ${#rel[@]} files, $DATA_BYTES bytes in $DATA" >&2
+cat "${rel[@]/#/$DATA/}" >/dev/null  # in the page cache: every scenario alike
+echo "== WAN: rtt $RTT, rate $RATE" >&2
+bash "$TB/wan.sh" up --name "$WAN" --rtt "$RTT" --rate "$RATE" >/dev/null || {
+  rc=$?; [ $rc = 77 ] && exit 77; exit $rc; }
+ORIGIN="$(bash "$TB/origin.sh" start --netns "$WAN" --dir "$DATA" --name "$WAN")"
+LOCAL="$(bash "$TB/origin.sh" start --dir "$DATA" --name frah-lo)"
+echo "== origins $ORIGIN (WAN), $LOCAL (local)" >&2
+
+rx_bytes() { bash "$TB/wan.sh" bytes --name "$WAN" | sed -n 's/.*rx_bytes=\([0-9]*\).*/\1/p'; }
+idle_pct() { vmstat 1 2 | tail -1 | awk '{print $15}'; }
+
+NOPLUG="$WORK/noplugins"
+mkdir -p "$NOPLUG"
+# conf DIR CACHE READAHEAD
+conf() {
+  mkdir -p "$1"
+  printf 'url = root://*\nlib = %s\nenable = true\ndir = %s\nreplica = off\nreadahead = %s\n' \
+    "$PLUGIN" "$2" "$3" >"$1/ferry.conf"
+}
+
+# run LABEL CLIENT PREFIX CONF_DIR CACHE_DIR [ROUND]: one pass; appends a JSON line.
+run() {
+  local label=$1 client=$2 prefix=$3 confdir=$4 cache=$5 round=${6:-1}
+  local idle rx0 rx1 t0 t1 out rc=0 args=()
+  case "$client" in
+    agc | agc4)
+      local reads=0
+      [ "$client" = agc4 ] && reads=4
+      for r in "${rel[@]}"; do
+        if [ "$prefix" = file ]; then args+=("$DATA/$r"); else args+=("$prefix/$r"); fi
+      done
+      idle="$(idle_pct)"; rx0="$(rx_bytes)"; t0=$(date +%s.%N)
+      out="$(env -u XRD_PLUGIN XRD_PLUGINCONFDIR="$confdir" timeout 1200 "$FERRY" analyze agc \
+        "${args[@]}" --reads "$reads" --threads 1 --json)" || rc=$?
+      ;;
+    py)
+      for r in "${rel[@]}"; do args+=("$WORK/plan-${r//\//-}.json" "$prefix/$r"); done
+      idle="$(idle_pct)"; rx0="$(rx_bytes)"; t0=$(date +%s.%N)
+      out="$(env -u XRD_PLUGIN XRD_PLUGINCONFDIR="$confdir" timeout 1200 "$PY" "$CLIENT" \
+        "${args[@]}")" || rc=$?
+      ;;
+  esac
+  t1=$(date +%s.%N)
+  rx1="$(rx_bytes)"
+  local stats="{}"
+  if [ -n "$cache" ] && [ -d "$cache" ]; then
+    stats="$("$FERRY" cache stats --dir "$cache" --json)"
+  fi
+  "$PY" - "$label" "$client" "$rc" "$idle" "$rx0" "$rx1" "$t0" "$t1" "$out" "$stats" "$round" \
+    <<'PY' >>"$RUNS"
+import json, sys
+label, client, rc, idle, rx0, rx1, t0, t1, out, stats, rnd = sys.argv[1:12]
+try:
+    r = json.loads(out) if out.strip() else {}
+except ValueError:
+    r = {}
+print(json.dumps({"label": label, "client": client, "round": int(rnd), "exit": int(rc),
+                  "idle_pct": float(idle or 0), "wan_bytes": int(rx1) - int(rx0),
+                  "seconds": float(t1) - float(t0), "out": r,
+                  "cache_stats": json.loads(stats)}))
+PY
+  echo "   $label: $(tail -1 "$RUNS" | cut -c1-200)" >&2
+}
+
+for ((k = 1; k <= REPEAT; k++)); do
+  for client in agc py; do
+    echo "== $client, round $k" >&2
+    if [ "$client" = agc ]; then
+      run "$client-local" "$client" file "$NOPLUG" "" "$k"
+    else
+      run "$client-local" "$client" "$LOCAL" "$NOPLUG" "" "$k"
+    fi
+    run "$client-direct" "$client" "$ORIGIN" "$NOPLUG" "" "$k"
+    conf "$WORK/conf-off" "$WORK/cache-off" off
+    run "$client-cold-noahead" "$client" "$ORIGIN" "$WORK/conf-off" "$WORK/cache-off" "$k"
+    conf "$WORK/conf-on" "$WORK/cache-on" auto
+    run "$client-cold-ahead" "$client" "$ORIGIN" "$WORK/conf-on" "$WORK/cache-on" "$k"
+    run "$client-warm" "$client" "$ORIGIN" "$WORK/conf-on" "$WORK/cache-on" "$k"
+    rm -rf "$WORK/cache-off" "$WORK/cache-on"
+  done
+  echo "== agc --reads 4, round $k" >&2
+  run "agc4-direct" agc4 "$ORIGIN" "$NOPLUG" "" "$k"
+  conf "$WORK/conf-off" "$WORK/cache-off" off
+  run "agc4-cold-noahead" agc4 "$ORIGIN" "$WORK/conf-off" "$WORK/cache-off" "$k"
+  conf "$WORK/conf-on" "$WORK/cache-on" auto
+  run "agc4-cold-ahead" agc4 "$ORIGIN" "$WORK/conf-on" "$WORK/cache-on" "$k"
+  rm -rf "$WORK/cache-off" "$WORK/cache-on"
+done
+
+"$PY" "$ROOT/bench/readahead_wan_report.py" "$RUNS" "$OUT" \
+  "{\"data\": \"$DATA\", \"files\": ${#rel[@]}, \"data_bytes\": $DATA_BYTES, \"rtt\": \"$RTT\", \"rate\": \"$RATE\", \"repeat\": $REPEAT}"

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Summarises bench/readahead_wan.sh runs: table and targets on stdout, JSON and PNG in OUT.
+
+usage: readahead_wan_report.py RUNS.jsonl OUT_DIR CONFIG_JSON
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+runs_path, out_dir, config = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+runs = [json.loads(line) for line in open(runs_path) if line.strip()]
+
+# Counters are cumulative per cache directory: per-run deltas (cold runs start a directory).
+prev = {}
+for r in runs:
+    cur = r.get("cache_stats") or {}
+    if "cold" in r["label"]:
+        prev = {}
+    r["delta"] = {k: v - prev.get(k, 0) for k, v in cur.items() if isinstance(v, (int, float))}
+    if cur:
+        prev = cur
+
+
+def rate_bps(s):
+    units = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
+    for u, m in units.items():
+        if s.endswith(u):
+            return float(s[:-len(u)]) * m / 8
+    return float(s) / 8
+
+
+link = rate_bps(config["rate"])
+labels = []
+for r in runs:
+    if r["label"] not in labels:
+        labels.append(r["label"])
+summary = {}
+for label in labels:
+    rs = [r for r in runs if r["label"] == label]
+    ok = all(r["exit"] == 0 for r in rs)
+    summary[label] = {
+        "runs": len(rs), "ok": ok,
+        "seconds": statistics.median(r["seconds"] for r in rs),
+        "wan_bytes": statistics.median(r["wan_bytes"] for r in rs),
+        "idle_pct": statistics.median(r["idle_pct"] for r in rs),
+        "prefetch_bytes": statistics.median(r["delta"].get("prefetch_bytes", 0) for r in rs),
+        "prefetch_unused_bytes": statistics.median(r["delta"].get("prefetch_unused_bytes", 0)
+                                                   for r in rs),
+        "prefetch_hits": statistics.median(r["delta"].get("prefetch_hits", 0) for r in rs),
+        "bytes_from_origin": statistics.median(r["delta"].get("bytes_from_origin", 0)
+                                               for r in rs),
+        "digest": rs[0]["out"].get("digest"),
+        "bytes_read": rs[0]["out"].get("bytes"),
+    }
+
+# Bytes a pass reads: the python client counts them; agc reads the same baskets.
+bytes_read = next((s["bytes_read"] for l, s in summary.items() if l.startswith("py-") and
+                   s["bytes_read"]), 0)
+print("readahead_wan: %d files, %.2f GB in %s; RTT %s, link %s; AGC baskets read %.1f MB"
+      % (config["files"], config["data_bytes"] / 1e9, config["data"], config["rtt"],
+         config["rate"], bytes_read / 1e6))
+print("%-20s %9s %9s %11s %11s %9s %7s" % ("scenario", "seconds", "WAN MB", "prefetch MB",
+                                           "unused MB", "hits", "idle%"))
+for label, s in summary.items():
+    print("%-20s %9.2f %9.1f %11.1f %11.2f %9d %7.0f%s" % (
+        label, s["seconds"], s["wan_bytes"] / 1e6, s["prefetch_bytes"] / 1e6,
+        s["prefetch_unused_bytes"] / 1e6, s["prefetch_hits"], s["idle_pct"],
+        "" if s["ok"] else "  (FAILED RUN)"))
+
+targets = []
+
+
+def target(name, value, limit, passed):
+    targets.append({"target": name, "value": value, "limit": limit, "pass": bool(passed)})
+    print("%-4s %s: %s (target %s)" % ("PASS" if passed else "FAIL", name, value, limit))
+
+
+print()
+for client in ("agc", "py"):
+    if "%s-cold-ahead" % client not in summary:
+        continue
+    # The same pass on local copies: the local run, or the warm pass (the same bytes from the
+    # cache's disk), whichever is faster — the machine is shared and a single run can be slow.
+    local = min(summary["%s-local" % client]["seconds"], summary["%s-warm" % client]["seconds"])
+    bound = max(bytes_read / link, local)
+    cold = summary["%s-cold-ahead" % client]["seconds"]
+    noahead = summary["%s-cold-noahead" % client]["seconds"]
+    direct = summary["%s-direct" % client]["seconds"]
+    print("%s: direct %.2f s, cold without read-ahead %.2f s, cold with %.2f s (%.2fx faster), "
+          "warm %.2f s; physical limit max(%.2f s link, %.2f s local or warm) = %.2f s" % (
+              client, direct, noahead, cold, noahead / cold if cold else 0,
+              summary["%s-warm" % client]["seconds"], bytes_read / link,
+              local, bound))
+    target("%s cold with read-ahead / physical limit" % client, round(cold / bound, 2),
+           "<= 1.10", cold <= 1.10 * bound)
+    s = summary["%s-cold-ahead" % client]
+    frac = s["prefetch_unused_bytes"] / bytes_read if bytes_read else 0
+    target("%s prefetched bytes never used / bytes read" % client, "%.2f%%" % (100 * frac),
+           "<= 2%", frac <= 0.02)
+if "agc4-cold-ahead" in summary:
+    a = summary["agc4-cold-ahead"]["seconds"]
+    b = summary["agc4-cold-noahead"]["seconds"]
+    target("agc --reads 4: with ferry's read-ahead / without", round(a / b, 2), "<= 1.05",
+           a <= 1.05 * b)
+digests = {s["digest"] for l, s in summary.items() if l.startswith("agc") and s["digest"]}
+target("agc digests agree over every scenario", len(digests), "1", len(digests) == 1)
+
+os.makedirs(out_dir, exist_ok=True)
+with open(os.path.join(out_dir, "readahead_wan.json"), "w") as f:
+    json.dump({"config": config, "bytes_read": bytes_read, "summary": summary,
+               "targets": targets, "runs": runs}, f, indent=1)
+
+dat = os.path.join(out_dir, "readahead_wan.dat")
+order = ["local", "direct", "cold-noahead", "cold-ahead", "warm"]
+with open(dat, "w") as f:
+    f.write("scenario agc py\n")
+    for o in order:
+        f.write("%s %s %s\n" % (o, *["%.3f" % summary["%s-%s" % (c, o)]["seconds"]
+                                     if "%s-%s" % (c, o) in summary else "0"
+                                     for c in ("agc", "py")]))
+    for o in ("direct", "cold-noahead", "cold-ahead"):
+        if "agc4-" + o in summary:
+            f.write("reads4-%s %.3f 0\n" % (o, summary["agc4-" + o]["seconds"]))
+png = os.path.join(out_dir, "readahead_wan.png")
+gp = """
+set terminal pngcairo size 1100,520 font ",10" noenhanced
+set output "%s"
+set title "ferry read-ahead over a %s RTT, %s link: wall time of one pass (%d files, %.1f GB)"
+set ylabel "seconds"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set grid ytics
+set xtics rotate by -20
+set yrange [0:*]
+plot "%s" using 2:xtic(1) title "ferry analyze agc --reads 0 (reads4: --reads 4)" lc rgb "#3060c0", "" using 3 title "python XRootD, one vector read per cluster" lc rgb "#c04030"
+""" % (png, config["rtt"], config["rate"], config["files"], config["data_bytes"] / 1e9, dat)
+try:
+    subprocess.run(["gnuplot"], input=gp, text=True, check=True, capture_output=True, timeout=60)
+    print("plot:", png)
+except (OSError, subprocess.SubprocessError) as e:
+    print("no plot:", e)

@@ -1,0 +1,534 @@
+// FileAhead: see file_ahead.h (what is predicted: read_ahead.h; how fetches run: prefetcher.h).
+#include "cache/file_ahead.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "cache/cache.h"
+#include "rootio/root_file.h"
+#include "rootio/tree.h"
+
+namespace ferry::cache {
+namespace {
+
+// Reads of the application kept while the trees load (chunks), beyond which they are dropped.
+constexpr size_t kMaxEarlyChunks = 65536;
+
+bool Debug() {
+  static const bool on = std::getenv("FERRY_CACHE_DEBUG") != nullptr;  // NOLINT
+  return on;
+}
+
+// The handle's bytes for rootio, without feeding read-ahead (these are the cache's own reads).
+class UntrackedSource final : public io::ByteSource {
+ public:
+  explicit UntrackedSource(CachedFile& file) : file_(file) {}
+  uint64_t size() const override { return file_.size(); }
+  const std::string& name() const override { return name_; }
+
+ protected:
+  Status DoReadAt(uint64_t offset, std::span<uint8_t> dest) override {
+    io::ReadRequest r{offset, dest, {}};
+    return file_.ReadUntracked({&r, 1});
+  }
+  void DoReadV(std::span<io::ReadRequest> requests) override {
+    (void)file_.ReadUntracked(requests);
+  }
+
+ private:
+  CachedFile& file_;
+  std::string name_ = "read-ahead";
+};
+
+Result<std::vector<rootio::TreeInfo>> LoadTrees(CachedFile& file) {
+  UntrackedSource source(file);
+  auto root = FERRY_TRY(rootio::RootFile::Open(source));
+  std::vector<rootio::TreeInfo> trees;
+  for (const std::string& path : FERRY_TRY(root->TreePaths())) {
+    if (auto tree = root->OpenTree(path)) {
+      trees.push_back((*tree)->info());
+    }
+  }
+  return trees;
+}
+
+uint64_t Overlap(const fetch::Range& r, std::span<const fetch::Range> sorted) {
+  auto it = std::upper_bound(sorted.begin(), sorted.end(), r.offset,
+                             [](uint64_t off, const fetch::Range& x) { return off < x.offset; });
+  if (it != sorted.begin()) {
+    --it;
+  }
+  uint64_t n = 0;
+  for (; it != sorted.end() && it->offset < r.end(); ++it) {
+    const uint64_t lo = std::max(it->offset, r.offset);
+    const uint64_t hi = std::min(it->end(), r.end());
+    n += hi > lo ? hi - lo : 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+FileAhead::FileAhead(CachedFile& file,
+                     Prefetcher& prefetcher,
+                     LinkMeter& meter,
+                     Counters& counters,
+                     uint64_t max_window,
+                     uint32_t max_chunks)
+    : file_(file),
+      prefetcher_(prefetcher),
+      meter_(meter),
+      counters_(counters),
+      max_window_(std::max<uint64_t>(max_window, kMinUnit)),
+      max_chunks_(std::max<uint32_t>(max_chunks, 1)) {}
+
+void FileAhead::BeforeRead(std::span<const io::ReadRequest> requests) {
+  if (reading_.fetch_add(1, std::memory_order_relaxed) >= kOwnAheadDepth) {
+    overlapped_.fetch_add(1, std::memory_order_relaxed);
+  }
+  const State state = state_.load(std::memory_order_acquire);
+  if (state == State::kOff) {
+    return;
+  }
+  if (state == State::kIdle) {
+    for (const io::ReadRequest& r : requests) {
+      if (r.offset == 0) {
+        header_read_.store(true, std::memory_order_relaxed);
+      }
+    }
+    return;
+  }
+  thread_local std::vector<fetch::Range> chunks;
+  chunks.clear();
+  for (const io::ReadRequest& r : requests) {
+    if (!r.dest.empty()) {
+      chunks.push_back({r.offset, r.dest.size()});
+    }
+  }
+  std::map<std::string, std::vector<std::string>> learned;
+  std::vector<Group> groups;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) {
+      return;
+    }
+    if (state_.load(std::memory_order_relaxed) == State::kLoading) {
+      if (early_.size() + chunks.size() <= kMaxEarlyChunks) {
+        early_.insert(early_.end(), chunks.begin(), chunks.end());
+        early_ends_.push_back(early_.size());
+      }
+      return;
+    }
+    ObserveLocked(chunks, learned);
+    FillLocked(groups);
+  }
+  Learn(learned);
+  Submit(groups);
+}
+
+void FileAhead::AfterRead(std::span<const io::ReadRequest> requests, bool missed) {
+  reading_.fetch_sub(1, std::memory_order_relaxed);
+  if (!missed || state_.load(std::memory_order_acquire) != State::kIdle
+      || !header_read_.load(std::memory_order_relaxed)) {
+    return;
+  }
+  // The header missed (a cold file): the trees load now, beside the application's own
+  // metadata reads (identical ones join), so that the branches learned from the files read
+  // before (BranchMemory) seed this one's first clusters while the application still reads
+  // its metadata. A header that hit (warm) waits for a miss past it.
+  (void)requests;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || state_.load() != State::kIdle) {
+      return;
+    }
+    state_.store(State::kLoading, std::memory_order_release);
+  }
+  prefetcher_.Submit(Prefetcher::Kind::kLoad, 0, [self = shared_from_this()] { self->Load(); });
+}
+
+void FileAhead::Load() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) {
+      return;
+    }
+    ++running_;
+  }
+  // The application read these bytes already: they are held, or joined while on their way.
+  auto trees = file_.size() > 100
+                   ? LoadTrees(file_)
+                   : Result<std::vector<rootio::TreeInfo>>(InvalidArgumentError("too small"));
+  std::vector<std::string> names;
+  std::vector<Group> groups;
+  std::map<std::string, std::vector<std::string>> learned;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --running_;
+    cv_.notify_all();
+    if (!trees || trees->empty() || stopping_) {
+      state_.store(State::kOff, std::memory_order_release);
+      early_.clear();
+      if (Debug()) {
+        std::fprintf(stderr, "ferry-cache: read-ahead off: %s\n",
+                     trees ? "no tree" : trees.error().ToString().c_str());
+      }
+      return;
+    }
+    ra_ = std::make_unique<ReadAhead>(std::move(*trees), /*units=*/kSeedClusters);
+    state_.store(State::kOn, std::memory_order_release);
+    // The reads made meanwhile teach the predictor what the application reads.
+    size_t begin = 0;
+    for (size_t end : early_ends_) {
+      ObserveLocked(std::span(early_).subspan(begin, end - begin), learned);
+      begin = end;
+    }
+    early_.clear();
+    early_ends_.clear();
+    FillLocked(groups);
+    if (!observed_) {
+      names = ra_->TreeNames();
+    }
+    if (Debug()) {
+      std::fprintf(stderr, "ferry-cache: read-ahead on: %zu baskets, %zu predictions\n",
+                   ra_->baskets(), preds_.size());
+    }
+  }
+  Learn(learned);
+  Submit(groups);
+  // Not read yet: the branches last read in these trees (now, or once some file teaches them).
+  for (const std::string& tree : names) {
+    std::weak_ptr<FileAhead> weak = weak_from_this();
+    auto branches = prefetcher_.branches().RecallOrWait(
+        tree, [weak, tree](const std::vector<std::string>& learned_branches) {
+          auto self = weak.lock();
+          if (!self) {
+            return false;
+          }
+          self->SeedFrom(tree, learned_branches);
+          return true;
+        });
+    if (!branches.empty()) {
+      SeedFrom(tree, branches);
+    }
+  }
+}
+
+void FileAhead::SeedFrom(const std::string& tree, const std::vector<std::string>& branches) {
+  std::vector<Group> groups;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || observed_ || !ra_) {
+      return;
+    }
+    std::vector<fetch::Range> ahead;
+    ra_->Seed(tree, branches, ahead);
+    uint64_t bytes = 0;
+    for (const fetch::Range& r : ahead) {
+      preds_[r.offset] = {static_cast<uint32_t>(r.length), Pred::kQueued, true, 0};
+      queued_ += r.length;
+      bytes += r.length;
+    }
+    // One cluster per fetch, as the application will ask for them.
+    GroupLocked(ahead, bytes / kSeedClusters, /*later=*/true, groups);
+    if (Debug()) {
+      std::fprintf(stderr, "ferry-cache: seeded %zu branches of %s: %zu baskets\n", branches.size(),
+                   tree.c_str(), ahead.size());
+    }
+  }
+  Submit(groups);
+}
+
+void FileAhead::UsedLocked(const fetch::Range& r) {
+  auto it = preds_.find(r.offset);
+  if (it == preds_.end()) {
+    return;  // held when predicted (nothing fetched), or cancelled
+  }
+  const uint64_t len = it->second.length;
+  switch (it->second.state) {
+    case Pred::kQueued:
+      queued_ -= len;  // too late: the application fetches it itself
+      break;
+    case Pred::kInFlight:
+      in_flight_ -= len;  // the application joins the fetch
+      ++hits_;
+      counters_.Add(Counter::kPrefetchHits);
+      prefetcher_.AddOutstanding(-static_cast<int64_t>(len));
+      break;
+    case Pred::kLanded:
+      landed_ -= len;
+      ++hits_;
+      counters_.Add(Counter::kPrefetchHits);
+      prefetcher_.AddOutstanding(-static_cast<int64_t>(len));
+      break;
+    case Pred::kStale:
+      return;  // the predictor reports a basket once; kept until its fetch ends
+  }
+  preds_.erase(it);
+}
+
+void FileAhead::StaleLocked(const fetch::Range& r) {
+  auto it = preds_.find(r.offset);
+  if (it == preds_.end()) {
+    return;
+  }
+  const uint64_t len = it->second.length;
+  switch (it->second.state) {
+    case Pred::kQueued:
+      queued_ -= len;
+      break;
+    case Pred::kInFlight:
+      it->second.state = Pred::kStale;  // counted when its fetch ends
+      return;
+    case Pred::kLanded:
+      landed_ -= len;
+      unused_bytes_ += it->second.fetched;
+      counters_.Add(Counter::kPrefetchUnusedBytes, it->second.fetched);
+      prefetcher_.AddOutstanding(-static_cast<int64_t>(len));
+      break;
+    case Pred::kStale:
+      return;
+  }
+  preds_.erase(it);
+}
+
+void FileAhead::ObserveLocked(std::span<const fetch::Range> chunks,
+                              std::map<std::string, std::vector<std::string>>& learned) {
+  thread_local std::vector<fetch::Range> used;
+  thread_local std::vector<fetch::Range> stale;
+  used.clear();
+  stale.clear();
+  const ReadAhead::Observation obs = ra_->Observe(chunks, used, stale, &learned);
+  if (obs.baskets == 0) {
+    return;
+  }
+  if (!observed_) {
+    observed_ = true;
+    // Seeds still queued as kLater: the application reads this file now.
+    std::vector<fetch::Range> seeds;
+    for (auto& [offset, p] : preds_) {
+      if (p.state == Pred::kQueued && p.later) {
+        p.later = false;
+        seeds.push_back({offset, p.length});
+      }
+    }
+    std::vector<Group> groups;
+    GroupLocked(seeds, std::max(unit_, obs.bytes), /*later=*/false, groups);
+    // Submitted with the groups FillLocked makes next (same caller).
+    for (Group& g : groups) {
+      promoted_.push_back(std::move(g));
+    }
+  }
+  for (const fetch::Range& r : used) {
+    UsedLocked(r);
+  }
+  for (const fetch::Range& r : stale) {
+    StaleLocked(r);
+  }
+  unit_ = unit_ == 0 ? obs.bytes : (unit_ * 3 + obs.bytes) / 4;
+  streak_ = obs.in_sequence ? streak_ + 1 : 0;
+  const bool own_ahead = overlapped_.load(std::memory_order_relaxed) >= kOwnAheadReads;
+  if (!obs.in_sequence || own_ahead) {
+    // A seek: what is queued is for a position the reader left. (Or the reader reads ahead
+    // itself: what is queued would compete with its own requests.)
+    level_ = 0;
+    for (auto it = preds_.begin(); it != preds_.end();) {
+      if (it->second.state == Pred::kQueued) {
+        queued_ -= it->second.length;
+        it = preds_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  } else if (level_ == 0) {
+    // Trusted at once: a pass starting at its tree's first entry, or one that read what was
+    // seeded; anything else gets one read's worth on probation after two reads in sequence
+    // (one random read in a file of few clusters is often near the last one by chance).
+    level_ = obs.used > 0 ? kTopLevel : obs.from_start ? kTopLevel - 1 : streak_ >= 2 ? 1 : 0;
+  } else if (!stale.empty()) {
+    level_ = std::max<uint32_t>(level_ - 1, 1);
+  } else if (obs.used > 0) {
+    level_ = std::min(level_ + 1, kTopLevel);
+  }
+}
+
+uint64_t FileAhead::WindowLocked() const {
+  if (level_ == 0) {
+    return 0;
+  }
+  const uint64_t unit = std::max<uint64_t>(unit_, 1);
+  if (level_ == 1) {
+    return unit;  // on probation: the next read's worth
+  }
+  const uint64_t target =
+      std::clamp<uint64_t>(2 * meter_.BandwidthDelay(), 2 * unit, std::max(max_window_, unit));
+  return std::max(2 * unit, target >> (kTopLevel - level_));
+}
+
+void FileAhead::FillLocked(std::vector<Group>& groups) {
+  for (Group& g : promoted_) {
+    groups.push_back(std::move(g));
+  }
+  promoted_.clear();
+  const uint64_t window = WindowLocked();
+  const uint64_t have = queued_ + in_flight_ + landed_;
+  if (stopping_ || window <= have) {
+    return;
+  }
+  thread_local std::vector<fetch::Range> ahead;
+  ahead.clear();
+  ra_->Predict(window - have, ahead);
+  if (Debug()) {
+    std::fprintf(stderr, "ferry-cache: ahead level %u window %llu have %llu: %zu predicted\n",
+                 level_, static_cast<unsigned long long>(window),
+                 static_cast<unsigned long long>(have), ahead.size());
+  }
+  for (const fetch::Range& r : ahead) {
+    preds_[r.offset] = {static_cast<uint32_t>(r.length), Pred::kQueued, false, 0};
+    queued_ += r.length;
+  }
+  std::sort(ahead.begin(), ahead.end(),
+            [](const fetch::Range& a, const fetch::Range& b) { return a.offset < b.offset; });
+  GroupLocked(ahead, unit_, /*later=*/false, groups);
+}
+
+void FileAhead::GroupLocked(std::span<const fetch::Range> ranges,
+                            uint64_t unit,
+                            bool later,
+                            std::vector<Group>& groups) {
+  const uint64_t budget = std::max(unit, kMinUnit);
+  Group g;
+  g.later = later;
+  for (const fetch::Range& r : ranges) {
+    if (!g.ranges.empty() && (g.ranges.size() >= max_chunks_ || g.bytes + r.length > budget)) {
+      groups.push_back(std::move(g));
+      g = Group{};
+      g.later = later;
+    }
+    g.ranges.push_back(r);
+    g.bytes += r.length;
+  }
+  if (!g.ranges.empty()) {
+    groups.push_back(std::move(g));
+  }
+}
+
+void FileAhead::Submit(std::vector<Group>& groups) {
+  for (Group& g : groups) {
+    prefetcher_.Submit(
+        g.later ? Prefetcher::Kind::kLater : Prefetcher::Kind::kNow, g.bytes,
+        [self = shared_from_this(), ranges = std::move(g.ranges)] { self->RunFetch(ranges); });
+  }
+  groups.clear();
+}
+
+void FileAhead::Learn(std::map<std::string, std::vector<std::string>>& learned) {
+  for (auto& [tree, branches] : learned) {
+    prefetcher_.branches().Learn(tree, std::move(branches));
+  }
+  learned.clear();
+}
+
+void FileAhead::RunFetch(const std::vector<fetch::Range>& group) {
+  std::vector<fetch::Range> mine;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) {
+      return;
+    }
+    // Only what is still wanted: used, stale or cancelled predictions were dropped meanwhile.
+    for (const fetch::Range& r : group) {
+      auto it = preds_.find(r.offset);
+      if (it != preds_.end() && it->second.state == Pred::kQueued) {
+        it->second.state = Pred::kInFlight;
+        queued_ -= r.length;
+        in_flight_ += r.length;
+        mine.push_back(r);
+      }
+    }
+    if (mine.empty()) {
+      return;
+    }
+    ++running_;
+  }
+  const uint64_t bytes = fetch::TotalBytes(mine);
+  prefetcher_.AddOutstanding(static_cast<int64_t>(bytes));
+  std::vector<fetch::Range> fetched;
+  file_.Prefetch(mine, fetched);
+  std::vector<Group> groups;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const fetch::Range& r : mine) {
+      auto it = preds_.find(r.offset);
+      if (it == preds_.end()) {
+        continue;  // used while in flight: counted then
+      }
+      Prediction& p = it->second;
+      const uint64_t got = Overlap(r, fetched);
+      in_flight_ -= p.length;
+      if (p.state == Pred::kStale || got == 0) {
+        // Stale: fetched for nothing. Nothing fetched: held already, or the application had
+        // it in flight — not read-ahead's bytes.
+        if (p.state == Pred::kStale) {
+          unused_bytes_ += got;
+          counters_.Add(Counter::kPrefetchUnusedBytes, got);
+        }
+        prefetcher_.AddOutstanding(-static_cast<int64_t>(p.length));
+        preds_.erase(it);
+        continue;
+      }
+      p.state = Pred::kLanded;
+      p.fetched = got;
+      landed_ += p.length;
+    }
+    --running_;
+    cv_.notify_all();
+    FillLocked(groups);
+  }
+  Submit(groups);
+}
+
+void FileAhead::Stop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  stopping_ = true;
+  cv_.wait(lock, [&] { return running_ == 0; });
+  for (auto& [offset, p] : preds_) {
+    if (p.state == Pred::kLanded) {
+      unused_bytes_ += p.fetched;
+      counters_.Add(Counter::kPrefetchUnusedBytes, p.fetched);
+      prefetcher_.AddOutstanding(-static_cast<int64_t>(p.length));
+    }
+  }
+  preds_.clear();
+  queued_ = in_flight_ = landed_ = 0;
+  if (state_.load() != State::kOn) {
+    state_.store(State::kOff);
+  }
+  cv_.notify_all();
+}
+
+FileAhead::Snapshot FileAhead::snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Snapshot s;
+  s.on = state_.load() == State::kOn;
+  s.level = level_;
+  s.window = WindowLocked();
+  s.queued = queued_;
+  s.in_flight = in_flight_;
+  s.landed = landed_;
+  s.hits = hits_;
+  s.unused_bytes = unused_bytes_;
+  return s;
+}
+
+bool FileAhead::WaitDecided(int timeout_ms) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
+    const State s = state_.load();
+    return s == State::kOn || s == State::kOff;
+  });
+}
+
+}  // namespace ferry::cache

@@ -1,0 +1,179 @@
+// FileAhead: TTree-aware read-ahead for one CachedFile of the client plug-in (cache.h).
+//
+// What it does, per handle:
+// 1. Decides whether the file gets read-ahead: once the application read the file's first
+//    bytes and missed (the header itself on a cold file, or a read past it), the file's trees
+//    are loaded once through the cache on a Prefetcher thread (reads identical to the
+//    application's metadata reads join them). Not a ROOT file, or no tree: off for good. A
+//    pass that only hits (a warm cache) never loads anything.
+// 2. Feeds every application read to the predictor (read_ahead.h) and keeps, per predicted
+//    basket, whether it is queued, in flight, landed in the cache, used or stale.
+// 3. Keeps `window` bytes of predictions queued, in flight or landed and unread, fetched in
+//    groups of about one application read each (so the read the application makes next joins
+//    a fetch that ends soon), over the handle's channels, into the page store (so they serve
+//    later passes too). The window is 2 x the link's bandwidth-delay product (LinkMeter),
+//    at least two application reads, at most `max_window`, scaled by a confidence level:
+//    0 after a seek (off; what is queued is dropped); 2 (half) at a read that starts its tree
+//    at entry 0, 3 (all) at one that used seeded predictions, 1 (one read's worth, on
+//    probation) after two other reads in sequence; one up each read that used predictions;
+//    one down (not below 1) each read that made predictions stale (a branch skipped or
+//    dropped: the pattern changed).
+// 4. Counts prefetch_hits (application reads of baskets read-ahead fetched: landed, or joined in
+//    flight), prefetch_unused_bytes (bytes it fetched that were stale, or unread at close);
+//    prefetch_bytes is counted by CachedFile::Prefetch.
+// 5. Across files: the branches learned go to the Prefetcher's BranchMemory; a file loaded
+//    before its first read is seeded with the branches last read in its trees (kLater tasks,
+//    promoted to kNow when the application starts reading it).
+// A reader that reads ahead itself (3 or more of its reads at once) gets none: what is queued
+// is dropped and the window stays 0.
+// Never at the application's cost: predictions the application reads before they were sent are
+// dropped (it fetches them itself, once); a prediction in flight is joined by the application's
+// read (the entry's in-flight registry), and Prefetch skips what the application already has in
+// flight, so nothing is fetched twice; fetches wait while the application waits on a fetch of
+// its own (Prefetcher).
+//
+// Layout: offsets are those the handle serves — for a replica's virtual file, the virtual
+// file's tree records are loaded, so predictions in its overlay are held (skipped) and those
+// in the original region (branches the replica lacks) are fetched like any miss.
+// Lifetime: owned by a shared_ptr of the CachedFile; tasks keep it alive but touch the
+// CachedFile only between Start of a task and its end, and Stop() (called by Close) waits for
+// running tasks and makes later ones return at once.
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cache/link_meter.h"
+#include "cache/prefetcher.h"
+#include "cache/read_ahead.h"
+#include "cache/stats.h"
+#include "fetch/range.h"
+#include "io/byte_source.h"
+
+namespace ferry::cache {
+
+class CachedFile;
+
+class FileAhead : public std::enable_shared_from_this<FileAhead> {
+ public:
+  // Levels of confidence: the window is target >> (kTopLevel - level) (1: one read); 0 is off.
+  static constexpr uint32_t kTopLevel = 3;
+  // The smallest fetch group (a reader asking for a few small baskets at a time would otherwise
+  // cost one origin request per basket).
+  static constexpr uint64_t kMinUnit = 256 << 10;
+
+  FileAhead(CachedFile& file,
+            Prefetcher& prefetcher,
+            LinkMeter& meter,
+            Counters& counters,
+            uint64_t max_window,
+            uint32_t max_chunks);
+  FileAhead(const FileAhead&) = delete;
+  FileAhead& operator=(const FileAhead&) = delete;
+
+  // An application read, before it is served. One atomic load while read-ahead is off.
+  void BeforeRead(std::span<const io::ReadRequest> requests);
+  // ... after it was served; `missed`: some of it came from the origin.
+  void AfterRead(std::span<const io::ReadRequest> requests, bool missed);
+  // The handle closes: queued fetches are dropped, running ones waited for; landed predictions
+  // never read are counted unused.
+  void Stop();
+
+  // For tests and debugging.
+  struct Snapshot {
+    bool on = false;
+    uint32_t level = 0;
+    uint64_t window = 0;
+    uint64_t queued = 0;
+    uint64_t in_flight = 0;
+    uint64_t landed = 0;
+    uint64_t hits = 0;
+    uint64_t unused_bytes = 0;
+  };
+  Snapshot snapshot() const;
+  // Blocks until the trees are loaded or read-ahead is off (tests); false on timeout.
+  bool WaitDecided(int timeout_ms) const;
+
+ private:
+  enum class State : uint8_t { kIdle, kLoading, kOn, kOff };
+  enum class Pred : uint8_t { kQueued, kInFlight, kLanded, kStale };
+  struct Prediction {
+    uint32_t length = 0;
+    Pred state = Pred::kQueued;
+    bool later = false;  // a seed, queued as kLater
+    uint64_t fetched = 0;
+  };
+  struct Group {
+    std::vector<fetch::Range> ranges;
+    uint64_t bytes = 0;
+    bool later = false;
+  };
+
+  void Load();
+  void LoadedLocked(std::vector<Group>& groups);
+  void SeedFrom(const std::string& tree, const std::vector<std::string>& branches);
+  void RunFetch(const std::vector<fetch::Range>& group);
+  // Handles one observation (mu_ held).
+  void ObserveLocked(std::span<const fetch::Range> chunks,
+                     std::map<std::string, std::vector<std::string>>& learned);
+  void UsedLocked(const fetch::Range& r);
+  void StaleLocked(const fetch::Range& r);
+  // Predicts up to the window and groups the new predictions (mu_ held).
+  void FillLocked(std::vector<Group>& groups);
+  // Groups queued predictions in `ranges` (sorted) into fetches of about `unit` bytes.
+  void GroupLocked(std::span<const fetch::Range> ranges,
+                   uint64_t unit,
+                   bool later,
+                   std::vector<Group>& groups);
+  uint64_t WindowLocked() const;
+  void Submit(std::vector<Group>& groups);
+  void Learn(std::map<std::string, std::vector<std::string>>& learned);
+
+  CachedFile& file_;
+  Prefetcher& prefetcher_;
+  LinkMeter& meter_;
+  Counters& counters_;
+  const uint64_t max_window_;
+  const uint32_t max_chunks_;
+
+  // Application reads of the handle running now, and how many started while kOwnAheadDepth
+  // or more others ran: a reader with several reads of its own in flight (its own read-ahead,
+  // such as `ferry analyze agc --reads 4`) keeps its link busy itself, and read-ahead stands
+  // aside once kOwnAheadReads such reads started (predictions would only compete with its
+  // requests). Two threads that each wait for their cluster are not that.
+  static constexpr uint32_t kOwnAheadDepth = 2;
+  static constexpr uint32_t kOwnAheadReads = 2;
+  std::atomic<uint32_t> reading_{0};
+  std::atomic<uint32_t> overlapped_{0};
+  std::atomic<State> state_{State::kIdle};
+  std::atomic<bool> header_read_{false};
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  std::unique_ptr<ReadAhead> ra_;
+  std::vector<fetch::Range> early_;       // chunks of reads made while the trees loaded
+  std::vector<size_t> early_ends_;        // where each of those reads ends in early_
+  std::map<uint64_t, Prediction> preds_;  // by offset
+  uint64_t queued_ = 0;
+  uint64_t in_flight_ = 0;
+  uint64_t landed_ = 0;
+  uint32_t level_ = 0;
+  uint64_t unit_ = 0;            // bytes of baskets of a recent application read
+  std::vector<Group> promoted_;  // seeds moved to kNow, submitted by the next FillLocked
+  bool observed_ = false;        // an application read matched a basket
+  uint32_t streak_ = 0;          // application reads in sequence in a row
+  bool stopping_ = false;
+  uint32_t running_ = 0;  // tasks using file_
+  uint64_t hits_ = 0;
+  uint64_t unused_bytes_ = 0;
+};
+
+}  // namespace ferry::cache

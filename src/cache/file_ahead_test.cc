@@ -1,0 +1,315 @@
+// Read-ahead of the client cache over a MemoryOrigin with a round-trip delay, on ROOT files
+// written by rootwrite: cluster passes (bytes identical to the origin's, predictions used,
+// nothing fetched twice, nothing unused), a reader with its own read-ahead, a file replaced at
+// the origin between passes, random reads, files that are not ROOT files, warm passes, the
+// link meter.
+#include "cache/file_ahead.h"
+
+#include <atomic>
+#include <iostream>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cache/cache.h"
+#include "cache/cached_source.h"
+#include "cache/link_meter.h"
+#include "cache/memory_origin.h"
+#include "rootio/root_file.h"
+#include "rootwrite/sample_tree.h"
+#include "testing/cache_testing.h"
+#include "testing/testing.h"
+
+namespace ferry::cache {
+namespace {
+
+constexpr const char* kUrl = "root://origin.example:1094//data/ahead.root";
+const std::vector<std::string> kBranches = {"nJet", "Jet_pt", "d", "i32"};
+
+// The sample tree (1000 entries) in clusters of `per_cluster` entries.
+std::vector<uint8_t> SampleFile(const testing::TempDir& dir,
+                                int per_cluster,
+                                codec::Setting setting = {codec::Algorithm::kZlib, 1}) {
+  rootwrite::TreeOptions to;
+  to.auto_flush = per_cluster;
+  to.basket_size = 32000;
+  const std::string path = dir.File("sample-" + std::to_string(per_cluster) + ".root");
+  Status st = rootwrite::sample::Write(path, rootwrite::sample::Fixed(setting), to, false);
+  EXPECT_TRUE(st) << st.error().ToString();
+  return testing::ReadWholeFile(path);
+}
+
+// One cluster's vector read of the baskets of `branches`, as TTreeCache makes it.
+using Unit = std::vector<fetch::Range>;
+
+// The units of a pass over `branches`, from the file's own metadata.
+std::vector<Unit> Units(const std::vector<uint8_t>& bytes,
+                        const std::vector<std::string>& branches) {
+  io::MemorySource src(bytes);
+  auto file = rootio::RootFile::Open(src);
+  EXPECT_TRUE(file.has_value());
+  auto tree = (*file)->OpenTree("Events");
+  EXPECT_TRUE(tree.has_value());
+  const rootio::TreeInfo& info = (*tree)->info();
+  std::vector<Unit> units;
+  for (const rootio::EntryRange& cluster : info.Clusters()) {
+    Unit u;
+    for (const std::string& name : branches) {
+      const int32_t b = info.FindBranch(name);
+      for (size_t k : (*tree)->BasketsOverlapping(b, cluster)) {
+        const rootio::BasketRef& ref = info.branches[static_cast<size_t>(b)].baskets[k];
+        if (ref.seek != 0) {
+          u.push_back({ref.seek, ref.bytes});
+        }
+      }
+    }
+    units.push_back(std::move(u));
+  }
+  return units;
+}
+
+uint64_t Bytes(const std::vector<Unit>& units) {
+  uint64_t n = 0;
+  for (const Unit& u : units) {
+    n += fetch::TotalBytes(u);
+  }
+  return n;
+}
+
+// Reads one unit through the handle and checks every byte against `truth`.
+void ReadUnit(CachedFile& f, const Unit& unit, const std::vector<uint8_t>& truth) {
+  std::vector<std::vector<uint8_t>> buffers;
+  std::vector<io::ReadRequest> requests;
+  buffers.reserve(unit.size());
+  for (const fetch::Range& r : unit) {
+    buffers.emplace_back(r.length);
+    requests.push_back({r.offset, buffers.back(), {}});
+  }
+  ASSERT_TRUE(f.ReadV(requests));
+  for (size_t i = 0; i < unit.size(); ++i) {
+    ASSERT_TRUE(std::equal(buffers[i].begin(), buffers[i].end(),
+                           truth.begin() + static_cast<long>(unit[i].offset)))
+        << "bytes at " << unit[i].offset << " differ from the origin's";
+  }
+}
+
+// What a ROOT reader does first: the header, keys and the tree record, through the handle.
+void OpenTree(CachedFile& f) {
+  CachedSource src(f);
+  auto file = rootio::RootFile::Open(src);
+  ASSERT_TRUE(file.has_value()) << file.error().ToString();
+  ASSERT_TRUE((*file)->OpenTree("Events").has_value());
+}
+
+struct Fixture {
+  testing::TempDir dir;
+  Config config = testing::CacheTestConfig(dir.path() + "/cache");
+  std::vector<uint8_t> bytes;
+  std::shared_ptr<MemoryOrigin> origin;
+  std::shared_ptr<Cache> cache;
+
+  explicit Fixture(int per_cluster = 50, int delay_ms = 3) {
+    bytes = SampleFile(dir, per_cluster);
+    origin = std::make_shared<MemoryOrigin>(bytes, 1700000000, /*channels=*/2);
+    origin->SetReadDelay(std::chrono::milliseconds(delay_ms));
+    cache = Cache::Create(config).value();
+  }
+  std::unique_ptr<CachedFile> Open(bool ahead = true) {
+    OpenOptions o;
+    o.read_ahead = ahead;
+    auto f = cache->Open(kUrl, origin, o);
+    EXPECT_TRUE(f.has_value()) << f.error().ToString();
+    return f ? std::move(*f) : nullptr;
+  }
+  uint64_t Get(Counter c) const { return cache->counters().Get(c); }
+};
+
+TEST(FileAhead, AClusterPassUsesPredictionsAndFetchesEachByteOnce) {
+  Fixture fx;
+  const std::vector<Unit> units = Units(fx.bytes, kBranches);
+  ASSERT_EQ(units.size(), 20u);
+  auto f = fx.Open();
+  OpenTree(*f);
+  for (const Unit& u : units) {
+    ReadUnit(*f, u, fx.bytes);
+  }
+  const FileAhead::Snapshot s = f->read_ahead()->snapshot();
+  EXPECT_TRUE(s.on);
+  f->Close();
+  // The first units go out before the trees are loaded (how many depends on the machine's
+  // load); the rest were predicted.
+  EXPECT_GE(fx.Get(Counter::kPrefetchHits), (units.size() - 6) * kBranches.size());
+  EXPECT_GT(fx.Get(Counter::kPrefetchBytes), Bytes(units) / 2);
+  EXPECT_EQ(fx.Get(Counter::kPrefetchUnusedBytes), 0u);
+  // Nothing twice: what came from the origin is what was read, plus the metadata, the gaps
+  // the planner bridges and what rootio reads when it loads the trees.
+  EXPECT_LE(fx.Get(Counter::kBytesFromOrigin), Bytes(units) + 96 * 1024);
+  EXPECT_EQ(fx.origin->bytes(), fx.Get(Counter::kBytesFromOrigin));
+}
+
+TEST(FileAhead, AReaderWithItsOwnReadAheadFetchesNothingTwice) {
+  Fixture fx;
+  const std::vector<Unit> units = Units(fx.bytes, kBranches);
+  auto f = fx.Open();
+  OpenTree(*f);
+  // Six workers taking units in order, as `ferry analyze agc --threads 2 --reads 4` does.
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 6; ++w) {
+    workers.emplace_back([&] {
+      for (size_t i = next++; i < units.size(); i = next++) {
+        ReadUnit(*f, units[i], fx.bytes);
+      }
+    });
+  }
+  for (std::thread& t : workers) {
+    t.join();
+  }
+  // Its reads overlapped: read-ahead stood aside.
+  const FileAhead::Snapshot s = f->read_ahead()->snapshot();
+  EXPECT_EQ(s.level, 0u);
+  EXPECT_EQ(s.queued, 0u);
+  f->Close();
+  EXPECT_LE(fx.Get(Counter::kBytesFromOrigin), Bytes(units) + 96 * 1024);
+  EXPECT_EQ(fx.Get(Counter::kPrefetchUnusedBytes), 0u);
+}
+
+TEST(FileAhead, AFileReplacedAtTheOriginIsReadAnew) {
+  Fixture fx;
+  fx.config.revalidate_s = 0;  // every open checks the origin's size and mtime
+  fx.cache = Cache::Create(fx.config).value();
+  {
+    auto f = fx.Open();
+    OpenTree(*f);
+    for (const Unit& u : Units(fx.bytes, kBranches)) {
+      ReadUnit(*f, u, fx.bytes);
+    }
+  }
+  ASSERT_TRUE(fx.cache->Flush());
+  // Another layout (LZMA, other clusters): old pages at the new offsets would be wrong bytes.
+  const std::vector<uint8_t> next = SampleFile(fx.dir, 40, {codec::Algorithm::kLzma, 1});
+  fx.origin->Replace(next, 1700000100);
+  auto f = fx.Open();
+  OpenTree(*f);
+  const std::vector<Unit> units = Units(next, kBranches);
+  for (const Unit& u : units) {
+    ReadUnit(*f, u, next);
+  }
+  f->Close();
+  EXPECT_GT(fx.Get(Counter::kPrefetchHits), 0u);
+}
+
+TEST(FileAhead, RandomReadsGetLittleReadAhead) {
+  Fixture fx(/*per_cluster=*/20, /*delay_ms=*/1);
+  // Tiny baskets: without this, gaps between them the planner bridges would dominate.
+  fx.config.iogap = 0;
+  // Small pages: a fetch into a partly held page extends to the bytes held there (one interval
+  // per page), which would charge read-ahead with the neighbours of its few predictions.
+  fx.config.page_size = 512;
+  fx.cache = Cache::Create(fx.config).value();
+  const std::vector<Unit> units = Units(fx.bytes, {"Jet_pt", "i32", "d", "u8", "flag", "f"});
+  ASSERT_EQ(units.size(), 50u);
+  auto f = fx.Open();
+  OpenTree(*f);
+  std::mt19937 rng(3);
+  std::vector<size_t> order(units.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
+  }
+  std::shuffle(order.begin(), order.end(), rng);
+  uint64_t read = 0;
+  for (size_t i : order) {
+    // One basket of one cluster: an event display, a random pick.
+    const Unit one{units[i][rng() % units[i].size()]};
+    ReadUnit(*f, one, fx.bytes);
+    read += fetch::TotalBytes(one);
+  }
+  const FileAhead::Snapshot snap = f->read_ahead()->snapshot();
+  f->Close();
+  // At most one read's worth on probation at a time: a few small predictions in all.
+  EXPECT_LE(snap.queued + snap.in_flight + snap.landed, read / 8);
+  EXPECT_LE(fx.Get(Counter::kPrefetchBytes), read / 4);
+}
+
+TEST(FileAhead, AFileThatIsNotRootGetsNone) {
+  testing::TempDir dir;
+  Config config = testing::CacheTestConfig(dir.path() + "/cache");
+  auto cache = Cache::Create(config).value();
+  const auto bytes = testing::PseudoRandomBytes(4 << 20, 9);
+  auto origin = std::make_shared<MemoryOrigin>(bytes);
+  OpenOptions o;
+  o.read_ahead = true;
+  auto f = cache->Open(kUrl, origin, o).value();
+  ReadUnit(*f, {{0, 400}}, bytes);
+  ReadUnit(*f, {{1 << 20, 10000}, {3 << 20, 5000}}, bytes);  // a miss past the header
+  ASSERT_TRUE(f->read_ahead()->WaitDecided(10000));
+  EXPECT_FALSE(f->read_ahead()->snapshot().on);
+  for (uint64_t off = 100000; off < (4 << 20) - 20000; off += 300000) {
+    ReadUnit(*f, {{off, 20000}}, bytes);
+  }
+  f->Close();
+  EXPECT_EQ(cache->counters().Get(Counter::kPrefetchBytes), 0u);
+}
+
+TEST(FileAhead, AWarmPassLoadsNothing) {
+  Fixture fx(50, 1);
+  const std::vector<Unit> units = Units(fx.bytes, kBranches);
+  {
+    auto f = fx.Open();
+    OpenTree(*f);
+    for (const Unit& u : units) {
+      ReadUnit(*f, u, fx.bytes);
+    }
+  }
+  ASSERT_TRUE(fx.cache->Flush());
+  const uint64_t before = fx.origin->read_calls();
+  auto f = fx.Open();
+  OpenTree(*f);
+  for (const Unit& u : units) {
+    ReadUnit(*f, u, fx.bytes);
+  }
+  // Nearly no miss, so the trees are (nearly always) never loaded. TODO(readahead): a page can
+  // keep one fragment (docs/format/page-store.md); when three fetches in flight end in it out
+  // of order, the last one stored may be disjoint from what is held and is dropped — then a
+  // warm pass misses that piece once (seen in about one run of four, one piece).
+  EXPECT_LE(fx.origin->read_calls(), before + 2);
+}
+
+TEST(FileAhead, OffByOptionOrSetting) {
+  Fixture fx(50, 1);
+  EXPECT_EQ(fx.Open(/*ahead=*/false)->read_ahead(), nullptr);
+  fx.config.readahead = false;
+  fx.cache = Cache::Create(fx.config).value();
+  EXPECT_EQ(fx.Open(/*ahead=*/true)->read_ahead(), nullptr);
+}
+
+TEST(LinkMeter, RoundTripAndDeliveryRate) {
+  LinkMeter m;
+  EXPECT_EQ(m.rtt_s(), 0.0);
+  EXPECT_EQ(m.BandwidthDelay(), 0u);
+  // 40 ms trips; 1 MB delivered per 10 ms of busy time: 100 MB/s, 4 MB in flight keeps it busy.
+  m.AddSample(48'000'000, 10'000'000, 1'000'000);
+  m.AddSample(40'000'000, 10'000'000, 1'000'000);
+  m.AddSample(60'000'000, 10'000'000, 1'000'000);
+  EXPECT_NEAR(m.rtt_s(), 0.040, 1e-9);
+  EXPECT_NEAR(m.rate_bps(), 100e6, 1e3);
+  EXPECT_NEAR(static_cast<double>(m.BandwidthDelay()), 4e6, 1e3);
+  // Requests timed for real: the busy time counts once for overlapping requests.
+  LinkMeter live;
+  const int64_t a = live.Begin();
+  const int64_t b = live.Begin();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  live.End(a, 500000);
+  live.End(b, 500000);
+  EXPECT_GE(live.rtt_s(), 0.019);
+  EXPECT_LE(live.rate_bps(), 1e6 / 0.019);
+  EXPECT_GE(live.rate_bps(), 1e6 / 1.0);
+  EXPECT_EQ(live.requests(), 2u);
+}
+
+}  // namespace
+}  // namespace ferry::cache

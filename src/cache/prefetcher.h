@@ -1,0 +1,100 @@
+// Prefetcher: the read-ahead fetches of every file of one Cache (one per process and cache
+// directory), run on a few threads of its own, the files being read first.
+//
+// Work comes as tasks from FileAhead (file_ahead.h): loading a file's trees, and fetching a
+// group of predicted baskets. A fetch task starts only when
+// - fewer than kMaxFetches fetches run, or kMaxFetchesWhileAppWaits while the application waits
+//   on an origin fetch of its own (AppFetchBegin/End): read-ahead then leaves it most of the
+//   link (its fetches also keep off the channel the application's requests use, see
+//   CachedFile::ReadPieces), without stopping (a reader that always has a fetch of its own
+//   out would never get read-ahead otherwise);
+// - the process's read-ahead bytes (in flight, or fetched and not yet read) stay within
+//   `readahead_max` after it (or none are outstanding).
+// Tasks of kNow (predictions from reads of files being read) run before kLater (seeds of files
+// opened but not read yet), each class in submission order.
+//
+// Also kept here, per process: the link meters (per origin host, link_meter.h) and the branch
+// memory across files (read_ahead.h).
+// Thread-safety: every method may be called from any thread, also from a task. Stop() (or the
+// destructor) drops queued tasks and joins the threads; tasks submitted later are dropped.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cache/link_meter.h"
+#include "cache/read_ahead.h"
+
+namespace ferry::cache {
+
+class Prefetcher {
+ public:
+  enum class Kind : uint8_t { kLoad, kNow, kLater };
+  static constexpr size_t kMaxFetches = 8;
+  static constexpr size_t kMaxFetchesWhileAppWaits = 2;
+  static constexpr size_t kMaxLoads = 4;
+
+  // `max_bytes`: the process's bound on read-ahead bytes outstanding (readahead_max).
+  explicit Prefetcher(uint64_t max_bytes);
+  Prefetcher(const Prefetcher&) = delete;
+  Prefetcher& operator=(const Prefetcher&) = delete;
+  ~Prefetcher();
+
+  // Queues `task`; a fetch task declares the bytes it may fetch (for the budget).
+  void Submit(Kind kind, uint64_t bytes, std::function<void()> task);
+  void Stop();
+
+  // The application waits on an origin fetch of its own (cached_file.cc).
+  void AppFetchBegin();
+  void AppFetchEnd();
+
+  // Read-ahead bytes in flight or fetched and not yet read, over every file (FileAhead keeps it).
+  void AddOutstanding(int64_t delta);
+  uint64_t outstanding() const { return outstanding_.load(std::memory_order_relaxed); }
+  uint64_t max_bytes() const { return max_bytes_; }
+
+  // The meter of origin `host` ("host:port"); lives as long as the Prefetcher.
+  LinkMeter& Meter(const std::string& host);
+  BranchMemory& branches() { return branches_; }
+
+  size_t queued() const;
+
+ private:
+  struct Task {
+    Kind kind;
+    uint64_t bytes;
+    std::function<void()> run;
+  };
+  void Run();
+  // The next task allowed to start (mu_ held), or false.
+  bool TakeLocked(Task& out);
+
+  const uint64_t max_bytes_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Task> loads_;
+  std::deque<Task> now_;
+  std::deque<Task> later_;
+  size_t running_fetches_ = 0;
+  size_t running_loads_ = 0;
+  uint64_t starting_bytes_ = 0;  // declared bytes of fetch tasks running
+  uint32_t app_fetches_ = 0;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+  std::atomic<uint64_t> outstanding_{0};
+
+  std::mutex meters_mu_;
+  std::map<std::string, std::unique_ptr<LinkMeter>> meters_;
+  BranchMemory branches_;
+};
+
+}  // namespace ferry::cache

@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""Read-ahead and the bypass of bulk readers, through the ferry cache plug-in in front of a real
+xrootd origin on 127.0.0.1.
+
+usage: test_readahead.py FERRY PLUGIN_LIB ROOT_DATA_DIR TEST
+  TEST: bypass | readahead
+- bypass: `xrdcp` of a 1 GiB file leaves the cache's disk use unchanged and counts every byte as
+  bypassed; a Python script copying a 256 MiB file in order is detected after its first quarter
+  (the rest bypassed, not cached); an uproot-like pass over 30% of the branches of a ROOT file is
+  cached (a second pass needs no origin request) and bypasses nothing.
+- readahead: `ferry analyze agc --reads 0` and the uproot-like client (one vector read per
+  cluster) through the cache with read-ahead on: digests and every byte identical to the
+  origin's, prefetch counters in `ferry cache stats --json`; then the file is replaced at the
+  origin (another codec and cluster layout) and later truncated: every pass reads the origin's
+  current bytes (the entry is invalidated), nothing stale.
+Exit 0 = pass, 1 = fail, 77 = cannot run here.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "testing"))
+from ferry_testbed import Origin, Skip  # noqa: E402
+
+FERRY, PLUGIN, ROOT_DATA, TEST = sys.argv[1:5]
+PY = "/usr/bin/python3"
+TEMPLATE = os.path.join(ROOT_DATA, "nanoAOD_2015_CMS_Open_Data_ttbar.root")
+CLIENT = os.path.join(HERE, "..", "..", "bench", "readahead_client.py")
+READER = os.path.join(HERE, "cache_reader.py")
+AGC_BRANCHES = ["nJet", "Jet_pt", "Jet_eta", "Jet_phi", "Jet_mass", "Jet_btagCSVV2",
+                "nElectron", "Electron_pt", "Electron_eta", "Electron_phi", "Electron_cutBased",
+                "nMuon", "Muon_pt", "Muon_eta", "Muon_phi", "Muon_tightId", "MET_pt", "MET_phi"]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, flush=True)
+
+
+class Setup:
+    def __init__(self, **settings):
+        self.root = tempfile.mkdtemp(prefix="fca-ra-")
+        os.chmod(self.root, 0o755)
+        self.data = os.path.join(self.root, "data")
+        os.mkdir(self.data)
+        os.chmod(self.data, 0o755)
+        self.cache = os.path.join(self.root, "cache")
+        conf = os.path.join(self.root, "conf")
+        os.mkdir(conf)
+        settings.setdefault("replica", "off")
+        with open(os.path.join(conf, "ferry.conf"), "w") as f:
+            f.write("url = root://*\nlib = %s\nenable = true\ndir = %s\n" % (PLUGIN, self.cache))
+            f.write("publish_ms = 50\n")
+            for k, v in settings.items():
+                f.write("%s = %s\n" % (k, v))
+        self.env = dict(os.environ, XRD_PLUGINCONFDIR=conf, XRD_CONNECTIONRETRY="1",
+                        XRD_REQUESTTIMEOUT="30")
+        self.env.pop("XRD_PLUGIN", None)
+
+    def run(self, *cmd, timeout=600):
+        return subprocess.run(list(cmd), env=self.env, capture_output=True, text=True,
+                              timeout=timeout)
+
+    def ferry(self, *args):
+        return self.run(FERRY, *args)
+
+    def json(self, *args):
+        p = self.ferry(*args)
+        if p.returncode != 0:
+            raise RuntimeError("ferry %s: exit %d: %s" % (" ".join(args), p.returncode,
+                                                          p.stderr.strip()[-600:]))
+        return json.loads(p.stdout)
+
+    def stats(self):
+        return self.json("cache", "stats", "--dir", self.cache, "--json")
+
+    def disk(self):
+        if not os.path.isdir(self.cache):
+            return 0
+        return int(subprocess.run(["du", "-s", "-B1", self.cache], capture_output=True,
+                                  text=True).stdout.split()[0])
+
+    def gen(self, name, codec, events, flush, seed):
+        out = os.path.join(self.root, "gen-%d" % seed)
+        p = self.ferry("gen", "nanoaod", "--template", TEMPLATE, "--events", str(events),
+                       "--codec", codec, "--auto-flush", str(flush), "--out", out,
+                       "--seed", str(seed))
+        if p.returncode != 0:
+            raise RuntimeError("ferry gen: %s" % p.stderr[-500:])
+        made = sorted(os.listdir(out))
+        dest = os.path.join(self.root, name)
+        shutil.move(os.path.join(out, made[0]), dest)
+        return dest
+
+    def plan(self, path, branches):
+        plan = os.path.join(self.root, os.path.basename(path) + ".plan.json")
+        p = self.ferry("root", "baskets", path, *sum((["--branch", b] for b in branches), []))
+        if p.returncode != 0:
+            raise RuntimeError("ferry root baskets: %s" % p.stderr[-500:])
+        with open(plan, "w") as f:
+            f.write(p.stdout)
+        return plan
+
+    def client(self, plan, url):
+        p = self.run(PY, CLIENT, plan, url, "--verify", self.data)
+        check(p.returncode == 0, "uproot-like client: %s" % p.stderr[-500:])
+        return json.loads(p.stdout) if p.returncode == 0 else {}
+
+    def agc(self, target, *extra):
+        p = self.ferry("analyze", "agc", target, "--json", *extra)
+        if p.returncode != 0:
+            raise RuntimeError("ferry analyze agc: %s" % p.stderr[-600:])
+        return json.loads(p.stdout)
+
+    def place(self, src, name, mtime):
+        dest = os.path.join(self.data, name)
+        shutil.copyfile(src, dest)
+        os.chmod(dest, 0o644)
+        os.utime(dest, (mtime, mtime))
+        return dest
+
+    def remove(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def random_file(path, size):
+    with open(path, "wb") as f:
+        left = size
+        while left:
+            n = min(left, 64 << 20)
+            f.write(os.urandom(n))
+            left -= n
+    os.chmod(path, 0o644)
+
+
+COPY_SCRIPT = r'''
+import sys
+from XRootD import client
+from XRootD.client.flags import OpenFlags
+url, out = sys.argv[1:3]
+f = client.File()
+st, _ = f.open(url, OpenFlags.READ)
+assert st.ok, st.message
+st, info = f.stat()
+with open(out, "wb") as o:
+    off = 0
+    while off < info.size:
+        st, buf = f.read(off, 4 << 20)
+        assert st.ok and buf, st.message
+        o.write(buf)
+        off += len(buf)
+f.close()
+'''
+
+
+def same(a, b):
+    return subprocess.run(["cmp", "-s", a, b]).returncode == 0
+
+
+def test_bypass():
+    if shutil.which("xrdcp") is None:
+        raise Skip("no xrdcp")
+    s = Setup()
+    try:
+        big = os.path.join(s.data, "big.bin")
+        random_file(big, 1 << 30)
+        copied = os.path.join(s.root, "copy.bin")
+        with Origin(s.data) as o:
+            # 1. xrdcp: a copy tool by name. Nothing cached, every byte bypassed. (A first small
+            # copy makes the cache directory, its lock and stats files.)
+            small = os.path.join(s.data, "small.bin")
+            random_file(small, 1 << 20)
+            p = s.run("xrdcp", "-s", "-f", o.url_for("small.bin"), copied)
+            check(p.returncode == 0 and same(small, copied), "xrdcp of a small file")
+            bypassed0 = s.stats().get("bypassed_bytes", 0)
+            disk0 = s.disk()
+            p = s.run("xrdcp", "-s", "-f", o.url_for("big.bin"), copied)
+            check(p.returncode == 0, "xrdcp: %s" % p.stderr[-500:])
+            check(same(big, copied), "xrdcp copy identical to the origin's file")
+            st = s.stats()
+            print("after xrdcp:", {k: st.get(k) for k in ("bypassed_bytes", "disk_bytes",
+                                                          "entries", "bytes_from_origin")},
+                  "du", s.disk(), flush=True)
+            check(st.get("bypassed_bytes") - bypassed0 == 1 << 30,
+                  "xrdcp bytes counted bypassed: %s" % st)
+            check(st.get("entries", 0) == 0 and st.get("disk_bytes") == 0 and s.disk() == disk0,
+                  "xrdcp left the cache's disk use unchanged (%d -> %d)" % (disk0, s.disk()))
+            os.remove(copied)
+            # 2. A Python script copying a file in order: detected by its pattern.
+            mid = os.path.join(s.data, "mid.bin")
+            random_file(mid, 256 << 20)
+            script = os.path.join(s.root, "copy_script.py")
+            with open(script, "w") as f:
+                f.write(COPY_SCRIPT)
+            before = s.stats()
+            p = s.run(PY, script, o.url_for("mid.bin"), copied)
+            check(p.returncode == 0, "copy script: %s" % p.stderr[-500:])
+            check(same(mid, copied), "script copy identical to the origin's file")
+            os.remove(copied)
+            after = s.stats()
+            bypassed = after["bypassed_bytes"] - before["bypassed_bytes"]
+            print("python copy: bypassed %d of %d, disk %d" % (bypassed, 256 << 20, s.disk()),
+                  flush=True)
+            check(bypassed >= 0.7 * (256 << 20), "the script's copy was mostly bypassed")
+            check(s.disk() <= 0.3 * (256 << 20) + (4 << 20),
+                  "the script's copy cached at most its first quarter: %d" % s.disk())
+            # 3. An analysis reading 30% of the branches: cached, not bypassed.
+            root = s.gen("ana.root", "zlib:1", 20000, 1000, 11)
+            ana = s.place(root, "ana.root", 1700000000)
+            ls = s.json("root", "ls", ana, "--json")
+            names = [b["name"] for b in ls["trees"][0]["branches"]
+                     if b.get("supported") and b["baskets"] > 0]
+            branches = names[::3]
+            plan = s.plan(ana, branches)
+            with open(plan) as f:
+                want = sum(ln for c in json.load(f)["clusters"] for _, ln in c)
+            before = s.stats()
+            s.client(plan, o.url_for("ana.root"))
+            mid_stats = s.stats()
+            print("analysis of %d/%d branches (%.0f%% of %d bytes): %s" % (
+                len(branches), len(names), 100.0 * want / os.path.getsize(ana),
+                os.path.getsize(ana), {k: mid_stats[k] - before[k] for k in (
+                    "bypassed_bytes", "bytes_from_origin", "origin_requests")}), flush=True)
+            check(mid_stats["bypassed_bytes"] == before["bypassed_bytes"],
+                  "the analysis bypassed nothing")
+            s.client(plan, o.url_for("ana.root"))
+            after = s.stats()
+            check(after["origin_requests"] - mid_stats["origin_requests"] <= 2,
+                  "the analysis was cached: a second pass needs (nearly) no origin request "
+                  "(%d)" % (after["origin_requests"] - mid_stats["origin_requests"]))
+    finally:
+        s.remove()
+
+
+def test_readahead():
+    s = Setup(revalidate_s="0")
+    try:
+        a = s.gen("a.root", "zlib:1", 16000, 500, 21)
+        b = s.gen("b.root", "lzma:9", 6000, 700, 22)
+        want_a = s.agc(a, "--reads", "0")["digest"]
+        want_b = s.agc(b, "--reads", "0")["digest"]
+        plan_a = s.plan(a, AGC_BRANCHES)
+        plan_b = s.plan(b, AGC_BRANCHES)
+        s.place(a, "x.root", 1700000000)
+        with Origin(s.data) as o:
+            url = o.url_for("x.root")
+            # ferry's analysis, one cluster at a time: predictions used, nothing unused to speak of.
+            got = s.agc(url, "--reads", "0")
+            check(got["digest"] == want_a, "cold agc digest equals the local one")
+            st = s.stats()
+            print("agc cold:", {k: st.get(k) for k in ("prefetch_bytes", "prefetch_hits",
+                                                       "prefetch_unused_bytes", "bytes_from_origin",
+                                                       "bytes_to_app", "misses", "hits")},
+                  flush=True)
+            check(st.get("prefetch_bytes", 0) > 0 and st.get("prefetch_hits", 0) > 0,
+                  "read-ahead fetched and was used: %s" % st)
+            check(st.get("prefetch_unused_bytes", 0) <= 0.05 * st.get("prefetch_bytes", 1),
+                  "unused prefetched bytes at most 5%%: %s" % st)
+            check(s.agc(url, "--reads", "0")["digest"] == want_a, "warm agc digest")
+            s.client(plan_a, url)  # every byte compared with the origin's file
+            # Replaced at the origin: another file under the same name.
+            s.place(b, "x.root", 1700000500)
+            before = s.stats()
+            got = s.agc(url, "--reads", "0")
+            check(got["digest"] == want_b, "after the replacement: the new file's digest")
+            s.client(plan_b, url)
+            check(s.stats()["bytes_from_origin"] > before["bytes_from_origin"],
+                  "the replaced file was read from the origin")
+            # Truncated at the origin: the reader sees the new size and the new bytes only.
+            x = os.path.join(s.data, "x.root")
+            with open(x, "r+b") as f:
+                f.truncate(os.path.getsize(x) * 6 // 10)
+            os.utime(x, (1700000900, 1700000900))
+            p = s.run(PY, READER, "pass", url, x, "3")
+            check(p.returncode == 0, "after truncation: bytes identical: %s" % p.stderr[-500:])
+            rc = s.ferry("cache", "verify", "--dir", s.cache, "--json")
+            check(rc.returncode == 0, "cache verify: %s" % rc.stdout[-500:])
+    finally:
+        s.remove()
+
+
+def main():
+    try:
+        {"bypass": test_bypass, "readahead": test_readahead}[TEST]()
+    except Skip as e:
+        print("SKIP:", e)
+        return 77
+    if failures:
+        print("%d failure(s)" % len(failures))
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
