@@ -121,6 +121,11 @@ void FileAhead::BeforeRead(std::span<const io::ReadRequest> requests) {
       }
       return;
     }
+    // The state read above may be stale: Load() can have turned read-ahead off (not a ROOT
+    // file, no tree) meanwhile, and then there is no predictor to ask.
+    if (state_.load(std::memory_order_relaxed) != State::kOn || !ra_) {
+      return;
+    }
     ObserveLocked(chunks, learned);
     FillLocked(groups);
   }
@@ -300,6 +305,9 @@ void FileAhead::ObserveLocked(std::span<const fetch::Range> chunks,
   thread_local std::vector<fetch::Range> stale;
   used.clear();
   stale.clear();
+  if (!ra_) {
+    return;
+  }
   const ReadAhead::Observation obs = ra_->Observe(chunks, used, stale, &learned);
   if (obs.baskets == 0) {
     return;
@@ -376,6 +384,9 @@ void FileAhead::FillLocked(std::vector<Group>& groups) {
   const uint64_t have = queued_ + in_flight_ + landed_;
   if (stopping_ || window <= have) {
     return;
+  }
+  if (!ra_) {
+    return;  // read-ahead is off for this file (see Load)
   }
   thread_local std::vector<fetch::Range> ahead;
   ahead.clear();
