@@ -141,14 +141,19 @@ void ProxyService::WriteStatus() {
 void ProxyService::StatusLoop() {
   uint64_t last_requests = UINT64_MAX;
   uint64_t last_opens = UINT64_MAX;
+  int64_t last_open_files = -1;
   std::unique_lock<std::mutex> lock(loop_mu_);
   while (!stop_) {
     lock.unlock();
     const MeterSnapshot m = meter_.Snapshot();
-    // Only while something changes: an idle proxy does not touch its disk.
-    if (m.requests != last_requests || opens_.load() != last_opens || m.inflight > 0) {
+    // Only while something changes: an idle proxy does not touch its disk. Closes count as a
+    // change (a status that still shows the storm's last open files would be wrong for good).
+    const auto open_files = static_cast<int64_t>(open_files_.load());
+    if (m.requests != last_requests || opens_.load() != last_opens || m.inflight > 0
+        || open_files != last_open_files) {
       last_requests = m.requests;
       last_opens = opens_.load();
+      last_open_files = open_files;
       WriteStatus();
     }
     lock.lock();
