@@ -225,7 +225,10 @@ def agc(setup, urls):
 
 
 def test_agc():
-    s = Setup()
+    # Read-ahead off: the count of replica reads per cluster below is exact only for the
+    # application's own reads (read-ahead's interplay with replicas is tested in
+    # test_readahead.py's passes, by digests and bytes).
+    s = Setup(readahead="off")
     try:
         names = s.gen("zlib:1", 12000, 1500, 5) + s.gen("lzma:9", 4000, 1000, 6)
         with Origin(s.data) as o:
