@@ -80,7 +80,7 @@ void Cache::Shutdown() {
 }
 
 Status Cache::MergeStats() {
-  last_merge_ns_.store(NowNs(), std::memory_order_relaxed);
+  last_merge_ns_.store(Now(), std::memory_order_relaxed);
   return counters_.MergeInto(config_.dir);
 }
 
@@ -192,9 +192,13 @@ Status Cache::Invalidate(const std::string& url) {
   return st;
 }
 
+int64_t Cache::Now() const {
+  return config_.clock_ns ? config_.clock_ns() : NowNs();
+}
+
 bool Cache::CheckCapacity(bool force) {
   std::lock_guard<std::mutex> lock(capacity_mu_);
-  const int64_t now = NowNs();
+  const int64_t now = Now();
   // Between scans, usage is estimated as the last scan plus what this process wrote since.
   const uint64_t estimate = last_usage_ + written_since_check_.load(std::memory_order_relaxed);
   const bool maybe_over = estimate > config_.max_bytes;
@@ -242,7 +246,7 @@ void Cache::OnWritten(uint64_t bytes) {
   const uint64_t since = written_since_check_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   // Cheap unless a scan is due: every kCheckEveryBytes, or when the estimate passes the cap.
   CheckCapacity(/*force=*/since >= kCheckEveryBytes);
-  if (NowNs() - last_merge_ns_.load(std::memory_order_relaxed) > kMergeIntervalNs) {
+  if (Now() - last_merge_ns_.load(std::memory_order_relaxed) > kMergeIntervalNs) {
     (void)MergeStats();
   }
 }

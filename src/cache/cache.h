@@ -113,6 +113,7 @@ class Cache : public std::enable_shared_from_this<Cache> {
   bool Admit();
   // Measures usage, evicts when over, and blocks or unblocks the write-behind queue.
   bool CheckCapacity(bool force);
+  int64_t Now() const;  // config_.clock_ns, else the steady clock
   void OnWritten(uint64_t bytes);
   // The last handle of `entry` closed and its pages are published (write-behind thread).
   void OnIdle(const std::shared_ptr<Entry>& entry);

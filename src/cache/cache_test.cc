@@ -343,6 +343,9 @@ TEST(CacheTest, LockTimeoutFailsOpen) {
 TEST(CacheTest, AdmissionDeclinedWhenFullAndNothingEvictable) {
   Fixture fx;
   fx.config.max_bytes = 64 * 1024;
+  // The capacity re-check waits an interval; an injected clock passes it without sleeping.
+  auto now = std::make_shared<std::atomic<int64_t>>(NowNs());
+  fx.config.clock_ns = [now] { return now->load(); };
   auto cache = Cache::Create(fx.config);
   auto a = (*cache)->Open("root://h//a", fx.origin);
   ASSERT_TRUE(a);
@@ -357,7 +360,7 @@ TEST(CacheTest, AdmissionDeclinedWhenFullAndNothingEvictable) {
   // Once "a" is closed it can be evicted and "c" is admitted.
   (*a)->Close();
   ASSERT_TRUE((*cache)->Flush());
-  std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // capacity re-check interval
+  now->fetch_add(2'100'000'000);  // past the capacity re-check interval
   auto c = (*cache)->Open("root://h//c", fx.origin);
   ASSERT_TRUE(c);
   EXPECT_FALSE((*c)->pass_through());

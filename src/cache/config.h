@@ -46,6 +46,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -87,6 +88,9 @@ struct Config {
   uint32_t bypass_percent = 25;
   std::vector<std::string> bypass_tools = {"xrdcp",    "xrdcopy",    "hadd",      "gfal-copy",
                                            "gfal-cat", "xrdadler32", "davix-get", "rucio"};
+  // Not a conf key: tests inject a clock (nanoseconds, monotonic) so the capacity re-check and
+  // the stats merge intervals pass without sleeping. Empty: the steady clock.
+  std::function<int64_t()> clock_ns;
 
   fetch::PlannerConfig planner() const;
 };
