@@ -345,7 +345,9 @@ TEST(CacheTest, AdmissionDeclinedWhenFullAndNothingEvictable) {
   fx.config.max_bytes = 64 * 1024;
   // The capacity re-check waits an interval; an injected clock passes it without sleeping.
   auto now = std::make_shared<std::atomic<int64_t>>(NowNs());
-  fx.config.clock_ns = [now] { return now->load(); };
+  fx.config.clock_ns = [now] {
+    return now->load();
+  };
   auto cache = Cache::Create(fx.config);
   auto a = (*cache)->Open("root://h//a", fx.origin);
   ASSERT_TRUE(a);
