@@ -59,12 +59,12 @@ void CachedFile::Prefetch(std::span<const fetch::Range> ranges,
     return;
   }
   (void)entry_->RefreshIfChanged();
-  std::unique_lock<std::mutex> planning(entry_->plan_mu());  // see FetchMissing
+  MutexLock planning(entry_->plan_mu());  // see FetchMissing
   std::vector<fetch::Range> inflight;
   entry_->InflightRanges(inflight);
   std::vector<fetch::Range> need;
   {
-    std::shared_lock<std::shared_mutex> lock(entry_->mu());
+    ReaderLock lock(entry_->mu());
     planner.Missing(wanted, origin_size_, HeldOrComing(entry_->index(), inflight), need);
   }
   // Bytes on their way already (the application's misses, other prefetches) are left to them.
@@ -77,7 +77,7 @@ void CachedFile::Prefetch(std::span<const fetch::Range> ranges,
     mine = std::make_shared<Fetch>(plan.chunks);
     return mine;
   });
-  planning.unlock();
+  planning.Unlock();
   if (!mine) {
     return;
   }

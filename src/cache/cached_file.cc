@@ -105,7 +105,7 @@ bool CachedFile::AllHeld(std::span<const io::ReadRequest> requests) {
   if (pass_through()) {
     return false;
   }
-  std::shared_lock<std::shared_mutex> lock(entry_->mu());
+  ReaderLock lock(entry_->mu());
   for (const io::ReadRequest& r : requests) {
     // The overlay of a replica is held by definition; only the original region can miss.
     const uint64_t end = std::min<uint64_t>(r.offset + r.dest.size(), origin_size_);
@@ -162,14 +162,14 @@ Status CachedFile::ReadOriginal(std::span<io::ReadRequest> requests, bool* misse
   ts.serve.bad.clear();
   uint64_t served = 0;
   {
-    std::shared_lock<std::shared_mutex> lock(entry_->mu());
+    ReaderLock lock(entry_->mu());
     for (size_t i = 0; i < requests.size(); ++i) {
       if (requests[i].dest.empty()) {
         continue;
       }
       auto got = entry_->Serve(i, requests[i].offset, requests[i].dest, ts.serve, ts.missing);
       if (!got) {
-        lock.unlock();
+        lock.Unlock();
         entry_->Fail(got.error());
         return ReadDirect(requests);
       }
@@ -205,7 +205,7 @@ void CachedFile::ServeAgain(std::span<io::ReadRequest> requests, std::vector<Pie
   ServeScratch scratch;
   uint64_t served = 0;
   {
-    std::shared_lock<std::shared_mutex> lock(entry_->mu());
+    ReaderLock lock(entry_->mu());
     for (const Piece& p : todo) {
       std::span<uint8_t> dest =
           requests[p.request].dest.subspan(p.offset - requests[p.request].offset, p.length);
@@ -248,12 +248,12 @@ Status CachedFile::FetchMissing(std::span<io::ReadRequest> requests, std::vector
   // Planning and claiming are one step per entry: a fetch planned at the same time as another
   // (the application's and read-ahead's) could otherwise leave two intervals in one partial
   // page, of which the store keeps one.
-  std::unique_lock<std::mutex> planning(entry_->plan_mu());
+  MutexLock planning(entry_->plan_mu());
   std::vector<fetch::Range> inflight;
   entry_->InflightRanges(inflight);
   std::vector<fetch::Range> need;
   {
-    std::shared_lock<std::shared_mutex> lock(entry_->mu());
+    ReaderLock lock(entry_->mu());
     planner.Missing(wanted, origin_size_, HeldOrComing(entry_->index(), inflight), need);
   }
   if (!inflight.empty()) {
@@ -270,7 +270,7 @@ Status CachedFile::FetchMissing(std::span<io::ReadRequest> requests, std::vector
     mine = std::make_shared<Fetch>(plan.chunks);
     return mine;
   });
-  planning.unlock();
+  planning.Unlock();
 
   if (mine) {
     std::vector<io::ReadRequest> pieces(plan.chunks.size());

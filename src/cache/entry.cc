@@ -72,15 +72,17 @@ uint64_t Fetch::ok_bytes() const {
 
 void Fetch::Finish() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     done_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void Fetch::Wait() const {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return done_; });
+  MutexLock lock(mu_);
+  while (!done_) {
+    cv_.Wait(mu_);
+  }
 }
 
 void Fetch::SetStatus(size_t i, const Status& st) {
@@ -132,7 +134,7 @@ void Entry::Fail(const Error& why) {
 }
 
 Result<Entry::OpenState> Entry::Open(Origin& origin, const std::function<bool()>& admit) {
-  std::lock_guard<std::mutex> guard(open_mu_);
+  MutexLock guard(open_mu_);
   if (!open_done_) {
     open_status_ = OpenLocked(origin, admit, open_state_);
     open_done_ = true;
@@ -182,15 +184,7 @@ Status Entry::OpenLocked(Origin& origin, const std::function<bool()>& admit, Ope
       loaded->mutable_info().validated_unix = now;
       dirty_ = true;
     }
-    {
-      std::unique_lock<std::shared_mutex> lock(mu_);
-      index_ = std::move(*loaded);
-    }
-    epoch_ = index_.info().epoch;
-    size_ = index_.info().origin_size;
-    mtime_ = index_.info().origin_mtime;
-    page_size_ = index_.page_size();
-    stamp_ = stamp;
+    AdoptIndex(std::move(*loaded), stamp);
     return OpenDataFiles();
   }
   if (loaded.error().code() == ErrorCode::kNotFound) {
@@ -208,7 +202,8 @@ Status Entry::OpenLocked(Origin& origin, const std::function<bool()>& admit, Ope
   }
   if (loaded.error().code() == ErrorCode::kCorruption) {
     // This open reads from the origin; remove the bad entry so that the next open recreates it.
-    if (LockForWrite()) {
+    Status busy;
+    if (TryLockForWrite(busy)) {
       (void)RemoveEntryFiles(paths_);
       UnlockForWrite();
     }
@@ -217,18 +212,37 @@ Status Entry::OpenLocked(Origin& origin, const std::function<bool()>& admit, Ope
 }
 
 Status Entry::Create(const OriginInfo& info, bool recreate) {
-  FERRY_TRY(LockForWrite());
-  struct Unlock {
-    Entry* e;
-    ~Unlock() { e->UnlockForWrite(); }
-  } unlock{this};
+  Status why;
+  if (!TryLockForWrite(why)) {
+    return why;
+  }
+  Status st = CreateLocked(info, recreate);
+  UnlockForWrite();
+  return st;
+}
+
+void Entry::AdoptIndex(PageIndex index, const IndexStamp& stamp) {
+  // One opener runs this before any reader sees the entry, so the copies below need no lock
+  // when read later; index_ itself is guarded because refreshes replace it.
+  epoch_ = index.info().epoch;
+  size_ = index.info().origin_size;
+  mtime_ = index.info().origin_mtime;
+  page_size_ = index.page_size();
+  {
+    WriterLock lock(mu_);
+    index_ = std::move(index);
+  }
+  MutexLock guard(refresh_mu_);
+  stamp_ = stamp;
+}
+
+Status Entry::CreateLocked(const OriginInfo& info, bool recreate) {
   IndexStamp stamp;
   auto existing = LoadIndex(paths_.idx(), &stamp);
   if (!recreate && existing && existing->info().url == url_
       && existing->info().origin_size == info.size && existing->info().origin_mtime == info.mtime) {
     // Another process created it between our look and our lock.
-    std::unique_lock<std::shared_mutex> lock(mu_);
-    index_ = std::move(*existing);
+    AdoptIndex(std::move(*existing), stamp);
   } else {
     IndexInfo fresh;
     fresh.url = url_;
@@ -246,14 +260,8 @@ Status Entry::Create(const OriginInfo& info, bool recreate) {
     std::vector<uint8_t> scratch;
     // No fsync: after a crash there is either no index or this empty one, both harmless.
     FERRY_TRY(PublishIndex(paths_, index, /*sync=*/false, scratch, &stamp));
-    std::unique_lock<std::shared_mutex> lock(mu_);
-    index_ = std::move(index);
+    AdoptIndex(std::move(index), stamp);
   }
-  epoch_ = index_.info().epoch;
-  size_ = index_.info().origin_size;
-  mtime_ = index_.info().origin_mtime;
-  page_size_ = index_.page_size();
-  stamp_ = stamp;
   frag_end_ = 0;
   return OkStatus();
 }
@@ -395,7 +403,7 @@ void Entry::DropPages(std::span<const uint64_t> pages) {
     return;
   }
   counters_.Add(Counter::kCrcFailures, pages.size());
-  std::unique_lock<std::shared_mutex> lock(mu_);
+  WriterLock lock(mu_);
   for (uint64_t p : pages) {
     index_.Drop(p);
   }
@@ -407,53 +415,56 @@ bool Entry::RefreshIfChanged(bool force) {
     return false;
   }
   last_refresh_ns_.store(now, std::memory_order_relaxed);
-  return RefreshLocked(false);
+  std::vector<std::pair<uint64_t, Fragment>> theirs;
+  return MergePublished(/*under_write_lock=*/false, theirs).value_or(false);
 }
 
-bool Entry::RefreshLocked(bool under_write_lock) {
-  std::vector<std::pair<uint64_t, Fragment>> theirs;
-  bool added = false;
-  {
-    std::lock_guard<std::mutex> guard(refresh_mu_);
-    if (!reload_pending_ && StampOf(paths_.idx()) == stamp_) {
-      return false;
-    }
-    if (under_write_lock) {
-      // Another process publishes this entry too: publish after every batch while it does.
-      shared_writer_until_ns_ = NowNs() + 5'000'000'000;
-    }
-    IndexStamp stamp;
-    auto disk = LoadIndex(paths_.idx(), &stamp);
-    if (!disk) {
-      Fail(disk.error().code() == ErrorCode::kNotFound
-               ? Error(ErrorCode::kNotFound, "entry removed by another process")
-               : disk.error());
-      return false;
-    }
-    if (disk->info().epoch != epoch_) {
-      Fail(Error(ErrorCode::kCorruption, "entry recreated by another process"));
-      return false;
-    }
-    std::unique_lock<std::shared_mutex> lock(mu_);
-    const uint64_t before = index_.held_bytes();
-    MergeFrom(*disk, theirs);
-    stamp_ = stamp;
-    // Fragments both sides grew in one page are combined under the write lock (below); until
-    // then the next write-locked refresh must look again.
-    reload_pending_ = !theirs.empty() && !under_write_lock;
-    added = index_.held_bytes() != before;
+std::optional<bool> Entry::MergePublished(bool under_write_lock,
+                                          std::vector<std::pair<uint64_t, Fragment>>& theirs) {
+  MutexLock guard(refresh_mu_);
+  if (!reload_pending_ && StampOf(paths_.idx()) == stamp_) {
+    return std::nullopt;
   }
-  if (under_write_lock) {
-    // Combine: their bytes go through the same merge as freshly fetched bytes.
-    std::vector<uint8_t> buf;
-    std::vector<uint8_t> scratch;
-    for (const auto& [page, f] : theirs) {
-      buf.resize(f.length());
-      if (PreadFull(frag_fd_.get(), buf.data(), buf.size(), f.offset)
-          && PageCrc(buf.data(), buf.size()) == f.crc) {
-        (void)StorePiece(page * page_size_ + f.lo, buf, scratch);
-        added = true;
-      }
+  IndexStamp stamp;
+  auto disk = LoadIndex(paths_.idx(), &stamp);
+  if (!disk) {
+    Fail(disk.error().code() == ErrorCode::kNotFound
+             ? Error(ErrorCode::kNotFound, "entry removed by another process")
+             : disk.error());
+    return false;
+  }
+  if (disk->info().epoch != epoch_) {
+    Fail(Error(ErrorCode::kCorruption, "entry recreated by another process"));
+    return false;
+  }
+  WriterLock lock(mu_);
+  const uint64_t before = index_.held_bytes();
+  MergeFrom(*disk, theirs);
+  stamp_ = stamp;
+  // Fragments both sides grew in one page are combined under the write lock (RefreshForWrite);
+  // until then the next write-locked refresh must look again.
+  reload_pending_ = !theirs.empty() && !under_write_lock;
+  return index_.held_bytes() != before;
+}
+
+bool Entry::RefreshForWrite() {
+  std::vector<std::pair<uint64_t, Fragment>> theirs;
+  const std::optional<bool> merged = MergePublished(/*under_write_lock=*/true, theirs);
+  if (!merged) {
+    return false;
+  }
+  // Another process publishes this entry too: publish after every batch while it does.
+  shared_writer_until_ns_ = NowNs() + 5'000'000'000;
+  bool added = *merged;
+  // Combine: their bytes go through the same merge as freshly fetched bytes.
+  std::vector<uint8_t> buf;
+  std::vector<uint8_t> scratch;
+  for (const auto& [page, f] : theirs) {
+    buf.resize(f.length());
+    if (PreadFull(frag_fd_.get(), buf.data(), buf.size(), f.offset)
+        && PageCrc(buf.data(), buf.size()) == f.crc) {
+      (void)StorePiece(page * page_size_ + f.lo, buf, scratch);
+      added = true;
     }
   }
   return added;
@@ -493,7 +504,7 @@ void Entry::ClaimInflight(std::span<const fetch::Range> need,
                           const std::function<std::shared_ptr<Fetch>()>& make_fetch) {
   own.clear();
   joined.clear();
-  std::lock_guard<std::mutex> lock(inflight_mu_);
+  MutexLock lock(inflight_mu_);
   // inflight_ is sorted by offset and its ranges never overlap (each was claimed as "own").
   for (const fetch::Range& r : need) {
     auto it = std::upper_bound(inflight_.begin(), inflight_.end(), r.offset,
@@ -528,26 +539,27 @@ void Entry::ClaimInflight(std::span<const fetch::Range> need,
 
 void Entry::InflightRanges(std::vector<fetch::Range>& out) {
   out.clear();
-  std::lock_guard<std::mutex> lock(inflight_mu_);
+  MutexLock lock(inflight_mu_);
   for (const auto& e : inflight_) {
     out.push_back(e.first);
   }
 }
 
 void Entry::ReleaseInflight(const Fetch* fetch) {
-  std::lock_guard<std::mutex> lock(inflight_mu_);
+  MutexLock lock(inflight_mu_);
   std::erase_if(inflight_, [fetch](const auto& e) { return e.second.get() == fetch; });
 }
 
 // ---- Entry: write side ----
 
-Status Entry::LockForWrite() {
-  write_mu_.lock();
+bool Entry::TryLockForWrite(Status& why) {
+  write_mu_.Lock();
   Status st =
       lock_.Lock(kWriteLockByte, /*exclusive=*/true, static_cast<int>(config_.lock_timeout_ms));
   if (!st) {
-    write_mu_.unlock();
-    return st;
+    write_mu_.Unlock();
+    why = std::move(st);
+    return false;
   }
   if (frag_fd_.valid()) {
     struct stat fs = {};
@@ -555,17 +567,17 @@ Status Entry::LockForWrite() {
       frag_end_ = static_cast<uint64_t>(fs.st_size);
     }
   }
-  return OkStatus();
+  return true;
 }
 
 void Entry::UnlockForWrite() {
   (void)lock_.Unlock(kWriteLockByte);
-  write_mu_.unlock();
+  write_mu_.Unlock();
 }
 
 Status Entry::Store(const Fetch& fetch, std::vector<uint8_t>& scratch) {
   if (epoch_ != 0) {
-    RefreshLocked(true);
+    RefreshForWrite();
   }
   if (failed()) {
     return Error(ErrorCode::kCancelled, "entry failed");
@@ -578,6 +590,11 @@ Status Entry::Store(const Fetch& fetch, std::vector<uint8_t>& scratch) {
   return OkStatus();
 }
 
+uint32_t Entry::PageLength(uint64_t page) const {
+  const uint64_t start = page * page_size_;
+  return start >= size_ ? 0 : static_cast<uint32_t>(std::min<uint64_t>(page_size_, size_ - start));
+}
+
 Status Entry::StorePiece(uint64_t offset,
                          std::span<const uint8_t> bytes,
                          std::vector<uint8_t>& scratch) {
@@ -587,7 +604,7 @@ Status Entry::StorePiece(uint64_t offset,
   while (pos < end) {
     const uint64_t page = pos / ps;
     const uint64_t pstart = page * ps;
-    const uint32_t plen = index_.PageLength(page);
+    const uint32_t plen = PageLength(page);
     const uint64_t seg_end = std::min(end, pstart + plen);
     if (plen == 0) {
       break;
@@ -599,7 +616,7 @@ Status Entry::StorePiece(uint64_t offset,
     bool full = false;
     std::optional<Fragment> have;
     {
-      std::shared_lock<std::shared_mutex> lock(mu_);
+      ReaderLock lock(mu_);
       full = index_.full(page);
       if (const Fragment* f = index_.fragment(page)) {
         have = *f;
@@ -613,10 +630,10 @@ Status Entry::StorePiece(uint64_t offset,
       uint64_t last = page;
       uint64_t run_end = seg_end;
       {
-        std::shared_lock<std::shared_mutex> lock(mu_);
+        ReaderLock lock(mu_);
         while (last - page < 255) {
           const uint64_t next = last + 1;
-          const uint32_t nlen = index_.PageLength(next);
+          const uint32_t nlen = PageLength(next);
           if (nlen == 0 || next * ps + nlen > end || index_.full(next)
               || index_.fragment(next) != nullptr) {
             break;
@@ -629,10 +646,10 @@ Status Entry::StorePiece(uint64_t offset,
           PwriteFull(data_fd_.get(), bytes.data() + (pstart - offset), run_end - pstart, pstart));
       uint32_t crcs[256];
       for (uint64_t k = page; k <= last; ++k) {
-        crcs[k - page] = PageCrc(bytes.data() + (k * ps - offset), index_.PageLength(k));
+        crcs[k - page] = PageCrc(bytes.data() + (k * ps - offset), PageLength(k));
       }
       {
-        std::unique_lock<std::shared_mutex> lock(mu_);
+        WriterLock lock(mu_);
         for (uint64_t k = page; k <= last; ++k) {
           index_.SetFull(k, crcs[k - page]);
         }
@@ -662,7 +679,7 @@ Status Entry::StorePiece(uint64_t offset,
     if (nlo == 0 && nhi == plen) {
       FERRY_TRY(PwriteFull(data_fd_.get(), data.data(), data.size(), pstart));
       const uint32_t crc = PageCrc(data.data(), data.size());
-      std::unique_lock<std::shared_mutex> lock(mu_);
+      WriterLock lock(mu_);
       index_.SetFull(page, crc);
     } else {
       FERRY_TRY(AppendFragment(page, nlo, data));
@@ -680,7 +697,7 @@ Status Entry::AppendFragment(uint64_t page, uint32_t lo, std::span<const uint8_t
   f.offset = frag_end_;
   f.crc = PageCrc(bytes.data(), bytes.size());
   frag_end_ += bytes.size();
-  std::unique_lock<std::shared_mutex> lock(mu_);
+  WriterLock lock(mu_);
   index_.SetFragment(page, f);
   return OkStatus();
 }
@@ -695,7 +712,7 @@ Status Entry::MaybePublish(bool force, std::vector<uint8_t>& scratch) {
     return OkStatus();
   }
   // Never publish over pages another process published since we last looked.
-  RefreshLocked(/*under_write_lock=*/true);
+  RefreshForWrite();
   if (failed()) {
     return OkStatus();
   }
@@ -705,7 +722,7 @@ Status Entry::MaybePublish(bool force, std::vector<uint8_t>& scratch) {
     }
   }
   {
-    std::unique_lock<std::shared_mutex> lock(mu_);
+    WriterLock lock(mu_);
     IndexInfo& info = index_.mutable_info();
     info.generation += 1;
     info.frag_bytes = std::max(info.frag_bytes, frag_end_);
@@ -714,7 +731,7 @@ Status Entry::MaybePublish(bool force, std::vector<uint8_t>& scratch) {
   IndexStamp stamp;
   FERRY_TRY(PublishIndexBytes(paths_, scratch, config_.sync, &stamp));
   {
-    std::lock_guard<std::mutex> guard(refresh_mu_);
+    MutexLock guard(refresh_mu_);
     stamp_ = stamp;
   }
   dirty_.store(false, std::memory_order_relaxed);
@@ -729,7 +746,7 @@ std::shared_ptr<const ReplicaView> Entry::CurrentReplica() {
     return nullptr;
   }
   const IndexStamp stamp = StampOf(paths_.manifest());
-  std::lock_guard<std::mutex> lock(replica_mu_);
+  MutexLock lock(replica_mu_);
   if (stamp == replica_stamp_) {
     return replica_;
   }
@@ -764,7 +781,7 @@ void Entry::RecordAccess(uint64_t generation, std::span<const io::ReadRequest> r
   for (const io::ReadRequest& r : requests) {
     ranges.push_back({r.offset, static_cast<uint32_t>(r.dest.size())});
   }
-  std::lock_guard<std::mutex> lock(trace_mu_);
+  MutexLock lock(trace_mu_);
   if (trace_full_ || trace_buffer_.size() > kMaxPending) {
     return;
   }
@@ -780,7 +797,7 @@ bool Entry::LooksLikeRoot() {
   if (size_ < sizeof magic) {
     return false;
   }
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  ReaderLock lock(mu_);
   auto got = Serve(0, 0, magic, scratch, missing);
   return got && *got == sizeof magic && std::memcmp(magic, "root", 4) == 0;
 }
@@ -788,7 +805,7 @@ bool Entry::LooksLikeRoot() {
 void Entry::FlushTrace() {
   std::vector<uint8_t> pending;
   {
-    std::lock_guard<std::mutex> lock(trace_mu_);
+    MutexLock lock(trace_mu_);
     pending.swap(trace_buffer_);
     trace_pending_.store(false, std::memory_order_relaxed);
     if (pending.empty() || trace_full_) {
@@ -807,7 +824,7 @@ void Entry::FlushTrace() {
   struct stat st = {};
   if (::fstat(fd->get(), &st) != 0
       || static_cast<uint64_t>(st.st_size) + pending.size() > kTraceMaxBytes) {
-    std::lock_guard<std::mutex> lock(trace_mu_);
+    MutexLock lock(trace_mu_);
     trace_full_ = true;
     return;
   }

@@ -15,18 +15,16 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "base/fd.h"
+#include "base/mutex.h"
 #include "base/result.h"
 #include "cache/config.h"
 #include "cache/entry_store.h"
@@ -58,8 +56,8 @@ class Fetch {
   uint64_t bytes() const { return size_; }
   uint64_t ok_bytes() const;
 
-  void Finish();
-  void Wait() const;
+  void Finish() FERRY_EXCLUDES(mu_);
+  void Wait() const FERRY_EXCLUDES(mu_);
   // Index of the chunk holding byte `offset`, or -1.
   long ChunkAt(uint64_t offset) const;
   // Copies from the chunk holding `offset` as many bytes as it has (up to dest.size()) when that
@@ -73,9 +71,9 @@ class Fetch {
   uint64_t size_ = 0;
   std::vector<uint8_t> ok_;
   std::vector<std::optional<Error>> errors_;
-  mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
-  bool done_ = false;
+  mutable Mutex mu_;
+  mutable CondVar cv_;
+  bool done_ FERRY_GUARDED_BY(mu_) = false;
 };
 
 // Missing bytes of one request of a ReadV.
@@ -116,17 +114,17 @@ class Entry {
   void Fail(const Error& why);
 
   // ---- read side ----
-  std::shared_mutex& mu() { return mu_; }
-  const PageIndex& index() const { return index_; }  // hold mu() shared
+  SharedMutex& mu() FERRY_RETURN_CAPABILITY(mu_) { return mu_; }
+  const PageIndex& index() const FERRY_REQUIRES_SHARED(mu_) { return index_; }
   // Copies the held part of [offset, offset + dest.size()) into dest (caller holds mu() shared)
   // and appends what is missing to `missing`. Returns bytes served; an error is a cache fault.
   Result<uint64_t> Serve(size_t request,
                          uint64_t offset,
                          std::span<uint8_t> dest,
                          ServeScratch& scratch,
-                         std::vector<Piece>& missing);
+                         std::vector<Piece>& missing) FERRY_REQUIRES_SHARED(mu_);
   // Forgets pages whose CRC failed (takes mu() exclusive).
-  void DropPages(std::span<const uint64_t> pages);
+  void DropPages(std::span<const uint64_t> pages) FERRY_EXCLUDES(mu_);
   // Reloads the index when another process published since we last looked (rate-limited to
   // once per 20 ms unless forced). Returns true when pages were added.
   bool RefreshIfChanged(bool force = false);
@@ -143,16 +141,18 @@ class Entry {
   void InflightRanges(std::vector<fetch::Range>& out);
   // Held by a reader from InflightRanges through planning to ClaimInflight, so that fetches are
   // planned one after the other against each other's ranges (cached_file.cc).
-  std::mutex& plan_mu() { return plan_mu_; }
+  Mutex& plan_mu() FERRY_RETURN_CAPABILITY(plan_mu_) { return plan_mu_; }
 
   // ---- write side (write-behind thread) ----
-  // Takes the write lock; refreshes from disk. kTimeout when the lock stays busy.
-  Status LockForWrite();
-  void UnlockForWrite();
-  // Stores the successful chunks of a fetch (write lock held).
-  Status Store(const Fetch& fetch, std::vector<uint8_t>& scratch);
-  // Publishes the index when dirty and `force` or publish_ms elapsed (write lock held).
-  Status MaybePublish(bool force, std::vector<uint8_t>& scratch);
+  // Takes the write lock (in-process mutex, then the OFD byte lock shared with other
+  // processes) and returns true; false, holding nothing, with the reason in `why` (kTimeout when
+  // another process keeps it busy).
+  bool TryLockForWrite(Status& why) FERRY_TRY_ACQUIRE(true, write_mu_);
+  void UnlockForWrite() FERRY_RELEASE(write_mu_);
+  // Stores the successful chunks of a fetch.
+  Status Store(const Fetch& fetch, std::vector<uint8_t>& scratch) FERRY_REQUIRES(write_mu_);
+  // Publishes the index when dirty and `force` or publish_ms elapsed.
+  Status MaybePublish(bool force, std::vector<uint8_t>& scratch) FERRY_REQUIRES(write_mu_);
   bool dirty() const { return dirty_.load(std::memory_order_relaxed); }
 
   // ---- replica tier (docs/format/replica.md) ----
@@ -173,7 +173,7 @@ class Entry {
   bool LooksLikeRoot();
   // Appends pending records to KEY.acc (write-behind thread, write lock held). Best effort: the
   // trace only guides the layout of a replica.
-  void FlushTrace();
+  void FlushTrace() FERRY_REQUIRES(write_mu_);
 
   // ---- maintenance (entry_maintain.cc) ----
   // Opens an existing entry without an origin (replica builder, tools): loads its index and
@@ -187,19 +187,19 @@ class Entry {
   // disjoint), punches their blocks out of the data file and publishes; the fragment log is
   // compacted afterwards. Takes the write lock; the caller holds the entry open alone
   // (WithSoleOpen). Returns the bytes released.
-  Result<uint64_t> ReleaseRanges(std::span<const fetch::Range> ranges);
+  Result<uint64_t> ReleaseRanges(std::span<const fetch::Range> ranges) FERRY_EXCLUDES(write_mu_);
   // Copies the live fragments densely to the end of the fragment log, publishes, and punches
   // out everything before them, when the log's garbage passes max(64 KiB, 3% of the bytes
   // held) or `force`; releases dead data-file pages past the same bound first. Crash-safe: a
   // published index only names bytes on disk. Write lock held, entry open alone. Returns the
   // bytes freed.
-  Result<uint64_t> CompactFragments(bool force);
+  Result<uint64_t> CompactFragments(bool force) FERRY_REQUIRES(write_mu_);
   // The write-behind thread's check after a publish (write lock held): compacts when the
   // garbage passed the bound and no other process has the entry open.
-  void MaybeCompact();
+  void MaybeCompact() FERRY_REQUIRES(write_mu_);
   // Punches out data-file pages the index does not hold full (written by a process that died
   // before publishing them). Write lock held, entry open alone. Returns the bytes freed.
-  Result<uint64_t> ReleaseDeadPages();
+  Result<uint64_t> ReleaseDeadPages() FERRY_REQUIRES(write_mu_);
 
   // Handle bookkeeping: the last close publishes (via the writer) and touches the lock file.
   void AddHandle() { handles_.fetch_add(1); }
@@ -208,14 +208,34 @@ class Entry {
   void TouchLastRead() const;
 
  private:
-  Status OpenLocked(Origin& origin, const std::function<bool()>& admit, OpenState& state);
+  Status OpenLocked(Origin& origin, const std::function<bool()>& admit, OpenState& state)
+      FERRY_REQUIRES(open_mu_);
   Status LockOpenByte();
-  Status Create(const OriginInfo& info, bool recreate);
+  Status Create(const OriginInfo& info, bool recreate) FERRY_EXCLUDES(write_mu_);
+  Status CreateLocked(const OriginInfo& info, bool recreate) FERRY_REQUIRES(write_mu_);
+  // Sets the fields an open reads from the index (epoch_, size_, ...) and the stamp it was
+  // loaded with.
+  void AdoptIndex(PageIndex index, const IndexStamp& stamp) FERRY_EXCLUDES(mu_);
   Status OpenDataFiles();
-  Status StorePiece(uint64_t offset, std::span<const uint8_t> bytes, std::vector<uint8_t>& scratch);
-  Status AppendFragment(uint64_t page, uint32_t lo, std::span<const uint8_t> bytes);
-  void MergeFrom(const PageIndex& disk, std::vector<std::pair<uint64_t, Fragment>>& theirs);
-  bool RefreshLocked(bool under_write_lock);
+  // Bytes of page `page` of the origin file, 0 past its end (what index_.PageLength answers,
+  // without its lock: size_ and page_size_ are fixed once the entry is open).
+  uint32_t PageLength(uint64_t page) const;
+  Status StorePiece(uint64_t offset, std::span<const uint8_t> bytes, std::vector<uint8_t>& scratch)
+      FERRY_REQUIRES(write_mu_);
+  Status AppendFragment(uint64_t page, uint32_t lo, std::span<const uint8_t> bytes)
+      FERRY_REQUIRES(write_mu_);
+  void MergeFrom(const PageIndex& disk, std::vector<std::pair<uint64_t, Fragment>>& theirs)
+      FERRY_REQUIRES(mu_);
+  // Merges the published index into ours when it changed since we last looked: nullopt when it
+  // did not, else whether pages were added. Fragments both sides grew go to `theirs`.
+  std::optional<bool> MergePublished(bool under_write_lock,
+                                     std::vector<std::pair<uint64_t, Fragment>>& theirs)
+      FERRY_EXCLUDES(refresh_mu_, mu_);
+  // MergePublished, then combining `theirs` into our fragments. Returns true when pages were
+  // added.
+  bool RefreshForWrite() FERRY_REQUIRES(write_mu_);
+  Result<uint64_t> ReleaseRangesLocked(std::span<const fetch::Range> ranges)
+      FERRY_REQUIRES(write_mu_);
 
   const Config& config_;
   Counters& counters_;
@@ -223,11 +243,11 @@ class Entry {
   const std::string url_;
   const EntryPaths paths_;
 
-  std::mutex open_mu_;
-  bool open_done_ = false;
-  bool origin_failed_ = false;
-  Status open_status_;
-  OpenState open_state_ = OpenState::kReady;
+  Mutex open_mu_;
+  bool open_done_ FERRY_GUARDED_BY(open_mu_) = false;
+  bool origin_failed_ = false;  // written once under open_mu_, before Open() returns
+  Status open_status_ FERRY_GUARDED_BY(open_mu_);
+  OpenState open_state_ FERRY_GUARDED_BY(open_mu_) = OpenState::kReady;
 
   LockFile lock_;
   Fd data_fd_;
@@ -237,36 +257,39 @@ class Entry {
   uint32_t page_size_ = 0;
   uint64_t epoch_ = 0;
 
-  std::shared_mutex mu_;
-  PageIndex index_;
+  SharedMutex mu_;
+  PageIndex index_ FERRY_GUARDED_BY(mu_);
   std::atomic<bool> failed_{false};
 
-  std::mutex refresh_mu_;
-  IndexStamp stamp_;
-  bool reload_pending_ = false;
+  Mutex refresh_mu_;
+  IndexStamp stamp_ FERRY_GUARDED_BY(refresh_mu_);
+  bool reload_pending_ FERRY_GUARDED_BY(refresh_mu_) = false;
   std::atomic<int64_t> last_refresh_ns_{0};
 
-  std::mutex plan_mu_;
-  std::mutex inflight_mu_;
-  std::vector<std::pair<fetch::Range, std::shared_ptr<Fetch>>> inflight_;
+  Mutex plan_mu_;
+  Mutex inflight_mu_;
+  std::vector<std::pair<fetch::Range, std::shared_ptr<Fetch>>> inflight_
+      FERRY_GUARDED_BY(inflight_mu_);
 
-  std::mutex write_mu_;  // the in-process half of the write lock
-  uint64_t frag_end_ = 0;
+  Mutex write_mu_;  // the in-process half of the write lock
+  uint64_t frag_end_ FERRY_GUARDED_BY(write_mu_) = 0;
   std::atomic<bool> dirty_{false};
-  int64_t last_publish_ns_ = 0;
-  int64_t shared_writer_until_ns_ = 0;  // write lock held when used
+  int64_t last_publish_ns_ FERRY_GUARDED_BY(write_mu_) = 0;
+  int64_t shared_writer_until_ns_ FERRY_GUARDED_BY(write_mu_) = 0;
 
   std::atomic<int> handles_{0};
 
-  uint64_t compact_checked_end_ = 0;  // frag_end_ at the last MaybeCompact (write lock held)
+  // frag_end_ at the last MaybeCompact.
+  uint64_t compact_checked_end_ FERRY_GUARDED_BY(write_mu_) = 0;
 
-  std::mutex replica_mu_;
-  IndexStamp replica_stamp_;
-  std::shared_ptr<const ReplicaView> replica_;
+  Mutex replica_mu_;
+  IndexStamp replica_stamp_ FERRY_GUARDED_BY(replica_mu_);
+  std::shared_ptr<const ReplicaView> replica_ FERRY_GUARDED_BY(replica_mu_);
 
-  std::mutex trace_mu_;
-  std::vector<uint8_t> trace_buffer_;  // encoded records not yet appended
-  bool trace_full_ = false;
+  Mutex trace_mu_;
+  // Encoded records not yet appended.
+  std::vector<uint8_t> trace_buffer_ FERRY_GUARDED_BY(trace_mu_);
+  bool trace_full_ FERRY_GUARDED_BY(trace_mu_) = false;
   std::atomic<bool> trace_pending_{false};
   std::atomic<bool> replica_wish_{false};
 };

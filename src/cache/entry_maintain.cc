@@ -51,7 +51,7 @@ uint64_t Allocated(int fd) {
 }  // namespace
 
 Status Entry::OpenExisting() {
-  std::lock_guard<std::mutex> guard(open_mu_);
+  MutexLock guard(open_mu_);
   if (open_done_) {
     return open_status_;
   }
@@ -63,15 +63,7 @@ Status Entry::OpenExisting() {
     if (loaded.info().url != url_) {
       return CorruptionError("index " + paths_.idx() + " names another URL");
     }
-    epoch_ = loaded.info().epoch;
-    size_ = loaded.info().origin_size;
-    mtime_ = loaded.info().origin_mtime;
-    page_size_ = loaded.page_size();
-    stamp_ = stamp;
-    {
-      std::unique_lock<std::shared_mutex> lock(mu_);
-      index_ = std::move(loaded);
-    }
+    AdoptIndex(std::move(loaded), stamp);
     data_fd_ = FERRY_TRY(Fd::Open(paths_.data(), O_RDWR));
     frag_fd_ = FERRY_TRY(Fd::Open(paths_.frag(), O_RDWR));
     return OkStatus();
@@ -90,19 +82,24 @@ bool Entry::WithSoleOpen(const std::function<void()>& fn) {
 }
 
 Result<uint64_t> Entry::ReleaseRanges(std::span<const fetch::Range> ranges) {
-  FERRY_TRY(LockForWrite());
-  struct Unlock {
-    Entry* e;
-    ~Unlock() { e->UnlockForWrite(); }
-  } unlock{this};
-  RefreshLocked(/*under_write_lock=*/true);
+  Status why;
+  if (!TryLockForWrite(why)) {
+    return std::move(why).error();
+  }
+  Result<uint64_t> released = ReleaseRangesLocked(ranges);
+  UnlockForWrite();
+  return released;
+}
+
+Result<uint64_t> Entry::ReleaseRangesLocked(std::span<const fetch::Range> ranges) {
+  RefreshForWrite();
   if (failed()) {
     return Error(ErrorCode::kCancelled, "entry failed");
   }
   const uint64_t ps = page_size_;
   uint64_t released = 0;
   {
-    std::unique_lock<std::shared_mutex> lock(mu_);
+    WriterLock lock(mu_);
     for (const fetch::Range& r : ranges) {
       if (r.length == 0) {
         continue;
@@ -140,7 +137,7 @@ Result<uint64_t> Entry::ReleaseRanges(std::span<const fetch::Range> ranges) {
     while (a < b) {
       uint64_t page = a / ps;
       {
-        std::shared_lock<std::shared_mutex> lock(mu_);
+        ReaderLock lock(mu_);
         while (a < b && index_.full(page)) {
           a += ps;
           ++page;
@@ -148,7 +145,7 @@ Result<uint64_t> Entry::ReleaseRanges(std::span<const fetch::Range> ranges) {
       }
       uint64_t stop = a;
       {
-        std::shared_lock<std::shared_mutex> lock(mu_);
+        ReaderLock lock(mu_);
         while (stop < b && !index_.full(stop / ps)) {
           stop += ps;
         }
@@ -182,7 +179,7 @@ Result<uint64_t> Entry::ReleaseDeadPages() {
     while (a < b) {
       uint64_t stop = a;
       {
-        std::shared_lock<std::shared_mutex> lock(mu_);
+        ReaderLock lock(mu_);
         while (a < b && index_.full(a / ps)) {
           a += ps;
         }
@@ -203,7 +200,7 @@ Result<uint64_t> Entry::ReleaseDeadPages() {
 }
 
 Result<uint64_t> Entry::CompactFragments(bool force) {
-  RefreshLocked(/*under_write_lock=*/true);  // so that the publish below merges nothing
+  RefreshForWrite();  // so that the publish below merges nothing
   if (failed()) {
     return Error(ErrorCode::kCancelled, "entry failed");
   }
@@ -213,7 +210,7 @@ Result<uint64_t> Entry::CompactFragments(bool force) {
     uint64_t full_bytes = 0;
     uint64_t held_now = 0;
     {
-      std::shared_lock<std::shared_mutex> lock(mu_);
+      ReaderLock lock(mu_);
       full_bytes = index_.full_pages() * page_size_;
       held_now = index_.held_bytes();
     }
@@ -227,7 +224,7 @@ Result<uint64_t> Entry::CompactFragments(bool force) {
   uint64_t live_bytes = 0;
   uint64_t held = 0;
   {
-    std::shared_lock<std::shared_mutex> lock(mu_);
+    ReaderLock lock(mu_);
     for (const auto& [page, f] : index_.fragments()) {
       live.emplace_back(page, f);
       live_bytes += f.length();
@@ -268,7 +265,7 @@ Result<uint64_t> Entry::CompactFragments(bool force) {
     return IoError("fdatasync of " + paths_.frag(), errno);
   }
   {
-    std::unique_lock<std::shared_mutex> lock(mu_);
+    WriterLock lock(mu_);
     for (uint64_t page : bad) {
       index_.Drop(page);
     }
@@ -298,7 +295,7 @@ void Entry::MaybeCompact() {
   }
   compact_checked_end_ = frag_end_;
   Status st = OkStatus();
-  WithSoleOpen([&] {
+  WithSoleOpen([&]() FERRY_REQUIRES(write_mu_) {
     auto freed = CompactFragments(/*force=*/false);
     if (!freed) {
       st = std::move(freed).error();

@@ -6,7 +6,7 @@
 namespace ferry::cache {
 
 bool HeldSource::Holds(uint64_t offset, uint64_t length) const {
-  std::shared_lock<std::shared_mutex> lock(entry_.mu());
+  ReaderLock lock(entry_.mu());
   const PageIndex& index = entry_.index();
   const uint64_t ps = index.page_size();
   const uint64_t end = offset + length;
@@ -32,7 +32,7 @@ Status HeldSource::DoReadAt(uint64_t offset, std::span<uint8_t> dest) {
   std::vector<Piece> missing;
   uint64_t served = 0;
   {
-    std::shared_lock<std::shared_mutex> lock(entry_.mu());
+    ReaderLock lock(entry_.mu());
     served = FERRY_TRY(entry_.Serve(0, offset, dest, scratch, missing));
   }
   entry_.DropPages(scratch.bad);

@@ -163,7 +163,11 @@ Status Builder::LoadPrevious() {
     }
     return OkStatus();
   }
-  const bool current = m->epoch == entry_.index().info().epoch && m->origin_size == entry_.size()
+  const uint64_t epoch = [&] {
+    ReaderLock lock(entry_.mu());
+    return entry_.index().info().epoch;
+  }();
+  const bool current = m->epoch == epoch && m->origin_size == entry_.size()
                        && m->origin_mtime == entry_.mtime() && m->url == entry_.url()
                        && m->LibrariesMatch();
   auto data = current ? Fd::Open(paths_.replica_data(m->generation), O_RDONLY)
@@ -593,11 +597,14 @@ Status Builder::Write() {
 
 Status Builder::Publish() {
   ReplicaManifest& m = next_;
-  const IndexInfo& info = entry_.index().info();
-  m.url = info.url;
-  m.epoch = info.epoch;
-  m.origin_size = info.origin_size;
-  m.origin_mtime = info.origin_mtime;
+  {
+    ReaderLock lock(entry_.mu());
+    const IndexInfo& info = entry_.index().info();
+    m.url = info.url;
+    m.epoch = info.epoch;
+    m.origin_size = info.origin_size;
+    m.origin_mtime = info.origin_mtime;
+  }
   m.created_unix = ::time(nullptr);
   m.setting = plan_.dense;
   m.SetLibraries();
@@ -642,7 +649,8 @@ void Builder::Release() {
   r_.release_deferred = !sole;
   if (sole && st && r_.missing_baskets == 0) {
     // Everything the trace asked for is in the replica: its records served their purpose.
-    if (entry_.LockForWrite()) {
+    Status busy;
+    if (entry_.TryLockForWrite(busy)) {
       (void)::truncate(paths_.trace().c_str(), 0);
       entry_.UnlockForWrite();
     }

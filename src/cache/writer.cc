@@ -21,10 +21,10 @@ WriteBehind::~WriteBehind() {
 
 void WriteBehind::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (thread_.joinable()) {
     thread_.join();
   }
@@ -33,7 +33,7 @@ void WriteBehind::Stop() {
 bool WriteBehind::Submit(std::shared_ptr<Entry> entry, std::shared_ptr<Fetch> fetch) {
   const uint64_t bytes = fetch->bytes();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stop_ || blocked_ || queued_bytes_ + bytes > config_.writeback_bytes) {
       counters_.Add(Counter::kWritesDropped);
       return false;
@@ -41,97 +41,115 @@ bool WriteBehind::Submit(std::shared_ptr<Entry> entry, std::shared_ptr<Fetch> fe
     queued_bytes_ += bytes;
     queue_.push_back({std::move(entry), std::move(fetch), next_seq_++});
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
   return true;
 }
 
 void WriteBehind::RequestPublish(std::shared_ptr<Entry> entry) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stop_) {
       return;
     }
     queue_.push_back({std::move(entry), nullptr, next_seq_++});
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 bool WriteBehind::Flush(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  MutexLock lock(mu_);
   const uint64_t target = next_seq_ - 1;
   // A publish request at the end makes "flushed" include publishing.
   queue_.push_back({nullptr, nullptr, next_seq_++});
-  cv_.notify_one();
-  return done_cv_.wait_for(lock, timeout, [&] { return done_seq_ > target; });
+  cv_.NotifyOne();
+  while (done_seq_ <= target) {
+    if (!done_cv_.WaitUntil(mu_, deadline)) {
+      return done_seq_ > target;
+    }
+  }
+  return true;
 }
 
 void WriteBehind::SetBlocked(bool blocked) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   blocked_ = blocked;
 }
 
 uint64_t WriteBehind::queued_bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return queued_bytes_;
 }
 
 void WriteBehind::Run() {
   std::vector<Job> batch;
-  for (;;) {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, std::chrono::milliseconds(std::max<uint32_t>(config_.publish_ms, 10)),
-                   [&] { return stop_ || !queue_.empty(); });
-      if (queue_.empty() && stop_) {
-        break;
-      }
-      // One entry per batch: the first job's, plus every later job for the same entry.
-      batch.clear();
-      if (!queue_.empty()) {
-        Entry* first = queue_.front().entry.get();
-        for (auto it = queue_.begin(); it != queue_.end() && batch.size() < 256;) {
-          if (it->entry.get() == first) {
-            batch.push_back(std::move(*it));
-            it = queue_.erase(it);
-          } else {
-            ++it;
-          }
-        }
-      }
-    }
+  while (TakeBatch(batch)) {
     if (!batch.empty()) {
       Process(batch);
     }
     PublishDue(/*force=*/false);
-    uint64_t seq = 0;
-    uint64_t freed = 0;
-    for (const Job& j : batch) {
-      seq = std::max(seq, j.seq);
-      freed += j.fetch ? j.fetch->bytes() : 0;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      queued_bytes_ -= freed;
-      // Jobs are taken out of order across entries: done means every earlier seq is done,
-      // i.e. nothing older is still queued.
-      uint64_t oldest_queued = next_seq_;
-      for (const Job& j : queue_) {
-        oldest_queued = std::min(oldest_queued, j.seq);
-      }
-      done_seq_ = std::max(done_seq_, std::min(seq, oldest_queued - 1));
-      if (queue_.empty()) {
-        done_seq_ = next_seq_ - 1;
-      }
-    }
-    done_cv_.notify_all();
+    FinishBatch(batch);
     batch.clear();
   }
   PublishDue(/*force=*/true);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     done_seq_ = next_seq_ - 1;
   }
-  done_cv_.notify_all();
+  done_cv_.NotifyAll();
+}
+
+bool WriteBehind::TakeBatch(std::vector<Job>& batch) {
+  // Wakes at least every publish interval, so due publishes happen while the queue is idle.
+  const auto deadline = std::chrono::steady_clock::now()
+                        + std::chrono::milliseconds(std::max<uint32_t>(config_.publish_ms, 10));
+  MutexLock lock(mu_);
+  while (!stop_ && queue_.empty()) {
+    if (!cv_.WaitUntil(mu_, deadline)) {
+      break;
+    }
+  }
+  if (queue_.empty() && stop_) {
+    return false;
+  }
+  // One entry per batch: the first job's, plus every later job for the same entry.
+  batch.clear();
+  if (!queue_.empty()) {
+    Entry* first = queue_.front().entry.get();
+    for (auto it = queue_.begin(); it != queue_.end() && batch.size() < 256;) {
+      if (it->entry.get() == first) {
+        batch.push_back(std::move(*it));
+        it = queue_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  return true;
+}
+
+void WriteBehind::FinishBatch(const std::vector<Job>& batch) {
+  uint64_t seq = 0;
+  uint64_t freed = 0;
+  for (const Job& j : batch) {
+    seq = std::max(seq, j.seq);
+    freed += j.fetch ? j.fetch->bytes() : 0;
+  }
+  {
+    MutexLock lock(mu_);
+    queued_bytes_ -= freed;
+    // Jobs are taken out of order across entries: done means every earlier seq is done,
+    // i.e. nothing older is still queued.
+    uint64_t oldest_queued = next_seq_;
+    for (const Job& j : queue_) {
+      oldest_queued = std::min(oldest_queued, j.seq);
+    }
+    done_seq_ = std::max(done_seq_, std::min(seq, oldest_queued - 1));
+    if (queue_.empty()) {
+      done_seq_ = next_seq_ - 1;
+    }
+  }
+  done_cv_.NotifyAll();
 }
 
 void WriteBehind::Process(std::vector<Job>& batch) {
@@ -140,33 +158,24 @@ void WriteBehind::Process(std::vector<Job>& batch) {
     PublishDue(/*force=*/true);
     return;
   }
-  bool locked = false;
-  if (!entry->failed()) {
-    Status st = entry->LockForWrite();
-    if (st) {
-      locked = true;
-    } else {
-      entry->Fail(st.error());
-    }
-  }
+  Status why;
   bool publish = false;
   uint64_t written = 0;
-  for (Job& j : batch) {
-    if (!j.fetch) {
-      publish = true;
-      continue;
-    }
-    if (locked && !entry->failed()) {
-      Status stored = entry->Store(*j.fetch, scratch_);
-      if (stored) {
-        written += j.fetch->ok_bytes();
-      } else if (stored.error().code() != ErrorCode::kCancelled) {
-        entry->Fail(stored.error());
+  if (!entry->failed() && entry->TryLockForWrite(why)) {
+    for (const Job& j : batch) {
+      publish = publish || !j.fetch;
+      if (j.fetch && !entry->failed()) {
+        Status stored = entry->Store(*j.fetch, scratch_);
+        if (stored) {
+          written += j.fetch->ok_bytes();
+        } else if (stored.error().code() != ErrorCode::kCancelled) {
+          entry->Fail(stored.error());
+        }
+      }
+      if (j.fetch) {
+        entry->ReleaseInflight(j.fetch.get());
       }
     }
-    entry->ReleaseInflight(j.fetch.get());
-  }
-  if (locked) {
     if (!entry->failed()) {
       Status pub = entry->MaybePublish(publish, encode_scratch_);
       if (!pub) {
@@ -176,6 +185,17 @@ void WriteBehind::Process(std::vector<Job>& batch) {
       entry->MaybeCompact();
     }
     entry->UnlockForWrite();
+  } else {
+    if (!why) {
+      entry->Fail(why.error());
+    }
+    // Not stored: the fetches are no longer in flight all the same, later misses fetch again.
+    for (const Job& j : batch) {
+      publish = publish || !j.fetch;
+      if (j.fetch) {
+        entry->ReleaseInflight(j.fetch.get());
+      }
+    }
   }
   if (!entry->failed() && entry->dirty()
       && std::find(dirty_.begin(), dirty_.end(), entry) == dirty_.end()) {
@@ -197,8 +217,8 @@ void WriteBehind::PublishDue(bool force) {
       it = dirty_.erase(it);
       continue;
     }
-    Status st = e.LockForWrite();
-    if (!st) {
+    Status st;
+    if (!e.TryLockForWrite(st)) {
       e.Fail(st.error());
       it = dirty_.erase(it);
       continue;

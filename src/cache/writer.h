@@ -12,15 +12,14 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "cache/entry.h"
 
 namespace ferry::cache {
@@ -55,7 +54,11 @@ class WriteBehind {
     std::shared_ptr<Fetch> fetch;  // null: publish request
     uint64_t seq = 0;
   };
-  void Run();
+  void Run() FERRY_EXCLUDES(mu_);
+  // Moves the next batch (one entry's jobs) out of the queue; false when stopped and drained.
+  bool TakeBatch(std::vector<Job>& batch) FERRY_EXCLUDES(mu_);
+  // Records the batch done and wakes Flush() callers.
+  void FinishBatch(const std::vector<Job>& batch) FERRY_EXCLUDES(mu_);
   void Process(std::vector<Job>& batch);
   void PublishDue(bool force);
 
@@ -63,15 +66,15 @@ class WriteBehind {
   Counters& counters_;
   std::function<void(uint64_t)> on_written_;
   std::function<void(const std::shared_ptr<Entry>&)> on_idle_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::condition_variable done_cv_;
-  std::deque<Job> queue_;
-  uint64_t queued_bytes_ = 0;
-  uint64_t next_seq_ = 1;
-  uint64_t done_seq_ = 0;
-  bool stop_ = false;
-  bool blocked_ = false;
+  mutable Mutex mu_;
+  CondVar cv_;       // work queued or stop
+  CondVar done_cv_;  // done_seq_ advanced
+  std::deque<Job> queue_ FERRY_GUARDED_BY(mu_);
+  uint64_t queued_bytes_ FERRY_GUARDED_BY(mu_) = 0;
+  uint64_t next_seq_ FERRY_GUARDED_BY(mu_) = 1;
+  uint64_t done_seq_ FERRY_GUARDED_BY(mu_) = 0;
+  bool stop_ FERRY_GUARDED_BY(mu_) = false;
+  bool blocked_ FERRY_GUARDED_BY(mu_) = false;
   // Entries with unpublished pages (writer thread only).
   std::vector<std::shared_ptr<Entry>> dirty_;
   std::vector<uint8_t> scratch_;

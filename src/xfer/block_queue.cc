@@ -27,10 +27,14 @@ BufferPool::~BufferPool() {
 }
 
 int BufferPool::Acquire(int timeout_ms) {
-  std::unique_lock lock(mu_);
-  if (!cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                    [&] { return closed_ || !free_.empty(); })
-      || closed_) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  MutexLock lock(mu_);
+  while (!closed_ && free_.empty()) {
+    if (!cv_.WaitUntil(mu_, deadline)) {
+      break;
+    }
+  }
+  if (closed_ || free_.empty()) {
     return -1;
   }
   int i = free_.back();
@@ -39,7 +43,7 @@ int BufferPool::Acquire(int timeout_ms) {
 }
 
 int BufferPool::TryAcquire() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (closed_ || free_.empty()) {
     return -1;
   }
@@ -50,29 +54,29 @@ int BufferPool::TryAcquire() {
 
 void BufferPool::Release(int index) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     free_.push_back(index);
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
   if (waker_ != nullptr) {
     waker_->Wake();
   }
 }
 
 void BufferPool::Close() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   closed_ = true;
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void BufferPool::Reopen() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   closed_ = false;
   waker_ = nullptr;
 }
 
 size_t BufferPool::free_count() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return free_.size();
 }
 

@@ -10,13 +10,12 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <vector>
 
+#include "base/mutex.h"
 #include "xfer/block_io.h"
 
 namespace ferry::xfer {
@@ -29,17 +28,17 @@ class BufferPool {
   BufferPool& operator=(const BufferPool&) = delete;
 
   // A free buffer's index, or -1 after timeout_ms or once closed.
-  int Acquire(int timeout_ms);
-  int TryAcquire();
-  void Release(int index);
-  void Close();
+  int Acquire(int timeout_ms) FERRY_EXCLUDES(mu_);
+  int TryAcquire() FERRY_EXCLUDES(mu_);
+  void Release(int index) FERRY_EXCLUDES(mu_);
+  void Close() FERRY_EXCLUDES(mu_);
   // Opens a closed pool again for a new user; every buffer must be free.
-  void Reopen();
+  void Reopen() FERRY_EXCLUDES(mu_);
 
   uint8_t* data(int index) { return base_ + static_cast<size_t>(index) * buffer_size_; }
   size_t buffer_size() const { return buffer_size_; }
   size_t count() const { return count_; }
-  size_t free_count();
+  size_t free_count() FERRY_EXCLUDES(mu_);
   // Woken on every Release (a stage that waits on several sources polls it).
   void set_waker(const Waker* waker) { waker_ = waker; }
 
@@ -48,10 +47,10 @@ class BufferPool {
   size_t mapped_ = 0;
   size_t count_;
   size_t buffer_size_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<int> free_;  // capacity == count, never reallocates
-  bool closed_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  std::vector<int> free_ FERRY_GUARDED_BY(mu_);  // capacity == count, never reallocates
+  bool closed_ FERRY_GUARDED_BY(mu_) = false;
   const Waker* waker_ = nullptr;
 };
 
@@ -61,16 +60,20 @@ class BoundedQueue {
   explicit BoundedQueue(size_t capacity) : ring_(capacity) {}
 
   // Blocks while full (bounded by timeout_ms); false on timeout or when closed.
-  bool Push(const T& v, int timeout_ms) {
-    std::unique_lock lock(mu_);
-    if (!not_full_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                            [&] { return closed_ || count_ < ring_.size(); })
-        || closed_) {
+  bool Push(const T& v, int timeout_ms) FERRY_EXCLUDES(mu_) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    MutexLock lock(mu_);
+    while (!closed_ && count_ == ring_.size()) {
+      if (!not_full_.WaitUntil(mu_, deadline)) {
+        break;
+      }
+    }
+    if (closed_ || count_ == ring_.size()) {
       return false;
     }
     ring_[(head_ + count_) % ring_.size()] = v;
     ++count_;
-    not_empty_.notify_one();
+    not_empty_.NotifyOne();
     if (waker_ != nullptr) {
       waker_->Wake();
     }
@@ -78,54 +81,58 @@ class BoundedQueue {
   }
 
   // Blocks while empty (bounded by timeout_ms); nullopt on timeout or when closed and empty.
-  std::optional<T> Pop(int timeout_ms) {
-    std::unique_lock lock(mu_);
-    not_empty_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                        [&] { return closed_ || count_ > 0; });
+  std::optional<T> Pop(int timeout_ms) FERRY_EXCLUDES(mu_) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    MutexLock lock(mu_);
+    while (!closed_ && count_ == 0) {
+      if (!not_empty_.WaitUntil(mu_, deadline)) {
+        break;
+      }
+    }
     return PopLocked();
   }
 
-  std::optional<T> TryPop() {
-    std::lock_guard lock(mu_);
+  std::optional<T> TryPop() FERRY_EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     return PopLocked();
   }
 
-  void Close() {
-    std::lock_guard lock(mu_);
+  void Close() FERRY_EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     closed_ = true;
-    not_empty_.notify_all();
-    not_full_.notify_all();
+    not_empty_.NotifyAll();
+    not_full_.NotifyAll();
   }
 
-  bool closed() {
-    std::lock_guard lock(mu_);
+  bool closed() FERRY_EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     return closed_;
   }
-  size_t size() {
-    std::lock_guard lock(mu_);
+  size_t size() FERRY_EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     return count_;
   }
   void set_waker(const Waker* waker) { waker_ = waker; }
 
  private:
-  std::optional<T> PopLocked() {
+  std::optional<T> PopLocked() FERRY_REQUIRES(mu_) {
     if (count_ == 0) {
       return std::nullopt;
     }
     T v = ring_[head_];
     head_ = (head_ + 1) % ring_.size();
     --count_;
-    not_full_.notify_one();
+    not_full_.NotifyOne();
     return v;
   }
 
-  std::mutex mu_;
-  std::condition_variable not_empty_;
-  std::condition_variable not_full_;
-  std::vector<T> ring_;
-  size_t head_ = 0;
-  size_t count_ = 0;
-  bool closed_ = false;
+  Mutex mu_;
+  CondVar not_empty_;
+  CondVar not_full_;
+  std::vector<T> ring_ FERRY_GUARDED_BY(mu_);
+  size_t head_ FERRY_GUARDED_BY(mu_) = 0;
+  size_t count_ FERRY_GUARDED_BY(mu_) = 0;
+  bool closed_ FERRY_GUARDED_BY(mu_) = false;
   const Waker* waker_ = nullptr;
 };
 

@@ -75,7 +75,7 @@ void Receiver::Stop() {
   }
   std::list<Impl::ConnThread> conns;
   {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     for (auto& c : impl_->conns) {
       c.conn->Shutdown();
     }
@@ -90,7 +90,7 @@ void Receiver::Stop() {
 
 void Receiver::Impl::Log(const std::string& line) {
   if (opt.on_log) {
-    std::lock_guard lock(log_mu);
+    MutexLock lock(log_mu);
     opt.on_log(line);
   }
 }
@@ -101,7 +101,7 @@ void Receiver::Impl::AcceptLoop() {
     pollfd p{listener.get(), POLLIN, 0};
     int n = ::poll(&p, 1, 200);
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       for (auto it = conns.begin(); it != conns.end();) {
         if (it->done.load()) {
           it->thread.join();
@@ -122,7 +122,7 @@ void Receiver::Impl::AcceptLoop() {
     auto conn = std::make_shared<Conn>(Fd(fd));
     int one = 1;
     (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     if (static_cast<int>(conns.size()) >= opt.max_connections) {
       conn->Shutdown();
       continue;
@@ -173,7 +173,7 @@ std::shared_ptr<RecvSession> Receiver::Impl::FindSession(const SessionId& id) {
   // (the sender opens them in parallel): wait a little for it (bounded: 2 s).
   for (int i = 0; i < 400 && !stopping.load(); ++i) {
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       for (auto& [sid, weak] : sessions) {
         if (sid == id) {
           return weak.lock();
@@ -199,7 +199,7 @@ std::unique_ptr<BufferPool> Receiver::Impl::TakePool(size_t count, size_t buffer
 }
 
 void Receiver::Impl::KeepPool(std::unique_ptr<BufferPool> pool) {
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   if (idle_pools.size() >= 2) {
     idle_pools.erase(idle_pools.begin());
   }
@@ -207,19 +207,19 @@ void Receiver::Impl::KeepPool(std::unique_ptr<BufferPool> pool) {
 }
 
 void Receiver::Impl::DropIdlePools(bool all) {
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   auto now = std::chrono::steady_clock::now();
   std::erase_if(idle_pools,
                 [&](const IdlePool& p) { return all || now - p.since > std::chrono::seconds(60); });
 }
 
 bool Receiver::Impl::ClaimPath(const std::string& path) {
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   return active_paths.insert(path).second;
 }
 
 void Receiver::Impl::ReleasePath(const std::string& path) {
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   active_paths.erase(path);
 }
 
@@ -377,21 +377,21 @@ Status RecvSession::SendResumeState() {
 }
 
 void RecvSession::Register() {
-  std::lock_guard lock(owner_.mu);
+  MutexLock lock(owner_.mu);
   owner_.sessions.emplace_back(id_, weak_from_this());
 }
 
 void RecvSession::Unregister() {
-  std::lock_guard lock(owner_.mu);
+  MutexLock lock(owner_.mu);
   auto& v = owner_.sessions;
   v.erase(std::remove_if(v.begin(), v.end(), [&](auto& p) { return p.first == id_; }), v.end());
 }
 
 void RecvSession::SetReady(bool ready) {
-  std::lock_guard lock(ready_mu_);
+  MutexLock lock(ready_mu_);
   ready_ = ready;
   finished_ = !ready;
-  ready_cv_.notify_all();
+  ready_cv_.NotifyAll();
 }
 
 void RecvSession::RunControl() {
@@ -451,7 +451,7 @@ void RecvSession::RunControl() {
   size_t n_buffers = std::max<size_t>(static_cast<size_t>(std::max(streams_, 1)) * 2 + 4,
                                       kWriteBufferBytes / block_size_);
   {
-    std::lock_guard lock(owner_.mu);
+    MutexLock lock(owner_.mu);
     uint64_t left = owner_.opt.memory_budget > owner_.pool_bytes
                         ? owner_.opt.memory_budget - owner_.pool_bytes
                         : 0;
@@ -471,7 +471,7 @@ void RecvSession::RunControl() {
     return;
   }
   {
-    std::lock_guard lock(owner_.mu);
+    MutexLock lock(owner_.mu);
     pool_ = owner_.TakePool(n_buffers, block_size_);
   }
   if (!pool_) {
@@ -540,9 +540,9 @@ void RecvSession::RunControl() {
 void RecvSession::Teardown(const std::string& error) {
   Unregister();
   {
-    std::lock_guard lock(ready_mu_);
+    MutexLock lock(ready_mu_);
     finished_ = true;
-    ready_cv_.notify_all();
+    ready_cv_.NotifyAll();
   }
   closing_.store(true);
   if (queue_) {
@@ -552,7 +552,7 @@ void RecvSession::Teardown(const std::string& error) {
     pool_->Close();
   }
   {
-    std::lock_guard lock(conns_mu_);
+    MutexLock lock(conns_mu_);
     for (auto& c : data_conns_) {
       c->Shutdown();
     }
@@ -564,7 +564,7 @@ void RecvSession::Teardown(const std::string& error) {
   // Wait (bounded) for the stream threads to let go of the session.
   for (int i = 0; i < 200; ++i) {
     {
-      std::lock_guard lock(conns_mu_);
+      MutexLock lock(conns_mu_);
       if (data_conns_.empty()) {
         break;
       }
@@ -578,13 +578,13 @@ void RecvSession::Teardown(const std::string& error) {
     }
   }
   {
-    std::lock_guard lock(owner_.mu);
+    MutexLock lock(owner_.mu);
     owner_.pool_bytes -= pool_bytes_;
     pool_bytes_ = 0;
   }
   bool streams_gone;
   {
-    std::lock_guard lock(conns_mu_);
+    MutexLock lock(conns_mu_);
     streams_gone = data_conns_.empty();
   }
   if (pool_ && streams_gone && pool_->free_count() == pool_->count()) {
@@ -636,7 +636,7 @@ void RecvSession::Teardown(const std::string& error) {
                             : "")
       + ", digest " + DigestHex(sum.digest));
   if (owner_.opt.on_session) {
-    std::lock_guard lock(owner_.log_mu);
+    MutexLock lock(owner_.log_mu);
     owner_.opt.on_session(sum);
   }
 }
@@ -646,15 +646,20 @@ void RecvSession::Teardown(const std::string& error) {
 void RecvSession::RunData(const std::shared_ptr<Conn>& conn) {
   {
     // Wait (bounded) until the manifest is in and the buffers exist.
-    std::unique_lock lock(ready_mu_);
-    if (!ready_cv_.wait_for(lock, std::chrono::milliseconds(owner_.opt.timeout_ms),
-                            [&] { return ready_ || finished_; })
-        || !ready_) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(owner_.opt.timeout_ms);
+    MutexLock lock(ready_mu_);
+    while (!ready_ && !finished_) {
+      if (!ready_cv_.WaitUntil(ready_mu_, deadline)) {
+        break;
+      }
+    }
+    if (!ready_) {
       return;
     }
   }
   {
-    std::lock_guard lock(conns_mu_);
+    MutexLock lock(conns_mu_);
     if (closing_.load()) {
       return;
     }
@@ -743,7 +748,7 @@ void RecvSession::RunData(const std::shared_ptr<Conn>& conn) {
     (void)conn->SendFrame({.type = FrameType::kError},
                           EncodeErrorMessage(ErrorCode::kCorruption, error));
   }
-  std::lock_guard lock(conns_mu_);
+  MutexLock lock(conns_mu_);
   data_conns_.erase(std::remove(data_conns_.begin(), data_conns_.end(), conn), data_conns_.end());
 }
 

@@ -7,16 +7,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/fd.h"
+#include "base/mutex.h"
 #include "xfer/block_io.h"
 #include "xfer/block_queue.h"
 #include "xfer/journal.h"
@@ -42,22 +41,22 @@ struct Receiver::Impl {
     std::shared_ptr<Conn> conn;
     std::atomic<bool> done{false};
   };
-  std::mutex mu;
-  std::list<ConnThread> conns;                                             // guarded by mu
-  std::vector<std::pair<SessionId, std::weak_ptr<RecvSession>>> sessions;  // guarded by mu
-  std::set<std::string> active_paths;                                      // guarded by mu
-  uint64_t pool_bytes = 0;  // block buffers of all sessions, guarded by mu
+  Mutex mu;
+  std::list<ConnThread> conns FERRY_GUARDED_BY(mu);
+  std::vector<std::pair<SessionId, std::weak_ptr<RecvSession>>> sessions FERRY_GUARDED_BY(mu);
+  std::set<std::string> active_paths FERRY_GUARDED_BY(mu);
+  uint64_t pool_bytes FERRY_GUARDED_BY(mu) = 0;  // block buffers of all sessions
   // Pools of ended sessions, kept for the next one: first-touching fresh memory is a large
-  // part of a transfer's CPU cost. Dropped after a minute unused. Guarded by mu.
+  // part of a transfer's CPU cost. Dropped after a minute unused.
   struct IdlePool {
     std::unique_ptr<BufferPool> pool;
     std::chrono::steady_clock::time_point since;
   };
-  std::vector<IdlePool> idle_pools;
-  std::unique_ptr<BufferPool> TakePool(size_t count, size_t buffer_size);  // mu held
-  void KeepPool(std::unique_ptr<BufferPool> pool);
-  void DropIdlePools(bool all);
-  std::mutex log_mu;
+  std::vector<IdlePool> idle_pools FERRY_GUARDED_BY(mu);
+  std::unique_ptr<BufferPool> TakePool(size_t count, size_t buffer_size) FERRY_REQUIRES(mu);
+  void KeepPool(std::unique_ptr<BufferPool> pool) FERRY_EXCLUDES(mu);
+  void DropIdlePools(bool all) FERRY_EXCLUDES(mu);
+  Mutex log_mu;
 
   void AcceptLoop();
   void Serve(std::shared_ptr<Conn> conn);
@@ -184,14 +183,14 @@ class RecvSession : public std::enable_shared_from_this<RecvSession> {
   Waker writer_waker_;
   std::thread writer_;
   std::atomic<bool> closing_{false};
-  std::mutex ready_mu_;
-  std::condition_variable ready_cv_;
-  bool ready_ = false;     // guarded by ready_mu_: pool, queue and files are set up
-  bool finished_ = false;  // guarded by ready_mu_: the session will never become ready
+  Mutex ready_mu_;
+  CondVar ready_cv_;
+  bool ready_ FERRY_GUARDED_BY(ready_mu_) = false;     // pool, queue and files are set up
+  bool finished_ FERRY_GUARDED_BY(ready_mu_) = false;  // the session will never become ready
   std::atomic<int64_t> last_activity_ns_{0};
 
-  std::mutex conns_mu_;
-  std::vector<std::shared_ptr<Conn>> data_conns_;  // guarded by conns_mu_
+  Mutex conns_mu_;
+  std::vector<std::shared_ptr<Conn>> data_conns_ FERRY_GUARDED_BY(conns_mu_);
   std::atomic<int> max_streams_seen_{0};
 
   // Writer-thread state.

@@ -21,7 +21,7 @@ uint32_t AlignUp(uint32_t v) {
 }  // namespace
 
 bool SendSession::NextRange(ReadRange& r) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   // Blocks to send again come first, one per read.
   while (!retry_.empty()) {
     Ticket t = retry_.front();
@@ -193,7 +193,7 @@ void SendSession::ReaderMain() {
         slots_[slot].used = false;
         --open_[r.file].outstanding;
         pool_->Release(buf);
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         for (uint32_t k = r.count; k > 0; --k) {
           retry_.push_front({r.file, r.first + k - 1, r.avoid_stream});
         }

@@ -9,13 +9,13 @@
 #include <chrono>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "base/mutex.h"
 #include "xfer/block_io.h"
 #include "xfer/block_queue.h"
 #include "xfer/handshake.h"
@@ -78,15 +78,15 @@ struct Stream {
   int index = 0;
   PendingConnect early;  // a connect started with the control connection's (before its thread)
   std::unique_ptr<Conn> conn;
-  std::mutex mu;
-  std::unordered_map<uint64_t, InFlight> unacked;  // ticket key -> block, guarded by mu
-  bool dead = false;                               // guarded by mu
+  Mutex mu;
+  std::unordered_map<uint64_t, InFlight> unacked FERRY_GUARDED_BY(mu);  // ticket key -> block
+  bool dead FERRY_GUARDED_BY(mu) = false;
   std::atomic<bool> up{false};
   std::atomic<bool> gone{false};
   std::atomic<uint64_t> bytes{0};
-  bool started = false;       // main thread only: its threads were started
-  TcpStats last_stats;        // main thread only: the previous TCP_INFO sample
-  double ack_latency_ns = 0;  // EWMA of this stream's send-to-ACK time, guarded by mu
+  bool started = false;                            // main thread only: its threads were started
+  TcpStats last_stats;                             // main thread only: the previous TCP_INFO sample
+  double ack_latency_ns FERRY_GUARDED_BY(mu) = 0;  // EWMA of this stream's send-to-ACK time
   std::thread sender;
   std::thread acker;
 };
@@ -153,17 +153,20 @@ class SendSession {
   uint32_t rtt_us_ = 0;
   std::chrono::steady_clock::time_point start_;
 
-  std::mutex mu_;
-  std::deque<Ticket> retry_;        // guarded by mu_
-  std::vector<uint32_t> ack_done_;  // files whose blocks are all acknowledged, guarded by mu_
-  uint64_t acked_bytes_ = 0;        // guarded by mu_
-  uint64_t new_bytes_ = 0;          // guarded by mu_ (acked by the receiver in this run)
-  uint64_t resumed_blocks_ = 0;     // guarded by mu_
-  // Steady-state marks (SendReport::steady_gbit_per_s), guarded by mu_.
-  uint64_t steady_lo_bytes_ = 0, steady_hi_bytes_ = 0;  // 10% and 90% of the bytes to send
-  int64_t steady_lo_ns_ = 0, steady_hi_ns_ = 0;
-  std::string stream_congestion_;            // the first data stream's TCP congestion control, mu_
-  std::unordered_set<uint64_t> duplicated_;  // blocks re-sent by the endgame, guarded by mu_
+  Mutex mu_;
+  std::deque<Ticket> retry_ FERRY_GUARDED_BY(mu_);
+  std::vector<uint32_t> ack_done_ FERRY_GUARDED_BY(mu_);  // files whose blocks are all acked
+  uint64_t acked_bytes_ FERRY_GUARDED_BY(mu_) = 0;
+  uint64_t new_bytes_ FERRY_GUARDED_BY(mu_) = 0;  // acked by the receiver in this run
+  uint64_t resumed_blocks_ FERRY_GUARDED_BY(mu_) = 0;
+  // Steady-state marks (SendReport::steady_gbit_per_s): 10% and 90% of the bytes to send.
+  uint64_t steady_lo_bytes_ FERRY_GUARDED_BY(mu_) = 0;
+  uint64_t steady_hi_bytes_ FERRY_GUARDED_BY(mu_) = 0;
+  int64_t steady_lo_ns_ FERRY_GUARDED_BY(mu_) = 0;
+  int64_t steady_hi_ns_ FERRY_GUARDED_BY(mu_) = 0;
+  // The first data stream's TCP congestion control.
+  std::string stream_congestion_ FERRY_GUARDED_BY(mu_);
+  std::unordered_set<uint64_t> duplicated_ FERRY_GUARDED_BY(mu_);  // re-sent by the endgame
   std::atomic<uint64_t> retransmits_{0};
   std::atomic<uint64_t> endgame_copies_{0};
   std::atomic<uint64_t> sent_bytes_{0};
@@ -213,12 +216,13 @@ class SendSession {
   Occupancy q_ready_;          // blocks ready to send, sampled when a stream takes one
   Occupancy q_free_buffers_;   // free block buffers, sampled whenever the reader submits
 
-  std::mutex pace_mu_;
-  std::chrono::steady_clock::time_point pace_next_;
+  Mutex pace_mu_;
+  std::chrono::steady_clock::time_point pace_next_ FERRY_GUARDED_BY(pace_mu_);
 
-  std::mutex notice_mu_;
-  std::vector<std::string> notices_;       // all, for the report
-  std::vector<std::string> notice_queue_;  // not yet passed to on_notice (guarded by notice_mu_)
+  Mutex notice_mu_;
+  std::vector<std::string> notices_ FERRY_GUARDED_BY(notice_mu_);  // all, for the report
+  // Not yet passed to on_notice.
+  std::vector<std::string> notice_queue_ FERRY_GUARDED_BY(notice_mu_);
   size_t finalized_count_ = 0;
   std::chrono::steady_clock::time_point last_progress_emit_;
 };

@@ -12,7 +12,7 @@ namespace ferry::xfer {
 void SendSession::KillStream(Stream& s, const std::string& why) {
   std::vector<Ticket> lost;
   {
-    std::lock_guard lock(s.mu);
+    MutexLock lock(s.mu);
     if (s.dead) {
       return;
     }
@@ -37,7 +37,7 @@ void SendSession::KillStream(Stream& s, const std::string& why) {
 
 void SendSession::Requeue(Ticket t, bool count_retransmit) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     SendFile& f = *files_[t.file];
     if (f.failed.load() || f.acked[t.block] != 0) {
       return;
@@ -51,7 +51,7 @@ void SendSession::Requeue(Ticket t, bool count_retransmit) {
 }
 
 void SendSession::OnAck(uint32_t file, uint64_t block, uint64_t hash, bool resumed) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   SendFile& f = *files_[file];
   if (f.acked[block] != 0) {
     return;
@@ -92,7 +92,7 @@ void SendSession::Pace(size_t bytes) {
   }
   std::chrono::steady_clock::time_point at;
   {
-    std::lock_guard lock(pace_mu_);
+    MutexLock lock(pace_mu_);
     auto now = std::chrono::steady_clock::now();
     if (pace_next_ < now) {
       pace_next_ = now;
@@ -128,7 +128,7 @@ void SendSession::ScaleStreams() {
     return;
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (next_file_ >= files_.size()) {
       return;  // everything is read: more streams would only add to the tail
     }
@@ -142,7 +142,7 @@ void SendSession::ScaleStreams() {
     ++up;
     int fd;
     {
-      std::lock_guard lock(s->mu);
+      MutexLock lock(s->mu);
       fd = s->conn ? s->conn->fd() : -1;
     }
     TcpStats t = fd >= 0 ? ReadTcpStats(fd) : TcpStats{};
@@ -196,14 +196,14 @@ void SendSession::StreamMain(Stream& s) {
   }
   {
     // Published before the handshake so that Shutdown() can interrupt it.
-    std::lock_guard lock(s.mu);
+    MutexLock lock(s.mu);
     s.conn = std::move(*conn);
     if (stop_.load()) {
       return;
     }
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stream_congestion_.empty()) {
       stream_congestion_ = s.conn->CongestionControl();
     }
@@ -236,7 +236,7 @@ void SendSession::StreamMain(Stream& s) {
       if (ready_->closed()) {
         break;
       }
-      std::lock_guard lock(s.mu);
+      MutexLock lock(s.mu);
       if (s.dead) {
         break;
       }
@@ -267,7 +267,7 @@ void SendSession::StreamMain(Stream& s) {
     Pace(blk.length);
     t = st_pace_.Since(t);
     {
-      std::lock_guard lock(s.mu);
+      MutexLock lock(s.mu);
       if (s.dead) {
         ReleaseBlock(blk.buffer);
         Requeue({blk.file, blk.block}, false);
@@ -305,7 +305,7 @@ void SendSession::AckMain(Stream& s, const PendingHandshake& pending) {
     pollfd p{s.conn->fd(), POLLIN, 0};
     int n = ::poll(&p, 1, 200);
     if (n == 0) {
-      std::lock_guard lock(s.mu);
+      MutexLock lock(s.mu);
       if (s.dead) {
         return;
       }
@@ -342,7 +342,7 @@ void SendSession::AckMain(Stream& s, const PendingHandshake& pending) {
     last_ack = std::chrono::steady_clock::now();
     InFlight block;
     {
-      std::lock_guard lock(s.mu);
+      MutexLock lock(s.mu);
       auto it = s.unacked.find(TicketKey(h.file_id, h.block));
       if (it == s.unacked.end()) {
         continue;  // a duplicate, or a block already moved to another stream
@@ -374,7 +374,7 @@ void SendSession::AckMain(Stream& s, const PendingHandshake& pending) {
 // Without it, the end of a transfer waits for the slowest stream to drain its queue.
 void SendSession::Endgame() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (next_file_ < files_.size() || !retry_.empty()) {
       return;
     }
@@ -386,7 +386,7 @@ void SendSession::Endgame() {
   // slow streams do not raise the bar for themselves.
   std::vector<double> typical;
   for (auto& s : streams_) {
-    std::lock_guard lock(s->mu);
+    MutexLock lock(s->mu);
     if (s->ack_latency_ns > 0) {
       typical.push_back(s->ack_latency_ns);
     }
@@ -402,7 +402,7 @@ void SendSession::Endgame() {
   auto now = std::chrono::steady_clock::now();
   std::vector<Ticket> stale;
   for (auto& s : streams_) {
-    std::lock_guard lock(s->mu);
+    MutexLock lock(s->mu);
     for (const auto& [key, inflight] : s->unacked) {
       if (now - inflight.sent > threshold) {
         stale.push_back({static_cast<uint32_t>(key >> 40), key & ((1ull << 40) - 1), s->index});
@@ -411,7 +411,7 @@ void SendSession::Endgame() {
   }
   size_t added = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const Ticket& t : stale) {
       SendFile& f = *files_[t.file];
       if (f.failed.load() || f.acked[t.block] != 0

@@ -62,7 +62,7 @@ SendSession::~SendSession() {
 }
 
 void SendSession::Notice(std::string text) {
-  std::lock_guard lock(notice_mu_);
+  MutexLock lock(notice_mu_);
   notices_.push_back(text);
   notice_queue_.push_back(std::move(text));
 }
@@ -179,7 +179,7 @@ Status SendSession::StartStages() {
   }
   slots_.resize(opt_.queue_depth);
   if (sources_.total_bytes >= (64u << 20)) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     steady_lo_bytes_ = sources_.total_bytes / 10;
     steady_hi_bytes_ = sources_.total_bytes - steady_lo_bytes_;
   }
@@ -264,7 +264,7 @@ Status SendSession::ExchangeManifest() {
           return CorruptionError("FILE_STATE for unknown file");
         }
         SendFile& f = *files_[h.file_id];
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         if (h.flags == static_cast<uint16_t>(FileStateKind::kComplete)) {
           f.skipped = true;
           break;
@@ -322,7 +322,7 @@ Status SendSession::MainLoop() {
     uint64_t acked;
     size_t final_count;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       acked = acked_bytes_;
       final_count = finalized_count_;
     }
@@ -362,7 +362,7 @@ Status SendSession::HandleControlFrame() {
         return CorruptionError("FILE_DONE for unknown file");
       }
       FileDone d = FERRY_TRY(DecodeFileDone(payload));
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       SendFile& f = *files_[h.file_id];
       f.receiver_done = true;
       f.done = d;
@@ -395,7 +395,7 @@ Status SendSession::HandleControlFrame() {
 
 void SendSession::FailFile(uint32_t file, const std::string& error) {
   SendFile& f = *files_[file];
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (f.finalized) {
     return;
   }
@@ -408,7 +408,7 @@ void SendSession::FailFile(uint32_t file, const std::string& error) {
 void SendSession::FinalizeReady() {
   std::vector<uint32_t> ready;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ready.swap(ack_done_);
   }
   for (uint32_t id : ready) {
@@ -420,7 +420,7 @@ void SendSession::Finalize(uint32_t file) {
   SendFile& f = *files_[file];
   std::string error;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (f.finalized || !f.receiver_done || f.n_acked != f.n_blocks) {
       return;
     }
@@ -446,7 +446,7 @@ void SendSession::Finalize(uint32_t file) {
 }
 
 bool SendSession::AllFinal() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   size_t skipped = 0;
   for (const auto& f : files_) {
     skipped += f->skipped && !f->finalized ? 1u : 0u;
@@ -457,7 +457,7 @@ bool SendSession::AllFinal() {
 void SendSession::EmitProgress() {
   std::vector<std::string> pending;
   {
-    std::lock_guard lock(notice_mu_);
+    MutexLock lock(notice_mu_);
     pending.swap(notice_queue_);
   }
   if (opt_.on_notice) {
@@ -475,7 +475,7 @@ void SendSession::EmitProgress() {
   last_progress_emit_ = now;
   SendProgress p;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     p.bytes_done = acked_bytes_;
   }
   p.bytes_total = sources_.total_bytes;
@@ -500,7 +500,7 @@ void SendSession::Shutdown() {
   }
   reader_waker_.Wake();
   for (auto& s : streams_) {
-    std::lock_guard lock(s->mu);
+    MutexLock lock(s->mu);
     if (s->conn) {
       s->conn->Shutdown();
     }
@@ -535,7 +535,7 @@ SendReport SendSession::BuildReport() {
   r.direct_io = direct_used_.load();
   r.uring = io_ && io_->uses_uring();
   std::vector<uint64_t> digests;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   r.congestion =
       stream_congestion_.empty() && control_ ? control_->CongestionControl() : stream_congestion_;
   r.bytes = new_bytes_;
@@ -578,7 +578,7 @@ SendReport SendSession::BuildReport() {
     }
   }
   {
-    std::lock_guard nl(notice_mu_);
+    MutexLock nl(notice_mu_);
     r.notices = notices_;
   }
   return r;
