@@ -2,7 +2,6 @@
 // (XrdCl plug-in libXrdClFerry-5.so over the page store of docs/format/page-store.md).
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,19 +51,12 @@ constexpr std::string_view kUsage =
     "(--conf-dir D, else $XRD_PLUGINCONFDIR, else ~/.xrootd/client.plugins.d, else\n"
     "/etc/xrootd/client.plugins.d).";
 
-constexpr const char* kConfName = cache::kConfFileName;
-
 // The conf directory a command works on: --conf-dir, --system, or the user's.
 std::string ConfDir(const Args& a) {
   if (auto d = a.Get("--conf-dir")) {
     return *d;
   }
   return a.Has("--system") ? std::string(cache::kSystemConfDir) : cache::UserConfDir();
-}
-
-bool Exists(const std::string& path) {
-  struct stat st = {};
-  return ::stat(path.c_str(), &st) == 0;
 }
 
 Result<cache::Config> EffectiveConfig(const Args& args) {
@@ -172,7 +164,7 @@ int Enable(std::span<const char* const> argv) {
   }
   const bool system = a.Has("--system");
   const std::string lib = a.GetOr("--lib", PluginLibDefault());
-  if (!Exists(lib)) {
+  if (!cache::PathExists(lib)) {
     std::fprintf(stderr,
                  "ferry: warning: plug-in library %s does not exist (build it, or pass --lib)\n",
                  lib.c_str());
@@ -181,7 +173,7 @@ int Enable(std::span<const char* const> argv) {
   if (Status st = MakeDirs(conf_dir); !st) {
     return ReportError(st.error());
   }
-  const std::string path = conf_dir + "/" + kConfName;
+  const std::string path = conf_dir + "/" + cache::kConfFileName;
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
@@ -226,7 +218,7 @@ int Disable(std::span<const char* const> argv) {
   if (!parsed) {
     return UsageError(parsed.error().message(), kUsage);
   }
-  const std::string path = ConfDir(*parsed) + "/" + kConfName;
+  const std::string path = ConfDir(*parsed) + "/" + cache::kConfFileName;
   if (::unlink(path.c_str()) != 0) {
     if (errno == ENOENT) {
       std::printf("ferry cache is not enabled (%s does not exist)\n", path.c_str());
@@ -281,7 +273,7 @@ int Status_(std::span<const char* const> argv) {
     std::printf("plug-in:   not enabled (ferry cache enable --dir DIR)\n");
   } else {
     std::printf("plug-in:   enabled for %s by %s\n           lib %s%s\n", kv["url"].c_str(),
-                conf.c_str(), kv["lib"].c_str(), Exists(kv["lib"]) ? "" : "  (MISSING)");
+                conf.c_str(), kv["lib"].c_str(), cache::PathExists(kv["lib"]) ? "" : "  (MISSING)");
   }
   if (!config) {
     std::printf("directory: none\n");
@@ -612,7 +604,7 @@ int Pin(std::span<const char* const> argv) {
     return ReportError(fd.error());
   }
   std::printf("pinned %s (never evicted; 'ferry cache pin --unpin URL' undoes)%s\n", url->c_str(),
-              Exists(paths.idx()) ? "" : "; not cached yet: it stays once read");
+              cache::PathExists(paths.idx()) ? "" : "; not cached yet: it stays once read");
   return kExitOk;
 }
 
