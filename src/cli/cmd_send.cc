@@ -270,7 +270,7 @@ constexpr CommandSpec kSendCommand{
     .notes =
         "PATH: files and directories; each arrives as DEST/basename(PATH) under the "
         "receiver's root,\nexcept one FILE sent to HOST:PORT/NAME, which arrives as NAME as "
-        "with cp (as\nNAME/FILE when NAME ends with '/' or is an existing directory on the "
+        "with cp (as NAME/FILE\nwhen NAME ends with '/' or is an existing directory on the "
         "receiver).",
     .run = RunSend,
 };
