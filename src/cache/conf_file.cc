@@ -11,11 +11,6 @@
 namespace ferry::cache {
 namespace {
 
-bool Exists(const std::string& path) {
-  struct stat st = {};
-  return ::stat(path.c_str(), &st) == 0;
-}
-
 std::string Trim(const std::string& s) {
   const size_t a = s.find_first_not_of(" \t\r");
   const size_t b = s.find_last_not_of(" \t\r");
@@ -23,6 +18,11 @@ std::string Trim(const std::string& s) {
 }
 
 }  // namespace
+
+bool PathExists(const std::string& path) {
+  struct stat st = {};
+  return ::stat(path.c_str(), &st) == 0;
+}
 
 std::string AccountHome() {
   struct passwd pw = {};
@@ -68,7 +68,7 @@ std::string FindEnabledConf(const std::optional<std::string>& conf_dir) {
     dirs.emplace_back(kSystemConfDir);
   }
   for (const std::string& d : dirs) {
-    if (Exists(d + "/" + kConfFileName)) {
+    if (PathExists(d + "/" + kConfFileName)) {
       return d + "/" + kConfFileName;
     }
   }

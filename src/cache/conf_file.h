@@ -18,6 +18,9 @@ namespace ferry::cache {
 inline constexpr const char* kConfFileName = "ferry-cache.conf";
 inline constexpr const char* kSystemConfDir = "/etc/xrootd/client.plugins.d";
 
+// Whether anything exists at `path` (a conf file, the plug-in library a conf names).
+bool PathExists(const std::string& path);
+
 // The account's home directory from the password database ("" when unknown): where XrdCl looks
 // for the user's plug-in confs (it ignores $HOME).
 std::string AccountHome();

@@ -36,6 +36,32 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
+namespace {
+
+// --help and --list-options are answered by every command and listed by none (see
+// kHelpRequested); anything else not in the table is a usage error with a suggestion.
+Error UnknownOption(std::string_view name, const CommandSpec& spec) {
+  if (name == "--help") {
+    return Error(ErrorCode::kCancelled, std::string(kHelpRequested));
+  }
+  if (name == "--list-options") {
+    std::string list(kOptionsListed);
+    for (const OptionSpec& o : spec.options) {
+      list += " " + std::string(o.name);
+    }
+    return Error(ErrorCode::kCancelled, list);
+  }
+  std::vector<std::string_view> names;
+  for (const OptionSpec& o : spec.options) {
+    names.push_back(o.name);
+  }
+  names.push_back("--help");
+  return InvalidArgumentError("unknown option " + std::string(name)
+                              + DidYouMean(name, std::span<const std::string_view>(names)));
+}
+
+}  // namespace
+
 std::string DidYouMean(std::string_view word, std::span<const std::string_view> candidates) {
   // Compared without the leading dashes, so "--jsn" and "jsn" find "--json" alike.
   auto bare = [](std::string_view s) {
@@ -74,8 +100,9 @@ std::string DidYouMean(std::string_view word, std::initializer_list<std::string_
   return DidYouMean(word, std::span<const std::string_view>(candidates.begin(), candidates.size()));
 }
 
-Result<Args> Args::Parse(std::span<const char* const> args, std::initializer_list<OptSpec> specs) {
+Result<Args> Args::Parse(std::span<const char* const> args, const CommandSpec& spec) {
   Args out;
+  out.spec_ = &spec;
   bool options_done = false;
   for (size_t i = 0; i < args.size(); ++i) {
     std::string_view a = args[i];
@@ -93,38 +120,22 @@ Result<Args> Args::Parse(std::span<const char* const> args, std::initializer_lis
       name = a.substr(0, eq);
       value = a.substr(eq + 1);
     }
-    const OptSpec* spec = nullptr;
-    for (const OptSpec& s : specs) {
-      if (s.name == name) {
-        spec = &s;
+    const OptionSpec* option = nullptr;
+    for (const OptionSpec& o : spec.options) {
+      if (o.name == name) {
+        option = &o;
       }
     }
-    if (spec == nullptr && name == "--help") {
-      return Error(ErrorCode::kCancelled, std::string(kHelpRequested));
+    if (option == nullptr) {
+      return UnknownOption(name, spec);
     }
-    if (spec == nullptr && name == "--list-options") {
-      std::string list(kOptionsListed);
-      for (const OptSpec& s : specs) {
-        list += " " + std::string(s.name);
-      }
-      return Error(ErrorCode::kCancelled, list);
-    }
-    if (spec == nullptr) {
-      std::vector<std::string_view> names;
-      for (const OptSpec& s : specs) {
-        names.push_back(s.name);
-      }
-      names.push_back("--help");  // every command answers it (see kHelpRequested)
-      return InvalidArgumentError("unknown option " + std::string(name)
-                                  + DidYouMean(name, std::span<const std::string_view>(names)));
-    }
-    if (spec->takes_value && !value) {
+    if (option->takes_value() && !value) {
       if (i + 1 >= args.size()) {
         return InvalidArgumentError("option " + std::string(name) + " needs a value");
       }
       value = args[++i];
     }
-    if (!spec->takes_value && value) {
+    if (!option->takes_value() && value) {
       return InvalidArgumentError("option " + std::string(name) + " takes no value");
     }
     out.opts_[std::string(name)].emplace_back(value.value_or(""));
@@ -151,19 +162,19 @@ const std::vector<std::string>& Args::All(std::string_view name) const {
   return it == opts_.end() ? kEmpty : it->second;
 }
 
-int UsageError(std::string_view message, std::string_view usage) {
+int UsageError(std::string_view message, const CommandSpec& spec) {
   if (message == kHelpRequested) {
-    std::printf("usage: %.*s\n", static_cast<int>(usage.size()), usage.data());
+    std::fputs(Usage(spec).c_str(), stdout);
     return kExitOk;
   }
   if (message.starts_with(kOptionsListed)) {
     std::printf("%.*s\n", static_cast<int>(message.size()), message.data());
     return kExitOk;
   }
-  std::fprintf(stderr, "ferry: %.*s\n", static_cast<int>(message.size()), message.data());
-  if (!usage.empty()) {
-    std::fprintf(stderr, "usage: %.*s\n", static_cast<int>(usage.size()), usage.data());
-  }
+  // The usage lines only: the whole help of a group would bury the message.
+  std::fprintf(stderr, "ferry: %.*s\nusage: %s\nRun '%s --help' for more.\n",
+               static_cast<int>(message.size()), message.data(), Synopsis(spec, 7).c_str(),
+               DisplayName(spec).c_str());
   return kExitUsage;
 }
 

@@ -16,13 +16,6 @@
 namespace ferry::cli {
 namespace {
 
-constexpr std::string_view kUsage =
-    "ferry analyze agc URL_OR_FILE... [--threads N] [--reads N] [--tree T] [--json]\n"
-    "       [--plot out.png]\n"
-    "  URL_OR_FILE: a local path or root://host//path (read through XrdCl and its plug-ins,\n"
-    "  so an enabled ferry cache serves it). --threads: compute threads (default: cores);\n"
-    "  --reads: clusters fetched ahead of them (default 8).";
-
 using analysis::AgcReport;
 using analysis::Cutflow;
 using analysis::Histogram;
@@ -96,35 +89,22 @@ Result<unsigned> ParseCount(const Args& args,
   return static_cast<unsigned>(*n);
 }
 
-int RunAgc(std::span<const char* const> argv) {
-  auto args = Args::Parse(argv, {{"--threads", true},
-                                 {"--reads", true},
-                                 {"--tree", true},
-                                 {"--json"},
-                                 {"--plot", true},
-                                 {"--help"}});
-  if (!args.has_value()) {
-    return UsageError(args.error().message(), kUsage);
-  }
-  if (args->Has("--help")) {
-    std::printf("usage: %s\n", std::string(kUsage).c_str());
-    return kExitOk;
-  }
-  if (args->positional().empty()) {
-    return UsageError("expected at least one URL_OR_FILE", kUsage);
+int RunAgc(const Args& args) {
+  if (args.positional().empty()) {
+    return UsageError("expected at least one URL_OR_FILE", args.spec());
   }
   analysis::PassOptions options;
-  auto threads = ParseCount(*args, "--threads", 0, 1);
-  auto reads = ParseCount(*args, "--reads", 8, 0);
+  auto threads = ParseCount(args, "--threads", 0, 1);
+  auto reads = ParseCount(args, "--reads", 8, 0);
   if (!threads.has_value()) {
-    return UsageError(threads.error().message(), kUsage);
+    return UsageError(threads.error().message(), args.spec());
   }
   if (!reads.has_value()) {
-    return UsageError(reads.error().message(), kUsage);
+    return UsageError(reads.error().message(), args.spec());
   }
   options.threads = *threads;
   options.reads_in_flight = *reads;
-  options.tree = args->GetOr("--tree", "Events");
+  options.tree = args.GetOr("--tree", "Events");
 
   std::unique_ptr<Progress> progress;
   std::once_flag progress_once;
@@ -136,43 +116,57 @@ int RunAgc(std::span<const char* const> argv) {
   auto open = [](const std::string& path) {
     return xrd::OpenSource(path);
   };
-  auto report = analysis::RunAgcPass(args->positional(), open, options);
+  auto report = analysis::RunAgcPass(args.positional(), open, options);
   if (progress != nullptr) {
     progress->Finish();
   }
   if (!report.has_value()) {
     return ReportError(report.error());
   }
-  if (auto plot = args->Get("--plot"); plot.has_value()) {
+  if (auto plot = args.Get("--plot"); plot.has_value()) {
     Status st = PlotAgc(*report, *plot);
     if (!st.has_value()) {
       return ReportError(std::move(st).error().AddContext("plot " + *plot));
     }
   }
-  if (args->Has("--json")) {
+  if (args.Has("--json")) {
     std::printf("%s\n", analysis::AgcReportJson(*report, 0).c_str());
   } else {
     PrintTable(*report);
-    if (auto plot = args->Get("--plot"); plot.has_value()) {
+    if (auto plot = args.Get("--plot"); plot.has_value()) {
       std::printf("plot  %s\n", plot->c_str());
     }
   }
   return kExitOk;
 }
 
+constexpr OptionSpec kAgcOptions[] = {
+    {"--threads", "N", "compute threads", "cores"},
+    {"--reads", "N", "clusters fetched ahead of them", "8"},
+    {"--tree", "T", "the tree to read", "Events"},
+    {"--json", "", "print the report as one JSON document"},
+    {"--plot", "out.png", "also draw the histograms into a PNG (needs gnuplot)"},
+};
+
+constexpr CommandSpec kAgc{
+    .path = "analyze agc",
+    .summary = "the AGC ttbar analysis: cut flow and histograms with their variations",
+    .synopsis = "URL_OR_FILE...",
+    .options = kAgcOptions,
+    .notes =
+        "URL_OR_FILE: a local path or root://host//path (read through XrdCl and its "
+        "plug-ins,\nso an enabled ferry cache serves it).",
+    .run = RunAgc,
+};
+
+constexpr const CommandSpec* kAnalyzeSubcommands[] = {&kAgc};
+
 }  // namespace
 
-int RunAnalyze(std::span<const char* const> argv) {
-  if (argv.empty() || std::string_view(argv[0]) == "--help") {
-    std::printf("usage: %s\n", std::string(kUsage).c_str());
-    return argv.empty() ? kExitUsage : kExitOk;
-  }
-  if (std::string_view(argv[0]) == "agc") {
-    return RunAgc(argv.subspan(1));
-  }
-  return UsageError(
-      "unknown subcommand 'analyze " + std::string(argv[0]) + "'" + DidYouMean(argv[0], {"agc"}),
-      kUsage);
-}
+constexpr CommandSpec kAnalyzeCommand{
+    .path = "analyze",
+    .summary = "run an analysis over files or root:// URLs",
+    .subcommands = kAnalyzeSubcommands,
+};
 
 }  // namespace ferry::cli

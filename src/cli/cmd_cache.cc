@@ -2,7 +2,6 @@
 // (XrdCl plug-in libXrdClFerry-5.so over the page store of docs/format/page-store.md).
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,36 +34,12 @@
 namespace ferry::cli {
 namespace {
 
-constexpr std::string_view kUsage =
-    "ferry cache enable --dir DIR [--max-size 100G] [--url 'root://*'] [--system | --conf-dir D]\n"
-    "                         [--lib PATH] [--set KEY=VALUE]...\n"
-    "       ferry cache disable [--system | --conf-dir D]\n"
-    "       ferry cache status [--dir DIR] [--json]\n"
-    "       ferry cache ls [--dir DIR] [--json]\n"
-    "       ferry cache stats [--dir DIR] [--json]\n"
-    "       ferry cache verify [--dir DIR] [--repair] [--json]\n"
-    "       ferry cache evict [--dir DIR] [--older-than D] [--to-size S]   (D: 30d, 12h, 15m, "
-    "60s)\n"
-    "       ferry cache clear [--dir DIR] [--all] [--stats]\n"
-    "       ferry cache pin URL [--unpin] [--dir DIR]\n"
-    "       ferry cache replica build|status|drop [URL...] [--dir DIR] [--json]\n"
-    "The cache directory comes from --dir, else $FERRY_CACHE_DIR, else the enabled conf file\n"
-    "(--conf-dir D, else $XRD_PLUGINCONFDIR, else ~/.xrootd/client.plugins.d, else\n"
-    "/etc/xrootd/client.plugins.d).";
-
-constexpr const char* kConfName = cache::kConfFileName;
-
 // The conf directory a command works on: --conf-dir, --system, or the user's.
 std::string ConfDir(const Args& a) {
   if (auto d = a.Get("--conf-dir")) {
     return *d;
   }
   return a.Has("--system") ? std::string(cache::kSystemConfDir) : cache::UserConfDir();
-}
-
-bool Exists(const std::string& path) {
-  struct stat st = {};
-  return ::stat(path.c_str(), &st) == 0;
 }
 
 Result<cache::Config> EffectiveConfig(const Args& args) {
@@ -125,21 +100,10 @@ std::string Ago(int64_t ns) {
 
 // ---- enable / disable ----
 
-int Enable(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(argv, {{"--dir", true},
-                                   {"--max-size", true},
-                                   {"--url", true},
-                                   {"--system", false},
-                                   {"--conf-dir", true},
-                                   {"--lib", true},
-                                   {"--set", true}});
-  if (!parsed) {
-    return UsageError(parsed.error().message(), kUsage);
-  }
-  const Args& a = *parsed;
+int Enable(const Args& a) {
   auto dir = a.Get("--dir");
   if (!dir || !a.positional().empty()) {
-    return UsageError("cache enable needs --dir DIR", kUsage);
+    return UsageError("cache enable needs --dir DIR", a.spec());
   }
   std::string abs_dir = *dir;
   if (!abs_dir.starts_with('/')) {
@@ -154,14 +118,14 @@ int Enable(std::span<const char* const> argv) {
   for (const std::string& setting : a.All("--set")) {
     const size_t eq = setting.find('=');
     if (eq == std::string::npos) {
-      return UsageError("--set needs KEY=VALUE", kUsage);
+      return UsageError("--set needs KEY=VALUE", a.spec());
     }
     kv[setting.substr(0, eq)] = setting.substr(eq + 1);
   }
   for (const auto& [k, v] : kv) {
     if (std::find(cache::ConfigKeys().begin(), cache::ConfigKeys().end(), k)
         == cache::ConfigKeys().end()) {
-      return UsageError("unknown cache setting '" + k + "'", kUsage);
+      return UsageError("unknown cache setting '" + k + "'", a.spec());
     }
   }
   if (auto check = cache::ConfigFromMap(kv, /*use_env=*/false); !check) {
@@ -172,7 +136,7 @@ int Enable(std::span<const char* const> argv) {
   }
   const bool system = a.Has("--system");
   const std::string lib = a.GetOr("--lib", PluginLibDefault());
-  if (!Exists(lib)) {
+  if (!cache::PathExists(lib)) {
     std::fprintf(stderr,
                  "ferry: warning: plug-in library %s does not exist (build it, or pass --lib)\n",
                  lib.c_str());
@@ -181,7 +145,7 @@ int Enable(std::span<const char* const> argv) {
   if (Status st = MakeDirs(conf_dir); !st) {
     return ReportError(st.error());
   }
-  const std::string path = conf_dir + "/" + kConfName;
+  const std::string path = conf_dir + "/" + cache::kConfFileName;
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
@@ -221,12 +185,8 @@ int Enable(std::span<const char* const> argv) {
   return kExitOk;
 }
 
-int Disable(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(argv, {{"--system", false}, {"--conf-dir", true}});
-  if (!parsed) {
-    return UsageError(parsed.error().message(), kUsage);
-  }
-  const std::string path = ConfDir(*parsed) + "/" + kConfName;
+int Disable(const Args& args) {
+  const std::string path = ConfDir(args) + "/" + cache::kConfFileName;
   if (::unlink(path.c_str()) != 0) {
     if (errno == ENOENT) {
       std::printf("ferry cache is not enabled (%s does not exist)\n", path.c_str());
@@ -249,15 +209,11 @@ void WriteCounters(JsonWriter& w, const cache::CounterValues& v) {
   }
 }
 
-int Status_(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--conf-dir", true}, {"--json", false}});
-  if (!parsed) {
-    return UsageError(parsed.error().message(), kUsage);
-  }
-  const std::string conf = cache::FindEnabledConf(parsed->Get("--conf-dir"));
+int Status_(const Args& args) {
+  const std::string conf = cache::FindEnabledConf(args.Get("--conf-dir"));
   std::map<std::string, std::string> kv =
       conf.empty() ? std::map<std::string, std::string>{} : cache::ReadConfFile(conf);
-  auto config = EffectiveConfig(*parsed);
+  auto config = EffectiveConfig(args);
   const bool have_dir = config && cache::IsCacheDir(config->dir);
   cache::Usage usage;
   uint64_t free_bytes = 0;
@@ -265,7 +221,7 @@ int Status_(std::span<const char* const> argv) {
     usage = cache::MeasureUsage(config->dir).value_or(cache::Usage{});
     free_bytes = cache::FreeBytes(config->dir).value_or(0);
   }
-  if (parsed->Has("--json")) {
+  if (args.Has("--json")) {
     JsonWriter w;
     w.BeginObject().Field("enabled", !conf.empty()).Field("conf", conf);
     w.Field("url", kv.count("url") != 0 ? kv["url"] : "");
@@ -281,7 +237,7 @@ int Status_(std::span<const char* const> argv) {
     std::printf("plug-in:   not enabled (ferry cache enable --dir DIR)\n");
   } else {
     std::printf("plug-in:   enabled for %s by %s\n           lib %s%s\n", kv["url"].c_str(),
-                conf.c_str(), kv["lib"].c_str(), Exists(kv["lib"]) ? "" : "  (MISSING)");
+                conf.c_str(), kv["lib"].c_str(), cache::PathExists(kv["lib"]) ? "" : "  (MISSING)");
   }
   if (!config) {
     std::printf("directory: none\n");
@@ -296,12 +252,8 @@ int Status_(std::span<const char* const> argv) {
   return kExitOk;
 }
 
-int Ls(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--conf-dir", true}, {"--json", false}});
-  if (!parsed) {
-    return UsageError(parsed.error().message(), kUsage);
-  }
-  auto config = ExistingCache(*parsed);
+int Ls(const Args& args) {
+  auto config = ExistingCache(args);
   if (!config) {
     return ReportError(config.error());
   }
@@ -312,7 +264,7 @@ int Ls(std::span<const char* const> argv) {
   std::sort(entries->begin(), entries->end(),
             [](const auto& a, const auto& b) { return a.last_read_ns > b.last_read_ns; });
   JsonWriter w;
-  const bool json = parsed->Has("--json");
+  const bool json = args.Has("--json");
   if (json) {
     w.BeginObject().Key("entries").BeginArray();
   } else {
@@ -347,12 +299,8 @@ int Ls(std::span<const char* const> argv) {
   return kExitOk;
 }
 
-int Stats(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--conf-dir", true}, {"--json", false}});
-  if (!parsed) {
-    return UsageError(parsed.error().message(), kUsage);
-  }
-  auto config = ExistingCache(*parsed);
+int Stats(const Args& args) {
+  auto config = ExistingCache(args);
   if (!config) {
     return ReportError(config.error());
   }
@@ -364,7 +312,7 @@ int Stats(std::span<const char* const> argv) {
   if (!usage) {
     return ReportError(usage.error());
   }
-  if (parsed->Has("--json")) {
+  if (args.Has("--json")) {
     JsonWriter w;
     w.BeginObject();
     WriteCounters(w, *counters);
@@ -412,13 +360,8 @@ int Stats(std::span<const char* const> argv) {
 
 // ---- verify / evict / clear / pin ----
 
-int Verify(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(
-      argv, {{"--dir", true}, {"--conf-dir", true}, {"--repair", false}, {"--json", false}});
-  if (!parsed) {
-    return UsageError(parsed.error().message(), kUsage);
-  }
-  auto config = ExistingCache(*parsed);
+int Verify(const Args& args) {
+  auto config = ExistingCache(args);
   if (!config) {
     return ReportError(config.error());
   }
@@ -426,7 +369,7 @@ int Verify(std::span<const char* const> argv) {
   if (!entries) {
     return ReportError(entries.error());
   }
-  const bool repair = parsed->Has("--repair");
+  const bool repair = args.Has("--repair");
   uint64_t checked = 0, bad_entries = 0, pages_ok = 0, pages_bad = 0, frags_ok = 0, frags_bad = 0,
            bad_index = 0, garbage = 0, replicas = 0, replicas_bad = 0, extents_ok = 0,
            extents_bad = 0;
@@ -458,7 +401,7 @@ int Verify(std::span<const char* const> argv) {
     extents_bad += r->replica_extents_bad;
     if (r->bad()) {
       ++bad_entries;
-      if (!parsed->Has("--json")) {
+      if (!args.Has("--json")) {
         std::fprintf(
             stderr, "%s %s: %s%llu bad pages, %llu bad fragments%s%s\n", e.key.c_str(),
             r->url.c_str(), r->index_ok ? "" : ("bad index (" + r->index_error + "), ").c_str(),
@@ -474,7 +417,7 @@ int Verify(std::span<const char* const> argv) {
     }
   }
   progress.Finish();
-  if (parsed->Has("--json")) {
+  if (args.Has("--json")) {
     JsonWriter w;
     w.BeginObject().Field("entries", checked).Field("bad_entries", bad_entries);
     w.Field("bad_indexes", bad_index).Field("pages_ok", pages_ok).Field("pages_bad", pages_bad);
@@ -514,29 +457,24 @@ int PrintEvict(const cache::EvictResult& r, bool counted, const std::string& dir
   return kExitOk;
 }
 
-int Evict(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(
-      argv, {{"--dir", true}, {"--conf-dir", true}, {"--older-than", true}, {"--to-size", true}});
-  if (!parsed) {
-    return UsageError(parsed.error().message(), kUsage);
-  }
-  auto config = ExistingCache(*parsed);
+int Evict(const Args& args) {
+  auto config = ExistingCache(args);
   if (!config) {
     return ReportError(config.error());
   }
   cache::EvictOptions o;
   o.lock_wait_ms = 10000;
-  if (auto d = parsed->Get("--older-than")) {
+  if (auto d = args.Get("--older-than")) {
     auto s = ParseDurationSeconds(*d);
     if (!s) {
-      return UsageError(s.error().message(), kUsage);
+      return UsageError(s.error().message(), args.spec());
     }
     o.older_than_s = *s;
   }
-  if (auto sz = parsed->Get("--to-size")) {
+  if (auto sz = args.Get("--to-size")) {
     auto b = ParseSize(*sz);
     if (!b) {
-      return UsageError("bad --to-size", kUsage);
+      return UsageError("bad --to-size", args.spec());
     }
     o.target_bytes = *b;
   }
@@ -554,50 +492,41 @@ int Evict(std::span<const char* const> argv) {
   return PrintEvict(*r, true, config->dir);
 }
 
-int Clear(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(
-      argv, {{"--dir", true}, {"--conf-dir", true}, {"--all", false}, {"--stats", false}});
-  if (!parsed) {
-    return UsageError(parsed.error().message(), kUsage);
-  }
-  auto config = ExistingCache(*parsed);
+int Clear(const Args& args) {
+  auto config = ExistingCache(args);
   if (!config) {
     return ReportError(config.error());
   }
   cache::EvictOptions o;
   o.everything = true;
-  o.include_pinned = parsed->Has("--all");
+  o.include_pinned = args.Has("--all");
   o.lock_wait_ms = 10000;
   auto r = cache::Evict(config->dir, o);
   if (!r) {
     return ReportError(r.error());
   }
-  if (parsed->Has("--stats")) {
+  if (args.Has("--stats")) {
     if (Status st = cache::WriteStatsFile(config->dir, cache::CounterValues{}); !st) {
       return ReportError(st.error());
     }
   }
-  return PrintEvict(*r, !parsed->Has("--stats"), config->dir);
+  return PrintEvict(*r, !args.Has("--stats"), config->dir);
 }
 
-int Pin(std::span<const char* const> argv) {
-  auto parsed = Args::Parse(argv, {{"--dir", true}, {"--conf-dir", true}, {"--unpin", false}});
-  if (!parsed) {
-    return UsageError(parsed.error().message(), kUsage);
+int Pin(const Args& args) {
+  if (args.positional().size() != 1) {
+    return UsageError("cache pin needs one URL", args.spec());
   }
-  if (parsed->positional().size() != 1) {
-    return UsageError("cache pin needs one URL", kUsage);
-  }
-  auto config = ExistingCache(*parsed);
+  auto config = ExistingCache(args);
   if (!config) {
     return ReportError(config.error());
   }
-  auto url = cache::NormalizeUrl(parsed->positional()[0], config->url_params);
+  auto url = cache::NormalizeUrl(args.positional()[0], config->url_params);
   if (!url) {
     return ReportError(url.error());
   }
   const cache::EntryPaths paths = cache::PathsFor(config->dir, cache::EntryKey(*url));
-  if (parsed->Has("--unpin")) {
+  if (args.Has("--unpin")) {
     if (::unlink(paths.pin().c_str()) != 0 && errno != ENOENT) {
       return ReportError(IoError("cannot remove " + paths.pin(), errno));
     }
@@ -612,9 +541,122 @@ int Pin(std::span<const char* const> argv) {
     return ReportError(fd.error());
   }
   std::printf("pinned %s (never evicted; 'ferry cache pin --unpin URL' undoes)%s\n", url->c_str(),
-              Exists(paths.idx()) ? "" : "; not cached yet: it stays once read");
+              cache::PathExists(paths.idx()) ? "" : "; not cached yet: it stays once read");
   return kExitOk;
 }
+
+constexpr OptionSpec kSystem = {
+    "--system", "",
+    "the system-wide conf directory (/etc/xrootd/client.plugins.d), for every user"};
+constexpr OptionSpec kWhere = {"--conf-dir", "D", "the conf directory to write instead",
+                               "~/.xrootd/client.plugins.d"};
+
+constexpr OptionSpec kEnableOptions[] = {
+    {"--dir", "DIR", "the cache directory (created if needed)"},
+    {"--max-size", "SIZE", "the most disk space the cache takes", "100G"},
+    {"--url", "PATTERN", "the URLs XrdCl hands to the plug-in", "root://*"},
+    kSystem,
+    kWhere,
+    {"--lib", "PATH", "the plug-in library the conf file names", "libXrdClFerry-5.so beside ferry"},
+    {"--set", "KEY=VALUE", "any other cache setting (src/cache/config.h); repeat for more"},
+};
+constexpr OptionSpec kDisableOptions[] = {kSystem, kWhere};
+constexpr OptionSpec kShowOptions[] = {kCacheDirOption, kConfDirOption, kCacheJsonOption};
+constexpr OptionSpec kVerifyOptions[] = {
+    kCacheDirOption,
+    kConfDirOption,
+    {"--repair", "",
+     "remove what is bad: an entry's bad pages from its index, an index that does not decode, a "
+     "bad replica (safe while other processes use the cache)"},
+    kCacheJsonOption,
+};
+constexpr OptionSpec kEvictOptions[] = {
+    kCacheDirOption,
+    kConfDirOption,
+    {"--older-than", "D", "evict the files last read longer ago than D (30d, 12h, 15m, 60s)"},
+    {"--to-size", "S", "evict the least recently read files until the cache holds at most S"},
+};
+constexpr OptionSpec kClearOptions[] = {
+    kCacheDirOption,
+    kConfDirOption,
+    {"--all", "", "pinned files too"},
+    {"--stats", "", "also reset the counters of 'ferry cache stats'"},
+};
+constexpr OptionSpec kPinOptions[] = {
+    kCacheDirOption,
+    kConfDirOption,
+    {"--unpin", "", "undo a pin: the file may be evicted again"},
+};
+
+constexpr CommandSpec kEnable{
+    .path = "cache enable",
+    .summary =
+        "write the XrdCl plug-in conf file: XRootD clients started from now on read through "
+        "the cache",
+    .synopsis = "--dir DIR",
+    .options = kEnableOptions,
+    .run = Enable,
+};
+constexpr CommandSpec kDisable{
+    .path = "cache disable",
+    .summary = "remove the conf file; the cache directory is kept",
+    .options = kDisableOptions,
+    .run = Disable,
+};
+constexpr CommandSpec kStatus{
+    .path = "cache status",
+    .summary = "whether the plug-in is enabled, the cache directory and its usage",
+    .options = kShowOptions,
+    .run = Status_,
+};
+constexpr CommandSpec kLs{
+    .path = "cache ls",
+    .summary = "the cached files, last read first: size, bytes held, disk use, last read, URL",
+    .options = kShowOptions,
+    .run = Ls,
+};
+constexpr CommandSpec kStats{
+    .path = "cache stats",
+    .summary =
+        "hits and misses, bytes from the cache and from origins, replicas, faults, "
+        "capacity (and a site proxy's access records and status)",
+    .options = kShowOptions,
+    .run = Stats,
+};
+constexpr CommandSpec kVerify{
+    .path = "cache verify",
+    .summary =
+        "check every cached page, fragment and replica against its CRC32C (exit 1 when one "
+        "is bad, unless --repair)",
+    .options = kVerifyOptions,
+    .run = Verify,
+};
+constexpr CommandSpec kEvict{
+    .path = "cache evict",
+    .summary =
+        "evict the least recently read files; without --older-than or --to-size, down to "
+        "the configured size cap",
+    .options = kEvictOptions,
+    .run = Evict,
+};
+constexpr CommandSpec kClear{
+    .path = "cache clear",
+    .summary = "evict every file but those open elsewhere (and the pinned ones, without --all)",
+    .options = kClearOptions,
+    .run = Clear,
+};
+constexpr CommandSpec kPin{
+    .path = "cache pin",
+    .summary = "never evict a file (cached or not yet)",
+    .synopsis = "URL",
+    .options = kPinOptions,
+    .run = Pin,
+};
+
+constexpr const CommandSpec* kCacheSubcommands[] = {
+    &kEnable, &kDisable, &kStatus, &kLs,  &kStats,
+    &kVerify, &kEvict,   &kClear,  &kPin, &kCacheReplicaCommand,
+};
 
 }  // namespace
 
@@ -622,47 +664,14 @@ Result<cache::Config> ExistingCacheConfig(const Args& args) {
   return ExistingCache(args);
 }
 
-int RunCache(std::span<const char* const> args) {
-  if (args.empty() || std::string_view(args[0]) == "--help" || std::string_view(args[0]) == "-h") {
-    std::printf("usage: %.*s\n", static_cast<int>(kUsage.size()), kUsage.data());
-    return args.empty() ? kExitUsage : kExitOk;
-  }
-  const std::string_view sub = args[0];
-  const auto rest = args.subspan(1);
-  if (sub == "enable") {
-    return Enable(rest);
-  }
-  if (sub == "disable") {
-    return Disable(rest);
-  }
-  if (sub == "status") {
-    return Status_(rest);
-  }
-  if (sub == "ls") {
-    return Ls(rest);
-  }
-  if (sub == "stats") {
-    return Stats(rest);
-  }
-  if (sub == "verify") {
-    return Verify(rest);
-  }
-  if (sub == "evict") {
-    return Evict(rest);
-  }
-  if (sub == "clear") {
-    return Clear(rest);
-  }
-  if (sub == "pin") {
-    return Pin(rest);
-  }
-  if (sub == "replica") {
-    return RunCacheReplica(rest);
-  }
-  return UsageError("unknown cache command '" + std::string(sub) + "'"
-                        + DidYouMean(sub, {"enable", "disable", "status", "ls", "stats", "verify",
-                                           "evict", "clear", "pin", "replica"}),
-                    kUsage);
-}
+constexpr CommandSpec kCacheCommand{
+    .path = "cache",
+    .summary = "XRootD client cache",
+    .notes =
+        "The cache directory comes from --dir, else $FERRY_CACHE_DIR, else the enabled conf "
+        "file\n(--conf-dir D, else $XRD_PLUGINCONFDIR, else ~/.xrootd/client.plugins.d, "
+        "else\n/etc/xrootd/client.plugins.d).",
+    .subcommands = kCacheSubcommands,
+};
 
 }  // namespace ferry::cli

@@ -25,16 +25,6 @@
 namespace ferry::cli {
 namespace {
 
-constexpr std::string_view kUsage =
-    "ferry cache replica build [URL...] [--dir DIR] [--codec auto|zstd:N|lz4|none] [--json]\n"
-    "                          [--conf-dir D] (the cache of the conf file in D, as for status)\n"
-    "       ferry cache replica status [URL...] [--dir DIR] [--json]\n"
-    "       ferry cache replica drop [URL...] [--dir DIR]\n"
-    "Without URLs: every cached file. `build` returns when the replicas are built; files that\n"
-    "are not ROOT files, or whose baskets are not cached, are reported and left as they are.\n"
-    "  --background  idle CPU and I/O priority; --queue  build what the plug-in asked for in the\n"
-    "                background (replica = auto): both are how the plug-in runs the builder";
-
 // The CPU and I/O scheduling classes that only use what nothing else wants: a background build
 // must never slow an analysis down.
 void BecomeIdle() {
@@ -155,26 +145,20 @@ struct Selection {
   std::vector<std::string> keys;
 };
 
-// Parses the command line; on a usage or input error, prints it, sets *rc and returns nullopt.
-std::optional<Selection> Select(std::span<const char* const> argv,
-                                std::initializer_list<OptSpec> specs,
-                                int* rc) {
-  auto parsed = Args::Parse(argv, specs);
-  if (!parsed) {
-    *rc = UsageError(parsed.error().message(), kUsage);
-    return std::nullopt;
-  }
-  auto config = ExistingCacheConfig(*parsed);
+// The cache and entries of the command; on an input error, prints it, sets *rc and returns
+// nullopt.
+std::optional<Selection> Select(const Args& args, int* rc) {
+  auto config = ExistingCacheConfig(args);
   if (!config) {
     *rc = ReportError(config.error());
     return std::nullopt;
   }
-  auto keys = SelectKeys(*config, *parsed);
+  auto keys = SelectKeys(*config, args);
   if (!keys) {
     *rc = ReportError(keys.error());
     return std::nullopt;
   }
-  return Selection{std::move(*parsed), std::move(*config), std::move(*keys)};
+  return Selection{args, std::move(*config), std::move(*keys)};
 }
 
 // Prints the report `make(key)` gives for every selected entry: one JSON document with
@@ -207,16 +191,9 @@ int PrintReports(const Selection& s,
   return rc;
 }
 
-int Build(std::span<const char* const> argv) {
+int Build(const Args& args) {
   int rc = kExitOk;
-  auto s = Select(argv,
-                  {{"--dir", true},
-                   {"--conf-dir", true},
-                   {"--codec", true},
-                   {"--json", false},
-                   {"--background", false},
-                   {"--queue", false}},
-                  &rc);
+  auto s = Select(args, &rc);
   if (!s) {
     return rc;
   }
@@ -224,7 +201,7 @@ int Build(std::span<const char* const> argv) {
   options.codec = s->args.GetOr("--codec", s->config.replica_codec);
   options.budget_percent = s->config.replica_budget_percent;
   if (options.codec != "auto" && !codec::Setting::Parse(options.codec)) {
-    return UsageError("--codec must be auto, zstd:N, lz4 or none", kUsage);
+    return UsageError("--codec must be auto, zstd:N, lz4 or none", args.spec());
   }
   if (s->args.Has("--background")) {
     BecomeIdle();
@@ -239,9 +216,9 @@ int Build(std::span<const char* const> argv) {
   });
 }
 
-int ShowStatus(std::span<const char* const> argv) {
+int ShowStatus(const Args& args) {
   int rc = kExitOk;
-  auto s = Select(argv, {{"--dir", true}, {"--conf-dir", true}, {"--json", false}}, &rc);
+  auto s = Select(args, &rc);
   if (!s) {
     return rc;
   }
@@ -250,9 +227,9 @@ int ShowStatus(std::span<const char* const> argv) {
   });
 }
 
-int Drop(std::span<const char* const> argv) {
+int Drop(const Args& args) {
   int rc = kExitOk;
-  auto s = Select(argv, {{"--dir", true}, {"--conf-dir", true}}, &rc);
+  auto s = Select(args, &rc);
   if (!s) {
     return rc;
   }
@@ -266,26 +243,56 @@ int Drop(std::span<const char* const> argv) {
   return kExitOk;
 }
 
+constexpr OptionSpec kBuildOptions[] = {
+    kCacheDirOption,
+    kConfDirOption,
+    {"--codec", "auto|zstd:N|lz4|none", "the encoding of the re-encoded baskets",
+     "the cache's replica_codec setting"},
+    kCacheJsonOption,
+    {"--background", "", "idle CPU and I/O priority"},
+    {"--queue", "",
+     "build what the plug-in asked for in the background (replica = auto); with --background, "
+     "how the plug-in runs the builder"},
+};
+constexpr OptionSpec kStatusOptions[] = {kCacheDirOption, kConfDirOption, kCacheJsonOption};
+constexpr OptionSpec kDropOptions[] = {kCacheDirOption, kConfDirOption};
+
+constexpr CommandSpec kBuild{
+    .path = "cache replica build",
+    .summary =
+        "re-encode the baskets cached ROOT files were read by, in read order, and serve "
+        "the files from them; returns when the replicas are built",
+    .synopsis = "[URL...]",
+    .options = kBuildOptions,
+    .notes =
+        "Files that are not ROOT files, or whose baskets are not cached, are reported and "
+        "left as\nthey are.",
+    .run = Build,
+};
+constexpr CommandSpec kStatus{
+    .path = "cache replica status",
+    .summary = "the replica of each file: state, codec, sizes, branches, encodings",
+    .synopsis = "[URL...]",
+    .options = kStatusOptions,
+    .run = ShowStatus,
+};
+constexpr CommandSpec kDrop{
+    .path = "cache replica drop",
+    .summary = "remove the replicas: the byte tier serves the files again",
+    .synopsis = "[URL...]",
+    .options = kDropOptions,
+    .run = Drop,
+};
+
+constexpr const CommandSpec* kReplicaSubcommands[] = {&kBuild, &kStatus, &kDrop};
+
 }  // namespace
 
-int RunCacheReplica(std::span<const char* const> args) {
-  if (args.empty() || std::string_view(args[0]) == "--help" || std::string_view(args[0]) == "-h") {
-    std::printf("usage: %.*s\n", static_cast<int>(kUsage.size()), kUsage.data());
-    return args.empty() ? kExitUsage : kExitOk;
-  }
-  const std::string_view sub = args[0];
-  if (sub == "build") {
-    return Build(args.subspan(1));
-  }
-  if (sub == "status") {
-    return ShowStatus(args.subspan(1));
-  }
-  if (sub == "drop") {
-    return Drop(args.subspan(1));
-  }
-  return UsageError("unknown replica command '" + std::string(sub) + "'"
-                        + DidYouMean(sub, {"build", "status", "drop"}),
-                    kUsage);
-}
+constexpr CommandSpec kCacheReplicaCommand{
+    .path = "cache replica",
+    .summary = "replicas of cached ROOT files, their baskets re-encoded in read order",
+    .notes = "Without URLs: every cached file.",
+    .subcommands = kReplicaSubcommands,
+};
 
 }  // namespace ferry::cli

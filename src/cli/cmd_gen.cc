@@ -17,39 +17,6 @@
 namespace ferry::cli {
 namespace {
 
-constexpr std::string_view kUsage =
-    "ferry gen nanoaod [--template FILE] --events N [--files K] [--codec "
-    "zlib:1|lzma:9|zstd:5|lz4|none]\n"
-    "                  --out DIR [--seed S] [--mode object|event] [--basket-size BYTES]\n"
-    "                  [--auto-flush N] [--json]";
-
-constexpr std::string_view kHelp =
-    "Writes K ROOT files (DIR/nanoaod_0000.root ...) holding N events in total, each with an\n"
-    "'Events' tree of the template's schema, filled by resampling the template (run/\n"
-    "luminosityBlock/event renumbered: several runs, lumi blocks of 200-500 events, sparse\n"
-    "increasing 64-bit event numbers). Deterministic for a seed.\n"
-    "\n"
-    "  --template FILE     NanoAOD template (default: nanoAOD_2015_CMS_Open_Data_ttbar.root\n"
-    "                      in $FERRY_ROOT_DATA_DIR, else the installed share/ferry, else the\n"
-    "                      source tree's data/root)\n"
-    "  --events N          events in total, split evenly across the files\n"
-    "  --files K           number of files (default 1)\n"
-    "  --codec C           zlib:1 (default), lzma:9, zstd:5, lz4, none; level after ':'\n"
-    "  --out DIR           output directory (created if needed)\n"
-    "  --seed S            random seed (default 1)\n"
-    "  --mode M            object (default): multiplicities from a template event, each object\n"
-    "                      drawn from the template's pool of such objects, event-level branch\n"
-    "                      groups from their own events, floats smoothed by a kernel fitted to\n"
-    "                      each branch; event: whole template events, floats perturbed by up\n"
-    "                      to 2% (the bytes of ferry's earlier datasets)\n"
-    "  --basket-size B     initial basket size in bytes (default 32000, as ROOT)\n"
-    "  --auto-flush N      entries per cluster, or -bytes: first cluster at that many\n"
-    "                      compressed bytes (default -30000000, as ROOT)\n"
-    "  --json              print a JSON report\n"
-    "\n"
-    "At the end it prints the share of the stored bytes that an AGC-like selection of branches\n"
-    "(jets, electrons, muons, MET and their counters) touches.";
-
 // The template shipped with ferry: beside an installed binary (PREFIX/share/ferry), or in the
 // source tree a build's binary lives in (build/<preset>/bin -> data/root), unless
 // $FERRY_ROOT_DATA_DIR names another folder. The first that exists wins.
@@ -139,36 +106,16 @@ void PrintText(const gen::GenOptions& o, const gen::GenReport& r) {
   }
 }
 
-int RunNanoAod(std::span<const char* const> args) {
-  auto parsed = Args::Parse(args, {{"--template", true},
-                                   {"--events", true},
-                                   {"--files", true},
-                                   {"--codec", true},
-                                   {"--out", true},
-                                   {"--seed", true},
-                                   {"--mode", true},
-                                   {"--basket-size", true},
-                                   {"--auto-flush", true},
-                                   {"--json", false},
-                                   {"--help", false}});
-  if (!parsed.has_value()) {
-    return UsageError(parsed.error().message(), kUsage);
-  }
-  const Args& a = *parsed;
-  if (a.Has("--help")) {
-    std::printf("usage: %.*s\n\n%.*s\n", static_cast<int>(kUsage.size()), kUsage.data(),
-                static_cast<int>(kHelp.size()), kHelp.data());
-    return kExitOk;
-  }
+int RunNanoAod(const Args& a) {
   if (!a.positional().empty()) {
-    return UsageError("unexpected argument " + a.positional().front(), kUsage);
+    return UsageError("unexpected argument " + a.positional().front(), a.spec());
   }
   gen::GenOptions o;
   o.template_path = a.GetOr("--template", DefaultTemplate());
   auto out = a.Get("--out");
   auto events = a.Get("--events");
   if (!out || !events) {
-    return UsageError("--events and --out are required", kUsage);
+    return UsageError("--events and --out are required", a.spec());
   }
   o.out_dir = *out;
   auto number = [&](std::string_view opt, int64_t fallback, int64_t lo,
@@ -190,7 +137,7 @@ int RunNanoAod(std::span<const char* const> args) {
   auto flush = number("--auto-flush", -30000000, INT64_MIN / 2, INT64_MAX / 2);
   for (const auto* r : {&n_events, &n_files, &seed, &basket, &flush}) {
     if (!r->has_value()) {
-      return UsageError(r->error().message(), kUsage);
+      return UsageError(r->error().message(), a.spec());
     }
   }
   o.events = *n_events;
@@ -200,16 +147,16 @@ int RunNanoAod(std::span<const char* const> args) {
   o.auto_flush = *flush;
   auto codec = codec::Setting::Parse(a.GetOr("--codec", "zlib:1"));
   if (!codec.has_value()) {
-    return UsageError(codec.error().message(), kUsage);
+    return UsageError(codec.error().message(), a.spec());
   }
   o.codec = *codec;
   auto mode = gen::ParseGenMode(a.GetOr("--mode", "object"));
   if (!mode.has_value()) {
-    return UsageError(mode.error().message(), kUsage);
+    return UsageError(mode.error().message(), a.spec());
   }
   o.mode = *mode;
   if (o.events < o.files) {
-    return UsageError("--events must be at least --files", kUsage);
+    return UsageError("--events must be at least --files", a.spec());
   }
 
   Progress progress("gen", static_cast<uint64_t>(o.events), "events");
@@ -236,18 +183,51 @@ int RunNanoAod(std::span<const char* const> args) {
   return kExitOk;
 }
 
+constexpr OptionSpec kNanoAodOptions[] = {
+    {"--template", "FILE", "NanoAOD template",
+     "nanoAOD_2015_CMS_Open_Data_ttbar.root in $FERRY_ROOT_DATA_DIR, else the installed "
+     "share/ferry, else the source tree's data/root"},
+    {"--events", "N", "events in total, split evenly across the files"},
+    {"--files", "K", "number of files", "1"},
+    {"--codec", "C", "zlib:1, lzma:9, zstd:5, lz4, none; level after ':'", "zlib:1"},
+    {"--out", "DIR", "output directory (created if needed)"},
+    {"--seed", "S", "random seed", "1"},
+    {"--mode", "M",
+     "object: multiplicities from a template event, each object drawn from the template's pool "
+     "of such objects, event-level branch groups from their own events, floats smoothed by a "
+     "kernel fitted to each branch; event: whole template events, floats perturbed by up to 2% "
+     "(the bytes of ferry's earlier datasets)",
+     "object"},
+    {"--basket-size", "B", "initial basket size in bytes", "32000, as ROOT"},
+    {"--auto-flush", "N",
+     "entries per cluster, or -bytes: first cluster at that many compressed bytes",
+     "-30000000, as ROOT"},
+    {"--json", "", "print a JSON report"},
+};
+
+constexpr CommandSpec kNanoAod{
+    .path = "gen nanoaod",
+    .summary =
+        "write K ROOT files (DIR/nanoaod_0000.root ...) holding N events in total, each "
+        "with an 'Events' tree of the template's schema, filled by resampling the template",
+    .synopsis = "--events N --out DIR",
+    .options = kNanoAodOptions,
+    .notes =
+        "run/luminosityBlock/event are renumbered: several runs, lumi blocks of 200-500 events,\n"
+        "sparse increasing 64-bit event numbers. Deterministic for a seed.\n"
+        "At the end it prints the share of the stored bytes that an AGC-like selection of\n"
+        "branches (jets, electrons, muons, MET and their counters) touches.",
+    .run = RunNanoAod,
+};
+
+constexpr const CommandSpec* kGenSubcommands[] = {&kNanoAod};
+
 }  // namespace
 
-int RunGen(std::span<const char* const> args) {
-  if (args.empty() || std::string_view(args[0]) == "--help" || std::string_view(args[0]) == "-h") {
-    std::printf("usage: %.*s\n\n%.*s\n", static_cast<int>(kUsage.size()), kUsage.data(),
-                static_cast<int>(kHelp.size()), kHelp.data());
-    return args.empty() ? kExitUsage : kExitOk;
-  }
-  if (std::string_view(args[0]) == "nanoaod") {
-    return RunNanoAod(args.subspan(1));
-  }
-  return UsageError("unknown gen target '" + std::string(args[0]) + "' (known: nanoaod)", kUsage);
-}
+constexpr CommandSpec kGenCommand{
+    .path = "gen",
+    .summary = "generate NanoAOD-like datasets",
+    .subcommands = kGenSubcommands,
+};
 
 }  // namespace ferry::cli

@@ -28,23 +28,6 @@
 namespace ferry::cli {
 namespace {
 
-constexpr std::string_view kUsage =
-    "ferry proxy config --origin HOST:PORT --port P --dir DIR [--max-size S] [--channels N]\n"
-    "                   [--host NAME] [--admin DIR] [--manager HOST:PORT] [--no-redirect]\n"
-    "                   [--lookahead N] [--lib PATH] [--set KEY=VALUE]...\n"
-    "       ferry proxy run (the same options) [--user xrootd] [--log FILE] [--config-out FILE]\n"
-    "config prints the xrootd configuration of a ferry site proxy serving root://NAME:P//path\n"
-    "from root://HOST:PORT//path through the cache in DIR; run writes it and runs xrootd in the\n"
-    "foreground (and cmsd, with --manager). NAME (default: this host's name) is what clients\n"
-    "reach the proxy by; opens are redirected to it under synthetic user names.";
-
-const std::initializer_list<OptSpec> kOptions = {
-    {"--origin", true},       {"--port", true},      {"--dir", true},        {"--max-size", true},
-    {"--channels", true},     {"--host", true},      {"--admin", true},      {"--manager", true},
-    {"--no-redirect", false}, {"--lookahead", true}, {"--lib", true},        {"--set", true},
-    {"--user", true},         {"--log", true},       {"--config-out", true},
-};
-
 std::string HostName() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') {
@@ -283,28 +266,72 @@ int Run(const Args& options, const Plan& plan) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : kExitBadInput;
 }
 
+int PrintConfig(const Args& args) {
+  auto plan = MakePlan(args);
+  return plan ? Config(*plan) : UsageError(plan.error().ToString(), args.spec());
+}
+
+int RunXrootd(const Args& args) {
+  auto plan = MakePlan(args);
+  return plan ? Run(args, *plan) : UsageError(plan.error().ToString(), args.spec());
+}
+
+constexpr OptionSpec kConfigOptions[] = {
+    {"--origin", "HOST:PORT", "the origin: the proxy serves root://HOST:PORT//path"},
+    {"--port", "P", "the port the proxy listens on"},
+    {"--dir", "DIR", "the cache directory"},
+    {"--max-size", "S", "the most disk space the cache takes"},
+    {"--channels", "N", "connections to the origin", "4"},
+    {"--host", "NAME",
+     "the name clients reach the proxy by; opens are redirected to it under synthetic user names",
+     "this host's name"},
+    {"--admin", "DIR", "xrootd's admin and pid directory", "/var/tmp/ferry-proxy-P"},
+    {"--manager", "HOST:PORT",
+     "the cmsd of a redirector: the proxy joins its cluster as a data server (cmsd beside xrootd)"},
+    {"--no-redirect", "", "no redirect of opens to the proxy itself"},
+    {"--lookahead", "N", "windows of baskets of ROOT files fetched ahead", "8"},
+    {"--lib", "PATH", "the proxy library", "libXrdFerryProxy.so beside ferry"},
+    {"--set", "KEY=VALUE",
+     "a ferry.KEY VALUE line (any key of the proxy or the client cache); repeat for more"},
+};
+
+// run takes config's options and its own.
+constexpr auto kRunOptions = JoinOptions(
+    kConfigOptions,
+    {
+        {"--user", "NAME", "the account xrootd drops to when started as root", "xrootd"},
+        {"--log", "FILE", "xrootd's log file (cmsd's: FILE.cmsd)", "stderr"},
+        {"--config-out", "FILE", "where the configuration is written", "xrootd.cfg in --admin"},
+    });
+
+constexpr CommandSpec kConfig{
+    .path = "proxy config",
+    .summary =
+        "print the xrootd configuration of a ferry site proxy serving root://NAME:P//path "
+        "from root://HOST:PORT//path through the cache in DIR",
+    .synopsis = "--origin HOST:PORT --port P --dir DIR",
+    .options = kConfigOptions,
+    .run = PrintConfig,
+};
+
+constexpr CommandSpec kRun{
+    .path = "proxy run",
+    .summary =
+        "write that configuration and run xrootd in the foreground (and cmsd, with "
+        "--manager)",
+    .synopsis = "--origin HOST:PORT --port P --dir DIR",
+    .options = kRunOptions,
+    .run = RunXrootd,
+};
+
+constexpr const CommandSpec* kProxySubcommands[] = {&kConfig, &kRun};
+
 }  // namespace
 
-int RunProxy(std::span<const char* const> args) {
-  if (args.empty() || std::strcmp(args[0], "--help") == 0 || std::strcmp(args[0], "-h") == 0) {
-    std::printf("usage: %.*s\n", static_cast<int>(kUsage.size()), kUsage.data());
-    return args.empty() ? kExitUsage : kExitOk;
-  }
-  const std::string_view sub = args[0];
-  if (sub != "config" && sub != "run") {
-    return UsageError(
-        "unknown proxy command '" + std::string(sub) + "'" + DidYouMean(sub, {"config", "run"}),
-        kUsage);
-  }
-  auto parsed = Args::Parse(args.subspan(1), kOptions);
-  if (!parsed) {
-    return UsageError(parsed.error().message(), kUsage);
-  }
-  auto plan = MakePlan(*parsed);
-  if (!plan) {
-    return UsageError(plan.error().ToString(), kUsage);
-  }
-  return sub == "config" ? Config(*plan) : Run(*parsed, *plan);
-}
+constexpr CommandSpec kProxyCommand{
+    .path = "proxy",
+    .summary = "site cache inside an xrootd server",
+    .subcommands = kProxySubcommands,
+};
 
 }  // namespace ferry::cli

@@ -17,19 +17,6 @@
 namespace ferry::cli {
 namespace {
 
-constexpr std::string_view kUsage =
-    "ferry recv --listen ADDR:PORT (--root DIR | --discard) [--token-file F] [--json]\n"
-    "                  [--timeout SECONDS] [--no-direct] [--memory 2G]\n"
-    "  Serves transfers until SIGINT/SIGTERM; every file lands under DIR (paths are confined)\n"
-    "  and is renamed into place only when complete and verified. Port 0 picks a free port.\n"
-    "  --discard  verify and acknowledge every block, write nothing: measures the network\n"
-    "             and ferry's streams without the destination disk (the sender is told)\n"
-    "  --json  one JSON object per line on stdout: the listening address, then each session\n"
-    "  --memory B  block buffers shared by all sessions; --journal-sync-ms N  how often verified\n"
-    "             blocks are made durable and journalled, for a resumed send (default 1000)\n"
-    "  --no-direct, --no-uring, --no-preallocate: page-cache writes, pwrite(2) instead of\n"
-    "             io_uring, no fallocate of the whole file up front";
-
 std::string Stamp() {
   char buf[32];
   std::time_t t = std::time(nullptr);
@@ -39,35 +26,13 @@ std::string Stamp() {
   return buf;
 }
 
-}  // namespace
-
-int RunRecv(std::span<const char* const> args) {
-  auto parsed = Args::Parse(args, {{"--listen", true},
-                                   {"--root", true},
-                                   {"--token-file", true},
-                                   {"--json"},
-                                   {"--timeout", true},
-                                   {"--no-direct"},
-                                   {"--no-uring"},
-                                   {"--no-preallocate"},
-                                   {"--discard"},
-                                   {"--memory", true},
-                                   {"--journal-sync-ms", true},
-                                   {"--help"}});
-  if (!parsed) {
-    return UsageError(parsed.error().message(), kUsage);
-  }
-  const Args& a = *parsed;
-  if (a.Has("--help")) {
-    std::printf("usage: %.*s\n", static_cast<int>(kUsage.size()), kUsage.data());
-    return kExitOk;
-  }
+int RunRecv(const Args& a) {
   if (!a.positional().empty() || !a.Has("--listen") || (!a.Has("--root") && !a.Has("--discard"))) {
-    return UsageError("need --listen ADDR:PORT and --root DIR (or --discard)", kUsage);
+    return UsageError("need --listen ADDR:PORT and --root DIR (or --discard)", a.spec());
   }
   auto listen = xfer::ParseHostPort(*a.Get("--listen"));
   if (!listen || !listen->rest.empty()) {
-    return UsageError("bad --listen address (ADDR:PORT)", kUsage);
+    return UsageError("bad --listen address (ADDR:PORT)", a.spec());
   }
   xfer::ReceiverOptions o;
   o.listen_addr = listen->host;
@@ -80,21 +45,21 @@ int RunRecv(std::span<const char* const> args) {
   if (auto v = a.Get("--timeout")) {
     auto n = ParseUint(*v);
     if (!n || *n < 1 || *n > 86400) {
-      return UsageError("--timeout must be in [1, 86400] seconds", kUsage);
+      return UsageError("--timeout must be in [1, 86400] seconds", a.spec());
     }
     o.timeout_ms = static_cast<int>(*n * 1000);
   }
   if (auto v = a.Get("--memory")) {
     auto n = ParseSize(*v);
     if (!n || *n < (8u << 20)) {
-      return UsageError("--memory must be at least 8M", kUsage);
+      return UsageError("--memory must be at least 8M", a.spec());
     }
     o.memory_budget = *n;
   }
   if (auto v = a.Get("--journal-sync-ms")) {
     auto n = ParseUint(*v);
     if (!n || *n < 1 || *n > 600000) {
-      return UsageError("--journal-sync-ms must be in [1, 600000]", kUsage);
+      return UsageError("--journal-sync-ms must be in [1, 600000]", a.spec());
     }
     o.journal_sync_ms = static_cast<int>(*n);
   }
@@ -181,5 +146,35 @@ int RunRecv(std::span<const char* const> args) {
   (*rx)->Stop();
   return kExitOk;
 }
+
+constexpr OptionSpec kRecvOptions[] = {
+    {"--listen", "ADDR:PORT", "where to listen; port 0 picks a free port"},
+    {"--root", "DIR", "every file lands under DIR (paths are confined)"},
+    {"--token-file", "F", "the shared secret both ends prove they know"},
+    {"--json", "", "one JSON object per line on stdout: the listening address, then each session"},
+    {"--timeout", "SECONDS", "handshake and stall limit", "30"},
+    {"--no-direct", "", "page-cache writes (for filesystems that refuse O_DIRECT)"},
+    {"--no-uring", "", "pwrite(2) instead of io_uring"},
+    {"--no-preallocate", "", "no fallocate of the whole file up front"},
+    {"--discard", "",
+     "verify and acknowledge every block, write nothing: measures the network and ferry's "
+     "streams without the destination disk (the sender is told)"},
+    {"--memory", "B", "block buffers shared by all sessions", "2G"},
+    {"--journal-sync-ms", "N",
+     "how often verified blocks are made durable and journalled, for a resumed send", "1000"},
+};
+
+}  // namespace
+
+constexpr CommandSpec kRecvCommand{
+    .path = "recv",
+    .summary = "receive transfers from ferry send (daemon)",
+    .synopsis = "--listen ADDR:PORT (--root DIR | --discard)",
+    .options = kRecvOptions,
+    .notes =
+        "Serves transfers until SIGINT/SIGTERM; every file is renamed into place only when "
+        "complete\nand verified.",
+    .run = RunRecv,
+};
 
 }  // namespace ferry::cli

@@ -15,13 +15,6 @@
 namespace ferry::cli {
 namespace {
 
-constexpr std::string_view kUsage =
-    "ferry root ls FILE [--json]\n"
-    "       ferry root dump FILE [--tree T] [--branch B]... [--entries A:B] [--json]\n"
-    "       ferry root baskets FILE [--tree T] --branch B...   (JSON: per cluster, the\n"
-    "         [offset, bytes] of the baskets of the branches: the vector read of a reader\n"
-    "         that reads one cluster at a time)";
-
 // A local path or a root:// URL (through the XrdCl client, and its plug-ins).
 Result<std::unique_ptr<rootio::RootFile>> OpenRootFile(const std::string& path) {
   return rootio::RootFile::Open(FERRY_TRY(xrd::OpenSource(path)));
@@ -232,7 +225,7 @@ int RunDump(const std::string& path, const Args& args) {
     if (trees->size() != 1) {
       return UsageError(
           "the file has " + std::to_string(trees->size()) + " trees; choose one with --tree",
-          kUsage);
+          args.spec());
     }
     tree_path = trees->front();
   }
@@ -244,7 +237,7 @@ int RunDump(const std::string& path, const Args& args) {
   const rootio::TreeInfo& info = t.info();
   auto range = ParseEntries(args.GetOr("--entries", ""), info.entries);
   if (!range.has_value()) {
-    return UsageError(range.error().message(), kUsage);
+    return UsageError(range.error().message(), args.spec());
   }
   // Which branches: as asked, or every readable top-level branch.
   std::vector<int32_t> branches;
@@ -366,40 +359,90 @@ int RunBaskets(const std::string& path, const Args& args) {
   return kExitOk;
 }
 
+// The one FILE every root command takes, or a usage error.
+const std::string* OneFile(const Args& args, int* rc) {
+  if (args.positional().size() != 1) {
+    *rc = UsageError("expected one FILE", args.spec());
+    return nullptr;
+  }
+  return &args.positional()[0];
+}
+
+int Ls(const Args& args) {
+  int rc = kExitOk;
+  const std::string* path = OneFile(args, &rc);
+  return path == nullptr ? rc : RunLs(*path, args.Has("--json"));
+}
+
+int Dump(const Args& args) {
+  int rc = kExitOk;
+  const std::string* path = OneFile(args, &rc);
+  return path == nullptr ? rc : RunDump(*path, args);
+}
+
+int Baskets(const Args& args) {
+  int rc = kExitOk;
+  const std::string* path = OneFile(args, &rc);
+  return path == nullptr ? rc : RunBaskets(*path, args);
+}
+
+constexpr OptionSpec kJson = {"--json", "", "print one JSON document"};
+
+constexpr OptionSpec kLsOptions[] = {kJson};
+
+constexpr OptionSpec kDumpOptions[] = {
+    {"--tree", "T", "the tree to print", "the file's only tree"},
+    {"--branch", "B", "a branch (or a leaf of a leaf list) to print; repeat for more",
+     "every readable top-level branch"},
+    {"--entries", "A:B",
+     "the half-open entry range [A, B); A alone is one entry; A: and :B "
+     "leave one end open",
+     "all entries"},
+    kJson,
+};
+
+constexpr OptionSpec kBasketsOptions[] = {
+    {"--tree", "T", "the tree whose baskets to list", "Events"},
+    {"--branch", "B", "a branch whose baskets to list; repeat for more"},
+};
+
+constexpr CommandSpec kLs{
+    .path = "root ls",
+    .summary =
+        "list the objects of a ROOT file and, per TTree branch, its type, shape, baskets, "
+        "stored and uncompressed bytes and codec",
+    .synopsis = "FILE",
+    .options = kLsOptions,
+    .run = Ls,
+};
+
+constexpr CommandSpec kDump{
+    .path = "root dump",
+    .summary = "print the values of branches of a tree, one line per branch (or JSON)",
+    .synopsis = "FILE",
+    .options = kDumpOptions,
+    .run = Dump,
+};
+
+constexpr CommandSpec kBaskets{
+    .path = "root baskets",
+    .summary =
+        "JSON: per cluster, the [offset, bytes] of the baskets of the branches: the vector "
+        "read of a reader that reads one cluster at a time",
+    .synopsis = "FILE --branch B...",
+    .options = kBasketsOptions,
+    .run = Baskets,
+};
+
+constexpr const CommandSpec* kRootSubcommands[] = {&kLs, &kDump, &kBaskets};
+
 }  // namespace
 
-int RunRoot(std::span<const char* const> argv) {
-  if (argv.empty() || std::string_view(argv[0]) == "--help") {
-    std::printf("usage: %s\n", std::string(kUsage).c_str());
-    return argv.empty() ? kExitUsage : kExitOk;
-  }
-  std::string_view sub = argv[0];
-  auto args = Args::Parse(
-      argv.subspan(1),
-      {{"--json"}, {"--tree", true}, {"--branch", true}, {"--entries", true}, {"--help"}});
-  if (!args.has_value()) {
-    return UsageError(args.error().message(), kUsage);
-  }
-  if (args->Has("--help")) {
-    std::printf("usage: %s\n", std::string(kUsage).c_str());
-    return kExitOk;
-  }
-  if (args->positional().size() != 1) {
-    return UsageError("expected one FILE", kUsage);
-  }
-  const std::string& path = args->positional()[0];
-  if (sub == "ls") {
-    return RunLs(path, args->Has("--json"));
-  }
-  if (sub == "dump") {
-    return RunDump(path, *args);
-  }
-  if (sub == "baskets") {
-    return RunBaskets(path, *args);
-  }
-  return UsageError("unknown subcommand 'root " + std::string(sub) + "'"
-                        + DidYouMean(sub, {"ls", "dump", "baskets"}),
-                    kUsage);
-}
+constexpr CommandSpec kRootCommand{
+    .path = "root",
+    .summary = "inspect ROOT files",
+    .notes = "FILE is a local path or a root:// URL (read through XrdCl and its plug-ins).",
+    .subcommands = kRootSubcommands,
+};
 
 }  // namespace ferry::cli

@@ -18,25 +18,6 @@
 namespace ferry::cli {
 namespace {
 
-constexpr std::string_view kUsage =
-    "ferry send PATH... HOST:PORT[/DEST] [--streams N] [--block-size 4M] [--token-file F]\n"
-    "                  [--resume] [--json] [--rate 10G] [--max-rate R] [--queue-depth 16]\n"
-    "                  [--congestion ALGO] [--no-direct] [--timeout SECONDS]\n"
-    "  PATH: files and directories; each arrives as DEST/basename(PATH) under the receiver's "
-    "root,\n"
-    "        except one FILE sent to HOST:PORT/NAME, which arrives as NAME as with cp (as\n"
-    "        NAME/FILE when NAME ends with '/' or is an existing directory on the receiver)\n"
-    "  --streams N     TCP streams (default: from the measured RTT, --rate and kernel limits)\n"
-    "  --block-size B  checksum and re-send unit (default 4M; reads are at least 4M)\n"
-    "  --rate R        expected bottleneck rate in bit/s (10G, 2G, 500M) for buffer sizing\n"
-    "  --max-rate R    pace all streams together to at most R bit/s\n"
-    "  --congestion A  TCP congestion control of the streams (cubic, bbr, ...; default: the\n"
-    "                  system's net.ipv4.tcp_congestion_control)\n"
-    "  --resume        send only the blocks the receiver does not have yet\n"
-    "  --queue-depth N reads in flight (default 16); --buffers N block buffers (default: queue\n"
-    "                  depth + 2 x streams); --no-direct, --no-uring: page-cache reads, read(2)\n"
-    "                  instead of io_uring (for filesystems and kernels that refuse them)";
-
 // "10G" / "2.5G" / "500M" / "1000000" -> bits per second.
 Result<uint64_t> ParseRate(std::string_view text) {
   std::string t(text);
@@ -129,38 +110,14 @@ void PrintJson(const xfer::SendReport& r, const xfer::SendOptions& o) {
   std::printf("%s\n", w.str().c_str());
 }
 
-}  // namespace
-
-int RunSend(std::span<const char* const> args) {
-  auto parsed = Args::Parse(args, {{"--streams", true},
-                                   {"--block-size", true},
-                                   {"--token-file", true},
-                                   {"--resume"},
-                                   {"--json"},
-                                   {"--rate", true},
-                                   {"--max-rate", true},
-                                   {"--congestion", true},
-                                   {"--queue-depth", true},
-                                   {"--buffers", true},
-                                   {"--no-direct"},
-                                   {"--no-uring"},
-                                   {"--timeout", true},
-                                   {"--help"}});
-  if (!parsed) {
-    return UsageError(parsed.error().message(), kUsage);
-  }
-  const Args& a = *parsed;
-  if (a.Has("--help")) {
-    std::printf("usage: %.*s\n", static_cast<int>(kUsage.size()), kUsage.data());
-    return kExitOk;
-  }
+int RunSend(const Args& a) {
   if (a.positional().size() < 2) {
-    return UsageError("need at least one PATH and HOST:PORT[/DEST]", kUsage);
+    return UsageError("need at least one PATH and HOST:PORT[/DEST]", a.spec());
   }
   xfer::SendOptions o;
   auto target = xfer::ParseHostPort(a.positional().back());
   if (!target || target->port == 0) {
-    return UsageError(target ? "port 0 is not a receiver" : target.error().message(), kUsage);
+    return UsageError(target ? "port 0 is not a receiver" : target.error().message(), a.spec());
   }
   o.host = target->host;
   o.port = target->port;
@@ -174,14 +131,14 @@ int RunSend(std::span<const char* const> args) {
   if (auto v = a.Get("--streams")) {
     auto n = ParseUint(*v);
     if (!n || *n < 1 || *n > static_cast<uint64_t>(xfer::kMaxStreams)) {
-      return UsageError("--streams must be in [1, 64]", kUsage);
+      return UsageError("--streams must be in [1, 64]", a.spec());
     }
     o.streams = static_cast<int>(*n);
   }
   if (auto v = a.Get("--block-size")) {
     auto n = ParseSize(*v);
     if (!n || *n < xfer::kMinBlockSize || *n > xfer::kMaxBlockSize || *n % 4096 != 0) {
-      return UsageError("--block-size must be a multiple of 4K in [4K, 256M]", kUsage);
+      return UsageError("--block-size must be a multiple of 4K in [4K, 256M]", a.spec());
     }
     o.block_size = static_cast<uint32_t>(*n);
   }
@@ -189,7 +146,7 @@ int RunSend(std::span<const char* const> args) {
     if (auto v = a.Get(opt)) {
       auto r = ParseRate(*v);
       if (!r) {
-        return UsageError(r.error().message(), kUsage);
+        return UsageError(r.error().message(), a.spec());
       }
       (std::string_view(opt) == "--rate" ? o.rate_bps : o.max_rate_bps) = *r;
     }
@@ -197,21 +154,21 @@ int RunSend(std::span<const char* const> args) {
   if (auto v = a.Get("--queue-depth")) {
     auto n = ParseUint(*v);
     if (!n || *n < 1 || *n > 1024) {
-      return UsageError("--queue-depth must be in [1, 1024]", kUsage);
+      return UsageError("--queue-depth must be in [1, 1024]", a.spec());
     }
     o.queue_depth = static_cast<unsigned>(*n);
   }
   if (auto v = a.Get("--buffers")) {
     auto n = ParseUint(*v);
     if (!n || *n < 2 || *n > 4096) {
-      return UsageError("--buffers must be in [2, 4096]", kUsage);
+      return UsageError("--buffers must be in [2, 4096]", a.spec());
     }
     o.buffers = static_cast<unsigned>(*n);
   }
   if (auto v = a.Get("--timeout")) {
     auto n = ParseUint(*v);
     if (!n || *n < 1 || *n > 86400) {
-      return UsageError("--timeout must be in [1, 86400] seconds", kUsage);
+      return UsageError("--timeout must be in [1, 86400] seconds", a.spec());
     }
     o.timeout_ms = static_cast<int>(*n * 1000);
   }
@@ -224,7 +181,7 @@ int RunSend(std::span<const char* const> args) {
   }
   if (auto v = a.Get("--congestion")) {
     if (v->empty() || v->size() > 15) {
-      return UsageError("--congestion needs a name such as cubic or bbr", kUsage);
+      return UsageError("--congestion needs a name such as cubic or bbr", a.spec());
     }
     o.congestion = std::string(*v);
   }
@@ -284,5 +241,38 @@ int RunSend(std::span<const char* const> args) {
   }
   return r.files_failed == 0 ? kExitOk : kExitBadInput;
 }
+
+constexpr OptionSpec kSendOptions[] = {
+    {"--streams", "N", "TCP streams", "from the measured RTT, --rate and kernel limits"},
+    {"--block-size", "B", "checksum and re-send unit (reads are at least 4M)", "4M"},
+    {"--token-file", "F",
+     "the shared secret both ends prove they know (HMAC-SHA256; it never crosses the wire)"},
+    {"--resume", "", "send only the blocks the receiver does not have yet"},
+    {"--json", "", "print the transfer's report as one JSON document"},
+    {"--rate", "R", "expected bottleneck rate in bit/s (10G, 2G, 500M) for buffer sizing", "10G"},
+    {"--max-rate", "R", "pace all streams together to at most R bit/s"},
+    {"--congestion", "ALGO", "TCP congestion control of the streams (cubic, bbr, ...)",
+     "the system's net.ipv4.tcp_congestion_control"},
+    {"--queue-depth", "N", "reads in flight", "16"},
+    {"--buffers", "N", "block buffers", "queue depth + 2 x streams"},
+    {"--no-direct", "", "page-cache reads (for filesystems that refuse O_DIRECT)"},
+    {"--no-uring", "", "read(2) instead of io_uring (for kernels that refuse it)"},
+    {"--timeout", "SECONDS", "connect, handshake and stall limit", "30"},
+};
+
+}  // namespace
+
+constexpr CommandSpec kSendCommand{
+    .path = "send",
+    .summary = "send files and directories to a ferry recv daemon",
+    .synopsis = "PATH... HOST:PORT[/DEST]",
+    .options = kSendOptions,
+    .notes =
+        "PATH: files and directories; each arrives as DEST/basename(PATH) under the "
+        "receiver's root,\nexcept one FILE sent to HOST:PORT/NAME, which arrives as NAME as "
+        "with cp (as NAME/FILE\nwhen NAME ends with '/' or is an existing directory on the "
+        "receiver).",
+    .run = RunSend,
+};
 
 }  // namespace ferry::cli

@@ -24,18 +24,6 @@
 namespace ferry::cli {
 namespace {
 
-constexpr std::string_view kUsage =
-    "ferry store convert INPUT.root... --out DIR [--tree Events] [--block-size 64K] [--codec "
-    "zstd:3]\n"
-    "                    [--scan-copy] [--threads N] [--json]\n"
-    "       ferry store append DIR INPUT.root... [--replace-run] [--threads N] [--json]\n"
-    "       ferry store get DIR (--event RUN:LUMI:EVENT... | --events-file LIST) [--columns A,B] "
-    "[--json]\n"
-    "                        [--skip-missing] [--out picked.root] [--mmap]\n"
-    "       ferry store scan DIR --columns A,B [--where EXPR] [--bins N] [--json] [--mmap]\n"
-    "       ferry store info DIR [--json]\n"
-    "       ferry store verify DIR [--json]";
-
 std::vector<std::string> SplitList(const std::string& text) {
   std::vector<std::string> out;
   for (std::string_view p : Split(text, ',')) {
@@ -74,7 +62,7 @@ int RunConvert(const Args& args, bool append) {
   o.inputs = args.positional();
   if (append) {
     if (o.inputs.size() < 2) {
-      return UsageError("store append needs DIR and at least one INPUT.root", kUsage);
+      return UsageError("store append needs DIR and at least one INPUT.root", args.spec());
     }
     o.out_dir = o.inputs.front();
     o.inputs.erase(o.inputs.begin());
@@ -82,11 +70,11 @@ int RunConvert(const Args& args, bool append) {
     o.replace_runs = args.Has("--replace-run");
   } else {
     if (o.inputs.empty()) {
-      return UsageError("store convert needs at least one INPUT.root", kUsage);
+      return UsageError("store convert needs at least one INPUT.root", args.spec());
     }
     auto out = args.Get("--out");
     if (!out) {
-      return UsageError("store convert needs --out DIR", kUsage);
+      return UsageError("store convert needs --out DIR", args.spec());
     }
     o.out_dir = *out;
     o.j_chunks = args.Has("--scan-copy");
@@ -95,21 +83,21 @@ int RunConvert(const Args& args, bool append) {
   if (auto bs = args.Get("--block-size")) {
     auto v = ParseSize(*bs);
     if (!v || *v == 0 || *v > (1u << 30)) {
-      return UsageError("--block-size takes a size such as 64K (at most 1G)", kUsage);
+      return UsageError("--block-size takes a size such as 64K (at most 1G)", args.spec());
     }
     o.block_size = static_cast<uint32_t>(*v);
   }
   if (auto c = args.Get("--codec")) {
     auto s = codec::Setting::Parse(*c);
     if (!s || s->algorithm == codec::Algorithm::kOldRoot) {
-      return UsageError("--codec takes zstd[:L], lz4[:L], zlib[:L], lzma[:L] or none", kUsage);
+      return UsageError("--codec takes zstd[:L], lz4[:L], zlib[:L], lzma[:L] or none", args.spec());
     }
     o.codec = *s;
   }
   if (auto t = args.Get("--threads")) {
     auto v = ParseInt(*t);
     if (!v || *v < 1 || *v > 256) {
-      return UsageError("--threads takes 1..256", kUsage);
+      return UsageError("--threads takes 1..256", args.spec());
     }
     o.threads = static_cast<size_t>(*v);
   }
@@ -219,10 +207,10 @@ Result<std::vector<store::EventId>> EventList(const Args& args) {
 int RunGet(const std::string& dir, const Args& args) {
   auto ids = EventList(args);
   if (!ids.has_value()) {
-    return UsageError(ids.error().ToString(), kUsage);
+    return UsageError(ids.error().ToString(), args.spec());
   }
   if (ids->empty()) {
-    return UsageError("store get needs --event RUN:LUMI:EVENT or --events-file LIST", kUsage);
+    return UsageError("store get needs --event RUN:LUMI:EVENT or --events-file LIST", args.spec());
   }
   auto st = OpenStore(dir, args);
   if (!st.has_value()) {
@@ -311,17 +299,17 @@ int RunScan(const std::string& dir, const Args& args) {
     return ReportError(cols.error());
   }
   if (!args.Has("--columns")) {
-    return UsageError("store scan needs --columns A,B", kUsage);
+    return UsageError("store scan needs --columns A,B", args.spec());
   }
   auto sel = store::Selection::Parse(args.GetOr("--where", ""), s.schema());
   if (!sel.has_value()) {
-    return UsageError(sel.error().message(), kUsage);
+    return UsageError(sel.error().message(), args.spec());
   }
   int bins = 20;
   if (auto b = args.Get("--bins")) {
     auto v = ParseInt(*b);
     if (!v || *v < 1 || *v > 1000) {
-      return UsageError("--bins takes 1..1000", kUsage);
+      return UsageError("--bins takes 1..1000", args.spec());
     }
     bins = static_cast<int>(*v);
   }
@@ -558,62 +546,148 @@ int RunVerify(const std::string& dir, const Args& args) {
   return kExitOk;
 }
 
+// get, scan, info and verify work on one store DIR.
+int OnStore(const Args& args, int (*run)(const std::string& dir, const Args& args)) {
+  if (args.positional().size() != 1) {
+    return UsageError("expected one store DIR", args.spec());
+  }
+  return run(args.positional()[0], args);
+}
+
+int Convert(const Args& args) {
+  return RunConvert(args, false);
+}
+int Append(const Args& args) {
+  return RunConvert(args, true);
+}
+int Get(const Args& args) {
+  return OnStore(args, RunGet);
+}
+int Scan(const Args& args) {
+  return OnStore(args, RunScan);
+}
+int Info(const Args& args) {
+  return OnStore(args, RunInfo);
+}
+int Verify(const Args& args) {
+  return OnStore(args, RunVerify);
+}
+
+constexpr OptionSpec kJson = {"--json", "", "print one JSON document"};
+constexpr OptionSpec kThreads = {"--threads", "N", "threads decoding and compressing (1..256)",
+                                 "one per core"};
+constexpr OptionSpec kTree = {"--tree", "T", "the tree of the inputs", "Events"};
+constexpr OptionSpec kMmap = {"--mmap", "",
+                              "read the store's files through mmap: no read system call"};
+
+constexpr OptionSpec kConvertOptions[] = {
+    {"--out", "DIR", "the store to write (replaced if it exists)"},
+    kTree,
+    {"--block-size", "64K", "uncompressed bytes of every column of the events of one E block",
+     "64K"},
+    {"--codec", "zstd:3", "zstd[:L], lz4[:L], zlib[:L], lzma[:L] or none", "zstd:3"},
+    {"--scan-copy", "",
+     "also store the collections column-major (J chunks): collection scans read only their "
+     "columns, at the price of a second copy"},
+    kThreads,
+    kJson,
+};
+
+constexpr OptionSpec kAppendOptions[] = {
+    {"--replace-run", "",
+     "a run already in the store is rebuilt from the new inputs' events of the run (without "
+     "it, a new event of such a run is an error)"},
+    kTree,
+    kThreads,
+    kJson,
+};
+
+constexpr OptionSpec kGetOptions[] = {
+    {"--event", "RUN:LUMI:EVENT", "an event to get; repeat for more"},
+    {"--events-file", "LIST", "a file of RUN:LUMI:EVENT lines ('#' starts a comment)"},
+    {"--columns", "A,B", "the columns to print or write", "every column"},
+    {"--json", "", "print the events and the I/O counts as one JSON document"},
+    {"--skip-missing", "", "skip events that are not in the store (else: exit 1 naming one)"},
+    {"--out", "picked.root", "write the events, in list order, as a flat TTree"},
+    kMmap,
+};
+
+constexpr OptionSpec kScanOptions[] = {
+    {"--columns", "A,B", "the columns to summarize: entries, mean, rms, min, max, histogram"},
+    {"--where", "EXPR",
+     "select events: comparisons of scalar columns and numbers, n(Coll) (the counter of a "
+     "collection), &&, ||, !, parentheses; e.g. 'MET_pt > 25 && n(Muon) >= 1'"},
+    {"--bins", "N", "histogram bins (1..1000)", "20"},
+    kJson,
+    kMmap,
+};
+
+constexpr OptionSpec kInfoOptions[] = {kJson, kMmap};
+
+constexpr CommandSpec kConvert{
+    .path = "store convert",
+    .summary = "convert ROOT files (any number, any runs, any order) into an event store",
+    .synopsis = "INPUT.root... --out DIR",
+    .options = kConvertOptions,
+    .run = Convert,
+};
+
+constexpr CommandSpec kAppend{
+    .path = "store append",
+    .summary =
+        "add the runs of new files to a store as new shards; existing shard files are "
+        "never written",
+    .synopsis = "DIR INPUT.root...",
+    .options = kAppendOptions,
+    .run = Append,
+};
+
+constexpr CommandSpec kGet{
+    .path = "store get",
+    .summary = "pick events by RUN:LUMI:EVENT and print them or write them to a ROOT file",
+    .synopsis = "DIR (--event RUN:LUMI:EVENT... | --events-file LIST)",
+    .options = kGetOptions,
+    .run = Get,
+};
+
+constexpr CommandSpec kScan{
+    .path = "store scan",
+    .summary = "count the selected events and summarize columns of them",
+    .synopsis = "DIR --columns A,B",
+    .options = kScanOptions,
+    .run = Scan,
+};
+
+constexpr CommandSpec kInfo{
+    .path = "store info",
+    .summary =
+        "describe a store: format version, runs, events, extents and padding, codec, columns",
+    .synopsis = "DIR",
+    .options = kInfoOptions,
+    .run = Info,
+};
+
+constexpr CommandSpec kVerify{
+    .path = "store verify",
+    .summary =
+        "read every record, block and chunk of a store and check its CRC32C (exit 1 on a bad one)",
+    .synopsis = "DIR",
+    .options = kInfoOptions,
+    .run = Verify,
+};
+
+constexpr const CommandSpec* kStoreSubcommands[] = {&kConvert, &kAppend, &kGet,
+                                                    &kScan,    &kInfo,   &kVerify};
+
 }  // namespace
 
-int RunStore(std::span<const char* const> argv) {
-  if (argv.empty() || std::string_view(argv[0]) == "--help") {
-    std::printf("usage: %s\n", std::string(kUsage).c_str());
-    return argv.empty() ? kExitUsage : kExitOk;
-  }
-  std::string_view sub = argv[0];
-  auto args = Args::Parse(argv.subspan(1), {{"--json"},
-                                            {"--help"},
-                                            {"--mmap"},
-                                            {"--skip-missing"},
-                                            {"--scan-copy"},
-                                            {"--replace-run"},
-                                            {"--threads", true},
-                                            {"--tree", true},
-                                            {"--out", true},
-                                            {"--block-size", true},
-                                            {"--codec", true},
-                                            {"--event", true},
-                                            {"--events-file", true},
-                                            {"--columns", true},
-                                            {"--where", true},
-                                            {"--bins", true}});
-  if (!args.has_value()) {
-    return UsageError(args.error().message(), kUsage);
-  }
-  if (args->Has("--help")) {
-    std::printf("usage: %s\n", std::string(kUsage).c_str());
-    return kExitOk;
-  }
-  if (sub == "convert") {
-    return RunConvert(*args, false);
-  }
-  if (sub == "append") {
-    return RunConvert(*args, true);
-  }
-  if (sub != "get" && sub != "scan" && sub != "info" && sub != "verify") {
-    return UsageError("unknown subcommand 'store " + std::string(sub) + "'"
-                          + DidYouMean(sub, {"convert", "append", "get", "scan", "info", "verify"}),
-                      kUsage);
-  }
-  if (args->positional().size() != 1) {
-    return UsageError("expected one store DIR", kUsage);
-  }
-  const std::string& dir = args->positional()[0];
-  if (sub == "get") {
-    return RunGet(dir, *args);
-  }
-  if (sub == "scan") {
-    return RunScan(dir, *args);
-  }
-  if (sub == "info") {
-    return RunInfo(dir, *args);
-  }
-  return RunVerify(dir, *args);
-}
+constexpr CommandSpec kStoreCommand{
+    .path = "store",
+    .summary = "event store",
+    .notes =
+        "DIR may be a local directory or a root://host:port//path/to/store URL (info, get, "
+        "scan,\nverify): the store's files are then read through XrdCl with its plug-ins.",
+    .subcommands = kStoreSubcommands,
+};
 
 }  // namespace ferry::cli

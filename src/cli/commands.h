@@ -1,20 +1,23 @@
-// The ferry subcommands. Each lives in its own cmd_<name>.cc and takes the words after its
-// name; it returns the process exit code (0 ok, 1 bad input, 2 usage error).
+// The ferry commands: the table of each lives in its cmd_<name>.cc (command_spec.h), with the
+// functions that run its subcommands; commands.cc puts them under the top level. A run function
+// returns the process exit code (0 ok, 1 bad input, 2 usage error).
 #pragma once
 
-#include <span>
+#include "cli/command_spec.h"
 
 namespace ferry::cli {
 
-int RunRoot(std::span<const char* const> args);
-int RunGen(std::span<const char* const> args);
-int RunAnalyze(std::span<const char* const> args);
-int RunStore(std::span<const char* const> args);
-int RunSend(std::span<const char* const> args);
-int RunRecv(std::span<const char* const> args);
-int RunCache(std::span<const char* const> args);
-// `ferry cache replica ...` (cmd_cache_replica.cc).
-int RunCacheReplica(std::span<const char* const> args);
-int RunProxy(std::span<const char* const> args);
+extern const CommandSpec kRootCommand;          // cmd_root.cc
+extern const CommandSpec kGenCommand;           // cmd_gen.cc
+extern const CommandSpec kAnalyzeCommand;       // cmd_analyze.cc
+extern const CommandSpec kStoreCommand;         // cmd_store.cc
+extern const CommandSpec kSendCommand;          // cmd_send.cc
+extern const CommandSpec kRecvCommand;          // cmd_recv.cc
+extern const CommandSpec kCacheCommand;         // cmd_cache.cc
+extern const CommandSpec kCacheReplicaCommand;  // cmd_cache_replica.cc: `ferry cache replica`
+extern const CommandSpec kProxyCommand;         // cmd_proxy.cc
+
+// `ferry` itself: the group of all the commands above.
+extern const CommandSpec kFerryCommand;
 
 }  // namespace ferry::cli

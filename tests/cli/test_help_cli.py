@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""The help texts agree with what the commands accept: every command `ferry --help` lists has a
-help of its own, every sub-command a command's usage names appears in the top-level summary,
-and an unknown command or option is a usage error (exit 2).
+"""The help texts agree with what the commands accept. Both come from one table
+(src/cli/command_spec.h), so most of this is a guard: every command `ferry --help` lists has a
+help of its own, every subcommand a group's usage names appears in its summary, every command of
+the table (`ferry --list-commands`) answers --help and takes exactly the options its help names,
+and an unknown command or option is a usage error (exit 2) with a "did you mean".
 
 usage: test_help_cli.py FERRY
 """
@@ -25,7 +27,9 @@ def run(*args):
 
 top = run("--help")
 check(top.returncode == 0, "ferry --help exits 0")
-commands = dict(re.findall(r"^  ([a-z]+)\s{2,}(.+)$", top.stdout, re.M))
+# "  name       summary", a long summary continued on lines indented as far.
+commands = {name: " ".join(summary.split())
+            for name, summary in re.findall(r"^  ([a-z]+)\s{2,}(.+(?:\n {13}\S.*)*)", top.stdout, re.M)}
 check(len(commands) >= 8, "ferry --help lists the commands: %s" % sorted(commands))
 for name, summary in commands.items():
     h = run(name, "--help")
@@ -40,40 +44,54 @@ for name, summary in commands.items():
     check(bad.returncode == 2, "ferry %s --no-such-option exits 2 (got %d)" % (name, bad.returncode))
 check(run("no-such-command").returncode == 2, "an unknown command exits 2")
 
-# Every (sub)command's parser against its usage text: each option the parser takes is in the
-# usage, each option the usage names is taken by some parser of that command.
+# The table: every command with its options ("cache replica build\t--dir --conf-dir ...").
+listed = run("--list-commands")
+check(listed.returncode == 0, "ferry --list-commands exits 0")
+table = {}
+for line in listed.stdout.splitlines():
+    path, _, options = line.partition("\t")
+    table[path] = options.split()
+# Forms that must exist: a table that loses one fails here.
 FORMS = {
-    "root": [["ls"], ["dump"], ["baskets"]], "gen": [["nanoaod"]], "analyze": [["agc"]],
-    "store": [["convert"], ["append"], ["get"], ["scan"], ["info"], ["verify"]], "send": [[]], "recv": [[]],
-    "cache": [[s] for s in ["enable", "disable", "status", "ls", "stats", "verify", "evict",
-                            "clear", "pin"]] + [["replica", s] for s in ["build", "status", "drop"]],
-    "proxy": [["config"], ["run"]],
+    "root": ["ls", "dump", "baskets"], "gen": ["nanoaod"], "analyze": ["agc"],
+    "store": ["convert", "append", "get", "scan", "info", "verify"], "send": [], "recv": [],
+    "cache": ["enable", "disable", "status", "ls", "stats", "verify", "evict", "clear", "pin",
+              "replica", "replica build", "replica status", "replica drop"],
+    "proxy": ["config", "run"],
 }
-groups = {}  # the usage text a form is documented in -> its forms
-for name, forms in FORMS.items():
-    for form in forms:
-        groups.setdefault(tuple([name] + form[:-1]), []).append(form[len(form) - 1:] if form else [])
-for where, forms in groups.items():
-    name = " ".join(where)
-    usage = run(*where, "--help").stdout
-    usage_opts = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", usage)) - {"--help"}
-    taken = set()
-    for form in forms:
-        p = run(*where, *form, "--list-options")
-        ok = p.returncode == 0 and p.stdout.startswith("options:")
-        check(ok, "ferry %s --list-options: exit %d %s%s"
-              % (" ".join([name] + form), p.returncode, p.stdout[:80], p.stderr[:200]))
-        if not ok:
-            continue
-        opts = set(p.stdout.split()[1:]) - {"--help"}
-        taken |= opts
-        check(opts <= usage_opts, "ferry %s takes %s, its usage does not name them"
-              % (" ".join([name] + form), sorted(opts - usage_opts)))
-        h = run(*where, *form, "--help")
-        check(h.returncode == 0 and "usage:" in h.stdout,
-              "ferry %s --help exits 0 with the usage" % " ".join([name] + form))
-    check(usage_opts <= taken, "ferry %s --help names %s, no parser of it takes them"
-          % (name, sorted(usage_opts - taken)))
+for name, subs in FORMS.items():
+    for path in [name] + ["%s %s" % (name, s) for s in subs]:
+        check(path in table, "ferry --list-commands has %s" % path)
+groups = {path for path in table if any(p.startswith(path + " ") for p in table) or not path}
+opt_re = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
+for path, options in table.items():
+    words = path.split()
+    h = run(*words, "--help")
+    check(h.returncode == 0 and h.stdout.startswith(("usage:", "ferry - ")),
+          "ferry %s --help exits 0 with the usage" % path)
+    named = set(opt_re.findall(h.stdout)) - {"--help"}
+    if path in groups:
+        # A group's usage names the options of its own leaves, and no others.
+        subs = [p for p in table if p and p != path and p.rpartition(" ")[0] == path]
+        leaves = [p for p in subs if p not in groups]
+        taken = set().union(*[set(table[p]) for p in leaves]) if leaves else set()
+        if path:
+            check(taken <= named, "ferry %s --help misses %s" % (path, sorted(taken - named)))
+            check(named <= taken, "ferry %s --help names %s, none of its commands takes them"
+                  % (path, sorted(named - taken)))
+        for sub in subs:
+            check(re.search(r"^  %s\s" % re.escape(sub.split()[-1]), h.stdout, re.M),
+                  "ferry %s --help lists %s" % (path, sub))
+        continue
+    p = run(*words, "--list-options")
+    check(p.returncode == 0 and p.stdout.split()[1:] == options,
+          "ferry %s --list-options: %s %s" % (path, p.stdout.strip(), p.stderr[:200]))
+    check(set(options) == named, "ferry %s: takes %s, its help names %s"
+          % (path, sorted(options), sorted(named)))
+    bad = run(*words, "--no-such-option")
+    check(bad.returncode == 2 and "unknown option --no-such-option" in bad.stderr,
+          "ferry %s --no-such-option exits 2 (got %d)" % (path, bad.returncode))
+check(run().returncode == 2, "ferry without a command exits 2")
 typo = run("sned")
 check(typo.returncode == 2 and "did you mean 'send'" in typo.stderr, "ferry sned: %s" % typo.stderr)
 typo = run("cache", "stauts")
