@@ -298,17 +298,24 @@ TEST(LinkMeter, RoundTripAndDeliveryRate) {
   EXPECT_NEAR(m.rtt_s(), 0.040, 1e-9);
   EXPECT_NEAR(m.rate_bps(), 100e6, 1e3);
   EXPECT_NEAR(static_cast<double>(m.BandwidthDelay()), 4e6, 1e3);
-  // Requests timed for real: the busy time counts once for overlapping requests.
-  LinkMeter live;
+  // Requests timed by Begin/End (on an injected clock, so the times are exact): the busy time
+  // of overlapping requests counts once. Two requests leave together and end 20 and 30 ms
+  // later: the link was busy 30 ms (not 50) for 1 MB.
+  int64_t now = 1'000'000'000;
+  LinkMeter live([&now] { return now; });
   const int64_t a = live.Begin();
   const int64_t b = live.Begin();
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  now += 20'000'000;
   live.End(a, 500000);
+  now += 10'000'000;
   live.End(b, 500000);
-  EXPECT_GE(live.rtt_s(), 0.019);
-  EXPECT_LE(live.rate_bps(), 1e6 / 0.019);
-  EXPECT_GE(live.rate_bps(), 1e6 / 1.0);
+  EXPECT_NEAR(live.rtt_s(), 0.020, 1e-9);
+  EXPECT_NEAR(live.rate_bps(), 1e6 / 0.030, 1e-3);
   EXPECT_EQ(live.requests(), 2u);
+  // While a request is outstanding, its running busy time counts too.
+  live.Begin();
+  now += 10'000'000;
+  EXPECT_NEAR(live.rate_bps(), 1e6 / 0.040, 1e-3);
 }
 
 }  // namespace

@@ -6,8 +6,12 @@
 
 namespace ferry::cache {
 
+int64_t LinkMeter::Now() const {
+  return clock_ns_ ? clock_ns_() : NowNs();
+}
+
 int64_t LinkMeter::Begin() {
-  const int64_t now = NowNs();
+  const int64_t now = Now();
   std::lock_guard<std::mutex> lock(mu_);
   if (outstanding_++ == 0) {
     busy_since_ = now;
@@ -16,7 +20,7 @@ int64_t LinkMeter::Begin() {
 }
 
 void LinkMeter::End(int64_t start_ns, uint64_t bytes) {
-  const int64_t now = NowNs();
+  const int64_t now = Now();
   std::lock_guard<std::mutex> lock(mu_);
   int64_t busy = 0;
   if (outstanding_ > 0 && --outstanding_ == 0) {
@@ -57,7 +61,7 @@ double LinkMeter::rtt_s() const {
 }
 
 double LinkMeter::rate_bps() const {
-  const int64_t now = NowNs();
+  const int64_t now = Now();
   std::lock_guard<std::mutex> lock(mu_);
   return RateLocked(now);
 }

@@ -14,7 +14,9 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <mutex>
+#include <utility>
 
 namespace ferry::cache {
 
@@ -22,6 +24,10 @@ class LinkMeter {
  public:
   static constexpr size_t kSamples = 32;
   static constexpr int64_t kDecayNs = 2'000'000'000;
+
+  // `clock_ns` (monotonic nanoseconds) lets tests time requests without sleeping; empty: the
+  // steady clock.
+  explicit LinkMeter(std::function<int64_t()> clock_ns = {}) : clock_ns_(std::move(clock_ns)) {}
 
   // A request leaves now; returns its start time for End().
   int64_t Begin();
@@ -43,7 +49,9 @@ class LinkMeter {
  private:
   void AddLocked(int64_t latency_ns, int64_t busy_ns, uint64_t bytes);
   double RateLocked(int64_t now) const;
+  int64_t Now() const;
 
+  const std::function<int64_t()> clock_ns_;
   mutable std::mutex mu_;
   uint32_t outstanding_ = 0;
   int64_t busy_since_ = 0;  // start of the current busy period (outstanding_ > 0)

@@ -20,6 +20,7 @@
 
 #include "base/hash.h"
 #include "testing/testing.h"
+#include "xfer/journal.h"
 #include "xfer/protocol.h"
 #include "xfer/test_files.h"
 
@@ -114,6 +115,20 @@ bool HasHiddenPart(const std::string& dir) {
     }
   }
   return false;
+}
+
+// Blocks recorded in the resume journals under `dir` (every record names a block already on
+// disk: journal.h).
+uint64_t JournalRecords(const std::string& dir) {
+  uint64_t records = 0;
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(dir, ec)) {
+    const uint64_t size = e.is_regular_file(ec) ? e.file_size(ec) : 0;
+    if (!ec && e.path().filename().string().ends_with(".journal") && size > kJournalHeaderSize) {
+      records += (size - kJournalHeaderSize) / kJournalRecordSize;
+    }
+  }
+  return records;
 }
 
 class XferCli : public ::testing::Test {
@@ -218,11 +233,16 @@ TEST_F(XferCli, ReceiverKilledMidTransferThenResumeSendsOnlyMissingBlocks) {
   int port = 0;
   auto rx = StartRecv("127.0.0.1", root_, &port, {"--journal-sync-ms", "50"});
   ASSERT_GT(port, 0) << rx->err();
-  // Paced to 20 MB/s so the receiver dies in the middle.
+  // Paced to 20 MB/s (2 s for the file) so the receiver dies in the middle: as soon as its
+  // journal records a few blocks, which the resume below must find.
   auto tx = StartSend({src_ + "/big.bin", "127.0.0.1:" + std::to_string(port) + "/d/",
                        "--token-file", token_, "--block-size", "1M", "--streams", "4", "--max-rate",
                        "160M", "--timeout", "5", "--json"});
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (JournalRecords(root_) < 4 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GE(JournalRecords(root_), 4u) << "no journal records within 20 s: " << rx->err();
   rx->Kill(SIGKILL);
   EXPECT_EQ(rx->Wait(5000), 128 + SIGKILL);
   EXPECT_EQ(tx->Wait(20000), 1) << tx->err();

@@ -6,7 +6,9 @@ usage: cache_reader.py MODE ARGS...     (run with /usr/bin/python3: it can impor
   ranges URL LOCAL OFF:LEN...      plain reads of the given ranges
   loop URL LOCAL SEED              endless vector reads of fresh random ranges (killed by test)
   threads THREADS ROUNDS SEED URL=LOCAL...   threads x rounds of vector reads over several files
-  slow URL LOCAL COUNT SLEEP_MS    one read at a time, tolerating errors: prints "ok=N err=M"
+  slow URL LOCAL COUNT SLEEP_MS [PROGRESS]   one read at a time, tolerating errors: prints
+                                   "ok=N err=M"; appends a line "ok" or "err" to the file
+                                   PROGRESS after each read (a test waits on it)
 Exit 0 when every byte read matched; 1 (with a message) otherwise.
 """
 import random
@@ -110,6 +112,7 @@ def main():
             sys.exit("; ".join(errors))
     elif mode == "slow":
         url, local, count, sleep_ms = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+        progress = open(sys.argv[6], "a", buffering=1) if len(sys.argv) > 6 else None
         data = open(local, "rb").read()
         f = open_file(url)
         rnd = random.Random(3)
@@ -127,6 +130,8 @@ def main():
                     ok_after_err += 1
             else:
                 err += 1
+            if progress:
+                progress.write("ok\n" if st.ok else "err\n")
             time.sleep(sleep_ms / 1000.0)
         print("ok=%d err=%d ok_after_err=%d" % (ok, err, ok_after_err))
     else:

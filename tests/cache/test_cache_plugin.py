@@ -18,7 +18,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "testing"))
-from ferry_testbed import Origin, Skip, _StateDir, _run  # noqa: E402
+from ferry_testbed import Origin, Skip, _StateDir, _run, read_lines, wait_for  # noqa: E402
 
 FERRY, PLUGIN, ROOT_DATA, TEST = sys.argv[1:5]
 PY = "/usr/bin/python3"
@@ -77,9 +77,18 @@ class Setup:
             raise RuntimeError("ferry cache stats: exit %d: %s" % (p.returncode, p.stderr.strip()))
         return json.loads(p.stdout)
 
+    def ls(self):
+        p = self.ferry("cache", "ls", "--dir", self.cache, "--json")
+        return json.loads(p.stdout)["entries"] if p.returncode == 0 else []
+
     def verify(self):
         p = self.ferry("cache", "verify", "--dir", self.cache, "--json")
         return p.returncode, (json.loads(p.stdout) if p.stdout.strip() else {})
+
+    def verified(self):
+        """verify's report when every stored page checks, else None."""
+        rc, v = self.verify()
+        return v if rc == 0 and v.get("pages_bad") == 0 else None
 
     def clear_cache(self):
         p = self.ferry("cache", "clear", "--dir", self.cache)
@@ -195,9 +204,10 @@ def test_faults():
             url = o.url_for("f.bin")
             ranges = ["1048576:65536", "2000003:777"]
             ok(s.reader("ranges", url, local, *ranges), "fill for the bit flip")
-            time.sleep(0.3)
-            ls = json.loads(s.ferry("cache", "ls", "--dir", s.cache, "--json").stdout)
-            key = ls["entries"][0]["key"]
+            # The flip must land in a stored page: wait until the index published both ranges.
+            ls = wait_for(lambda: [e for e in s.ls() if e["held_bytes"] >= 65536 + 777])
+            check(ls, "the fill was published: %s" % s.ls())
+            key = ls[0]["key"]
             data_file = os.path.join(s.cache, "entries", key[:2], key + ".data")
             with open(data_file, "r+b") as f:
                 f.seek(1048576 + 5000)
@@ -209,7 +219,10 @@ def test_faults():
             after = s.stats()
             check(after["crc_failures"] == before["crc_failures"] + 1,
                   "one CRC failure counted: %s" % after)
-            time.sleep(0.3)
+            # The next read must find the refetched page, not the flipped one: wait until the
+            # stored pages verify again.
+            check(wait_for(s.verified), "the refetched page replaced the flipped one: %s %s"
+                  % s.verify())
             ok(s.reader("ranges", url, local, *ranges), "read after the refetch")
             check(s.stats()["crc_failures"] == after["crc_failures"], "repaired: no new failure")
         # 2. The origin killed mid-pass and restarted on the same port.
@@ -217,11 +230,16 @@ def test_faults():
         url0 = _run("origin.sh", "start", "--dir", s.data, "--name", "kill", env=env)
         port = url0.rstrip("/").rsplit(":", 1)[1]
         url = url0 + "/f.bin"
-        p = subprocess.Popen([PY, READER, "slow", url, local, "120", "25"], env=s.env,
+        progress = os.path.join(s.root, "slow.progress")
+        p = subprocess.Popen([PY, READER, "slow", url, local, "120", "25", progress], env=s.env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
+        # Stopped once reads succeed, restarted once the reader met the outage, so reads are
+        # left to complete after it.
+        check(wait_for(lambda: read_lines(progress).count("ok") >= 10),
+              "reads before the origin stops: %s" % read_lines(progress))
         _run("origin.sh", "stop", "--name", "kill", env=env)
-        time.sleep(1.5)
+        check(wait_for(lambda: "err" in read_lines(progress)),
+              "a read failed while the origin was down: %s" % read_lines(progress))
         _run("origin.sh", "start", "--dir", s.data, "--name", "kill", "--port", port, env=env)
         out, err = p.communicate(timeout=120)
         check(p.returncode == 0, "slow reader: no wrong byte (exit %d) %s" % (p.returncode,
@@ -360,9 +378,17 @@ def test_cli():
             ok(p, "clear")
             check("1 pinned" in p.stdout, "clear keeps the pinned entry: %s" % p.stdout)
             ok(ferry("pin", "--unpin", url), "unpin")
-            ok(ferry("evict", "--older-than", "1s"), "evict --older-than")  # may be too new
-            time.sleep(1.1)
-            p = ferry("evict", "--older-than", "1s")
+            p = ferry("evict", "--older-than", "1h")
+            check(p.returncode == 0 and "evicted 0 entries" in p.stdout,
+                  "evict --older-than keeps an entry read just now: %s" % p.stdout)
+            # Last read two hours ago (the mtimes of its lock file and index, capacity.h)
+            # instead of waiting for the clock.
+            key = ls[0]["key"]
+            two_hours_ago = time.time() - 7200
+            for ext in ("lock", "idx"):
+                os.utime(os.path.join(cache, "entries", key[:2], key + "." + ext),
+                         (two_hours_ago, two_hours_ago))
+            p = ferry("evict", "--older-than", "1h")
             check("evicted 1 entries" in p.stdout, "evict --older-than: %s" % p.stdout)
             check(json.loads(ferry("stats", "--json").stdout)["entries"] == 0, "evicted")
             p = ferry("evict", "--to-size", "x")

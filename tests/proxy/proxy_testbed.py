@@ -133,8 +133,11 @@ class Proxy(Server):
     """`ferry proxy run` in front of origin HOST:PORT with its cache in cache_dir."""
 
     def __init__(self, ferry, origin, cache_dir, workdir=None, port=None, extra=(),
-                 env=None, lifetime=900):
+                 env=None, lifetime=900, status_ms=None):
+        """status_ms: ferry.status_ms, how often the status file is rewritten while it changes
+        (None: the proxy's default, 1 s); idle() needs it."""
         self.workdir = workdir or tempfile.mkdtemp(prefix="fpx-")
+        self.status_ms = status_ms
         os.chmod(self.workdir, 0o755)
         port = port or free_port()
         self.cache_dir = cache_dir
@@ -147,6 +150,8 @@ class Proxy(Server):
         argv = [ferry, "proxy", "run", "--origin", origin, "--port", str(port), "--dir",
                 cache_dir, "--host", "127.0.0.1", "--admin", self.admin, "--log", log,
                 *extra]
+        if status_ms is not None:
+            argv += ["--set", "status_ms=%d" % status_ms]
         super().__init__(argv, port, log, env=env, lifetime=lifetime)
         self.url = "root://127.0.0.1:%d/" % port
         self.start()
@@ -161,6 +166,22 @@ class Proxy(Server):
                 return json.load(f)
         except (OSError, ValueError):
             return {}
+
+    def idle(self, seconds=30):
+        """Waits until the proxy has no file open and its counters stopped changing: the status
+        file, rewritten within status_ms of any open, close or origin request, shows no open
+        file and was not rewritten for ten periods. Every close before the call has then
+        completed, and with it the merge of its cache counters (ferry cache stats). Returns the
+        status, or None after `seconds`."""
+        assert self.status_ms, "idle() needs a Proxy started with status_ms"
+        quiet = 10 * self.status_ms / 1000.0
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            st = self.status()
+            if st.get("open_files") == 0 and time.time() - st.get("updated_unix", 0) > quiet:
+                return st
+            time.sleep(self.status_ms / 1000.0)
+        return None
 
 
 class Redirector(Server):

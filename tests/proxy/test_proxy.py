@@ -22,6 +22,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "testing"))
 import ferry_testbed  # noqa: E402
 from proxy_testbed import Proxy, Redirector, Skip  # noqa: E402
+from ferry_testbed import read_lines, wait_for  # noqa: E402
 
 FERRY, PROBE, ROOT_DATA, TEST = sys.argv[1:5]
 PY = "/usr/bin/python3"
@@ -239,6 +240,18 @@ def proxy_rss_fds(p):
     return rss, len(os.listdir("/proc/%d/fd" % pid))
 
 
+def steady_fds(p, seconds=15):
+    """(VmRSS, descriptors) of the proxy once its descriptor count held still for 0.3 s (the
+    write-behind releases an entry's descriptors after publishing it), bounded by `seconds`."""
+    samples = []
+
+    def still():
+        samples.append(proxy_rss_fds(p))
+        return len(samples) >= 4 and len({fds for _, fds in samples[-4:]}) == 1
+    wait_for(still, seconds=seconds, interval=0.1)
+    return samples[-1]
+
+
 def test_crash(kills=20):
     """The proxy SIGKILLed at random points while it fills, restarted on the same directory,
     `kills` times: verify finds no bad page, later reads return the origin's bytes."""
@@ -307,12 +320,17 @@ def test_faults():
             # 2. The origin killed mid-pass and restarted on the same port: reads of held bytes
             # go on, the others fail with an error (never a wrong byte) and work again after.
             port = origin.rsplit(":", 1)[1]
-            r = subprocess.Popen([PY, CACHE_READER, "slow", url, local, "120", "25"],
+            progress = os.path.join(s.root, "slow.progress")
+            r = subprocess.Popen([PY, CACHE_READER, "slow", url, local, "120", "25", progress],
                                  env=s.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True)
-            time.sleep(1.0)
+            # Stopped once reads succeed, restarted once the reader met the outage, so reads
+            # are left to complete after it.
+            check(wait_for(lambda: read_lines(progress).count("ok") >= 10),
+                  "reads before the origin stops: %s" % read_lines(progress))
             ferry_testbed._run("origin.sh", "stop", "--name", "kill", env=state.env)
-            time.sleep(1.5)
+            check(wait_for(lambda: "err" in read_lines(progress)),
+                  "a read failed while the origin was down: %s" % read_lines(progress))
             ferry_testbed._run("origin.sh", "start", "--dir", s.data, "--name", "kill",
                                "--port", port, env=state.env)
             out, err = r.communicate(timeout=180)
@@ -345,11 +363,14 @@ def test_faults():
                 ok(s.run(PY, CACHE_READER, "ranges", url, big, *spans),
                    "read %d on a full cache" % rnd)
             ok(s.reader("pass", url, big, "3"), "pass on a full cache")
-            time.sleep(1.5)
-            st = s.stats(full)
+
+            def full_disk_counted():
+                st = s.stats(full)
+                return st if st.get("failopen_events", 0) + st.get("writes_dropped", 0) \
+                    + st.get("admissions_declined", 0) > 0 else None
+            st = wait_for(full_disk_counted) or s.stats(full)
             print("full disk:", json.dumps(st), flush=True)
-            check(st.get("failopen_events", 0) + st.get("writes_dropped", 0)
-                  + st.get("admissions_declined", 0) > 0, "the full disk was counted: %s" % st)
+            check(full_disk_counted(), "the full disk was counted: %s" % st)
             check(p.proc.poll() is None, "the proxy survived the full disk")
     finally:
         try:
@@ -370,13 +391,16 @@ def test_storm(threads=16, opens=10000):
     try:
         files = [s.file("s/%02d.bin" % i, 65536 + i, 200 + i) for i in range(100)]
         with ferry_testbed.Origin(s.data) as o, \
-                Proxy(FERRY, origin_hostport(o), s.cache, s.root, env=s.env) as p:
+                Proxy(FERRY, origin_hostport(o), s.cache, s.root, env=s.env,
+                      status_ms=50) as p:
             pairs = ["%s=%s" % (p.url_for("s/%02d.bin" % i), f) for i, f in enumerate(files)]
             # A first round fills the cache and reaches the steady state of memory use.
             ok(s.reader("storm", str(threads), str(max(1, opens // threads // 10)), "1",
                         *pairs, timeout=600), "storm warm-up")
-            time.sleep(1.5)
-            rss0, fds0 = proxy_rss_fds(p)
+            # The baseline once every warm-up file is closed and its entry published (the
+            # descriptors stop changing), not while they still go.
+            check(p.idle(), "the warm-up's files were closed: %s" % p.status())
+            rss0, fds0 = steady_fds(p)
             q = s.reader("storm", str(threads), str(opens // threads), "2", *pairs, timeout=900)
             ok(q, "storm")
             print("storm:", q.stdout.strip(), flush=True)
@@ -384,14 +408,11 @@ def test_storm(threads=16, opens=10000):
             # Descriptors of the last files' entries stay open until the write-behind thread
             # published them (publish_ms), and the origin channels opened for concurrent
             # requests stay: wait (bounded) for the count to come back; a leak never does.
-            deadline = time.time() + 15
-            while True:
-                time.sleep(0.5)
-                rss1, fds1 = proxy_rss_fds(p)
-                st = p.status()
-                # The status file is rewritten within a second of a change (closes included).
-                if (fds1 <= fds0 + 4 and st.get("open_files") == 0) or time.time() > deadline:
-                    break
+            # The status file is rewritten within status_ms of a change (closes included).
+            wait_for(lambda: proxy_rss_fds(p)[1] <= fds0 + 4
+                     and p.status().get("open_files") == 0, seconds=15)
+            rss1, fds1 = proxy_rss_fds(p)
+            st = p.status()
             print("proxy rss %d -> %d kB, fds %d -> %d, status %s" %
                   (rss0, rss1, fds0, fds1, json.dumps(st)), flush=True)
             check(st.get("open_files") == 0, "every file closed: %s" % st)
@@ -425,8 +446,13 @@ def test_cluster():
                     for i, f in enumerate(files):
                         ok(s.reader("pass", r.url_for("k/%d.bin" % i), f, str(rnd)),
                            "round %d file %d through the redirector" % (rnd, i))
-                time.sleep(1.5)
-                served = [s.stats(c).get("access", {}).get("records", 0) for c in caches]
+                def records():  # appended as the proxies close the files
+                    return [s.stats(c).get("access", {}).get("records", 0) for c in caches]
+
+                def served_by_both():
+                    n = records()
+                    return n if sum(n) >= 16 and all(n) else None
+                served = wait_for(served_by_both) or records()
                 print("records per proxy:", served, [pa.status().get("opens"),
                                                      pb.status().get("opens")], flush=True)
                 check(sum(served) >= 16, "every open was served by a proxy: %s" % served)
@@ -451,7 +477,8 @@ def test_twolevel():
                     % (CLIENT_PLUGIN, client_cache))
         env = dict(s.env, XRD_PLUGINCONFDIR=conf)
         with ferry_testbed.Origin(s.data) as o, \
-                Proxy(FERRY, origin_hostport(o), s.cache, s.root, env=s.env) as p:
+                Proxy(FERRY, origin_hostport(o), s.cache, s.root, env=s.env,
+                      status_ms=50) as p:
             url = p.url_for("t.bin")
             ok(s.reader("pass", url, local, "4", env=env), "first pass, two levels")
             s.settled()
@@ -464,7 +491,9 @@ def test_twolevel():
                   "the proxy fetched what the client asked for: %d vs %d" %
                   (p1["bytes_from_origin"], c1["bytes_from_origin"]))
             ok(s.reader("pass", url, local, "4", env=env), "second pass, two levels")
-            time.sleep(1.5)
+            # The client's counters are merged when its process ends; the proxy's when it closes
+            # the file, which the client plug-in does in the background (or its exit does).
+            check(p.idle(), "the proxy closed the second pass's files: %s" % p.status())
             c2, p2 = s.stats(client_cache), s.stats()
             check(c2["hits"] > c1["hits"] and c2["misses"] == c1["misses"],
                   "second pass: client cache hits: %s" % c2)
@@ -472,7 +501,7 @@ def test_twolevel():
                   "second pass: nothing reached the proxy")
             # Without the client cache, the proxy alone serves it from its cache.
             ok(s.reader("pass", url, local, "4"), "third pass, proxy only")
-            time.sleep(1.5)
+            check(p.idle(), "the proxy closed the third pass's file: %s" % p.status())
             p3 = s.stats()
             check(p3["hits"] > p2["hits"] and p3["bytes_from_origin"] == p2["bytes_from_origin"],
                   "third pass: proxy cache hits, no origin bytes: %s" % p3)
@@ -493,7 +522,8 @@ def test_concurrency():
         files = [s.file("c%d.bin" % i, 4 * 1024 * 1024, 10 + i) for i in range(8)]
         with ferry_testbed.Wan(name=wan_name("c"), rtt="40ms", rate="1gbit") as w, \
                 w.origin(s.data) as o, \
-                Proxy(FERRY, o.url.split("//")[1].rstrip("/"), s.cache, s.root, env=s.env) as p:
+                Proxy(FERRY, o.url.split("//")[1].rstrip("/"), s.cache, s.root, env=s.env,
+                      status_ms=50) as p:
             pairs = ["%s=%s" % (p.url_for(os.path.basename(f)), f) for f in files]
             direct = ["%s=%s" % (o.url_for(os.path.basename(f)), f) for f in files]
             rtt = 0.040
@@ -519,8 +549,11 @@ def test_concurrency():
             # Eight round trips if they queued; the link's throughput is the same for both.
             check(one is not None and d1 is not None and one < d1 + 3 * rtt,
                   "reads of one file at once: %s s (direct %s s)" % (one, d1))
-            time.sleep(1.2)  # the status file is rewritten every second
-            st = p.status()
+
+            def concurrent_at_origin():  # the status is rewritten within status_ms of a change
+                st = p.status()
+                return st if st.get("origin_max_inflight", 0) >= 4 else None
+            st = wait_for(concurrent_at_origin, seconds=10) or p.status()
             print("status:", json.dumps(st), flush=True)
             check(st.get("origin_max_inflight", 0) >= 4,
                   "origin requests in flight at once: %s (before %s)" %

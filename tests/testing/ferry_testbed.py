@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 
 TESTBED = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                         "..", "..", "scripts", "testbed"))
@@ -33,6 +34,27 @@ def _run(script, *args, env, timeout=120):
     if p.returncode != 0:
         raise RuntimeError(f"{script} {' '.join(args)} exited {p.returncode}: {p.stderr.strip()}")
     return p.stdout.strip()
+
+
+def wait_for(probe, seconds=30, interval=0.05):
+    """Polls probe() until it returns a true value and returns it; after `seconds`, returns
+    its last (false) value for the caller to report. Tests wait for the event they need, never
+    for a fixed time that assumes it happened."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = probe()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(interval)
+
+
+def read_lines(path):
+    """The lines of `path`, or none while it does not exist."""
+    try:
+        with open(path) as f:
+            return f.read().split()
+    except FileNotFoundError:
+        return []
 
 
 class _StateDir:

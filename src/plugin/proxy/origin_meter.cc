@@ -6,6 +6,10 @@
 
 namespace ferry::proxy {
 
+int64_t OriginMeter::Now() const {
+  return clock_ns_ ? clock_ns_() : cache::NowNs();
+}
+
 void OriginMeter::AdvanceLocked(int64_t now_ns) {
   if (last_ns_ != 0 && now_ns > last_ns_) {
     const double dt = static_cast<double>(now_ns - last_ns_) * 1e-9;
@@ -17,7 +21,7 @@ void OriginMeter::AdvanceLocked(int64_t now_ns) {
 
 void OriginMeter::Begin(uint64_t n) {
   std::lock_guard<std::mutex> lock(mu_);
-  AdvanceLocked(cache::NowNs());
+  AdvanceLocked(Now());
   s_.inflight += n;
   s_.requests += n;
   s_.max_inflight = std::max(s_.max_inflight, s_.inflight);
@@ -25,13 +29,13 @@ void OriginMeter::Begin(uint64_t n) {
 
 void OriginMeter::End(uint64_t n) {
   std::lock_guard<std::mutex> lock(mu_);
-  AdvanceLocked(cache::NowNs());
+  AdvanceLocked(Now());
   s_.inflight -= std::min(n, s_.inflight);
 }
 
 MeterSnapshot OriginMeter::Snapshot() {
   std::lock_guard<std::mutex> lock(mu_);
-  AdvanceLocked(cache::NowNs());
+  AdvanceLocked(Now());
   return s_;
 }
 

@@ -13,8 +13,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include "cache/origin.h"
 
@@ -30,12 +32,18 @@ struct MeterSnapshot {
 
 class OriginMeter {
  public:
+  // `clock_ns` (monotonic nanoseconds) lets tests integrate over exact times without sleeping;
+  // empty: the steady clock.
+  explicit OriginMeter(std::function<int64_t()> clock_ns = {}) : clock_ns_(std::move(clock_ns)) {}
+
   void Begin(uint64_t n);
   void End(uint64_t n);
   MeterSnapshot Snapshot();
 
  private:
+  int64_t Now() const;
   void AdvanceLocked(int64_t now_ns);
+  const std::function<int64_t()> clock_ns_;
   std::mutex mu_;
   MeterSnapshot s_;
   int64_t last_ns_ = 0;

@@ -1,7 +1,6 @@
 #include "plugin/proxy/origin_meter.h"
 
 #include <atomic>
-#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -13,21 +12,21 @@ namespace ferry::proxy {
 namespace {
 
 TEST(OriginMeter, IntegratesRequestsInFlight) {
-  OriginMeter m;
+  int64_t now = 1'000'000'000;  // the meter starts integrating at its first nonzero time
+  OriginMeter m([&now] { return now; });
   m.Begin(2);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  now += 50'000'000;
   m.End(1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  now += 50'000'000;
   m.End(1);
+  now += 30'000'000;  // idle time counts for neither integral
   const MeterSnapshot s = m.Snapshot();
   EXPECT_EQ(s.requests, 2u);
   EXPECT_EQ(s.inflight, 0u);
   EXPECT_EQ(s.max_inflight, 2u);
-  // 2 requests for ~50 ms, then 1 for ~50 ms: ~0.15 request-seconds over ~0.1 s busy.
-  EXPECT_GT(s.inflight_seconds, 0.14);
-  EXPECT_LT(s.inflight_seconds, 0.5);
-  EXPECT_GT(s.busy_seconds, 0.09);
-  EXPECT_LT(s.busy_seconds, s.inflight_seconds);
+  // 2 requests for 50 ms, then 1 for 50 ms: 0.15 request-seconds over 0.1 s busy.
+  EXPECT_NEAR(s.inflight_seconds, 0.15, 1e-9);
+  EXPECT_NEAR(s.busy_seconds, 0.10, 1e-9);
 }
 
 TEST(OriginMeter, MeteredOriginCountsEveryRead) {

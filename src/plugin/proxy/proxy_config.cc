@@ -120,6 +120,8 @@ Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
       c.ahead_fetches = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 1, 256)));
     } else if (key == "timeout") {
       c.timeout_s = static_cast<uint16_t>(FERRY_TRY(ParseBounded(key, value, 1, 3600)));
+    } else if (key == "status_ms") {
+      c.status_ms = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 10, 60000)));
     } else {
       cache_keys[key] = value;  // validated by the cache's own parser below
     }

@@ -15,6 +15,8 @@
 //   ferry.ahead_fetches N  8        read-ahead fetches in flight at once over all files (about a
 //                                   bandwidth-delay product of one-unit fetches)
 //   ferry.timeout S        60       origin request timeout in seconds
+//   ferry.status_ms MS     1000     how often DIR/proxy-status.json is rewritten while it
+//                                   changes (tests set it short to wait for an update)
 //   ferry.<cache key> V             every key of the client cache (cache/config.h): dir,
 //                                   max_size, min_free, page_size, iogap, channels, ...
 //
@@ -39,6 +41,7 @@ struct ProxyConfig {
   uint32_t lookahead = 8;
   uint32_t ahead_fetches = 8;
   uint16_t timeout_s = 60;
+  uint32_t status_ms = 1000;
   cache::Config cache;
 
   // root://origin//path (path without CGI; a missing leading '/' is added).

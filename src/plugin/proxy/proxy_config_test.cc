@@ -18,6 +18,7 @@ TEST(ProxyConfig, ReadsFerryDirectivesAndIgnoresTheRest) {
       "ferry.redirect_users 8\n"
       "ferry.lookahead 0\n"
       "ferry.access_log off\n"
+      "ferry.status_ms 100\n"
       "pfc.blocksize 4k\n");
   ASSERT_TRUE(c) << c.error().ToString();
   EXPECT_EQ(c->origin, "origin.example:1095");
@@ -27,6 +28,7 @@ TEST(ProxyConfig, ReadsFerryDirectivesAndIgnoresTheRest) {
   EXPECT_EQ(c->redirect_users, 8u);
   EXPECT_EQ(c->lookahead, 0u);
   EXPECT_FALSE(c->access_log);
+  EXPECT_EQ(c->status_ms, 100u);
   EXPECT_EQ(c->cache.dir, "/srv/cache");
   EXPECT_EQ(c->cache.max_bytes, 2ull << 30);
   EXPECT_EQ(c->cache.channels, 6u);
@@ -40,6 +42,7 @@ TEST(ProxyConfig, DefaultsAndRequiredKeys) {
   EXPECT_FALSE(c->redirects());  // no ferry.self
   EXPECT_TRUE(c->access_log);
   EXPECT_EQ(c->timeout_s, 60);
+  EXPECT_EQ(c->status_ms, 1000u);
   EXPECT_FALSE(ParseProxyConfig("ferry.dir /c\n"));
   EXPECT_FALSE(ParseProxyConfig("ferry.origin o:1\n"));
   EXPECT_EQ(c->lookahead, 8u);
@@ -53,7 +56,7 @@ TEST(ProxyConfig, RejectsBadValuesNamingTheDirective) {
   for (const char* bad : {"ferry.origin nohost\n", "ferry.origin o:0\n", "ferry.origin :1\n",
                           "ferry.origin o:99999\n", "ferry.self a@b:1\n", "ferry.redirect 2\n",
                           "ferry.redirect_users 0\n", "ferry.timeout x\n", "ferry.page_size 3000\n",
-                          "ferry.channels 0\n"}) {
+                          "ferry.channels 0\n", "ferry.status_ms 0\n"}) {
     auto c = ParseProxyConfig(std::string("ferry.origin o:1\nferry.dir /c\n") + bad);
     ASSERT_FALSE(c) << bad;
   }

@@ -157,7 +157,7 @@ void ProxyService::StatusLoop() {
       WriteStatus();
     }
     lock.lock();
-    loop_cv_.wait_for(lock, std::chrono::seconds(1), [&] { return stop_; });
+    loop_cv_.wait_for(lock, std::chrono::milliseconds(config_.status_ms), [&] { return stop_; });
   }
 }
 

@@ -1,7 +1,8 @@
 // ProxyService: the process-wide state of ferry's site proxy inside an xrootd server — its
 // settings, the cache engine of its directory (the same page store as the client cache), the
 // worker threads of asynchronous reads and read-ahead, the origin meter, the access log, and
-// the status file DIR/proxy-status.json (rewritten every second while it changes):
+// the status file DIR/proxy-status.json (rewritten every ferry.status_ms, 1 s, while it
+// changes):
 //
 //   {"pid":N,"origin":"H:P","started_unix":T,"updated_unix":T,"open_files":N,"opens":N,
 //    "redirects":N,"origin_requests":N,"origin_inflight":N,"origin_max_inflight":N,
@@ -70,7 +71,7 @@ class ProxyService {
   // Appends an access record (when enabled); failures are counted, not reported.
   void Record(const cache::AccessRecord& r);
 
-  // Writes the status file now (also done every second while something changed).
+  // Writes the status file now (also done every status_ms while something changed).
   void WriteStatus();
 
  private:
