@@ -62,7 +62,9 @@ set -e
 wan_up=1
 out="$(FERRY_TB_CHECK_SECONDS=1 bash "$HERE/wan.sh" check --name "$NS")"
 echo "$out" | sed 's/^/    /'
-rtt="$(awk '/tcp connect/ {print $(NF)}' <<<"$out")"
+# The fastest of the five handshakes: the delayer adds at least the set delay to every packet,
+# and only a loaded machine (the delayer is a user-space process) adds more to some of them.
+rtt="$(awk '/tcp connect/ {m = $6; for (i = 7; i <= NF; i++) if ($i + 0 < m + 0) m = $i; print m}' <<<"$out")"
 awk -v r="$rtt" 'BEGIN{exit !(r >= 18 && r < 40)}' || fail "RTT $rtt ms, expected about 20"
 wurl="$(bash "$HERE/origin.sh" start --netns "$NS" --dir "$DATA")"
 [[ "$wurl" == "root://$addr:"* ]] || fail "wan origin url $wurl"

@@ -41,9 +41,9 @@ Result<std::shared_ptr<Cache>> Cache::Create(const Config& config) {
 }
 
 Result<std::shared_ptr<Cache>> Cache::Get(const Config& config) {
-  static std::mutex mu;
+  static Mutex mu;
   static auto* caches = new std::map<std::string, std::weak_ptr<Cache>>();  // never destroyed
-  std::lock_guard<std::mutex> lock(mu);
+  MutexLock lock(mu);
   std::weak_ptr<Cache>& slot = (*caches)[config.dir];
   if (auto existing = slot.lock()) {
     return existing;
@@ -95,7 +95,7 @@ Result<std::unique_ptr<CachedFile>> Cache::PassThrough(std::shared_ptr<Origin> o
 }
 
 Prefetcher& Cache::EnsurePrefetcher() {
-  std::lock_guard<std::mutex> lock(prefetcher_mu_);
+  MutexLock lock(prefetcher_mu_);
   if (!prefetcher_) {
     prefetcher_ = std::make_unique<Prefetcher>(config_.readahead_max_bytes);
     prefetcher_ptr_.store(prefetcher_.get(), std::memory_order_release);
@@ -119,7 +119,7 @@ Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
   const std::string key = EntryKey(*normalized);
   std::shared_ptr<Entry> entry;
   {
-    std::lock_guard<std::mutex> lock(registry_mu_);
+    MutexLock lock(registry_mu_);
     std::weak_ptr<Entry>& slot = registry_[key];
     entry = slot.lock();
     if (!entry || entry->failed()) {
@@ -130,7 +130,7 @@ Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
   auto state = entry->Open(*origin, [this] { return Admit(); });
   if (!state) {
     {
-      std::lock_guard<std::mutex> lock(registry_mu_);
+      MutexLock lock(registry_mu_);
       auto it = registry_.find(key);
       if (it != registry_.end() && it->second.lock() == entry) {
         registry_.erase(it);  // the next open tries again
@@ -171,7 +171,7 @@ Status Cache::Invalidate(const std::string& url) {
   const std::string normalized = FERRY_TRY(NormalizeUrl(url, config_.url_params));
   const std::string key = EntryKey(normalized);
   {
-    std::lock_guard<std::mutex> lock(registry_mu_);
+    MutexLock lock(registry_mu_);
     auto it = registry_.find(key);
     if (it != registry_.end()) {
       if (auto e = it->second.lock()) {
@@ -197,7 +197,7 @@ int64_t Cache::Now() const {
 }
 
 bool Cache::CheckCapacity(bool force) {
-  std::lock_guard<std::mutex> lock(capacity_mu_);
+  MutexLock lock(capacity_mu_);
   const int64_t now = Now();
   // Between scans, usage is estimated as the last scan plus what this process wrote since.
   const uint64_t estimate = last_usage_ + written_since_check_.load(std::memory_order_relaxed);

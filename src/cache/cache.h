@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "base/byte_vector.h"
+#include "base/mutex.h"
 #include "base/result.h"
 #include "cache/config.h"
 #include "cache/entry.h"
@@ -123,18 +124,18 @@ class Cache : public std::enable_shared_from_this<Cache> {
   fetch::Planner planner_;
   std::unique_ptr<WriteBehind> writer_;
 
-  std::mutex registry_mu_;
-  std::map<std::string, std::weak_ptr<Entry>> registry_;
+  Mutex registry_mu_;
+  std::map<std::string, std::weak_ptr<Entry>> registry_ FERRY_GUARDED_BY(registry_mu_);
 
-  std::mutex capacity_mu_;
-  int64_t last_check_ns_ = 0;
-  uint64_t last_usage_ = 0;
-  bool over_ = false;
+  Mutex capacity_mu_;
+  int64_t last_check_ns_ FERRY_GUARDED_BY(capacity_mu_) = 0;
+  uint64_t last_usage_ FERRY_GUARDED_BY(capacity_mu_) = 0;
+  bool over_ FERRY_GUARDED_BY(capacity_mu_) = false;
   std::atomic<uint64_t> written_since_check_{0};
   std::atomic<int64_t> last_merge_ns_{0};
 
-  std::mutex prefetcher_mu_;
-  std::unique_ptr<Prefetcher> prefetcher_;
+  Mutex prefetcher_mu_;
+  std::unique_ptr<Prefetcher> prefetcher_ FERRY_GUARDED_BY(prefetcher_mu_);
   std::atomic<Prefetcher*> prefetcher_ptr_{nullptr};
 };
 

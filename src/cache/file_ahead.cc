@@ -110,7 +110,7 @@ void FileAhead::BeforeRead(std::span<const io::ReadRequest> requests) {
   std::map<std::string, std::vector<std::string>> learned;
   std::vector<Group> groups;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) {
       return;
     }
@@ -145,7 +145,7 @@ void FileAhead::AfterRead(std::span<const io::ReadRequest> requests, bool missed
   // its metadata. A header that hit (warm) waits for a miss past it.
   (void)requests;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_ || state_.load() != State::kIdle) {
       return;
     }
@@ -156,7 +156,7 @@ void FileAhead::AfterRead(std::span<const io::ReadRequest> requests, bool missed
 
 void FileAhead::Load() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) {
       return;
     }
@@ -170,9 +170,9 @@ void FileAhead::Load() {
   std::vector<Group> groups;
   std::map<std::string, std::vector<std::string>> learned;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     --running_;
-    cv_.notify_all();
+    cv_.NotifyAll();
     if (!trees || trees->empty() || stopping_) {
       state_.store(State::kOff, std::memory_order_release);
       early_.clear();
@@ -224,7 +224,7 @@ void FileAhead::Load() {
 void FileAhead::SeedFrom(const std::string& tree, const std::vector<std::string>& branches) {
   std::vector<Group> groups;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_ || observed_ || !ra_) {
       return;
     }
@@ -445,7 +445,7 @@ void FileAhead::Learn(std::map<std::string, std::vector<std::string>>& learned) 
 void FileAhead::RunFetch(const std::vector<fetch::Range>& group) {
   std::vector<fetch::Range> mine;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) {
       return;
     }
@@ -470,7 +470,7 @@ void FileAhead::RunFetch(const std::vector<fetch::Range>& group) {
   file_.Prefetch(mine, fetched);
   std::vector<Group> groups;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (const fetch::Range& r : mine) {
       auto it = preds_.find(r.offset);
       if (it == preds_.end()) {
@@ -495,16 +495,18 @@ void FileAhead::RunFetch(const std::vector<fetch::Range>& group) {
       landed_ += p.length;
     }
     --running_;
-    cv_.notify_all();
+    cv_.NotifyAll();
     FillLocked(groups);
   }
   Submit(groups);
 }
 
 void FileAhead::Stop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   stopping_ = true;
-  cv_.wait(lock, [&] { return running_ == 0; });
+  while (running_ != 0) {
+    cv_.Wait(mu_);
+  }
   for (auto& [offset, p] : preds_) {
     if (p.state == Pred::kLanded) {
       unused_bytes_ += p.fetched;
@@ -517,11 +519,11 @@ void FileAhead::Stop() {
   if (state_.load() != State::kOn) {
     state_.store(State::kOff);
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 FileAhead::Snapshot FileAhead::snapshot() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Snapshot s;
   s.on = state_.load() == State::kOn;
   s.level = level_;
@@ -535,11 +537,18 @@ FileAhead::Snapshot FileAhead::snapshot() const {
 }
 
 bool FileAhead::WaitDecided(int timeout_ms) const {
-  std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  auto decided = [&] {
     const State s = state_.load();
     return s == State::kOn || s == State::kOff;
-  });
+  };
+  MutexLock lock(mu_);
+  while (!decided()) {
+    if (!cv_.WaitUntil(mu_, deadline)) {
+      return decided();
+    }
+  }
+  return true;
 }
 
 }  // namespace ferry::cache

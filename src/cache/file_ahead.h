@@ -42,15 +42,14 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "cache/link_meter.h"
 #include "cache/prefetcher.h"
 #include "cache/read_ahead.h"
@@ -118,22 +117,22 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   };
 
   void Load();
-  void LoadedLocked(std::vector<Group>& groups);
+  void LoadedLocked(std::vector<Group>& groups) FERRY_REQUIRES(mu_);
   void SeedFrom(const std::string& tree, const std::vector<std::string>& branches);
   void RunFetch(const std::vector<fetch::Range>& group);
-  // Handles one observation (mu_ held).
+  // Handles one observation.
   void ObserveLocked(std::span<const fetch::Range> chunks,
-                     std::map<std::string, std::vector<std::string>>& learned);
-  void UsedLocked(const fetch::Range& r);
-  void StaleLocked(const fetch::Range& r);
-  // Predicts up to the window and groups the new predictions (mu_ held).
-  void FillLocked(std::vector<Group>& groups);
+                     std::map<std::string, std::vector<std::string>>& learned) FERRY_REQUIRES(mu_);
+  void UsedLocked(const fetch::Range& r) FERRY_REQUIRES(mu_);
+  void StaleLocked(const fetch::Range& r) FERRY_REQUIRES(mu_);
+  // Predicts up to the window and groups the new predictions.
+  void FillLocked(std::vector<Group>& groups) FERRY_REQUIRES(mu_);
   // Groups queued predictions in `ranges` (sorted) into fetches of about `unit` bytes.
   void GroupLocked(std::span<const fetch::Range> ranges,
                    uint64_t unit,
                    bool later,
-                   std::vector<Group>& groups);
-  uint64_t WindowLocked() const;
+                   std::vector<Group>& groups) FERRY_REQUIRES(mu_);
+  uint64_t WindowLocked() const FERRY_REQUIRES(mu_);
   void Submit(std::vector<Group>& groups);
   void Learn(std::map<std::string, std::vector<std::string>>& learned);
 
@@ -156,24 +155,26 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   std::atomic<State> state_{State::kIdle};
   std::atomic<bool> header_read_{false};
 
-  mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
-  std::unique_ptr<ReadAhead> ra_;
-  std::vector<fetch::Range> early_;       // chunks of reads made while the trees loaded
-  std::vector<size_t> early_ends_;        // where each of those reads ends in early_
-  std::map<uint64_t, Prediction> preds_;  // by offset
-  uint64_t queued_ = 0;
-  uint64_t in_flight_ = 0;
-  uint64_t landed_ = 0;
-  uint32_t level_ = 0;
-  uint64_t unit_ = 0;            // bytes of baskets of a recent application read
-  std::vector<Group> promoted_;  // seeds moved to kNow, submitted by the next FillLocked
-  bool observed_ = false;        // an application read matched a basket
-  uint32_t streak_ = 0;          // application reads in sequence in a row
-  bool stopping_ = false;
-  uint32_t running_ = 0;  // tasks using file_
-  uint64_t hits_ = 0;
-  uint64_t unused_bytes_ = 0;
+  mutable Mutex mu_;
+  mutable CondVar cv_;
+  std::unique_ptr<ReadAhead> ra_ FERRY_GUARDED_BY(mu_);
+  // Chunks of reads made while the trees loaded, and where each of those reads ends in early_.
+  std::vector<fetch::Range> early_ FERRY_GUARDED_BY(mu_);
+  std::vector<size_t> early_ends_ FERRY_GUARDED_BY(mu_);
+  std::map<uint64_t, Prediction> preds_ FERRY_GUARDED_BY(mu_);  // by offset
+  uint64_t queued_ FERRY_GUARDED_BY(mu_) = 0;
+  uint64_t in_flight_ FERRY_GUARDED_BY(mu_) = 0;
+  uint64_t landed_ FERRY_GUARDED_BY(mu_) = 0;
+  uint32_t level_ FERRY_GUARDED_BY(mu_) = 0;
+  uint64_t unit_ FERRY_GUARDED_BY(mu_) = 0;  // bytes of baskets of a recent application read
+  // Seeds moved to kNow, submitted by the next FillLocked.
+  std::vector<Group> promoted_ FERRY_GUARDED_BY(mu_);
+  bool observed_ FERRY_GUARDED_BY(mu_) = false;  // an application read matched a basket
+  uint32_t streak_ FERRY_GUARDED_BY(mu_) = 0;    // application reads in sequence in a row
+  bool stopping_ FERRY_GUARDED_BY(mu_) = false;
+  uint32_t running_ FERRY_GUARDED_BY(mu_) = 0;  // tasks using file_
+  uint64_t hits_ FERRY_GUARDED_BY(mu_) = 0;
+  uint64_t unused_bytes_ FERRY_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace ferry::cache

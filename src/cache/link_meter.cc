@@ -12,7 +12,7 @@ int64_t LinkMeter::Now() const {
 
 int64_t LinkMeter::Begin() {
   const int64_t now = Now();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (outstanding_++ == 0) {
     busy_since_ = now;
   }
@@ -21,7 +21,7 @@ int64_t LinkMeter::Begin() {
 
 void LinkMeter::End(int64_t start_ns, uint64_t bytes) {
   const int64_t now = Now();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   int64_t busy = 0;
   if (outstanding_ > 0 && --outstanding_ == 0) {
     busy = now - busy_since_;  // a busy period ends: its time counts once
@@ -30,7 +30,7 @@ void LinkMeter::End(int64_t start_ns, uint64_t bytes) {
 }
 
 void LinkMeter::AddSample(int64_t latency_ns, int64_t busy_ns, uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   AddLocked(latency_ns, busy_ns, bytes);
 }
 
@@ -52,7 +52,7 @@ double LinkMeter::RateLocked(int64_t now) const {
 }
 
 double LinkMeter::rtt_s() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (count_ == 0) {
     return 0;
   }
@@ -62,7 +62,7 @@ double LinkMeter::rtt_s() const {
 
 double LinkMeter::rate_bps() const {
   const int64_t now = Now();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return RateLocked(now);
 }
 
@@ -71,7 +71,7 @@ uint64_t LinkMeter::BandwidthDelay() const {
 }
 
 uint64_t LinkMeter::requests() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return count_;
 }
 

@@ -15,8 +15,9 @@
 #include <array>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <utility>
+
+#include "base/mutex.h"
 
 namespace ferry::cache {
 
@@ -47,18 +48,19 @@ class LinkMeter {
   void AddSample(int64_t latency_ns, int64_t busy_ns, uint64_t bytes);
 
  private:
-  void AddLocked(int64_t latency_ns, int64_t busy_ns, uint64_t bytes);
-  double RateLocked(int64_t now) const;
+  void AddLocked(int64_t latency_ns, int64_t busy_ns, uint64_t bytes) FERRY_REQUIRES(mu_);
+  double RateLocked(int64_t now) const FERRY_REQUIRES(mu_);
   int64_t Now() const;
 
   const std::function<int64_t()> clock_ns_;
-  mutable std::mutex mu_;
-  uint32_t outstanding_ = 0;
-  int64_t busy_since_ = 0;  // start of the current busy period (outstanding_ > 0)
-  double busy_ns_ = 0;      // completed busy time (decayed)
-  double bytes_ = 0;        // bytes received (decayed)
-  std::array<int64_t, kSamples> latency_{};
-  uint64_t count_ = 0;
+  mutable Mutex mu_;
+  uint32_t outstanding_ FERRY_GUARDED_BY(mu_) = 0;
+  // Start of the current busy period (outstanding_ > 0).
+  int64_t busy_since_ FERRY_GUARDED_BY(mu_) = 0;
+  double busy_ns_ FERRY_GUARDED_BY(mu_) = 0;  // completed busy time (decayed)
+  double bytes_ FERRY_GUARDED_BY(mu_) = 0;    // bytes received (decayed)
+  std::array<int64_t, kSamples> latency_ FERRY_GUARDED_BY(mu_){};
+  uint64_t count_ FERRY_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace ferry::cache

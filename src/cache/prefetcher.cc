@@ -13,14 +13,14 @@ Prefetcher::~Prefetcher() {
 void Prefetcher::Stop() {
   std::vector<std::thread> threads;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
     loads_.clear();
     now_.clear();
     later_.clear();
     threads.swap(threads_);
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   for (std::thread& t : threads) {
     t.join();
   }
@@ -28,7 +28,7 @@ void Prefetcher::Stop() {
 
 void Prefetcher::Submit(Kind kind, uint64_t bytes, std::function<void()> task) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stop_) {
       return;
     }
@@ -42,27 +42,27 @@ void Prefetcher::Submit(Kind kind, uint64_t bytes, std::function<void()> task) {
       }
     }
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 size_t Prefetcher::queued() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return loads_.size() + now_.size() + later_.size();
 }
 
 void Prefetcher::AppFetchBegin() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ++app_fetches_;
 }
 
 void Prefetcher::AppFetchEnd() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (app_fetches_ > 0) {
       --app_fetches_;
     }
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 void Prefetcher::AddOutstanding(int64_t delta) {
@@ -72,12 +72,12 @@ void Prefetcher::AddOutstanding(int64_t delta) {
   }
   outstanding_.fetch_sub(static_cast<uint64_t>(-delta), std::memory_order_relaxed);
   // Room in the budget: a waiting fetch may start. The lock orders this with the waiter's check.
-  { std::lock_guard<std::mutex> lock(mu_); }
-  cv_.notify_one();
+  { MutexLock lock(mu_); }
+  cv_.NotifyOne();
 }
 
 LinkMeter& Prefetcher::Meter(const std::string& host) {
-  std::lock_guard<std::mutex> lock(meters_mu_);
+  MutexLock lock(meters_mu_);
   std::unique_ptr<LinkMeter>& m = meters_[host];
   if (!m) {
     m = std::make_unique<LinkMeter>();
@@ -114,25 +114,27 @@ bool Prefetcher::TakeLocked(Task& out) {
 }
 
 void Prefetcher::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
     Task task;
-    cv_.wait(lock, [&] { return stop_ || TakeLocked(task); });
+    while (!stop_ && !TakeLocked(task)) {
+      cv_.Wait(mu_);
+    }
     if (stop_) {
       return;
     }
-    lock.unlock();
-    cv_.notify_one();  // another task may be allowed too
+    lock.Unlock();
+    cv_.NotifyOne();  // another task may be allowed too
     task.run();
     task.run = nullptr;  // what it captured goes before the lock is taken again
-    lock.lock();
+    lock.Lock();
     if (task.kind == Kind::kLoad) {
       --running_loads_;
     } else {
       --running_fetches_;
       starting_bytes_ -= task.bytes;
     }
-    cv_.notify_one();
+    cv_.NotifyOne();
   }
 }
 

@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "cache/link_meter.h"
 #include "cache/read_ahead.h"
 
@@ -74,26 +75,26 @@ class Prefetcher {
     uint64_t bytes;
     std::function<void()> run;
   };
-  void Run();
-  // The next task allowed to start (mu_ held), or false.
-  bool TakeLocked(Task& out);
+  void Run() FERRY_EXCLUDES(mu_);
+  // The next task allowed to start, or false.
+  bool TakeLocked(Task& out) FERRY_REQUIRES(mu_);
 
   const uint64_t max_bytes_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Task> loads_;
-  std::deque<Task> now_;
-  std::deque<Task> later_;
-  size_t running_fetches_ = 0;
-  size_t running_loads_ = 0;
-  uint64_t starting_bytes_ = 0;  // declared bytes of fetch tasks running
-  uint32_t app_fetches_ = 0;
-  bool stop_ = false;
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<Task> loads_ FERRY_GUARDED_BY(mu_);
+  std::deque<Task> now_ FERRY_GUARDED_BY(mu_);
+  std::deque<Task> later_ FERRY_GUARDED_BY(mu_);
+  size_t running_fetches_ FERRY_GUARDED_BY(mu_) = 0;
+  size_t running_loads_ FERRY_GUARDED_BY(mu_) = 0;
+  uint64_t starting_bytes_ FERRY_GUARDED_BY(mu_) = 0;  // declared bytes of fetch tasks running
+  uint32_t app_fetches_ FERRY_GUARDED_BY(mu_) = 0;
+  bool stop_ FERRY_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
   std::atomic<uint64_t> outstanding_{0};
 
-  std::mutex meters_mu_;
-  std::map<std::string, std::unique_ptr<LinkMeter>> meters_;
+  Mutex meters_mu_;
+  std::map<std::string, std::unique_ptr<LinkMeter>> meters_ FERRY_GUARDED_BY(meters_mu_);
   BranchMemory branches_;
 };
 

@@ -59,7 +59,7 @@ std::vector<std::string> ReadAhead::TreeNames() const {
 }
 
 size_t ReadAhead::pending() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return pending_;
 }
 
@@ -214,19 +214,19 @@ ReadAhead::Observation ReadAhead::Observe(
     std::vector<fetch::Range>& used,
     std::vector<fetch::Range>& stale,
     std::map<std::string, std::vector<std::string>>* learned) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::map<uint32_t, std::pair<int64_t, int64_t>> spans;
   return ObserveLocked(chunks, &used, &stale, learned, spans);
 }
 
 uint64_t ReadAhead::Predict(uint64_t max_bytes, std::vector<fetch::Range>& out) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   uint64_t bytes = 0;
   for (uint32_t t = 0; t < trees_.size() && bytes < max_bytes; ++t) {
     // Merge the active branches' next baskets by first entry (then by position in the file).
     using Head = std::pair<std::pair<int64_t, uint64_t>, uint32_t>;
     std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
-    auto push = [&](uint32_t b) {
+    auto push = [&](uint32_t b) FERRY_REQUIRES(mu_) {
       const auto& baskets = trees_[t].branches[b].baskets;
       const uint32_t next = State(t, b).next;
       if (next < baskets.size()) {
@@ -249,7 +249,7 @@ uint64_t ReadAhead::Predict(uint64_t max_bytes, std::vector<fetch::Range>& out) 
 void ReadAhead::OnRead(std::span<const fetch::Range> chunks,
                        std::vector<fetch::Range>& ahead,
                        std::map<std::string, std::vector<std::string>>* learned) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::map<uint32_t, std::pair<int64_t, int64_t>> spans;
   const Observation obs = ObserveLocked(chunks, nullptr, nullptr, learned, spans);
   if (obs.baskets == 0) {
@@ -267,7 +267,7 @@ void ReadAhead::OnRead(std::span<const fetch::Range> chunks,
 void ReadAhead::Seed(const std::string& tree,
                      const std::vector<std::string>& branches,
                      std::vector<fetch::Range>& ahead) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (read_) {
     return;  // the reader's own reads lead now
   }
@@ -309,7 +309,7 @@ void ReadAhead::Seed(const std::string& tree,
 void BranchMemory::Learn(const std::string& tree, std::vector<std::string> branches) {
   std::vector<Waiter> wake;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     Known& k = known_[tree];
     k.branches = branches;
     k.learned_ns = NowNs();
@@ -325,7 +325,7 @@ void BranchMemory::Learn(const std::string& tree, std::vector<std::string> branc
 }
 
 std::vector<std::string> BranchMemory::RecallOrWait(const std::string& tree, Waiter waiter) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = known_.find(tree);
   if (it != known_.end()
       && NowNs() - it->second.learned_ns < kBranchMemorySeconds * 1'000'000'000) {

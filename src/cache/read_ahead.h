@@ -40,11 +40,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "fetch/range.h"
 #include "rootio/tree_model.h"
 
@@ -114,32 +114,39 @@ class ReadAhead {
     size_t flags = 0;          // index of basket 0 in flags_
   };
   const BasketAt* Find(uint64_t offset) const;
-  BranchState& State(uint32_t tree, uint32_t branch) { return state_[tree][branch]; }
+  BranchState& State(uint32_t tree, uint32_t branch) FERRY_REQUIRES(mu_) {
+    return state_[tree][branch];
+  }
   Observation ObserveLocked(std::span<const fetch::Range> chunks,
                             std::vector<fetch::Range>* used,
                             std::vector<fetch::Range>* stale,
                             std::map<std::string, std::vector<std::string>>* learned,
-                            std::map<uint32_t, std::pair<int64_t, int64_t>>& spans);
+                            std::map<uint32_t, std::pair<int64_t, int64_t>>& spans)
+      FERRY_REQUIRES(mu_);
   // Clears the predicted flags of branch (tree, b) below index `below`, reporting them stale.
-  void StaleBelow(uint32_t tree, uint32_t b, uint64_t below, std::vector<fetch::Range>* stale);
+  void StaleBelow(uint32_t tree, uint32_t b, uint64_t below, std::vector<fetch::Range>* stale)
+      FERRY_REQUIRES(mu_);
   // Appends the baskets of `branches` of `tree` starting before entry `until`.
   void PredictUntil(uint32_t tree,
                     std::span<const uint32_t> branches,
                     int64_t until,
-                    std::vector<fetch::Range>& ahead);
-  void Emit(uint32_t tree, uint32_t b, std::vector<fetch::Range>& out, uint64_t* bytes);
+                    std::vector<fetch::Range>& ahead) FERRY_REQUIRES(mu_);
+  void Emit(uint32_t tree, uint32_t b, std::vector<fetch::Range>& out, uint64_t* bytes)
+      FERRY_REQUIRES(mu_);
   std::string TreeName(uint32_t tree) const;
 
   std::vector<rootio::TreeInfo> trees_;
   uint32_t units_;
   std::vector<BasketAt> by_seek_;
-  mutable std::mutex mu_;
-  std::vector<std::vector<BranchState>> state_;  // per tree, per branch
-  std::vector<uint8_t> flags_;                   // per basket: predicted, not used nor stale
-  size_t pending_ = 0;
-  std::vector<std::vector<uint32_t>> active_;  // per tree: active branches, sorted
-  std::vector<int64_t> frontier_;              // per tree: the furthest entry read
-  bool read_ = false;                          // a read matched a basket
+  mutable Mutex mu_;
+  std::vector<std::vector<BranchState>> state_ FERRY_GUARDED_BY(mu_);  // per tree, per branch
+  // Per basket: predicted, not used nor stale.
+  std::vector<uint8_t> flags_ FERRY_GUARDED_BY(mu_);
+  size_t pending_ FERRY_GUARDED_BY(mu_) = 0;
+  // Per tree: active branches, sorted.
+  std::vector<std::vector<uint32_t>> active_ FERRY_GUARDED_BY(mu_);
+  std::vector<int64_t> frontier_ FERRY_GUARDED_BY(mu_);  // per tree: the furthest entry read
+  bool read_ FERRY_GUARDED_BY(mu_) = false;              // a read matched a basket
 };
 
 inline constexpr int64_t kBranchMemorySeconds = 600;
@@ -164,9 +171,9 @@ class BranchMemory {
     std::vector<std::string> branches;
     int64_t learned_ns = 0;
   };
-  std::mutex mu_;
-  std::map<std::string, Known> known_;
-  std::multimap<std::string, Waiter> waiting_;
+  Mutex mu_;
+  std::map<std::string, Known> known_ FERRY_GUARDED_BY(mu_);
+  std::multimap<std::string, Waiter> waiting_ FERRY_GUARDED_BY(mu_);
 };
 
 }  // namespace ferry::cache

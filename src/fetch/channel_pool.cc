@@ -6,14 +6,14 @@
 namespace ferry::fetch {
 
 ChannelPool::ChannelPool(size_t channels, bool others_usable)
-    : slots_(std::max<size_t>(channels, 1)) {
+    : count_(std::max<size_t>(channels, 1)), slots_(count_) {
   for (size_t i = 1; i < slots_.size(); ++i) {
     slots_[i].usable = others_usable;
   }
 }
 
 size_t ChannelPool::Acquire(size_t first) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   // The usable channel with the fewest requests in flight; ties go to the lowest index, so a
   // reader with one request at a time stays on channel 0 (one connection, whose TCP window
   // is already open) and other channels carry only concurrent requests.
@@ -35,26 +35,26 @@ size_t ChannelPool::Acquire(size_t first) {
 }
 
 void ChannelPool::Release(size_t channel) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   assert(channel < slots_.size() && slots_[channel].in_flight > 0);
   slots_[channel].in_flight -= 1;
 }
 
 void ChannelPool::SetUsable(size_t channel, bool usable) {
-  if (channel == 0 || channel >= slots_.size()) {
+  if (channel == 0 || channel >= count_) {
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   slots_[channel].usable = usable;
 }
 
 uint64_t ChannelPool::in_flight(size_t channel) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return slots_.at(channel).in_flight;
 }
 
 uint64_t ChannelPool::acquired(size_t channel) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return slots_.at(channel).acquired;
 }
 

@@ -12,8 +12,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace ferry::fetch {
 
@@ -22,7 +23,7 @@ class ChannelPool {
   // channels >= 1. Channel 0 starts usable, the others as `others_usable` says.
   explicit ChannelPool(size_t channels, bool others_usable = true);
 
-  size_t size() const { return slots_.size(); }
+  size_t size() const { return count_; }
 
   // The least loaded usable channel from `first` on (read-ahead keeps off channel 0, which
   // the application's own requests then find free); channel 0 when none of those is usable.
@@ -40,8 +41,9 @@ class ChannelPool {
     uint64_t acquired = 0;
     bool usable = true;
   };
-  mutable std::mutex mu_;
-  std::vector<Slot> slots_;
+  const size_t count_;  // slots_.size(), fixed at construction
+  mutable Mutex mu_;
+  std::vector<Slot> slots_ FERRY_GUARDED_BY(mu_);
 };
 
 // RAII lease of one channel.
