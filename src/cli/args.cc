@@ -114,7 +114,7 @@ Result<Args> Args::Parse(std::span<const char* const> args, std::initializer_lis
       for (const OptSpec& s : specs) {
         names.push_back(s.name);
       }
-      names.push_back("--help");  // every command answers it (see kHelpRequested)
+      names.emplace_back("--help");  // every command answers it (see kHelpRequested)
       return InvalidArgumentError("unknown option " + std::string(name)
                                   + DidYouMean(name, std::span<const std::string_view>(names)));
     }

@@ -1,12 +1,12 @@
 // ferry cache enable|disable|status|ls|stats|verify|evict|clear|pin: the client cache
 // (XrdCl plug-in libXrdClFerry-5.so over the page store of docs/format/page-store.md).
-#include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -82,7 +82,7 @@ Result<cache::Config> ExistingCache(const Args& args) {
 // The client plug-in beside the binary (base/self_exe.h): an installed ferry's conf file names
 // the installed plug-in.
 std::string PluginLibDefault() {
-  const std::string found = FindLibrary("libXrdClFerry-5.so");
+  std::string found = FindLibrary("libXrdClFerry-5.so");  // not const: returned by move
   if (!found.empty()) {
     return found;
   }
@@ -115,7 +115,7 @@ std::string Ago(int64_t ns) {
     std::snprintf(buf, sizeof buf, "%llds ago", static_cast<long long>(s));
   } else if (s < 7200) {
     std::snprintf(buf, sizeof buf, "%lldm ago", static_cast<long long>(s / 60));
-  } else if (s < 2 * 86400) {
+  } else if (s < int64_t{2} * 86400) {
     std::snprintf(buf, sizeof buf, "%lldh ago", static_cast<long long>(s / 3600));
   } else {
     std::snprintf(buf, sizeof buf, "%lldd ago", static_cast<long long>(s / 86400));
@@ -249,7 +249,7 @@ void WriteCounters(JsonWriter& w, const cache::CounterValues& v) {
   }
 }
 
-int Status_(std::span<const char* const> argv) {
+int ShowStatus(std::span<const char* const> argv) {
   auto parsed = Args::Parse(argv, {{"--dir", true}, {"--conf-dir", true}, {"--json", false}});
   if (!parsed) {
     return UsageError(parsed.error().message(), kUsage);
@@ -636,7 +636,7 @@ int RunCache(std::span<const char* const> args) {
     return Disable(rest);
   }
   if (sub == "status") {
-    return Status_(rest);
+    return ShowStatus(rest);
   }
   if (sub == "ls") {
     return Ls(rest);
