@@ -371,7 +371,9 @@ std::string Conn::CongestionControl() const {
   if (::getsockopt(fd_.get(), IPPROTO_TCP, TCP_CONGESTION, name, &len) != 0) {
     return "";
   }
-  return std::string(name, ::strnlen(name, std::min<size_t>(len, sizeof name)));
+  // Named rather than braced: {name, n} would read like the initializer-list constructor.
+  std::string out(name, ::strnlen(name, std::min<size_t>(len, sizeof name)));
+  return out;
 }
 
 uint32_t Conn::KernelRttUs() const {
