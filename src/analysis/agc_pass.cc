@@ -1,11 +1,11 @@
 #include "analysis/agc_pass.h"
 
 #include <sys/resource.h>
-#include <time.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <mutex>
 #include <optional>
 #include <semaphore>
@@ -208,7 +208,7 @@ Result<AgcReport> RunAgcPass(std::span<const std::string> inputs,
         first_error.Set(std::move(s).error().AddContext(inputs[units[k].input]));
         break;
       }
-      const uint64_t n = static_cast<uint64_t>(input.reader->units()[u].entries.size());
+      const auto n = static_cast<uint64_t>(input.reader->units()[u].entries.size());
       const uint64_t done = events_done.fetch_add(n) + n;
       {
         std::lock_guard<std::mutex> lock(merge_mu);

@@ -10,6 +10,7 @@ AlignedBuffer::AlignedBuffer(size_t size, size_t alignment) {
   if (rounded == 0) {
     rounded = alignment;
   }
+  // NOLINTNEXTLINE(cppcoreguidelines-owning-memory): this class is the RAII owner
   void* p = std::aligned_alloc(alignment, rounded);
   if (p == nullptr) {
     throw std::bad_alloc();
@@ -20,7 +21,7 @@ AlignedBuffer::AlignedBuffer(size_t size, size_t alignment) {
 
 AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& other) noexcept {
   if (this != &other) {
-    std::free(data_);
+    std::free(data_);  // NOLINT(cppcoreguidelines-owning-memory): owned here
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
   }
@@ -28,7 +29,7 @@ AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& other) noexcept {
 }
 
 AlignedBuffer::~AlignedBuffer() {
-  std::free(data_);
+  std::free(data_);  // NOLINT(cppcoreguidelines-owning-memory): owned here
 }
 
 }  // namespace ferry

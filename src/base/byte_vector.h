@@ -29,7 +29,7 @@ template <class T>
 struct DefaultInitAllocator : std::allocator<T> {
   using value_type = T;
   template <class U>
-  struct rebind {
+  struct rebind {  // NOLINT(readability-identifier-naming): the name the allocator requirements use
     using other = DefaultInitAllocator<U>;
   };
   DefaultInitAllocator() = default;
@@ -68,6 +68,7 @@ class ByteVector {
   }
   ByteVector& operator=(ByteVector&& other) noexcept {
     if (this != &other) {
+      // NOLINTNEXTLINE(cppcoreguidelines-owning-memory): this class is the RAII owner
       std::free(data_);
       data_ = std::exchange(other.data_, nullptr);
       size_ = std::exchange(other.size_, 0);
@@ -75,6 +76,7 @@ class ByteVector {
     }
     return *this;
   }
+  // NOLINTNEXTLINE(cppcoreguidelines-owning-memory): as in operator=
   ~ByteVector() { std::free(data_); }
 
   uint8_t* data() { return data_; }
@@ -145,6 +147,7 @@ class ByteVector {
  private:
   void Grow(size_t need) { Reallocate(need > 2 * capacity_ ? need : 2 * capacity_); }
   void Reallocate(size_t n) {
+    // NOLINTNEXTLINE(cppcoreguidelines-owning-memory): realloc can grow in place, new[] cannot
     void* p = std::realloc(data_, n == 0 ? 1 : n);
     if (p == nullptr) {
       throw std::bad_alloc();

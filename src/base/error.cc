@@ -1,7 +1,6 @@
 #include "base/error.h"
 
-#include <string.h>
-
+#include <cstring>
 #include <utility>
 
 namespace ferry {
@@ -70,30 +69,33 @@ std::string Error::ToString() const {
   }
   out += rep_->message;
   if (rep_->sys_errno != 0) {
-    char buf[128];
-    // GNU strerror_r returns the message pointer (may not use buf).
-    const char* text = strerror_r(rep_->sys_errno, buf, sizeof buf);
     out += " (";
-    out += text;
+    out += ErrnoText(rep_->sys_errno);
     out += ")";
   }
   return out;
 }
 
+std::string ErrnoText(int sys_errno) {
+  char buf[128];
+  // GNU strerror_r returns the message pointer (may not use buf).
+  return strerror_r(sys_errno, buf, sizeof buf);
+}
+
 Error IoError(std::string message, int sys_errno, SourceLocation where) {
-  return Error(ErrorCode::kIo, std::move(message), sys_errno, where);
+  return {ErrorCode::kIo, std::move(message), sys_errno, where};
 }
 Error CorruptionError(std::string message, SourceLocation where) {
-  return Error(ErrorCode::kCorruption, std::move(message), 0, where);
+  return {ErrorCode::kCorruption, std::move(message), 0, where};
 }
 Error InvalidArgumentError(std::string message, SourceLocation where) {
-  return Error(ErrorCode::kInvalidArgument, std::move(message), 0, where);
+  return {ErrorCode::kInvalidArgument, std::move(message), 0, where};
 }
 Error NotFoundError(std::string message, SourceLocation where) {
-  return Error(ErrorCode::kNotFound, std::move(message), 0, where);
+  return {ErrorCode::kNotFound, std::move(message), 0, where};
 }
 Error UnsupportedError(std::string message, SourceLocation where) {
-  return Error(ErrorCode::kUnsupported, std::move(message), 0, where);
+  return {ErrorCode::kUnsupported, std::move(message), 0, where};
 }
 
 }  // namespace ferry

@@ -88,4 +88,8 @@ Error InvalidArgumentError(std::string message, SourceLocation where = SourceLoc
 Error NotFoundError(std::string message, SourceLocation where = SourceLocation::Current());
 Error UnsupportedError(std::string message, SourceLocation where = SourceLocation::Current());
 
+// The text for an errno value ("No such file or directory"). Thread-safe, unlike
+// std::strerror, whose buffer another thread's call may overwrite.
+std::string ErrnoText(int sys_errno);
+
 }  // namespace ferry

@@ -1,9 +1,10 @@
 #include "base/fd.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 namespace ferry {
 

@@ -1,8 +1,9 @@
 #include "base/mapped_file.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+
+#include <cerrno>
 
 #include "base/fd.h"
 

@@ -24,6 +24,7 @@ class FERRY_CAPABILITY("mutex") Mutex {
   Mutex() = default;
   Mutex(const Mutex&) = delete;
   Mutex& operator=(const Mutex&) = delete;
+  ~Mutex() = default;
 
   void Lock() FERRY_ACQUIRE() { mu_.lock(); }
   void Unlock() FERRY_RELEASE() { mu_.unlock(); }
@@ -67,6 +68,7 @@ class FERRY_CAPABILITY("shared_mutex") SharedMutex {
   SharedMutex() = default;
   SharedMutex(const SharedMutex&) = delete;
   SharedMutex& operator=(const SharedMutex&) = delete;
+  ~SharedMutex() = default;
 
   void Lock() FERRY_ACQUIRE() { mu_.lock(); }
   void Unlock() FERRY_RELEASE() { mu_.unlock(); }

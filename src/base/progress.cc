@@ -53,7 +53,7 @@ void Progress::Finish() {
   std::lock_guard lock(mu_);
   finished_ = true;
   std::fputs("\r\033[K", stderr);
-  std::fflush(stderr);
+  (void)std::fflush(stderr);  // the progress line is cosmetic: a failed write loses nothing
 }
 
 void Progress::MaybeDraw(bool force) {
@@ -105,7 +105,7 @@ void Progress::MaybeDraw(bool force) {
     line += "  " + note_;
   }
   std::fputs(line.c_str(), stderr);
-  std::fflush(stderr);
+  (void)std::fflush(stderr);  // cosmetic, as in Finish()
 }
 
 }  // namespace ferry

@@ -28,13 +28,16 @@ class [[nodiscard]] Result {
   Result(const T& value) : v_(std::in_place_index<0>, value) {}        // NOLINT: implicit by design
   Result(T&& value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT
   Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
+  // NOLINTBEGIN(bugprone-forwarding-reference-overload): the requires-clause excludes Result
+  // itself, so copy and move still win; clang-tidy 14 only understands enable_if.
   template <class U>
   requires(
       std::is_constructible_v<
           T,
           U&&> && !std::is_same_v<std::decay_t<U>, T> && !std::is_same_v<std::decay_t<U>, Error> && !std::is_same_v<std::decay_t<U>, Result>)
       Result(U&& value)
-      : v_(std::in_place_index<0>, std::forward<U>(value)) {}  // NOLINT
+      : v_(std::in_place_index<0>, std::forward<U>(value)) {}  // NOLINT: implicit by design
+  // NOLINTEND(bugprone-forwarding-reference-overload)
 
   bool has_value() const { return v_.index() == 0; }
   explicit operator bool() const { return has_value(); }
@@ -109,6 +112,9 @@ inline Status OkStatus() {
 #define FERRY_CONCAT_INNER_(a, b) a##b
 #define FERRY_CONCAT_(a, b) FERRY_CONCAT_INNER_(a, b)
 
+// var is always a fresh identifier (FERRY_CONCAT_) that the macro declares and then names:
+// parentheses around it would guard nothing.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define FERRY_TRY(expr) FERRY_TRY_IMPL_(expr, FERRY_CONCAT_(ferry_try_r_, __COUNTER__))
 #define FERRY_TRY_IMPL_(expr, var)   \
   __extension__({                    \
@@ -129,3 +135,4 @@ inline Status OkStatus() {
     }                                                      \
     std::move(var).value();                                \
   })
+// NOLINTEND(bugprone-macro-parentheses)

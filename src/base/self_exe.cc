@@ -26,9 +26,12 @@ std::vector<std::string> LibraryDirs() {
 
 std::string FindLibrary(const std::string& file) {
   for (const std::string& dir : LibraryDirs()) {
+    std::string path = dir;
+    path += '/';
+    path += file;
     struct stat st = {};
-    if (::stat((dir + "/" + file).c_str(), &st) == 0) {
-      return dir + "/" + file;
+    if (::stat(path.c_str(), &st) == 0) {
+      return path;
     }
   }
   return "";

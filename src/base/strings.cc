@@ -8,7 +8,7 @@
 namespace ferry {
 
 std::string HumanBytes(double bytes) {
-  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   size_t u = 0;
   double v = bytes;
   while (std::fabs(v) >= 1024.0 && u + 1 < std::size(kUnits)) {
@@ -28,10 +28,7 @@ Result<uint64_t> ParseSize(std::string_view text) {
   std::string_view t = text;
   if (t.ends_with("iB")) {
     t.remove_suffix(2);
-  } else if (t.ends_with("B") && t.size() > 1
-             && !std::isdigit(static_cast<unsigned char>(t[t.size() - 2]))) {
-    t.remove_suffix(1);
-  } else if (t.ends_with("B")) {
+  } else if (t.ends_with("B")) {  // "10MB" and "10B" alike
     t.remove_suffix(1);
   }
   uint64_t mult = 1;

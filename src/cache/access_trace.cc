@@ -56,7 +56,7 @@ std::vector<TraceRecord> DecodeTrace(std::span<const uint8_t> bytes, size_t* val
   size_t pos = 0;
   while (bytes.size() - pos >= kRecordHead + kRangeBytes + kRecordTail) {
     const uint8_t* p = bytes.data() + pos;
-    const uint32_t n = LoadLE<uint32_t>(p + 4);
+    const auto n = LoadLE<uint32_t>(p + 4);
     if (LoadLE<uint32_t>(p) != kRecordMagic || n == 0 || n > kTraceMaxRanges) {
       break;
     }

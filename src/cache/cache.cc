@@ -42,7 +42,9 @@ Result<std::shared_ptr<Cache>> Cache::Create(const Config& config) {
 
 Result<std::shared_ptr<Cache>> Cache::Get(const Config& config) {
   static Mutex mu;
-  static auto* caches = new std::map<std::string, std::weak_ptr<Cache>>();  // never destroyed
+  // Never destroyed, so a Get() during static destruction (plug-in unload) finds a live map.
+  // NOLINTNEXTLINE(cppcoreguidelines-owning-memory): the leak is the point
+  static auto* caches = new std::map<std::string, std::weak_ptr<Cache>>();
   MutexLock lock(mu);
   std::weak_ptr<Cache>& slot = (*caches)[config.dir];
   if (auto existing = slot.lock()) {

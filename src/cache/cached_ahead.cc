@@ -29,6 +29,8 @@ Status CachedFile::ReadUntracked(std::span<io::ReadRequest> requests) {
   struct Flag {
     Flag() { tls_untracked = true; }
     ~Flag() { tls_untracked = false; }
+    Flag(const Flag&) = delete;
+    Flag& operator=(const Flag&) = delete;
   } flag;
   if (replica_) {
     bool missed = false;

@@ -1,10 +1,10 @@
 #include "cache/capacity.h"
 
-#include <errno.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <vector>
 

@@ -1,6 +1,7 @@
 #include "cache/config.h"
 
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 
 #include "base/strings.h"
@@ -158,7 +159,7 @@ Status Set(Config& c, const std::string& key, const std::string& value) {
     if (!(pct >= 1 && pct <= 100)) {
       return bad("must be a share of the file from 1% to 100% (25, 25% or 0.25)");
     }
-    c.bypass_percent = static_cast<uint32_t>(pct + 0.5);
+    c.bypass_percent = static_cast<uint32_t>(std::lround(pct));
   } else if (key == "bypass_tools") {
     c.bypass_tools.clear();
     for (std::string_view t : Split(value, ',')) {

@@ -1,12 +1,12 @@
 #include "cache/entry.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -487,7 +487,7 @@ void Entry::MergeFrom(const PageIndex& disk, std::vector<std::pair<uint64_t, Fra
     if (have == nullptr) {
       index_.SetFragment(page, f);
     } else if (have->offset != f.offset) {
-      theirs.push_back({page, f});  // both grew this page: combined by the caller
+      theirs.emplace_back(page, f);  // both grew this page: combined by the caller
     }
   }
   IndexInfo& info = index_.mutable_info();
@@ -531,7 +531,7 @@ void Entry::ClaimInflight(std::span<const fetch::Range> need,
   }
   std::shared_ptr<Fetch> f = make_fetch();
   for (const fetch::Range& r : own) {
-    inflight_.push_back({r, f});
+    inflight_.emplace_back(r, f);
   }
   std::sort(inflight_.begin(), inflight_.end(),
             [](const auto& a, const auto& b) { return a.first.offset < b.first.offset; });

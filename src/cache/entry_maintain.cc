@@ -6,12 +6,12 @@
 // index: a block punched under them would read as zeros. Their CRC checks would catch that, but
 // they would count failures and fetch again for nothing. In this process, readers hold mu()
 // shared while they read, so swapping the index under mu() exclusive is enough.
-#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <vector>
 
 #include "cache/entry.h"

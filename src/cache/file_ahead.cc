@@ -436,8 +436,8 @@ void FileAhead::Submit(std::vector<Group>& groups) {
 }
 
 void FileAhead::Learn(std::map<std::string, std::vector<std::string>>& learned) {
-  for (auto& [tree, branches] : learned) {
-    prefetcher_.branches().Learn(tree, std::move(branches));
+  for (const auto& [tree, branches] : learned) {
+    prefetcher_.branches().Learn(tree, branches);
   }
   learned.clear();
 }

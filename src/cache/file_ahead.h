@@ -77,6 +77,7 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
             uint32_t max_chunks);
   FileAhead(const FileAhead&) = delete;
   FileAhead& operator=(const FileAhead&) = delete;
+  ~FileAhead() = default;
 
   // An application read, before it is served. One atomic load while read-ahead is off.
   void BeforeRead(std::span<const io::ReadRequest> requests);

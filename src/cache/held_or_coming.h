@@ -39,11 +39,9 @@ class HeldOrComing final : public fetch::CoverageMap {
       }
       const auto lo = static_cast<uint32_t>(std::max(it->offset, start) - start);
       const auto hi = static_cast<uint32_t>(std::min(it->end(), end) - start);
-      if (best.empty()) {
-        best = {lo, hi};
-      } else if (hi >= best.lo && lo <= best.hi) {
-        best = {std::min(best.lo, lo), std::max(best.hi, hi)};
-      } else if (hi - lo > best.hi - best.lo) {
+      if (!best.empty() && hi >= best.lo && lo <= best.hi) {
+        best = {std::min(best.lo, lo), std::max(best.hi, hi)};  // touching: one run
+      } else if (best.empty() || hi - lo > best.hi - best.lo) {
         best = {lo, hi};
       }
     }

@@ -249,8 +249,8 @@ Result<PageIndex> PageIndex::Decode(std::span<const uint8_t> bytes) {
   info.frag_bytes = LoadLE<uint64_t>(h + 56);
   info.created_unix = LoadLE<int64_t>(h + 64);
   info.validated_unix = LoadLE<int64_t>(h + 72);
-  const uint64_t page_count = LoadLE<uint64_t>(h + 80);
-  const uint64_t full_pages = LoadLE<uint64_t>(h + 88);
+  const auto page_count = LoadLE<uint64_t>(h + 80);
+  const auto full_pages = LoadLE<uint64_t>(h + 88);
   const uint64_t frag_count = LoadLE<uint32_t>(h + 96);
   const uint64_t url_bytes = LoadLE<uint32_t>(h + 100);
   if (page_count != PagesFor(info.origin_size, info.page_size)) {
@@ -309,7 +309,7 @@ Result<PageIndex> PageIndex::Decode(std::span<const uint8_t> bytes) {
   for (uint64_t i = 0; i < frag_count; ++i) {
     const uint8_t* r = h + pos;
     pos += kFragmentRecordBytes;
-    const uint64_t page = LoadLE<uint64_t>(r);
+    const auto page = LoadLE<uint64_t>(r);
     Fragment f;
     f.lo = LoadLE<uint32_t>(r + 8);
     f.hi = LoadLE<uint32_t>(r + 12);

@@ -292,7 +292,7 @@ void ReadAhead::Seed(const std::string& tree,
     // Two clusters: the reader's first reads of this file find them; the rest comes from its
     // own reads, so that seeds of files read later do not crowd out the fetches the file being
     // read needs now.
-    const size_t seeded = std::min<size_t>({units_, kSeedClusters, clusters.size()});
+    const auto seeded = std::min<size_t>({units_, kSeedClusters, clusters.size()});
     const int64_t until = clusters[seeded - 1].end;
     const size_t before = ahead.size();
     PredictUntil(t, keys, until, ahead);
@@ -306,7 +306,7 @@ void ReadAhead::Seed(const std::string& tree,
   }
 }
 
-void BranchMemory::Learn(const std::string& tree, std::vector<std::string> branches) {
+void BranchMemory::Learn(const std::string& tree, const std::vector<std::string>& branches) {
   std::vector<Waiter> wake;
   {
     MutexLock lock(mu_);

@@ -161,7 +161,7 @@ class BranchMemory {
 
   // Records the branches a reader read in tree `tree` and hands them to the files waiting for
   // that tree (outside the lock).
-  void Learn(const std::string& tree, std::vector<std::string> branches);
+  void Learn(const std::string& tree, const std::vector<std::string>& branches);
   // The branches last learned for `tree` (recently); when there are none, `waiter` is called by
   // the next Learn of that tree instead.
   std::vector<std::string> RecallOrWait(const std::string& tree, Waiter waiter);

@@ -1,11 +1,11 @@
 #include "cache/replica_build.h"
 
 #include <fcntl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <optional>
@@ -449,7 +449,7 @@ Status Builder::ChooseCodec() {
     std::vector<uint8_t> rec(x.bytes);
     if (src_.ReadAt(x.seek, rec)) {
       taken += rec.size();
-      const uint16_t keylen = LoadBE<uint16_t>(rec.data() + 14);
+      const auto keylen = LoadBE<uint16_t>(rec.data() + 14);
       if (original == codec::Algorithm::kNone && rec.size() > keylen) {
         original = codec::DetectAlgorithm(std::span<const uint8_t>(rec).subspan(keylen));
       }

@@ -176,9 +176,8 @@ Result<CodecPlan> PlanReplicaCodec(std::span<const std::vector<uint8_t>> records
   for (const Encoded& e : all) {
     plan.candidates.push_back(e.setting);
     plan.decode_ns_per_byte.push_back(e.decode_ns_per_byte);
-    if (configured == "auto" && e.setting.algorithm != codec::Algorithm::kZstd) {
-      plan.rates.push_back(RateOf(e.setting, e.bytes, e.decode_ns_per_byte, raw_bytes));
-    } else if (configured != "auto") {
+    // Under "auto" every zstd level's rate is in already (the levels loop above).
+    if (configured != "auto" || e.setting.algorithm != codec::Algorithm::kZstd) {
       plan.rates.push_back(RateOf(e.setting, e.bytes, e.decode_ns_per_byte, raw_bytes));
     }
   }

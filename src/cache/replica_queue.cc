@@ -2,13 +2,13 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
@@ -103,6 +103,7 @@ void RequestReplicaBuild(const Config& config, const std::string& key) {
   std::vector<std::string> args = {builder, "cache",    "replica",      "build",
                                    "--dir", config.dir, "--background", "--queue"};
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);  // + the terminating nullptr
   for (std::string& a : args) {
     argv.push_back(a.data());
   }
@@ -150,7 +151,10 @@ Status DrainReplicaQueue(const Config& config, const ReplicaBuildOptions& option
       }
       for (const std::string& key : keys) {
         // The request goes first: one that arrives during the build asks for another pass.
-        ::unlink((qdir + "/" + key).c_str());
+        std::string request = qdir;
+        request += '/';
+        request += key;
+        ::unlink(request.c_str());
         (void)BuildReplica(config, key, options);
       }
     }

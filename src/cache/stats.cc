@@ -1,10 +1,10 @@
 #include "cache/stats.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <vector>
 
@@ -109,7 +109,7 @@ Result<CounterValues> ReadStatsUnlocked(const std::string& cache_dir) {
       || LoadLE<uint32_t>(buf + 8) != kStatsVersion) {
     return CorruptionError("bad stats file " + path);
   }
-  const uint32_t count = LoadLE<uint32_t>(buf + 12);
+  const auto count = LoadLE<uint32_t>(buf + 12);
   const size_t body = 16 + 8 * static_cast<size_t>(count);
   if (count > 48 || static_cast<size_t>(n) != body + 4
       || LoadLE<uint32_t>(buf + body) != crc32c::Value(buf, body)) {

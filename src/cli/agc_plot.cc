@@ -1,12 +1,12 @@
 #include "cli/agc_plot.h"
 
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -23,6 +23,7 @@ using analysis::Variation;
 // Runs argv, waiting at most `limit`; the child is killed (by its PID) when it overruns.
 Status RunBounded(const std::vector<std::string>& argv, std::chrono::seconds limit) {
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);  // + the terminating nullptr
   for (const std::string& a : argv) {
     args.push_back(const_cast<char*>(a.c_str()));
   }
@@ -84,10 +85,13 @@ Status PlotAgc(const analysis::AgcReport& report, const std::string& out_png) {
   const std::filesystem::path dir = tmpl;
   struct Cleanup {
     std::filesystem::path dir;
+    explicit Cleanup(std::filesystem::path d) : dir(std::move(d)) {}
     ~Cleanup() {
       std::error_code ec;
       std::filesystem::remove_all(dir, ec);
     }
+    Cleanup(const Cleanup&) = delete;
+    Cleanup& operator=(const Cleanup&) = delete;
   } cleanup{dir};
 
   // One data file per observable: bin low edge, then nominal, up, down contents.

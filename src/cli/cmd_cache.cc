@@ -1,11 +1,11 @@
 // ferry cache enable|disable|status|ls|stats|verify|evict|clear|pin: the client cache
 // (XrdCl plug-in libXrdClFerry-5.so over the page store of docs/format/page-store.md).
-#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -57,7 +57,7 @@ Result<cache::Config> ExistingCache(const Args& args) {
 // The client plug-in beside the binary (base/self_exe.h): an installed ferry's conf file names
 // the installed plug-in.
 std::string PluginLibDefault() {
-  const std::string found = FindLibrary("libXrdClFerry-5.so");
+  std::string found = FindLibrary("libXrdClFerry-5.so");  // not const: returned by move
   if (!found.empty()) {
     return found;
   }
@@ -90,7 +90,7 @@ std::string Ago(int64_t ns) {
     std::snprintf(buf, sizeof buf, "%llds ago", static_cast<long long>(s));
   } else if (s < 7200) {
     std::snprintf(buf, sizeof buf, "%lldm ago", static_cast<long long>(s / 60));
-  } else if (s < 2 * 86400) {
+  } else if (s < int64_t{2} * 86400) {
     std::snprintf(buf, sizeof buf, "%lldh ago", static_cast<long long>(s / 3600));
   } else {
     std::snprintf(buf, sizeof buf, "%lldd ago", static_cast<long long>(s / 86400));
@@ -209,7 +209,7 @@ void WriteCounters(JsonWriter& w, const cache::CounterValues& v) {
   }
 }
 
-int Status_(const Args& args) {
+int ShowStatus(const Args& args) {
   const std::string conf = cache::FindEnabledConf(args.Get("--conf-dir"));
   std::map<std::string, std::string> kv =
       conf.empty() ? std::map<std::string, std::string>{} : cache::ReadConfFile(conf);
@@ -607,7 +607,7 @@ constexpr CommandSpec kStatus{
     .path = "cache status",
     .summary = "whether the plug-in is enabled, the cache directory and its usage",
     .options = kShowOptions,
-    .run = Status_,
+    .run = ShowStatus,
 };
 constexpr CommandSpec kLs{
     .path = "cache ls",

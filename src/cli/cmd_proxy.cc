@@ -6,12 +6,12 @@
 #include <ftw.h>
 #include <grp.h>
 #include <pwd.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -178,6 +178,7 @@ void Forward(int sig) {
 
 pid_t Spawn(const std::vector<std::string>& argv) {
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);  // + the terminating nullptr
   for (const std::string& s : argv) {
     args.push_back(const_cast<char*>(s.c_str()));
   }
@@ -185,7 +186,7 @@ pid_t Spawn(const std::vector<std::string>& argv) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::execvp(args[0], args.data());
-    std::fprintf(stderr, "ferry proxy: cannot run %s: %s\n", args[0], std::strerror(errno));
+    std::fprintf(stderr, "ferry proxy: cannot run %s: %s\n", args[0], ErrnoText(errno).c_str());
     ::_exit(127);
   }
   return pid;
@@ -199,7 +200,15 @@ int Config(const Plan& plan) {
 int Run(const Args& options, const Plan& plan) {
   const std::string user = options.GetOr("--user", "xrootd");
   const bool root = ::geteuid() == 0;
-  struct passwd* pw = root ? ::getpwnam(user.c_str()) : nullptr;
+  // getpwnam_r: getpwnam returns a static buffer that any other lookup overwrites.
+  struct passwd pw_entry = {};
+  std::vector<char> pw_strings(16384);
+  struct passwd* pw = nullptr;
+  const int pw_rc =
+      root ? ::getpwnam_r(user.c_str(), &pw_entry, pw_strings.data(), pw_strings.size(), &pw) : 0;
+  if (pw_rc != 0) {
+    return ReportError(IoError("cannot look up account '" + user + "'", pw_rc));
+  }
   if (root && pw == nullptr) {
     return ReportError(InvalidArgumentError("no account '" + user + "' for xrootd to run as"));
   }
@@ -242,6 +251,7 @@ int Run(const Args& options, const Plan& plan) {
     // Nothing to supervise: xrootd replaces this process (systemd and tests see it directly).
     std::vector<std::string> args = command("xrootd");
     std::vector<char*> raw;
+    raw.reserve(args.size() + 1);  // + the terminating nullptr
     for (std::string& s : args) {
       raw.push_back(s.data());
     }
@@ -251,8 +261,9 @@ int Run(const Args& options, const Plan& plan) {
   }
   // A cluster member: cmsd beside xrootd; a signal to us goes to both, and when one ends the
   // other is stopped.
-  ::signal(SIGTERM, Forward);
-  ::signal(SIGINT, Forward);
+  // signal() fails only for an invalid signal number.
+  (void)::signal(SIGTERM, Forward);
+  (void)::signal(SIGINT, Forward);
   g_children[0] = Spawn(command("xrootd"));
   g_children[1] = Spawn(command("cmsd"));
   int status = 0;

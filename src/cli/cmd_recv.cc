@@ -1,6 +1,5 @@
 // ferry recv: the receiving daemon for `ferry send`. Runs until SIGINT or SIGTERM.
-#include <signal.h>
-
+#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <string>
@@ -22,7 +21,9 @@ std::string Stamp() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
   ::localtime_r(&t, &tm);
-  std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+  if (std::strftime(buf, sizeof buf, "%H:%M:%S", &tm) == 0) {
+    return "--:--:--";  // buf is indeterminate; cannot happen for this format and size
+  }
   return buf;
 }
 
@@ -100,7 +101,8 @@ int RunRecv(const Args& a) {
       xfer::WriteStagesJson(w, s.stages, s.queues);
       w.EndObject();
       std::printf("%s\n", w.str().c_str());
-      std::fflush(stdout);
+      // A monitor that stopped reading the JSON lines must not stop the transfer.
+      (void)std::fflush(stdout);
     };
   }
 
@@ -111,7 +113,7 @@ int RunRecv(const Args& a) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  (void)signal(SIGPIPE, SIG_IGN);  // fails only for an invalid signal number
 
   auto rx = xfer::Receiver::Start(o);
   if (!rx) {
@@ -134,7 +136,7 @@ int RunRecv(const Args& a) {
         .Field("discard", o.discard)
         .EndObject();
     std::printf("%s\n", w.str().c_str());
-    std::fflush(stdout);
+    (void)std::fflush(stdout);  // as above: best effort for the monitor
   }
   int sig = 0;
   // A daemon: waits for a stop signal (in bounded slices, so the loop stays responsive).

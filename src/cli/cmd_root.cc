@@ -250,6 +250,7 @@ int RunDump(const std::string& path, const Args& args) {
       }
     }
     if (b < 0) {
+      // NOLINTNEXTLINE(performance-inefficient-string-concatenation): once, on the way out
       return ReportError(NotFoundError("tree " + tree_path + " has no branch '" + name + "'")
                              .AddContext("file " + path));
     }

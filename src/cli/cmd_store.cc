@@ -119,7 +119,7 @@ int RunConvert(const Args& args, bool append) {
   }
   // Rates in bytes of the input files per second: the conversion's wall clock, and the
   // reader's decoding alone (its CPU time summed over the threads, i.e. one core's rate).
-  const double in = static_cast<double>(rep->input_bytes);
+  const auto in = static_cast<double>(rep->input_bytes);
   const double rate = in / std::max(1e-9, rep->seconds);
   const double decode_rate = in / std::max(1e-9, rep->decode_cpu_seconds);
   if (args.Has("--json")) {
@@ -380,7 +380,7 @@ int RunScan(const std::string& dir, const Args& args) {
       lo = std::min(lo, v);
       hi = std::max(hi, v);
     }
-    const double n = static_cast<double>(sm.values.size());
+    const auto n = static_cast<double>(sm.values.size());
     const double mean = sm.values.empty() ? 0 : sum / n;
     const double rms = sm.values.empty() ? 0 : std::sqrt(std::max(0.0, sum2 / n - mean * mean));
     std::vector<uint64_t> hist(static_cast<size_t>(bins), 0);
@@ -500,8 +500,7 @@ int RunInfo(const std::string& dir, const Args& args) {
   std::printf(
       "records: %u bytes; blocks: %llu events (S: scalars, column-major), %llu events (%s, "
       "target %s); codec %s%s\n",
-      m.record_size(), static_cast<unsigned long long>(uint64_t{1} << m.log2_ks),
-      static_cast<unsigned long long>(uint64_t{1} << m.log2_kc),
+      m.record_size(), 1ULL << m.log2_ks, 1ULL << m.log2_kc,
       m.version >= 3 ? "E: every column" : "C: collections", HumanBytes(m.block_size).c_str(),
       m.codec.ToString().c_str(), m.j_chunks() ? "; collections also column-major (J chunks)" : "");
   std::printf("columns: %zu fixed, %zu jagged in %zu collections\n", m.schema.fixed.size(),

@@ -20,7 +20,7 @@ Status DecodeLz4Root(std::span<const uint8_t> in, std::span<uint8_t> out) {
   if (in.size() < 8) {
     return CorruptionError("lz4 block shorter than its 8-byte checksum");
   }
-  uint64_t want = LoadBE<uint64_t>(in.data());
+  auto want = LoadBE<uint64_t>(in.data());
   std::span<const uint8_t> body = in.subspan(8);
   uint64_t got = hash::Xxh64(body.data(), body.size(), 0);
   if (got != want) {

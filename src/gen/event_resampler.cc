@@ -20,8 +20,8 @@ inline uint32_t PerturbBits32(uint32_t bits, float noise) {
   constexpr uint32_t kExp = 0x7F800000u;
   const uint32_t mant = bits & 0x7FFFFFu;
   const uint32_t step = (mant & (0u - mant)) | (static_cast<uint32_t>(mant == 0) << 23);
-  const float v = std::bit_cast<float>(bits);
-  uint32_t wb = std::bit_cast<uint32_t>(v + v * (static_cast<float>(kRelativeNoise) * noise));
+  const auto v = std::bit_cast<float>(bits);
+  auto wb = std::bit_cast<uint32_t>(v + v * (static_cast<float>(kRelativeNoise) * noise));
   wb = (wb + (step >> 1)) & (0u - step);
   // Bitwise, not short-circuit, tests and an arithmetic select: no branch in the loop.
   const uint32_t keep = static_cast<uint32_t>((bits & kExp) == kExp)
@@ -38,8 +38,8 @@ uint64_t PerturbBits64(uint64_t bits, double noise) {
   }
   const uint64_t mant = bits & ((uint64_t{1} << 52) - 1);
   const int unused = mant == 0 ? 52 : std::countr_zero(mant);
-  const double v = std::bit_cast<double>(bits);
-  uint64_t wb = std::bit_cast<uint64_t>(v + v * (kRelativeNoise * noise));
+  const auto v = std::bit_cast<double>(bits);
+  auto wb = std::bit_cast<uint64_t>(v + v * (kRelativeNoise * noise));
   const uint64_t step = uint64_t{1} << unused;
   wb = (wb + (step >> 1)) & ~(step - 1);
   return (wb & kExp) == kExp ? bits : wb;

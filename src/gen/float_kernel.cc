@@ -148,7 +148,7 @@ FloatParams MakeFloatParams(const FloatKernel& k) {
 template <FloatKernel::Shape kShape>
 inline uint32_t DrawOne(uint32_t bits, float width, uint32_t noise, const FloatParams& p) {
   constexpr uint32_t kExp = 0x7F800000u;
-  const float c = std::bit_cast<float>(bits);
+  const auto c = std::bit_cast<float>(bits);
   const auto s = static_cast<int32_t>((noise & 0xFFu) + ((noise >> 8) & 0xFFu)
                                       + ((noise >> 16) & 0xFFu) + (noise >> 24));
   const float d = static_cast<float>(s - 510) * kNoiseUnit * width;

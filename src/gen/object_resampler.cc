@@ -264,7 +264,7 @@ void ObjectResampler::GatherWidths(size_t b, const Column& values) {
     const std::vector<uint32_t>& picks = model_.groups[static_cast<size_t>(g)].with_donor
                                              ? donors_
                                              : group_picks_[static_cast<size_t>(g)];
-    GatherFixed(dst, src.bytes.data(), picks, 4 * values.fixed_len);
+    GatherFixed(dst, src.bytes.data(), picks, size_t{4} * values.fixed_len);
   } else if (model_.collections[static_cast<size_t>(c)].whole) {
     for (size_t e = 0; e < donors_.size(); ++e) {
       const uint64_t at = src.offsets[donors_[e]];

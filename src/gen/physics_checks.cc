@@ -122,7 +122,8 @@ void AddBatch(const ColumnByName& col, PhysicsRun* run) {
   const rootio::Column& btag = col("Jet_btagCSVV2");
   for (int64_t e = 0; e < pt.num_entries; ++e) {
     auto [lo, hi] = pt.EntryValues(e);
-    auto span = [&](const rootio::Column& c) {
+    // Captured by name: a lambda may not capture a structured binding before clang 16.
+    auto span = [&, lo = lo, hi = hi](const rootio::Column& c) {
       return c.values<float>().subspan(lo, hi - lo);
     };
     const analysis::Jets jets{span(pt), span(eta), span(phi), span(mass), span(btag)};

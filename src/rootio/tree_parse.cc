@@ -109,7 +109,7 @@ class TreeParser {
     FERRY_TRY(SkipFramed("TAttMarker"));
     info_.entries = c_.I64();
     info_.zip_bytes_pos = static_cast<uint32_t>(c_.pos() + 8);
-    c_.Skip(8 * 3);  // fTotBytes, fZipBytes, fSavedBytes
+    c_.Skip(size_t{8} * 3);  // fTotBytes, fZipBytes, fSavedBytes
     if (v >= 18) {
       c_.Skip(8);  // fFlushedBytes
     }
@@ -121,7 +121,7 @@ class TreeParser {
     if (v >= 19) {
       nranges = c_.U32();
     }
-    c_.Skip(8 * 4);  // fMaxEntries, fMaxEntryLoop, fMaxVirtualSize, fAutoSave
+    c_.Skip(size_t{8} * 4);  // fMaxEntries, fMaxEntryLoop, fMaxVirtualSize, fAutoSave
     if (v >= 18) {
       info_.auto_flush = c_.I64();
     }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <random>
+#include <utility>
 
 #include "rootwrite/streamer_infos.h"
 
@@ -27,8 +28,8 @@ size_t TStringSize(std::string_view s) {
 
 }  // namespace
 
-FileWriter::FileWriter(std::string path, Fd fd, const FileOptions& options)
-    : path_(std::move(path)), fd_(std::move(fd)), options_(options) {
+FileWriter::FileWriter(std::string path, Fd fd, FileOptions options)
+    : path_(std::move(path)), fd_(std::move(fd)), options_(std::move(options)) {
   size_t slash = path_.rfind('/');
   file_name_ = slash == std::string::npos ? path_ : path_.substr(slash + 1);
   datime_ = options_.datime != 0 ? options_.datime : PackDatime(std::time(nullptr));

@@ -127,7 +127,7 @@ class FileWriter {
     int16_t cycle;
   };
 
-  FileWriter(std::string path, Fd fd, const FileOptions& options);
+  FileWriter(std::string path, Fd fd, FileOptions options);
   Status Start();
   Status FlushPending();
   Error Failed(Error error);

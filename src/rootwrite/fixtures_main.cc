@@ -51,7 +51,7 @@ std::vector<std::string> RootFilesIn(const std::string& dir) {
     while (struct dirent* e = ::readdir(d)) {
       const std::string name = e->d_name;
       if (name.size() > 5 && name.ends_with(".root")) {
-        out.push_back(dir + "/" + name);
+        out.push_back(std::string(dir).append("/").append(name));
       }
     }
     ::closedir(d);

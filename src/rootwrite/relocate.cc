@@ -213,8 +213,8 @@ Result<Patch> HeaderPatch(std::span<const uint8_t> head, uint64_t new_end) {
   if (head.size() < kSmallBytes || std::memcmp(head.data(), "root", 4) != 0) {
     return CorruptionError("file header truncated or not a ROOT file");
   }
-  const int32_t version = LoadBE<int32_t>(head.data() + 4);
-  const int32_t begin = LoadBE<int32_t>(head.data() + 8);
+  const auto version = LoadBE<int32_t>(head.data() + 4);
+  const auto begin = LoadBE<int32_t>(head.data() + 8);
   Patch p;
   p.offset = 0;
   if (version >= 1000000) {

@@ -303,7 +303,7 @@ Status TreeWriter::Fill() {
       return Fail(InvalidArgumentError("branch " + s.name + " has no value for entry "
                                        + std::to_string(entries_)));
     }
-    uint64_t want = static_cast<uint64_t>(s.len);
+    auto want = static_cast<uint64_t>(s.len);
     if (count_of_[i] >= 0) {
       const auto c = static_cast<size_t>(count_of_[i]);
       want = LoadCount(specs_[c].type, staged_[c].bytes.data()) * static_cast<uint64_t>(s.len);

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -114,7 +114,7 @@ Result<Manifest> ReadManifest(const std::string& dir) {
 // A dictionary for the E blocks, trained on the first input's first blocks, laid out exactly as
 // the builder lays them out (group totals, then every column shuffled).
 constexpr int64_t kDictionarySampleEvents = 4096;
-constexpr size_t kDictionaryBytes = 64 * 1024;
+constexpr size_t kDictionaryBytes = size_t{64} * 1024;
 
 Result<std::vector<uint8_t>> TrainEBlockDictionary(const ConvertOptions& opt,
                                                    const Plans& plans,

@@ -9,10 +9,13 @@ namespace ferry::store {
 struct Dictionary::Digested {
   ZSTD_CDict* cdict = nullptr;
   ZSTD_DDict* ddict = nullptr;
+  Digested() = default;
   ~Digested() {
     ZSTD_freeCDict(cdict);
     ZSTD_freeDDict(ddict);
   }
+  Digested(const Digested&) = delete;
+  Digested& operator=(const Digested&) = delete;
 };
 
 namespace {

@@ -43,6 +43,8 @@ class Selection {
   ~Selection();
   Selection(Selection&&) noexcept;
   Selection& operator=(Selection&&) noexcept;
+  Selection(const Selection&) = delete;
+  Selection& operator=(const Selection&) = delete;
 
  private:
   std::shared_ptr<const Node> root_;

@@ -58,7 +58,7 @@ inline void UnshufflePlanes(
       const __m128i ab1 = _mm_unpackhi_epi8(a, b);
       const __m128i cd0 = _mm_unpacklo_epi8(c, d);
       const __m128i cd1 = _mm_unpackhi_epi8(c, d);
-      __m128i* o = reinterpret_cast<__m128i*>(dst + i * 4);
+      auto* o = reinterpret_cast<__m128i*>(dst + i * 4);
       _mm_storeu_si128(o, _mm_unpacklo_epi16(ab0, cd0));
       _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(ab0, cd0));
       _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(ab1, cd1));
@@ -80,7 +80,7 @@ inline void UnshufflePlanes(
                                _mm_unpacklo_epi16(y[1], y[3]), _mm_unpackhi_epi16(y[1], y[3])};
       const __m128i efgh[4] = {_mm_unpacklo_epi16(y[4], y[6]), _mm_unpackhi_epi16(y[4], y[6]),
                                _mm_unpacklo_epi16(y[5], y[7]), _mm_unpackhi_epi16(y[5], y[7])};
-      __m128i* o = reinterpret_cast<__m128i*>(dst + i * 8);
+      auto* o = reinterpret_cast<__m128i*>(dst + i * 8);
       for (size_t q = 0; q < 4; ++q) {
         _mm_storeu_si128(o + 2 * q, _mm_unpacklo_epi32(abcd[q], efgh[q]));
         _mm_storeu_si128(o + 2 * q + 1, _mm_unpackhi_epi32(abcd[q], efgh[q]));

@@ -74,7 +74,6 @@ Result<EventId> ParseEventId(std::string_view text) {
   if (parts.size() != 3) {
     return InvalidArgumentError("event '" + std::string(text) + "' is not RUN:LUMI:EVENT");
   }
-  EventId id;
   auto run = ParseUint(parts[0]);
   auto lumi = ParseUint(parts[1]);
   auto event = ParseUint(parts[2]);
@@ -112,7 +111,7 @@ Status Event::Check(std::string_view name, size_t size, bool many) const {
 
 Store::~Store() = default;
 
-Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, StoreOptions options) {
+Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOptions& options) {
   std::unique_ptr<Store> s(new Store());
   s->dir_ = dir;
   s->options_ = options;

@@ -121,7 +121,8 @@ class Shard;
 
 class Store {
  public:
-  static Result<std::unique_ptr<Store>> Open(const std::string& dir, StoreOptions options = {});
+  static Result<std::unique_ptr<Store>> Open(const std::string& dir,
+                                             const StoreOptions& options = {});
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;

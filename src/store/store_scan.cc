@@ -71,6 +71,7 @@ Status Store::Scan(std::span<const int32_t> columns,
     const uint64_t ks = uint64_t{1} << h.log2_ks;
     // The directory slices this scan needs, in one request.
     std::vector<size_t> slots;
+    slots.reserve(fixed.size());
     for (int32_t f : fixed) {
       slots.push_back(static_cast<size_t>(s.columns[static_cast<size_t>(f)].slot));
     }
@@ -166,8 +167,8 @@ Status Store::FillJagged(Shard& shard,
     // A whole S block: each column's J chunk, all in one request, one decode per column.
     std::vector<ChunkRef> refs;
     std::vector<std::pair<uint64_t, size_t>> ranges;
-    for (size_t q = 0; q < jagged_at.size(); ++q) {
-      const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[jagged_at[q]])];
+    for (const size_t q : jagged_at) {
+      const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[q])];
       refs.push_back(
           FERRY_TRY(shard.SChunk(s.fixed.size() + static_cast<size_t>(spec.slot), first / ks)));
       ranges.emplace_back(refs.back().offset, refs.back().size);
@@ -202,9 +203,9 @@ Status Store::FillJagged(Shard& shard,
       stored_at[j] = at;
       at += bh.chunk_sizes[j];
     }
-    for (size_t q = 0; q < jagged_at.size(); ++q) {
-      wanted += bh.chunk_sizes[static_cast<size_t>(
-          s.columns[static_cast<size_t>(columns[jagged_at[q]])].slot)];
+    for (const size_t q : jagged_at) {
+      wanted +=
+          bh.chunk_sizes[static_cast<size_t>(s.columns[static_cast<size_t>(columns[q])].slot)];
     }
     // Many of the block's columns: one read of the whole block; a few: one read per chunk.
     std::span<const uint8_t> whole;
@@ -251,7 +252,7 @@ Result<ChunkRef> Store::ReadSChunk(Shard& shard,
   ChunkRef ref = FERRY_TRY(shard.SChunk(slot, block));
   auto stored = FERRY_TRY(shard.Bytes(ref.offset, ref.size, scratch));
   const Schema& s = schema();
-  const size_t c =
+  const auto c =
       static_cast<size_t>(slot < s.fixed.size() ? s.fixed[slot] : s.jagged[slot - s.fixed.size()]);
   FERRY_TRY(DecodeSChunk(ref, stored, shard.v3(), s.columns[c].value_size(), raw));
   return ref;

@@ -1,10 +1,10 @@
 #include "xfer/block_io.h"
 
-#include <errno.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <deque>
 
@@ -15,11 +15,14 @@ namespace {
 
 class UringIo final : public BlockIo {
  public:
+  UringIo() = default;
   ~UringIo() override {
     if (ready_) {
       io_uring_queue_exit(&ring_);
     }
   }
+  UringIo(const UringIo&) = delete;
+  UringIo& operator=(const UringIo&) = delete;
 
   Status Init(unsigned depth) {
     int rc = io_uring_queue_init(depth, &ring_, 0);

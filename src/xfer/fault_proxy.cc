@@ -105,10 +105,10 @@ void FaultProxy::AcceptLoop() {
   }
 }
 
-void FaultProxy::Pump(std::shared_ptr<Link> link, bool upstream) {
+void FaultProxy::Pump(const std::shared_ptr<Link>& link, bool upstream) {
   int from = upstream ? link->client.get() : link->server.get();
   int to = upstream ? link->server.get() : link->client.get();
-  std::vector<uint8_t> buf(64 * 1024);
+  std::vector<uint8_t> buf(size_t{64} * 1024);
   const Rule* rule = nullptr;
   for (const Rule& r : rules_) {
     if (link->index >= r.first_conn && link->index <= r.last_conn) {

@@ -31,6 +31,8 @@ class FaultProxy {
 
   FaultProxy(uint16_t upstream_port, std::vector<Rule> rules, uint64_t cut_all_after = kNever);
   ~FaultProxy();
+  FaultProxy(const FaultProxy&) = delete;
+  FaultProxy& operator=(const FaultProxy&) = delete;
   uint16_t port() const { return port_; }
   int connections() const { return accepted_.load(); }
   int cuts() const { return cuts_.load(); }
@@ -41,7 +43,7 @@ class FaultProxy {
  private:
   struct Link;
   void AcceptLoop();
-  void Pump(std::shared_ptr<Link> link, bool upstream);
+  void Pump(const std::shared_ptr<Link>& link, bool upstream);
 
   uint16_t upstream_port_;
   std::vector<Rule> rules_;

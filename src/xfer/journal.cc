@@ -1,10 +1,10 @@
 #include "xfer/journal.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include "base/crc32c.h"
 #include "base/endian.h"

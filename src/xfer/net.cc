@@ -1,18 +1,17 @@
 #include "xfer/net.h"
 
 #include <arpa/inet.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -25,7 +24,7 @@ namespace {
 
 Error SocketError(const std::string& what, int e) {
   if (e == EAGAIN || e == EWOULDBLOCK || e == ETIMEDOUT) {
-    return Error(ErrorCode::kTimeout, what + " timed out", e);
+    return {ErrorCode::kTimeout, what + " timed out", e};
   }
   return IoError(what, e);
 }
@@ -113,6 +112,7 @@ Result<std::vector<SockAddr>> Resolve(const std::string& host, uint16_t port) {
     return Error(ErrorCode::kNotFound, "cannot resolve " + host + ": " + ::gai_strerror(rc));
   }
   std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> guard(res, &::freeaddrinfo);
+  const std::string where = host + ":" + port_text;
   std::vector<SockAddr> out;
   for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
     if (ai->ai_addrlen > sizeof(sockaddr_storage)) {
@@ -122,7 +122,7 @@ Result<std::vector<SockAddr>> Resolve(const std::string& host, uint16_t port) {
     std::memcpy(&a.addr, ai->ai_addr, ai->ai_addrlen);
     a.len = ai->ai_addrlen;
     a.family = ai->ai_family;
-    a.where = host + ":" + port_text;
+    a.where = where;
     out.push_back(std::move(a));
   }
   if (out.empty()) {
@@ -227,8 +227,8 @@ Status Conn::SetSendBuffer(int bytes) {
 }
 
 Status Conn::SetTimeouts(int recv_ms, int send_ms) {
-  timeval rtv{recv_ms / 1000, (recv_ms % 1000) * 1000};
-  timeval stv{send_ms / 1000, (send_ms % 1000) * 1000};
+  timeval rtv{recv_ms / 1000, static_cast<suseconds_t>(recv_ms % 1000) * 1000};
+  timeval stv{send_ms / 1000, static_cast<suseconds_t>(send_ms % 1000) * 1000};
   if (::setsockopt(fd_.get(), SOL_SOCKET, SO_RCVTIMEO, &rtv, sizeof rtv) != 0
       || ::setsockopt(fd_.get(), SOL_SOCKET, SO_SNDTIMEO, &stv, sizeof stv) != 0) {
     return IoError("setsockopt timeout failed", errno);
@@ -371,7 +371,9 @@ std::string Conn::CongestionControl() const {
   if (::getsockopt(fd_.get(), IPPROTO_TCP, TCP_CONGESTION, name, &len) != 0) {
     return "";
   }
-  return std::string(name, ::strnlen(name, std::min<size_t>(len, sizeof name)));
+  // Named rather than braced: {name, n} would read like the initializer-list constructor.
+  std::string out(name, ::strnlen(name, std::min<size_t>(len, sizeof name)));
+  return out;
 }
 
 uint32_t Conn::KernelRttUs() const {

@@ -74,6 +74,7 @@ class Conn {
   explicit Conn(Fd fd);
   Conn(const Conn&) = delete;
   Conn& operator=(const Conn&) = delete;
+  ~Conn() = default;
 
   // Connects with a bounded wait. send_buffer/recv_buffer > 0 set SO_SNDBUF/SO_RCVBUF before
   // connecting (0 keeps kernel autotuning). A non-empty congestion names the TCP congestion

@@ -1,6 +1,5 @@
 #include "xfer/paths.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -8,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 
 #include "base/hash.h"
 #include "xfer/protocol.h"
@@ -40,17 +40,16 @@ int OpenBeneath(int dir_fd, const std::string& name, int flags) {
 
 Error OpenError(std::string_view what, std::string_view name, int e) {
   if (e == ELOOP || e == ENOTDIR || e == EXDEV) {
-    return Error(
-        ErrorCode::kPermission,
-        std::string(what) + " '" + std::string(name)
-            + "' is a symbolic link or not a directory (refused: paths stay under the root)",
-        e);
+    return {ErrorCode::kPermission,
+            std::string(what) + " '" + std::string(name)
+                + "' is a symbolic link or not a directory (refused: paths stay under the root)",
+            e};
   }
   if (e == ENOSPC || e == EDQUOT) {
-    return Error(ErrorCode::kNoSpace, std::string(what) + " '" + std::string(name) + "'", e);
+    return {ErrorCode::kNoSpace, std::string(what) + " '" + std::string(name) + "'", e};
   }
   if (e == EACCES || e == EPERM) {
-    return Error(ErrorCode::kPermission, std::string(what) + " '" + std::string(name) + "'", e);
+    return {ErrorCode::kPermission, std::string(what) + " '" + std::string(name) + "'", e};
   }
   return IoError(std::string(what) + " '" + std::string(name) + "'", e);
 }

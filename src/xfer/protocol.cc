@@ -298,7 +298,7 @@ Error DecodeErrorMessage(std::span<const uint8_t> p, std::string_view prefix) {
   auto code = r.Get<uint16_t>();
   r.Get<uint16_t>();
   if (!r.ok()) {
-    return Error(ErrorCode::kRemote, std::string(prefix) + "malformed error message");
+    return {ErrorCode::kRemote, std::string(prefix) + "malformed error message"};
   }
   std::string text(r.Rest());
   for (char& c : text) {  // the text goes to a terminal: no control characters
@@ -306,7 +306,7 @@ Error DecodeErrorMessage(std::span<const uint8_t> p, std::string_view prefix) {
       c = '?';
     }
   }
-  return Error(ErrorCodeFromWire(code), std::string(prefix) + text);
+  return {ErrorCodeFromWire(code), std::string(prefix) + text};
 }
 
 std::vector<uint8_t> EncodeManifest(const ManifestChunk& m) {

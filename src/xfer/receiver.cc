@@ -1,6 +1,5 @@
 #include "xfer/receiver.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -10,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include "base/hash.h"
 #include "base/strings.h"
@@ -137,7 +137,7 @@ void Receiver::Impl::AcceptLoop() {
   }
 }
 
-void Receiver::Impl::Serve(std::shared_ptr<Conn> conn) {
+void Receiver::Impl::Serve(const std::shared_ptr<Conn>& conn) {
   if (!conn->SetTimeouts(opt.timeout_ms, opt.timeout_ms)) {
     return;
   }

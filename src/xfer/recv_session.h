@@ -59,7 +59,7 @@ struct Receiver::Impl {
   Mutex log_mu;
 
   void AcceptLoop();
-  void Serve(std::shared_ptr<Conn> conn);
+  void Serve(const std::shared_ptr<Conn>& conn);
   void Log(const std::string& line);
   std::shared_ptr<RecvSession> FindSession(const SessionId& id);
   bool ClaimPath(const std::string& path);

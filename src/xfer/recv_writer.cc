@@ -1,11 +1,11 @@
 // The receiver's writer thread: block writes at offsets, journal syncs, and the final
 // truncate / fsync / rename of each file.
-#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "base/hash.h"
@@ -317,7 +317,7 @@ void RecvSession::HandleCompletion(const IoCompletion& c) {
     f.sync_inflight = false;
     st_fsync_.Since(f.sync_start_ns);
     if (c.result < 0) {
-      Log("directory sync after " + f.entry.path + " failed: " + std::strerror(-c.result));
+      Log("directory sync after " + f.entry.path + " failed: " + ErrnoText(-c.result));
     }
     FileDurable(f, id);
     return;

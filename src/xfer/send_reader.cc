@@ -1,9 +1,9 @@
 // The sender's I/O stage: reads blocks into pool buffers with io_uring (O_DIRECT where the
 // filesystem allows it) and hands them to the streams through the ready queue.
-#include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 
 #include "xfer/send_session.h"
@@ -70,7 +70,7 @@ int SendSession::OpenSource(uint32_t file) {
     fd = ::open(src.local_path.c_str(), O_RDONLY | O_CLOEXEC);
   }
   if (fd < 0) {
-    FailFile(file, "cannot open " + src.local_path + ": " + std::strerror(errno));
+    FailFile(file, "cannot open " + src.local_path + ": " + ErrnoText(errno));
     return -1;
   }
   if (want_direct) {

@@ -95,6 +95,8 @@ class SendSession {
  public:
   SendSession(const SendOptions& options, SourceList sources);
   ~SendSession();
+  SendSession(const SendSession&) = delete;
+  SendSession& operator=(const SendSession&) = delete;
   Result<SendReport> Run();
 
  private:

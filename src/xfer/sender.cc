@@ -205,7 +205,7 @@ Status SendSession::StartStages() {
 }
 
 Status SendSession::ExchangeManifest() {
-  const uint32_t total = static_cast<uint32_t>(files_.size());
+  const auto total = static_cast<uint32_t>(files_.size());
   uint32_t first = 0;
   // Bounded by the file count: every round sends at least one entry (or the final empty one).
   do {

@@ -19,8 +19,7 @@ Error CryptoError(const char* what) {
     ::ERR_error_string_n(code, text, sizeof text);
   }
   ::ERR_clear_error();
-  return Error(ErrorCode::kUnsupported,
-               std::string("libcrypto: ") + what + " failed (" + text + ")");
+  return {ErrorCode::kUnsupported, std::string("libcrypto: ") + what + " failed (" + text + ")"};
 }
 
 struct MacDeleter {

@@ -1,12 +1,12 @@
 #include "xfer/sources.h"
 
 #include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -29,10 +29,10 @@ std::string BaseName(const std::string& path) {
   size_t slash = p.rfind('/');
   std::string base = slash == std::string::npos ? p : p.substr(slash + 1);
   if (base == "." || base == ".." || base.empty() || base == "/") {
-    char* real = ::realpath(path.c_str(), nullptr);
+    // realpath mallocs the result: the unique_ptr frees it.
+    std::unique_ptr<char, decltype(&::free)> real(::realpath(path.c_str(), nullptr), &::free);
     if (real != nullptr) {
-      std::string r(real);
-      ::free(real);
+      std::string r(real.get());
       size_t s = r.rfind('/');
       base = s == std::string::npos ? r : r.substr(s + 1);
     }
@@ -80,13 +80,13 @@ Status Walk(SourceList& out, const std::string& local, const std::string& rel, i
   }
   std::sort(names.begin(), names.end());
   for (const std::string& name : names) {
-    std::string child = local + "/" + name;
+    std::string child = std::string(local).append("/").append(name);
     struct stat st;
     if (::fstatat(::dirfd(dir.get()), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      out.skipped.push_back(child + ": " + std::string(::strerror(errno)));
+      out.skipped.push_back(child + ": " + ErrnoText(errno));
       continue;
     }
-    std::string child_rel = rel + "/" + name;
+    std::string child_rel = std::string(rel).append("/").append(name);
     if (S_ISREG(st.st_mode)) {
       FERRY_TRY(AddFile(out, child, child_rel, st));
     } else if (S_ISDIR(st.st_mode)) {

@@ -94,7 +94,7 @@ TuningPlan PlanSender(uint64_t rate_bps,
                   static_cast<unsigned long long>(limits.tcp_wmem_min),
                   static_cast<unsigned long long>(limits.tcp_wmem_default),
                   static_cast<unsigned long long>(v));
-    plan.warnings.push_back(buf);
+    plan.warnings.emplace_back(buf);
   }
   return plan;
 }
@@ -124,7 +124,7 @@ std::vector<std::string> ReceiverBufferWarnings(uint64_t rate_bps,
       HumanBytes(static_cast<double>(need)).c_str(), Bdp(rate_bps, rtt_us, bdp).c_str(),
       static_cast<unsigned long long>(v), static_cast<unsigned long long>(limits.tcp_rmem_min),
       static_cast<unsigned long long>(limits.tcp_rmem_default), static_cast<unsigned long long>(v));
-  out.push_back(buf);
+  out.emplace_back(buf);
   return out;
 }
 

@@ -29,7 +29,7 @@ Error RemoteError(const XrdCl::XRootDStatus& st, const std::string& what) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) {
     text.pop_back();
   }
-  return Error(ErrorCode::kRemote, what + ": " + text, ErrnoOf(st));
+  return {ErrorCode::kRemote, what + ": " + text, ErrnoOf(st)};
 }
 
 std::string Range(uint64_t offset, uint64_t size) {

@@ -30,7 +30,7 @@
 #include "base/result.h"
 #include "io/byte_source.h"
 
-namespace XrdCl {
+namespace XrdCl {  // NOLINT(readability-identifier-naming): XRootD's namespace, declared ahead
 class File;
 }  // namespace XrdCl
 

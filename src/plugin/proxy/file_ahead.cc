@@ -76,7 +76,7 @@ Result<std::vector<rootio::TreeInfo>> LoadTrees(cache::CachedFile& file, const s
 
 // Fetches predicted baskets into the cache (through the read-ahead handle; the copy into a
 // scratch buffer is the price of reusing the client read path with its joins and retries).
-void FetchAhead(const std::shared_ptr<FileState>& s, std::vector<fetch::Range> ranges) {
+void FetchAhead(const std::shared_ptr<FileState>& s, const std::vector<fetch::Range>& ranges) {
   uint64_t total = 0;
   for (const fetch::Range& r : ranges) {
     total += r.length;
@@ -98,7 +98,7 @@ void FetchAhead(const std::shared_ptr<FileState>& s, std::vector<fetch::Range> r
 
 // A queued fetch starts: skipped when the file closed meanwhile (Close waits only for fetches
 // that started, which use the read-ahead handle).
-void RunAhead(const std::shared_ptr<FileState>& s, std::vector<fetch::Range> ranges) {
+void RunAhead(const std::shared_ptr<FileState>& s, const std::vector<fetch::Range>& ranges) {
   {
     std::lock_guard<std::mutex> lock(s->ahead_mu);
     if (s->closing) {
@@ -106,7 +106,7 @@ void RunAhead(const std::shared_ptr<FileState>& s, std::vector<fetch::Range> ran
     }
     ++s->ahead_running;
   }
-  FetchAhead(s, std::move(ranges));
+  FetchAhead(s, ranges);
   std::lock_guard<std::mutex> lock(s->ahead_mu);
   --s->ahead_running;
   s->ahead_cv.notify_all();
@@ -125,9 +125,8 @@ void QueueAhead(const std::shared_ptr<FileState>& state,
   FileState& s = *state;
   const cache::Config& c = s.service.config().cache;
   auto submit = [&](std::vector<fetch::Range> group) {
-    s.service.scheduler().Submit(priority, [state, group = std::move(group)]() mutable {
-      RunAhead(state, std::move(group));
-    });
+    s.service.scheduler().Submit(priority,
+                                 [state, group = std::move(group)] { RunAhead(state, group); });
   };
   const uint64_t budget =
       std::clamp<uint64_t>(unit_bytes, kMinAheadFetchBytes, c.max_request_bytes);
@@ -167,8 +166,8 @@ void PredictFrom(const std::shared_ptr<FileState>& s, std::span<const fetch::Ran
              static_cast<unsigned long long>(chunks.empty() ? 0 : chunks[0].offset), ahead.size(),
              learned.empty() ? "" : ", branches learned");
   }
-  for (auto& [tree, branches] : learned) {
-    s->service.branches().Learn(s->client + "\n" + tree, std::move(branches));
+  for (const auto& [tree, branches] : learned) {
+    s->service.branches().Learn(s->client + "\n" + tree, branches);
   }
   if (!ahead.empty()) {
     QueueAhead(s, ahead, read_bytes, AheadScheduler::Priority::kNow);

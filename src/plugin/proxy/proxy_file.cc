@@ -133,7 +133,7 @@ void ServeAio(const std::shared_ptr<FileState>& state, std::vector<AioOp>& batch
   requests.reserve(batch.size());
   for (size_t i = 0; i < batch.size(); ++i) {
     const aiocb& cb = batch[i].aio->sfsAio;
-    const uint64_t off = static_cast<uint64_t>(cb.aio_offset);
+    const auto off = static_cast<uint64_t>(cb.aio_offset);
     const uint64_t n = Clip(size, off, cb.aio_nbytes);
     if (n > 0) {
       index[i] = static_cast<long>(requests.size());

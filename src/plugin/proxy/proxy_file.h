@@ -37,6 +37,8 @@ class ProxyFile final : public XrdOssDF {
  public:
   ProxyFile(ProxyService& service, const char* trace_id);
   ~ProxyFile() override;
+  ProxyFile(const ProxyFile&) = delete;
+  ProxyFile& operator=(const ProxyFile&) = delete;
 
   int Open(const char* path, int oflag, mode_t mode, XrdOucEnv& env) override;
   int Fstat(struct stat* buf) override;

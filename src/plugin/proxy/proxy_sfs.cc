@@ -48,6 +48,8 @@ class RedirectingFile final : public XrdSfsFile {
   RedirectingFile(XrdSfsFile* inner, const char* tident, ProxyService& service)
       : XrdSfsFile(*inner), inner_(inner), login_(LoginOf(tident)), service_(service) {}
   ~RedirectingFile() override { delete inner_; }
+  RedirectingFile(const RedirectingFile&) = delete;
+  RedirectingFile& operator=(const RedirectingFile&) = delete;
 
   int open(const char* path,
            XrdSfsFileOpenMode mode,

@@ -48,11 +48,16 @@ Result<ProxyService*> ProxyService::Start(const ProxyConfig& config) {
   // Exit handlers run in reverse order of registration: this one runs before the static
   // destructors XrdCl registered when it was loaded, so queued pages are stored while XrdCl
   // (and everything else) still works.
-  std::atexit([] {
+  const int rc = std::atexit([] {
     if (ProxyService* svc = Get()) {
       svc->AtExit();
     }
   });
+  if (rc != 0) {
+    std::fprintf(stderr,
+                 "ferry proxy: cannot register the exit handler: pages queued at exit "
+                 "will not be stored\n");
+  }
   return s;
 }
 

@@ -44,6 +44,7 @@ class ProxyService {
 
   ProxyService(const ProxyService&) = delete;
   ProxyService& operator=(const ProxyService&) = delete;
+  ~ProxyService() = default;
 
   const ProxyConfig& config() const { return config_; }
   cache::Cache& cache() { return *cache_; }

@@ -53,7 +53,11 @@ std::shared_ptr<Context> MakeContext(const std::map<std::string, std::string>& c
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_contexts == nullptr) {
     g_contexts = new std::vector<std::shared_ptr<Context>>();
-    std::atexit(ShutdownAtExit);
+    if (std::atexit(ShutdownAtExit) != 0) {
+      std::fprintf(stderr,
+                   "ferry cache plug-in: cannot register the exit handler: the "
+                   "caches will not be shut down at exit\n");
+    }
   }
   g_contexts->push_back(ctx);
   return ctx;

@@ -67,7 +67,7 @@ void RunFor(const std::shared_ptr<FileState>& s, ResponseHandler* h, Task task) 
 }
 
 XRootDStatus NotOpen() {
-  return XRootDStatus(XrdCl::stError, XrdCl::errInvalidOp);
+  return {XrdCl::stError, XrdCl::errInvalidOp};
 }
 
 bool IsWriteMode(XrdCl::OpenFlags::Flags flags) {
@@ -98,7 +98,7 @@ XRootDStatus WithOrigin(const std::shared_ptr<FileState>& s, ResponseHandler* h,
       Answer(h, st);
     }
   });
-  return XRootDStatus();
+  return {};
 }
 
 // Serves `reqs` from the cache: inline when every byte is held, otherwise on a worker (which
@@ -119,7 +119,7 @@ XRootDStatus ServeFromCache(const std::shared_ptr<FileState>& s,
     if (s->cached->AllHeld(reqs) && s->cached->ReadV(reqs)) {
       lock.unlock();
       respond();
-      return XRootDStatus();
+      return {};
     }
   }
   auto shared_reqs = std::make_shared<std::vector<io::ReadRequest>>(std::move(reqs));
@@ -148,7 +148,7 @@ XRootDStatus ServeFromCache(const std::shared_ptr<FileState>& s,
       Answer(h, st);
     }
   });
-  return XRootDStatus();
+  return {};
 }
 
 // The handle stops caching for good: a writer changes the file.
@@ -191,7 +191,7 @@ XRootDStatus FerryFile::Open(const std::string& url,
                              ResponseHandler* handler,
                              uint16_t timeout) {
   if (state_ && state_->open) {
-    return XRootDStatus(XrdCl::stError, XrdCl::errInvalidOp);
+    return {XrdCl::stError, XrdCl::errInvalidOp};
   }
   auto s = std::make_shared<FileState>();
   s->ctx = ctx_;
@@ -240,7 +240,7 @@ XRootDStatus FerryFile::Open(const std::string& url,
     s->open = true;
     Answer(handler, XRootDStatus());
   });
-  return XRootDStatus();
+  return {};
 }
 
 XRootDStatus FerryFile::Close(ResponseHandler* handler, uint16_t timeout) {
@@ -260,7 +260,7 @@ XRootDStatus FerryFile::Close(ResponseHandler* handler, uint16_t timeout) {
     return s->origin->inner().Close(handler, timeout);
   }
   Answer(handler, XRootDStatus());
-  return XRootDStatus();
+  return {};
 }
 
 XRootDStatus FerryFile::Stat(bool force, ResponseHandler* handler, uint16_t timeout) {
@@ -278,7 +278,7 @@ XRootDStatus FerryFile::Stat(bool force, ResponseHandler* handler, uint16_t time
   Answer(handler, XRootDStatus(),
          Wrap(new XrdCl::StatInfo("ferry-cache", s->size, XrdCl::StatInfo::IsReadable,
                                   static_cast<uint64_t>(s->mtime))));
-  return XRootDStatus();
+  return {};
 }
 
 XRootDStatus FerryFile::Read(
@@ -299,7 +299,7 @@ XRootDStatus FerryFile::Read(
   };
   if (n == 0) {
     respond();
-    return XRootDStatus();
+    return {};
   }
   std::vector<io::ReadRequest> reqs{{offset, {static_cast<uint8_t*>(buffer), n}, {}}};
   return ServeFromCache(s, std::move(reqs), handler, respond, forward);
@@ -319,7 +319,7 @@ XRootDStatus FerryFile::Read(uint64_t offset,
   (void)fd;
   (void)handler;
   (void)timeout;
-  return XRootDStatus(XrdCl::stError, XrdCl::errNotImplemented);
+  return {XrdCl::stError, XrdCl::errNotImplemented};
 }
 
 XRootDStatus FerryFile::PgRead(
@@ -342,7 +342,7 @@ XRootDStatus FerryFile::PgRead(
   };
   if (n == 0) {
     respond();
-    return XRootDStatus();
+    return {};
   }
   std::vector<io::ReadRequest> reqs{{offset, {static_cast<uint8_t*>(buffer), n}, {}}};
   return ServeFromCache(s, std::move(reqs), handler, respond, forward);
@@ -512,7 +512,7 @@ XRootDStatus FerryFile::Sync(ResponseHandler* handler, uint16_t timeout) {
   }
   if (!s->writable && !s->origin->is_open()) {
     Answer(handler, XRootDStatus());  // nothing was written
-    return XRootDStatus();
+    return {};
   }
   return WithOrigin(s, handler,
                     [s, handler, timeout] { return s->origin->inner().Sync(handler, timeout); });

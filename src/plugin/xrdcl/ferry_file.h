@@ -35,6 +35,8 @@ class FerryFile final : public XrdCl::FilePlugIn {
  public:
   explicit FerryFile(std::shared_ptr<Context> ctx);
   ~FerryFile() override;
+  FerryFile(const FerryFile&) = delete;
+  FerryFile& operator=(const FerryFile&) = delete;
 
   XrdCl::XRootDStatus Open(const std::string& url,
                            XrdCl::OpenFlags::Flags flags,

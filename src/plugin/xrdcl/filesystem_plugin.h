@@ -20,6 +20,8 @@ class FerryFileSystem final : public XrdCl::FileSystemPlugIn {
  public:
   FerryFileSystem(std::shared_ptr<Context> ctx, const std::string& url);
   ~FerryFileSystem() override;
+  FerryFileSystem(const FerryFileSystem&) = delete;
+  FerryFileSystem& operator=(const FerryFileSystem&) = delete;
 
   using XRootDStatus = XrdCl::XRootDStatus;
   using Handler = XrdCl::ResponseHandler;

@@ -153,7 +153,7 @@ Error ToError(const XrdCl::XRootDStatus& st, const std::string& what) {
     default:
       break;
   }
-  return Error(code, "xrootd " + what + ": " + st.ToStr(), static_cast<int>(st.errNo));
+  return {code, "xrootd " + what + ": " + st.ToStr(), static_cast<int>(st.errNo)};
 }
 
 std::string ChannelUrl(const std::string& url, size_t k) {
@@ -200,7 +200,7 @@ void XrdOrigin::MarkBroken(size_t channel) {
 XrdCl::XRootDStatus XrdOrigin::Reopen() {
   std::lock_guard<std::mutex> lock(open_mu_);
   if (!broken_.load(std::memory_order_acquire)) {
-    return XrdCl::XRootDStatus();  // another thread reopened it
+    return {};  // another thread reopened it
   }
   auto file = std::make_unique<XrdCl::File>(false);
   XrdCl::XRootDStatus st = file->Open(url_, flags_, mode_, timeout_);

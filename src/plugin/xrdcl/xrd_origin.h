@@ -49,6 +49,8 @@ class XrdOrigin final : public cache::Origin, public std::enable_shared_from_thi
             WorkerPool* pool,
             const std::atomic<bool>* exiting);
   ~XrdOrigin() override;
+  XrdOrigin(const XrdOrigin&) = delete;
+  XrdOrigin& operator=(const XrdOrigin&) = delete;
 
   // Opens channel 0 when needed (blocking); returns the status of that open (cached).
   XrdCl::XRootDStatus EnsureOpen();
