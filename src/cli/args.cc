@@ -42,20 +42,20 @@ namespace {
 // kHelpRequested); anything else not in the table is a usage error with a suggestion.
 Error UnknownOption(std::string_view name, const CommandSpec& spec) {
   if (name == "--help") {
-    return Error(ErrorCode::kCancelled, std::string(kHelpRequested));
+    return {ErrorCode::kCancelled, std::string(kHelpRequested)};
   }
   if (name == "--list-options") {
     std::string list(kOptionsListed);
     for (const OptionSpec& o : spec.options) {
       list += " " + std::string(o.name);
     }
-    return Error(ErrorCode::kCancelled, list);
+    return {ErrorCode::kCancelled, list};
   }
   std::vector<std::string_view> names;
   for (const OptionSpec& o : spec.options) {
     names.push_back(o.name);
   }
-  names.push_back("--help");
+  names.emplace_back("--help");
   return InvalidArgumentError("unknown option " + std::string(name)
                               + DidYouMean(name, std::span<const std::string_view>(names)));
 }
