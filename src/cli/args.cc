@@ -140,6 +140,12 @@ Result<Args> Args::Parse(std::span<const char* const> args, const CommandSpec& s
     }
     out.opts_[std::string(name)].emplace_back(value.value_or(""));
   }
+  for (const OptionConflict& c : spec.conflicts) {
+    if (out.Has(c.a) && out.Has(c.b)) {
+      return InvalidArgumentError(std::string(c.a) + " and " + std::string(c.b)
+                                  + " cannot be used together");
+    }
+  }
   return out;
 }
 

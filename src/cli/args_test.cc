@@ -132,6 +132,28 @@ TEST(CliArgs, MissingAndUnexpectedValues) {
   EXPECT_FALSE(d->Has("--json"));
 }
 
+constexpr OptionConflict kTestConflicts[] = {{"--json", "--out"}};
+constexpr CommandSpec kTestWithConflict{
+    .path = "test get",
+    .summary = "a command of the tests with two options that exclude each other",
+    .options = kOptions,
+    .conflicts = kTestConflicts,
+    .run = Ok,
+};
+
+TEST(CliArgs, ConflictingOptionsAreAUsageErrorNamingBoth) {
+  std::vector<const char*> both = {"F", "--out", "D", "--json"};
+  auto a = Args::Parse(both, kTestWithConflict);
+  ASSERT_FALSE(a.has_value());
+  EXPECT_EQ(a.error().message(), "--json and --out cannot be used together");
+  std::vector<const char*> one = {"F", "--out", "D", "--tree", "T"};
+  EXPECT_TRUE(Args::Parse(one, kTestWithConflict).has_value());
+  // The same words are fine for a command that declares no conflict.
+  EXPECT_TRUE(Args::Parse(both, kTest).has_value());
+  EXPECT_NE(Usage(kTestWithConflict).find("--json and --out exclude each other."),
+            std::string::npos);
+}
+
 TEST(CliDidYouMean, TyposPrefixesAndFarWords) {
   EXPECT_EQ(DidYouMean("stauts", {"status", "stats", "ls"}), " (did you mean 'status'?)");
   EXPECT_EQ(DidYouMean("replcia", {"build", "replica"}), " (did you mean 'replica'?)");
@@ -211,6 +233,12 @@ TEST(CliCommandTable, EveryCommandIsDocumentedAndReachable) {
                            + " " + Flat(std::string(o.help))),
                 std::string::npos)
           << o.name;
+    }
+    for (const OptionConflict& x : c->conflicts) {
+      // Both sides are options of this command, and the help says they exclude each other.
+      EXPECT_TRUE(names.count(x.a) && names.count(x.b)) << x.a << " / " << x.b;
+      EXPECT_NE(usage.find(std::string(x.a) + " and " + std::string(x.b) + " exclude each other"),
+                std::string::npos);
     }
     std::istringstream lines(Usage(*c));
     for (std::string line; std::getline(lines, line);) {

@@ -561,6 +561,8 @@ constexpr OptionSpec kEnableOptions[] = {
     {"--set", "KEY=VALUE", "any other cache setting (src/cache/config.h); repeat for more"},
 };
 constexpr OptionSpec kDisableOptions[] = {kSystem, kWhere};
+// --system names the conf directory as --conf-dir does: both would leave one ignored.
+constexpr OptionConflict kSystemOrWhere[] = {{"--system", "--conf-dir"}};
 constexpr OptionSpec kShowOptions[] = {kCacheDirOption, kConfDirOption, kCacheJsonOption};
 constexpr OptionSpec kVerifyOptions[] = {
     kCacheDirOption,
@@ -595,12 +597,14 @@ constexpr CommandSpec kEnable{
         "the cache",
     .synopsis = "--dir DIR",
     .options = kEnableOptions,
+    .conflicts = kSystemOrWhere,
     .run = Enable,
 };
 constexpr CommandSpec kDisable{
     .path = "cache disable",
     .summary = "remove the conf file; the cache directory is kept",
     .options = kDisableOptions,
+    .conflicts = kSystemOrWhere,
     .run = Disable,
 };
 constexpr CommandSpec kStatus{

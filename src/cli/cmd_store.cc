@@ -641,11 +641,15 @@ constexpr CommandSpec kAppend{
     .run = Append,
 };
 
+// --out writes the events to a file and prints a summary line, so a --json beside it would be
+// ignored.
+constexpr OptionConflict kGetConflicts[] = {{"--out", "--json"}};
 constexpr CommandSpec kGet{
     .path = "store get",
     .summary = "pick events by RUN:LUMI:EVENT and print them or write them to a ROOT file",
     .synopsis = "DIR (--event RUN:LUMI:EVENT... | --events-file LIST)",
     .options = kGetOptions,
+    .conflicts = kGetConflicts,
     .run = Get,
 };
 

@@ -192,6 +192,9 @@ std::string Usage(const CommandSpec& spec) {
     out += "\noptions:\n";
     AppendOptions(out, spec.options);
   }
+  for (const OptionConflict& c : spec.conflicts) {
+    out += "  " + std::string(c.a) + " and " + std::string(c.b) + " exclude each other.\n";
+  }
   if (spec.is_group()) {
     out += "\ncommands:\n";
     AppendCommands(out, spec);

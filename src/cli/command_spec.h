@@ -29,6 +29,13 @@ struct OptionSpec {
   constexpr bool takes_value() const { return !value.empty(); }
 };
 
+// Two options of one command that contradict each other (`cache enable --system --conf-dir D`:
+// which conf directory?). Giving both is a usage error naming them, not a silent pick.
+struct OptionConflict {
+  std::string_view a;
+  std::string_view b;
+};
+
 struct CommandSpec {
   std::string_view path;     // the words after "ferry": "cache replica build"; "" for ferry
   std::string_view summary;  // one line, in the command lists and atop its help
@@ -37,8 +44,9 @@ struct CommandSpec {
   // repeated as [--opt VALUE].
   std::string_view synopsis = {};
   std::span<const OptionSpec> options = {};
-  std::string_view notes = {};             // printed after the options as written (own line breaks)
-  int (*run)(const Args& args) = nullptr;  // a leaf: runs the parsed command
+  std::string_view notes = {};  // printed after the options as written (own line breaks)
+  std::span<const OptionConflict> conflicts = {};        // listed in the help after the options
+  int (*run)(const Args& args) = nullptr;                // a leaf: runs the parsed command
   std::span<const CommandSpec* const> subcommands = {};  // a group: its commands, in order
 
   bool is_group() const { return !subcommands.empty(); }

@@ -7,9 +7,11 @@ and an unknown command or option is a usage error (exit 2) with a "did you mean"
 
 usage: test_help_cli.py FERRY
 """
+import os
 import re
 import subprocess
 import sys
+import tempfile
 
 FERRY = sys.argv[1]
 failures = []
@@ -43,6 +45,20 @@ for name, summary in commands.items():
     bad = run(name, "--no-such-option")
     check(bad.returncode == 2, "ferry %s --no-such-option exits 2 (got %d)" % (name, bad.returncode))
 check(run("no-such-command").returncode == 2, "an unknown command exits 2")
+
+# Options that contradict each other are refused before anything is done.
+with tempfile.TemporaryDirectory() as tmp:
+    conf, cache = os.path.join(tmp, "conf"), os.path.join(tmp, "cache")
+    both = run("cache", "enable", "--system", "--conf-dir", conf, "--dir", cache)
+    check(both.returncode == 2 and "--system and --conf-dir cannot be used together" in both.stderr,
+          "cache enable --system --conf-dir exits 2 naming both (got %d: %s)"
+          % (both.returncode, both.stderr.strip()))
+    check(not os.path.exists(conf) and not os.path.exists(cache),
+          "a refused cache enable writes nothing")
+    got = run("store", "get", tmp, "--event", "1:1:1", "--out", os.path.join(tmp, "p.root"),
+              "--json")
+    check(got.returncode == 2 and "cannot be used together" in got.stderr,
+          "store get --out --json exits 2 (got %d)" % got.returncode)
 
 # The table: every command with its options ("cache replica build\t--dir --conf-dir ...").
 listed = run("--list-commands")
