@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(
   # build, and `make package` (dpkg-shlibdeps reads the package's library dependencies)
   g++ cmake ninja-build make pkg-config git dpkg-dev
+  # rebuilds of unchanged sources (another clone, the sanitizer presets) come from its cache
+  ccache
   # style: make format-check (in CI) and make tidy
   clang-format clang-tidy
   # codecs and checksums
