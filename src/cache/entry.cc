@@ -590,11 +590,6 @@ Status Entry::Store(const Fetch& fetch, std::vector<uint8_t>& scratch) {
   return OkStatus();
 }
 
-uint32_t Entry::PageLength(uint64_t page) const {
-  const uint64_t start = page * page_size_;
-  return start >= size_ ? 0 : static_cast<uint32_t>(std::min<uint64_t>(page_size_, size_ - start));
-}
-
 Status Entry::StorePiece(uint64_t offset,
                          std::span<const uint8_t> bytes,
                          std::vector<uint8_t>& scratch) {
@@ -604,7 +599,8 @@ Status Entry::StorePiece(uint64_t offset,
   while (pos < end) {
     const uint64_t page = pos / ps;
     const uint64_t pstart = page * ps;
-    const uint32_t plen = PageLength(page);
+    // From the sizes fixed at open, not index_.PageLength: mu_ is not held here.
+    const uint32_t plen = PageLengthOf(page, page_size_, size_);
     const uint64_t seg_end = std::min(end, pstart + plen);
     if (plen == 0) {
       break;
@@ -633,7 +629,7 @@ Status Entry::StorePiece(uint64_t offset,
         ReaderLock lock(mu_);
         while (last - page < 255) {
           const uint64_t next = last + 1;
-          const uint32_t nlen = PageLength(next);
+          const uint32_t nlen = PageLengthOf(next, page_size_, size_);
           if (nlen == 0 || next * ps + nlen > end || index_.full(next)
               || index_.fragment(next) != nullptr) {
             break;
@@ -646,7 +642,8 @@ Status Entry::StorePiece(uint64_t offset,
           PwriteFull(data_fd_.get(), bytes.data() + (pstart - offset), run_end - pstart, pstart));
       uint32_t crcs[256];
       for (uint64_t k = page; k <= last; ++k) {
-        crcs[k - page] = PageCrc(bytes.data() + (k * ps - offset), PageLength(k));
+        crcs[k - page] =
+            PageCrc(bytes.data() + (k * ps - offset), PageLengthOf(k, page_size_, size_));
       }
       {
         WriterLock lock(mu_);

@@ -217,9 +217,6 @@ class Entry {
   // loaded with.
   void AdoptIndex(PageIndex index, const IndexStamp& stamp) FERRY_EXCLUDES(mu_);
   Status OpenDataFiles();
-  // Bytes of page `page` of the origin file, 0 past its end (what index_.PageLength answers,
-  // without its lock: size_ and page_size_ are fixed once the entry is open).
-  uint32_t PageLength(uint64_t page) const;
   Status StorePiece(uint64_t offset, std::span<const uint8_t> bytes, std::vector<uint8_t>& scratch)
       FERRY_REQUIRES(write_mu_);
   Status AppendFragment(uint64_t page, uint32_t lo, std::span<const uint8_t> bytes)

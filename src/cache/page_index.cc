@@ -62,12 +62,15 @@ PageIndex& PageIndex::operator=(const PageIndex& other) {
   return *this;
 }
 
+uint32_t PageLengthOf(uint64_t page, uint32_t page_size, uint64_t origin_size) {
+  const uint64_t start = page * page_size;
+  return start >= origin_size
+             ? 0
+             : static_cast<uint32_t>(std::min<uint64_t>(page_size, origin_size - start));
+}
+
 uint32_t PageIndex::PageLength(uint64_t page) const {
-  if (page >= page_count_) {
-    return 0;
-  }
-  const uint64_t start = page * info_.page_size;
-  return static_cast<uint32_t>(std::min<uint64_t>(info_.page_size, info_.origin_size - start));
+  return PageLengthOf(page, info_.page_size, info_.origin_size);
 }
 
 uint32_t PageIndex::crc(uint64_t page) const {

@@ -116,5 +116,9 @@ class PageIndex final : public fetch::CoverageMap {
 
 // True when page_size is a power of two in [kMinPageSize, kMaxPageSize].
 bool ValidPageSize(uint32_t page_size);
+// Length of page `page` of a file of `origin_size` bytes cut into `page_size` pages: page_size
+// except for a short last page, 0 past the end. (PageIndex::PageLength, for callers that know
+// the sizes without holding the index.)
+uint32_t PageLengthOf(uint64_t page, uint32_t page_size, uint64_t origin_size);
 
 }  // namespace ferry::cache
