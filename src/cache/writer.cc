@@ -158,12 +158,12 @@ void WriteBehind::Process(std::vector<Job>& batch) {
     PublishDue(/*force=*/true);
     return;
   }
-  Status why;
-  bool publish = false;
+  const bool publish =
+      std::any_of(batch.begin(), batch.end(), [](const Job& j) { return !j.fetch; });
   uint64_t written = 0;
+  Status why;
   if (!entry->failed() && entry->TryLockForWrite(why)) {
     for (const Job& j : batch) {
-      publish = publish || !j.fetch;
       if (j.fetch && !entry->failed()) {
         Status stored = entry->Store(*j.fetch, scratch_);
         if (stored) {
@@ -171,9 +171,6 @@ void WriteBehind::Process(std::vector<Job>& batch) {
         } else if (stored.error().code() != ErrorCode::kCancelled) {
           entry->Fail(stored.error());
         }
-      }
-      if (j.fetch) {
-        entry->ReleaseInflight(j.fetch.get());
       }
     }
     if (!entry->failed()) {
@@ -185,16 +182,14 @@ void WriteBehind::Process(std::vector<Job>& batch) {
       entry->MaybeCompact();
     }
     entry->UnlockForWrite();
-  } else {
-    if (!why) {
-      entry->Fail(why.error());
-    }
-    // Not stored: the fetches are no longer in flight all the same, later misses fetch again.
-    for (const Job& j : batch) {
-      publish = publish || !j.fetch;
-      if (j.fetch) {
-        entry->ReleaseInflight(j.fetch.get());
-      }
+  } else if (!why) {
+    entry->Fail(why.error());
+  }
+  // Stored or not, the fetches are no longer in flight: a later miss fetches what was not
+  // stored. (The batch keeps their buffers alive until it is finished either way.)
+  for (const Job& j : batch) {
+    if (j.fetch) {
+      entry->ReleaseInflight(j.fetch.get());
     }
   }
   if (!entry->failed() && entry->dirty()
