@@ -11,12 +11,12 @@ that guards it, a lock not released on every path, or a call that needs a lock t
 not hold fails the check. Exits 1 on any finding, 2 on a usage error.
 """
 import concurrent.futures
-import json
 import os
 import re
-import shlex
 import subprocess
 import sys
+
+import compile_db
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SRC = os.path.join(ROOT, "src")
@@ -54,9 +54,8 @@ def users_of(header, sources):
 
 
 def clang_args(entry):
-    words = shlex.split(entry["command"]) if "command" in entry else entry["arguments"]
     flags = []
-    it = iter(words[1:])
+    it = iter(compile_db.words(entry)[1:])
     for w in it:
         if w in ("-I", "-isystem", "-D", "-include"):
             flags += [w, next(it)]
@@ -72,10 +71,8 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     jobs = int(args[args.index("-j") + 1]) if "-j" in args else os.cpu_count() or 1
-    db_path = os.path.join(args[0], "compile_commands.json")
     try:
-        with open(db_path) as f:
-            db = {os.path.realpath(e["file"]): e for e in json.load(f)}
+        db = compile_db.load(args[0])
     except OSError as e:
         print("thread_safety: %s (configure the build first)" % e, file=sys.stderr)
         return 2

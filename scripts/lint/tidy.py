@@ -14,20 +14,19 @@ preprocessing (~0.3 s). Exits 1 on any finding, 2 on a usage error.
 """
 import concurrent.futures
 import hashlib
-import json
 import os
-import shlex
 import subprocess
 import sys
+
+import compile_db
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def preprocess_args(entry):
     """The build's command turned into `-E -P` (no line markers: no absolute paths in the key)."""
-    words = shlex.split(entry["command"]) if "command" in entry else list(entry["arguments"])
     out = []
-    it = iter(words)
+    it = iter(compile_db.words(entry))
     for w in it:
         if w == "-o":
             next(it)
@@ -65,8 +64,7 @@ def main():
         elif a != "--no-cache":
             files.append(os.path.realpath(a))
     try:
-        with open(os.path.join(build, "compile_commands.json")) as f:
-            db = {os.path.realpath(e["file"]): e for e in json.load(f)}
+        db = compile_db.load(build)
     except OSError as e:
         print("tidy: %s (configure the build first)" % e, file=sys.stderr)
         return 2
