@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "base/strings.h"
 #include "cli/args.h"
 
 namespace ferry::cli {
@@ -33,15 +34,13 @@ void AppendWrapped(std::string& out,
   }
 }
 
+// The space-separated words of `text` (runs of spaces are one separator).
 std::vector<std::string> Words(std::string_view text) {
   std::vector<std::string> words;
-  size_t start = 0;
-  while (start < text.size()) {
-    const size_t end = std::min(text.find(' ', start), text.size());
-    if (end > start) {
-      words.emplace_back(text.substr(start, end - start));
+  for (std::string_view w : Split(text, ' ')) {
+    if (!w.empty()) {
+      words.emplace_back(w);
     }
-    start = end + 1;
   }
   return words;
 }
