@@ -188,12 +188,15 @@ class Entry {
   // compacted afterwards. Takes the write lock; the caller holds the entry open alone
   // (WithSoleOpen). Returns the bytes released.
   Result<uint64_t> ReleaseRanges(std::span<const fetch::Range> ranges) FERRY_EXCLUDES(write_mu_);
-  // Copies the live fragments densely to the end of the fragment log, publishes, and punches
-  // out everything before them, when the log's garbage passes max(64 KiB, 3% of the bytes
-  // held) or `force`; releases dead data-file pages past the same bound first. Crash-safe: a
-  // published index only names bytes on disk. Write lock held, entry open alone. Returns the
-  // bytes freed.
+  // When the garbage — dead data-file pages plus superseded fragment-log bytes — passes
+  // max(64 KiB, 3% of the bytes held), or `force`: releases the dead pages and rewrites the
+  // fragment log (RewriteFragmentLog). Also removes index temp files left by processes killed
+  // while publishing. Crash-safe: a published index only names bytes on disk. Write lock held,
+  // entry open alone. Returns the bytes freed.
   Result<uint64_t> CompactFragments(bool force) FERRY_REQUIRES(write_mu_);
+  // Copies the live fragments densely to the end of the fragment log, publishes, and punches
+  // out everything before them; a fragment failing its CRC is dropped. Returns bytes freed.
+  Result<uint64_t> RewriteFragmentLog() FERRY_REQUIRES(write_mu_);
   // The write-behind thread's check after a publish (write lock held): compacts when the
   // garbage passed the bound and no other process has the entry open.
   void MaybeCompact() FERRY_REQUIRES(write_mu_);

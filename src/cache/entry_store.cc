@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -184,27 +185,60 @@ Status RemoveEntryFiles(const EntryPaths& paths) {
     }
   }
   RemoveReplicaData(paths, 0);
+  RemoveStaleTemps(paths);
   return OkStatus();
 }
 
-void RemoveReplicaData(const EntryPaths& paths, uint64_t keep) {
-  const std::string prefix = paths.base.substr(paths.base.rfind('/') + 1) + ".rpd.";
-  const std::string kept = keep == 0 ? "" : prefix + std::to_string(keep);
+namespace {
+
+// Unlinks the entry's files (KEY.<rest>) for which `doomed(rest)` holds. Best effort.
+template <typename Pred>
+void RemoveEntryFilesIf(const EntryPaths& paths, Pred doomed) {
+  const std::string prefix = paths.base.substr(paths.base.rfind('/') + 1) + ".";
   DIR* d = ::opendir(paths.subdir.c_str());
   if (d == nullptr) {
     return;
   }
-  std::vector<std::string> doomed;
+  std::vector<std::string> names;
   while (struct dirent* e = ::readdir(d)) {
     const std::string_view name = e->d_name;
-    if (name.starts_with(prefix) && name != kept) {
-      doomed.push_back(paths.subdir + "/" + std::string(name));
+    if (name.starts_with(prefix) && doomed(name.substr(prefix.size()))) {
+      names.push_back(paths.subdir + "/" + std::string(name));
     }
   }
   ::closedir(d);
-  for (const std::string& f : doomed) {
+  for (const std::string& f : names) {
     ::unlink(f.c_str());
   }
+}
+
+// True for "<file>.tmp.PID" when process PID no longer exists. A live PID is kept even if it
+// was reused by another program: a few KiB left is harmless, a temp file removed under its
+// writer is not.
+bool IsStaleTemp(std::string_view rest) {
+  const size_t at = rest.rfind(".tmp.");
+  if (at == std::string_view::npos) {
+    return false;
+  }
+  const std::string_view digits = rest.substr(at + 5);
+  if (digits.empty() || digits.size() > 9
+      || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return false;
+  }
+  const auto pid = static_cast<pid_t>(std::stol(std::string(digits)));
+  return pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+}  // namespace
+
+void RemoveReplicaData(const EntryPaths& paths, uint64_t keep) {
+  const std::string kept = keep == 0 ? "" : "rpd." + std::to_string(keep);
+  RemoveEntryFilesIf(
+      paths, [&](std::string_view rest) { return rest.starts_with("rpd.") && rest != kept; });
+}
+
+void RemoveStaleTemps(const EntryPaths& paths) {
+  RemoveEntryFilesIf(paths, IsStaleTemp);
 }
 
 uint64_t AllocatedBytes(const std::string& path) {

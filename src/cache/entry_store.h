@@ -79,6 +79,11 @@ Status RemoveEntryFiles(const EntryPaths& paths);
 // Removes the replica data files KEY.rpd.G of every generation but `keep` (0: all). Best effort.
 void RemoveReplicaData(const EntryPaths& paths, uint64_t keep);
 
+// Removes the entry's temp files (KEY.idx.tmp.PID, KEY.rpm.tmp.PID, ...) whose writing process
+// no longer exists: a process killed between writing one and renaming it leaves it behind.
+// Best effort; another live process's temp file is never touched.
+void RemoveStaleTemps(const EntryPaths& paths);
+
 // Disk blocks (st_blocks * 512) of one file, 0 when missing.
 uint64_t AllocatedBytes(const std::string& path);
 

@@ -1,5 +1,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -13,6 +14,11 @@
 
 namespace ferry::cache {
 namespace {
+
+bool Exists(const std::string& path) {
+  struct stat st = {};
+  return ::stat(path.c_str(), &st) == 0;
+}
 
 struct Dir {
   testing::TempDir tmp;
@@ -138,6 +144,35 @@ TEST(EvictionTest, ReopenAfterEvictionStartsAfresh) {
   std::vector<uint8_t> buf(1000);
   ASSERT_TRUE((*f)->Read(0, buf));
   EXPECT_EQ(origin->read_calls(), 1u);  // evicted: fetched again
+}
+
+// A process killed between writing KEY.idx.tmp.PID and renaming it leaves the file behind;
+// only temp files of processes that no longer exist may go.
+TEST(EvictionTest, StaleTempFilesOfDeadProcessesAreRemoved) {
+  Dir d;
+  auto cache = *Cache::Create(d.config);
+  d.Fill(*cache, "t");
+  const EntryPaths p = PathsFor(d.config.dir, d.Key("t"));
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::_exit(0);
+  }
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  const std::string dead = p.idx() + ".tmp." + std::to_string(child);
+  const std::string dead_manifest = p.manifest() + ".tmp." + std::to_string(child);
+  const std::string own = p.idx() + ".tmp." + std::to_string(::getpid());
+  const std::string odd = p.idx() + ".tmp.x1";
+  for (const std::string& f : {dead, dead_manifest, own, odd}) {
+    testing::WriteWholeFile(f, std::vector<uint8_t>(100, 1));
+  }
+  RemoveStaleTemps(p);
+  EXPECT_FALSE(Exists(dead));
+  EXPECT_FALSE(Exists(dead_manifest));
+  EXPECT_TRUE(Exists(own));  // a live writer's file stays
+  EXPECT_TRUE(Exists(odd));  // not a PID: not ours to judge
+  EXPECT_TRUE(Exists(p.idx()));
+  EXPECT_TRUE(Exists(p.data()));
 }
 
 }  // namespace

@@ -426,9 +426,12 @@ def test_disk():
                 ok(s.reader("ranges", url, local, *ranges), "random partial reads %d" % n)
             entry = json.loads(s.ferry("cache", "ls", "--dir", s.cache, "--json").stdout)
             e = entry["entries"][0]
+            edir = os.path.join(s.cache, "entries", e["key"][:2])
+            files = {f[len(e["key"]) + 1:]: os.stat(os.path.join(edir, f)).st_blocks * 512
+                     for f in os.listdir(edir) if f.startswith(e["key"])}
             check(e["disk_bytes"] <= 1.05 * e["held_bytes"],
-                  "disk %d for %d bytes held (%.3fx)" % (e["disk_bytes"], e["held_bytes"],
-                                                         e["disk_bytes"] / e["held_bytes"]))
+                  "disk %d for %d bytes held (%.3fx), allocated per file %s"
+                  % (e["disk_bytes"], e["held_bytes"], e["disk_bytes"] / e["held_bytes"], files))
             rc, v = s.verify()
             check(rc == 0 and v.get("pages_bad") == 0 and v.get("fragments_bad") == 0,
                   "verify: %s" % v)
