@@ -2,8 +2,11 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 
 #include "base/log.h"
 #include "cache/bulk_detect.h"
@@ -30,6 +33,17 @@ std::string HostOf(const std::string& normalized_url) {
   const size_t begin = sep == std::string::npos ? 0 : sep + 3;
   const size_t end = normalized_url.find('/', begin);
   return normalized_url.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+// The URL's path (before any "?") ends in `suffix`, case-insensitively.
+bool PathEndsWith(const std::string& url, std::string_view suffix) {
+  const std::string_view path = std::string_view(url).substr(0, url.find('?'));
+  return path.size() >= suffix.size()
+         && std::equal(suffix.begin(), suffix.end(), path.end() - suffix.size(),
+                       [](char a, char b) {
+                         return std::tolower(static_cast<unsigned char>(a))
+                                == std::tolower(static_cast<unsigned char>(b));
+                       });
 }
 
 }  // namespace
@@ -163,8 +177,9 @@ Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
   if (options.read_ahead && config_.readahead) {
     Prefetcher& p = EnsurePrefetcher();
     file->meter_ = &p.Meter(HostOf(*normalized));
-    file->ahead_ = std::make_shared<FileAhead>(*file, p, *file->meter_, counters_,
-                                               config_.readahead_max_bytes, config_.max_chunks);
+    file->ahead_ =
+        std::make_shared<FileAhead>(*file, p, *file->meter_, counters_, config_.readahead_max_bytes,
+                                    config_.max_chunks, PathEndsWith(*normalized, ".root"));
   }
   return file;
 }

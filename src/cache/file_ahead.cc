@@ -22,27 +22,42 @@ bool Debug() {
 }
 
 // The handle's bytes for rootio, without feeding read-ahead (these are the cache's own reads).
+// Remembers the lowest offset it read in the file's last quarter: where the metadata at the
+// file's end (TTree records, streamer info, keys list) began.
 class UntrackedSource final : public io::ByteSource {
  public:
   explicit UntrackedSource(CachedFile& file) : file_(file) {}
   uint64_t size() const override { return file_.size(); }
   const std::string& name() const override { return name_; }
+  uint64_t tail_start() const { return tail_start_; }
 
  protected:
   Status DoReadAt(uint64_t offset, std::span<uint8_t> dest) override {
+    Note(offset);
     io::ReadRequest r{offset, dest, {}};
     return file_.ReadUntracked({&r, 1});
   }
   void DoReadV(std::span<io::ReadRequest> requests) override {
+    for (const io::ReadRequest& r : requests) {
+      Note(r.offset);
+    }
     (void)file_.ReadUntracked(requests);
   }
 
  private:
+  void Note(uint64_t offset) {
+    if (offset >= size() - size() / 4) {
+      tail_start_ = std::min(tail_start_, offset);
+    }
+  }
+
   CachedFile& file_;
   std::string name_ = "read-ahead";
+  uint64_t tail_start_ = UINT64_MAX;
 };
 
-Result<std::vector<rootio::TreeInfo>> LoadTrees(CachedFile& file) {
+// `tail_start`: see UntrackedSource.
+Result<std::vector<rootio::TreeInfo>> LoadTrees(CachedFile& file, uint64_t& tail_start) {
   UntrackedSource source(file);
   auto root = FERRY_TRY(rootio::RootFile::Open(source));
   std::vector<rootio::TreeInfo> trees;
@@ -51,6 +66,7 @@ Result<std::vector<rootio::TreeInfo>> LoadTrees(CachedFile& file) {
       trees.push_back((*tree)->info());
     }
   }
+  tail_start = source.tail_start();
   return trees;
 }
 
@@ -76,13 +92,15 @@ FileAhead::FileAhead(CachedFile& file,
                      LinkMeter& meter,
                      Counters& counters,
                      uint64_t max_window,
-                     uint32_t max_chunks)
+                     uint32_t max_chunks,
+                     bool root_name)
     : file_(file),
       prefetcher_(prefetcher),
       meter_(meter),
       counters_(counters),
       max_window_(std::max<uint64_t>(max_window, kMinUnit)),
-      max_chunks_(std::max<uint32_t>(max_chunks, 1)) {}
+      max_chunks_(std::max<uint32_t>(max_chunks, 1)),
+      root_name_(root_name) {}
 
 void FileAhead::BeforeRead(std::span<const io::ReadRequest> requests) {
   if (reading_.fetch_add(1, std::memory_order_relaxed) >= kOwnAheadDepth) {
@@ -93,9 +111,16 @@ void FileAhead::BeforeRead(std::span<const io::ReadRequest> requests) {
     return;
   }
   if (state == State::kIdle) {
+    bool header = false;
     for (const io::ReadRequest& r : requests) {
-      if (r.offset == 0) {
-        header_read_.store(true, std::memory_order_relaxed);
+      header = header || r.offset == 0;
+    }
+    if (header) {
+      header_read_.store(true, std::memory_order_relaxed);
+      // A cold file: the metadata fetch starts beside the header read (which joins it or it
+      // the header read), not one round trip after it.
+      if (root_name_ && !file_.AllHeld(requests)) {
+        StartLoad();
       }
     }
     return;
@@ -139,11 +164,15 @@ void FileAhead::AfterRead(std::span<const io::ReadRequest> requests, bool missed
       || !header_read_.load(std::memory_order_relaxed)) {
     return;
   }
-  // The header missed (a cold file): the trees load now, beside the application's own
-  // metadata reads (identical ones join), so that the branches learned from the files read
-  // before (BranchMemory) seed this one's first clusters while the application still reads
-  // its metadata. A header that hit (warm) waits for a miss past it.
+  // A read past a header that hit (a warm file whose first pass stopped early) missed: load.
   (void)requests;
+  StartLoad();
+}
+
+void FileAhead::StartLoad() {
+  // The trees load beside the application's own metadata reads (identical ones join), so that
+  // the branches learned from the files read before (BranchMemory) seed this one's first
+  // clusters while the application still reads its metadata.
   {
     MutexLock lock(mu_);
     if (stopping_ || state_.load() != State::kIdle) {
@@ -163,9 +192,14 @@ void FileAhead::Load() {
     ++running_;
   }
   // The application read these bytes already: they are held, or joined while on their way.
+  PrefetchMetadata();
+  uint64_t tail_start = UINT64_MAX;
   auto trees = file_.size() > 100
-                   ? LoadTrees(file_)
+                   ? LoadTrees(file_, tail_start)
                    : Result<std::vector<rootio::TreeInfo>>(InvalidArgumentError("too small"));
+  if (trees && !trees->empty() && tail_start < file_.size()) {
+    prefetcher_.NoteMetadataTail(file_.size() - tail_start);
+  }
   std::vector<std::string> names;
   std::vector<Group> groups;
   std::map<std::string, std::vector<std::string>> learned;
@@ -221,6 +255,28 @@ void FileAhead::Load() {
   }
 }
 
+void FileAhead::PrefetchMetadata() {
+  // A cold file's metadata arrives one record per round trip when read as a reader reads it:
+  // the header names the top directory, that the keys list at the end, that the TTree key,
+  // that the TTree record. One vector read of the first page and of the file's tail — as long
+  // as the last file's metadata tail was (Prefetcher::metadata_tail) — fetches them together;
+  // the application's and LoadTrees' reads of them join it or hit. Not done for a handle on a
+  // virtual file (its metadata is held), nor for a file not named *.root (it may not be a
+  // ROOT file at all: nothing is fetched before its header says so).
+  const uint64_t size = file_.origin_size();
+  if (!root_name_ || file_.virtual_file() || size <= kHeadBytes) {
+    return;
+  }
+  std::vector<fetch::Range> ranges{{0, kHeadBytes}};
+  const uint64_t tail = std::min(prefetcher_.metadata_tail(), size / kMaxTailShare);
+  if (tail > 0) {
+    const uint64_t from = std::max(size - tail, kHeadBytes);
+    ranges.push_back({from, size - from});
+  }
+  std::vector<fetch::Range> fetched;
+  file_.Prefetch(ranges, fetched);
+}
+
 void FileAhead::SeedFrom(const std::string& tree, const std::vector<std::string>& branches) {
   std::vector<Group> groups;
   {
@@ -270,6 +326,10 @@ void FileAhead::UsedLocked(const fetch::Range& r) {
       break;
     case Pred::kStale:
       return;  // the predictor reports a basket once; kept until its fetch ends
+    case Pred::kDropped:
+      ++hits_;  // landed after it was judged stale, read after all
+      counters_.Add(Counter::kPrefetchHits);
+      break;
   }
   preds_.erase(it);
 }
@@ -288,12 +348,13 @@ void FileAhead::StaleLocked(const fetch::Range& r) {
       it->second.state = Pred::kStale;  // counted when its fetch ends
       return;
     case Pred::kLanded:
+      // Out of the window now; counted unused at Stop() unless a late read still uses it.
       landed_ -= len;
-      unused_bytes_ += it->second.fetched;
-      counters_.Add(Counter::kPrefetchUnusedBytes, it->second.fetched);
       prefetcher_.AddOutstanding(-static_cast<int64_t>(len));
-      break;
+      it->second.state = Pred::kDropped;
+      return;
     case Pred::kStale:
+    case Pred::kDropped:
       return;
   }
   preds_.erase(it);
@@ -311,6 +372,19 @@ void FileAhead::ObserveLocked(std::span<const fetch::Range> chunks,
   const ReadAhead::Observation obs = ra_->Observe(chunks, used, stale, &learned);
   if (obs.baskets == 0) {
     return;
+  }
+  // A prediction judged stale while its fetch runs (a reader with several reads in flight
+  // delivers them out of order) and read now after all joins that fetch: a hit, not waste.
+  // The predictor reports each basket once, so this is looked up here.
+  for (const fetch::Range& c : chunks) {
+    for (auto it = preds_.lower_bound(c.offset); it != preds_.end() && it->first < c.end(); ++it) {
+      if (it->second.state == Pred::kStale) {
+        it->second.state = Pred::kInFlight;
+        used.push_back({it->first, it->second.length});
+      } else if (it->second.state == Pred::kDropped) {
+        used.push_back({it->first, it->second.length});
+      }
+    }
   }
   if (!observed_) {
     observed_ = true;
@@ -480,14 +554,16 @@ void FileAhead::RunFetch(const std::vector<fetch::Range>& group) {
       const uint64_t got = Overlap(r, fetched);
       in_flight_ -= p.length;
       if (p.state == Pred::kStale || got == 0) {
-        // Stale: fetched for nothing. Nothing fetched: held already, or the application had
-        // it in flight — not read-ahead's bytes.
-        if (p.state == Pred::kStale) {
-          unused_bytes_ += got;
-          counters_.Add(Counter::kPrefetchUnusedBytes, got);
-        }
+        // Nothing fetched: held already, or the application had it in flight — not
+        // read-ahead's bytes. Stale: likely fetched for nothing, counted unused at Stop()
+        // unless a reader with reads out of order still reads it.
         prefetcher_.AddOutstanding(-static_cast<int64_t>(p.length));
-        preds_.erase(it);
+        if (p.state == Pred::kStale && got > 0) {
+          p.state = Pred::kDropped;
+          p.fetched = got;
+        } else {
+          preds_.erase(it);
+        }
         continue;
       }
       p.state = Pred::kLanded;
@@ -508,9 +584,11 @@ void FileAhead::Stop() {
     cv_.Wait(mu_);
   }
   for (auto& [offset, p] : preds_) {
-    if (p.state == Pred::kLanded) {
+    if (p.state == Pred::kLanded || p.state == Pred::kDropped) {
       unused_bytes_ += p.fetched;
       counters_.Add(Counter::kPrefetchUnusedBytes, p.fetched);
+    }
+    if (p.state == Pred::kLanded) {
       prefetcher_.AddOutstanding(-static_cast<int64_t>(p.length));
     }
   }

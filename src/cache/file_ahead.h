@@ -19,8 +19,8 @@
 //    one down (not below 1) each read that made predictions stale (a branch skipped or
 //    dropped: the pattern changed).
 // 4. Counts prefetch_hits (application reads of baskets read-ahead fetched: landed, or joined in
-//    flight), prefetch_unused_bytes (bytes it fetched that were stale, or unread at close);
-//    prefetch_bytes is counted by CachedFile::Prefetch.
+//    flight), prefetch_unused_bytes (bytes it fetched that were unread at close: stale or never
+//    reached); prefetch_bytes is counted by CachedFile::Prefetch.
 // 5. Across files: the branches learned go to the Prefetcher's BranchMemory; a file loaded
 //    before its first read is seeded with the branches last read in its trees (kLater tasks,
 //    promoted to kNow when the application starts reading it).
@@ -68,13 +68,18 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   // The smallest fetch group (a reader asking for a few small baskets at a time would otherwise
   // cost one origin request per basket).
   static constexpr uint64_t kMinUnit = 256 << 10;
+  // A cold file's metadata fetch (PrefetchMetadata): the first bytes (header, top directory)
+  // and at most 1/kMaxTailShare of the file from its end.
+  static constexpr uint64_t kHeadBytes = 4096;
+  static constexpr uint64_t kMaxTailShare = 8;
 
   FileAhead(CachedFile& file,
             Prefetcher& prefetcher,
             LinkMeter& meter,
             Counters& counters,
             uint64_t max_window,
-            uint32_t max_chunks);
+            uint32_t max_chunks,
+            bool root_name);
   FileAhead(const FileAhead&) = delete;
   FileAhead& operator=(const FileAhead&) = delete;
   ~FileAhead() = default;
@@ -104,7 +109,9 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
 
  private:
   enum class State : uint8_t { kIdle, kLoading, kOn, kOff };
-  enum class Pred : uint8_t { kQueued, kInFlight, kLanded, kStale };
+  // kStale: judged stale while in flight; kDropped: judged stale and fetched — out of the
+  // window, counted unused at Stop() unless read before (readers with reads out of order).
+  enum class Pred : uint8_t { kQueued, kInFlight, kLanded, kStale, kDropped };
   struct Prediction {
     uint32_t length = 0;
     Pred state = Pred::kQueued;
@@ -117,6 +124,10 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
     bool later = false;
   };
 
+  // The first page and the file's metadata tail in one fetch (see the .cc); blocks until done.
+  void PrefetchMetadata();
+  // kIdle -> kLoading, and Load() queued.
+  void StartLoad();
   void Load();
   void LoadedLocked(std::vector<Group>& groups) FERRY_REQUIRES(mu_);
   void SeedFrom(const std::string& tree, const std::vector<std::string>& branches);
@@ -143,6 +154,9 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   Counters& counters_;
   const uint64_t max_window_;
   const uint32_t max_chunks_;
+  // The URL's path ends in ".root": the file is taken for a ROOT file before its header is
+  // read, so a cold open fetches its metadata at once (PrefetchMetadata).
+  const bool root_name_;
 
   // Application reads of the handle running now, and how many started while kOwnAheadDepth
   // or more others ran: a reader with several reads of its own in flight (its own read-ahead,

@@ -19,6 +19,7 @@
 // destructor) drops queued tasks and joins the threads; tasks submitted later are dropped.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -66,6 +67,15 @@ class Prefetcher {
   // The meter of origin `host` ("host:port"); lives as long as the Prefetcher.
   LinkMeter& Meter(const std::string& host);
   BranchMemory& branches() { return branches_; }
+  // Bytes at the end of a ROOT file that hold its metadata (TTree records, streamer info, keys
+  // list), as the last file loaded showed, plus a quarter; kDefaultMetadataTail before any.
+  // Files of one dataset come from one writer and are laid out alike.
+  static constexpr uint64_t kDefaultMetadataTail = 256 << 10;
+  static constexpr uint64_t kMaxMetadataTail = 16 << 20;
+  uint64_t metadata_tail() const { return metadata_tail_.load(std::memory_order_relaxed); }
+  void NoteMetadataTail(uint64_t bytes) {
+    metadata_tail_.store(std::min(bytes + bytes / 4, kMaxMetadataTail), std::memory_order_relaxed);
+  }
 
   size_t queued() const;
 
@@ -96,6 +106,7 @@ class Prefetcher {
   Mutex meters_mu_;
   std::map<std::string, std::unique_ptr<LinkMeter>> meters_ FERRY_GUARDED_BY(meters_mu_);
   BranchMemory branches_;
+  std::atomic<uint64_t> metadata_tail_{kDefaultMetadataTail};
 };
 
 }  // namespace ferry::cache

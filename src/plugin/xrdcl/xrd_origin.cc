@@ -6,6 +6,8 @@
 #include <XProtocol/XProtocol.hh>
 #include <XrdCl/XrdClXRootDResponses.hh>
 
+#include "base/log.h"
+
 namespace ferry::plugin {
 namespace {
 
@@ -217,6 +219,7 @@ XrdOrigin::~XrdOrigin() = default;  // XrdCl::File closes what is still open
 XrdCl::XRootDStatus XrdOrigin::EnsureOpen() {
   std::lock_guard<std::mutex> lock(open_mu_);
   if (!open_tried_) {
+    FERRY_DEBUG("origin", "open %s", url_.c_str());
     open_status_ = files_[0]->file.Open(url_, flags_, mode_, timeout_);
     open_tried_ = true;
     if (open_status_.IsOK()) {
@@ -343,6 +346,16 @@ void XrdOrigin::Read(std::span<cache::OriginRead> reads) {
     const size_t ch = channel_ready(r.channel) ? r.channel : 0;
     XrdCl::File& file = ch == 0 ? inner() : files_[ch]->file;
     const bool vector = r.ranges.size() > 1;
+    // One line per origin request: with FERRY_LOG=debug an admin sees what crossed the WAN.
+    if (log::Enabled(log::Level::kDebug)) {
+      uint64_t bytes = 0;
+      for (const io::ReadRequest& q : r.ranges) {
+        bytes += q.dest.size();
+      }
+      FERRY_DEBUG("origin", "read %s channel %zu: %zu range(s), %llu bytes from %llu", url_.c_str(),
+                  ch, r.ranges.size(), static_cast<unsigned long long>(bytes),
+                  static_cast<unsigned long long>(r.ranges[0].offset));
+    }
     auto* handler = new ReadHandler(r.ranges, vector, latch, *this, ch);
     XrdCl::XRootDStatus st;
     if (vector) {
