@@ -8,7 +8,9 @@ usage: report.py RESULTS.tsv OUTDIR DISK_READ[:DISK_WRITE[:RAM_READ:RAM_WRITE]] 
 Each tool counts with its best run (iperf3 and ferry run with the system's TCP congestion
 control and with cubic). The limit of a path is the lowest of iperf3 -P 8 (network), the source
 disk's O_DIRECT read
-rate and the destination disk's O_DIRECT write rate (a new file, fsynced). The rows ferry-ram
+rate and the destination disk's O_DIRECT write rate (a new file, fsynced), and, when source and
+destination share one device, the rate at which that device reads and writes at once (a copy
+on one disk cannot beat it; each alone overstates it). The rows ferry-ram
 (source and destination on a RAM-backed loop device) have the same limits measured on that
 device; ferry-long rows (a longer file to the disk) are reported with their steady-state rate.
 """
@@ -26,8 +28,8 @@ def num(text):
 def main():
     tsv, out, disk, size, kernel, cpus, load = sys.argv[1:8]
     long_bytes = int(sys.argv[8]) if len(sys.argv) > 8 else 0
-    limits_in = [float(x) for x in disk.split(":")] + [0.0, 0.0, 0.0]
-    disk, disk_w, ram_r, ram_w = limits_in[:4]
+    limits_in = [float(x) for x in disk.split(":")] + [0.0, 0.0, 0.0, 0.0]
+    disk, disk_w, ram_r, ram_w, disk_copy = limits_in[:5]
     runs = []
     with open(tsv) as f:
         for line in f:
@@ -64,10 +66,13 @@ def main():
                             if r["path"] == p and r["tool"] == "ferry" and r["status"] == "ok"),
                            default=0)
         net = iperf["gbit_per_s"] if iperf else None
-        limits = [x for x in (net, disk, disk_w) if x]
+        # disk_copy: source and destination on one device, read and written at once (what a
+        # copy on that device can do; 0 when they are on different devices).
+        limits = [x for x in (net, disk, disk_w, disk_copy) if x]
         limit = min(limits) if limits else None
         s = {"network_limit_gbit_per_s": net, "disk_limit_gbit_per_s": disk or None,
              "disk_write_limit_gbit_per_s": disk_w or None,
+             "disk_copy_limit_gbit_per_s": disk_copy or None,
              "limit_gbit_per_s": limit,
              "network_limit_options": iperf["options"] if iperf else None,
              "ferry_gbit_per_s": ferry["gbit_per_s"] if ferry else None,
@@ -113,6 +118,7 @@ def main():
     doc = {"benchmark": "xfer", "date": datetime.datetime.now().isoformat(timespec="seconds"),
            "bytes": int(size), "kernel": kernel, "cpus": int(cpus), "loadavg_at_end": load,
            "disk_limit_gbit_per_s": disk, "disk_write_limit_gbit_per_s": disk_w or None,
+           "disk_copy_limit_gbit_per_s": disk_copy or None,
            "ram_read_limit_gbit_per_s": ram_r or None, "ram_write_limit_gbit_per_s": ram_w or None,
            "summary": summary, "runs": runs}
     with open(f"{out}/xfer.json", "w") as f:
@@ -140,7 +146,9 @@ def main():
 
     print()
     print(f"# summary ({int(size) / 2**30:.1f} GiB, disk O_DIRECT read {disk:.2f} Gbit/s,"
-          f" write {disk_w:.2f} Gbit/s; RAM-backed disk read {ram_r:.2f}, write {ram_w:.2f})")
+          f" write {disk_w:.2f} Gbit/s"
+          + (f", both at once on one device {disk_copy:.2f}" if disk_copy else "")
+          + f"; RAM-backed disk read {ram_r:.2f}, write {ram_w:.2f})")
     for p, s in summary.items():
         def g(k):
             v = s.get(k)

@@ -12,7 +12,9 @@
 # file from namespace A to namespace B (loopback: both ends in B, 127.0.0.1). Before each run the
 # source's page cache is dropped; the time ends when the tool exited and the destination was
 # fsynced; the destination's xxh128 must equal the source's. fio's O_DIRECT read of the source
-# is the disk limit. On the LFN paths ferry runs once more with the kernel's default TCP buffer
+# is the disk limit, with the write of a new file, and — source and destination on one device —
+# both at once (a copy there shares the device; each alone overstates what it can do). On the
+# LFN paths ferry runs once more with the kernel's default TCP buffer
 # limits (tcp_rmem/tcp_wmem copied from the host into both namespaces). ferry, too, runs with
 # the system's congestion control and with --congestion cubic.
 # RAM-backed disk (--ram, default auto: when /dev/shm and memory have room for two copies): a
@@ -143,11 +145,27 @@ fio_write() {
     echo 0
   rm -f "$1/.fio-write-limit"
 }
+# fio_copy FILE DIR: the lower of the read and write rates of both at once, when FILE and DIR
+# are on one device (a copy there shares it between reading and writing); 0 otherwise.
+fio_copy() {
+  [ "$(stat -c %d "$1")" = "$(stat -c %d "$2")" ] || { echo 0; return; }
+  dd if="$1" iflag=nocache count=0 status=none
+  timeout 120 fio --output-format=json \
+    --name=r --filename="$1" --rw=read --bs=64M --iodepth=16 --ioengine=io_uring --direct=1 \
+    --size="$BYTES" --runtime=20 \
+    --name=w --filename="$2/.fio-copy-limit" --rw=write --bs=4M --iodepth=16 --ioengine=io_uring \
+    --direct=1 --size="$BYTES" --end_fsync=1 --runtime=20 2>/dev/null |
+    python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"]; print("%.3f" % (min(j[0]["read"]["bw_bytes"], j[1]["write"]["bw_bytes"])*8/1e9))' ||
+    echo 0
+  rm -f "$2/.fio-copy-limit"
+}
 DISK=$(fio_read "$SRC")
 echo "# disk limit: fio O_DIRECT read, 64 MiB x 16 in flight: $DISK Gbit/s"
 # On a virtio disk the write is often the lower of the two.
 DISKW=$(fio_write "$DST")
 echo "# disk limit: fio O_DIRECT write of a new file + fsync, 4 MiB x 16 in flight: $DISKW Gbit/s"
+DISKC=$(fio_copy "$SRC" "$DST")
+[ "$DISKC" != 0 ] && echo "# disk limit: source and destination on one device, fio read and write at once: $DISKC Gbit/s (the lower of the two)"
 
 # The RAM-backed disks: the same two limits where no disk is slow, with ferry's write path on a
 # block device all the same (ext4, O_DIRECT, fsync). Needs room for the source and one copy (or
@@ -461,6 +479,6 @@ for p in $PATHS; do
   stop_servers
 done
 
-python3 "$HERE/report.py" "$RESULTS" "$OUT" "$DISK:$DISKW:$RAMR:$RAMW" "$BYTES" "$(uname -r)" "$(nproc)" \
+python3 "$HERE/report.py" "$RESULTS" "$OUT" "$DISK:$DISKW:$RAMR:$RAMW:$DISKC" "$BYTES" "$(uname -r)" "$(nproc)" \
   "$(cat /proc/loadavg)" "$LONG_BYTES"
 gnuplot -e "datafile='$OUT/xfer.dat'; outfile='$OUT/xfer.png'" "$HERE/plot.gp" && echo "# plot: $OUT/xfer.png"

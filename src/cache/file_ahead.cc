@@ -444,8 +444,8 @@ uint64_t FileAhead::WindowLocked() const {
   if (level_ == 1) {
     return unit;  // on probation: the next read's worth
   }
-  const uint64_t target =
-      std::clamp<uint64_t>(2 * meter_.BandwidthDelay(), 2 * unit, std::max(max_window_, unit));
+  const uint64_t target = std::clamp<uint64_t>(2 * meter_.BandwidthDelay(), kMinWindowReads * unit,
+                                               std::max(max_window_, unit));
   return std::max(2 * unit, target >> (kTopLevel - level_));
 }
 
@@ -466,9 +466,12 @@ void FileAhead::FillLocked(std::vector<Group>& groups) {
   ahead.clear();
   ra_->Predict(window - have, ahead);
   if (Debug()) {
-    std::fprintf(stderr, "ferry-cache: ahead level %u window %llu have %llu: %zu predicted\n",
+    std::fprintf(stderr,
+                 "ferry-cache: ahead level %u window %llu have %llu: %zu predicted (link: rtt %.1f "
+                 "ms, %.1f MB/s)\n",
                  level_, static_cast<unsigned long long>(window),
-                 static_cast<unsigned long long>(have), ahead.size());
+                 static_cast<unsigned long long>(have), ahead.size(), meter_.rtt_s() * 1e3,
+                 meter_.rate_bps() / 1e6);
   }
   for (const fetch::Range& r : ahead) {
     preds_[r.offset] = {static_cast<uint32_t>(r.length), Pred::kQueued, false, 0};

@@ -367,5 +367,24 @@ TEST(LinkMeter, RoundTripAndDeliveryRate) {
   EXPECT_NEAR(live.rate_bps(), 1e6 / 0.040, 1e-3);
 }
 
+TEST(LinkMeter, OneRequestAtATimeStillMeasuresTheLink) {
+  // A reader with one 1.3 MB request per round trip (40 ms trip, 10 ms transfer: a 130 MB/s
+  // link): busy-time rate 26 MB/s, which would hold the window at its own size. The transfer
+  // time of the large requests shows the link.
+  LinkMeter m;
+  m.AddSample(40'000'000, 40'000'000, 4096);  // a small request: the trip
+  for (int i = 0; i < 5; ++i) {
+    m.AddSample(50'000'000, 50'000'000, 1'300'000);
+  }
+  EXPECT_NEAR(m.rate_bps(), 130e6, 1e3);
+  EXPECT_NEAR(static_cast<double>(m.BandwidthDelay()), 5.2e6, 1e3);
+  // Requests that took one trip (jitter, or smaller than the sample size) do not make the
+  // rate unbounded: at most the sample over an eighth of the trip.
+  LinkMeter j;
+  j.AddSample(40'000'000, 40'000'000, 1'000'000);
+  j.AddSample(40'000'000, 40'000'000, 1'000'000);
+  EXPECT_NEAR(j.rate_bps(), 1e6 / 0.005, 1e3);
+}
+
 }  // namespace
 }  // namespace ferry::cache

@@ -7,7 +7,10 @@
 //   time"), both decayed by half whenever the busy time passes kDecayNs, so the rate follows
 //   the last seconds. With requests pipelined back to back the busy time is the transfer time
 //   and the rate is the link's; with one request per round trip it is bytes per round trip,
-//   which is what a window twice that size doubles.
+//   which is what a window twice that size doubles — when that many requests may go out. So
+//   the rate is also estimated from the transfer time of large requests (latency minus the
+//   round trip, over the last kSamples requests of at least kMinTransferSample bytes), and
+//   the larger of the two counts.
 // - BandwidthDelay(): rate x round trip, the bytes in flight that keep the path busy.
 // Thread-safety: every method may be called concurrently (one mutex, no allocation).
 #pragma once
@@ -25,6 +28,7 @@ class LinkMeter {
  public:
   static constexpr size_t kSamples = 32;
   static constexpr int64_t kDecayNs = 2'000'000'000;
+  static constexpr uint64_t kMinTransferSample = 512 << 10;
 
   // `clock_ns` (monotonic nanoseconds) lets tests time requests without sleeping; empty: the
   // steady clock.
@@ -50,6 +54,8 @@ class LinkMeter {
  private:
   void AddLocked(int64_t latency_ns, int64_t busy_ns, uint64_t bytes) FERRY_REQUIRES(mu_);
   double RateLocked(int64_t now) const FERRY_REQUIRES(mu_);
+  double TransferRateLocked() const FERRY_REQUIRES(mu_);
+  int64_t RttLocked() const FERRY_REQUIRES(mu_);
   int64_t Now() const;
 
   const std::function<int64_t()> clock_ns_;
@@ -60,6 +66,7 @@ class LinkMeter {
   double busy_ns_ FERRY_GUARDED_BY(mu_) = 0;  // completed busy time (decayed)
   double bytes_ FERRY_GUARDED_BY(mu_) = 0;    // bytes received (decayed)
   std::array<int64_t, kSamples> latency_ FERRY_GUARDED_BY(mu_){};
+  std::array<uint64_t, kSamples> bytes_of_ FERRY_GUARDED_BY(mu_){};
   uint64_t count_ FERRY_GUARDED_BY(mu_) = 0;
 };
 
