@@ -173,7 +173,7 @@ DISKC=$(fio_copy "$SRC" "$DST")
 RAMR=0 RAMW=0 LONG_BYTES=0 LONG_TO_RAM=0
 [ -n "$LONG_SIZE" ] && LONG_BYTES=$(numfmt --from=iec "$LONG_SIZE")
 shm_free=$(df -B1 --output=avail /dev/shm 2>/dev/null | tail -1)
-mem_free=$(awk '/MemAvailable/{printf "%d", $2 * 1024}' /proc/meminfo)
+mem_free=$(awk '/MemAvailable/{printf "%.0f", $2 * 1024}' /proc/meminfo)  # %d stops at 2^31-1 in mawk
 ram_src_bytes=$((BYTES + (512 << 20)))
 ram_dst_bytes=$((BYTES + (1 << 30)))
 ram_long=$((LONG_BYTES + (1 << 30)))
@@ -357,6 +357,15 @@ run_case() {
     else
       sum="size=$got"
       [ "$status" = ok ] && status=short
+    fi
+    if [ "$status" != ok ]; then
+      # Keep what both ends said, for the next engineer (the next case overwrites them).
+      local keep
+      keep="$OUT/failed/$path-$tool-$(date +%H%M%S)"
+      mkdir -p "$keep"
+      cp "$RUN/last.out" "$RUN/last.err" "$keep/" 2>/dev/null
+      cp "$RUN"/srv/*.out "$RUN"/srv/*.err "$keep/" 2>/dev/null
+      echo "# $path $tool: $status; outputs kept in $keep" >&2
     fi
     python3 - "$path" "$tool" "$opts" "$status" "$t0" "$t1" "$t2" "$got" "$c0" "$c1" "$sum" "$steady" \
       "$(cut -d' ' -f1 /proc/loadavg)" >>"$RESULTS" <<'PY'
