@@ -3,9 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 
+#include "base/log.h"
 #include "cache/cache.h"
 #include "rootio/root_file.h"
 #include "rootio/tree.h"
@@ -15,11 +14,6 @@ namespace {
 
 // Reads of the application kept while the trees load (chunks), beyond which they are dropped.
 constexpr size_t kMaxEarlyChunks = 65536;
-
-bool Debug() {
-  static const bool on = std::getenv("FERRY_CACHE_DEBUG") != nullptr;  // NOLINT
-  return on;
-}
 
 // The handle's bytes for rootio, without feeding read-ahead (these are the cache's own reads).
 // Remembers the lowest offset it read in the file's last quarter: where the metadata at the
@@ -210,10 +204,8 @@ void FileAhead::Load() {
     if (!trees || trees->empty() || stopping_) {
       state_.store(State::kOff, std::memory_order_release);
       early_.clear();
-      if (Debug()) {
-        std::fprintf(stderr, "ferry-cache: read-ahead off: %s\n",
-                     trees ? "no tree" : trees.error().ToString().c_str());
-      }
+      FERRY_DEBUG("readahead", "read-ahead off: %s",
+                  trees ? "no tree" : trees.error().ToString().c_str());
       return;
     }
     ra_ = std::make_unique<ReadAhead>(std::move(*trees), /*units=*/kSeedClusters);
@@ -230,10 +222,8 @@ void FileAhead::Load() {
     if (!observed_) {
       names = ra_->TreeNames();
     }
-    if (Debug()) {
-      std::fprintf(stderr, "ferry-cache: read-ahead on: %zu baskets, %zu predictions\n",
-                   ra_->baskets(), preds_.size());
-    }
+    FERRY_DEBUG("readahead", "read-ahead on: %zu baskets, %zu predictions", ra_->baskets(),
+                preds_.size());
   }
   Learn(learned);
   Submit(groups);
@@ -294,10 +284,8 @@ void FileAhead::SeedFrom(const std::string& tree, const std::vector<std::string>
     }
     // One cluster per fetch, as the application will ask for them.
     GroupLocked(ahead, bytes / kSeedClusters, /*later=*/true, groups);
-    if (Debug()) {
-      std::fprintf(stderr, "ferry-cache: seeded %zu branches of %s: %zu baskets\n", branches.size(),
-                   tree.c_str(), ahead.size());
-    }
+    FERRY_DEBUG("readahead", "seeded %zu branches of %s: %zu baskets", branches.size(),
+                tree.c_str(), ahead.size());
   }
   Submit(groups);
 }
@@ -465,14 +453,10 @@ void FileAhead::FillLocked(std::vector<Group>& groups) {
   thread_local std::vector<fetch::Range> ahead;
   ahead.clear();
   ra_->Predict(window - have, ahead);
-  if (Debug()) {
-    std::fprintf(stderr,
-                 "ferry-cache: ahead level %u window %llu have %llu: %zu predicted (link: rtt %.1f "
-                 "ms, %.1f MB/s)\n",
-                 level_, static_cast<unsigned long long>(window),
-                 static_cast<unsigned long long>(have), ahead.size(), meter_.rtt_s() * 1e3,
-                 meter_.rate_bps() / 1e6);
-  }
+  FERRY_DEBUG(
+      "readahead", "level %u window %llu have %llu: %zu predicted (link: rtt %.1f ms, %.1f MB/s)",
+      level_, static_cast<unsigned long long>(window), static_cast<unsigned long long>(have),
+      ahead.size(), meter_.rtt_s() * 1e3, meter_.rate_bps() / 1e6);
   for (const fetch::Range& r : ahead) {
     preds_[r.offset] = {static_cast<uint32_t>(r.length), Pred::kQueued, false, 0};
     queued_ += r.length;
