@@ -523,9 +523,13 @@ int Run(int argc, char** argv) {
   const size_t nbase =
       static_cast<size_t>(Must(ParseInt(Opt(argc, argv, "--baseline-picks", "200"))));
   const auto block = static_cast<uint32_t>(Must(ParseSize(Opt(argc, argv, "--block-size", "64K"))));
+  // Named: Split's views must not outlive the string (a temporary in the range-for's
+  // initializer is destroyed before the loop runs, before C++23).
+  const std::string codec_list = Opt(argc, argv, "--codecs", "zstd:3,lz4,zlib:1");
   std::vector<std::string> codecs;
-  for (auto c : Split(Opt(argc, argv, "--codecs", "zstd:3,lz4,zlib:1"), ','))
+  for (auto c : Split(codec_list, ',')) {
     codecs.emplace_back(c);
+  }
   std::filesystem::create_directories(work);
 
   auto file = Must(rootio::RootFile::OpenPath(root));
