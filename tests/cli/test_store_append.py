@@ -127,8 +127,13 @@ try:
             killed += 1
         proc.wait()
         info = json.loads(run("store", "info", store, "--json").stdout)
-        if proc.returncode == 0:  # finished before the kill: the new state, complete; start over
+        # Finished before the kill, or killed after it published its manifest (the publish is
+        # the atomic step; the process may still be tidying up when the kill lands): the new
+        # state, complete. Start over from the old one.
+        if proc.returncode == 0 or info["events"] != info0["events"]:
             check(info["events"] == info0["events"] + 3000, f"try {k}: finished append complete")
+            v = run("store", "verify", store)
+            check("ok" in v.stdout, f"try {k}: verify of the appended store {v.stderr.strip()[:200]}")
             shutil.rmtree(store)
             shutil.copytree(pre, store)
             continue
