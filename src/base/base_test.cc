@@ -197,6 +197,14 @@ TEST(ByteVector, GrowsKeepingContentsCopiesAndMoves) {
   EXPECT_EQ(v[0], 9);            // resize leaves the old bytes in place
 }
 
+TEST(Strings, NoCase) {
+  EXPECT_TRUE(EqualsNoCase("GenPart", "genpart"));
+  EXPECT_FALSE(EqualsNoCase("GenPart", "genparts"));
+  EXPECT_TRUE(EndsWithNoCase("/data/a.ROOT", ".root"));
+  EXPECT_FALSE(EndsWithNoCase("/data/a.roo", ".root"));
+  EXPECT_FALSE(EndsWithNoCase("oot", ".root"));
+}
+
 TEST(Strings, ParseDurationSeconds) {
   EXPECT_EQ(*ParseDurationSeconds("30d"), 30 * 86400);
   EXPECT_EQ(*ParseDurationSeconds("12h"), 12 * 3600);

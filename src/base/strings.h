@@ -14,6 +14,9 @@ namespace ferry {
 std::string HumanBytes(double bytes);
 // "100G", "64K", "16M", "1T", "4096" (binary multiples; optional trailing 'B' or 'iB').
 Result<uint64_t> ParseSize(std::string_view text);
+// ASCII case-insensitive equality, and suffix test.
+bool EqualsNoCase(std::string_view a, std::string_view b);
+bool EndsWithNoCase(std::string_view text, std::string_view suffix);
 // Splits on a single character; keeps empty pieces.
 std::vector<std::string_view> Split(std::string_view text, char sep);
 // Strict decimal parse of the whole string.

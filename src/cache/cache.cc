@@ -2,13 +2,12 @@
 
 #include <fcntl.h>
 
-#include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
 
 #include "base/log.h"
+#include "base/strings.h"
 #include "cache/bulk_detect.h"
 #include "cache/capacity.h"
 #include "cache/entry_store.h"
@@ -37,13 +36,7 @@ std::string HostOf(const std::string& normalized_url) {
 
 // The URL's path (before any "?") ends in `suffix`, case-insensitively.
 bool PathEndsWith(const std::string& url, std::string_view suffix) {
-  const std::string_view path = std::string_view(url).substr(0, url.find('?'));
-  return path.size() >= suffix.size()
-         && std::equal(suffix.begin(), suffix.end(), path.end() - suffix.size(),
-                       [](char a, char b) {
-                         return std::tolower(static_cast<unsigned char>(a))
-                                == std::tolower(static_cast<unsigned char>(b));
-                       });
+  return EndsWithNoCase(std::string_view(url).substr(0, url.find('?')), suffix);
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 #include "gen/object_model.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <string_view>
+
+#include "base/strings.h"
 
 namespace ferry::gen {
 
@@ -11,15 +12,8 @@ using rootio::LeafType;
 
 namespace {
 
-bool SameNoCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x))
-                  == std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 bool StartsNoCase(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && SameNoCase(s.substr(0, prefix.size()), prefix);
+  return s.size() >= prefix.size() && EqualsNoCase(s.substr(0, prefix.size()), prefix);
 }
 
 bool IsSignedInt(LeafType t) {
@@ -187,7 +181,7 @@ ObjectModel BuildObjectModel(const EventTemplate& tmpl) {
         continue;
       }
       for (size_t t = 0; t < m.collections.size(); ++t) {
-        if (SameNoCase(m.collections[t].name, target)) {
+        if (EqualsNoCase(m.collections[t].name, target)) {
           m.index_target[static_cast<size_t>(b)] = static_cast<int32_t>(t);
         }
       }
