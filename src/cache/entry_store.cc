@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <map>
 #include <string_view>
 #include <vector>
 
 #include "base/fd.h"
+#include "base/strings.h"
 
 namespace ferry::cache {
 namespace {
@@ -220,12 +222,12 @@ bool IsStaleTemp(std::string_view rest) {
   if (at == std::string_view::npos) {
     return false;
   }
-  const std::string_view digits = rest.substr(at + 5);
-  if (digits.empty() || digits.size() > 9
-      || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+  // Digits only (no sign): kill() of 0 or a negative number names a process group.
+  const Result<uint64_t> n = ParseUint(rest.substr(at + 5));
+  if (!n || *n == 0 || *n > static_cast<uint64_t>(INT32_MAX)) {
     return false;
   }
-  const auto pid = static_cast<pid_t>(std::stol(std::string(digits)));
+  const auto pid = static_cast<pid_t>(*n);
   return pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH;
 }
 

@@ -7,6 +7,7 @@
 
 #include "cache/cache.h"
 #include "cache/capacity.h"
+#include "cache/conf_file.h"
 #include "cache/entry_store.h"
 #include "cache/memory_origin.h"
 #include "cache/url.h"
@@ -14,11 +15,6 @@
 
 namespace ferry::cache {
 namespace {
-
-bool Exists(const std::string& path) {
-  struct stat st = {};
-  return ::stat(path.c_str(), &st) == 0;
-}
 
 struct Dir {
   testing::TempDir tmp;
@@ -167,12 +163,12 @@ TEST(EvictionTest, StaleTempFilesOfDeadProcessesAreRemoved) {
     testing::WriteWholeFile(f, std::vector<uint8_t>(100, 1));
   }
   RemoveStaleTemps(p);
-  EXPECT_FALSE(Exists(dead));
-  EXPECT_FALSE(Exists(dead_manifest));
-  EXPECT_TRUE(Exists(own));  // a live writer's file stays
-  EXPECT_TRUE(Exists(odd));  // not a PID: not ours to judge
-  EXPECT_TRUE(Exists(p.idx()));
-  EXPECT_TRUE(Exists(p.data()));
+  EXPECT_FALSE(PathExists(dead));
+  EXPECT_FALSE(PathExists(dead_manifest));
+  EXPECT_TRUE(PathExists(own));  // a live writer's file stays
+  EXPECT_TRUE(PathExists(odd));  // not a PID: not ours to judge
+  EXPECT_TRUE(PathExists(p.idx()));
+  EXPECT_TRUE(PathExists(p.data()));
 }
 
 }  // namespace
