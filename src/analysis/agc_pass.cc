@@ -129,7 +129,8 @@ Result<AgcReport> RunAgcPass(std::span<const std::string> inputs,
   // Phase 1: open in parallel.
   std::vector<Input> in(inputs.size());
   FirstError first_error;
-  ParallelFor(inputs.size(), threads + ahead, [&](size_t i) {
+  const size_t openers = std::max<size_t>(threads + ahead, options.opens_in_flight);
+  ParallelFor(inputs.size(), openers, [&](size_t i) {
     if (first_error.failed()) {
       return;
     }
@@ -139,7 +140,7 @@ Result<AgcReport> RunAgcPass(std::span<const std::string> inputs,
     }
   });
   if (first_error.failed()) {
-    ParallelFor(in.size(), threads + ahead, [&](size_t i) { Close(in[i]); });
+    ParallelFor(in.size(), openers, [&](size_t i) { Close(in[i]); });
     return first_error.Take();
   }
   st.open_s = Seconds(Clock::now() - t_start);

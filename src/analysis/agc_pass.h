@@ -2,7 +2,9 @@
 //
 // Phases:
 // 1. open every input (the caller's opener gives a ByteSource: local file, XRootD, ...), its
-//    ROOT file, the tree and the read plan, in parallel;
+//    ROOT file, the tree and the read plan, up to `opens_in_flight` at once (an open is round
+//    trips, not CPU: over a WAN a file's open and metadata cost two or three round trips, and
+//    opening one file after the other would add them up);
 // 2. process every read unit (cluster) of every file, in file order: a worker fetches a unit
 //    (ClusterReader::Fetch: one vector read), then — holding one of `threads` compute slots —
 //    decodes it and runs the event loops. `threads + reads_in_flight` workers exist, so up to
@@ -37,6 +39,9 @@ using SourceOpener = std::function<Result<std::unique_ptr<io::ByteSource>>(const
 struct PassOptions {
   unsigned threads = 0;          // compute threads; 0 = hardware concurrency
   unsigned reads_in_flight = 8;  // units fetched ahead of the compute threads
+  // Inputs opened at once in phase 1 (at least threads + reads_in_flight); 1 opens them one
+  // after the other, as a TChain does.
+  unsigned opens_in_flight = 8;
   std::string tree = "Events";
   uint32_t max_ranges_per_read = 1024;
   // Called after each unit with (events done, events total); may be empty.

@@ -96,6 +96,10 @@ int RunAgc(const Args& args) {
   analysis::PassOptions options;
   auto threads = ParseCount(args, "--threads", 0, 1);
   auto reads = ParseCount(args, "--reads", 8, 0);
+  auto opens = ParseCount(args, "--opens", 8, 1);
+  if (!opens.has_value()) {
+    return UsageError(opens.error().message(), args.spec());
+  }
   if (!threads.has_value()) {
     return UsageError(threads.error().message(), args.spec());
   }
@@ -104,6 +108,7 @@ int RunAgc(const Args& args) {
   }
   options.threads = *threads;
   options.reads_in_flight = *reads;
+  options.opens_in_flight = *opens;
   options.tree = args.GetOr("--tree", "Events");
 
   std::unique_ptr<Progress> progress;
@@ -143,6 +148,7 @@ int RunAgc(const Args& args) {
 constexpr OptionSpec kAgcOptions[] = {
     {"--threads", "N", "compute threads", "cores"},
     {"--reads", "N", "clusters fetched ahead of them", "8"},
+    {"--opens", "N", "input files opened at once (1: one after the other, as a TChain)", "8"},
     {"--tree", "T", "the tree to read", "Events"},
     {"--json", "", "print the report as one JSON document"},
     {"--plot", "out.png", "also draw the histograms into a PNG (needs gnuplot)"},
