@@ -283,6 +283,7 @@ void FileAhead::SeedFrom(const std::string& tree, const std::vector<std::string>
       bytes += r.length;
     }
     // One cluster per fetch, as the application will ask for them.
+    seed_cluster_bytes_ = std::max(seed_cluster_bytes_, bytes / kSeedClusters);
     GroupLocked(ahead, bytes / kSeedClusters, /*later=*/true, groups);
     FERRY_DEBUG("readahead", "seeded %zu branches of %s: %zu baskets", branches.size(),
                 tree.c_str(), ahead.size());
@@ -442,6 +443,10 @@ void FileAhead::FillLocked(std::vector<Group>& groups) {
     groups.push_back(std::move(g));
   }
   promoted_.clear();
+  if (!observed_) {
+    FillLaterLocked(groups);
+    return;
+  }
   const uint64_t window = WindowLocked();
   const uint64_t have = queued_ + in_flight_ + landed_;
   if (stopping_ || window <= have) {
@@ -464,6 +469,41 @@ void FileAhead::FillLocked(std::vector<Group>& groups) {
   std::sort(ahead.begin(), ahead.end(),
             [](const fetch::Range& a, const fetch::Range& b) { return a.offset < b.offset; });
   GroupLocked(ahead, unit_, /*later=*/false, groups);
+}
+
+uint64_t FileAhead::LaterWindowLocked() const {
+  if (seed_cluster_bytes_ == 0) {
+    return 0;
+  }
+  return std::clamp<uint64_t>(2 * meter_.BandwidthDelay(), kMinWindowReads * seed_cluster_bytes_,
+                              std::max(max_window_, seed_cluster_bytes_));
+}
+
+void FileAhead::FillLaterLocked(std::vector<Group>& groups) {
+  // Continued only after the seeds left the queue (this runs when a fetch of the file ends):
+  // the window is the one a read file would get, sized from the link, counted in clusters
+  // since the application has read none of this file yet.
+  if (stopping_ || !ra_ || seed_cluster_bytes_ == 0 || queued_ != 0) {
+    return;
+  }
+  const uint64_t window = LaterWindowLocked();
+  const uint64_t have = in_flight_ + landed_;
+  if (window <= have) {
+    return;
+  }
+  thread_local std::vector<fetch::Range> ahead;
+  ahead.clear();
+  ra_->Predict(window - have, ahead);
+  for (const fetch::Range& r : ahead) {
+    preds_[r.offset] = {static_cast<uint32_t>(r.length), Pred::kQueued, true, 0};
+    queued_ += r.length;
+  }
+  std::sort(ahead.begin(), ahead.end(),
+            [](const fetch::Range& a, const fetch::Range& b) { return a.offset < b.offset; });
+  GroupLocked(ahead, seed_cluster_bytes_, /*later=*/true, groups);
+  FERRY_DEBUG("readahead", "not read yet: window %llu have %llu, %zu more baskets",
+              static_cast<unsigned long long>(window), static_cast<unsigned long long>(have),
+              ahead.size());
 }
 
 void FileAhead::GroupLocked(std::span<const fetch::Range> ranges,
@@ -592,7 +632,7 @@ FileAhead::Snapshot FileAhead::snapshot() const {
   Snapshot s;
   s.on = state_.load() == State::kOn;
   s.level = level_;
-  s.window = WindowLocked();
+  s.window = observed_ ? WindowLocked() : LaterWindowLocked();
   s.queued = queued_;
   s.in_flight = in_flight_;
   s.landed = landed_;
@@ -611,6 +651,17 @@ bool FileAhead::WaitDecided(int timeout_ms) const {
   while (!decided()) {
     if (!cv_.WaitUntil(mu_, deadline)) {
       return decided();
+    }
+  }
+  return true;
+}
+
+bool FileAhead::WaitLanded(uint64_t bytes, int timeout_ms) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  MutexLock lock(mu_);
+  while (landed_ < bytes) {
+    if (!cv_.WaitUntil(mu_, deadline)) {
+      return landed_ >= bytes;
     }
   }
   return true;

@@ -24,7 +24,11 @@
 //    reached); prefetch_bytes is counted by CachedFile::Prefetch.
 // 5. Across files: the branches learned go to the Prefetcher's BranchMemory; a file loaded
 //    before its first read is seeded with the branches last read in its trees (kLater tasks,
-//    promoted to kNow when the application starts reading it).
+//    promoted to kNow when the application starts reading it). Once its seeds landed, such a
+//    file keeps one window of its next clusters fetched, still as kLater tasks: an analysis
+//    that opened its files up front and is busy decoding one of them (LZMA) leaves the link
+//    idle, and the next files' clusters can come meanwhile. The Prefetcher runs kLater tasks
+//    only in what the files being read leave (prefetcher.h).
 // A reader that reads ahead itself (3 or more of its reads at once) gets none: what is queued
 // is dropped and the window stays 0.
 // Never at the application's cost: predictions the application reads before they were sent are
@@ -102,7 +106,7 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   struct Snapshot {
     bool on = false;
     uint32_t level = 0;
-    uint64_t window = 0;
+    uint64_t window = 0;  // before the file's first read: its window as a seeded file
     uint64_t queued = 0;
     uint64_t in_flight = 0;
     uint64_t landed = 0;
@@ -112,6 +116,8 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   Snapshot snapshot() const;
   // Blocks until the trees are loaded or read-ahead is off (tests); false on timeout.
   bool WaitDecided(int timeout_ms) const;
+  // Blocks until at least `bytes` of predictions landed (tests); false on timeout.
+  bool WaitLanded(uint64_t bytes, int timeout_ms) const;
 
  private:
   enum class State : uint8_t { kIdle, kLoading, kOn, kOff };
@@ -145,6 +151,10 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   void StaleLocked(const fetch::Range& r) FERRY_REQUIRES(mu_);
   // Predicts up to the window and groups the new predictions.
   void FillLocked(std::vector<Group>& groups) FERRY_REQUIRES(mu_);
+  // The same for a seeded file not read yet (item 5 above): kLater groups.
+  void FillLaterLocked(std::vector<Group>& groups) FERRY_REQUIRES(mu_);
+  // That file's window: as a read file's at the top level, in clusters (0: not seeded).
+  uint64_t LaterWindowLocked() const FERRY_REQUIRES(mu_);
   // Groups queued predictions in `ranges` (sorted) into fetches of about `unit` bytes.
   void GroupLocked(std::span<const fetch::Range> ranges,
                    uint64_t unit,
@@ -190,8 +200,9 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   uint64_t unit_ FERRY_GUARDED_BY(mu_) = 0;  // bytes of baskets of a recent application read
   // Seeds moved to kNow, submitted by the next FillLocked.
   std::vector<Group> promoted_ FERRY_GUARDED_BY(mu_);
-  bool observed_ FERRY_GUARDED_BY(mu_) = false;  // an application read matched a basket
-  uint32_t streak_ FERRY_GUARDED_BY(mu_) = 0;    // application reads in sequence in a row
+  bool observed_ FERRY_GUARDED_BY(mu_) = false;            // an application read matched a basket
+  uint64_t seed_cluster_bytes_ FERRY_GUARDED_BY(mu_) = 0;  // > 0: seeded (bytes per cluster)
+  uint32_t streak_ FERRY_GUARDED_BY(mu_) = 0;              // application reads in sequence in a row
   bool stopping_ FERRY_GUARDED_BY(mu_) = false;
   uint32_t running_ FERRY_GUARDED_BY(mu_) = 0;  // tasks using file_
   uint64_t hits_ FERRY_GUARDED_BY(mu_) = 0;

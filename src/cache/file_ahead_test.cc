@@ -328,6 +328,74 @@ TEST(FileAhead, AWarmPassLoadsNothing) {
   EXPECT_LE(fx.origin->read_calls(), before + 2);
 }
 
+TEST(FileAhead, AFileOpenedAheadOfItsReadFetchesItsNextClustersMeanwhile) {
+  // An analysis that opens its files up front and reads them one after another: the first
+  // file teaches the branches; the second, opened and not read yet, gets its seeds and then a
+  // window of its next clusters while the link is otherwise idle. Read afterwards, those are
+  // hits; nothing is fetched twice, nothing is left unused.
+  Fixture fx(50, 1);
+  const std::vector<Unit> units = Units(fx.bytes, kBranches);
+  ASSERT_EQ(units.size(), 20u);
+  auto a = fx.Open();
+  OpenTree(*a);
+  OpenOptions o;
+  o.read_ahead = true;
+  auto b = fx.cache->Open("root://origin.example:1094//data/ahead-2.root", fx.origin, o);
+  ASSERT_TRUE(b.has_value()) << b.error().ToString();
+  OpenTree(**b);
+  for (const Unit& u : units) {
+    ReadUnit(*a, u, fx.bytes);
+  }
+  a->Close();
+  // More than the two seeded clusters land before the second file is read at all.
+  const uint64_t cluster = Bytes(units) / units.size();
+  ASSERT_TRUE((*b)->read_ahead()->WaitLanded(4 * cluster, 10000))
+      << "landed " << (*b)->read_ahead()->snapshot().landed;
+  const FileAhead::Snapshot before = (*b)->read_ahead()->snapshot();
+  EXPECT_EQ(before.hits, 0u);
+  const uint64_t origin_before = fx.Get(Counter::kBytesFromOrigin);
+  for (const Unit& u : units) {
+    ReadUnit(**b, u, fx.bytes);
+  }
+  (*b)->Close();
+  // Every unit the window held was a hit; the rest came by the usual read-ahead.
+  EXPECT_GE((*b)->read_ahead()->snapshot().hits, 4 * kBranches.size());
+  EXPECT_EQ(fx.Get(Counter::kPrefetchUnusedBytes), 0u);
+  EXPECT_LE(fx.Get(Counter::kBytesFromOrigin) - origin_before + before.landed,
+            Bytes(units) + 96 * 1024);
+}
+
+TEST(FileAhead, AFileOpenedAndNeverReadCostsAtMostItsWindow) {
+  // A file opened (its trees loaded and seeded) but closed unread: what it fetched ahead stays
+  // within one window of clusters and is counted unused.
+  Fixture fx(50, 1);
+  const std::vector<Unit> units = Units(fx.bytes, kBranches);
+  auto a = fx.Open();
+  OpenTree(*a);
+  for (const Unit& u : units) {
+    ReadUnit(*a, u, fx.bytes);
+  }
+  a->Close();
+  const uint64_t read = fx.Get(Counter::kBytesFromOrigin);
+  OpenOptions o;
+  o.read_ahead = true;
+  auto b = fx.cache->Open("root://origin.example:1094//data/ahead-2.root", fx.origin, o);
+  ASSERT_TRUE(b.has_value()) << b.error().ToString();
+  OpenTree(**b);
+  const uint64_t cluster = Bytes(units) / units.size();
+  ASSERT_TRUE((*b)->read_ahead()->WaitLanded(4 * cluster, 10000));
+  const FileAhead::Snapshot s = (*b)->read_ahead()->snapshot();
+  (*b)->Close();
+  const uint64_t unused = fx.Get(Counter::kPrefetchUnusedBytes);
+  EXPECT_GT(unused, 0u);
+  // Within its window (at least kMinWindowReads clusters), plus one cluster of slack for
+  // basket boundaries.
+  EXPECT_GE(s.window, FileAhead::kMinWindowReads * cluster / 2);
+  EXPECT_LE(unused, s.window + cluster);
+  EXPECT_LE(fx.Get(Counter::kBytesFromOrigin) - read,
+            unused + FileAhead::kHeadBytes + Prefetcher::kDefaultMetadataTail);
+}
+
 TEST(FileAhead, OffByOptionOrSetting) {
   Fixture fx(50, 1);
   EXPECT_EQ(fx.Open(/*ahead=*/false)->read_ahead(), nullptr);

@@ -95,22 +95,25 @@ bool Prefetcher::TakeLocked(Task& out) {
   if (running_fetches_ >= (app_fetches_ > 0 ? kMaxFetchesWhileAppWaits : kMaxFetches)) {
     return false;
   }
-  for (std::deque<Task>* q : {&now_, &later_}) {
-    if (q->empty()) {
-      continue;
-    }
-    // In order: a task that does not fit waits for room rather than being overtaken.
-    const uint64_t used = outstanding_.load(std::memory_order_relaxed) + starting_bytes_;
-    if (used != 0 && used + q->front().bytes > max_bytes_) {
-      return false;
-    }
-    out = std::move(q->front());
-    q->pop_front();
-    ++running_fetches_;
-    starting_bytes_ += out.bytes;
-    return true;
+  const uint64_t used = outstanding_.load(std::memory_order_relaxed) + starting_bytes_;
+  std::deque<Task>* q = nullptr;
+  uint64_t limit = max_bytes_;
+  if (!now_.empty()) {
+    q = &now_;
+  } else if (!later_.empty() && running_later_ < kMaxLaterFetches && app_fetches_ == 0) {
+    q = &later_;
+    limit = max_bytes_ / 2;
   }
-  return false;
+  // In order: a task that does not fit waits for room rather than being overtaken.
+  if (q == nullptr || (used != 0 && used + q->front().bytes > limit)) {
+    return false;
+  }
+  out = std::move(q->front());
+  q->pop_front();
+  ++running_fetches_;
+  running_later_ += out.kind == Kind::kLater ? 1 : 0;
+  starting_bytes_ += out.bytes;
+  return true;
 }
 
 void Prefetcher::Run() {
@@ -132,6 +135,7 @@ void Prefetcher::Run() {
       --running_loads_;
     } else {
       --running_fetches_;
+      running_later_ -= task.kind == Kind::kLater ? 1 : 0;
       starting_bytes_ -= task.bytes;
     }
     cv_.NotifyOne();

@@ -11,7 +11,11 @@
 // - the process's read-ahead bytes (in flight, or fetched and not yet read) stay within
 //   `readahead_max` after it (or none are outstanding).
 // Tasks of kNow (predictions from reads of files being read) run before kLater (seeds of files
-// opened but not read yet), each class in submission order.
+// opened but not read yet, and their next clusters while the link is idle), each class in
+// submission order. kLater tasks take what the files being read leave: at most
+// kMaxLaterFetches at once, none while the application waits on a fetch of its own, and only
+// while the process's read-ahead bytes stay within half of `readahead_max`, so the file being
+// read always has room in the budget and most of the link.
 //
 // Also kept here, per process: the link meters (per origin host, link_meter.h) and the branch
 // memory across files (read_ahead.h).
@@ -44,6 +48,7 @@ class Prefetcher {
   static constexpr size_t kMaxFetches = 8;
   static constexpr size_t kMaxFetchesWhileAppWaits = 2;
   static constexpr size_t kMaxLoads = 4;
+  static constexpr size_t kMaxLaterFetches = 2;
 
   // `max_bytes`: the process's bound on read-ahead bytes outstanding (readahead_max).
   explicit Prefetcher(uint64_t max_bytes);
@@ -97,6 +102,7 @@ class Prefetcher {
   std::deque<Task> later_ FERRY_GUARDED_BY(mu_);
   size_t running_fetches_ FERRY_GUARDED_BY(mu_) = 0;
   size_t running_loads_ FERRY_GUARDED_BY(mu_) = 0;
+  size_t running_later_ FERRY_GUARDED_BY(mu_) = 0;
   uint64_t starting_bytes_ FERRY_GUARDED_BY(mu_) = 0;  // declared bytes of fetch tasks running
   uint32_t app_fetches_ FERRY_GUARDED_BY(mu_) = 0;
   bool stop_ FERRY_GUARDED_BY(mu_) = false;
