@@ -308,6 +308,15 @@ void XrdOrigin::CloseExtraChannels() {
   }
 }
 
+void XrdOrigin::CloseInBackground() {
+  // The handler keeps this object alive until XrdCl answered, then releases it on a worker.
+  auto* handler = new ChannelHandler(shared_from_this(), 0, /*open=*/false);
+  XrdCl::XRootDStatus st = inner().Close(handler, timeout_);
+  if (!st.IsOK()) {
+    delete handler;
+  }
+}
+
 bool XrdOrigin::channel_ready(size_t channel) const {
   return channel < files_.size() && files_[channel]->ready.load(std::memory_order_acquire);
 }

@@ -68,6 +68,9 @@ class XrdOrigin final : public cache::Origin, public std::enable_shared_from_thi
 
   // Closes the extra channels asynchronously (also those still opening, once they open).
   void CloseExtraChannels();
+  // Closes channel 0 asynchronously; the answer is dropped (a read-only handle of the cache:
+  // nothing the origin says at close changes what was read).
+  void CloseInBackground();
 
   // A request on `channel` failed in a way that leaves its XrdCl::File unusable (connection
   // lost, file handle gone): channel 0 is reopened before the next read, others are dropped.
