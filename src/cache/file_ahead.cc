@@ -462,13 +462,20 @@ void FileAhead::FillLocked(std::vector<Group>& groups) {
       "readahead", "level %u window %llu have %llu: %zu predicted (link: rtt %.1f ms, %.1f MB/s)",
       level_, static_cast<unsigned long long>(window), static_cast<unsigned long long>(have),
       ahead.size(), meter_.rtt_s() * 1e3, meter_.rate_bps() / 1e6);
+  QueueLocked(ahead, unit_, /*later=*/false, groups);
+}
+
+void FileAhead::QueueLocked(std::vector<fetch::Range>& ahead,
+                            uint64_t unit,
+                            bool later,
+                            std::vector<Group>& groups) {
   for (const fetch::Range& r : ahead) {
-    preds_[r.offset] = {static_cast<uint32_t>(r.length), Pred::kQueued, false, 0};
+    preds_[r.offset] = {static_cast<uint32_t>(r.length), Pred::kQueued, later, 0};
     queued_ += r.length;
   }
   std::sort(ahead.begin(), ahead.end(),
             [](const fetch::Range& a, const fetch::Range& b) { return a.offset < b.offset; });
-  GroupLocked(ahead, unit_, /*later=*/false, groups);
+  GroupLocked(ahead, unit, later, groups);
 }
 
 uint64_t FileAhead::LaterWindowLocked() const {
@@ -494,13 +501,7 @@ void FileAhead::FillLaterLocked(std::vector<Group>& groups) {
   thread_local std::vector<fetch::Range> ahead;
   ahead.clear();
   ra_->Predict(window - have, ahead);
-  for (const fetch::Range& r : ahead) {
-    preds_[r.offset] = {static_cast<uint32_t>(r.length), Pred::kQueued, true, 0};
-    queued_ += r.length;
-  }
-  std::sort(ahead.begin(), ahead.end(),
-            [](const fetch::Range& a, const fetch::Range& b) { return a.offset < b.offset; });
-  GroupLocked(ahead, seed_cluster_bytes_, /*later=*/true, groups);
+  QueueLocked(ahead, seed_cluster_bytes_, /*later=*/true, groups);
   FERRY_DEBUG("readahead", "not read yet: window %llu have %llu, %zu more baskets",
               static_cast<unsigned long long>(window), static_cast<unsigned long long>(have),
               ahead.size());

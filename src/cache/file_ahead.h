@@ -155,6 +155,11 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   void FillLaterLocked(std::vector<Group>& groups) FERRY_REQUIRES(mu_);
   // That file's window: as a read file's at the top level, in clusters (0: not seeded).
   uint64_t LaterWindowLocked() const FERRY_REQUIRES(mu_);
+  // Records `ahead` as queued predictions and groups them (sorted) into fetches of `unit`.
+  void QueueLocked(std::vector<fetch::Range>& ahead,
+                   uint64_t unit,
+                   bool later,
+                   std::vector<Group>& groups) FERRY_REQUIRES(mu_);
   // Groups queued predictions in `ranges` (sorted) into fetches of about `unit` bytes.
   void GroupLocked(std::span<const fetch::Range> ranges,
                    uint64_t unit,

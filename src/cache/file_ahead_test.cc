@@ -28,6 +28,8 @@ namespace ferry::cache {
 namespace {
 
 constexpr const char* kUrl = "root://origin.example:1094//data/ahead.root";
+// Another file of the same dataset (the same bytes, its own cache entry).
+constexpr const char* kSecondUrl = "root://origin.example:1094//data/ahead-2.root";
 const std::vector<std::string> kBranches = {"nJet", "Jet_pt", "d", "i32"};
 
 // The sample tree (1000 entries) in clusters of `per_cluster` entries.
@@ -97,6 +99,13 @@ void ReadUnit(CachedFile& f, const Unit& unit, const std::vector<uint8_t>& truth
   }
 }
 
+// A pass: every unit in order.
+void ReadAll(CachedFile& f, const std::vector<Unit>& units, const std::vector<uint8_t>& truth) {
+  for (const Unit& u : units) {
+    ReadUnit(f, u, truth);
+  }
+}
+
 // What a ROOT reader does first: the header, keys and the tree record, through the handle.
 void OpenTree(CachedFile& f) {
   CachedSource src(f);
@@ -118,10 +127,10 @@ struct Fixture {
     origin->SetReadDelay(std::chrono::milliseconds(delay_ms));
     cache = Cache::Create(config).value();
   }
-  std::unique_ptr<CachedFile> Open(bool ahead = true) {
+  std::unique_ptr<CachedFile> Open(bool ahead = true, const std::string& url = kUrl) {
     OpenOptions o;
     o.read_ahead = ahead;
-    auto f = cache->Open(kUrl, origin, o);
+    auto f = cache->Open(url, origin, o);
     EXPECT_TRUE(f.has_value()) << f.error().ToString();
     return f ? std::move(*f) : nullptr;
   }
@@ -310,17 +319,13 @@ TEST(FileAhead, AWarmPassLoadsNothing) {
   {
     auto f = fx.Open();
     OpenTree(*f);
-    for (const Unit& u : units) {
-      ReadUnit(*f, u, fx.bytes);
-    }
+    ReadAll(*f, units, fx.bytes);
   }
   ASSERT_TRUE(fx.cache->Flush());
   const uint64_t before = fx.origin->read_calls();
   auto f = fx.Open();
   OpenTree(*f);
-  for (const Unit& u : units) {
-    ReadUnit(*f, u, fx.bytes);
-  }
+  ReadAll(*f, units, fx.bytes);
   // Nearly no miss, so the trees are (nearly always) never loaded. TODO(readahead): a page can
   // keep one fragment (docs/format/page-store.md); when three fetches in flight end in it out
   // of order, the last one stored may be disjoint from what is held and is dropped — then a
@@ -338,28 +343,21 @@ TEST(FileAhead, AFileOpenedAheadOfItsReadFetchesItsNextClustersMeanwhile) {
   ASSERT_EQ(units.size(), 20u);
   auto a = fx.Open();
   OpenTree(*a);
-  OpenOptions o;
-  o.read_ahead = true;
-  auto b = fx.cache->Open("root://origin.example:1094//data/ahead-2.root", fx.origin, o);
-  ASSERT_TRUE(b.has_value()) << b.error().ToString();
-  OpenTree(**b);
-  for (const Unit& u : units) {
-    ReadUnit(*a, u, fx.bytes);
-  }
+  auto b = fx.Open(true, kSecondUrl);
+  OpenTree(*b);
+  ReadAll(*a, units, fx.bytes);
   a->Close();
   // More than the two seeded clusters land before the second file is read at all.
   const uint64_t cluster = Bytes(units) / units.size();
-  ASSERT_TRUE((*b)->read_ahead()->WaitLanded(4 * cluster, 10000))
-      << "landed " << (*b)->read_ahead()->snapshot().landed;
-  const FileAhead::Snapshot before = (*b)->read_ahead()->snapshot();
+  ASSERT_TRUE(b->read_ahead()->WaitLanded(4 * cluster, 10000))
+      << "landed " << b->read_ahead()->snapshot().landed;
+  const FileAhead::Snapshot before = b->read_ahead()->snapshot();
   EXPECT_EQ(before.hits, 0u);
   const uint64_t origin_before = fx.Get(Counter::kBytesFromOrigin);
-  for (const Unit& u : units) {
-    ReadUnit(**b, u, fx.bytes);
-  }
-  (*b)->Close();
+  ReadAll(*b, units, fx.bytes);
+  b->Close();
   // Every unit the window held was a hit; the rest came by the usual read-ahead.
-  EXPECT_GE((*b)->read_ahead()->snapshot().hits, 4 * kBranches.size());
+  EXPECT_GE(b->read_ahead()->snapshot().hits, 4 * kBranches.size());
   EXPECT_EQ(fx.Get(Counter::kPrefetchUnusedBytes), 0u);
   EXPECT_LE(fx.Get(Counter::kBytesFromOrigin) - origin_before + before.landed,
             Bytes(units) + 96 * 1024);
@@ -372,20 +370,15 @@ TEST(FileAhead, AFileOpenedAndNeverReadCostsAtMostItsWindow) {
   const std::vector<Unit> units = Units(fx.bytes, kBranches);
   auto a = fx.Open();
   OpenTree(*a);
-  for (const Unit& u : units) {
-    ReadUnit(*a, u, fx.bytes);
-  }
+  ReadAll(*a, units, fx.bytes);
   a->Close();
   const uint64_t read = fx.Get(Counter::kBytesFromOrigin);
-  OpenOptions o;
-  o.read_ahead = true;
-  auto b = fx.cache->Open("root://origin.example:1094//data/ahead-2.root", fx.origin, o);
-  ASSERT_TRUE(b.has_value()) << b.error().ToString();
-  OpenTree(**b);
+  auto b = fx.Open(true, kSecondUrl);
+  OpenTree(*b);
   const uint64_t cluster = Bytes(units) / units.size();
-  ASSERT_TRUE((*b)->read_ahead()->WaitLanded(4 * cluster, 10000));
-  const FileAhead::Snapshot s = (*b)->read_ahead()->snapshot();
-  (*b)->Close();
+  ASSERT_TRUE(b->read_ahead()->WaitLanded(4 * cluster, 10000));
+  const FileAhead::Snapshot s = b->read_ahead()->snapshot();
+  b->Close();
   const uint64_t unused = fx.Get(Counter::kPrefetchUnusedBytes);
   EXPECT_GT(unused, 0u);
   // Within its window (at least kMinWindowReads clusters), plus one cluster of slack for
