@@ -38,6 +38,7 @@
 #include "base/byte_vector.h"
 #include "base/mutex.h"
 #include "base/result.h"
+#include "cache/activity.h"
 #include "cache/config.h"
 #include "cache/entry.h"
 #include "cache/origin.h"
@@ -91,6 +92,8 @@ class Cache : public std::enable_shared_from_this<Cache> {
 
   const Config& config() const { return config_; }
   Counters& counters() { return counters_; }
+  // A read went through the cache now (activity.h: a background replica build waits).
+  void NoteActivity() { activity_.Touch(Now()); }
   const fetch::Planner& planner() const { return planner_; }
   WriteBehind& writer() { return *writer_; }
   // Read-ahead's fetch threads, meters and branch memory; null until a handle with read-ahead
@@ -121,6 +124,7 @@ class Cache : public std::enable_shared_from_this<Cache> {
 
   const Config config_;
   Counters counters_;
+  ActivityMark activity_{config_.dir};
   fetch::Planner planner_;
   std::unique_ptr<WriteBehind> writer_;
 

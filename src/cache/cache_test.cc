@@ -14,6 +14,7 @@
 
 #include "base/fd.h"
 #include "cache/capacity.h"
+#include "cache/conf_file.h"
 #include "cache/entry_store.h"
 #include "cache/lock_file.h"
 #include "cache/memory_origin.h"
@@ -133,6 +134,20 @@ TEST(CacheTest, ColdFetchesExactBytesWarmHitsWithoutOrigin) {
   auto index = LoadIndex(paths.idx());
   ASSERT_TRUE(index);
   EXPECT_EQ(index->info().url, "root://origin.example:1094/data/file.root");
+}
+
+TEST(CacheTest, AReadMarksTheCacheActive) {
+  // A background replica build waits while DIR/.active is fresh (activity.h).
+  Fixture fx;
+  auto cache = Cache::Create(fx.config);
+  ASSERT_TRUE(cache) << cache.error().ToString();
+  auto f = (*cache)->Open(kUrl, fx.origin);
+  ASSERT_TRUE(f) << f.error().ToString();
+  const std::string mark = fx.config.dir + "/" + kActivityFile;
+  EXPECT_FALSE(PathExists(mark));
+  std::vector<uint8_t> buf(100);
+  ASSERT_TRUE((*f)->Read(0, buf));
+  EXPECT_TRUE(PathExists(mark));
 }
 
 TEST(CacheTest, NewProcessFindsPublishedPages) {

@@ -133,6 +133,7 @@ Status CachedFile::ReadV(std::span<io::ReadRequest> requests) {
   if (bypass_.load(std::memory_order_relaxed)) {
     return ReadBypassed(requests);
   }
+  cache_->NoteActivity();
   if (ahead_) {
     ahead_->BeforeRead(requests);  // predictions first, so they go out while this read is served
   }

@@ -131,6 +131,11 @@ class Builder {
   Status WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64_t>* need);
   Status Publish();
   void Release();
+  void Pause() {
+    if (options_.pause) {
+      options_.pause();
+    }
+  }
 
   const Config& config_;
   const EntryPaths& paths_;
@@ -503,6 +508,7 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
   r_.missing_baskets = 0;
   r_.new_baskets = 0;
   for (size_t i : hot_) {
+    Pause();
     const Basket& x = baskets_[i];
     const auto tree = static_cast<uint32_t>(tree_of[x.tree]);
     branches.insert({tree, x.branch});
@@ -684,6 +690,7 @@ Status Builder::Run() {
     r_.codec_why = "up to date";
     used_trees_.clear();
   } else {
+    Pause();
     FERRY_TRY(ChooseCodec());
     FERRY_TRY(Write());
     if (next_.extents.empty()) {

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -41,6 +42,9 @@ struct ReplicaBuildOptions {
   std::string codec = "auto";          // Config::replica_codec
   uint32_t budget_percent = 0;         // Config::replica_budget_percent (0: auto)
   uint64_t sample_bytes = 1ull << 20;  // bound on the codec sample (as stored)
+  // Called before the codec is chosen and before each basket is placed; a background build
+  // waits in it while an analysis reads through the cache (activity.h). May be empty.
+  std::function<void()> pause;
 };
 
 struct ReplicaBuildReport {

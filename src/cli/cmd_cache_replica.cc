@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -13,6 +14,7 @@
 
 #include "base/json_writer.h"
 #include "base/strings.h"
+#include "cache/activity.h"
 #include "cache/entry_store.h"
 #include "cache/lock_file.h"
 #include "cache/replica_build.h"
@@ -24,6 +26,10 @@
 
 namespace ferry::cli {
 namespace {
+
+// A background build waits until no process has read through the cache for this long.
+constexpr std::chrono::milliseconds kQuietAfterRead{300};
+constexpr std::chrono::milliseconds kQuietPoll{50};
 
 // The CPU and I/O scheduling classes that only use what nothing else wants: a background build
 // must never slow an analysis down.
@@ -205,6 +211,17 @@ int Build(const Args& args) {
   }
   if (s->args.Has("--background")) {
     BecomeIdle();
+    // And out of the way of a running analysis altogether: between baskets, wait while any
+    // process reads through this cache (checked at most every 5 ms of building).
+    options.pause = [dir = s->config.dir,
+                     next = std::chrono::steady_clock::time_point{}]() mutable {
+      const auto now = std::chrono::steady_clock::now();
+      if (now < next) {
+        return;
+      }
+      cache::WaitForQuiet(dir, kQuietAfterRead, kQuietPoll);
+      next = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
+    };
   }
   if (s->args.Has("--queue")) {
     // The plug-in's background requests (cache/replica_queue.h).
