@@ -62,8 +62,8 @@ TEST(ActivityMark, WaitForQuietWaitsWhileTheMarkIsFresh) {
   ASSERT_EQ(::stat(dir.File(kActivityFile).c_str(), &st), 0);
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
-  const int64_t age_ms = (now.tv_sec - st.st_mtim.tv_sec) * 1000
-                         + (now.tv_nsec - st.st_mtim.tv_nsec) / 1'000'000;
+  const int64_t age_ms =
+      (now.tv_sec - st.st_mtim.tv_sec) * 1000 + (now.tv_nsec - st.st_mtim.tv_nsec) / 1'000'000;
   EXPECT_GE(age_ms, kQuietMs);
 }
 

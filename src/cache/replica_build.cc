@@ -470,7 +470,7 @@ Status Builder::ChooseCodec() {
                          - static_cast<double>(records) - static_cast<double>(kept);
   const double bound =
       fresh_original == 0 ? 1.0 : std::max(0.0, allowed / static_cast<double>(fresh_original));
-  plan_ = FERRY_TRY(PlanReplicaCodec(sample, options_.codec, bound));
+  plan_ = FERRY_TRY(PlanReplicaCodec(sample, options_.codec, bound, options_.pause));
   r_.codec_why = plan_.why;
   r_.rates = plan_.rates;
   return OkStatus();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 
 #include "rootio/cursor.h"
 #include "rootio/key.h"
@@ -105,7 +106,13 @@ size_t CodecPlan::Choose(uint64_t raw_bytes, std::span<const uint64_t> stored_by
 
 Result<CodecPlan> PlanReplicaCodec(std::span<const std::vector<uint8_t>> records,
                                    const std::string& configured,
-                                   double ratio_bound) {
+                                   double ratio_bound,
+                                   const std::function<void()>& pause) {
+  auto step = [&pause] {
+    if (pause) {
+      pause();
+    }
+  };
   // The sample decompressed, and its original encoding.
   std::vector<ByteVector> raw;
   std::vector<ByteVector> original;
@@ -114,6 +121,7 @@ Result<CodecPlan> PlanReplicaCodec(std::span<const std::vector<uint8_t>> records
   uint64_t raw_bytes = 0;
   codec::Algorithm original_algorithm = codec::Algorithm::kNone;
   for (const std::vector<uint8_t>& rec : records) {
+    step();
     rootio::Cursor c(rec);
     rootio::Key key = FERRY_TRY(rootio::ParseKey(c));
     if (key.nbytes < key.keylen || static_cast<size_t>(key.nbytes) > rec.size()) {
@@ -135,6 +143,7 @@ Result<CodecPlan> PlanReplicaCodec(std::span<const std::vector<uint8_t>> records
   CodecPlan plan;
   plan.sample_bytes = raw_bytes;
   // The original encoding is timed once: it is reported, not chosen (and LZMA is slow).
+  step();
   plan.rates.push_back(RateOf({original_algorithm, 0}, original_bytes,
                               FERRY_TRY(TimeDecode(original, objlen, raw_bytes, 1)), raw_bytes));
   std::vector<Encoded> all;
@@ -144,12 +153,14 @@ Result<CodecPlan> PlanReplicaCodec(std::span<const std::vector<uint8_t>> records
     plan.why = "configured";
   } else {
     all.push_back(FERRY_TRY(Encode(*codec::Setting::Parse("none"), raw, objlen, raw_bytes)));
+    step();
     all.push_back(FERRY_TRY(Encode(*codec::Setting::Parse("lz4"), raw, objlen, raw_bytes)));
     // The dense candidate: higher zstd levels cost compression time for little (13+ is an
     // order of magnitude slower), so the search stops at 9, and goes there only while a level
     // still shrinks the sample by more than 2%.
     std::vector<Encoded> levels;
     for (int level : {3, 6, 9}) {
+      step();
       levels.push_back(FERRY_TRY(Encode({codec::Algorithm::kZstd, level}, raw, objlen, raw_bytes)));
       const size_t n = levels.size();
       if (n >= 2

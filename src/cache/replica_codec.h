@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -51,9 +52,12 @@ struct CodecPlan {
 };
 
 // `records`: basket records (key + stored payload) in their original encoding; `configured`:
-// "auto" or a codec; `ratio_bound`: stored bytes allowed per original stored byte.
+// "auto" or a codec; `ratio_bound`: stored bytes allowed per original stored byte; `pause`
+// (may be empty) is called between the decoding of sample baskets and between candidates (a
+// background build waits in it while an analysis runs; the timings are taken between calls).
 Result<CodecPlan> PlanReplicaCodec(std::span<const std::vector<uint8_t>> records,
                                    const std::string& configured,
-                                   double ratio_bound);
+                                   double ratio_bound,
+                                   const std::function<void()>& pause = {});
 
 }  // namespace ferry::cache
