@@ -134,16 +134,17 @@ Status CachedFile::ReadV(std::span<io::ReadRequest> requests) {
     return ReadBypassed(requests);
   }
   cache_->NoteActivity();
-  if (ahead_) {
-    ahead_->BeforeRead(requests);  // predictions first, so they go out while this read is served
-  }
+  // Predictions first, so they go out while this read is served.
+  const bool prefetched = ahead_ && ahead_->BeforeRead(requests);
   bool missed = false;
   Status st;
   if (replica_) {
     st = ReadVirtual(requests, &missed);
   } else {
     st = ReadOriginal(requests, &missed);
-    if (missed && entry_) {
+    // The fill pass's reads make the access trace (the replica's layout): those read-ahead
+    // served count too, or a file read-ahead fetched whole would leave no trace at all.
+    if ((missed || prefetched) && entry_) {
       entry_->RecordAccess(0, requests);
     }
   }

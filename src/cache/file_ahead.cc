@@ -96,13 +96,13 @@ FileAhead::FileAhead(CachedFile& file,
       max_chunks_(std::max<uint32_t>(max_chunks, 1)),
       root_name_(root_name) {}
 
-void FileAhead::BeforeRead(std::span<const io::ReadRequest> requests) {
+bool FileAhead::BeforeRead(std::span<const io::ReadRequest> requests) {
   if (reading_.fetch_add(1, std::memory_order_relaxed) >= kOwnAheadDepth) {
     overlapped_.fetch_add(1, std::memory_order_relaxed);
   }
   const State state = state_.load(std::memory_order_acquire);
   if (state == State::kOff) {
-    return;
+    return false;
   }
   if (state == State::kIdle) {
     bool header = false;
@@ -117,7 +117,7 @@ void FileAhead::BeforeRead(std::span<const io::ReadRequest> requests) {
         StartLoad();
       }
     }
-    return;
+    return false;
   }
   thread_local std::vector<fetch::Range> chunks;
   chunks.clear();
@@ -128,28 +128,30 @@ void FileAhead::BeforeRead(std::span<const io::ReadRequest> requests) {
   }
   std::map<std::string, std::vector<std::string>> learned;
   std::vector<Group> groups;
+  size_t used = 0;
   {
     MutexLock lock(mu_);
     if (stopping_) {
-      return;
+      return false;
     }
     if (state_.load(std::memory_order_relaxed) == State::kLoading) {
       if (early_.size() + chunks.size() <= kMaxEarlyChunks) {
         early_.insert(early_.end(), chunks.begin(), chunks.end());
         early_ends_.push_back(early_.size());
       }
-      return;
+      return false;
     }
     // The state read above may be stale: Load() can have turned read-ahead off (not a ROOT
     // file, no tree) meanwhile, and then there is no predictor to ask.
     if (state_.load(std::memory_order_relaxed) != State::kOn || !ra_) {
-      return;
+      return false;
     }
-    ObserveLocked(chunks, learned);
+    used = ObserveLocked(chunks, learned);
     FillLocked(groups);
   }
   Learn(learned);
   Submit(groups);
+  return used > 0;
 }
 
 void FileAhead::AfterRead(std::span<const io::ReadRequest> requests, bool missed) {
@@ -349,19 +351,20 @@ void FileAhead::StaleLocked(const fetch::Range& r) {
   preds_.erase(it);
 }
 
-void FileAhead::ObserveLocked(std::span<const fetch::Range> chunks,
-                              std::map<std::string, std::vector<std::string>>& learned) {
+size_t FileAhead::ObserveLocked(std::span<const fetch::Range> chunks,
+                                std::map<std::string, std::vector<std::string>>& learned) {
   thread_local std::vector<fetch::Range> used;
   thread_local std::vector<fetch::Range> stale;
   used.clear();
   stale.clear();
   if (!ra_) {
-    return;
+    return 0;
   }
   const ReadAhead::Observation obs = ra_->Observe(chunks, used, stale, &learned);
   if (obs.baskets == 0) {
-    return;
+    return 0;
   }
+  const uint64_t hits_before = hits_;
   // A prediction judged stale while its fetch runs (a reader with several reads in flight
   // delivers them out of order) and read now after all joins that fetch: a hit, not waste.
   // The predictor reports each basket once, so this is looked up here.
@@ -423,6 +426,7 @@ void FileAhead::ObserveLocked(std::span<const fetch::Range> chunks,
   } else if (obs.used > 0) {
     level_ = std::min(level_ + 1, kTopLevel);
   }
+  return static_cast<size_t>(hits_ - hits_before);
 }
 
 uint64_t FileAhead::WindowLocked() const {

@@ -95,7 +95,9 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   ~FileAhead() = default;
 
   // An application read, before it is served. One atomic load while read-ahead is off.
-  void BeforeRead(std::span<const io::ReadRequest> requests);
+  // Returns whether the read covers baskets read-ahead fetched (landed or in flight): bytes
+  // this pass brought in, which the caller records in the access trace like a miss's.
+  bool BeforeRead(std::span<const io::ReadRequest> requests);
   // ... after it was served; `missed`: some of it came from the origin.
   void AfterRead(std::span<const io::ReadRequest> requests, bool missed);
   // The handle closes: queued fetches are dropped, running ones waited for; landed predictions
@@ -144,9 +146,10 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   void LoadedLocked(std::vector<Group>& groups) FERRY_REQUIRES(mu_);
   void SeedFrom(const std::string& tree, const std::vector<std::string>& branches);
   void RunFetch(const std::vector<fetch::Range>& group);
-  // Handles one observation.
-  void ObserveLocked(std::span<const fetch::Range> chunks,
-                     std::map<std::string, std::vector<std::string>>& learned) FERRY_REQUIRES(mu_);
+  // Handles one observation; returns how many baskets read-ahead fetched the read used (hits).
+  size_t ObserveLocked(std::span<const fetch::Range> chunks,
+                       std::map<std::string, std::vector<std::string>>& learned)
+      FERRY_REQUIRES(mu_);
   void UsedLocked(const fetch::Range& r) FERRY_REQUIRES(mu_);
   void StaleLocked(const fetch::Range& r) FERRY_REQUIRES(mu_);
   // Predicts up to the window and groups the new predictions.

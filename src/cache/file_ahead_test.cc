@@ -15,10 +15,13 @@
 
 #include <gtest/gtest.h>
 
+#include "cache/access_trace.h"
 #include "cache/cache.h"
 #include "cache/cached_source.h"
+#include "cache/entry_store.h"
 #include "cache/link_meter.h"
 #include "cache/memory_origin.h"
+#include "cache/url.h"
 #include "rootio/root_file.h"
 #include "rootwrite/sample_tree.h"
 #include "testing/cache_testing.h"
@@ -361,6 +364,12 @@ TEST(FileAhead, AFileOpenedAheadOfItsReadFetchesItsNextClustersMeanwhile) {
   EXPECT_EQ(fx.Get(Counter::kPrefetchUnusedBytes), 0u);
   EXPECT_LE(fx.Get(Counter::kBytesFromOrigin) - origin_before + before.landed,
             Bytes(units) + 96 * 1024);
+  // The reads read-ahead served are in the access trace (the replica's layout) like misses:
+  // every unit of the pass (and the tree's metadata reads, which missed).
+  ASSERT_TRUE(fx.cache->Flush());
+  const std::string key = EntryKey(*NormalizeUrl(kSecondUrl, fx.config.url_params));
+  const auto trace = DecodeTrace(testing::ReadWholeFile(PathsFor(fx.config.dir, key).trace()));
+  EXPECT_GE(trace.size(), units.size());
 }
 
 TEST(FileAhead, AFileOpenedAndNeverReadCostsAtMostItsWindow) {
