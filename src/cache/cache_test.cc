@@ -15,6 +15,7 @@
 #include "base/fd.h"
 #include "cache/capacity.h"
 #include "cache/conf_file.h"
+#include "cache/entry.h"
 #include "cache/entry_store.h"
 #include "cache/lock_file.h"
 #include "cache/memory_origin.h"
@@ -211,6 +212,38 @@ TEST(CacheTest, FragmentsGrowIntoFullPages) {
   EXPECT_EQ(ReadRange(**f, size - 123, 123), Slice(fx.bytes, size - 123, 123));
   std::vector<uint8_t> past(10);
   EXPECT_FALSE((*f)->Read(size - 5, past));
+}
+
+TEST(CacheTest, PiecesOfAPageStoredOutOfOrderComeTogether) {
+  // A page keeps one fragment. Concurrent fetches that end in one page (an application's read
+  // of a file's header and the metadata prefetch beside it) are stored in the order they end:
+  // here its tail first, then its head (disjoint from the tail and shorter: it waits), then the
+  // bytes between. The three come together into a whole page.
+  Fixture fx;
+  ASSERT_TRUE(Cache::Create(fx.config));  // prepares the directory
+  Counters counters;
+  Entry e(fx.config, counters, EntryKey(*NormalizeUrl(kUrl)), kUrl);
+  auto opened = e.Open(*fx.origin, [] { return true; });
+  ASSERT_TRUE(opened) << opened.error().ToString();
+  const uint64_t p = 12 * 4096;
+  auto fetched = [&](uint64_t off, uint64_t len) {
+    const std::vector<fetch::Range> chunks{{off, len}};
+    auto f = std::make_shared<Fetch>(chunks);
+    std::memcpy(f->ChunkBuffer(0).data(), fx.bytes.data() + off, len);
+    f->SetStatus(0, OkStatus());
+    f->Finish();
+    return f;
+  };
+  Status why;
+  ASSERT_TRUE(e.TryLockForWrite(why));
+  std::vector<uint8_t> scratch;
+  for (const auto& [off, len] :
+       {std::pair<uint64_t, uint64_t>{p + 280, 4096 - 280}, {p, 100}, {p + 100, 180}}) {
+    EXPECT_TRUE(e.Store(*fetched(off, len), scratch));
+  }
+  e.UnlockForWrite();
+  ReaderLock lock(e.mu());
+  EXPECT_TRUE(e.index().full(12));
 }
 
 TEST(CacheTest, CorruptPageIsDetectedRefetchedAndCounted) {

@@ -671,7 +671,10 @@ Status Entry::StorePiece(uint64_t offset,
         data = std::span<const uint8_t>(scratch.data() + nlo, nhi - nlo);
       }
     } else if (have && have->length() >= hi - lo) {
-      continue;  // disjoint and not longer than what is held: keep the held one
+      // Disjoint and not longer than what is held: the held one stays, this one waits in
+      // memory for the bytes between them (another fetch may be storing them next).
+      KeepOrphan(page, lo, data);
+      continue;
     }
     if (nlo == 0 && nhi == plen) {
       FERRY_TRY(PwriteFull(data_fd_.get(), data.data(), data.size(), pstart));
@@ -682,6 +685,35 @@ Status Entry::StorePiece(uint64_t offset,
       FERRY_TRY(AppendFragment(page, nlo, data));
     }
     dirty_.store(true, std::memory_order_relaxed);
+    FERRY_TRY(RetryOrphans(page, scratch));  // `data` (maybe in scratch) is no longer used
+  }
+  return OkStatus();
+}
+
+void Entry::KeepOrphan(uint64_t page, uint32_t lo, std::span<const uint8_t> bytes) {
+  if (orphans_.size() >= kMaxOrphans) {
+    orphans_.erase(orphans_.begin());  // the oldest: its gap is the least likely to come
+  }
+  orphans_.push_back({page, lo, {bytes.begin(), bytes.end()}});
+}
+
+Status Entry::RetryOrphans(uint64_t page, std::vector<uint8_t>& scratch) {
+  if (orphans_.empty()) {
+    return OkStatus();
+  }
+  std::vector<Orphan> mine;
+  for (auto it = orphans_.begin(); it != orphans_.end();) {
+    if (it->page == page) {
+      mine.push_back(std::move(*it));
+      it = orphans_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  // Each is stored as if it arrived now: merged if it touches the page's fragment at last, kept
+  // waiting again if not (the page changed elsewhere), dropped if the page became full.
+  for (const Orphan& o : mine) {
+    FERRY_TRY(StorePiece(page * page_size_ + o.lo, o.bytes, scratch));
   }
   return OkStatus();
 }

@@ -224,6 +224,12 @@ class Entry {
       FERRY_REQUIRES(write_mu_);
   Status AppendFragment(uint64_t page, uint32_t lo, std::span<const uint8_t> bytes)
       FERRY_REQUIRES(write_mu_);
+  // A piece a page could not keep (disjoint from its fragment, not longer): held in memory
+  // (at most kMaxOrphans) and stored again once that page changed, so that pieces of one page
+  // arriving out of order (an application read and a prefetch ending in it) come together.
+  void KeepOrphan(uint64_t page, uint32_t lo, std::span<const uint8_t> bytes)
+      FERRY_REQUIRES(write_mu_);
+  Status RetryOrphans(uint64_t page, std::vector<uint8_t>& scratch) FERRY_REQUIRES(write_mu_);
   void MergeFrom(const PageIndex& disk, std::vector<std::pair<uint64_t, Fragment>>& theirs)
       FERRY_REQUIRES(mu_);
   // Merges the published index into ours when it changed since we last looked: nullopt when it
@@ -273,6 +279,13 @@ class Entry {
 
   Mutex write_mu_;  // the in-process half of the write lock
   uint64_t frag_end_ FERRY_GUARDED_BY(write_mu_) = 0;
+  struct Orphan {
+    uint64_t page = 0;
+    uint32_t lo = 0;
+    std::vector<uint8_t> bytes;
+  };
+  static constexpr size_t kMaxOrphans = 64;
+  std::vector<Orphan> orphans_ FERRY_GUARDED_BY(write_mu_);
   std::atomic<bool> dirty_{false};
   int64_t last_publish_ns_ FERRY_GUARDED_BY(write_mu_) = 0;
   int64_t shared_writer_until_ns_ FERRY_GUARDED_BY(write_mu_) = 0;

@@ -329,10 +329,9 @@ TEST(FileAhead, AWarmPassLoadsNothing) {
   auto f = fx.Open();
   OpenTree(*f);
   ReadAll(*f, units, fx.bytes);
-  // Nearly no miss, so the trees are (nearly always) never loaded. TODO(readahead): a page can
-  // keep one fragment (docs/format/page-store.md); when three fetches in flight end in it out
-  // of order, the last one stored may be disjoint from what is held and is dropped — then a
-  // warm pass misses that piece once (seen in about one run of four, one piece).
+  // Nearly no miss, so the trees are (nearly always) never loaded. A page keeps one fragment
+  // (docs/format/page-store.md): pieces of it that end out of order wait in memory until the
+  // bytes between them arrive; a piece whose gap never came is fetched again here.
   EXPECT_LE(fx.origin->read_calls(), before + 2);
 }
 
