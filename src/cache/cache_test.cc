@@ -235,7 +235,9 @@ TEST(CacheTest, PiecesOfAPageStoredOutOfOrderComeTogether) {
     return f;
   };
   Status why;
-  ASSERT_TRUE(e.TryLockForWrite(why));
+  if (!e.TryLockForWrite(why)) {
+    FAIL() << "the entry's write lock: " << why.error().ToString();
+  }
   std::vector<uint8_t> scratch;
   for (const auto& [off, len] :
        {std::pair<uint64_t, uint64_t>{p + 280, 4096 - 280}, {p, 100}, {p + 100, 180}}) {
