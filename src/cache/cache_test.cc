@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -215,17 +216,16 @@ TEST(CacheTest, FragmentsGrowIntoFullPages) {
 }
 
 TEST(CacheTest, PiecesOfAPageStoredOutOfOrderComeTogether) {
-  // A page keeps one fragment. Concurrent fetches that end in one page (an application's read
-  // of a file's header and the metadata prefetch beside it) are stored in the order they end:
-  // here its tail first, then its head (disjoint from the tail and shorter: it waits), then the
-  // bytes between. The three come together into a whole page.
+  // A page keeps one fragment. Concurrent fetches that end in one page (an application's reads
+  // of a file's header and the metadata prefetch beside it) are stored in the order they end;
+  // a piece disjoint from what the page holds waits in memory (the shorter of the two) until
+  // the bytes between arrive. In every order, the three come together into a whole page.
   Fixture fx;
   ASSERT_TRUE(Cache::Create(fx.config));  // prepares the directory
   Counters counters;
   Entry e(fx.config, counters, EntryKey(*NormalizeUrl(kUrl)), kUrl);
   auto opened = e.Open(*fx.origin, [] { return true; });
   ASSERT_TRUE(opened) << opened.error().ToString();
-  const uint64_t p = 12 * 4096;
   auto fetched = [&](uint64_t off, uint64_t len) {
     const std::vector<fetch::Range> chunks{{off, len}};
     auto f = std::make_shared<Fetch>(chunks);
@@ -239,13 +239,22 @@ TEST(CacheTest, PiecesOfAPageStoredOutOfOrderComeTogether) {
     FAIL() << "the entry's write lock: " << why.error().ToString();
   }
   std::vector<uint8_t> scratch;
-  for (const auto& [off, len] :
-       {std::pair<uint64_t, uint64_t>{p + 280, 4096 - 280}, {p, 100}, {p + 100, 180}}) {
-    EXPECT_TRUE(e.Store(*fetched(off, len), scratch));
-  }
+  // Every order of the three: the held piece may be the shorter one when a longer one arrives.
+  std::vector<std::pair<uint64_t, uint64_t>> pieces = {{0, 100}, {100, 180}, {280, 4096 - 280}};
+  uint64_t page = 10;
+  do {
+    const uint64_t p = page * 4096;
+    for (const auto& [off, len] : pieces) {
+      EXPECT_TRUE(e.Store(*fetched(p + off, len), scratch));
+    }
+    {
+      ReaderLock lock(e.mu());
+      EXPECT_TRUE(e.index().full(page))
+          << "order " << pieces[0].first << ", " << pieces[1].first << ", " << pieces[2].first;
+    }
+    ++page;
+  } while (std::next_permutation(pieces.begin(), pieces.end()));
   e.UnlockForWrite();
-  ReaderLock lock(e.mu());
-  EXPECT_TRUE(e.index().full(12));
 }
 
 TEST(CacheTest, CorruptPageIsDetectedRefetchedAndCounted) {

@@ -135,7 +135,7 @@ Status CachedFile::ReadV(std::span<io::ReadRequest> requests) {
   }
   cache_->NoteActivity();
   // Predictions first, so they go out while this read is served.
-  const bool prefetched = ahead_ && ahead_->BeforeRead(requests);
+  const bool filling = ahead_ && ahead_->BeforeRead(requests);
   bool missed = false;
   Status st;
   if (replica_) {
@@ -143,8 +143,8 @@ Status CachedFile::ReadV(std::span<io::ReadRequest> requests) {
   } else {
     st = ReadOriginal(requests, &missed);
     // The fill pass's reads make the access trace (the replica's layout): those read-ahead
-    // served count too, or a file read-ahead fetched whole would leave no trace at all.
-    if ((missed || prefetched) && entry_) {
+    // follows count too, or a file read-ahead fetched whole would leave no trace at all.
+    if ((missed || filling) && entry_) {
       entry_->RecordAccess(0, requests);
     }
   }

@@ -670,11 +670,21 @@ Status Entry::StorePiece(uint64_t offset,
         nhi = std::max(hi, have->hi);
         data = std::span<const uint8_t>(scratch.data() + nlo, nhi - nlo);
       }
-    } else if (have && have->length() >= hi - lo) {
-      // Disjoint and not longer than what is held: the held one stays, this one waits in
-      // memory for the bytes between them (another fetch may be storing them next).
-      KeepOrphan(page, lo, data);
-      continue;
+    } else if (have) {
+      // Disjoint: the longer of the two stays in the page and the other waits in memory for
+      // the bytes between them (another fetch may be storing them next).
+      if (have->length() >= hi - lo) {
+        KeepOrphan(page, lo, data);
+        continue;
+      }
+      if (scratch.size() < ps) {
+        scratch.resize(ps);
+      }
+      std::span<uint8_t> held(scratch.data(), have->length());
+      if (PreadFull(frag_fd_.get(), held.data(), held.size(), have->offset)
+          && PageCrc(held.data(), held.size()) == have->crc) {
+        KeepOrphan(page, have->lo, held);
+      }
     }
     if (nlo == 0 && nhi == plen) {
       FERRY_TRY(PwriteFull(data_fd_.get(), data.data(), data.size(), pstart));

@@ -128,7 +128,7 @@ bool FileAhead::BeforeRead(std::span<const io::ReadRequest> requests) {
   }
   std::map<std::string, std::vector<std::string>> learned;
   std::vector<Group> groups;
-  size_t used = 0;
+  size_t baskets = 0;
   {
     MutexLock lock(mu_);
     if (stopping_) {
@@ -146,12 +146,12 @@ bool FileAhead::BeforeRead(std::span<const io::ReadRequest> requests) {
     if (state_.load(std::memory_order_relaxed) != State::kOn || !ra_) {
       return false;
     }
-    used = ObserveLocked(chunks, learned);
+    baskets = ObserveLocked(chunks, learned);
     FillLocked(groups);
   }
   Learn(learned);
   Submit(groups);
-  return used > 0;
+  return baskets > 0;
 }
 
 void FileAhead::AfterRead(std::span<const io::ReadRequest> requests, bool missed) {
@@ -364,7 +364,6 @@ size_t FileAhead::ObserveLocked(std::span<const fetch::Range> chunks,
   if (obs.baskets == 0) {
     return 0;
   }
-  const uint64_t hits_before = hits_;
   // A prediction judged stale while its fetch runs (a reader with several reads in flight
   // delivers them out of order) and read now after all joins that fetch: a hit, not waste.
   // The predictor reports each basket once, so this is looked up here.
@@ -426,7 +425,7 @@ size_t FileAhead::ObserveLocked(std::span<const fetch::Range> chunks,
   } else if (obs.used > 0) {
     level_ = std::min(level_ + 1, kTopLevel);
   }
-  return static_cast<size_t>(hits_ - hits_before);
+  return obs.baskets;
 }
 
 uint64_t FileAhead::WindowLocked() const {

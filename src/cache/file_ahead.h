@@ -95,8 +95,9 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   ~FileAhead() = default;
 
   // An application read, before it is served. One atomic load while read-ahead is off.
-  // Returns whether the read covers baskets read-ahead fetched (landed or in flight): bytes
-  // this pass brought in, which the caller records in the access trace like a miss's.
+  // Returns whether read-ahead follows the read (it covers baskets of a file whose trees were
+  // loaded, which happens only after a miss: a filling pass). Such reads may be served by what
+  // read-ahead fetched, so the caller records them in the access trace as it records misses.
   bool BeforeRead(std::span<const io::ReadRequest> requests);
   // ... after it was served; `missed`: some of it came from the origin.
   void AfterRead(std::span<const io::ReadRequest> requests, bool missed);
@@ -146,7 +147,7 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   void LoadedLocked(std::vector<Group>& groups) FERRY_REQUIRES(mu_);
   void SeedFrom(const std::string& tree, const std::vector<std::string>& branches);
   void RunFetch(const std::vector<fetch::Range>& group);
-  // Handles one observation; returns how many baskets read-ahead fetched the read used (hits).
+  // Handles one observation; returns the basket records the read covered.
   size_t ObserveLocked(std::span<const fetch::Range> chunks,
                        std::map<std::string, std::vector<std::string>>& learned)
       FERRY_REQUIRES(mu_);
