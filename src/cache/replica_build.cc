@@ -665,10 +665,13 @@ void Builder::Release() {
 
 Status Builder::Run() {
   cpu0_ = ThreadCpuNs();
+  // Each step may take tens of milliseconds (an LZMA file's tree records decode slowly).
+  Pause();
   FERRY_TRY(LoadPrevious());
   if (!LoadTrees()) {
     return OkStatus();
   }
+  Pause();
   FindHot();
   if (hot_.empty()) {
     r_.state = ReplicaState::kNone;

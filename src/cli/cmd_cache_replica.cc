@@ -199,6 +199,10 @@ int PrintReports(const Selection& s,
 
 int Build(const Args& args) {
   int rc = kExitOk;
+  const bool background = args.Has("--background");
+  if (background) {
+    BecomeIdle();  // before anything else: a pass may be starting beside this process
+  }
   auto s = Select(args, &rc);
   if (!s) {
     return rc;
@@ -209,10 +213,10 @@ int Build(const Args& args) {
   if (options.codec != "auto" && !codec::Setting::Parse(options.codec)) {
     return UsageError("--codec must be auto, zstd:N, lz4 or none", args.spec());
   }
-  if (s->args.Has("--background")) {
-    BecomeIdle();
-    // And out of the way of a running analysis altogether: between baskets, wait while any
-    // process reads through this cache (checked at most every 5 ms of building).
+  if (background) {
+    // And out of the way of a running analysis altogether: before each file and between
+    // baskets, wait while any process reads through this cache (checked at most every 5 ms of
+    // building).
     options.pause = [dir = s->config.dir,
                      next = std::chrono::steady_clock::time_point{}]() mutable {
       const auto now = std::chrono::steady_clock::now();
