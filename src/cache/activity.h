@@ -5,7 +5,7 @@
 //
 // Writers: every read of a CachedFile calls ActivityMark::Touch; at most one touch per
 // kTouchEveryNs reaches the file system (an open and a futimens), the rest is one atomic load.
-// Readers: WaitForQuiet, between baskets of a build.
+// Readers: WaitForQuiet, called by a background build before each file and between baskets.
 // Thread-safety: Touch from any thread; WaitForQuiet blocks its caller only.
 #pragma once
 

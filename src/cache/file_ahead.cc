@@ -645,30 +645,29 @@ FileAhead::Snapshot FileAhead::snapshot() const {
   return s;
 }
 
-bool FileAhead::WaitDecided(int timeout_ms) const {
+template <typename Done>
+bool FileAhead::WaitFor(Done done, int timeout_ms) const {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  auto decided = [&] {
-    const State s = state_.load();
-    return s == State::kOn || s == State::kOff;
-  };
   MutexLock lock(mu_);
-  while (!decided()) {
+  while (!done()) {
     if (!cv_.WaitUntil(mu_, deadline)) {
-      return decided();
+      return done();
     }
   }
   return true;
 }
 
+bool FileAhead::WaitDecided(int timeout_ms) const {
+  return WaitFor(
+      [this] {
+        const State s = state_.load();
+        return s == State::kOn || s == State::kOff;
+      },
+      timeout_ms);
+}
+
 bool FileAhead::WaitLanded(uint64_t bytes, int timeout_ms) const {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  MutexLock lock(mu_);
-  while (landed_ < bytes) {
-    if (!cv_.WaitUntil(mu_, deadline)) {
-      return landed_ >= bytes;
-    }
-  }
-  return true;
+  return WaitFor([this, bytes]() FERRY_REQUIRES(mu_) { return landed_ >= bytes; }, timeout_ms);
 }
 
 }  // namespace ferry::cache

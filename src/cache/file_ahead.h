@@ -139,6 +139,9 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
     bool later = false;
   };
 
+  // Waits on cv_ until done() (called with mu_ held) or the timeout; returns done().
+  template <typename Done>
+  bool WaitFor(Done done, int timeout_ms) const;
   // The first page and the file's metadata tail in one fetch (see the .cc); blocks until done.
   void PrefetchMetadata();
   // kIdle -> kLoading, and Load() queued.

@@ -286,15 +286,22 @@ void XrdOrigin::OnChannelClosed(size_t k) {
   files_[k]->state = ChannelState::kDone;
 }
 
+bool XrdOrigin::SendClose(XrdCl::File& file, size_t k) {
+  // The handler keeps this object alive until XrdCl answered, then releases it on a worker.
+  auto* handler = new ChannelHandler(shared_from_this(), k, /*open=*/false);
+  if (!file.Close(handler, timeout_).IsOK()) {
+    delete handler;
+    return false;
+  }
+  return true;
+}
+
 void XrdOrigin::CloseChannelLocked(size_t k) {
   Channel& c = *files_[k];
   c.ready.store(false, std::memory_order_release);
   c.state = ChannelState::kClosing;
-  auto* handler = new ChannelHandler(shared_from_this(), k, /*open=*/false);
-  XrdCl::XRootDStatus st = c.file.Close(handler, timeout_);
-  if (!st.IsOK()) {
+  if (!SendClose(c.file, k)) {
     c.state = ChannelState::kDone;
-    delete handler;
   }
 }
 
@@ -309,12 +316,7 @@ void XrdOrigin::CloseExtraChannels() {
 }
 
 void XrdOrigin::CloseInBackground() {
-  // The handler keeps this object alive until XrdCl answered, then releases it on a worker.
-  auto* handler = new ChannelHandler(shared_from_this(), 0, /*open=*/false);
-  XrdCl::XRootDStatus st = inner().Close(handler, timeout_);
-  if (!st.IsOK()) {
-    delete handler;
-  }
+  (void)SendClose(inner(), 0);
 }
 
 bool XrdOrigin::channel_ready(size_t channel) const {

@@ -89,6 +89,9 @@ class XrdOrigin final : public cache::Origin, public std::enable_shared_from_thi
   };
   void OpenExtraChannels();
   void CloseChannelLocked(size_t k);
+  // Sends the close of `file` (channel k) with a handler that ends in OnChannelClosed(k);
+  // false when XrdCl refused the request.
+  bool SendClose(XrdCl::File& file, size_t k);
   // Reopens channel 0 after MarkBroken(0); the status of that open.
   XrdCl::XRootDStatus Reopen();
 
