@@ -138,6 +138,13 @@ struct Fixture {
     return f ? std::move(*f) : nullptr;
   }
   uint64_t Get(Counter c) const { return cache->counters().Get(c); }
+  // A whole cluster pass over `url`, as an analysis makes it: open, tree, every unit, close.
+  void Pass(const std::vector<Unit>& units, const std::string& url = kUrl) {
+    auto f = Open(true, url);
+    OpenTree(*f);
+    ReadAll(*f, units, bytes);
+    f->Close();
+  }
 };
 
 TEST(FileAhead, AClusterPassUsesPredictionsAndFetchesEachByteOnce) {
@@ -146,9 +153,7 @@ TEST(FileAhead, AClusterPassUsesPredictionsAndFetchesEachByteOnce) {
   ASSERT_EQ(units.size(), 20u);
   auto f = fx.Open();
   OpenTree(*f);
-  for (const Unit& u : units) {
-    ReadUnit(*f, u, fx.bytes);
-  }
+  ReadAll(*f, units, fx.bytes);
   const FileAhead::Snapshot s = f->read_ahead()->snapshot();
   EXPECT_TRUE(s.on);
   f->Close();
@@ -194,13 +199,7 @@ TEST(FileAhead, AFileReplacedAtTheOriginIsReadAnew) {
   Fixture fx;
   fx.config.revalidate_s = 0;  // every open checks the origin's size and mtime
   fx.cache = Cache::Create(fx.config).value();
-  {
-    auto f = fx.Open();
-    OpenTree(*f);
-    for (const Unit& u : Units(fx.bytes, kBranches)) {
-      ReadUnit(*f, u, fx.bytes);
-    }
-  }
+  fx.Pass(Units(fx.bytes, kBranches));
   ASSERT_TRUE(fx.cache->Flush());
   // Another layout (LZMA, other clusters): old pages at the new offsets would be wrong bytes.
   const std::vector<uint8_t> next = SampleFile(fx.dir, 40, {codec::Algorithm::kLzma, 1});
@@ -208,9 +207,7 @@ TEST(FileAhead, AFileReplacedAtTheOriginIsReadAnew) {
   auto f = fx.Open();
   OpenTree(*f);
   const std::vector<Unit> units = Units(next, kBranches);
-  for (const Unit& u : units) {
-    ReadUnit(*f, u, next);
-  }
+  ReadAll(*f, units, next);
   f->Close();
   EXPECT_GT(fx.Get(Counter::kPrefetchHits), 0u);
 }
@@ -319,11 +316,7 @@ TEST(FileAhead, AFileThatIsNotRootGetsNone) {
 TEST(FileAhead, AWarmPassLoadsNothing) {
   Fixture fx(50, 1);
   const std::vector<Unit> units = Units(fx.bytes, kBranches);
-  {
-    auto f = fx.Open();
-    OpenTree(*f);
-    ReadAll(*f, units, fx.bytes);
-  }
+  fx.Pass(units);
   ASSERT_TRUE(fx.cache->Flush());
   const uint64_t before = fx.origin->read_calls();
   auto f = fx.Open();
@@ -376,10 +369,7 @@ TEST(FileAhead, AFileOpenedAndNeverReadCostsAtMostItsWindow) {
   // within one window of clusters and is counted unused.
   Fixture fx(50, 1);
   const std::vector<Unit> units = Units(fx.bytes, kBranches);
-  auto a = fx.Open();
-  OpenTree(*a);
-  ReadAll(*a, units, fx.bytes);
-  a->Close();
+  fx.Pass(units);
   const uint64_t read = fx.Get(Counter::kBytesFromOrigin);
   auto b = fx.Open(true, kSecondUrl);
   OpenTree(*b);
