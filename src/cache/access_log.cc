@@ -15,6 +15,7 @@
 
 #include "base/fd.h"
 #include "base/json_writer.h"
+#include "cache/dir_access.h"
 
 namespace ferry::cache {
 namespace {
@@ -274,10 +275,7 @@ Status AppendAccessRecord(const std::string& cache_dir, const AccessRecord& r) {
   std::string line = AccessRecordJson(r);
   line += '\n';
   const std::string path = LogPath(cache_dir);
-  Fd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
-  if (!fd.valid()) {
-    return IoError("cannot open " + path, errno);
-  }
+  Fd fd = FERRY_TRY(OpenCacheFile(path, O_WRONLY | O_APPEND));
   // One write: O_APPEND makes it land whole at the end, whoever else appends.
   const ssize_t n = ::write(fd.get(), line.data(), line.size());
   if (n != static_cast<ssize_t>(line.size())) {

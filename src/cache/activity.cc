@@ -8,6 +8,8 @@
 #include <ctime>
 #include <thread>
 
+#include "cache/dir_access.h"
+
 namespace ferry::cache {
 
 void ActivityMark::Touch(int64_t now_ns) {
@@ -17,10 +19,8 @@ void ActivityMark::Touch(int64_t now_ns) {
     return;  // touched recently, or another thread is touching it now
   }
   // Best effort: a cache directory that refuses the file only loses the build's courtesy.
-  const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd >= 0) {
-    (void)::futimens(fd, nullptr);
-    (void)::close(fd);
+  if (auto fd = OpenCacheFile(path_, O_WRONLY)) {
+    (void)::futimens(fd->get(), nullptr);
   }
 }
 

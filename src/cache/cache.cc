@@ -8,8 +8,10 @@
 
 #include "base/log.h"
 #include "base/strings.h"
+#include "cache/access_confirm.h"
 #include "cache/bulk_detect.h"
 #include "cache/capacity.h"
+#include "cache/dir_access.h"
 #include "cache/entry_store.h"
 #include "cache/file_ahead.h"
 #include "cache/prefetcher.h"
@@ -42,7 +44,12 @@ bool PathEndsWith(const std::string& url, std::string_view suffix) {
 }  // namespace
 
 Result<std::shared_ptr<Cache>> Cache::Create(const Config& config) {
-  FERRY_TRY(PrepareCacheDir(config.dir));
+  // Checked before anything is written: a directory this user may not use (another's, or one
+  // others can read) gets no file from us, and the caller reads through (fail-open).
+  FERRY_TRY(CheckCacheDir(config.dir, config.shared));
+  const Sharing sharing = config.shared.empty() ? Sharing::kPrivate : Sharing::kGroup;
+  const gid_t gid = sharing == Sharing::kGroup ? FERRY_TRY(GroupId(config.shared)) : 0;
+  FERRY_TRY(PrepareCacheDir(config.dir, sharing, gid));
   (void)EnsureStatsFile(config.dir);
   return std::shared_ptr<Cache>(new Cache(config));
 }
@@ -63,6 +70,9 @@ Result<std::shared_ptr<Cache>> Cache::Get(const Config& config) {
 }
 
 Cache::Cache(const Config& config) : config_(config), planner_(config.planner()) {
+  if (!config_.shared.empty()) {
+    confirmations_ = std::make_unique<AccessConfirmations>(config_.dir, config_.shared_reauth_s);
+  }
   writer_ = std::make_unique<WriteBehind>(
       config_, counters_, [this](uint64_t bytes) { OnWritten(bytes); },
       [this](const std::shared_ptr<Entry>& entry) { OnIdle(entry); });
@@ -126,6 +136,9 @@ Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
     return PassThrough(std::move(origin));
   }
   const std::string key = EntryKey(*normalized);
+  if (confirmations_) {
+    FERRY_TRY(ConfirmAccess(key, *origin));
+  }
   std::shared_ptr<Entry> entry;
   {
     MutexLock lock(registry_mu_);
@@ -175,6 +188,27 @@ Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
                                     config_.max_chunks, PathEndsWith(*normalized, ".root"));
   }
   return file;
+}
+
+Status Cache::ConfirmAccess(const std::string& key, Origin& origin) {
+  if (confirmations_->Fresh(key)) {
+    return OkStatus();
+  }
+  // The origin opens the file with this process's own credentials, exactly as it would
+  // without a cache; its answer, not the cache's contents, decides.
+  counters_.Add(Counter::kAccessChecks);
+  auto info = origin.Stat();
+  if (!info) {
+    confirmations_->Forget(key);
+    if (info.error().code() == ErrorCode::kPermission) {
+      counters_.Add(Counter::kAccessRefused);
+      FERRY_INFO("cache", "the origin refused entry %s to this user: no cached byte served",
+                 key.c_str());
+    }
+    return std::move(info).error();
+  }
+  confirmations_->Record(key);
+  return OkStatus();
 }
 
 Status Cache::Invalidate(const std::string& url) {

@@ -51,6 +51,7 @@
 
 namespace ferry::cache {
 
+class AccessConfirmations;
 class BulkDetector;
 class CachedFile;
 class FileAhead;
@@ -113,6 +114,9 @@ class Cache : public std::enable_shared_from_this<Cache> {
  private:
   explicit Cache(const Config& config);
   Result<std::unique_ptr<CachedFile>> PassThrough(std::shared_ptr<Origin> origin);
+  // Group cache: the origin lets this user open entry `key` (asked at most once per
+  // shared_reauth); otherwise the origin's error, counted, and no byte of the entry is served.
+  Status ConfirmAccess(const std::string& key, Origin& origin);
   Prefetcher& EnsurePrefetcher();
   bool Admit();
   // Measures usage, evicts when over, and blocks or unblocks the write-behind queue.
@@ -124,6 +128,7 @@ class Cache : public std::enable_shared_from_this<Cache> {
 
   const Config config_;
   Counters counters_;
+  std::unique_ptr<AccessConfirmations> confirmations_;  // group caches only
   ActivityMark activity_{config_.dir};
   fetch::Planner planner_;
   std::unique_ptr<WriteBehind> writer_;

@@ -82,12 +82,14 @@ Status Set(Config& c, const std::string& key, const std::string& value) {
     return uint(c.backoff_ms, 60000);
   } else if (key == "lock_timeout_ms") {
     return uint(c.lock_timeout_ms, 600000);
-  } else if (key == "revalidate_s") {
+  } else if (key == "revalidate_s" || key == "shared_reauth") {
     auto v = ParseInt(value);
     if (!v || *v < 0) {
       return bad("not a number of seconds");
     }
-    c.revalidate_s = *v;
+    (key == "revalidate_s" ? c.revalidate_s : c.shared_reauth_s) = *v;
+  } else if (key == "shared") {
+    c.shared = value;
   } else if (key == "url_params") {
     c.url_params.clear();
     for (std::string_view p : Split(value, ',')) {
@@ -189,7 +191,8 @@ const std::vector<std::string>& ConfigKeys() {
       "sync",          "retries",        "backoff_ms",      "lock_timeout_ms",
       "revalidate_s",  "url_params",     "workers",         "replica",
       "replica_codec", "replica_budget", "replica_builder", "readahead",
-      "readahead_max", "bypass",         "bypass_fraction", "bypass_tools"};
+      "readahead_max", "bypass",         "bypass_fraction", "bypass_tools",
+      "shared",        "shared_reauth"};
   return kKeys;
 }
 

@@ -41,6 +41,12 @@
 //                            start, to count as a copy (25, 25% or 0.25; 1% to 100%)
 //   bypass_tools   (list)    executables (or scripts run by an interpreter) that are copy tools:
 //                            xrdcp,xrdcopy,hadd,gfal-copy,gfal-cat,xrdadler32,davix-get,rucio
+//   shared         (empty)   empty: a private cache (dir 0700, files 0600, owned by the user);
+//                            GROUP: the group cache of GROUP (setgid 2770, files 0660), where a
+//                            user is served a cached file only once the origin let that user
+//                            open it (dir_access.h, access_confirm.h)
+//   shared_reauth  3600      seconds an origin's yes for (user, file) is trusted in a group cache
+//                            (0: ask the origin at every open)
 //
 // Thread-safety: a Config is a value.
 #pragma once
@@ -88,6 +94,8 @@ struct Config {
   uint32_t bypass_percent = 25;
   std::vector<std::string> bypass_tools = {"xrdcp",    "xrdcopy",    "hadd",      "gfal-copy",
                                            "gfal-cat", "xrdadler32", "davix-get", "rucio"};
+  std::string shared;  // group of a group cache; empty: private
+  int64_t shared_reauth_s = 3600;
   // Not a conf key: tests inject a clock (nanoseconds, monotonic) so the capacity re-check and
   // the stats merge intervals pass without sleeping. Empty: the steady clock.
   std::function<int64_t()> clock_ns;

@@ -16,6 +16,7 @@
 
 #include "base/log.h"
 #include "cache/access_trace.h"
+#include "cache/dir_access.h"
 #include "cache/page_crc.h"
 #include "cache/replica_view.h"
 
@@ -159,9 +160,7 @@ Status Entry::LockOpenByte() {
 }
 
 Status Entry::OpenLocked(Origin& origin, const std::function<bool()>& admit, OpenState& state) {
-  if (::mkdir(paths_.subdir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return IoError("cannot create " + paths_.subdir, errno);
-  }
+  FERRY_TRY(MakeCacheSubdir(paths_.subdir));
   FERRY_TRY(LockOpenByte());
   IndexStamp stamp;
   auto loaded = LoadIndex(paths_.idx(), &stamp);
@@ -254,7 +253,7 @@ Status Entry::CreateLocked(const OriginInfo& info, bool recreate) {
     fresh.created_unix = std::time(nullptr);
     fresh.validated_unix = fresh.created_unix;
     for (const std::string& f : {paths_.data(), paths_.frag()}) {
-      Fd fd = FERRY_TRY(Fd::Open(f, O_RDWR | O_CREAT | O_TRUNC, 0644));
+      Fd fd = FERRY_TRY(OpenCacheFile(f, O_RDWR | O_TRUNC));
     }
     PageIndex index(std::move(fresh));
     std::vector<uint8_t> scratch;
@@ -267,8 +266,8 @@ Status Entry::CreateLocked(const OriginInfo& info, bool recreate) {
 }
 
 Status Entry::OpenDataFiles() {
-  data_fd_ = FERRY_TRY(Fd::Open(paths_.data(), O_RDWR | O_CREAT, 0644));
-  frag_fd_ = FERRY_TRY(Fd::Open(paths_.frag(), O_RDWR | O_CREAT, 0644));
+  data_fd_ = FERRY_TRY(OpenCacheFile(paths_.data(), O_RDWR));
+  frag_fd_ = FERRY_TRY(OpenCacheFile(paths_.frag(), O_RDWR));
   lock_.Touch();
   return OkStatus();
 }
@@ -856,7 +855,7 @@ void Entry::FlushTrace() {
   if (!LooksLikeRoot()) {
     return;
   }
-  auto fd = Fd::Open(paths_.trace(), O_WRONLY | O_APPEND | O_CREAT, 0644);
+  auto fd = OpenCacheFile(paths_.trace(), O_WRONLY | O_APPEND);
   if (!fd) {
     return;
   }

@@ -15,13 +15,28 @@
 
 #include "base/fd.h"
 #include "base/strings.h"
+#include "cache/dir_access.h"
 
 namespace ferry::cache {
 namespace {
 
-Status MakeDir(const std::string& path) {
+// A parent of a cache directory: an ordinary directory, not part of the cache.
+Status MakeParentDir(const std::string& path) {
   if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
     return IoError("cannot create directory " + path, errno);
+  }
+  return OkStatus();
+}
+
+// The cache directory itself, with the mode of its kind (dir_access.h).
+Status MakeTopDir(const std::string& path, Sharing sharing, gid_t gid) {
+  if (::mkdir(path.c_str(), 0700) != 0) {
+    return errno == EEXIST ? OkStatus() : IoError("cannot create directory " + path, errno);
+  }
+  if (sharing == Sharing::kGroup
+      && (::chown(path.c_str(), static_cast<uid_t>(-1), gid) != 0
+          || ::chmod(path.c_str(), 02770) != 0)) {
+    return IoError("cannot make " + path + " a group cache", errno);
   }
   return OkStatus();
 }
@@ -69,12 +84,12 @@ bool IsCacheDir(const std::string& cache_dir) {
   return ::stat((cache_dir + "/" + kMarkerName).c_str(), &st) == 0;
 }
 
-Status PrepareCacheDir(const std::string& cache_dir) {
+Status PrepareCacheDir(const std::string& cache_dir, Sharing sharing, gid_t gid) {
   if (cache_dir.empty()) {
     return InvalidArgumentError("no cache directory set");
   }
   if (IsCacheDir(cache_dir)) {
-    return MakeDir(cache_dir + "/entries");
+    return MakeCacheSubdir(cache_dir + "/entries");
   }
   struct stat st = {};
   if (::stat(cache_dir.c_str(), &st) == 0) {
@@ -93,7 +108,8 @@ Status PrepareCacheDir(const std::string& cache_dir) {
     for (size_t pos = 1; pos != std::string::npos;) {
       pos = cache_dir.find('/', pos);
       partial = cache_dir.substr(0, pos);
-      FERRY_TRY(MakeDir(partial));
+      FERRY_TRY(pos == std::string::npos ? MakeTopDir(partial, sharing, gid)
+                                         : MakeParentDir(partial));
       if (pos != std::string::npos) {
         ++pos;
       }
@@ -103,12 +119,12 @@ Status PrepareCacheDir(const std::string& cache_dir) {
   // sees a cache directory, never a foreign non-empty one.
   const std::string marker = cache_dir + "/" + kMarkerName;
   {
-    Fd fd = FERRY_TRY(Fd::Open(marker, O_WRONLY | O_CREAT, 0644));
+    Fd fd = FERRY_TRY(OpenCacheFile(marker, O_WRONLY));
     const std::string_view text = kMarkerText;
     FERRY_TRY(PwriteFull(fd.get(), text.data(), text.size(), 0));
     FERRY_TRY(fd.Close());
   }
-  return MakeDir(cache_dir + "/entries");
+  return MakeCacheSubdir(cache_dir + "/entries");
 }
 
 IndexStamp StampOf(const std::string& path) {
@@ -151,7 +167,7 @@ Status PublishIndexBytes(const EntryPaths& paths,
                          IndexStamp* stamp) {
   const std::string tmp = paths.idx() + ".tmp." + std::to_string(::getpid());
   {
-    Fd fd = FERRY_TRY(Fd::Open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+    Fd fd = FERRY_TRY(OpenCacheFile(tmp, O_WRONLY | O_TRUNC));
     Status st = PwriteFull(fd.get(), scratch.data(), scratch.size(), 0);
     if (st && sync && ::fsync(fd.get()) != 0) {
       st = IoError("fsync " + tmp, errno);

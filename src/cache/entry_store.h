@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "cache/dir_access.h"
 #include "cache/page_index.h"
 
 namespace ferry::cache {
@@ -40,9 +41,13 @@ struct EntryPaths {
 
 EntryPaths PathsFor(const std::string& cache_dir, const std::string& key);
 
-// Creates DIR, DIR/entries and the marker file when missing. kInvalidArgument when DIR exists,
-// is not empty and has no marker (never scribble over someone else's directory).
-Status PrepareCacheDir(const std::string& cache_dir);
+// Creates DIR, DIR/entries and the marker file when missing: a new DIR is private (0700), or
+// the group cache of `gid` (2770) for Sharing::kGroup; missing parents are made 0755. An
+// existing DIR keeps its mode (dir_access.h checks it). kInvalidArgument when DIR exists, is not
+// empty and has no marker (never scribble over someone else's directory).
+Status PrepareCacheDir(const std::string& cache_dir,
+                       Sharing sharing = Sharing::kPrivate,
+                       gid_t gid = 0);
 // True when DIR carries the page-store marker.
 bool IsCacheDir(const std::string& cache_dir);
 

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <thread>
 
+#include "cache/dir_access.h"
+
 namespace ferry::cache {
 namespace {
 
@@ -21,27 +23,12 @@ int SetLock(int fd, short type, off_t byte) {
   return ::fcntl(fd, F_OFD_SETLK, &fl);
 }
 
-// Root (`ferry cache` run by an administrator) creating a lock file in a directory that belongs
-// to another account (a site proxy runs as xrootd) hands the file to that account: a lock file
-// the owner cannot open for writing would stop its evictions and counter merges for good.
-void KeepDirectoryOwner(int fd, const std::string& path) {
-  struct stat file = {};
-  struct stat dir = {};
-  const size_t slash = path.rfind('/');
-  const std::string parent = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  if (::fstat(fd, &file) == 0 && file.st_uid == 0 && ::stat(parent.c_str(), &dir) == 0
-      && dir.st_uid != 0) {
-    (void)::fchown(fd, dir.st_uid, dir.st_gid);
-  }
-}
-
 }  // namespace
 
 Result<LockFile> LockFile::Open(const std::string& path) {
-  Fd fd = FERRY_TRY(Fd::Open(path, O_RDWR | O_CREAT, 0644));
-  if (::geteuid() == 0) {
-    KeepDirectoryOwner(fd.get(), path);
-  }
+  // OpenCacheFile hands a lock file root creates in another account's directory to that
+  // account: one its owner cannot open for writing would stop its evictions and merges for good.
+  Fd fd = FERRY_TRY(OpenCacheFile(path, O_RDWR));
   return LockFile(std::move(fd), path);
 }
 

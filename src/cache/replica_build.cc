@@ -17,6 +17,7 @@
 #include "base/endian.h"
 #include "base/fd.h"
 #include "cache/access_trace.h"
+#include "cache/dir_access.h"
 #include "cache/entry.h"
 #include "cache/held_source.h"
 #include "cache/lock_file.h"
@@ -56,7 +57,7 @@ Status PublishFile(const std::string& path,
                    const std::string& dir) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
-    Fd fd = FERRY_TRY(Fd::Open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+    Fd fd = FERRY_TRY(OpenCacheFile(tmp, O_WRONLY | O_TRUNC));
     Status st = PwriteFull(fd.get(), bytes.data(), bytes.size(), 0);
     if (st && ::fsync(fd.get()) != 0) {
       st = IoError("fsync " + tmp, errno);
@@ -500,7 +501,7 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
   }
   w.Start();
   const std::string data_path = paths_.replica_data(next_.generation);
-  Fd data = FERRY_TRY(Fd::Open(data_path, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+  Fd data = FERRY_TRY(OpenCacheFile(data_path, O_WRONLY | O_TRUNC));
   ByteVector out;
   uint64_t written = 0;
   std::vector<uint8_t> record;

@@ -17,6 +17,7 @@
 #include "base/fd.h"
 #include "base/log.h"
 #include "base/self_exe.h"
+#include "cache/dir_access.h"
 #include "cache/lock_file.h"
 
 extern char** environ;  // NOLINT: POSIX
@@ -81,11 +82,11 @@ std::string ReplicaBuilderPath(const Config& config) {
 
 void RequestReplicaBuild(const Config& config, const std::string& key) {
   const std::string qdir = QueueDir(config);
-  if (::mkdir(qdir.c_str(), 0755) != 0 && errno != EEXIST) {
+  if (!MakeCacheSubdir(qdir)) {
     return;
   }
   {
-    auto request = Fd::Open(qdir + "/" + key, O_WRONLY | O_CREAT, 0644);
+    auto request = OpenCacheFile(qdir + "/" + key, O_WRONLY);
     if (!request) {
       return;
     }
@@ -136,9 +137,7 @@ void RequestReplicaBuild(const Config& config, const std::string& key) {
 
 Status DrainReplicaQueue(const Config& config, const ReplicaBuildOptions& options) {
   const std::string qdir = QueueDir(config);
-  if (::mkdir(qdir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return IoError("cannot create " + qdir, errno);
-  }
+  FERRY_TRY(MakeCacheSubdir(qdir));
   LockFile lock = FERRY_TRY(LockFile::Open(qdir + "/.lock"));
   for (int round = 0; round < 1000; ++round) {
     if (!lock.Lock(0, /*exclusive=*/true, 0)) {

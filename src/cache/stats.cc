@@ -11,6 +11,7 @@
 #include "base/crc32c.h"
 #include "base/endian.h"
 #include "base/fd.h"
+#include "cache/dir_access.h"
 #include "cache/lock_file.h"
 
 namespace ferry::cache {
@@ -76,6 +77,10 @@ std::string_view CounterName(Counter c) {
       return "prefetch_hits";
     case Counter::kBypassedBytes:
       return "bypassed_bytes";
+    case Counter::kAccessChecks:
+      return "access_checks";
+    case Counter::kAccessRefused:
+      return "access_refused";
     case Counter::kCount:
       break;
   }
@@ -126,7 +131,7 @@ Status WriteStatsUnlocked(const std::string& cache_dir, const CounterValues& val
   // when the cache's filesystem is full. A torn write fails the CRC and restarts at zero.
   const std::string path = cache_dir + "/stats";
   std::vector<uint8_t> bytes = Encode(values);
-  Fd fd = FERRY_TRY(Fd::Open(path, O_WRONLY | O_CREAT, 0644));
+  Fd fd = FERRY_TRY(OpenCacheFile(path, O_WRONLY));
   FERRY_TRY(PwriteFull(fd.get(), bytes.data(), bytes.size(), 0));
   if (::ftruncate(fd.get(), static_cast<off_t>(bytes.size())) != 0) {
     return IoError("truncate " + path, errno);

@@ -38,6 +38,10 @@ enum class Counter : uint8_t {
                          // when its handle closed)
   kPrefetchHits,         // application reads of baskets read-ahead fetched (landed or in flight)
   kBypassedBytes,        // bytes bulk readers (copies) read from origins without caching them
+  kAccessChecks,         // group cache: opens at the origin that confirmed a user's right to a
+                         // cached file (access_confirm.h), at most one per user, file and
+                         // shared_reauth
+  kAccessRefused,        // ... of those, the origin refused (the user got its error, no byte)
   kCount
 };
 inline constexpr size_t kCounterCount = static_cast<size_t>(Counter::kCount);

@@ -22,6 +22,7 @@
 #include "cache/capacity.h"
 #include "cache/conf_file.h"
 #include "cache/config.h"
+#include "cache/dir_access.h"
 #include "cache/entry_store.h"
 #include "cache/stats.h"
 #include "cache/url.h"
@@ -80,6 +81,25 @@ Status MakeDirs(const std::string& path) {
   return OkStatus();
 }
 
+std::string OctalMode(mode_t mode) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
+  return buf;
+}
+
+// `pin` and `clear --all` decide for every user of a group cache: its owner's (or root's) call.
+Status RequireOwner(const std::string& dir, const char* what) {
+  struct stat st = {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    return IoError("cannot look at " + dir, errno);
+  }
+  if (st.st_uid != ::geteuid() && ::geteuid() != 0) {
+    return Error(ErrorCode::kPermission, std::string(what) + " needs the owner of " + dir + " (uid "
+                                             + std::to_string(st.st_uid) + ")");
+  }
+  return OkStatus();
+}
+
 std::string Ago(int64_t ns) {
   if (ns <= 0) {
     return "-";
@@ -100,6 +120,33 @@ std::string Ago(int64_t ns) {
 
 // ---- enable / disable ----
 
+// Makes `dir` the kind of cache `shared` asks for (dir_access.h): a new directory is created so;
+// one of ours is changed, with everything in it we own; another's is accepted only when it
+// already is the group cache asked for (a member joining it), never changed.
+Status PrepareCacheDirMode(const std::string& dir, const std::string& shared) {
+  const cache::Sharing sharing = shared.empty() ? cache::Sharing::kPrivate : cache::Sharing::kGroup;
+  const gid_t gid = shared.empty() ? 0 : FERRY_TRY(cache::GroupId(shared));
+  if (!shared.empty() && ::geteuid() != 0 && !cache::InGroup(gid)) {
+    return Error(ErrorCode::kPermission, "you are not a member of group " + shared);
+  }
+  const cache::DirAccess found = cache::InspectCacheDir(dir, shared);
+  if (found.exists && (found.owner == ::geteuid() || ::geteuid() == 0)) {
+    if (!cache::IsCacheDir(dir)) {
+      FERRY_TRY(cache::PrepareCacheDir(dir));  // refuses a foreign non-empty directory
+    }
+    const uint64_t changed = FERRY_TRY(cache::ApplyCacheMode(dir, sharing, gid));
+    if (changed > 0) {
+      std::printf(
+          "made %s %s: %llu files and folders changed mode\n", dir.c_str(),
+          sharing == cache::Sharing::kGroup ? ("the group cache of " + shared).c_str() : "private",
+          static_cast<unsigned long long>(changed));
+    }
+  } else if (!found.problem.empty()) {
+    return Error(ErrorCode::kPermission, found.problem);
+  }
+  return cache::PrepareCacheDir(dir, sharing, gid);
+}
+
 int Enable(const Args& a) {
   auto dir = a.Get("--dir");
   if (!dir || !a.positional().empty()) {
@@ -115,6 +162,9 @@ int Enable(const Args& a) {
   std::map<std::string, std::string> kv;
   kv["dir"] = abs_dir;
   kv["max_size"] = a.GetOr("--max-size", "100G");
+  if (auto group = a.Get("--shared")) {
+    kv["shared"] = *group;
+  }
   for (const std::string& setting : a.All("--set")) {
     const size_t eq = setting.find('=');
     if (eq == std::string::npos) {
@@ -131,7 +181,7 @@ int Enable(const Args& a) {
   if (auto check = cache::ConfigFromMap(kv, /*use_env=*/false); !check) {
     return ReportError(check.error());
   }
-  if (Status st = cache::PrepareCacheDir(abs_dir); !st) {
+  if (Status st = PrepareCacheDirMode(abs_dir, kv.count("shared") != 0 ? kv["shared"] : ""); !st) {
     return ReportError(st.error());
   }
   const bool system = a.Has("--system");
@@ -174,10 +224,12 @@ int Enable(const Args& a) {
                  account_dir.c_str(), conf_dir.c_str());
   }
   std::printf(
-      "ferry cache enabled for %s\n  cache directory: %s (max %s)\n  conf file:       %s\n"
+      "ferry cache enabled for %s\n  cache directory: %s (max %s, %s)\n  conf file:       %s\n"
       "  plug-in:         %s\n",
-      a.GetOr("--url", "root://*").c_str(), abs_dir.c_str(), kv["max_size"].c_str(), path.c_str(),
-      lib.c_str());
+      a.GetOr("--url", "root://*").c_str(), abs_dir.c_str(), kv["max_size"].c_str(),
+      kv.count("shared") != 0 ? ("group cache of " + kv["shared"] + ", 2770").c_str()
+                              : "private, 0700",
+      path.c_str(), lib.c_str());
   std::printf(
       "XRootD clients started from now on read through the cache (XRD_PLUGIN, if set, "
       "overrides conf files).\nTo disable: ferry cache disable%s   (or remove %s)\n",
@@ -217,9 +269,11 @@ int ShowStatus(const Args& args) {
   const bool have_dir = config && cache::IsCacheDir(config->dir);
   cache::Usage usage;
   uint64_t free_bytes = 0;
+  cache::DirAccess access;
   if (have_dir) {
     usage = cache::MeasureUsage(config->dir).value_or(cache::Usage{});
     free_bytes = cache::FreeBytes(config->dir).value_or(0);
+    access = cache::InspectCacheDir(config->dir, config->shared);
   }
   if (args.Has("--json")) {
     JsonWriter w;
@@ -227,6 +281,12 @@ int ShowStatus(const Args& args) {
     w.Field("url", kv.count("url") != 0 ? kv["url"] : "");
     w.Field("lib", kv.count("lib") != 0 ? kv["lib"] : "");
     w.Field("dir", config ? config->dir : "");
+    w.Field("mode", config && !config->shared.empty() ? "group" : "private");
+    w.Field("shared_group", config ? config->shared : "");
+    w.Field("dir_mode", access.exists ? OctalMode(access.mode) : "");
+    w.Field("dir_owner", access.exists ? static_cast<uint64_t>(access.owner) : 0);
+    w.Field("dir_group", access.exists ? access.group_name : "");
+    w.Field("problem", access.problem);
     w.Field("max_size", config ? config->max_bytes : 0);
     w.Field("entries", usage.entries).Field("disk_bytes", usage.disk_bytes);
     w.Field("free_bytes", free_bytes).EndObject();
@@ -244,6 +304,17 @@ int ShowStatus(const Args& args) {
     return kExitOk;
   }
   std::printf("directory: %s%s\n", config->dir.c_str(), have_dir ? "" : "  (not created yet)");
+  std::printf("mode:      %s",
+              config->shared.empty() ? "private" : ("group cache of " + config->shared).c_str());
+  if (access.exists) {
+    std::printf(" (directory %s, group %s)", OctalMode(access.mode).c_str(),
+                access.group_name.c_str());
+  }
+  std::printf("\n");
+  if (!access.problem.empty()) {
+    std::printf("PROBLEM:   %s; the plug-in reads through without caching\n",
+                access.problem.c_str());
+  }
   std::printf("usage:     %llu entries, %s of %s, %s free on its filesystem\n",
               static_cast<unsigned long long>(usage.entries),
               HumanBytes(static_cast<double>(usage.disk_bytes)).c_str(),
@@ -497,6 +568,11 @@ int Clear(const Args& args) {
   if (!config) {
     return ReportError(config.error());
   }
+  if (args.Has("--all")) {
+    if (Status st = RequireOwner(config->dir, "clear --all"); !st) {
+      return ReportError(st.error());
+    }
+  }
   cache::EvictOptions o;
   o.everything = true;
   o.include_pinned = args.Has("--all");
@@ -521,6 +597,9 @@ int Pin(const Args& args) {
   if (!config) {
     return ReportError(config.error());
   }
+  if (Status st = RequireOwner(config->dir, "cache pin"); !st) {
+    return ReportError(st.error());
+  }
   auto url = cache::NormalizeUrl(args.positional()[0], config->url_params);
   if (!url) {
     return ReportError(url.error());
@@ -533,10 +612,10 @@ int Pin(const Args& args) {
     std::printf("unpinned %s\n", url->c_str());
     return kExitOk;
   }
-  if (::mkdir(paths.subdir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return ReportError(IoError("cannot create " + paths.subdir, errno));
+  if (Status st = cache::MakeCacheSubdir(paths.subdir); !st) {
+    return ReportError(st.error());
   }
-  auto fd = Fd::Open(paths.pin(), O_WRONLY | O_CREAT, 0644);
+  auto fd = cache::OpenCacheFile(paths.pin(), O_WRONLY);
   if (!fd) {
     return ReportError(fd.error());
   }
@@ -558,6 +637,9 @@ constexpr OptionSpec kEnableOptions[] = {
     kSystem,
     kWhere,
     {"--lib", "PATH", "the plug-in library the conf file names", "libXrdClFerry-5.so beside ferry"},
+    {"--shared", "GROUP",
+     "a group cache (setgid 2770, files 0660 of GROUP) instead of a private one (0700); each "
+     "member is served a cached file only once the origin let them open it"},
     {"--set", "KEY=VALUE", "any other cache setting (src/cache/config.h); repeat for more"},
 };
 constexpr OptionSpec kDisableOptions[] = {kSystem, kWhere};

@@ -11,6 +11,7 @@
 
 #include "base/fd.h"
 #include "base/json_writer.h"
+#include "cache/dir_access.h"
 
 namespace ferry::proxy {
 namespace {
@@ -133,10 +134,11 @@ void ProxyService::WriteStatus() {
   // Written beside and renamed: a reader (ferry cache stats) never sees half a file.
   const std::string path = config_.cache.dir + "/proxy-status.json";
   const std::string tmp = path + ".tmp";
-  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!fd.valid()) {
+  auto opened = cache::OpenCacheFile(tmp, O_WRONLY | O_TRUNC);
+  if (!opened) {
     return;
   }
+  Fd fd = std::move(*opened);
   const bool ok = ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size());
   if (fd.Close() && ok) {
     (void)::rename(tmp.c_str(), path.c_str());
