@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ferry test bed: a plain, read-only xrootd data server ("origin").
 #
-#   origin.sh start  [--dir DATA] [--port P] [--netns NS] [--name N]   prints the root:// URL
+#   origin.sh start  [--dir DATA] [--port P] [--netns NS] [--name N] [--extra CFG]
+#                                                                      prints the root:// URL
 #   origin.sh stop   [--name N]
 #   origin.sh status [--name N]
 #   origin.sh url    [--name N]
@@ -11,6 +12,9 @@
 # HOST is 127.0.0.1, or with --netns the address of that namespace (made by wan.sh); the
 # server listens only there (bind shim). Without --port a free port is picked.
 # --name (default: "lo", or the namespace name) lets several origins share one FERRY_TB_DIR.
+# --extra CFG appends the xrootd directives in file CFG to the configuration (security
+# protocols, an authorisation database: what a protected origin needs). Files it names must be
+# readable by the xrootd account.
 #
 # xrootd refuses to run as root, so it runs with -R xrootd: that account must be able to read
 # DATA and traverse every parent directory. /root is not traversable; use /tmp, /srv or
@@ -19,20 +23,21 @@ set -euo pipefail
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/common.sh"
 
 usage() {
-  echo "usage: origin.sh start|stop|status|url [--dir DATA] [--port P] [--netns NS] [--name N]" >&2
+  echo "usage: origin.sh start|stop|status|url [--dir DATA] [--port P] [--netns NS] [--name N] [--extra CFG]" >&2
   exit 2
 }
 
 cmd="${1:-}"
 [ -n "$cmd" ] || usage
 shift
-data="" port="" ns="" name=""
+data="" port="" ns="" name="" extra=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --dir) data="${2:?}"; shift 2 ;;
     --port) port="${2:?}"; shift 2 ;;
     --netns) ns="${2:?}"; shift 2 ;;
     --name) name="${2:?}"; shift 2 ;;
+    --extra) extra="${2:?}"; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -50,6 +55,10 @@ all.adminpath $run/var/admin
 all.pidpath $run/var
 xrootd.trace emsg login
 CFG
+  if [ -n "$extra" ]; then
+    echo "# from $extra"
+    cat "$extra"
+  fi
 }
 
 running() { [ -f "$run/xrootd.pid.ours" ] && ftb_pid_alive "$(cat "$run/xrootd.pid.ours")" xrootd; }
@@ -71,6 +80,7 @@ start() {
     [ -n "$host" ] || ftb_die "namespace $ns has no IPv4 address"
   fi
   [ -z "$port" ] || [[ "$port" =~ ^[0-9]+$ ]] || ftb_die "bad --port '$port'"
+  [ -z "$extra" ] || [ -r "$extra" ] || ftb_die "cannot read --extra $extra"
 
   mkdir -p "$run"
   rm -rf "${run:?}/var"

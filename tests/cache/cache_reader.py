@@ -6,6 +6,8 @@ usage: cache_reader.py MODE ARGS...     (run with /usr/bin/python3: it can impor
   ranges URL LOCAL OFF:LEN...      plain reads of the given ranges
   loop URL LOCAL SEED              endless vector reads of fresh random ranges (killed by test)
   threads THREADS ROUNDS SEED URL=LOCAL...   threads x rounds of vector reads over several files
+  copy URL OUT                     the whole file in 256 KiB reads into OUT (created only once
+                                   the open succeeded): what a user got, byte for byte
   slow URL LOCAL COUNT SLEEP_MS [PROGRESS]   one read at a time, tolerating errors: prints
                                    "ok=N err=M"; appends a line "ok" or "err" to the file
                                    PROGRESS after each read (a test waits on it)
@@ -110,6 +112,18 @@ def main():
             t.join()
         if errors:
             sys.exit("; ".join(errors))
+    elif mode == "copy":
+        f = open_file(sys.argv[2])
+        st, info = f.stat()
+        if not st.ok:
+            sys.exit("stat: %s" % st.message)
+        with open(sys.argv[3], "wb") as out:
+            for off in range(0, info.size, 256 * 1024):
+                st, buf = f.read(off, min(256 * 1024, info.size - off))
+                if not st.ok:
+                    sys.exit("read %d: %s" % (off, st.message))
+                out.write(buf)
+        f.close()
     elif mode == "slow":
         url, local, count, sleep_ms = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
         progress = open(sys.argv[6], "a", buffering=1) if len(sys.argv) > 6 else None

@@ -71,12 +71,19 @@ class _StateDir:
 
 
 class Origin:
-    """A read-only xrootd serving data_dir on 127.0.0.1 (or inside namespace `netns`)."""
+    """A read-only xrootd serving data_dir on 127.0.0.1 (or inside namespace `netns`).
+    `extra_config`: xrootd directives appended to its configuration (security, authorisation)."""
 
-    def __init__(self, data_dir, netns=None, state=None):
+    def __init__(self, data_dir, netns=None, state=None, extra_config=None):
         self._own_state = state is None
         self._state = state or _StateDir()
         self._args = ["--dir", data_dir]
+        if extra_config:
+            path = os.path.join(self._state.dir, "origin-extra.cfg")
+            with open(path, "w") as f:
+                f.write(extra_config)
+            os.chmod(path, 0o644)
+            self._args += ["--extra", path]
         self._name = netns or "lo"
         if netns:
             self._args += ["--netns", netns]
@@ -93,6 +100,13 @@ class Origin:
 
     def url_for(self, relative_path):
         return self.url + "/" + relative_path.lstrip("/")
+
+    def restart(self):
+        """Stops the server and starts it again on the same port, with its configuration read
+        anew (an authorisation database that changed): URLs stay valid."""
+        port = self.url.rstrip("/").rsplit(":", 1)[1]
+        _run("origin.sh", "stop", "--name", self._name, env=self._state.env)
+        self.url = _run("origin.sh", "start", *self._args, "--port", port, env=self._state.env)
 
     def __exit__(self, *exc):
         self._cleanup()
