@@ -86,6 +86,7 @@ for set_name, label in sets:
                 "cache_replica_reads": cache_delta(base, "replica_reads"),
                 "cache_bytes_from_replica": cache_delta(base, "bytes_from_replica"),
                 "cache_replica_faults": cache_delta(base, "replica_faults"),
+                "cache_access_checks": cache_delta(base, "access_checks"),
                 "cache_disk_bytes": (load(base + ".cache1", {}) or {}).get("disk_bytes"),
                 "events": r["events"], "digest": r["digest"], "load": loadavg,
             }
@@ -220,6 +221,17 @@ def replica_figures(set_name):
     return f
 
 
+def paired_ratio(set_name, num_pass, den_pass):
+    """Median over repeats of wall(num_pass) / wall(den_pass) of the same set and repeat."""
+    per = {}
+    for r in runs:
+        if r["set"] == set_name:
+            per.setdefault(r["pass"], {})[r["run"]] = r["wall_s"]
+    vals = [per[num_pass][k] / per[den_pass][k] for k in per.get(num_pass, {})
+            if k in per.get(den_pass, {}) and per[den_pass][k]]
+    return statistics.median(vals) if vals else float("nan")
+
+
 # The headline figures per set, against the targets of bench/agc_passes.
 figures = []
 for set_name, label in sets:
@@ -229,6 +241,17 @@ for set_name, label in sets:
          "fill_overhead_pct": by["cold"]["fill_overhead_pct"] if "cold" in by else None,
          "warm_speedup_vs_direct": by["warm"]["speedup_vs_direct"] if "warm" in by else None,
          "warm_vs_local_pct": 100 * (by["warm"]["time_vs_local"] - 1) if "warm" in by and by["warm"]["time_vs_local"] else None}
+    if "shared" in by and "warm" in by:
+        # Paired per repeat like the other ratios: the group cache's passes against the private
+        # warm pass of the same repeat.
+        f["shared_vs_warm_pct"] = 100 * (paired_ratio(set_name, "shared", "warm") - 1)
+        f["shared_first_vs_warm_pct"] = 100 * (paired_ratio(set_name, "shared1", "warm") - 1)
+        f["shared_first_origin_opens"] = statistics.median(
+            [r["cache_access_checks"] or 0 for r in runs
+             if r["set"] == set_name and r["pass"] == "shared1"])
+        f["shared_origin_opens"] = statistics.median(
+            [r["cache_access_checks"] or 0 for r in runs
+             if r["set"] == set_name and r["pass"] == "shared"])
     if "replica" in by:
         f.update(replica_figures(set_name))
         per = {}
@@ -263,6 +286,12 @@ for f in figures:
     if len(parts) == 1:
         parts.append("cache passes not run (ferry cache not built)")
     lines.append("  " + ", ".join(parts))
+    if f.get("shared_vs_warm_pct") is not None:
+        lines.append(
+            f"    group cache: warm {f['shared_vs_warm_pct']:+.1f}% vs private warm (target <= 2%), "
+            f"{f['shared_origin_opens']:.0f} origin opens; its first pass "
+            f"{f['shared_first_vs_warm_pct']:+.1f}% with {f['shared_first_origin_opens']:.0f} "
+            f"origin opens (one per file, then none for shared_reauth)")
     if f.get("replica_speedup_vs_warm") is not None:
         lzma = "lzma" in f["label"]
         lines.append(
@@ -285,7 +314,7 @@ for f in figures:
 
 # The cache passes must really have gone through the cache.
 for r in runs:
-    if r["pass"] in ("cold", "warm", "building") and not (r["cache_hits"] or r["cache_misses"]):
+    if r["pass"] in ("cold", "warm", "shared", "building") and not (r["cache_hits"] or r["cache_misses"]):
         lines += ["", f"WARNING: {r['label']} {r['pass']} run {r['run']}: the cache counted no reads "
                       "(the plug-in was not used)"]
     if r["pass"] == "warm" and r["cache_bytes_from_origin"]:
