@@ -142,8 +142,8 @@ bool FileAhead::BeforeRead(std::span<const io::ReadRequest> requests) {
       return false;
     }
     // The state read above may be stale: Load() can have turned read-ahead off (not a ROOT
-    // file, no tree) meanwhile, and then there is no predictor to ask.
-    if (state_.load(std::memory_order_relaxed) != State::kOn || !ra_) {
+    // file, no tree) meanwhile. Read again under mu_, kOn means the predictor exists.
+    if (state_.load(std::memory_order_relaxed) != State::kOn) {
       return false;
     }
     baskets = ObserveLocked(chunks, learned);
@@ -273,7 +273,7 @@ void FileAhead::SeedFrom(const std::string& tree, const std::vector<std::string>
   std::vector<Group> groups;
   {
     MutexLock lock(mu_);
-    if (stopping_ || observed_ || !ra_) {
+    if (stopping_ || observed_) {
       return;
     }
     std::vector<fetch::Range> ahead;
@@ -357,9 +357,6 @@ size_t FileAhead::ObserveLocked(std::span<const fetch::Range> chunks,
   thread_local std::vector<fetch::Range> stale;
   used.clear();
   stale.clear();
-  if (!ra_) {
-    return 0;
-  }
   const ReadAhead::Observation obs = ra_->Observe(chunks, used, stale, &learned);
   if (obs.baskets == 0) {
     return 0;
@@ -455,9 +452,6 @@ void FileAhead::FillLocked(std::vector<Group>& groups) {
   if (stopping_ || window <= have) {
     return;
   }
-  if (!ra_) {
-    return;  // read-ahead is off for this file (see Load)
-  }
   thread_local std::vector<fetch::Range> ahead;
   ahead.clear();
   ra_->Predict(window - have, ahead);
@@ -493,7 +487,7 @@ void FileAhead::FillLaterLocked(std::vector<Group>& groups) {
   // Continued only after the seeds left the queue (this runs when a fetch of the file ends):
   // the window is the one a read file would get, sized from the link, counted in clusters
   // since the application has read none of this file yet.
-  if (stopping_ || !ra_ || seed_cluster_bytes_ == 0 || queued_ != 0) {
+  if (stopping_ || seed_cluster_bytes_ == 0 || queued_ != 0) {
     return;
   }
   const uint64_t window = LaterWindowLocked();

@@ -200,6 +200,10 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
 
   mutable Mutex mu_;
   mutable CondVar cv_;
+  // The predictor. Invariant: set once, by Load() under mu_, before state_ becomes kOn, and
+  // never reset. Everything that uses it runs only once read-ahead is on: BeforeRead reads
+  // state_ under mu_; seeds, fetches and their follow-ups (SeedFrom, RunFetch, FillLocked)
+  // exist only after Load() made it.
   std::unique_ptr<ReadAhead> ra_ FERRY_GUARDED_BY(mu_);
   // Chunks of reads made while the trees loaded, and where each of those reads ends in early_.
   std::vector<fetch::Range> early_ FERRY_GUARDED_BY(mu_);
