@@ -78,7 +78,7 @@ BulkDetector::BulkDetector(uint64_t size, uint32_t percent)
     : size_(size), threshold_(size / 100 * std::clamp<uint32_t>(percent, 1, 100)) {}
 
 bool BulkDetector::Note(std::span<const io::ReadRequest> requests) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (bulk_ || given_up_ || size_ < kMinBytes) {
     return bulk_;
   }
@@ -116,12 +116,12 @@ bool BulkDetector::Note(std::span<const io::ReadRequest> requests) {
 }
 
 bool BulkDetector::bulk() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return bulk_;
 }
 
 uint64_t BulkDetector::prefix() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return front_;
 }
 

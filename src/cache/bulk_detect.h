@@ -17,11 +17,11 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "fetch/range.h"
 #include "io/byte_source.h"
 
@@ -52,13 +52,13 @@ class BulkDetector {
  private:
   const uint64_t size_;
   const uint64_t threshold_;
-  mutable std::mutex mu_;
-  uint64_t front_ = 0;  // [0, front_) read
-  uint64_t reads_ = 0;
-  uint64_t bytes_ = 0;
-  std::vector<fetch::Range> aside_;  // read beyond front_, sorted by offset
-  bool bulk_ = false;
-  bool given_up_ = false;  // too scattered to be a copy
+  mutable Mutex mu_;
+  uint64_t front_ FERRY_GUARDED_BY(mu_) = 0;  // [0, front_) read
+  uint64_t reads_ FERRY_GUARDED_BY(mu_) = 0;
+  uint64_t bytes_ FERRY_GUARDED_BY(mu_) = 0;
+  std::vector<fetch::Range> aside_ FERRY_GUARDED_BY(mu_);  // beyond front_, sorted by offset
+  bool bulk_ FERRY_GUARDED_BY(mu_) = false;
+  bool given_up_ FERRY_GUARDED_BY(mu_) = false;  // too scattered to be a copy
 };
 
 }  // namespace ferry::cache

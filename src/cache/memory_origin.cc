@@ -13,7 +13,7 @@ MemoryOrigin::MemoryOrigin(std::vector<uint8_t> bytes, int64_t mtime, size_t cha
 
 Result<OriginInfo> MemoryOrigin::Stat() {
   stat_calls_.fetch_add(1);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (stat_failure_) {
     return Error(*stat_failure_, "injected stat failure");
   }
@@ -58,17 +58,17 @@ void MemoryOrigin::FailNextReads(int count, ErrorCode code) {
 }
 
 void MemoryOrigin::FailStat(ErrorCode code) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   stat_failure_ = code;
 }
 
 void MemoryOrigin::ClearStatFailure() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   stat_failure_.reset();
 }
 
 void MemoryOrigin::Replace(std::vector<uint8_t> bytes, int64_t mtime) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   bytes_data_ = std::move(bytes);
   mtime_ = mtime;
 }

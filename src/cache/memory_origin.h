@@ -11,10 +11,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <vector>
 
+#include "base/mutex.h"
 #include "cache/origin.h"
 
 namespace ferry::cache {
@@ -51,8 +51,8 @@ class MemoryOrigin final : public Origin {
   std::atomic<int> fail_reads_{0};
   std::atomic<int> fail_code_{0};
   std::atomic<int64_t> delay_us_{0};
-  std::mutex mu_;
-  std::optional<ErrorCode> stat_failure_;
+  Mutex mu_;
+  std::optional<ErrorCode> stat_failure_ FERRY_GUARDED_BY(mu_);
   std::atomic<uint64_t> stat_calls_{0};
   std::atomic<uint64_t> read_calls_{0};
   std::atomic<uint64_t> ranges_{0};

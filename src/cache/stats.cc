@@ -181,7 +181,7 @@ Status EnsureStatsFile(const std::string& cache_dir) {
 }
 
 Status Counters::MergeInto(const std::string& cache_dir) {
-  std::lock_guard<std::mutex> guard(merge_mu_);
+  MutexLock guard(merge_mu_);
   const CounterValues now = Snapshot();
   if (now == merged_) {
     return OkStatus();

@@ -8,10 +8,10 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <string_view>
 
+#include "base/mutex.h"
 #include "base/result.h"
 
 namespace ferry::cache {
@@ -67,8 +67,8 @@ class Counters {
 
  private:
   std::array<std::atomic<uint64_t>, kCounterCount> values_{};
-  std::mutex merge_mu_;
-  CounterValues merged_{};  // part of values_ already in DIR/stats
+  Mutex merge_mu_;
+  CounterValues merged_ FERRY_GUARDED_BY(merge_mu_){};  // part of values_ already in DIR/stats
 };
 
 // Reads DIR/stats (all zeros when absent). kCorruption when it does not validate.

@@ -2,19 +2,20 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <vector>
 
+#include "base/mutex.h"
 #include "cache/bulk_detect.h"
 
 namespace ferry::plugin {
 namespace {
 
-std::mutex g_mu;
-std::vector<std::shared_ptr<Context>>* g_contexts = nullptr;  // leaked on purpose
+Mutex g_mu;
+std::vector<std::shared_ptr<Context>>* g_contexts FERRY_GUARDED_BY(g_mu) =
+    nullptr;  // leaked on purpose
 
 void ShutdownAtExit() {
-  std::lock_guard<std::mutex> lock(g_mu);
+  MutexLock lock(g_mu);
   for (const auto& ctx : *g_contexts) {
     ctx->exiting = true;
     if (ctx->cache) {
@@ -50,7 +51,7 @@ std::shared_ptr<Context> MakeContext(const std::map<std::string, std::string>& c
   ctx->copy_tool =
       ctx->cache != nullptr && ctx->config.bypass && cache::IsCopyTool(ctx->config.bypass_tools);
   ctx->pool = std::make_unique<WorkerPool>(ctx->config.workers);
-  std::lock_guard<std::mutex> lock(g_mu);
+  MutexLock lock(g_mu);
   if (g_contexts == nullptr) {
     g_contexts = new std::vector<std::shared_ptr<Context>>();
     if (std::atexit(ShutdownAtExit) != 0) {

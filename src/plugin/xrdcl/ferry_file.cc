@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <cstring>
-#include <shared_mutex>
 #include <typeinfo>
 #include <utility>
 
@@ -10,6 +9,7 @@
 #include <XrdCl/XrdClXRootDResponses.hh>
 
 #include "base/crc32c.h"
+#include "base/mutex.h"
 #include "plugin/xrdcl/xrd_origin.h"
 
 namespace ferry::plugin {
@@ -21,8 +21,8 @@ struct FileState {
   std::shared_ptr<Context> ctx;
   std::string url;
   std::shared_ptr<XrdOrigin> origin;
-  std::shared_mutex io_mu;                    // `cached`: reads shared, close/writes exclusive
-  std::unique_ptr<cache::CachedFile> cached;  // null: straight to the origin
+  SharedMutex io_mu;  // `cached`: reads shared, close/writes exclusive
+  std::unique_ptr<cache::CachedFile> cached FERRY_GUARDED_BY(io_mu);  // null: to the origin
   std::atomic<bool> open{false};
   std::atomic<bool> writable{false};  // write mode, or written to: pass-through for good
   // Serves a replica's virtual file (cache/cache.h): its reads and Stat never go to the origin
@@ -111,13 +111,13 @@ XRootDStatus ServeFromCache(const std::shared_ptr<FileState>& s,
                             Respond respond,
                             Forward forward) {
   {
-    std::shared_lock<std::shared_mutex> lock(s->io_mu);
+    ReaderLock lock(s->io_mu);
     if (!s->cached) {
-      lock.unlock();
+      lock.Unlock();
       return WithOrigin(s, h, forward);
     }
     if (s->cached->AllHeld(reqs) && s->cached->ReadV(reqs)) {
-      lock.unlock();
+      lock.Unlock();
       respond();
       return {};
     }
@@ -126,7 +126,7 @@ XRootDStatus ServeFromCache(const std::shared_ptr<FileState>& s,
   RunFor(s, h, [s, shared_reqs, h, respond, forward] {
     bool ok = false;
     {
-      std::shared_lock<std::shared_mutex> lock(s->io_mu);
+      ReaderLock lock(s->io_mu);
       ok = s->cached && s->cached->ReadV(*shared_reqs);
     }
     if (ok) {
@@ -156,7 +156,7 @@ void MakeWritable(const std::shared_ptr<FileState>& s) {
   if (s->writable.exchange(true)) {
     return;
   }
-  std::unique_lock<std::shared_mutex> lock(s->io_mu);
+  WriterLock lock(s->io_mu);
   if (s->cached) {
     s->cached->Close();
     s->cached.reset();
@@ -231,7 +231,7 @@ XRootDStatus FerryFile::Open(const std::string& url,
       return;
     }
     {
-      std::unique_lock<std::shared_mutex> lock(s->io_mu);
+      WriterLock lock(s->io_mu);
       s->cached = std::move(*file);
       s->virtual_file = s->cached->virtual_file();
       s->size = s->cached->size();
@@ -249,7 +249,7 @@ XRootDStatus FerryFile::Close(ResponseHandler* handler, uint16_t timeout) {
     return NotOpen();
   }
   {
-    std::unique_lock<std::shared_mutex> lock(s->io_mu);
+    WriterLock lock(s->io_mu);
     if (s->cached) {
       s->cached->Close();
       s->cached.reset();

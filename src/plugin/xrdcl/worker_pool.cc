@@ -7,19 +7,21 @@ namespace ferry::plugin {
 WorkerPool::WorkerPool(size_t threads) : size_(std::max<size_t>(threads, 1)) {}
 
 WorkerPool::~WorkerPool() {
+  std::vector<std::thread> threads;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
+    threads.swap(threads_);  // no Submit() runs once the pool is being destroyed
   }
-  cv_.notify_all();
-  for (auto& t : threads_) {
+  cv_.NotifyAll();
+  for (auto& t : threads) {
     t.join();
   }
 }
 
 void WorkerPool::Submit(std::function<void()> task) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     tasks_.push_back(std::move(task));
     if (threads_.empty()) {
       threads_.reserve(size_);
@@ -28,15 +30,17 @@ void WorkerPool::Submit(std::function<void()> task) {
       }
     }
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 void WorkerPool::Run() {
   for (;;) {
     std::function<void()> task;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || !tasks_.empty(); });
+      MutexLock lock(mu_);
+      while (!stop_ && tasks_.empty()) {
+        cv_.Wait(mu_);
+      }
       if (tasks_.empty()) {
         return;
       }

@@ -5,12 +5,12 @@
 // Thread-safety: Submit() from any thread. The destructor runs the queued tasks, then joins.
 #pragma once
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace ferry::plugin {
 
@@ -26,11 +26,11 @@ class WorkerPool {
  private:
   void Run();
   size_t size_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> tasks_;
-  bool stop_ = false;
-  std::vector<std::thread> threads_;
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<std::function<void()>> tasks_ FERRY_GUARDED_BY(mu_);
+  bool stop_ FERRY_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_ FERRY_GUARDED_BY(mu_);
 };
 
 }  // namespace ferry::plugin

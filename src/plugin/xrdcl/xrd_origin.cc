@@ -1,30 +1,33 @@
 #include "plugin/xrdcl/xrd_origin.h"
 
-#include <condition_variable>
 #include <thread>
 
 #include <XProtocol/XProtocol.hh>
 #include <XrdCl/XrdClXRootDResponses.hh>
 
 #include "base/log.h"
+#include "base/mutex.h"
 
 namespace ferry::plugin {
 namespace {
 
 // Counts outstanding XrdCl requests of one Read() call.
 struct Latch {
-  std::mutex mu;
-  std::condition_variable cv;
-  size_t left = 0;
+  explicit Latch(size_t n) : left(n) {}
+  Mutex mu;
+  CondVar cv;
+  size_t left FERRY_GUARDED_BY(mu);
   void Done() {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     if (--left == 0) {
-      cv.notify_all();
+      cv.NotifyAll();
     }
   }
   void Wait() {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return left == 0; });
+    MutexLock lock(mu);
+    while (left != 0) {
+      cv.Wait(mu);
+    }
   }
 };
 
@@ -200,7 +203,7 @@ void XrdOrigin::MarkBroken(size_t channel) {
 }
 
 XrdCl::XRootDStatus XrdOrigin::Reopen() {
-  std::lock_guard<std::mutex> lock(open_mu_);
+  MutexLock lock(open_mu_);
   if (!broken_.load(std::memory_order_acquire)) {
     return {};  // another thread reopened it
   }
@@ -217,7 +220,7 @@ XrdCl::XRootDStatus XrdOrigin::Reopen() {
 XrdOrigin::~XrdOrigin() = default;  // XrdCl::File closes what is still open
 
 XrdCl::XRootDStatus XrdOrigin::EnsureOpen() {
-  std::lock_guard<std::mutex> lock(open_mu_);
+  MutexLock lock(open_mu_);
   if (!open_tried_) {
     FERRY_DEBUG("origin", "open %s", url_.c_str());
     open_status_ = files_[0]->file.Open(url_, flags_, mode_, timeout_);
@@ -249,7 +252,7 @@ void XrdOrigin::PrepareChannels() {
 }
 
 void XrdOrigin::OpenExtraChannels() {
-  std::lock_guard<std::mutex> lock(channels_mu_);
+  MutexLock lock(channels_mu_);
   if (closing_ || extra_started_) {
     return;
   }
@@ -267,7 +270,7 @@ void XrdOrigin::OpenExtraChannels() {
 }
 
 void XrdOrigin::OnChannelOpened(size_t k, bool ok) {
-  std::lock_guard<std::mutex> lock(channels_mu_);
+  MutexLock lock(channels_mu_);
   Channel& c = *files_[k];
   if (!ok) {
     c.state = ChannelState::kDone;
@@ -282,7 +285,7 @@ void XrdOrigin::OnChannelOpened(size_t k, bool ok) {
 }
 
 void XrdOrigin::OnChannelClosed(size_t k) {
-  std::lock_guard<std::mutex> lock(channels_mu_);
+  MutexLock lock(channels_mu_);
   files_[k]->state = ChannelState::kDone;
 }
 
@@ -306,7 +309,7 @@ void XrdOrigin::CloseChannelLocked(size_t k) {
 }
 
 void XrdOrigin::CloseExtraChannels() {
-  std::lock_guard<std::mutex> lock(channels_mu_);
+  MutexLock lock(channels_mu_);
   closing_ = true;
   for (size_t k = 1; k < files_.size(); ++k) {
     if (files_[k]->state == ChannelState::kOpen) {
@@ -351,8 +354,7 @@ void XrdOrigin::Read(std::span<cache::OriginRead> reads) {
     }
     return;
   }
-  Latch latch;
-  latch.left = reads.size() + 1;  // +1 until every request is issued
+  Latch latch(reads.size() + 1);  // +1 until every request is issued
   for (cache::OriginRead& r : reads) {
     const size_t ch = channel_ready(r.channel) ? r.channel : 0;
     XrdCl::File& file = ch == 0 ? inner() : files_[ch]->file;

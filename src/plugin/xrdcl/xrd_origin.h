@@ -24,12 +24,12 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include <XrdCl/XrdClFile.hh>
 
+#include "base/mutex.h"
 #include "cache/origin.h"
 #include "plugin/xrdcl/worker_pool.h"
 
@@ -88,7 +88,7 @@ class XrdOrigin final : public cache::Origin, public std::enable_shared_from_thi
     ChannelState state = ChannelState::kIdle;  // guarded by channels_mu_
   };
   void OpenExtraChannels();
-  void CloseChannelLocked(size_t k);
+  void CloseChannelLocked(size_t k) FERRY_REQUIRES(channels_mu_);
   // Sends the close of `file` (channel k) with a handler that ends in OnChannelClosed(k);
   // false when XrdCl refused the request.
   bool SendClose(XrdCl::File& file, size_t k);
@@ -100,16 +100,18 @@ class XrdOrigin final : public cache::Origin, public std::enable_shared_from_thi
   const XrdCl::Access::Mode mode_;
   const uint16_t timeout_;
   std::vector<std::unique_ptr<Channel>> files_;
-  std::mutex open_mu_;
-  bool open_tried_ = false;
-  XrdCl::XRootDStatus open_status_;
+  Mutex open_mu_;
+  bool open_tried_ FERRY_GUARDED_BY(open_mu_) = false;
+  XrdCl::XRootDStatus open_status_ FERRY_GUARDED_BY(open_mu_);
   std::atomic<bool> open_{false};
   std::atomic<XrdCl::File*> main_{nullptr};
   std::atomic<bool> broken_{false};
-  std::vector<std::unique_ptr<XrdCl::File>> reopened_;  // guarded by open_mu_
-  std::mutex channels_mu_;
-  bool closing_ = false;
-  bool extra_started_ = false;  // guarded by channels_mu_
+  std::vector<std::unique_ptr<XrdCl::File>> reopened_ FERRY_GUARDED_BY(open_mu_);
+  // Guards every Channel's `state` too (a member of another struct, which the analysis cannot
+  // name): OpenExtraChannels, OnChannelOpened/Closed and CloseChannelLocked hold it.
+  Mutex channels_mu_;
+  bool closing_ FERRY_GUARDED_BY(channels_mu_) = false;
+  bool extra_started_ FERRY_GUARDED_BY(channels_mu_) = false;
   WorkerPool* pool_;
   const std::atomic<bool>* exiting_;
 
