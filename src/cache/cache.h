@@ -39,6 +39,7 @@
 #include "base/mutex.h"
 #include "base/result.h"
 #include "cache/activity.h"
+#include "cache/cached_file.h"
 #include "cache/config.h"
 #include "cache/entry.h"
 #include "cache/origin.h"
@@ -146,128 +147,6 @@ class Cache : public std::enable_shared_from_this<Cache> {
   Mutex prefetcher_mu_;
   std::unique_ptr<Prefetcher> prefetcher_ FERRY_GUARDED_BY(prefetcher_mu_);
   std::atomic<Prefetcher*> prefetcher_ptr_{nullptr};
-};
-
-// What one handle cost, for per-file access records (the proxy writes one at close).
-struct HandleCounters {
-  std::atomic<uint64_t> bytes_from_cache{0};   // bytes served from the cache
-  std::atomic<uint64_t> bytes_from_origin{0};  // bytes this handle fetched (gaps included)
-  std::atomic<uint64_t> origin_requests{0};    // vector reads / reads this handle sent
-};
-
-class CachedFile {
- public:
-  CachedFile(const CachedFile&) = delete;
-  CachedFile& operator=(const CachedFile&) = delete;
-  ~CachedFile();
-
-  // Size of the file this handle serves: the virtual file's when it opened a replica.
-  uint64_t size() const { return size_; }
-  // Size of the remote file.
-  uint64_t origin_size() const { return origin_size_; }
-  // Modification time of the remote file (seconds since the epoch).
-  int64_t mtime() const { return mtime_; }
-  // True when reads go straight to the origin (no entry, or the entry failed). A handle with a
-  // replica still serves the virtual file then (its original region from the origin).
-  bool pass_through() const { return !entry_ || entry_->failed(); }
-  // True when the handle serves a replica's virtual file (docs/format/replica.md); it keeps
-  // that layout until it closes. Its bytes past origin_size() exist only in the cache, so a
-  // caller must never send such a handle's reads to the origin itself.
-  bool virtual_file() const { return replica_ != nullptr; }
-  uint64_t replica_generation() const;
-  const HandleCounters& handle_counters() const { return handle_; }
-
-  // Reads every request (each must lie inside [0, size()); otherwise kInvalidArgument, nothing
-  // read). Each request gets its own status; returns the first failure.
-  Status ReadV(std::span<io::ReadRequest> requests);
-  Status Read(uint64_t offset, std::span<uint8_t> dest);
-  // True when every byte of the requests is held (index only, no I/O): the caller can expect
-  // ReadV to complete without the origin.
-  bool AllHeld(std::span<const io::ReadRequest> requests);
-  // For a kXR_pgread answer, after ReadV filled `data` with [offset, offset + data.size()): the
-  // CRC32C of each 4 KiB segment, segments aligned to file offsets (out.size() must be their
-  // count). A segment that is a whole page the cache holds full gets the page's stored CRC
-  // (ReadV verified the bytes against it, so nothing is computed twice); other segments are
-  // computed from `data`. Returns how many stored CRCs were used. segment_crcs.cc.
-  size_t SegmentCrcs(uint64_t offset, std::span<const uint8_t> data, std::span<uint32_t> out);
-
-  // Ends the handle: read-ahead stops (its running fetches are waited for), the entry's index is
-  // published soon (write-behind) and counters merged. Must not run concurrently with reads of
-  // the same handle; later reads pass through.
-  void Close();
-
-  // ---- for read-ahead (file_ahead.h; cached_ahead.cc) ----
-  // Reads like ReadV, for the cache's own purposes: not seen by read-ahead, not recorded in the
-  // access trace, and its misses do not hold read-ahead back.
-  Status ReadUntracked(std::span<io::ReadRequest> requests);
-  // Fetches the bytes of `ranges` that the cache neither holds nor has in flight (in the
-  // original region: a replica's overlay is held) into the page store, over the handle's
-  // channels; the application's identical misses join it meanwhile. `fetched` receives the
-  // chunks it fetched (sorted). Counts prefetch_bytes. Never fails: what is not fetched is
-  // read by the application as usual.
-  void Prefetch(std::span<const fetch::Range> ranges, std::vector<fetch::Range>& fetched);
-  // The handle's read-ahead, or null (tests).
-  const FileAhead* read_ahead() const { return ahead_.get(); }
-  // The handle reads as a copy does (bulk_detect.h): its reads pass through uncached.
-  bool bypassing() const { return bypass_.load(std::memory_order_relaxed); }
-
- private:
-  friend class Cache;
-  CachedFile(std::shared_ptr<Cache> cache,
-             std::shared_ptr<Entry> entry,
-             std::shared_ptr<Origin> origin,
-             uint64_t size,
-             int64_t mtime,
-             std::shared_ptr<const ReplicaView> replica = nullptr);
-
-  // The original file's bytes (byte tier, then origin); `missed` is set when the origin was
-  // needed. Requests must lie inside [0, origin_size()).
-  Status ReadOriginal(std::span<io::ReadRequest> requests, bool* missed);
-  // The virtual file (replica_read.cc): original region with patches, then the overlay.
-  Status ReadVirtual(std::span<io::ReadRequest> requests, bool* missed);
-  // True in a thread doing ReadUntracked.
-  static bool UntrackedRead();
-  // Parts of the overlay (offsets >= origin_size()); statuses per part.
-  void ReadOverlay(std::span<io::ReadRequest> parts);
-  // Reads the extents [first, last] of the replica into the parts that lie in them.
-  void ReadExtentRun(std::span<io::ReadRequest> parts,
-                     std::span<const size_t> order,
-                     size_t begin,
-                     size_t end,
-                     long first,
-                     long last);
-  // Rebuilds extent `e` from the original basket into `out` (a replica fault's fallback).
-  Status RebuildExtent(long e, ByteVector& out);
-  Status ReadDirect(std::span<io::ReadRequest> requests);
-  // ReadDirect for a bulk reader, counted as bypassed_bytes.
-  Status ReadBypassed(std::span<io::ReadRequest> requests);
-  Status FetchMissing(std::span<io::ReadRequest> requests, std::vector<Piece> todo);
-  void ServeAgain(std::span<io::ReadRequest> requests, std::vector<Piece>& todo);
-  // Reads pieces (grouped into vector reads) from the origin with retries; sets their statuses.
-  // `ahead`: read-ahead's fetch, kept off channel 0 while another channel is ready.
-  void ReadPieces(std::span<io::ReadRequest> pieces,
-                  std::span<const fetch::VectorRead> groups,
-                  bool ahead = false);
-  void ReadPiecesDirect(std::span<io::ReadRequest> requests, std::span<const Piece> pieces);
-
-  std::shared_ptr<Cache> cache_;
-  std::shared_ptr<Entry> entry_;
-  std::shared_ptr<Origin> origin_;
-  uint64_t size_;
-  uint64_t origin_size_;
-  int64_t mtime_;
-  std::shared_ptr<const ReplicaView> replica_;
-  fetch::ChannelPool channels_;
-  std::atomic<bool> closed_{false};
-  HandleCounters handle_;
-  // Read-ahead (set by Cache::Open for OpenOptions::read_ahead): the handle's predictor and
-  // window, and the meter of its origin's link (origin requests are timed when set).
-  std::shared_ptr<FileAhead> ahead_;
-  LinkMeter* meter_ = nullptr;
-  // Bypass of bulk readers (Config::bypass): the pattern detector, and whether it fired (or
-  // the process is a copy tool).
-  std::unique_ptr<BulkDetector> bulk_;
-  std::atomic<bool> bypass_{false};
 };
 
 }  // namespace ferry::cache

@@ -101,6 +101,24 @@ Status CachedFile::Read(uint64_t offset, std::span<uint8_t> dest) {
   return ReadV({&r, 1});
 }
 
+uint32_t CachedFile::page_size() const {
+  return pass_through() ? 0 : entry_->page_size();
+}
+
+void CachedFile::StoredPageCrcs(uint64_t first_page, std::span<std::optional<uint32_t>> out) const {
+  std::fill(out.begin(), out.end(), std::nullopt);
+  if (pass_through()) {
+    return;
+  }
+  ReaderLock lock(entry_->mu());
+  const PageIndex& index = entry_->index();
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (index.full(first_page + i)) {
+      out[i] = index.crc(first_page + i);
+    }
+  }
+}
+
 bool CachedFile::AllHeld(std::span<const io::ReadRequest> requests) {
   if (pass_through()) {
     return false;

@@ -5,7 +5,6 @@
 #include <chrono>
 
 #include "base/log.h"
-#include "cache/cache.h"
 #include "rootio/root_file.h"
 #include "rootio/tree.h"
 
@@ -20,7 +19,7 @@ constexpr size_t kMaxEarlyChunks = 65536;
 // file's end (TTree records, streamer info, keys list) began.
 class UntrackedSource final : public io::ByteSource {
  public:
-  explicit UntrackedSource(CachedFile& file) : file_(file) {}
+  explicit UntrackedSource(AheadTarget& file) : file_(file) {}
   uint64_t size() const override { return file_.size(); }
   const std::string& name() const override { return name_; }
   uint64_t tail_start() const { return tail_start_; }
@@ -45,13 +44,13 @@ class UntrackedSource final : public io::ByteSource {
     }
   }
 
-  CachedFile& file_;
+  AheadTarget& file_;
   std::string name_ = "read-ahead";
   uint64_t tail_start_ = UINT64_MAX;
 };
 
 // `tail_start`: see UntrackedSource.
-Result<std::vector<rootio::TreeInfo>> LoadTrees(CachedFile& file, uint64_t& tail_start) {
+Result<std::vector<rootio::TreeInfo>> LoadTrees(AheadTarget& file, uint64_t& tail_start) {
   UntrackedSource source(file);
   auto root = FERRY_TRY(rootio::RootFile::Open(source));
   std::vector<rootio::TreeInfo> trees;
@@ -81,7 +80,7 @@ uint64_t Overlap(const fetch::Range& r, std::span<const fetch::Range> sorted) {
 
 }  // namespace
 
-FileAhead::FileAhead(CachedFile& file,
+FileAhead::FileAhead(AheadTarget& file,
                      Prefetcher& prefetcher,
                      LinkMeter& meter,
                      Counters& counters,

@@ -1,4 +1,5 @@
-// FileAhead: TTree-aware read-ahead for one CachedFile of the client plug-in (cache.h).
+// FileAhead: TTree-aware read-ahead for one cached file (ahead_target.h: a CachedFile of the
+// client plug-in).
 //
 // What it does, per handle:
 // 1. Decides whether the file gets read-ahead: once the application read the file's first
@@ -55,6 +56,7 @@
 #include <vector>
 
 #include "base/mutex.h"
+#include "cache/ahead_target.h"
 #include "cache/link_meter.h"
 #include "cache/prefetcher.h"
 #include "cache/read_ahead.h"
@@ -63,8 +65,6 @@
 #include "io/byte_source.h"
 
 namespace ferry::cache {
-
-class CachedFile;
 
 class FileAhead : public std::enable_shared_from_this<FileAhead> {
  public:
@@ -83,7 +83,7 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   static constexpr uint64_t kHeadBytes = 4096;
   static constexpr uint64_t kMaxTailShare = 8;
 
-  FileAhead(CachedFile& file,
+  FileAhead(AheadTarget& file,
             Prefetcher& prefetcher,
             LinkMeter& meter,
             Counters& counters,
@@ -176,7 +176,7 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   void Submit(std::vector<Group>& groups);
   void Learn(std::map<std::string, std::vector<std::string>>& learned);
 
-  CachedFile& file_;
+  AheadTarget& file_;
   Prefetcher& prefetcher_;
   LinkMeter& meter_;
   Counters& counters_;

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "base/strings.h"
-#include "cache/access_log.h"
+#include "plugin/proxy/access_log.h"
 
 namespace ferry::cli {
 namespace {
@@ -33,7 +33,7 @@ std::string Human(uint64_t bytes) {
 }  // namespace
 
 void WriteProxyStatsJson(JsonWriter& w, const std::string& dir) {
-  auto s = cache::SummariseAccessLog(dir);
+  auto s = proxy::SummariseAccessLog(dir);
   if (s && s->records + s->bad_lines > 0) {
     w.Key("access").BeginObject();
     w.Field("records", s->records).Field("files", s->files).Field("reads", s->reads);
@@ -50,7 +50,7 @@ void WriteProxyStatsJson(JsonWriter& w, const std::string& dir) {
 }
 
 void PrintProxyStats(const std::string& dir) {
-  auto s = cache::SummariseAccessLog(dir);
+  auto s = proxy::SummariseAccessLog(dir);
   if (s && s->records > 0) {
     std::printf(
         "access:    %llu file closes (%llu files): %s read, %s hit, %s missed, %s "

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "base/log.h"
+#include "cache/cached_source.h"
 #include "plugin/proxy/ahead_scheduler.h"
 #include "plugin/proxy/file_state.h"
 #include "plugin/proxy/service.h"
@@ -43,27 +44,9 @@ constexpr uint64_t kSeqFetch = 2 << 20;
 // time would otherwise cost one origin request per basket).
 constexpr uint64_t kMinAheadFetchBytes = 256 << 10;
 
-// A ByteSource over a cache handle, for rootio to read the file's trees through the cache.
-class CachedSource final : public io::ByteSource {
- public:
-  CachedSource(cache::CachedFile& file, std::string name) : file_(file), name_(std::move(name)) {}
-  uint64_t size() const override { return file_.size(); }
-  const std::string& name() const override { return name_; }
-
- protected:
-  Status DoReadAt(uint64_t offset, std::span<uint8_t> dest) override {
-    return file_.Read(offset, dest);
-  }
-  void DoReadV(std::span<io::ReadRequest> requests) override { (void)file_.ReadV(requests); }
-
- private:
-  cache::CachedFile& file_;
-  std::string name_;
-};
-
 // Every TTree of a ROOT file (their baskets are what ReadAhead predicts).
 Result<std::vector<rootio::TreeInfo>> LoadTrees(cache::CachedFile& file, const std::string& name) {
-  CachedSource source(file, name);
+  cache::CachedSource source(file, name);
   auto root = FERRY_TRY(rootio::RootFile::Open(source));
   std::vector<rootio::TreeInfo> trees;
   for (const std::string& path : FERRY_TRY(root->TreePaths())) {

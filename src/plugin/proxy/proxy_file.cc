@@ -18,10 +18,11 @@
 #include <XrdCl/XrdClFile.hh>
 #include <XrdOuc/XrdOucEnv.hh>
 
-#include "cache/access_log.h"
 #include "cache/cache.h"
+#include "plugin/proxy/access_log.h"
 #include "plugin/proxy/file_state.h"
 #include "plugin/proxy/origin_meter.h"
+#include "plugin/proxy/segment_crcs.h"
 #include "plugin/proxy/service.h"
 #include "plugin/xrdcl/xrd_origin.h"
 
@@ -66,14 +67,6 @@ std::string HostOf(const char* tident) {
 
 uint64_t Clip(uint64_t size, uint64_t offset, uint64_t length) {
   return offset >= size ? 0 : std::min(length, size - offset);
-}
-
-// Number of 4 KiB pgread segments of [offset, offset + length).
-size_t SegmentCount(uint64_t offset, uint64_t length) {
-  if (length == 0) {
-    return 0;
-  }
-  return static_cast<size_t>((offset + length - 1) / 4096 - offset / 4096 + 1);
 }
 
 // Reads `requests` (each inside the file) through the cache and does the file's accounting.
@@ -156,8 +149,8 @@ void ServeAio(const std::shared_ptr<FileState>& state, std::vector<AioOp>& batch
       } else {
         aio->Result = static_cast<ssize_t>(r.dest.size());
         if (batch[i].pg && aio->cksVec != nullptr) {
-          s.cached->SegmentCrcs(r.offset, r.dest,
-                                {aio->cksVec, SegmentCount(r.offset, r.dest.size())});
+          SegmentCrcs(*s.cached, r.offset, r.dest,
+                      {aio->cksVec, SegmentCount(r.offset, r.dest.size())});
         }
       }
     }
@@ -356,8 +349,8 @@ ssize_t ProxyFile::pgRead(
   if (n > 0 && csvec != nullptr) {
     const auto off = static_cast<uint64_t>(offset);
     const auto len = static_cast<size_t>(n);
-    state_->cached->SegmentCrcs(off, {static_cast<const uint8_t*>(buffer), len},
-                                {csvec, SegmentCount(off, len)});
+    SegmentCrcs(*state_->cached, off, {static_cast<const uint8_t*>(buffer), len},
+                {csvec, SegmentCount(off, len)});
   }
   return n;
 }
@@ -375,7 +368,7 @@ int ProxyFile::Close(long long* retsz) {
   // Read-ahead stops before the origin file is closed under its running fetches.
   StopAhead(*s);
   const cache::HandleCounters& h = s->cached->handle_counters();
-  cache::AccessRecord r;
+  AccessRecord r;
   r.path = s->path;
   r.user = s->user;
   r.size = s->cached->size();

@@ -102,11 +102,11 @@ void ProxyService::OnPrefetch(uint64_t bytes, uint64_t requests) {
   prefetch_requests_.fetch_add(requests, std::memory_order_relaxed);
 }
 
-void ProxyService::Record(const cache::AccessRecord& r) {
+void ProxyService::Record(const AccessRecord& r) {
   if (!config_.access_log) {
     return;
   }
-  if (!cache::AppendAccessRecord(config_.cache.dir, r)) {
+  if (!AppendAccessRecord(config_.cache.dir, r)) {
     records_failed_.fetch_add(1, std::memory_order_relaxed);
   }
 }

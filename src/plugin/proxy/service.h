@@ -24,9 +24,9 @@
 #include <thread>
 
 #include "base/result.h"
-#include "cache/access_log.h"
 #include "cache/cache.h"
 #include "cache/read_ahead.h"
+#include "plugin/proxy/access_log.h"
 #include "plugin/proxy/ahead_scheduler.h"
 #include "plugin/proxy/origin_meter.h"
 #include "plugin/proxy/proxy_config.h"
@@ -70,7 +70,7 @@ class ProxyService {
   void OnRedirect() { redirects_.fetch_add(1, std::memory_order_relaxed); }
   void OnPrefetch(uint64_t bytes, uint64_t requests);
   // Appends an access record (when enabled); failures are counted, not reported.
-  void Record(const cache::AccessRecord& r);
+  void Record(const AccessRecord& r);
 
   // Writes the status file now (also done every status_ms while something changed).
   void WriteStatus();

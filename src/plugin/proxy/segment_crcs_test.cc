@@ -1,4 +1,6 @@
-// CachedFile::SegmentCrcs: pgread checksums from stored page CRCs, computed elsewhere.
+// SegmentCrcs: pgread checksums from the cache's stored page CRCs, computed elsewhere.
+#include "plugin/proxy/segment_crcs.h"
+
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -8,8 +10,12 @@
 #include "cache/memory_origin.h"
 #include "testing/testing.h"
 
-namespace ferry::cache {
+namespace ferry::proxy {
 namespace {
+
+using cache::Cache;
+using cache::Config;
+using cache::MemoryOrigin;
 
 std::vector<uint32_t> Computed(uint64_t offset, const std::vector<uint8_t>& data) {
   std::vector<uint32_t> out;
@@ -40,14 +46,14 @@ TEST(SegmentCrcs, StoredForWholeHeldPagesComputedElsewhere) {
   std::vector<uint8_t> data(3 * 4096 + 20);
   ASSERT_TRUE((*file)->Read(off, data));
   std::vector<uint32_t> crcs(5);
-  EXPECT_LE((*file)->SegmentCrcs(off, data, crcs), 3u);
+  EXPECT_LE(SegmentCrcs(**file, off, data, crcs), 3u);
   EXPECT_EQ(crcs, Computed(off, data));
   ASSERT_TRUE((*cache)->Flush());
   // Warm: the three whole pages inside take their stored CRCs; the two edges are computed.
   std::fill(data.begin(), data.end(), 0);
   ASSERT_TRUE((*file)->Read(off, data));
   std::fill(crcs.begin(), crcs.end(), 0);
-  EXPECT_EQ((*file)->SegmentCrcs(off, data, crcs), 3u);
+  EXPECT_EQ(SegmentCrcs(**file, off, data, crcs), 3u);
   EXPECT_EQ(crcs, Computed(off, data));
   // The short last page is a whole page too.
   std::vector<uint8_t> tail(100);
@@ -55,9 +61,9 @@ TEST(SegmentCrcs, StoredForWholeHeldPagesComputedElsewhere) {
   ASSERT_TRUE((*cache)->Flush());
   ASSERT_TRUE((*file)->Read(10 * 4096, tail));
   std::vector<uint32_t> one(1);
-  EXPECT_EQ((*file)->SegmentCrcs(10 * 4096, tail, one), 1u);
+  EXPECT_EQ(SegmentCrcs(**file, 10 * 4096, tail, one), 1u);
   EXPECT_EQ(one[0], crc32c::Value(tail.data(), tail.size()));
 }
 
 }  // namespace
-}  // namespace ferry::cache
+}  // namespace ferry::proxy

@@ -1,4 +1,4 @@
-#include "cache/access_log.h"
+#include "plugin/proxy/access_log.h"
 
 #include <fstream>
 #include <thread>
@@ -8,7 +8,7 @@
 
 #include "testing/testing.h"
 
-namespace ferry::cache {
+namespace ferry::proxy {
 namespace {
 
 AccessRecord Sample() {
@@ -92,4 +92,4 @@ TEST(AccessLog, SummaryCountsRecordsFilesAndBadLines) {
 }
 
 }  // namespace
-}  // namespace ferry::cache
+}  // namespace ferry::proxy

@@ -18,7 +18,7 @@
 
 #include "base/result.h"
 
-namespace ferry::cache {
+namespace ferry::proxy {
 
 inline constexpr const char* kAccessLogName = "access.jsonl";
 inline constexpr uint64_t kAccessLogRotateBytes = 64ull << 20;
@@ -66,4 +66,4 @@ struct AccessSummary {
 // Reads DIR/access.jsonl.1 and DIR/access.jsonl; both missing is an empty summary.
 Result<AccessSummary> SummariseAccessLog(const std::string& cache_dir);
 
-}  // namespace ferry::cache
+}  // namespace ferry::proxy

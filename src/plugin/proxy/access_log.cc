@@ -1,4 +1,4 @@
-#include "cache/access_log.h"
+#include "plugin/proxy/access_log.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,7 +17,7 @@
 #include "base/json_writer.h"
 #include "cache/dir_access.h"
 
-namespace ferry::cache {
+namespace ferry::proxy {
 namespace {
 
 // A minimal reader for the flat objects AccessRecordJson writes: string and number values.
@@ -275,7 +275,7 @@ Status AppendAccessRecord(const std::string& cache_dir, const AccessRecord& r) {
   std::string line = AccessRecordJson(r);
   line += '\n';
   const std::string path = LogPath(cache_dir);
-  Fd fd = FERRY_TRY(OpenCacheFile(path, O_WRONLY | O_APPEND));
+  Fd fd = FERRY_TRY(cache::OpenCacheFile(path, O_WRONLY | O_APPEND));
   // One write: O_APPEND makes it land whole at the end, whoever else appends.
   const ssize_t n = ::write(fd.get(), line.data(), line.size());
   if (n != static_cast<ssize_t>(line.size())) {
@@ -310,4 +310,4 @@ Result<AccessSummary> SummariseAccessLog(const std::string& cache_dir) {
   return s;
 }
 
-}  // namespace ferry::cache
+}  // namespace ferry::proxy

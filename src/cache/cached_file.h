@@ -1,0 +1,157 @@
+// CachedFile: one remote file opened through the cache (Cache::Open, cache.h). Reads are served
+// from the page store or a replica and what misses is fetched from the origin; see cache.h for
+// the read path, fail-open and lifetimes. Implemented in cached_file.cc (the read path),
+// cached_ahead.cc (read-ahead's reads and fetches) and replica_read.cc (the virtual file).
+//
+// Thread-safety: one CachedFile may be read from many threads at once; Close must not run
+// concurrently with reads of the same handle.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "base/byte_vector.h"
+#include "base/result.h"
+#include "cache/ahead_target.h"
+#include "cache/entry.h"
+#include "cache/origin.h"
+#include "cache/replica_view.h"
+#include "fetch/channel_pool.h"
+#include "fetch/planner.h"
+#include "io/byte_source.h"
+
+namespace ferry::cache {
+
+class BulkDetector;
+class Cache;
+class FileAhead;
+class LinkMeter;
+
+// What one handle cost, for per-file access records (the proxy writes one at close).
+struct HandleCounters {
+  std::atomic<uint64_t> bytes_from_cache{0};   // bytes served from the cache
+  std::atomic<uint64_t> bytes_from_origin{0};  // bytes this handle fetched (gaps included)
+  std::atomic<uint64_t> origin_requests{0};    // vector reads / reads this handle sent
+};
+
+class CachedFile final : public AheadTarget {
+ public:
+  CachedFile(const CachedFile&) = delete;
+  CachedFile& operator=(const CachedFile&) = delete;
+  ~CachedFile() override;
+
+  // Size of the file this handle serves: the virtual file's when it opened a replica.
+  uint64_t size() const override { return size_; }
+  // Size of the remote file.
+  uint64_t origin_size() const override { return origin_size_; }
+  // Modification time of the remote file (seconds since the epoch).
+  int64_t mtime() const { return mtime_; }
+  // True when reads go straight to the origin (no entry, or the entry failed). A handle with a
+  // replica still serves the virtual file then (its original region from the origin).
+  bool pass_through() const { return !entry_ || entry_->failed(); }
+  // True when the handle serves a replica's virtual file (docs/format/replica.md); it keeps
+  // that layout until it closes. Its bytes past origin_size() exist only in the cache, so a
+  // caller must never send such a handle's reads to the origin itself.
+  bool virtual_file() const override { return replica_ != nullptr; }
+  uint64_t replica_generation() const;
+  const HandleCounters& handle_counters() const { return handle_; }
+
+  // Reads every request (each must lie inside [0, size()); otherwise kInvalidArgument, nothing
+  // read). Each request gets its own status; returns the first failure.
+  Status ReadV(std::span<io::ReadRequest> requests);
+  Status Read(uint64_t offset, std::span<uint8_t> dest);
+  // True when every byte of the requests is held (index only, no I/O): the caller can expect
+  // ReadV to complete without the origin.
+  bool AllHeld(std::span<const io::ReadRequest> requests) override;
+  // Page size of the handle's entry; 0 when the handle passes through (nothing stored).
+  uint32_t page_size() const;
+  // The CRC32C the cache stored for each of the pages first_page, first_page + 1, ... that it
+  // holds full (out[i] for page first_page + i; nullopt for the others). Index only, no I/O.
+  // A hit was verified against these CRCs, so a caller that must checksum what it read (the
+  // site proxy's pgread answers, plugin/proxy/segment_crcs.h) need not compute them again.
+  void StoredPageCrcs(uint64_t first_page, std::span<std::optional<uint32_t>> out) const;
+
+  // Ends the handle: read-ahead stops (its running fetches are waited for), the entry's index is
+  // published soon (write-behind) and counters merged. Must not run concurrently with reads of
+  // the same handle; later reads pass through.
+  void Close();
+
+  // ---- for read-ahead (file_ahead.h; cached_ahead.cc) ----
+  // Reads like ReadV, for the cache's own purposes: not seen by read-ahead, not recorded in the
+  // access trace, and its misses do not hold read-ahead back.
+  Status ReadUntracked(std::span<io::ReadRequest> requests) override;
+  // Fetches the bytes of `ranges` that the cache neither holds nor has in flight (in the
+  // original region: a replica's overlay is held) into the page store, over the handle's
+  // channels; the application's identical misses join it meanwhile. `fetched` receives the
+  // chunks it fetched (sorted). Counts prefetch_bytes. Never fails: what is not fetched is
+  // read by the application as usual.
+  void Prefetch(std::span<const fetch::Range> ranges, std::vector<fetch::Range>& fetched) override;
+  // The handle's read-ahead, or null (tests).
+  const FileAhead* read_ahead() const { return ahead_.get(); }
+  // The handle reads as a copy does (bulk_detect.h): its reads pass through uncached.
+  bool bypassing() const { return bypass_.load(std::memory_order_relaxed); }
+
+ private:
+  friend class Cache;
+  CachedFile(std::shared_ptr<Cache> cache,
+             std::shared_ptr<Entry> entry,
+             std::shared_ptr<Origin> origin,
+             uint64_t size,
+             int64_t mtime,
+             std::shared_ptr<const ReplicaView> replica = nullptr);
+
+  // The original file's bytes (byte tier, then origin); `missed` is set when the origin was
+  // needed. Requests must lie inside [0, origin_size()).
+  Status ReadOriginal(std::span<io::ReadRequest> requests, bool* missed);
+  // The virtual file (replica_read.cc): original region with patches, then the overlay.
+  Status ReadVirtual(std::span<io::ReadRequest> requests, bool* missed);
+  // True in a thread doing ReadUntracked.
+  static bool UntrackedRead();
+  // Parts of the overlay (offsets >= origin_size()); statuses per part.
+  void ReadOverlay(std::span<io::ReadRequest> parts);
+  // Reads the extents [first, last] of the replica into the parts that lie in them.
+  void ReadExtentRun(std::span<io::ReadRequest> parts,
+                     std::span<const size_t> order,
+                     size_t begin,
+                     size_t end,
+                     long first,
+                     long last);
+  // Rebuilds extent `e` from the original basket into `out` (a replica fault's fallback).
+  Status RebuildExtent(long e, ByteVector& out);
+  Status ReadDirect(std::span<io::ReadRequest> requests);
+  // ReadDirect for a bulk reader, counted as bypassed_bytes.
+  Status ReadBypassed(std::span<io::ReadRequest> requests);
+  Status FetchMissing(std::span<io::ReadRequest> requests, std::vector<Piece> todo);
+  void ServeAgain(std::span<io::ReadRequest> requests, std::vector<Piece>& todo);
+  // Reads pieces (grouped into vector reads) from the origin with retries; sets their statuses.
+  // `ahead`: read-ahead's fetch, kept off channel 0 while another channel is ready.
+  void ReadPieces(std::span<io::ReadRequest> pieces,
+                  std::span<const fetch::VectorRead> groups,
+                  bool ahead = false);
+  void ReadPiecesDirect(std::span<io::ReadRequest> requests, std::span<const Piece> pieces);
+
+  std::shared_ptr<Cache> cache_;
+  std::shared_ptr<Entry> entry_;
+  std::shared_ptr<Origin> origin_;
+  uint64_t size_;
+  uint64_t origin_size_;
+  int64_t mtime_;
+  std::shared_ptr<const ReplicaView> replica_;
+  fetch::ChannelPool channels_;
+  std::atomic<bool> closed_{false};
+  HandleCounters handle_;
+  // Read-ahead (set by Cache::Open for OpenOptions::read_ahead): the handle's predictor and
+  // window, and the meter of its origin's link (origin requests are timed when set).
+  std::shared_ptr<FileAhead> ahead_;
+  LinkMeter* meter_ = nullptr;
+  // Bypass of bulk readers (Config::bypass): the pattern detector, and whether it fired (or
+  // the process is a copy tool).
+  std::unique_ptr<BulkDetector> bulk_;
+  std::atomic<bool> bypass_{false};
+};
+
+}  // namespace ferry::cache
