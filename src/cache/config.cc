@@ -11,167 +11,205 @@
 namespace ferry::cache {
 namespace {
 
-Status Set(Config& c, const std::string& key, const std::string& value) {
-  auto bad = [&](const std::string& why) {
-    return InvalidArgumentError("cache setting " + key + " = '" + value + "': " + why);
-  };
-  auto size = [&](auto& field) -> Status {
-    auto v = ParseSize(value);
+// One setting's value, with what an invalid value's error needs.
+struct Value {
+  const std::string& key;
+  const std::string& text;
+  Status Bad(const std::string& why) const {
+    return InvalidArgumentError("cache setting " + key + " = '" + text + "': " + why);
+  }
+  // A size ("64M"), a number up to `max`, or seconds, into `field`.
+  template <typename T>
+  Status Size(T& field) const {
+    auto v = ParseSize(text);
     if (!v) {
-      return bad("not a size");
+      return Bad("not a size");
     }
-    field = static_cast<std::remove_reference_t<decltype(field)>>(*v);
+    field = static_cast<T>(*v);
     return OkStatus();
-  };
-  auto uint = [&](auto& field, uint64_t max) -> Status {
-    auto v = ParseUint(value);
-    if (!v || *v > max) {
-      return bad("not a number up to " + std::to_string(max));
+  }
+  template <typename T>
+  Status Uint(T& field, uint64_t max, uint64_t min = 0) const {
+    auto v = ParseUint(text);
+    if (!v || *v > max || *v < min) {
+      return Bad("must be a number from " + std::to_string(min) + " to " + std::to_string(max));
     }
-    field = static_cast<std::remove_reference_t<decltype(field)>>(*v);
+    field = static_cast<T>(*v);
     return OkStatus();
-  };
-  if (key == "dir") {
-    c.dir = value;
-  } else if (key == "max_size") {
-    return size(c.max_bytes);
-  } else if (key == "min_free") {
-    return size(c.min_free_bytes);
-  } else if (key == "page_size") {
-    uint64_t v = 0;
-    FERRY_TRY(size(v));
-    if (v > UINT32_MAX || !ValidPageSize(static_cast<uint32_t>(v))) {
-      return bad("must be a power of two from 512 to 1M");
-    }
-    c.page_size = static_cast<uint32_t>(v);
-  } else if (key == "round_pages") {
-    return uint(c.round_to_pages, 1);
-  } else if (key == "iogap") {
-    return size(c.iogap);
-  } else if (key == "max_chunks") {
-    FERRY_TRY(uint(c.max_chunks, 1u << 20));
-    if (c.max_chunks == 0) {
-      return bad("must be at least 1");
-    }
-  } else if (key == "max_chunk") {
-    uint64_t v = 0;
-    FERRY_TRY(size(v));
-    if (v == 0 || v > UINT32_MAX) {
-      return bad("must be 1..4G");
-    }
-    c.max_chunk_bytes = static_cast<uint32_t>(v);
-  } else if (key == "max_request") {
-    FERRY_TRY(size(c.max_request_bytes));
-    if (c.max_request_bytes == 0) {
-      return bad("must be at least 1");
-    }
-  } else if (key == "channels") {
-    FERRY_TRY(uint(c.channels, 64));
-    if (c.channels == 0) {
-      return bad("must be 1..64");
-    }
-  } else if (key == "writeback") {
-    return size(c.writeback_bytes);
-  } else if (key == "publish_ms") {
-    return uint(c.publish_ms, 3600000);
-  } else if (key == "sync") {
-    return uint(c.sync, 1);
-  } else if (key == "retries") {
-    return uint(c.retries, 20);
-  } else if (key == "backoff_ms") {
-    return uint(c.backoff_ms, 60000);
-  } else if (key == "lock_timeout_ms") {
-    return uint(c.lock_timeout_ms, 600000);
-  } else if (key == "revalidate_s" || key == "shared_reauth") {
-    auto v = ParseInt(value);
+  }
+  Status Seconds(int64_t& field) const {
+    auto v = ParseInt(text);
     if (!v || *v < 0) {
-      return bad("not a number of seconds");
+      return Bad("not a number of seconds");
     }
-    (key == "revalidate_s" ? c.revalidate_s : c.shared_reauth_s) = *v;
-  } else if (key == "shared") {
-    c.shared = value;
-  } else if (key == "url_params") {
-    c.url_params.clear();
-    for (std::string_view p : Split(value, ',')) {
+    field = *v;
+    return OkStatus();
+  }
+  std::vector<std::string> List() const {
+    std::vector<std::string> out;
+    for (std::string_view p : Split(text, ',')) {
       if (!p.empty()) {
-        c.url_params.emplace_back(p);
+        out.emplace_back(p);
       }
     }
-  } else if (key == "workers") {
-    FERRY_TRY(uint(c.workers, 256));
-    if (c.workers == 0) {
-      return bad("must be 1..256");
+    return out;
+  }
+};
+
+Status SetPageSize(Config& c, const Value& v) {
+  uint64_t n = 0;
+  FERRY_TRY(v.Size(n));
+  if (n > UINT32_MAX || !ValidPageSize(static_cast<uint32_t>(n))) {
+    return v.Bad("must be a power of two from 512 to 1M");
+  }
+  c.page_size = static_cast<uint32_t>(n);
+  return OkStatus();
+}
+
+Status SetMaxChunk(Config& c, const Value& v) {
+  uint64_t n = 0;
+  FERRY_TRY(v.Size(n));
+  if (n == 0 || n > UINT32_MAX) {
+    return v.Bad("must be 1..4G");
+  }
+  c.max_chunk_bytes = static_cast<uint32_t>(n);
+  return OkStatus();
+}
+
+Status SetReplica(Config& c, const Value& v) {
+  static const std::pair<const char*, ReplicaMode> kModes[] = {
+      {"auto", ReplicaMode::kAuto}, {"manual", ReplicaMode::kManual}, {"off", ReplicaMode::kOff}};
+  for (const auto& [name, mode] : kModes) {
+    if (v.text == name) {
+      c.replica = mode;
+      return OkStatus();
     }
-  } else if (key == "replica") {
-    if (value == "auto") {
-      c.replica = ReplicaMode::kAuto;
-    } else if (value == "manual") {
-      c.replica = ReplicaMode::kManual;
-    } else if (value == "off") {
-      c.replica = ReplicaMode::kOff;
-    } else {
-      return bad("must be auto, manual or off");
+  }
+  return v.Bad("must be auto, manual or off");
+}
+
+Status SetReplicaCodec(Config& c, const Value& v) {
+  if (v.text != "auto") {
+    auto setting = codec::Setting::Parse(v.text);
+    if (!setting
+        || (setting->algorithm != codec::Algorithm::kZstd
+            && setting->algorithm != codec::Algorithm::kLz4
+            && setting->algorithm != codec::Algorithm::kNone)) {
+      return v.Bad("must be auto, zstd:N, lz4 or none");
     }
-  } else if (key == "replica_codec") {
-    if (value != "auto") {
-      auto setting = codec::Setting::Parse(value);
-      if (!setting
-          || (setting->algorithm != codec::Algorithm::kZstd
-              && setting->algorithm != codec::Algorithm::kLz4
-              && setting->algorithm != codec::Algorithm::kNone)) {
-        return bad("must be auto, zstd:N, lz4 or none");
-      }
-    }
-    c.replica_codec = value;
-  } else if (key == "replica_budget") {
-    if (value == "auto") {
-      c.replica_budget_percent = 0;
-    } else {
-      FERRY_TRY(uint(c.replica_budget_percent, 1000));
-      if (c.replica_budget_percent < 10) {
-        return bad("must be auto or a percentage from 10 to 1000");
-      }
-    }
-  } else if (key == "replica_builder") {
-    c.replica_builder = value;
-  } else if (key == "readahead" || key == "bypass") {
-    if (value != "auto" && value != "off") {
-      return bad("must be auto or off");
-    }
-    (key == "readahead" ? c.readahead : c.bypass) = value == "auto";
-  } else if (key == "readahead_max") {
-    FERRY_TRY(size(c.readahead_max_bytes));
-    if (c.readahead_max_bytes < (1u << 20)) {
-      return bad("must be at least 1M");
-    }
-  } else if (key == "bypass_fraction") {
-    // "25", "25%" or "0.25".
-    std::string v = value;
-    if (!v.empty() && v.back() == '%') {
-      v.pop_back();
-    }
-    double pct = -1;
-    if (v.find('.') != std::string::npos) {
-      char* end = nullptr;
-      const double f = std::strtod(v.c_str(), &end);
-      pct = end != nullptr && *end == '\0' && !v.empty() ? f * 100 : -1;
-    } else if (auto n = ParseUint(v)) {
-      pct = static_cast<double>(*n);
-    }
-    if (!(pct >= 1 && pct <= 100)) {
-      return bad("must be a share of the file from 1% to 100% (25, 25% or 0.25)");
-    }
-    c.bypass_percent = static_cast<uint32_t>(std::lround(pct));
-  } else if (key == "bypass_tools") {
-    c.bypass_tools.clear();
-    for (std::string_view t : Split(value, ',')) {
-      if (!t.empty()) {
-        c.bypass_tools.emplace_back(t);
-      }
-    }
+  }
+  c.replica_codec = v.text;
+  return OkStatus();
+}
+
+Status SetReplicaBudget(Config& c, const Value& v) {
+  if (v.text == "auto") {
+    c.replica_budget_percent = 0;
+    return OkStatus();
+  }
+  if (!v.Uint(c.replica_budget_percent, 1000, 10)) {
+    return v.Bad("must be auto or a percentage from 10 to 1000");
   }
   return OkStatus();
 }
+
+Status SetAutoOff(bool& field, const Value& v) {
+  if (v.text != "auto" && v.text != "off") {
+    return v.Bad("must be auto or off");
+  }
+  field = v.text == "auto";
+  return OkStatus();
+}
+
+// "25", "25%" or "0.25": a share of the file from 1% to 100%.
+Status SetBypassFraction(Config& c, const Value& v) {
+  std::string t = v.text;
+  if (!t.empty() && t.back() == '%') {
+    t.pop_back();
+  }
+  double pct = -1;
+  if (t.find('.') != std::string::npos) {
+    char* end = nullptr;
+    const double f = std::strtod(t.c_str(), &end);
+    pct = end != nullptr && *end == '\0' && !t.empty() ? f * 100 : -1;
+  } else if (auto n = ParseUint(t)) {
+    pct = static_cast<double>(*n);
+  }
+  if (!(pct >= 1 && pct <= 100)) {
+    return v.Bad("must be a share of the file from 1% to 100% (25, 25% or 0.25)");
+  }
+  c.bypass_percent = static_cast<uint32_t>(std::lround(pct));
+  return OkStatus();
+}
+
+// Setters of a Config member from a value, by kind, so that the table below is one line a key.
+template <auto Field>
+Status TextOf(Config& c, const Value& v) {
+  c.*Field = v.text;
+  return OkStatus();
+}
+template <auto Field>
+Status ListOf(Config& c, const Value& v) {
+  c.*Field = v.List();
+  return OkStatus();
+}
+template <auto Field, uint64_t kMin = 0>
+Status SizeOf(Config& c, const Value& v) {
+  FERRY_TRY(v.Size(c.*Field));
+  return c.*Field < kMin ? v.Bad("must be at least " + std::to_string(kMin) + " bytes")
+                         : OkStatus();
+}
+template <auto Field, uint64_t kMax, uint64_t kMin = 0>
+Status UintOf(Config& c, const Value& v) {
+  return v.Uint(c.*Field, kMax, kMin);
+}
+template <auto Field>
+Status SecondsOf(Config& c, const Value& v) {
+  return v.Seconds(c.*Field);
+}
+template <auto Field>
+Status AutoOffOf(Config& c, const Value& v) {
+  return SetAutoOff(c.*Field, v);
+}
+
+// Every key and how its value is applied, in the order ConfigKeys() lists them.
+using Setter = Status (*)(Config&, const Value&);
+struct Key {
+  const char* name;
+  Setter set;
+};
+constexpr Key kKeys[] = {
+    {"dir", TextOf<&Config::dir>},
+    {"max_size", SizeOf<&Config::max_bytes>},
+    {"min_free", SizeOf<&Config::min_free_bytes>},
+    {"page_size", SetPageSize},
+    {"round_pages", UintOf<&Config::round_to_pages, 1>},
+    {"iogap", SizeOf<&Config::iogap>},
+    {"max_chunks", UintOf<&Config::max_chunks, 1u << 20, 1>},
+    {"max_chunk", SetMaxChunk},
+    {"max_request", SizeOf<&Config::max_request_bytes, 1>},
+    {"channels", UintOf<&Config::channels, 64, 1>},
+    {"writeback", SizeOf<&Config::writeback_bytes>},
+    {"publish_ms", UintOf<&Config::publish_ms, 3600000>},
+    {"sync", UintOf<&Config::sync, 1>},
+    {"retries", UintOf<&Config::retries, 20>},
+    {"backoff_ms", UintOf<&Config::backoff_ms, 60000>},
+    {"lock_timeout_ms", UintOf<&Config::lock_timeout_ms, 600000>},
+    {"revalidate_s", SecondsOf<&Config::revalidate_s>},
+    {"url_params", ListOf<&Config::url_params>},
+    {"workers", UintOf<&Config::workers, 256, 1>},
+    {"replica", SetReplica},
+    {"replica_codec", SetReplicaCodec},
+    {"replica_budget", SetReplicaBudget},
+    {"replica_builder", TextOf<&Config::replica_builder>},
+    {"readahead", AutoOffOf<&Config::readahead>},
+    {"readahead_max", SizeOf<&Config::readahead_max_bytes, 1u << 20>},
+    {"bypass", AutoOffOf<&Config::bypass>},
+    {"bypass_fraction", SetBypassFraction},
+    {"bypass_tools", ListOf<&Config::bypass_tools>},
+    {"shared", TextOf<&Config::shared>},
+    {"shared_reauth", SecondsOf<&Config::shared_reauth_s>},
+};
 
 std::string EnvName(const std::string& key) {
   std::string name = "FERRY_CACHE_";
@@ -184,16 +222,14 @@ std::string EnvName(const std::string& key) {
 }  // namespace
 
 const std::vector<std::string>& ConfigKeys() {
-  static const std::vector<std::string> kKeys = {
-      "dir",           "max_size",       "min_free",        "page_size",
-      "round_pages",   "iogap",          "max_chunks",      "max_chunk",
-      "max_request",   "channels",       "writeback",       "publish_ms",
-      "sync",          "retries",        "backoff_ms",      "lock_timeout_ms",
-      "revalidate_s",  "url_params",     "workers",         "replica",
-      "replica_codec", "replica_budget", "replica_builder", "readahead",
-      "readahead_max", "bypass",         "bypass_fraction", "bypass_tools",
-      "shared",        "shared_reauth"};
-  return kKeys;
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names;
+    for (const Key& k : kKeys) {
+      names.emplace_back(k.name);
+    }
+    return names;
+  }();
+  return kNames;
 }
 
 fetch::PlannerConfig Config::planner() const {
@@ -209,15 +245,16 @@ fetch::PlannerConfig Config::planner() const {
 
 Result<Config> ConfigFromMap(const std::map<std::string, std::string>& kv, bool use_env) {
   Config c;
-  for (const std::string& key : ConfigKeys()) {
+  for (const Key& k : kKeys) {
+    const std::string key = k.name;
     auto it = kv.find(key);
     if (it != kv.end()) {
-      FERRY_TRY(Set(c, key, it->second));
+      FERRY_TRY(k.set(c, Value{key, it->second}));
     }
     if (use_env) {
       // getenv is read-only here; ferry never modifies its environment.
       if (const char* v = std::getenv(EnvName(key).c_str())) {  // NOLINT(concurrency-mt-unsafe)
-        FERRY_TRY(Set(c, key, v));
+        FERRY_TRY(k.set(c, Value{key, v}));
       }
     }
   }
