@@ -162,26 +162,13 @@ with open(dat, "w") as fh:
             fh.write("%s %.4f %.4f %.4f\n" % (s, r["wall_s"], r.get("wan_per_requested", 0),
                                              r.get("disk_per_requested") or 0))
 png = os.path.join(out_dir, "cache_wan.png")
-gp = ("""
-set terminal pngcairo size 1200,520 font ",10" noenhanced
-set output "%s"
-set multiplot layout 1,2 title "ferry cache vs direct and XCache over a %s RTT, %s link (%d x %s, 6%% sparse reads)"
-""" + report.HISTOGRAM_STYLE + """
-set key autotitle columnhead
-set xtics rotate by -30
-set logscale y
-set ylabel "wall time [s] (log)"
-set title "wall time per pass"
-plot "%s" using 2:xtic(1) notitle lc rgb "#3060c0"
-unset logscale y
-set yrange [0:*]
-set ylabel "bytes / bytes requested"
-set title "bytes from the origin and disk footprint"
-plot "%s" using 3:xtic(1) title "from origin (wire)" lc rgb "#c04030", "" using 4 title "disk" lc rgb "#40a040"
-unset multiplot
-""") % (png, config["rtt"], config["rate"], config["files"], config["size"], dat, dat)
-no_plot = report.plot(gp)
-if no_plot is None:
-    print("\nwrote %s and %s" % (json_path, png))
-else:
-    print("\nwrote %s (no plot: %s)" % (json_path, no_plot))
+gp = report.wall_and_bytes(
+    png, "1200,520",
+    "ferry cache vs direct and XCache over a %s RTT, %s link (%d x %s, 6%% sparse reads)"
+    % (config["rtt"], config["rate"], config["files"], config["size"]),
+    "set key autotitle columnhead\nset xtics rotate by -30",
+    'plot "%s" using 2:xtic(1) notitle lc rgb "#3060c0"' % dat,
+    "bytes from the origin and disk footprint",
+    'plot "%s" using 3:xtic(1) title "from origin (wire)" lc rgb "#c04030", '
+    '"" using 4 title "disk" lc rgb "#40a040"' % dat)
+report.plot_and_tell(gp, json_path, png)

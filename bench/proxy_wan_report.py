@@ -183,26 +183,14 @@ with open(bdat, "w") as fh:
             fh.write("%s %.4f %.4f\n" % (s, r["wan_bytes"] / r["requested_bytes"],
                                          (r["disk_bytes"] or 0) / r["requested_bytes"]))
 png = os.path.join(out_dir, "proxy_wan.png")
-gp = ("""
-set terminal pngcairo size 1300,540 font ",10" noenhanced
-set output "%s"
-set multiplot layout 1,2 title "ferry site proxy vs direct and XCache over a %s RTT, %s link"
-""" + report.HISTOGRAM_STYLE + """
-set xtics rotate by -30
-set key top right
-set logscale y
-set ylabel "wall time [s] (log)"
-set title "wall time per pass"
-plot "%s" using 2:xtic(1) title "sparse replay" lc rgb "#3060c0", "" using 3 title "AGC, 8 threads" lc rgb "#e08020"
-unset logscale y
-set yrange [0:*]
-set ylabel "bytes / bytes requested"
-set title "sparse replay: bytes over the WAN and disk footprint"
-plot "%s" using 2:xtic(1) title "from origin (wire)" lc rgb "#c04030", "" using 3 title "disk" lc rgb "#40a040"
-unset multiplot
-""") % (png, config["rtt"], config["rate"], dat, bdat)
-no_plot = report.plot(gp)
-if no_plot is None:
-    print("\nwrote %s and %s" % (json_path, png))
-else:
-    print("\nwrote %s (no plot: %s)" % (json_path, no_plot))
+gp = report.wall_and_bytes(
+    png, "1300,540",
+    "ferry site proxy vs direct and XCache over a %s RTT, %s link" % (config["rtt"],
+                                                                     config["rate"]),
+    "set xtics rotate by -30\nset key top right",
+    'plot "%s" using 2:xtic(1) title "sparse replay" lc rgb "#3060c0", '
+    '"" using 3 title "AGC, 8 threads" lc rgb "#e08020"' % dat,
+    "sparse replay: bytes over the WAN and disk footprint",
+    'plot "%s" using 2:xtic(1) title "from origin (wire)" lc rgb "#c04030", '
+    '"" using 3 title "disk" lc rgb "#40a040"' % bdat)
+report.plot_and_tell(gp, json_path, png)

@@ -44,6 +44,31 @@ def write_json(out_dir, name, doc):
     return path
 
 
+def wall_and_bytes(png, size, title, settings, wall_plot, bytes_title, bytes_plot):
+    """The gnuplot script of the two-panel figure of cache_wan and proxy_wan, so the two read
+    alike: wall time per pass on the left (log scale: warm passes are 10-100x faster), bytes
+    per byte requested on the right (from the origin on the wire, and on disk). `settings`:
+    the figure's own gnuplot lines (key, xtics); `wall_plot` and `bytes_plot`: its plot
+    commands."""
+    return """
+set terminal pngcairo size %s font ",10" noenhanced
+set output "%s"
+set multiplot layout 1,2 title "%s"
+%s
+%s
+set logscale y
+set ylabel "wall time [s] (log)"
+set title "wall time per pass"
+%s
+unset logscale y
+set yrange [0:*]
+set ylabel "bytes / bytes requested"
+set title "%s"
+%s
+unset multiplot
+""" % (size, png, title, HISTOGRAM_STYLE, settings, wall_plot, bytes_title, bytes_plot)
+
+
 def plot(script):
     """Runs the gnuplot script; returns None, or why there is no plot (no gnuplot, an error).
     A missing plot never fails a report: the table and the JSON are its results."""
@@ -53,3 +78,12 @@ def plot(script):
         return None
     except Exception as e:  # pylint: disable=broad-except
         return e
+
+
+def plot_and_tell(script, json_path, png):
+    """plot(), then the report's last line: what it wrote, and why there is no plot if so."""
+    no_plot = plot(script)
+    if no_plot is None:
+        print("\nwrote %s and %s" % (json_path, png))
+    else:
+        print("\nwrote %s (no plot: %s)" % (json_path, no_plot))
