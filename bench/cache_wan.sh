@@ -44,14 +44,9 @@ for f in "$FERRY" "$REPLAY" "$PLUGIN"; do
   [ -e "$f" ] || { echo "cache_wan: $f missing (build ferry, XrdClFerry, cache_wan_replay)" >&2; exit 1; }
 done
 wan_require cache_wan
+# stop_servers: stopped on exit by wan_cleanup, before the origin and the link.
+stop_servers() { bash "$TB/xcache.sh" stop --name fca-xc; }
 wan_workdir /tmp/fca-cache-wan.XXXXXX
-
-cleanup() {
-  set +e
-  bash "$TB/xcache.sh" stop --name fca-xc >/dev/null 2>&1
-  wan_cleanup
-}
-trap cleanup EXIT
 
 # ---- data, link, origin ----
 names=()

@@ -45,7 +45,6 @@ for f in "$FERRY" "$REPLAY" "$BUILD/lib/libXrdFerryProxy-5.so" "$SHIM"; do
   [ -e "$f" ] || { echo "proxy_wan: $f missing (build ferry, XrdFerryProxy, cache_wan_replay)" >&2; exit 1; }
 done
 wan_require proxy_wan
-wan_workdir /tmp/fpx-proxy-wan.XXXXXX
 PROXY_PID=""
 PROXY_PORT=""
 
@@ -58,13 +57,12 @@ stop_proxy() {
   wait "$PROXY_PID" 2>/dev/null || true
   PROXY_PID=""
 }
-cleanup() {
-  set +e
+# stop_servers: stopped on exit by wan_cleanup, before the origin and the link.
+stop_servers() {
   stop_proxy
-  bash "$TB/xcache.sh" stop --name fpx-xc >/dev/null 2>&1
-  wan_cleanup
+  bash "$TB/xcache.sh" stop --name fpx-xc
 }
-trap cleanup EXIT
+wan_workdir /tmp/fpx-proxy-wan.XXXXXX
 
 # ---- data, link, origin ----
 mkdir -p "$DATA/agc"

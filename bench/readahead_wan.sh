@@ -47,14 +47,9 @@ for f in "$FERRY" "$PLUGIN"; do
 done
 wan_require readahead_wan
 [ -d "$DATA" ] || { echo "readahead_wan: SKIP: no data in $DATA (bench/gen_bench.sh)" >&2; exit 77; }
+# stop_servers: stopped on exit by wan_cleanup, before the origin and the link.
+stop_servers() { bash "$TB/origin.sh" stop --name frah-lo; }
 wan_workdir /tmp/fca-ra-wan.XXXXXX
-
-cleanup() {
-  set +e
-  bash "$TB/origin.sh" stop --name frah-lo >/dev/null 2>&1
-  wan_cleanup
-}
-trap cleanup EXIT
 
 # ---- data, plans, link, origins ----
 rel=()

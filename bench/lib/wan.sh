@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # bench/lib/wan.sh: what the benchmarks over an emulated WAN (bench/cache_wan.sh,
 # bench/proxy_wan.sh, bench/readahead_wan.sh) share, so that they set up, measure and clean up
 # the link alike and their numbers compare. Sourced, not run:
@@ -6,8 +7,8 @@
 #   . "$ROOT/bench/lib/wan.sh"     # BUILD TB FERRY PY from ROOT (FERRY_BUILD_DIR)
 #   WAN=ftb-xyz RTT=40ms RATE=1gbit OUT=...
 #   wan_require NAME               # exit 77 (SKIP) without root or xrootd
-#   wan_workdir /tmp/NAME.XXXXXX   # OUT, WORK, FERRY_TB_DIR, RUNS, NOPLUG
-#   cleanup() { set +e; ...its own servers...; wan_cleanup; }; trap cleanup EXIT
+#   stop_servers() { ...; }        # optional: its own servers (proxy, XCache), stopped on exit
+#   wan_workdir /tmp/NAME.XXXXXX   # OUT, WORK, FERRY_TB_DIR, RUNS, NOPLUG; trap wan_cleanup EXIT
 #   wan_up; wan_origin "$DATA"     # the link; ORIGIN, ORIGIN_HOSTPORT inside it
 #   idle="$(idle_pct)"; rx0="$(rx_bytes)"; ...; rx1="$(rx_bytes)"
 #
@@ -21,8 +22,8 @@ FERRY="$BUILD/bin/ferry"
 # shellcheck disable=SC2034
 PY=/usr/bin/python3
 
-# wan_require NAME: exits 77 (ctest's and `make bench`'s SKIP) where the machine cannot run a
-# WAN benchmark: namespaces and `xrootd -R` need root.
+# wan_require NAME: exits 77 (SKIP, the project's "cannot run here") where the machine cannot
+# run a WAN benchmark: namespaces and `xrootd -R` need root.
 wan_require() {
   [ "$(id -u)" = 0 ] || { echo "$1: SKIP: needs root" >&2; exit 77; }
   command -v xrootd >/dev/null || { echo "$1: SKIP: xrootd not installed" >&2; exit 77; }
@@ -31,10 +32,12 @@ wan_require() {
 # wan_workdir TEMPLATE: makes OUT and a world-readable work dir WORK (from the mktemp
 # TEMPLATE; xrootd runs as its own account) holding the test bed's state (FERRY_TB_DIR, so
 # wan_cleanup finds its PIDs), the JSON lines of the runs (RUNS, emptied) and NOPLUG, an
-# empty XrdCl plug-in conf dir for clients that must not load a plug-in.
+# empty XrdCl plug-in conf dir for clients that must not load a plug-in. From then on,
+# wan_cleanup runs on exit.
 wan_workdir() {
   mkdir -p "$OUT"
   WORK="$(mktemp -d "$1")"
+  trap wan_cleanup EXIT
   chmod 755 "$WORK"
   export FERRY_TB_DIR="$WORK/tb"
   mkdir -p "$FERRY_TB_DIR"
@@ -44,9 +47,11 @@ wan_workdir() {
   mkdir -p "$NOPLUG"
 }
 
-# wan_cleanup: stops the origin inside the namespace, takes the link down and removes WORK.
-# For the EXIT trap, after the benchmark stopped its own servers; never fails.
+# wan_cleanup (the EXIT trap): stops the benchmark's own servers (its stop_servers, if it
+# defines one), the origin inside the namespace, takes the link down and removes WORK. It
+# never fails: an exit on error must still clean up all it can.
 wan_cleanup() {
+  if declare -F stop_servers >/dev/null; then stop_servers >/dev/null 2>&1 || true; fi
   bash "$TB/origin.sh" stop --name "$WAN" >/dev/null 2>&1 || true
   bash "$TB/wan.sh" down --name "$WAN" >/dev/null 2>&1 || true
   rm -rf "$WORK"
