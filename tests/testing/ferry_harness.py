@@ -28,15 +28,16 @@ from ferry_testbed import SKIP_RC, Skip
 PY = "/usr/bin/python3"
 
 failures = []
-_passed = [0]
+_passed = 0
 
 
 def check(cond, what):
     """Counts a check; a failed one is printed (at once: the failures of a test that later hangs
     are still in its log) and kept for the closing line. Returns cond, so a test may skip what
     depends on it."""
+    global _passed
     if cond:
-        _passed[0] += 1
+        _passed += 1
     else:
         failures.append(what)
         print("FAIL:", what, flush=True)
@@ -52,7 +53,7 @@ def ok(p, what):
 
 def finish(prefix=""):
     """Prints the closing line and exits: 1 when any check failed, else 0."""
-    print("%s%d passed, %d failed" % (prefix, _passed[0], len(failures)), flush=True)
+    print("%s%d passed, %d failed" % (prefix, _passed, len(failures)), flush=True)
     sys.exit(1 if failures else 0)
 
 
