@@ -26,7 +26,8 @@
 # CACHE_WAN_SIZE (200M), CACHE_WAN_RTT (40ms), CACHE_WAN_RATE (1gbit), CACHE_WAN_SKIP_XCACHE=1.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-BUILD="$(realpath "${FERRY_BUILD_DIR:-$ROOT/build/release}")"
+# shellcheck source=bench/lib/wan.sh
+. "$ROOT/bench/lib/wan.sh"  # BUILD TB FERRY PY; the link's set-up, clean-up and meters
 OUT="${FERRY_BENCH_OUT:-$ROOT/out/bench}/cache_wan"
 DATA="${CACHE_WAN_DATA:-/tmp/ferry-cache-wan-data}"
 REPEAT="${CACHE_WAN_REPEAT:-5}"
@@ -35,35 +36,17 @@ SIZE="${CACHE_WAN_SIZE:-200M}"
 RTT="${CACHE_WAN_RTT:-40ms}"
 RATE="${CACHE_WAN_RATE:-1gbit}"
 THREADS=4
-TB="$ROOT/scripts/testbed"
-FERRY="$BUILD/bin/ferry"
 REPLAY="$BUILD/bin/cache_wan_replay"
 PLUGIN="$BUILD/lib/libXrdClFerry-5.so"
-PY=/usr/bin/python3
 WAN=ftb-fcab  # the test bed requires ftb-<1-8 chars>; "fca" marks this benchmark's namespace
 
 for f in "$FERRY" "$REPLAY" "$PLUGIN"; do
   [ -e "$f" ] || { echo "cache_wan: $f missing (build ferry, XrdClFerry, cache_wan_replay)" >&2; exit 1; }
 done
-[ "$(id -u)" = 0 ] || { echo "cache_wan: SKIP: needs root" >&2; exit 77; }
-command -v xrootd >/dev/null || { echo "cache_wan: SKIP: xrootd not installed" >&2; exit 77; }
-
-mkdir -p "$OUT"
-WORK="$(mktemp -d /tmp/fca-cache-wan.XXXXXX)"
-chmod 755 "$WORK"
-export FERRY_TB_DIR="$WORK/tb"
-mkdir -p "$FERRY_TB_DIR"
-RUNS="$WORK/runs.jsonl"
-: >"$RUNS"
-
-cleanup() {
-  set +e
-  bash "$TB/xcache.sh" stop --name fca-xc >/dev/null 2>&1
-  bash "$TB/origin.sh" stop --name "$WAN" >/dev/null 2>&1
-  bash "$TB/wan.sh" down --name "$WAN" >/dev/null 2>&1
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+wan_require cache_wan
+# stop_servers: stopped on exit by wan_cleanup, before the origin and the link.
+stop_servers() { bash "$TB/xcache.sh" stop --name fca-xc; }
+wan_workdir /tmp/fca-cache-wan.XXXXXX
 
 # ---- data, link, origin ----
 names=()
@@ -75,20 +58,10 @@ for n in "${names[@]}"; do paths+=("$DATA/$n"); done
 echo "== data: $NFILES x $SIZE in $DATA" >&2
 bash "$TB/gendata.sh" --keep "$SIZE" "${paths[@]}" >&2
 chmod a+r "${paths[@]}"
-echo "== WAN: rtt $RTT, rate $RATE" >&2
-NSADDR="$(bash "$TB/wan.sh" up --name "$WAN" --rtt "$RTT" --rate "$RATE")" || {
-  rc=$?; [ $rc = 77 ] && exit 77; exit $rc; }
-ORIGIN="$(bash "$TB/origin.sh" start --netns "$WAN" --dir "$DATA" --name "$WAN")"
-ORIGIN_HOSTPORT="${ORIGIN#root://}"
-ORIGIN_HOSTPORT="${ORIGIN_HOSTPORT%/}"
+wan_up
+wan_origin "$DATA"
 echo "== origin $ORIGIN" >&2
 cat "${paths[@]}" >/dev/null  # the origin's files in the page cache: every scenario alike
-
-rx_bytes() { bash "$TB/wan.sh" bytes --name "$WAN" | sed -n 's/.*rx_bytes=\([0-9]*\).*/\1/p'; }
-idle_pct() { vmstat 1 2 | tail -1 | awk '{print $15}'; }
-
-NOPLUG="$WORK/noplugins"
-mkdir -p "$NOPLUG"
 
 # run LABEL KIND URL_PREFIX CONF_DIR CACHE_DIR VERIFY [ROUND]: one replay; appends a JSON line.
 run() {

@@ -3,14 +3,14 @@
 
 usage: cache_wan_report.py RUNS.jsonl OUT_DIR CONFIG_JSON
 """
-import json
 import os
-import statistics
-import subprocess
 import sys
 
-runs_path, out_dir, config = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-runs = [json.loads(line) for line in open(runs_path) if line.strip()]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import report  # noqa: E402
+from report import median  # noqa: E402
+
+runs, out_dir, config = report.load(sys.argv)
 
 # Ferry counters are cumulative per cache directory: turn them into per-run deltas.
 prev = {}
@@ -31,10 +31,6 @@ scenarios = ["direct", "ferry-cold", "ferry-warm", "xcache-default-cold", "xcach
              "xcache-tuned-cold", "xcache-tuned-warm"]
 requested = next((r["replay"]["bytes"] for r in runs if r.get("label") == "direct"), 0)
 disk_after = {r["label"]: r["disk_bytes"] for r in runs if r.get("label", "").endswith("-disk")}
-
-
-def median(xs):
-    return statistics.median(xs) if xs else None
 
 
 summary = {}
@@ -151,12 +147,10 @@ for t in targets:
 print("  (wall-time targets: medians of per-round ratios, cold/direct %s, direct/warm %s)"
       % (["%.3f" % x for x in cold_ratios], ["%.1f" % x for x in warm_speedups]))
 
-os.makedirs(out_dir, exist_ok=True)
 doc = {"config": config, "requested_bytes": requested, "scenarios": summary, "targets": targets,
        "cold_over_direct_per_round": cold_ratios, "warm_speedup_per_round": warm_speedups,
        "runs": runs}
-with open(os.path.join(out_dir, "cache_wan.json"), "w") as fh:
-    json.dump(doc, fh, indent=1)
+json_path = report.write_json(out_dir, "cache_wan.json", doc)
 
 # ---- plots ----
 dat = os.path.join(out_dir, "cache_wan.dat")
@@ -168,30 +162,13 @@ with open(dat, "w") as fh:
             fh.write("%s %.4f %.4f %.4f\n" % (s, r["wall_s"], r.get("wan_per_requested", 0),
                                              r.get("disk_per_requested") or 0))
 png = os.path.join(out_dir, "cache_wan.png")
-gp = """
-set terminal pngcairo size 1200,520 font ",10" noenhanced
-set output "%s"
-set multiplot layout 1,2 title "ferry cache vs direct and XCache over a %s RTT, %s link (%d x %s, 6%% sparse reads)"
-set style data histograms
-set key autotitle columnhead
-set style histogram clustered gap 1
-set style fill solid 0.85 border -1
-set boxwidth 0.9
-set grid ytics
-set xtics rotate by -30
-set logscale y
-set ylabel "wall time [s] (log)"
-set title "wall time per pass"
-plot "%s" using 2:xtic(1) notitle lc rgb "#3060c0"
-unset logscale y
-set yrange [0:*]
-set ylabel "bytes / bytes requested"
-set title "bytes from the origin and disk footprint"
-plot "%s" using 3:xtic(1) title "from origin (wire)" lc rgb "#c04030", "" using 4 title "disk" lc rgb "#40a040"
-unset multiplot
-""" % (png, config["rtt"], config["rate"], config["files"], config["size"], dat, dat)
-try:
-    subprocess.run(["gnuplot"], input=gp, text=True, check=True, capture_output=True, timeout=60)
-    print("\nwrote %s and %s" % (os.path.join(out_dir, "cache_wan.json"), png))
-except Exception as e:  # pylint: disable=broad-except
-    print("\nwrote %s (no plot: %s)" % (os.path.join(out_dir, "cache_wan.json"), e))
+gp = report.wall_and_bytes(
+    png, "1200,520",
+    "ferry cache vs direct and XCache over a %s RTT, %s link (%d x %s, 6%% sparse reads)"
+    % (config["rtt"], config["rate"], config["files"], config["size"]),
+    "set key autotitle columnhead\nset xtics rotate by -30",
+    'plot "%s" using 2:xtic(1) notitle lc rgb "#3060c0"' % dat,
+    "bytes from the origin and disk footprint",
+    'plot "%s" using 3:xtic(1) title "from origin (wire)" lc rgb "#c04030", '
+    '"" using 4 title "disk" lc rgb "#40a040"' % dat)
+report.plot_and_tell(gp, json_path, png)

@@ -28,7 +28,8 @@
 # (1800000), PROXY_WAN_SKIP_XCACHE=1.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-BUILD="$(realpath "${FERRY_BUILD_DIR:-$ROOT/build/release}")"
+# shellcheck source=bench/lib/wan.sh
+. "$ROOT/bench/lib/wan.sh"  # BUILD TB FERRY PY; the link's set-up, clean-up and meters
 OUT="${FERRY_BENCH_OUT:-$ROOT/out/bench}/proxy_wan"
 DATA="${PROXY_WAN_DATA:-/tmp/ferry-proxy-wan-data}"
 REPEAT="${PROXY_WAN_REPEAT:-3}"
@@ -36,26 +37,14 @@ RTT="${PROXY_WAN_RTT:-40ms}"
 RATE="${PROXY_WAN_RATE:-1gbit}"
 AGC_FILES="${PROXY_WAN_AGC_FILES:-9}"
 AGC_EVENTS="${PROXY_WAN_AGC_EVENTS:-1800000}"
-TB="$ROOT/scripts/testbed"
-FERRY="$BUILD/bin/ferry"
 REPLAY="$BUILD/bin/cache_wan_replay"
 SHIM="$BUILD/lib/libferry_tb_bindshim.so"
-PY=/usr/bin/python3
 WAN=ftb-pwb  # the test bed requires ftb-<1-8 chars>; "p" marks the proxy engineer's namespaces
 
 for f in "$FERRY" "$REPLAY" "$BUILD/lib/libXrdFerryProxy-5.so" "$SHIM"; do
   [ -e "$f" ] || { echo "proxy_wan: $f missing (build ferry, XrdFerryProxy, cache_wan_replay)" >&2; exit 1; }
 done
-[ "$(id -u)" = 0 ] || { echo "proxy_wan: SKIP: needs root" >&2; exit 77; }
-command -v xrootd >/dev/null || { echo "proxy_wan: SKIP: xrootd not installed" >&2; exit 77; }
-
-mkdir -p "$OUT"
-WORK="$(mktemp -d /tmp/fpx-proxy-wan.XXXXXX)"
-chmod 755 "$WORK"
-export FERRY_TB_DIR="$WORK/tb"
-mkdir -p "$FERRY_TB_DIR"
-RUNS="$WORK/runs.jsonl"
-: >"$RUNS"
+wan_require proxy_wan
 PROXY_PID=""
 PROXY_PORT=""
 
@@ -68,15 +57,12 @@ stop_proxy() {
   wait "$PROXY_PID" 2>/dev/null || true
   PROXY_PID=""
 }
-cleanup() {
-  set +e
+# stop_servers: stopped on exit by wan_cleanup, before the origin and the link.
+stop_servers() {
   stop_proxy
-  bash "$TB/xcache.sh" stop --name fpx-xc >/dev/null 2>&1
-  bash "$TB/origin.sh" stop --name "$WAN" >/dev/null 2>&1
-  bash "$TB/wan.sh" down --name "$WAN" >/dev/null 2>&1
-  rm -rf "$WORK"
+  bash "$TB/xcache.sh" stop --name fpx-xc
 }
-trap cleanup EXIT
+wan_workdir /tmp/fpx-proxy-wan.XXXXXX
 
 # ---- data, link, origin ----
 mkdir -p "$DATA/agc"
@@ -101,19 +87,10 @@ chmod -R a+rX "$DATA"
 agc_names=()
 for f in "$DATA"/agc/nanoaod_*.root; do agc_names+=("agc/$(basename "$f")"); done
 
-echo "== WAN: rtt $RTT, rate $RATE" >&2
-bash "$TB/wan.sh" up --name "$WAN" --rtt "$RTT" --rate "$RATE" >/dev/null || {
-  rc=$?; [ $rc = 77 ] && exit 77; exit $rc; }
-ORIGIN="$(bash "$TB/origin.sh" start --netns "$WAN" --dir "$DATA" --name "$WAN")"
-ORIGIN_HOSTPORT="${ORIGIN#root://}"
-ORIGIN_HOSTPORT="${ORIGIN_HOSTPORT%/}"
+wan_up
+wan_origin "$DATA"
 echo "== origin $ORIGIN" >&2
 cat "${paths[@]}" "$DATA"/agc/*.root >/dev/null  # the origin's files in the page cache
-
-rx_bytes() { bash "$TB/wan.sh" bytes --name "$WAN" | sed -n 's/.*rx_bytes=\([0-9]*\).*/\1/p'; }
-idle_pct() { vmstat 1 2 | tail -1 | awk '{print $15}'; }
-NOPLUG="$WORK/noplugins"
-mkdir -p "$NOPLUG"
 
 # start_proxy CACHE: a fresh proxy (new process, so a cold cache is cold in memory too).
 start_proxy() {

@@ -3,22 +3,17 @@
 
 usage: proxy_wan_report.py RUNS.jsonl OUT_DIR CONFIG_JSON
 """
-import json
 import os
-import statistics
-import subprocess
 import sys
 
-runs_path, out_dir, config = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-runs = [json.loads(line) for line in open(runs_path) if line.strip()]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import report  # noqa: E402
+from report import median  # noqa: E402
+
+runs, out_dir, config = report.load(sys.argv)
 WORKLOADS = ["replay", "agc", "multi"]
 SCENARIOS = ["direct", "proxy-cold", "proxy-warm", "xcache-default-cold", "xcache-default-warm",
              "xcache-tuned-cold", "xcache-tuned-warm"]
-
-
-def median(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
 
 
 def wall(r):
@@ -167,11 +162,9 @@ for w, rr in ratios.items():
         ["%.1f" % x for x in rr["direct_over_warm"]]))
 print("  (multi per round: direct/cold %s)" % ["%.3f" % x for x in multi])
 
-os.makedirs(out_dir, exist_ok=True)
 doc = {"config": config, "scenarios": summary, "targets": targets, "ratios": ratios,
        "multi_direct_over_cold": multi, "runs": runs}
-with open(os.path.join(out_dir, "proxy_wan.json"), "w") as fh:
-    json.dump(doc, fh, indent=1)
+json_path = report.write_json(out_dir, "proxy_wan.json", doc)
 
 # ---- plots: wall time per scenario, and origin bytes / requested ----
 dat = os.path.join(out_dir, "proxy_wan.dat")
@@ -190,30 +183,14 @@ with open(bdat, "w") as fh:
             fh.write("%s %.4f %.4f\n" % (s, r["wan_bytes"] / r["requested_bytes"],
                                          (r["disk_bytes"] or 0) / r["requested_bytes"]))
 png = os.path.join(out_dir, "proxy_wan.png")
-gp = """
-set terminal pngcairo size 1300,540 font ",10" noenhanced
-set output "%s"
-set multiplot layout 1,2 title "ferry site proxy vs direct and XCache over a %s RTT, %s link"
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.85 border -1
-set boxwidth 0.9
-set grid ytics
-set xtics rotate by -30
-set key top right
-set logscale y
-set ylabel "wall time [s] (log)"
-set title "wall time per pass"
-plot "%s" using 2:xtic(1) title "sparse replay" lc rgb "#3060c0", "" using 3 title "AGC, 8 threads" lc rgb "#e08020"
-unset logscale y
-set yrange [0:*]
-set ylabel "bytes / bytes requested"
-set title "sparse replay: bytes over the WAN and disk footprint"
-plot "%s" using 2:xtic(1) title "from origin (wire)" lc rgb "#c04030", "" using 3 title "disk" lc rgb "#40a040"
-unset multiplot
-""" % (png, config["rtt"], config["rate"], dat, bdat)
-try:
-    subprocess.run(["gnuplot"], input=gp, text=True, check=True, capture_output=True, timeout=60)
-    print("\nwrote %s and %s" % (os.path.join(out_dir, "proxy_wan.json"), png))
-except Exception as e:  # pylint: disable=broad-except
-    print("\nwrote %s (no plot: %s)" % (os.path.join(out_dir, "proxy_wan.json"), e))
+gp = report.wall_and_bytes(
+    png, "1300,540",
+    "ferry site proxy vs direct and XCache over a %s RTT, %s link" % (config["rtt"],
+                                                                     config["rate"]),
+    "set xtics rotate by -30\nset key top right",
+    'plot "%s" using 2:xtic(1) title "sparse replay" lc rgb "#3060c0", '
+    '"" using 3 title "AGC, 8 threads" lc rgb "#e08020"' % dat,
+    "sparse replay: bytes over the WAN and disk footprint",
+    'plot "%s" using 2:xtic(1) title "from origin (wire)" lc rgb "#c04030", '
+    '"" using 3 title "disk" lc rgb "#40a040"' % bdat)
+report.plot_and_tell(gp, json_path, png)

@@ -28,17 +28,15 @@
 # READAHEAD_WAN_REPEAT (1).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-BUILD="$(realpath "${FERRY_BUILD_DIR:-$ROOT/build/release}")"
+# shellcheck source=bench/lib/wan.sh
+. "$ROOT/bench/lib/wan.sh"  # BUILD TB FERRY PY; the link's set-up, clean-up and meters
 OUT="${FERRY_BENCH_OUT:-$ROOT/out/bench}/readahead_wan"
 DATA="${READAHEAD_WAN_DATA:-/srv/ferry-agc-bench}"
 RTT="${READAHEAD_WAN_RTT:-40ms}"
 RATE="${READAHEAD_WAN_RATE:-1gbit}"
 REPEAT="${READAHEAD_WAN_REPEAT:-1}"
-TB="$ROOT/scripts/testbed"
-FERRY="$BUILD/bin/ferry"
 PLUGIN="$BUILD/lib/libXrdClFerry-5.so"
 CLIENT="$ROOT/bench/readahead_client.py"
-PY=/usr/bin/python3
 WAN=ftb-frah
 AGC_BRANCHES=(nJet Jet_pt Jet_eta Jet_phi Jet_mass Jet_btagCSVV2 nElectron Electron_pt
   Electron_eta Electron_phi Electron_cutBased nMuon Muon_pt Muon_eta Muon_phi Muon_tightId
@@ -47,26 +45,11 @@ AGC_BRANCHES=(nJet Jet_pt Jet_eta Jet_phi Jet_mass Jet_btagCSVV2 nElectron Elect
 for f in "$FERRY" "$PLUGIN"; do
   [ -e "$f" ] || { echo "readahead_wan: $f missing (build ferry, XrdClFerry)" >&2; exit 1; }
 done
-[ "$(id -u)" = 0 ] || { echo "readahead_wan: SKIP: needs root" >&2; exit 77; }
-command -v xrootd >/dev/null || { echo "readahead_wan: SKIP: xrootd not installed" >&2; exit 77; }
+wan_require readahead_wan
 [ -d "$DATA" ] || { echo "readahead_wan: SKIP: no data in $DATA (bench/gen_bench.sh)" >&2; exit 77; }
-
-mkdir -p "$OUT"
-WORK="$(mktemp -d /tmp/fca-ra-wan.XXXXXX)"
-chmod 755 "$WORK"
-export FERRY_TB_DIR="$WORK/tb"
-mkdir -p "$FERRY_TB_DIR"
-RUNS="$WORK/runs.jsonl"
-: >"$RUNS"
-
-cleanup() {
-  set +e
-  bash "$TB/origin.sh" stop --name "$WAN" >/dev/null 2>&1
-  bash "$TB/origin.sh" stop --name frah-lo >/dev/null 2>&1
-  bash "$TB/wan.sh" down --name "$WAN" >/dev/null 2>&1
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+# stop_servers: stopped on exit by wan_cleanup, before the origin and the link.
+stop_servers() { bash "$TB/origin.sh" stop --name frah-lo; }
+wan_workdir /tmp/fca-ra-wan.XXXXXX
 
 # ---- data, plans, link, origins ----
 rel=()
@@ -84,10 +67,8 @@ done
 DATA_BYTES="$(cd "$DATA" && du -cb "${rel[@]}" | tail -1 | cut -f1)"
 echo "== data: ${#rel[@]} files, $DATA_BYTES bytes in $DATA" >&2
 cat "${rel[@]/#/$DATA/}" >/dev/null  # in the page cache: every scenario alike
-echo "== WAN: rtt $RTT, rate $RATE" >&2
-bash "$TB/wan.sh" up --name "$WAN" --rtt "$RTT" --rate "$RATE" >/dev/null || {
-  rc=$?; [ $rc = 77 ] && exit 77; exit $rc; }
-ORIGIN="$(bash "$TB/origin.sh" start --netns "$WAN" --dir "$DATA" --name "$WAN")"
+wan_up
+wan_origin "$DATA"
 LOCAL="$(bash "$TB/origin.sh" start --dir "$DATA" --name frah-lo)"
 echo "== origins $ORIGIN (WAN), $LOCAL (local)" >&2
 
@@ -111,11 +92,6 @@ if command -v iperf3 >/dev/null; then
 fi
 echo "== link measured by iperf3 -R -P 4: $LINK_BPS bit/s" >&2
 
-rx_bytes() { bash "$TB/wan.sh" bytes --name "$WAN" | sed -n 's/.*rx_bytes=\([0-9]*\).*/\1/p'; }
-idle_pct() { vmstat 1 2 | tail -1 | awk '{print $15}'; }
-
-NOPLUG="$WORK/noplugins"
-mkdir -p "$NOPLUG"
 # conf DIR CACHE READAHEAD
 conf() {
   mkdir -p "$1"

@@ -3,14 +3,14 @@
 
 usage: readahead_wan_report.py RUNS.jsonl OUT_DIR CONFIG_JSON
 """
-import json
 import os
-import statistics
-import subprocess
 import sys
 
-runs_path, out_dir, config = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-runs = [json.loads(line) for line in open(runs_path) if line.strip()]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import report  # noqa: E402
+from report import median  # noqa: E402
+
+runs, out_dir, config = report.load(sys.argv)
 
 # Counters are cumulative per cache directory: per-run deltas (cold runs start a directory).
 prev = {}
@@ -46,14 +46,14 @@ for label in labels:
     ok = all(r["exit"] == 0 for r in rs)
     summary[label] = {
         "runs": len(rs), "ok": ok,
-        "seconds": statistics.median(r["seconds"] for r in rs),
-        "wan_bytes": statistics.median(r["wan_bytes"] for r in rs),
-        "idle_pct": statistics.median(r["idle_pct"] for r in rs),
-        "prefetch_bytes": statistics.median(r["delta"].get("prefetch_bytes", 0) for r in rs),
-        "prefetch_unused_bytes": statistics.median(r["delta"].get("prefetch_unused_bytes", 0)
+        "seconds": median(r["seconds"] for r in rs),
+        "wan_bytes": median(r["wan_bytes"] for r in rs),
+        "idle_pct": median(r["idle_pct"] for r in rs),
+        "prefetch_bytes": median(r["delta"].get("prefetch_bytes", 0) for r in rs),
+        "prefetch_unused_bytes": median(r["delta"].get("prefetch_unused_bytes", 0)
                                                    for r in rs),
-        "prefetch_hits": statistics.median(r["delta"].get("prefetch_hits", 0) for r in rs),
-        "bytes_from_origin": statistics.median(r["delta"].get("bytes_from_origin", 0)
+        "prefetch_hits": median(r["delta"].get("prefetch_hits", 0) for r in rs),
+        "bytes_from_origin": median(r["delta"].get("bytes_from_origin", 0)
                                                for r in rs),
         "digest": rs[0]["out"].get("digest"),
         "bytes_read": rs[0]["out"].get("bytes"),
@@ -113,11 +113,9 @@ if "agc4-cold-ahead" in summary:
 digests = {s["digest"] for l, s in summary.items() if l.startswith("agc") and s["digest"]}
 target("agc digests agree over every scenario", len(digests), "1", len(digests) == 1)
 
-os.makedirs(out_dir, exist_ok=True)
-with open(os.path.join(out_dir, "readahead_wan.json"), "w") as f:
-    json.dump({"config": config, "bytes_read": bytes_read, "link_bytes_per_second": link,
-               "summary": summary,
-               "targets": targets, "runs": runs}, f, indent=1)
+report.write_json(out_dir, "readahead_wan.json",
+                  {"config": config, "bytes_read": bytes_read, "link_bytes_per_second": link,
+                   "summary": summary, "targets": targets, "runs": runs})
 
 dat = os.path.join(out_dir, "readahead_wan.dat")
 order = ["local", "direct", "cold-noahead", "cold-ahead", "warm"]
@@ -131,22 +129,18 @@ with open(dat, "w") as f:
         if "agc4-" + o in summary:
             f.write("reads4-%s %.3f 0\n" % (o, summary["agc4-" + o]["seconds"]))
 png = os.path.join(out_dir, "readahead_wan.png")
-gp = """
+gp = ("""
 set terminal pngcairo size 1100,520 font ",10" noenhanced
 set output "%s"
 set title "ferry read-ahead over a %s RTT, %s link: wall time of one pass (%d files, %.1f GB)"
 set ylabel "seconds"
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.85 border -1
-set boxwidth 0.9
-set grid ytics
+""" + report.HISTOGRAM_STYLE + """
 set xtics rotate by -20
 set yrange [0:*]
 plot "%s" using 2:xtic(1) title "ferry analyze agc --reads 0 (reads4: --reads 4)" lc rgb "#3060c0", "" using 3 title "python XRootD, one vector read per cluster" lc rgb "#c04030"
-""" % (png, config["rtt"], config["rate"], config["files"], config["data_bytes"] / 1e9, dat)
-try:
-    subprocess.run(["gnuplot"], input=gp, text=True, check=True, capture_output=True, timeout=60)
+""") % (png, config["rtt"], config["rate"], config["files"], config["data_bytes"] / 1e9, dat)
+no_plot = report.plot(gp)
+if no_plot is None:
     print("plot:", png)
-except (OSError, subprocess.SubprocessError) as e:
-    print("no plot:", e)
+else:
+    print("no plot:", no_plot)

@@ -17,28 +17,15 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests",
                                 "testing"))
+from ferry_harness import check, finish, skip  # noqa: E402
 from ferry_testbed import Origin, Skip  # noqa: E402
 
 FERRY, PLUGIN, DATA = sys.argv[1], sys.argv[2], sys.argv[3]
 TTBAR = "nanoAOD_2015_CMS_Open_Data_ttbar.root"
 if not os.path.isdir(DATA):
-    print("skip: no data folder", DATA)
-    sys.exit(77)
+    skip("no data folder " + DATA)
 if not os.path.isfile(PLUGIN):
-    print("skip: the cache plug-in is not built:", PLUGIN)
-    sys.exit(77)
-
-failures = []
-passed = 0
-
-
-def check(cond, what):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(what)
-        print("FAIL:", what)
+    skip("the cache plug-in is not built: " + PLUGIN)
 
 
 work = tempfile.mkdtemp(prefix="ferry-agc-cli.")
@@ -147,11 +134,9 @@ try:
     rc, out, err = ferry("analyze", "agc", local[0])
     check(rc == 0 and "digest" in out and "4j1b" in out, f"table output: exit {rc}")
 except Skip as e:
-    print("skip:", e)
     shutil.rmtree(work, ignore_errors=True)
-    sys.exit(77)
+    skip(e)
 finally:
     shutil.rmtree(work, ignore_errors=True)
 
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+finish()

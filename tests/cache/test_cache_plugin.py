@@ -18,90 +18,32 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "testing"))
+import ferry_harness  # noqa: E402
+from ferry_harness import PY, check, ok, run_test, skip  # noqa: E402
 from ferry_testbed import Origin, Skip, _StateDir, _run, read_lines, wait_for  # noqa: E402
 
 FERRY, PLUGIN, ROOT_DATA, TEST = sys.argv[1:5]
-PY = "/usr/bin/python3"
 READER = os.path.join(HERE, "cache_reader.py")
-failures = []
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
+class Setup(ferry_harness.Setup):
+    """The shared work dir, with XrdCl told to give up on a dead origin within seconds (the
+    faults test kills one), and the cache_reader.py modes."""
 
-
-class Setup:
-    """Data dir (world-readable, for the xrootd account), cache dir and plug-in conf."""
+    XRD_ENV = {"XRD_CONNECTIONRETRY": "1", "XRD_CONNECTIONWINDOW": "2",
+               "XRD_REQUESTTIMEOUT": "20", "XRD_STREAMERRORWINDOW": "2"}
 
     def __init__(self, cache_parent=None, **settings):
-        self.root = tempfile.mkdtemp(prefix="fca-it-")
-        os.chmod(self.root, 0o755)
-        self.data = os.path.join(self.root, "data")
-        os.mkdir(self.data)
-        os.chmod(self.data, 0o755)
-        self.cache = os.path.join(cache_parent or self.root, "cache")
-        conf = os.path.join(self.root, "conf")
-        os.mkdir(conf)
-        with open(os.path.join(conf, "ferry.conf"), "w") as f:
-            f.write("url = root://*\nlib = %s\nenable = true\ndir = %s\n" % (PLUGIN, self.cache))
-            f.write("publish_ms = 50\n")
-            for k, v in settings.items():
-                f.write("%s = %s\n" % (k, v))
-        self.env = dict(os.environ, XRD_PLUGINCONFDIR=conf, XRD_CONNECTIONRETRY="1",
-                        XRD_CONNECTIONWINDOW="2", XRD_REQUESTTIMEOUT="20",
-                        XRD_STREAMERRORWINDOW="2")
-        self.env.pop("XRD_PLUGIN", None)
-
-    def file(self, name, size, seed):
-        path = os.path.join(self.data, name)
-        rnd = random.Random(seed)
-        with open(path, "wb") as f:
-            f.write(rnd.randbytes(size))
-        os.chmod(path, 0o644)
-        return path
+        super().__init__(FERRY, PLUGIN, prefix="fca-it-", cache_parent=cache_parent,
+                         settings=settings, timeout=120)
 
     def reader(self, *args, timeout=120):
-        return subprocess.run([PY, READER, *args], env=self.env, capture_output=True, text=True,
-                              timeout=timeout)
-
-    def ferry(self, *args):
-        p = subprocess.run([FERRY, *args], env=self.env, capture_output=True, text=True,
-                           timeout=120)
-        return p
-
-    def stats(self):
-        p = self.ferry("cache", "stats", "--dir", self.cache, "--json")
-        if p.returncode != 0:
-            raise RuntimeError("ferry cache stats: exit %d: %s" % (p.returncode, p.stderr.strip()))
-        return json.loads(p.stdout)
-
-    def ls(self):
-        p = self.ferry("cache", "ls", "--dir", self.cache, "--json")
-        return json.loads(p.stdout)["entries"] if p.returncode == 0 else []
-
-    def verify(self):
-        p = self.ferry("cache", "verify", "--dir", self.cache, "--json")
-        return p.returncode, (json.loads(p.stdout) if p.stdout.strip() else {})
-
-    def verified(self):
-        """verify's report when every stored page checks, else None."""
-        rc, v = self.verify()
-        return v if rc == 0 and v.get("pages_bad") == 0 else None
+        return self.run(PY, READER, *args, timeout=timeout)
 
     def clear_cache(self):
         p = self.ferry("cache", "clear", "--dir", self.cache)
         if p.returncode != 0:
             raise RuntimeError("ferry cache clear: %s" % p.stderr.strip())
-
-    def remove(self):
-        shutil.rmtree(self.root, ignore_errors=True)
-
-
-def ok(p, what):
-    check(p.returncode == 0, "%s: exit %d %s %s" % (what, p.returncode, p.stdout.strip(),
-                                                   p.stderr.strip()[-800:]))
 
 
 def test_python():
@@ -473,18 +415,11 @@ def test_log():
         s.remove()
 
 
-TESTS = {"cli": test_cli, "log": test_log, "python": test_python, "rootio": test_rootio, "crash": test_crash,
-         "faults": test_faults, "fullfs": test_fullfs, "multiproc": test_multiproc,
-         "disk": test_disk}
+TESTS = {"cli": test_cli, "log": test_log, "python": test_python, "rootio": test_rootio,
+         "crash": test_crash, "faults": test_faults, "fullfs": test_fullfs,
+         "multiproc": test_multiproc, "disk": test_disk}
 
-if not os.path.exists(PLUGIN):
-    print("skip: plug-in not built:", PLUGIN)
-    sys.exit(77)
-try:
-    t0 = time.time()
-    TESTS[TEST]()
-except Skip as e:
-    print("skip:", e)
-    sys.exit(77)
-print("%s: %s in %.1f s" % (TEST, "FAIL" if failures else "ok", time.time() - t0))
-sys.exit(1 if failures else 0)
+if __name__ == "__main__":
+    if not os.path.exists(PLUGIN):
+        skip("plug-in not built: " + PLUGIN)
+    run_test(TESTS, TEST)

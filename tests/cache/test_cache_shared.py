@@ -19,19 +19,12 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "testing"))
+from ferry_harness import PY, check, run_test  # noqa: E402
 from ferry_testbed import Origin, Skip  # noqa: E402
 
 FERRY, PLUGIN, ROOT_DATA, TEST = sys.argv[1:5]
-PY = "/usr/bin/python3"
 READER = os.path.join(HERE, "cache_reader.py")
 FILE_A, FILE_B = "nano_dy.root", "uproot-HZZ-zstd.root"
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
 
 
 def run(argv, **kw):
@@ -313,9 +306,9 @@ def test_shared(bed, origin):
     check(p.returncode == 0, "the owner may clear --all: %s" % p.stderr)
 
 
-def main():
-    if TEST not in ("private", "shared"):
-        sys.exit("unknown test " + TEST)
+def with_bed(test):
+    """Runs test(bed, origin) with the accounts, the bed and the protected origin made for it,
+    and removed after it whatever happens."""
     if shutil.which("xrdsssadmin") is None:
         raise Skip("xrdsssadmin is not installed")
     accounts = Accounts()
@@ -323,7 +316,7 @@ def main():
     try:
         bed = Bed(accounts)
         with Origin(bed.data, extra_config=bed.origin_config()) as origin:
-            (test_private if TEST == "private" else test_shared)(bed, origin)
+            test(bed, origin)
     finally:
         if bed:
             bed.remove()
@@ -331,10 +324,5 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Skip as e:
-        print("SKIP:", e)
-        sys.exit(77)
-    print("%d passed, %d failed" % (0 if failures else 1, 1 if failures else 0))
-    sys.exit(1 if failures else 0)
+    run_test({"private": lambda: with_bed(test_private),
+              "shared": lambda: with_bed(test_shared)}, TEST)

@@ -20,65 +20,29 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "testing"))
+import ferry_harness  # noqa: E402
+from ferry_harness import PY, check, run_test  # noqa: E402
 from ferry_testbed import Origin, Skip  # noqa: E402
 
 FERRY, PLUGIN, ROOT_DATA, TEST = sys.argv[1:5]
-PY = "/usr/bin/python3"
 TEMPLATE = os.path.join(ROOT_DATA, "nanoAOD_2015_CMS_Open_Data_ttbar.root")
 CLIENT = os.path.join(HERE, "..", "..", "bench", "readahead_client.py")
 READER = os.path.join(HERE, "cache_reader.py")
 AGC_BRANCHES = ["nJet", "Jet_pt", "Jet_eta", "Jet_phi", "Jet_mass", "Jet_btagCSVV2",
                 "nElectron", "Electron_pt", "Electron_eta", "Electron_phi", "Electron_cutBased",
                 "nMuon", "Muon_pt", "Muon_eta", "Muon_phi", "Muon_tightId", "MET_pt", "MET_phi"]
-failures = []
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
+class Setup(ferry_harness.Setup):
+    """The shared work dir with the replica tier off (read-ahead is tested on the byte tier),
+    plus generated ROOT files, basket plans and the clients that read them."""
 
-
-class Setup:
     def __init__(self, **settings):
-        self.root = tempfile.mkdtemp(prefix="fca-ra-")
-        os.chmod(self.root, 0o755)
-        self.data = os.path.join(self.root, "data")
-        os.mkdir(self.data)
-        os.chmod(self.data, 0o755)
-        self.cache = os.path.join(self.root, "cache")
-        conf = os.path.join(self.root, "conf")
-        os.mkdir(conf)
-        settings.setdefault("replica", "off")
-        with open(os.path.join(conf, "ferry.conf"), "w") as f:
-            f.write("url = root://*\nlib = %s\nenable = true\ndir = %s\n" % (PLUGIN, self.cache))
-            f.write("publish_ms = 50\n")
-            for k, v in settings.items():
-                f.write("%s = %s\n" % (k, v))
-        self.env = dict(os.environ, XRD_PLUGINCONFDIR=conf, XRD_CONNECTIONRETRY="1",
-                        XRD_REQUESTTIMEOUT="30")
-        self.env.pop("XRD_PLUGIN", None)
-
-    def run(self, *cmd, timeout=600):
-        return subprocess.run(list(cmd), env=self.env, capture_output=True, text=True,
-                              timeout=timeout)
-
-    def ferry(self, *args):
-        return self.run(FERRY, *args)
-
-    def json(self, *args):
-        p = self.ferry(*args)
-        if p.returncode != 0:
-            raise RuntimeError("ferry %s: exit %d: %s" % (" ".join(args), p.returncode,
-                                                          p.stderr.strip()[-600:]))
-        return json.loads(p.stdout)
-
-    def stats(self):
-        return self.json("cache", "stats", "--dir", self.cache, "--json")
+        super().__init__(FERRY, PLUGIN, prefix="fca-ra-", timeout=600,
+                         settings=dict({"replica": "off"}, **settings))
 
     def disk(self):
         if not os.path.isdir(self.cache):
@@ -124,9 +88,6 @@ class Setup:
         os.chmod(dest, 0o644)
         os.utime(dest, (mtime, mtime))
         return dest
-
-    def remove(self):
-        shutil.rmtree(self.root, ignore_errors=True)
 
 
 def random_file(path, size):
@@ -285,18 +246,5 @@ def test_readahead():
         s.remove()
 
 
-def main():
-    try:
-        {"bypass": test_bypass, "readahead": test_readahead}[TEST]()
-    except Skip as e:
-        print("SKIP:", e)
-        return 77
-    if failures:
-        print("%d failure(s)" % len(failures))
-        return 1
-    print("ok")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    run_test({"bypass": test_bypass, "readahead": test_readahead}, TEST)

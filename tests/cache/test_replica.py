@@ -21,60 +21,28 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "testing"))
-from ferry_testbed import Origin, Skip  # noqa: E402
+import ferry_harness  # noqa: E402
+from ferry_harness import check, run_test, skip  # noqa: E402
+from ferry_testbed import Origin  # noqa: E402
 
 FERRY, PLUGIN, ROOT_DATA, JSROOT_CACHE, TEST = sys.argv[1:6]
 TEMPLATE = os.path.join(ROOT_DATA, "nanoAOD_2015_CMS_Open_Data_ttbar.root")
-failures = []
 JSROOT_FILES = ["nano_dy.root", "uproot-HZZ-lzma.root", "uproot-HZZ-lz4.root",
                 "uproot-HZZ-zstd.root", "uproot-sample-6.20.04-uncompressed.root",
                 "uproot-nesteddirs.root"]
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
+class Setup(ferry_harness.Setup):
+    """The shared work dir with replicas built on request (replica = manual) unless a test
+    says otherwise, plus generated NanoAOD sets in its data dir."""
 
-
-class Setup:
     def __init__(self, **settings):
-        self.root = tempfile.mkdtemp(prefix="fca-rp-")
-        os.chmod(self.root, 0o755)
-        self.data = os.path.join(self.root, "data")
-        os.mkdir(self.data)
-        os.chmod(self.data, 0o755)
-        self.cache = os.path.join(self.root, "cache")
-        conf = os.path.join(self.root, "conf")
-        os.mkdir(conf)
-        settings.setdefault("replica", "manual")
-        with open(os.path.join(conf, "ferry.conf"), "w") as f:
-            f.write("url = root://*\nlib = %s\nenable = true\ndir = %s\n" % (PLUGIN, self.cache))
-            f.write("publish_ms = 50\n")
-            for k, v in settings.items():
-                f.write("%s = %s\n" % (k, v))
-        self.env = dict(os.environ, XRD_PLUGINCONFDIR=conf, XRD_CONNECTIONRETRY="1",
-                        XRD_REQUESTTIMEOUT="30")
-        self.env.pop("XRD_PLUGIN", None)
-
-    def ferry(self, *args, timeout=300):
-        return subprocess.run([FERRY, *args], env=self.env, capture_output=True, text=True,
-                              timeout=timeout)
-
-    def json(self, *args):
-        p = self.ferry(*args)
-        if p.returncode != 0:
-            raise RuntimeError("ferry %s: exit %d: %s" % (" ".join(args), p.returncode,
-                                                          p.stderr.strip()[-600:]))
-        return json.loads(p.stdout)
-
-    def stats(self):
-        return self.json("cache", "stats", "--dir", self.cache, "--json")
+        super().__init__(FERRY, PLUGIN, prefix="fca-rp-",
+                         settings=dict({"replica": "manual"}, **settings))
 
     def build(self):
         return {f["url"].rsplit("/", 1)[-1]: f
@@ -95,9 +63,6 @@ class Setup:
             os.chmod(os.path.join(self.data, dest), 0o644)
             names.append(dest)
         return names
-
-    def remove(self):
-        shutil.rmtree(self.root, ignore_errors=True)
 
 
 def trees(setup, path):
@@ -324,22 +289,8 @@ def test_kill():
         s.remove()
 
 
-def main():
-    if not os.path.isfile(TEMPLATE):
-        print("no ROOT data: skipping")
-        return 77
-    try:
-        {"fidelity": test_fidelity, "agc": test_agc, "auto": test_auto,
-         "kill": test_kill}[TEST]()
-    except Skip as e:
-        print("skipped:", e)
-        return 77
-    if failures:
-        print("%d failure(s)" % len(failures))
-        return 1
-    print("ok")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    if not os.path.isfile(TEMPLATE):
+        skip("no ROOT data")
+    run_test({"fidelity": test_fidelity, "agc": test_agc, "auto": test_auto, "kill": test_kill},
+             TEST)

@@ -10,14 +10,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testing"))
+from ferry_harness import check, finish  # noqa: E402
+
 FERRY, GEN_DOCS = sys.argv[1:3]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def complete(comp, *words):
@@ -52,5 +48,4 @@ with tempfile.TemporaryDirectory() as out:
     check(complete(comp, "store", "get", "DIR", "--event", "1:2:3", "--ev") ==
           {"--event", "--events-file"}, "store get options after positionals")
     check("--listen" in complete(comp, "recv", "--li"), "recv options")
-print("%d failure(s)" % len(failures) if failures else "ok")
-sys.exit(1 if failures else 0)
+finish()

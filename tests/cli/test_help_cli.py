@@ -13,14 +13,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testing"))
+from ferry_harness import check, finish  # noqa: E402
+
 FERRY = sys.argv[1]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def run(*args):
@@ -118,5 +114,4 @@ check(typo.returncode == 2 and "did you mean '--streams'" in typo.stderr,
       "ferry send --streems: %s" % typo.stderr)
 v = run("--version")
 check(v.returncode == 0 and re.match(r"ferry \d+\.\d+\.\d+", v.stdout), "version: %r" % v.stdout)
-print("%d failure(s)" % len(failures) if failures else "ok")
-sys.exit(1 if failures else 0)
+finish()

@@ -10,25 +10,13 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testing"))
+from ferry_harness import Contract, check, finish, skip  # noqa: E402
+
 FERRY, DATA = sys.argv[1], sys.argv[2]
 if not os.path.isdir(DATA):
-    print("skip: no data folder", DATA)
-    sys.exit(77)
-
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def run(*args, expect_rc=0):
-    p = subprocess.run([FERRY, *args], capture_output=True, text=True, timeout=120)
-    check(p.returncode == expect_rc,
-          f"{' '.join(args)}: exit {p.returncode}, expected {expect_rc}; stderr: {p.stderr.strip()[:300]}")
-    return p
+    skip("no data folder " + DATA)
+run = Contract(FERRY, timeout=120).run
 
 
 def ls(name):
@@ -168,5 +156,4 @@ with tempfile.TemporaryDirectory() as tmp:
     check(p.returncode == 1 and "basket" in p.stderr and "branch" in p.stderr,
           f"corrupt basket: rc {p.returncode}, stderr {p.stderr.strip()[:200]}")
 
-print("cli_root:", "FAILED" if failures else "ok", f"({len(failures)} failures)")
-sys.exit(1 if failures else 0)
+finish()

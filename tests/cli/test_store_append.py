@@ -16,31 +16,14 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testing"))
+from ferry_harness import Contract, check, finish, skip  # noqa: E402
+
 FERRY, DATA = sys.argv[1], sys.argv[2]
 if not os.path.isdir(DATA):
-    print("skip: no data folder", DATA)
-    sys.exit(77)
+    skip("no data folder " + DATA)
 KILLS = int(os.environ.get("FERRY_STORE_KILLS", "20"))
-
-failures = []
-passed = 0
-
-
-def check(cond, what):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def run(*args, expect_rc=0):
-    p = subprocess.run([FERRY, *args], capture_output=True, text=True, timeout=300,
-                       env=dict(os.environ, FERRY_PROGRESS="0"))
-    check(p.returncode == expect_rc,
-          f"{' '.join(args)}: exit {p.returncode}, expected {expect_rc}; stderr: {p.stderr.strip()[:300]}")
-    return p
+run = Contract(FERRY, env=dict(os.environ, FERRY_PROGRESS="0")).run
 
 
 def gen(out, events, seed):
@@ -155,5 +138,4 @@ try:
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+finish()

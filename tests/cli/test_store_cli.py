@@ -7,29 +7,16 @@ usage: test_store_cli.py FERRY_BINARY DATA_DIR   (exit 77 when DATA_DIR is absen
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testing"))
+from ferry_harness import Contract, check, finish, skip  # noqa: E402
+
 FERRY, DATA = sys.argv[1], sys.argv[2]
 if not os.path.isdir(DATA):
-    print("skip: no data folder", DATA)
-    sys.exit(77)
-
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def run(*args, expect_rc=0):
-    p = subprocess.run([FERRY, *args], capture_output=True, text=True, timeout=300)
-    check(p.returncode == expect_rc,
-          f"{' '.join(args)}: exit {p.returncode}, expected {expect_rc}; stderr: {p.stderr.strip()[:300]}")
-    return p
+    skip("no data folder " + DATA)
+run = Contract(FERRY).run
 
 
 def same(a, b):
@@ -158,7 +145,4 @@ for name in sorted(os.listdir(DATA)):
     check(not bad, f"{name}: branches differ from root dump: {bad[:5]}")
     print(f"{name}: {n} events x {len(dump) - len(skipped)} branches equal to root dump")
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
-print("ok")
+finish()

@@ -20,15 +20,8 @@ import tempfile
 
 BUILD, SOURCE, TEST = sys.argv[1:4]
 sys.path.insert(0, os.path.join(SOURCE, "tests", "testing"))
+from ferry_harness import check, run_test  # noqa: E402
 from ferry_testbed import Origin, Skip  # noqa: E402
-
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
 
 
 def run(args, **kw):
@@ -109,18 +102,5 @@ def test_package():
         check(lib in depends, "depends on %s: %s" % (lib, depends.strip()))
 
 
-def main():
-    try:
-        {"prefix": test_prefix, "package": test_package}[TEST]()
-    except Skip as e:
-        print("skipped:", e)
-        return 77
-    if failures:
-        print("%d failure(s)" % len(failures))
-        return 1
-    print("ok")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    run_test({"prefix": test_prefix, "package": test_package}, TEST)

@@ -10,24 +10,12 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testing"))
+from ferry_harness import check, finish, skip  # noqa: E402
 from ferry_testbed import Origin, Skip  # noqa: E402
 
 FERRY, DATA = sys.argv[1], sys.argv[2]
 if not os.path.isdir(DATA):
-    print("skip: no data folder", DATA)
-    sys.exit(77)
-
-failures = []
-passed = 0
-
-
-def check(cond, what):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(what)
-        print("FAIL:", what)
+    skip("no data folder " + DATA)
 
 
 def ferry(*args):
@@ -54,8 +42,6 @@ try:
         rc, _, err = ferry("root", "ls", origin.url_for("missing.root"))
         check(rc == 1 and "missing.root" in err, f"missing remote file: exit {rc}, {err.strip()}")
 except Skip as e:
-    print("skip:", e)
-    sys.exit(77)
+    skip(e)
 
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+finish()

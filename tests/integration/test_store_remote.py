@@ -15,36 +15,17 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testing"))
+from ferry_harness import Contract, check, finish, skip  # noqa: E402
 from ferry_testbed import Origin, Skip  # noqa: E402
 
 FERRY, PLUGIN, DATA = sys.argv[1], sys.argv[2], sys.argv[3]
 if not os.path.isdir(DATA):
-    print("skip: no data folder", DATA)
-    sys.exit(77)
-
-failures = []
-passed = 0
-
-
-def check(cond, what):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(what)
-        print("FAIL:", what)
-
+    skip("no data folder " + DATA)
 
 ENV = dict(os.environ, FERRY_PROGRESS="0", XRD_CONNECTIONRETRY="1", XRD_REQUESTTIMEOUT="20")
 ENV.pop("XRD_PLUGIN", None)
 ENV.pop("XRD_PLUGINCONFDIR", None)
-
-
-def ferry(*args, env=None, expect_rc=0):
-    p = subprocess.run([FERRY, *args], capture_output=True, text=True, timeout=120, env=env or ENV)
-    check(p.returncode == expect_rc,
-          f"{' '.join(args)[:200]}: exit {p.returncode}, expected {expect_rc}; {p.stderr.strip()[:300]}")
-    return p
+ferry = Contract(FERRY, timeout=120, env=ENV).run
 
 
 def strip(doc):
@@ -170,10 +151,8 @@ try:
         p = ferry("store", "scan", url, "--columns", "run", expect_rc=1)
         check("S chunk" in p.stderr and "checksum" in p.stderr, f"corrupt S chunk named: {p.stderr.strip()}")
 except Skip as e:
-    print("skip:", e)
-    sys.exit(77)
+    skip(e)
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+finish()

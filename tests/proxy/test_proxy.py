@@ -20,75 +20,37 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "testing"))
+import ferry_harness  # noqa: E402
 import ferry_testbed  # noqa: E402
+from ferry_harness import PY, check, ok, run_test  # noqa: E402
 from proxy_testbed import Proxy, Redirector, Skip  # noqa: E402
 from ferry_testbed import read_lines, wait_for  # noqa: E402
 
 FERRY, PROBE, ROOT_DATA, TEST = sys.argv[1:5]
-PY = "/usr/bin/python3"
 READER = os.path.join(HERE, "proxy_reader.py")
 CACHE_READER = os.path.join(HERE, "..", "cache", "cache_reader.py")
 CLIENT_PLUGIN = os.environ.get("FERRY_CLIENT_PLUGIN", "")
-failures = []
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-    return cond
+class Setup(ferry_harness.Setup):
+    """The shared work dir without a client plug-in (the proxy is what is tested; a test that
+    wants one asks for it): data served by the origin, the proxy's cache, logs."""
 
-
-class Setup:
-    """A world-readable work dir: data served by the origin, the proxy's cache, logs."""
+    XRD_ENV = {"XRD_CONNECTIONRETRY": "1", "XRD_CONNECTIONWINDOW": "2",
+               "XRD_REQUESTTIMEOUT": "30", "XRD_STREAMERRORWINDOW": "2"}
 
     def __init__(self):
-        self.root = tempfile.mkdtemp(prefix="fpx-it-")
-        os.chmod(self.root, 0o755)
-        self.data = os.path.join(self.root, "data")
-        os.mkdir(self.data)
-        os.chmod(self.data, 0o755)
-        self.cache = os.path.join(self.root, "cache")
-        self.env = dict(os.environ, XRD_CONNECTIONRETRY="1", XRD_CONNECTIONWINDOW="2",
-                        XRD_REQUESTTIMEOUT="30", XRD_STREAMERRORWINDOW="2")
-        self.env.pop("XRD_PLUGIN", None)
-        # No client plug-in unless a test asks for one: the proxy is what is tested.
-        self.env["XRD_PLUGINCONFDIR"] = os.path.join(self.root, "no-plugins")
-
-    def file(self, name, size, seed):
-        path = os.path.join(self.data, name)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as f:
-            f.write(random.Random(seed).randbytes(size))
-        os.chmod(path, 0o644)
-        return path
+        super().__init__(FERRY, prefix="fpx-it-", timeout=180)
 
     def copy_root(self, name):
         shutil.copy(os.path.join(ROOT_DATA, name), self.data)
         os.chmod(os.path.join(self.data, name), 0o644)
         return os.path.join(self.data, name)
 
-    def run(self, *argv, timeout=180, env=None):
-        return subprocess.run(list(argv), env=env or self.env, capture_output=True, text=True,
-                              timeout=timeout)
-
     def reader(self, *args, timeout=180, env=None):
         # tests/cache's reader has the modes both test suites use (pass, ranges, slow, loop).
         script = CACHE_READER if args and args[0] in ("pass", "ranges", "slow") else READER
         return self.run(PY, script, *args, timeout=timeout, env=env)
-
-    def ferry(self, *args, timeout=180, env=None):
-        return self.run(FERRY, *args, timeout=timeout, env=env)
-
-    def stats(self, cache=None):
-        p = self.ferry("cache", "stats", "--dir", cache or self.cache, "--json")
-        if p.returncode != 0:
-            raise RuntimeError("ferry cache stats: %s" % p.stderr)
-        return json.loads(p.stdout)
-
-    def verify(self, cache=None):
-        p = self.ferry("cache", "verify", "--dir", cache or self.cache, "--json")
-        return p.returncode, (json.loads(p.stdout) if p.stdout.strip() else {})
 
     def settled(self, cache=None, seconds=20):
         """Waits until the proxy's write-behind published what it fetched (held bytes stop
@@ -113,15 +75,6 @@ class Setup:
             byte = f.read(1)[0]
             f.seek(offset)
             f.write(bytes([byte ^ 0x04]))
-
-    def remove(self):
-        shutil.rmtree(self.root, ignore_errors=True)
-
-
-def ok(p, what):
-    return check(p.returncode == 0, "%s: exit %d %s %s" % (what, p.returncode,
-                                                          p.stdout.strip()[-500:],
-                                                          p.stderr.strip()[-1500:]))
 
 
 def same_file(a, b):
@@ -580,18 +533,5 @@ TESTS = {
 }
 
 
-def main():
-    try:
-        TESTS[TEST]()
-    except (Skip, ferry_testbed.Skip) as e:
-        print("SKIP:", e)
-        return 77
-    if failures:
-        print("%d check(s) failed" % len(failures))
-        return 1
-    print("ok")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    run_test(TESTS, TEST, skips=(Skip, ferry_testbed.Skip))
