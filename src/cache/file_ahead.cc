@@ -5,8 +5,8 @@
 #include <chrono>
 
 #include "base/log.h"
+#include "rootio/layout.h"
 #include "rootio/root_file.h"
-#include "rootio/tree.h"
 
 namespace ferry::cache {
 namespace {
@@ -50,17 +50,12 @@ class UntrackedSource final : public io::ByteSource {
 };
 
 // `tail_start`: see UntrackedSource.
-Result<std::vector<rootio::TreeInfo>> LoadTrees(AheadTarget& file, uint64_t& tail_start) {
+Result<std::vector<rootio::LayoutSet>> LoadTrees(AheadTarget& file, uint64_t& tail_start) {
   UntrackedSource source(file);
   auto root = FERRY_TRY(rootio::RootFile::Open(source));
-  std::vector<rootio::TreeInfo> trees;
-  for (const std::string& path : FERRY_TRY(root->TreePaths())) {
-    if (auto tree = root->OpenTree(path)) {
-      trees.push_back((*tree)->info());
-    }
-  }
+  auto sets = FERRY_TRY(rootio::LoadLayout(*root));
   tail_start = source.tail_start();
-  return trees;
+  return sets;
 }
 
 uint64_t Overlap(const fetch::Range& r, std::span<const fetch::Range> sorted) {
@@ -191,7 +186,7 @@ void FileAhead::Load() {
   uint64_t tail_start = UINT64_MAX;
   auto trees = file_.size() > 100
                    ? LoadTrees(file_, tail_start)
-                   : Result<std::vector<rootio::TreeInfo>>(InvalidArgumentError("too small"));
+                   : Result<std::vector<rootio::LayoutSet>>(InvalidArgumentError("too small"));
   if (trees && !trees->empty() && tail_start < file_.size()) {
     prefetcher_.NoteMetadataTail(file_.size() - tail_start);
   }

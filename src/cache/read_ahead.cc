@@ -8,25 +8,22 @@
 
 namespace ferry::cache {
 
-ReadAhead::ReadAhead(std::vector<rootio::TreeInfo> trees, uint32_t units)
-    : trees_(std::move(trees)), units_(std::max<uint32_t>(units, 1)) {
+ReadAhead::ReadAhead(std::vector<rootio::LayoutSet> sets, uint32_t units)
+    : trees_(std::move(sets)), units_(std::max<uint32_t>(units, 1)) {
   state_.resize(trees_.size());
   active_.resize(trees_.size());
   frontier_.assign(trees_.size(), 0);
   size_t flags = 0;
   for (size_t t = 0; t < trees_.size(); ++t) {
-    const auto& branches = trees_[t].branches;
-    state_[t].resize(branches.size());
-    for (size_t b = 0; b < branches.size(); ++b) {
+    const auto& columns = trees_[t].columns;
+    state_[t].resize(columns.size());
+    for (size_t b = 0; b < columns.size(); ++b) {
       state_[t][b].flags = flags;
-      flags += branches[b].baskets.size();
-      for (size_t i = 0; i < branches[b].baskets.size(); ++i) {
-        const rootio::BasketRef& k = branches[b].baskets[i];
-        // Embedded baskets live inside the TTree record: nothing to fetch on their own.
-        if (k.seek != 0 && k.bytes != 0) {
-          by_seek_.push_back({k.seek, k.bytes, static_cast<uint32_t>(t), static_cast<uint32_t>(b),
-                              static_cast<uint32_t>(i)});
-        }
+      flags += columns[b].units.size();
+      for (size_t i = 0; i < columns[b].units.size(); ++i) {
+        const rootio::LayoutUnit& k = columns[b].units[i];
+        by_seek_.push_back({k.offset, k.bytes, static_cast<uint32_t>(t), static_cast<uint32_t>(b),
+                            static_cast<uint32_t>(i)});
       }
     }
   }
@@ -46,8 +43,7 @@ const ReadAhead::BasketAt* ReadAhead::Find(uint64_t offset) const {
 }
 
 std::string ReadAhead::TreeName(uint32_t tree) const {
-  const rootio::TreeInfo& t = trees_[tree];
-  return t.path.empty() ? t.name : t.path;
+  return trees_[tree].name;
 }
 
 std::vector<std::string> ReadAhead::TreeNames() const {
@@ -68,7 +64,7 @@ void ReadAhead::StaleBelow(uint32_t tree,
                            uint64_t below,
                            std::vector<fetch::Range>* stale) {
   BranchState& st = State(tree, b);
-  const auto& baskets = trees_[tree].branches[b].baskets;
+  const auto& baskets = trees_[tree].columns[b].units;
   const uint64_t end = std::min<uint64_t>(below, st.next);
   for (uint64_t i = st.oldest_flag; i < end; ++i) {
     uint8_t& flag = flags_[st.flags + i];
@@ -76,7 +72,7 @@ void ReadAhead::StaleBelow(uint32_t tree,
       flag = 0;
       --pending_;
       if (stale != nullptr) {
-        stale->push_back({baskets[i].seek, baskets[i].bytes});
+        stale->push_back({baskets[i].offset, baskets[i].bytes});
       }
     }
   }
@@ -85,14 +81,12 @@ void ReadAhead::StaleBelow(uint32_t tree,
 
 void ReadAhead::Emit(uint32_t tree, uint32_t b, std::vector<fetch::Range>& out, uint64_t* bytes) {
   BranchState& st = State(tree, b);
-  const rootio::BasketRef& ref = trees_[tree].branches[b].baskets[st.next];
-  if (ref.seek != 0 && ref.bytes != 0) {
-    out.push_back({ref.seek, ref.bytes});
-    flags_[st.flags + st.next] = 1;
-    ++pending_;
-    if (bytes != nullptr) {
-      *bytes += ref.bytes;
-    }
+  const rootio::LayoutUnit& ref = trees_[tree].columns[b].units[st.next];
+  out.push_back({ref.offset, ref.bytes});
+  flags_[st.flags + st.next] = 1;
+  ++pending_;
+  if (bytes != nullptr) {
+    *bytes += ref.bytes;
   }
   ++st.next;
 }
@@ -102,7 +96,7 @@ void ReadAhead::PredictUntil(uint32_t tree,
                              int64_t until,
                              std::vector<fetch::Range>& ahead) {
   for (uint32_t b : branches) {
-    const auto& baskets = trees_[tree].branches[b].baskets;
+    const auto& baskets = trees_[tree].columns[b].units;
     while (State(tree, b).next < baskets.size()
            && baskets[State(tree, b).next].first_entry < until) {
       Emit(tree, b, ahead, nullptr);
@@ -128,7 +122,7 @@ ReadAhead::Observation ReadAhead::ObserveLocked(
         break;
       }
       pos = at->seek + at->bytes;
-      const rootio::BasketRef& ref = trees_[at->tree].branches[at->branch].baskets[at->index];
+      const rootio::LayoutUnit& ref = trees_[at->tree].columns[at->branch].units[at->index];
       BranchState& st = State(at->tree, at->branch);
       ++obs.baskets;
       obs.bytes += at->bytes;
@@ -146,12 +140,11 @@ ReadAhead::Observation ReadAhead::ObserveLocked(
       // In sequence: near the next basket of its branch; for a branch not read before, the
       // start of the tree or where the tree's reading has got to (a branch added to the set).
       const int64_t frontier = frontier_[at->tree];
-      const bool near_next = st.last >= 0
-                                 ? i + static_cast<int64_t>(kReorderSlack) > st.last
-                                       && i <= st.last + 1 + kReorderSlack
-                                 : ref.first_entry == 0
-                                       || (ref.first_entry <= frontier
-                                           && frontier <= ref.first_entry + ref.num_entries);
+      const bool near_next =
+          st.last >= 0 ? i + static_cast<int64_t>(kReorderSlack) > st.last
+                             && i <= st.last + 1 + kReorderSlack
+                       : ref.first_entry == 0
+                             || (ref.first_entry <= frontier && frontier <= ref.end_entry());
       obs.in_sequence = obs.in_sequence || was_predicted || near_next;
       first_at_zero = first_at_zero || (st.last < 0 && ref.first_entry == 0);
       // Predictions this branch went past (beyond the reorder slack) will not be read.
@@ -159,14 +152,13 @@ ReadAhead::Observation ReadAhead::ObserveLocked(
         StaleBelow(at->tree, at->branch, at->index - kReorderSlack, stale);
       }
       st.last = std::max(st.last, i);
-      st.read_end = std::max(st.read_end, ref.first_entry + ref.num_entries);
+      st.read_end = std::max(st.read_end, ref.end_entry());
       st.next = std::max(st.next, at->index + 1);
       read[at->tree].push_back(at->branch);
-      auto [it, added] =
-          spans.try_emplace(at->tree, ref.first_entry, ref.first_entry + ref.num_entries);
+      auto [it, added] = spans.try_emplace(at->tree, ref.first_entry, ref.end_entry());
       if (!added) {
         it->second.first = std::min(it->second.first, ref.first_entry);
-        it->second.second = std::max(it->second.second, ref.first_entry + ref.num_entries);
+        it->second.second = std::max(it->second.second, ref.end_entry());
       }
     }
   }
@@ -201,7 +193,7 @@ ReadAhead::Observation ReadAhead::ObserveLocked(
     if (active != active_[tree] && learned != nullptr) {
       std::vector<std::string>& names = (*learned)[TreeName(tree)];
       for (uint32_t b : active) {
-        names.push_back(trees_[tree].branches[b].name);
+        names.push_back(trees_[tree].columns[b].name);
       }
     }
     active_[tree] = std::move(active);
@@ -227,10 +219,10 @@ uint64_t ReadAhead::Predict(uint64_t max_bytes, std::vector<fetch::Range>& out) 
     using Head = std::pair<std::pair<int64_t, uint64_t>, uint32_t>;
     std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
     auto push = [&](uint32_t b) FERRY_REQUIRES(mu_) {
-      const auto& baskets = trees_[t].branches[b].baskets;
+      const auto& baskets = trees_[t].columns[b].units;
       const uint32_t next = State(t, b).next;
       if (next < baskets.size()) {
-        heads.push({{baskets[next].first_entry, baskets[next].seek}, b});
+        heads.push({{baskets[next].first_entry, baskets[next].offset}, b});
       }
     };
     for (uint32_t b : active_[t]) {
@@ -275,15 +267,15 @@ void ReadAhead::Seed(const std::string& tree,
     if (TreeName(t) != tree) {
       continue;
     }
-    const rootio::TreeInfo& info = trees_[t];
+    const rootio::LayoutSet& info = trees_[t];
     std::vector<uint32_t> keys;
     for (const std::string& name : branches) {
-      const int32_t b = info.FindBranch(name);
+      const int32_t b = info.FindColumn(name);
       if (b >= 0) {
         keys.push_back(static_cast<uint32_t>(b));
       }
     }
-    const std::vector<rootio::EntryRange> clusters = info.Clusters();
+    const std::vector<rootio::EntryRange>& clusters = info.clusters;
     if (keys.empty() || clusters.empty()) {
       continue;
     }

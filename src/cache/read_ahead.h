@@ -1,6 +1,8 @@
 // ReadAhead: which bytes of a ROOT file a reader will ask for next, learned from its reads —
-// TTreeCache's learning, done by the cache. Used by the client plug-in (through FileAhead,
-// file_ahead.h) and by the site proxy (src/plugin/proxy/file_ahead.cc).
+// TTreeCache's learning, done by the cache. It sees a file through its format-neutral layout
+// (rootio/layout.h: datasets, their columns and the units of each column); below, "tree",
+// "branch" and "basket" are a dataset, a column and a unit of it. Used by the client plug-in
+// (through FileAhead, file_ahead.h) and by the site proxy (src/plugin/proxy/file_ahead.cc).
 //
 // Why: ROOT's TTreeCache, uproot and ferry's ClusterReader read the baskets of the branches
 // they need for one cluster, wait a round trip, decode, then ask for the same branches' next
@@ -46,7 +48,7 @@
 
 #include "base/mutex.h"
 #include "fetch/range.h"
-#include "rootio/tree_model.h"
+#include "rootio/layout.h"
 
 namespace ferry::cache {
 
@@ -56,8 +58,9 @@ inline constexpr uint32_t kReorderSlack = 8;
 
 class ReadAhead {
  public:
-  // `trees`: every TTree of the file; `units`: windows fetched ahead by OnRead (>= 1).
-  ReadAhead(std::vector<rootio::TreeInfo> trees, uint32_t units);
+  // `sets`: every dataset of the file (rootio::LoadLayout); `units`: windows fetched ahead by
+  // OnRead (>= 1).
+  ReadAhead(std::vector<rootio::LayoutSet> sets, uint32_t units);
 
   struct Observation {
     uint32_t baskets = 0;  // basket records the read covered
@@ -135,7 +138,7 @@ class ReadAhead {
       FERRY_REQUIRES(mu_);
   std::string TreeName(uint32_t tree) const;
 
-  std::vector<rootio::TreeInfo> trees_;
+  std::vector<rootio::LayoutSet> trees_;
   uint32_t units_;
   std::vector<BasketAt> by_seek_;
   mutable Mutex mu_;

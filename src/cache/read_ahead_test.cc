@@ -5,12 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include "rootio/layout.h"
+
 namespace ferry::cache {
 namespace {
 
 // One tree, `branches` branches with one basket of `per_basket` entries per cluster, baskets of
 // branch b in cluster c at seek 1000 + (c * branches + b) * 100, 100 bytes each.
-rootio::TreeInfo Tree(int branches, int clusters, int64_t per_basket) {
+// As ReadAhead sees it: the tree's layout (rootio/layout.h).
+rootio::LayoutSet Tree(int branches, int clusters, int64_t per_basket) {
   rootio::TreeInfo t;
   t.name = "Events";
   t.entries = clusters * per_basket;
@@ -27,7 +30,7 @@ rootio::TreeInfo Tree(int branches, int clusters, int64_t per_basket) {
     }
     t.branches.push_back(br);
   }
-  return t;
+  return rootio::TreeLayout(t);
 }
 
 fetch::Range Basket(int branches, int branch, int cluster) {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "cache/read_ahead.h"
+#include "rootio/layout.h"
 
 namespace ferry::cache {
 namespace {
@@ -17,7 +18,8 @@ constexpr uint64_t kBasket = 100;
 
 // One tree, one basket of `per_basket` entries per branch and cluster, baskets of branch b in
 // cluster c at seek 1000 + (c * branches + b) * 100 (ROOT's order: cluster by cluster).
-rootio::TreeInfo Tree(int branches, int clusters, int64_t per_basket = 1000) {
+// As ReadAhead sees it: the tree's layout (rootio/layout.h).
+rootio::LayoutSet Tree(int branches, int clusters, int64_t per_basket = 1000) {
   rootio::TreeInfo t;
   t.name = "Events";
   t.entries = clusters * per_basket;
@@ -31,7 +33,7 @@ rootio::TreeInfo Tree(int branches, int clusters, int64_t per_basket = 1000) {
     }
     t.branches.push_back(br);
   }
-  return t;
+  return rootio::TreeLayout(t);
 }
 
 // A reader's read: the baskets of `branches` in cluster `c`.
@@ -56,7 +58,7 @@ struct Replay {
   size_t reads = 0;
   size_t in_sequence = 0;
 
-  Replay(rootio::TreeInfo tree, uint64_t window_bytes)
+  Replay(rootio::LayoutSet tree, uint64_t window_bytes)
       : ra({std::move(tree)}, 1), window(window_bytes) {}
 
   void Do(const std::vector<fetch::Range>& chunks) {

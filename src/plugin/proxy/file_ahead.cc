@@ -12,8 +12,8 @@
 #include "plugin/proxy/ahead_scheduler.h"
 #include "plugin/proxy/file_state.h"
 #include "plugin/proxy/service.h"
+#include "rootio/layout.h"
 #include "rootio/root_file.h"
-#include "rootio/tree.h"
 
 namespace ferry::proxy {
 
@@ -44,17 +44,11 @@ constexpr uint64_t kSeqFetch = 2 << 20;
 // time would otherwise cost one origin request per basket).
 constexpr uint64_t kMinAheadFetchBytes = 256 << 10;
 
-// Every TTree of a ROOT file (their baskets are what ReadAhead predicts).
-Result<std::vector<rootio::TreeInfo>> LoadTrees(cache::CachedFile& file, const std::string& name) {
+// Every dataset of a ROOT file (their units are what ReadAhead predicts).
+Result<std::vector<rootio::LayoutSet>> LoadTrees(cache::CachedFile& file, const std::string& name) {
   cache::CachedSource source(file, name);
   auto root = FERRY_TRY(rootio::RootFile::Open(source));
-  std::vector<rootio::TreeInfo> trees;
-  for (const std::string& path : FERRY_TRY(root->TreePaths())) {
-    if (auto tree = root->OpenTree(path)) {
-      trees.push_back((*tree)->info());
-    }
-  }
-  return trees;
+  return rootio::LoadLayout(*root);
 }
 
 // Fetches predicted baskets into the cache (through the read-ahead handle; the copy into a

@@ -14,11 +14,13 @@
 #include "cache/read_ahead.h"
 #include "plugin/proxy/ahead_scheduler.h"
 #include "plugin/proxy/origin_meter.h"
+#include "rootio/layout.h"
 
 namespace ferry::proxy {
 namespace {
 
-rootio::TreeInfo Tree(int branches, int clusters) {
+// As ReadAhead sees it: the tree's layout (rootio/layout.h).
+rootio::LayoutSet Tree(int branches, int clusters) {
   rootio::TreeInfo t;
   t.name = "Events";
   for (int b = 0; b < branches; ++b) {
@@ -30,7 +32,7 @@ rootio::TreeInfo Tree(int branches, int clusters) {
     }
     t.branches.push_back(br);
   }
-  return t;
+  return rootio::TreeLayout(t);
 }
 
 TEST(ProxyConcurrency, ReadAheadPredictsEachBasketOnceWhateverTheInterleaving) {
