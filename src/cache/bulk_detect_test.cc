@@ -1,7 +1,7 @@
 // Bulk readers: copy tools by name, copies by their pattern, analyses not mistaken for copies;
 // a handle that reads as a copy passes through uncached (bypassed_bytes), one that does not is
 // cached.
-#include "cache/bulk_detect.h"
+#include "readahead/bulk_detect.h"
 
 #include <gtest/gtest.h>
 
@@ -12,6 +12,9 @@
 
 namespace ferry::cache {
 namespace {
+
+using readahead::BulkDetector;
+using readahead::IsCopyTool;
 
 const std::vector<std::string> kTools = Config{}.bypass_tools;
 

@@ -9,14 +9,14 @@
 #include "base/log.h"
 #include "base/strings.h"
 #include "cache/access_confirm.h"
-#include "cache/bulk_detect.h"
 #include "cache/capacity.h"
 #include "cache/dir_access.h"
 #include "cache/entry_store.h"
-#include "cache/file_ahead.h"
-#include "cache/prefetcher.h"
 #include "cache/replica_queue.h"
 #include "cache/url.h"
+#include "readahead/bulk_detect.h"
+#include "readahead/file_ahead.h"
+#include "readahead/prefetcher.h"
 
 namespace ferry::cache {
 namespace {
@@ -91,7 +91,7 @@ Cache::~Cache() {
 }
 
 void Cache::Shutdown() {
-  if (Prefetcher* p = prefetcher()) {
+  if (readahead::Prefetcher* p = prefetcher()) {
     p->Stop();  // no fetch may start once the write-behind queue is stopped
   }
   writer_->Stop();  // drains and publishes; OnWritten may still run until then
@@ -113,10 +113,10 @@ Result<std::unique_ptr<CachedFile>> Cache::PassThrough(std::shared_ptr<Origin> o
       new CachedFile(shared_from_this(), nullptr, std::move(origin), info.size, info.mtime));
 }
 
-Prefetcher& Cache::EnsurePrefetcher() {
+readahead::Prefetcher& Cache::EnsurePrefetcher() {
   MutexLock lock(prefetcher_mu_);
   if (!prefetcher_) {
-    prefetcher_ = std::make_unique<Prefetcher>(config_.readahead_max_bytes);
+    prefetcher_ = std::make_unique<readahead::Prefetcher>(config_.readahead_max_bytes);
     prefetcher_ptr_.store(prefetcher_.get(), std::memory_order_release);
   }
   return *prefetcher_;
@@ -177,15 +177,15 @@ Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
   auto replica = entry->CurrentReplica();
   std::unique_ptr<CachedFile> file(new CachedFile(
       shared_from_this(), std::move(entry), std::move(origin), size, mtime, std::move(replica)));
-  if (options.detect_bulk && config_.bypass && size >= BulkDetector::kMinBytes) {
-    file->bulk_ = std::make_unique<BulkDetector>(size, config_.bypass_percent);
+  if (options.detect_bulk && config_.bypass && size >= readahead::BulkDetector::kMinBytes) {
+    file->bulk_ = std::make_unique<readahead::BulkDetector>(size, config_.bypass_percent);
   }
   if (options.read_ahead && config_.readahead) {
-    Prefetcher& p = EnsurePrefetcher();
+    readahead::Prefetcher& p = EnsurePrefetcher();
     file->meter_ = &p.Meter(HostOf(*normalized));
-    file->ahead_ =
-        std::make_shared<FileAhead>(*file, p, *file->meter_, counters_, config_.readahead_max_bytes,
-                                    config_.max_chunks, PathEndsWith(*normalized, ".root"));
+    file->ahead_ = std::make_shared<readahead::FileAhead>(
+        *file, p, *file->meter_, config_.readahead_max_bytes, config_.max_chunks,
+        PathEndsWith(*normalized, ".root"));
   }
   return file;
 }

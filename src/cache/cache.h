@@ -50,14 +50,14 @@
 #include "fetch/planner.h"
 #include "io/byte_source.h"
 
+namespace ferry::readahead {
+class Prefetcher;
+}  // namespace ferry::readahead
+
 namespace ferry::cache {
 
 class AccessConfirmations;
-class BulkDetector;
 class CachedFile;
-class FileAhead;
-class LinkMeter;
-class Prefetcher;
 
 // How a handle is opened (the client plug-in sets them from its settings).
 struct OpenOptions {
@@ -100,7 +100,9 @@ class Cache : public std::enable_shared_from_this<Cache> {
   WriteBehind& writer() { return *writer_; }
   // Read-ahead's fetch threads, meters and branch memory; null until a handle with read-ahead
   // opened.
-  Prefetcher* prefetcher() const { return prefetcher_ptr_.load(std::memory_order_acquire); }
+  readahead::Prefetcher* prefetcher() const {
+    return prefetcher_ptr_.load(std::memory_order_acquire);
+  }
 
   // Merges this process's counters into DIR/stats (also done at every close).
   Status MergeStats();
@@ -118,7 +120,7 @@ class Cache : public std::enable_shared_from_this<Cache> {
   // Group cache: the origin lets this user open entry `key` (asked at most once per
   // shared_reauth); otherwise the origin's error, counted, and no byte of the entry is served.
   Status ConfirmAccess(const std::string& key, Origin& origin);
-  Prefetcher& EnsurePrefetcher();
+  readahead::Prefetcher& EnsurePrefetcher();
   bool Admit();
   // Measures usage, evicts when over, and blocks or unblocks the write-behind queue.
   bool CheckCapacity(bool force);
@@ -145,8 +147,8 @@ class Cache : public std::enable_shared_from_this<Cache> {
   std::atomic<int64_t> last_merge_ns_{0};
 
   Mutex prefetcher_mu_;
-  std::unique_ptr<Prefetcher> prefetcher_ FERRY_GUARDED_BY(prefetcher_mu_);
-  std::atomic<Prefetcher*> prefetcher_ptr_{nullptr};
+  std::unique_ptr<readahead::Prefetcher> prefetcher_ FERRY_GUARDED_BY(prefetcher_mu_);
+  std::atomic<readahead::Prefetcher*> prefetcher_ptr_{nullptr};
 };
 
 }  // namespace ferry::cache

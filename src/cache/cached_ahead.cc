@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "cache/cache.h"
-#include "cache/file_ahead.h"
 #include "cache/held_or_coming.h"
+#include "readahead/file_ahead.h"
 
 namespace ferry::cache {
 namespace {
@@ -103,6 +103,11 @@ void CachedFile::Prefetch(std::span<const fetch::Range> ranges,
     // Not stored: joiners got their copies; the application will miss these bytes again.
     entry_->ReleaseInflight(mine.get());
   }
+}
+
+void CachedFile::CountAhead(uint64_t hits, uint64_t unused_bytes) {
+  cache_->counters().Add(Counter::kPrefetchHits, hits);
+  cache_->counters().Add(Counter::kPrefetchUnusedBytes, unused_bytes);
 }
 
 }  // namespace ferry::cache

@@ -7,12 +7,12 @@
 #include <thread>
 
 #include "base/log.h"
-#include "cache/bulk_detect.h"
 #include "cache/cache.h"
-#include "cache/file_ahead.h"
 #include "cache/held_or_coming.h"
-#include "cache/link_meter.h"
-#include "cache/prefetcher.h"
+#include "readahead/bulk_detect.h"
+#include "readahead/file_ahead.h"
+#include "readahead/link_meter.h"
+#include "readahead/prefetcher.h"
 
 namespace ferry::cache {
 namespace {
@@ -299,7 +299,7 @@ Status CachedFile::FetchMissing(std::span<io::ReadRequest> requests, std::vector
       pieces[i].dest = mine->ChunkBuffer(i);
     }
     // The application waits on this fetch: read-ahead starts fewer fetches until it is answered.
-    Prefetcher* ahead = UntrackedRead() ? nullptr : cache_->prefetcher();
+    readahead::Prefetcher* ahead = UntrackedRead() ? nullptr : cache_->prefetcher();
     if (ahead != nullptr) {
       ahead->AppFetchBegin();
     }

@@ -16,20 +16,23 @@
 
 #include "base/byte_vector.h"
 #include "base/result.h"
-#include "cache/ahead_target.h"
 #include "cache/entry.h"
 #include "cache/origin.h"
 #include "cache/replica_view.h"
 #include "fetch/channel_pool.h"
 #include "fetch/planner.h"
 #include "io/byte_source.h"
+#include "readahead/ahead_target.h"
+
+namespace ferry::readahead {
+class BulkDetector;
+class FileAhead;
+class LinkMeter;
+}  // namespace ferry::readahead
 
 namespace ferry::cache {
 
-class BulkDetector;
 class Cache;
-class FileAhead;
-class LinkMeter;
 
 // What one handle cost, for per-file access records (the proxy writes one at close).
 struct HandleCounters {
@@ -38,7 +41,7 @@ struct HandleCounters {
   std::atomic<uint64_t> origin_requests{0};    // vector reads / reads this handle sent
 };
 
-class CachedFile final : public AheadTarget {
+class CachedFile final : public readahead::AheadTarget {
  public:
   CachedFile(const CachedFile&) = delete;
   CachedFile& operator=(const CachedFile&) = delete;
@@ -90,8 +93,10 @@ class CachedFile final : public AheadTarget {
   // chunks it fetched (sorted). Counts prefetch_bytes. Never fails: what is not fetched is
   // read by the application as usual.
   void Prefetch(std::span<const fetch::Range> ranges, std::vector<fetch::Range>& fetched) override;
+  // Read-ahead's accounting, into the cache's counters (prefetch_hits, prefetch_unused_bytes).
+  void CountAhead(uint64_t hits, uint64_t unused_bytes) override;
   // The handle's read-ahead, or null (tests).
-  const FileAhead* read_ahead() const { return ahead_.get(); }
+  const readahead::FileAhead* read_ahead() const { return ahead_.get(); }
   // The handle reads as a copy does (bulk_detect.h): its reads pass through uncached.
   bool bypassing() const { return bypass_.load(std::memory_order_relaxed); }
 
@@ -146,11 +151,11 @@ class CachedFile final : public AheadTarget {
   HandleCounters handle_;
   // Read-ahead (set by Cache::Open for OpenOptions::read_ahead): the handle's predictor and
   // window, and the meter of its origin's link (origin requests are timed when set).
-  std::shared_ptr<FileAhead> ahead_;
-  LinkMeter* meter_ = nullptr;
+  std::shared_ptr<readahead::FileAhead> ahead_;
+  readahead::LinkMeter* meter_ = nullptr;
   // Bypass of bulk readers (Config::bypass): the pattern detector, and whether it fired (or
   // the process is a copy tool).
-  std::unique_ptr<BulkDetector> bulk_;
+  std::unique_ptr<readahead::BulkDetector> bulk_;
   std::atomic<bool> bypass_{false};
 };
 

@@ -33,12 +33,6 @@ uint64_t RandomEpoch() {
 
 }  // namespace
 
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // ---- Fetch ----
 
 Fetch::Fetch(std::span<const fetch::Range> chunks)

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/fd.h"
 #include "base/mutex.h"
 #include "base/result.h"
@@ -306,8 +307,5 @@ class Entry {
   std::atomic<bool> trace_pending_{false};
   std::atomic<bool> replica_wish_{false};
 };
-
-// Monotonic clock in nanoseconds.
-int64_t NowNs();
 
 }  // namespace ferry::cache

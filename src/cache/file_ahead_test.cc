@@ -3,7 +3,7 @@
 // nothing fetched twice, nothing unused), a reader with its own read-ahead, a file replaced at
 // the origin between passes, random reads, files that are not ROOT files, warm passes, the
 // link meter.
-#include "cache/file_ahead.h"
+#include "readahead/file_ahead.h"
 
 #include <atomic>
 #include <iostream>
@@ -19,9 +19,9 @@
 #include "cache/cache.h"
 #include "cache/cached_source.h"
 #include "cache/entry_store.h"
-#include "cache/link_meter.h"
 #include "cache/memory_origin.h"
 #include "cache/url.h"
+#include "readahead/link_meter.h"
 #include "rootio/root_file.h"
 #include "rootwrite/sample_tree.h"
 #include "testing/cache_testing.h"
@@ -29,6 +29,12 @@
 
 namespace ferry::cache {
 namespace {
+
+using readahead::FileAhead;
+using readahead::kSeedClusters;
+using readahead::LinkMeter;
+using readahead::Prefetcher;
+using readahead::ReadAhead;
 
 constexpr const char* kUrl = "root://origin.example:1094//data/ahead.root";
 // Another file of the same dataset (the same bytes, its own cache entry).

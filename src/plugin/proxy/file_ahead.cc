@@ -168,7 +168,7 @@ void SeedFrom(const std::shared_ptr<FileState>& s,
     for (const fetch::Range& r : ahead) {
       bytes += r.length;
     }
-    QueueAhead(s, ahead, bytes / cache::kSeedClusters, AheadScheduler::Priority::kLater);
+    QueueAhead(s, ahead, bytes / readahead::kSeedClusters, AheadScheduler::Priority::kLater);
   }
 }
 
@@ -233,11 +233,11 @@ void LoadAhead(const std::shared_ptr<FileState>& s) {
   ++s->ahead_running;
   s->service.pool().Submit([s, units] {
     std::unique_ptr<cache::CachedFile> handle;
-    std::unique_ptr<cache::ReadAhead> ahead;
+    std::unique_ptr<readahead::ReadAhead> ahead;
     if (auto file = s->service.cache().Open(s->url, s->metered)) {
       handle = std::move(*file);
       if (auto trees = LoadTrees(*handle, s->path); trees && !trees->empty()) {
-        ahead = std::make_unique<cache::ReadAhead>(std::move(*trees), units);
+        ahead = std::make_unique<readahead::ReadAhead>(std::move(*trees), units);
       }
     }
     bool on = false;

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "cache/cache.h"
-#include "cache/read_ahead.h"
+#include "readahead/read_ahead.h"
 #include "fetch/range.h"
 #include "io/byte_source.h"
 #include "plugin/xrdcl/xrd_origin.h"
@@ -51,7 +51,7 @@ struct FileState {
   std::mutex ahead_mu;
   std::condition_variable ahead_cv;
   AheadState ahead_state = AheadState::kUnknown;
-  std::unique_ptr<cache::ReadAhead> ahead;
+  std::unique_ptr<readahead::ReadAhead> ahead;
   std::unique_ptr<cache::CachedFile> ahead_file;
   std::vector<fetch::Range> ahead_early;  // vector reads that came while the trees loaded
   uint32_t ahead_running = 0;             // a tree load or fetches using ahead_file now

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 
-#include "cache/entry.h"
+#include "base/clock.h"
 
 namespace ferry::proxy {
 
 int64_t OriginMeter::Now() const {
-  return clock_ns_ ? clock_ns_() : cache::NowNs();
+  return clock_ns_ ? clock_ns_() : NowNs();
 }
 
 void OriginMeter::AdvanceLocked(int64_t now_ns) {

@@ -11,9 +11,9 @@
 
 #include <gtest/gtest.h>
 
-#include "cache/read_ahead.h"
 #include "plugin/proxy/ahead_scheduler.h"
 #include "plugin/proxy/origin_meter.h"
+#include "readahead/read_ahead.h"
 #include "rootio/layout.h"
 
 namespace ferry::proxy {
@@ -38,7 +38,7 @@ rootio::LayoutSet Tree(int branches, int clusters) {
 TEST(ProxyConcurrency, ReadAheadPredictsEachBasketOnceWhateverTheInterleaving) {
   constexpr int kBranches = 6;
   constexpr int kClusters = 400;
-  cache::ReadAhead ra({Tree(kBranches, kClusters)}, 4);
+  readahead::ReadAhead ra({Tree(kBranches, kClusters)}, 4);
   std::vector<std::vector<fetch::Range>> got(8);
   std::vector<std::thread> threads;
   for (size_t t = 0; t < 8; ++t) {
@@ -70,7 +70,7 @@ TEST(ProxyConcurrency, ReadAheadPredictsEachBasketOnceWhateverTheInterleaving) {
 }
 
 TEST(ProxyConcurrency, BranchMemoryWakesEveryWaiterOnce) {
-  cache::BranchMemory memory;
+  readahead::BranchMemory memory;
   std::atomic<int> woken{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {

@@ -25,7 +25,7 @@
 
 #include "base/result.h"
 #include "cache/cache.h"
-#include "cache/read_ahead.h"
+#include "readahead/read_ahead.h"
 #include "plugin/proxy/access_log.h"
 #include "plugin/proxy/ahead_scheduler.h"
 #include "plugin/proxy/origin_meter.h"
@@ -58,7 +58,7 @@ class ProxyService {
   const std::atomic<bool>* exiting() const { return &exiting_; }
   OriginMeter& meter() { return meter_; }
   // Branches the clients of each tree name read last (read-ahead across files).
-  cache::BranchMemory& branches() { return branches_; }
+  readahead::BranchMemory& branches() { return branches_; }
 
   // Synthetic user for the next self-redirect: "ferryc<N>", N cycling through redirect_users.
   std::string NextSyntheticUser();
@@ -85,7 +85,7 @@ class ProxyService {
   std::unique_ptr<plugin::WorkerPool> pool_;
   std::unique_ptr<AheadScheduler> scheduler_;
   OriginMeter meter_;
-  cache::BranchMemory branches_;
+  readahead::BranchMemory branches_;
   std::atomic<bool> exiting_{false};
   std::atomic<uint64_t> next_user_{0};
   std::atomic<uint64_t> opens_{0};

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "base/mutex.h"
-#include "cache/bulk_detect.h"
+#include "readahead/bulk_detect.h"
 
 namespace ferry::plugin {
 namespace {
@@ -48,8 +48,8 @@ std::shared_ptr<Context> MakeContext(const std::map<std::string, std::string>& c
     std::fprintf(stderr, "ferry cache plug-in: caching disabled, reading through: %s\n",
                  ctx->disabled_reason.c_str());
   }
-  ctx->copy_tool =
-      ctx->cache != nullptr && ctx->config.bypass && cache::IsCopyTool(ctx->config.bypass_tools);
+  ctx->copy_tool = ctx->cache != nullptr && ctx->config.bypass
+                   && readahead::IsCopyTool(ctx->config.bypass_tools);
   ctx->pool = std::make_unique<WorkerPool>(ctx->config.workers);
   MutexLock lock(g_mu);
   if (g_contexts == nullptr) {

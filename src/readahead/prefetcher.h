@@ -37,10 +37,10 @@
 #include <vector>
 
 #include "base/mutex.h"
-#include "cache/link_meter.h"
-#include "cache/read_ahead.h"
+#include "readahead/link_meter.h"
+#include "readahead/read_ahead.h"
 
-namespace ferry::cache {
+namespace ferry::readahead {
 
 class Prefetcher {
  public:
@@ -115,4 +115,4 @@ class Prefetcher {
   std::atomic<uint64_t> metadata_tail_{kDefaultMetadataTail};
 };
 
-}  // namespace ferry::cache
+}  // namespace ferry::readahead

@@ -8,10 +8,10 @@
 
 #include <gtest/gtest.h>
 
-#include "cache/read_ahead.h"
+#include "readahead/read_ahead.h"
 #include "rootio/layout.h"
 
-namespace ferry::cache {
+namespace ferry::readahead {
 namespace {
 
 constexpr uint64_t kBasket = 100;
@@ -199,4 +199,4 @@ TEST(ReadAheadWindow, ASkippedRangeGoesStale) {
 }
 
 }  // namespace
-}  // namespace ferry::cache
+}  // namespace ferry::readahead

@@ -22,7 +22,7 @@
 
 #include "base/mutex.h"
 
-namespace ferry::cache {
+namespace ferry::readahead {
 
 class LinkMeter {
  public:
@@ -70,4 +70,4 @@ class LinkMeter {
   uint64_t count_ FERRY_GUARDED_BY(mu_) = 0;
 };
 
-}  // namespace ferry::cache
+}  // namespace ferry::readahead

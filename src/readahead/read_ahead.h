@@ -50,7 +50,7 @@
 #include "fetch/range.h"
 #include "rootio/layout.h"
 
-namespace ferry::cache {
+namespace ferry::readahead {
 
 // Baskets a reader may be past a predicted one (readers with several reads in flight deliver
 // them slightly out of order) before that prediction counts as stale.
@@ -179,4 +179,4 @@ class BranchMemory {
   std::multimap<std::string, Waiter> waiting_ FERRY_GUARDED_BY(mu_);
 };
 
-}  // namespace ferry::cache
+}  // namespace ferry::readahead

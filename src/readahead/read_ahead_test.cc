@@ -1,4 +1,4 @@
-#include "cache/read_ahead.h"
+#include "readahead/read_ahead.h"
 
 #include <map>
 #include <string>
@@ -7,7 +7,7 @@
 
 #include "rootio/layout.h"
 
-namespace ferry::cache {
+namespace ferry::readahead {
 namespace {
 
 // One tree, `branches` branches with one basket of `per_basket` entries per cluster, baskets of
@@ -131,4 +131,4 @@ TEST(BranchMemory, RecallsOrWaitsForTheNextLesson) {
 }
 
 }  // namespace
-}  // namespace ferry::cache
+}  // namespace ferry::readahead

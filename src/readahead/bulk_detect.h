@@ -25,7 +25,7 @@
 #include "fetch/range.h"
 #include "io/byte_source.h"
 
-namespace ferry::cache {
+namespace ferry::readahead {
 
 // True when this process is one of `tools` (base names), or an interpreter running one of
 // them. Reads /proc/self/exe and /proc/self/cmdline; false when they cannot be read.
@@ -61,4 +61,4 @@ class BulkDetector {
   bool given_up_ FERRY_GUARDED_BY(mu_) = false;  // too scattered to be a copy
 };
 
-}  // namespace ferry::cache
+}  // namespace ferry::readahead

@@ -20,9 +20,10 @@
 //    probation) after two other reads in sequence; one up each read that used predictions;
 //    one down (not below 1) each read that made predictions stale (a branch skipped or
 //    dropped: the pattern changed).
-// 4. Counts prefetch_hits (application reads of baskets read-ahead fetched: landed, or joined in
-//    flight), prefetch_unused_bytes (bytes it fetched that were unread at close: stale or never
-//    reached); prefetch_bytes is counted by CachedFile::Prefetch.
+// 4. Counts, through AheadTarget::CountAhead, prefetch hits (application reads of baskets
+//    read-ahead fetched: landed, or joined in flight) and unused bytes (bytes it fetched that
+//    were unread at close: stale or never reached); fetched bytes are counted by the target's
+//    Prefetch.
 // 5. Across files: the branches learned go to the Prefetcher's BranchMemory; a file loaded
 //    before its first read is seeded with the branches last read in its trees (kLater tasks,
 //    promoted to kNow when the application starts reading it). Once its seeds landed, such a
@@ -56,15 +57,14 @@
 #include <vector>
 
 #include "base/mutex.h"
-#include "cache/ahead_target.h"
-#include "cache/link_meter.h"
-#include "cache/prefetcher.h"
-#include "cache/read_ahead.h"
-#include "cache/stats.h"
 #include "fetch/range.h"
 #include "io/byte_source.h"
+#include "readahead/ahead_target.h"
+#include "readahead/link_meter.h"
+#include "readahead/prefetcher.h"
+#include "readahead/read_ahead.h"
 
-namespace ferry::cache {
+namespace ferry::readahead {
 
 class FileAhead : public std::enable_shared_from_this<FileAhead> {
  public:
@@ -86,7 +86,6 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   FileAhead(AheadTarget& file,
             Prefetcher& prefetcher,
             LinkMeter& meter,
-            Counters& counters,
             uint64_t max_window,
             uint32_t max_chunks,
             bool root_name);
@@ -179,7 +178,6 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   AheadTarget& file_;
   Prefetcher& prefetcher_;
   LinkMeter& meter_;
-  Counters& counters_;
   const uint64_t max_window_;
   const uint32_t max_chunks_;
   // The URL's path ends in ".root": the file is taken for a ROOT file before its header is
@@ -225,4 +223,4 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   uint64_t unused_bytes_ FERRY_GUARDED_BY(mu_) = 0;
 };
 
-}  // namespace ferry::cache
+}  // namespace ferry::readahead

@@ -1,12 +1,12 @@
-#include "cache/read_ahead.h"
+#include "readahead/read_ahead.h"
 
 #include <algorithm>
 #include <map>
 #include <queue>
 
-#include "cache/entry.h"
+#include "base/clock.h"
 
-namespace ferry::cache {
+namespace ferry::readahead {
 
 ReadAhead::ReadAhead(std::vector<rootio::LayoutSet> sets, uint32_t units)
     : trees_(std::move(sets)), units_(std::max<uint32_t>(units, 1)) {
@@ -330,4 +330,4 @@ std::vector<std::string> BranchMemory::RecallOrWait(const std::string& tree, Wai
   return {};
 }
 
-}  // namespace ferry::cache
+}  // namespace ferry::readahead

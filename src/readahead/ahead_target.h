@@ -15,7 +15,7 @@
 #include "fetch/range.h"
 #include "io/byte_source.h"
 
-namespace ferry::cache {
+namespace ferry::readahead {
 
 class AheadTarget {
  public:
@@ -35,6 +35,9 @@ class AheadTarget {
   // `fetched` receives the chunks fetched. Never fails: what is not fetched is read later.
   virtual void Prefetch(std::span<const fetch::Range> ranges,
                         std::vector<fetch::Range>& fetched) = 0;
+  // Read-ahead's accounting: `hits` application reads of units it fetched, `unused_bytes`
+  // bytes it fetched that were not read.
+  virtual void CountAhead(uint64_t hits, uint64_t unused_bytes) = 0;
 };
 
-}  // namespace ferry::cache
+}  // namespace ferry::readahead

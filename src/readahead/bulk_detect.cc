@@ -1,4 +1,4 @@
-#include "cache/bulk_detect.h"
+#include "readahead/bulk_detect.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <iterator>
 
-namespace ferry::cache {
+namespace ferry::readahead {
 namespace {
 
 std::string BaseName(const std::string& path) {
@@ -125,4 +125,4 @@ uint64_t BulkDetector::prefix() const {
   return front_;
 }
 
-}  // namespace ferry::cache
+}  // namespace ferry::readahead

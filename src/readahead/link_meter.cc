@@ -1,10 +1,10 @@
-#include "cache/link_meter.h"
+#include "readahead/link_meter.h"
 
 #include <algorithm>
 
-#include "cache/entry.h"
+#include "base/clock.h"
 
-namespace ferry::cache {
+namespace ferry::readahead {
 
 int64_t LinkMeter::Now() const {
   return clock_ns_ ? clock_ns_() : NowNs();
@@ -103,4 +103,4 @@ uint64_t LinkMeter::requests() const {
   return count_;
 }
 
-}  // namespace ferry::cache
+}  // namespace ferry::readahead

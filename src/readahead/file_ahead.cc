@@ -1,5 +1,5 @@
 // FileAhead: see file_ahead.h (what is predicted: read_ahead.h; how fetches run: prefetcher.h).
-#include "cache/file_ahead.h"
+#include "readahead/file_ahead.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +8,7 @@
 #include "rootio/layout.h"
 #include "rootio/root_file.h"
 
-namespace ferry::cache {
+namespace ferry::readahead {
 namespace {
 
 // Reads of the application kept while the trees load (chunks), beyond which they are dropped.
@@ -78,14 +78,12 @@ uint64_t Overlap(const fetch::Range& r, std::span<const fetch::Range> sorted) {
 FileAhead::FileAhead(AheadTarget& file,
                      Prefetcher& prefetcher,
                      LinkMeter& meter,
-                     Counters& counters,
                      uint64_t max_window,
                      uint32_t max_chunks,
                      bool root_name)
     : file_(file),
       prefetcher_(prefetcher),
       meter_(meter),
-      counters_(counters),
       max_window_(std::max<uint64_t>(max_window, kMinUnit)),
       max_chunks_(std::max<uint32_t>(max_chunks, 1)),
       root_name_(root_name) {}
@@ -300,20 +298,20 @@ void FileAhead::UsedLocked(const fetch::Range& r) {
     case Pred::kInFlight:
       in_flight_ -= len;  // the application joins the fetch
       ++hits_;
-      counters_.Add(Counter::kPrefetchHits);
+      file_.CountAhead(1, 0);
       prefetcher_.AddOutstanding(-static_cast<int64_t>(len));
       break;
     case Pred::kLanded:
       landed_ -= len;
       ++hits_;
-      counters_.Add(Counter::kPrefetchHits);
+      file_.CountAhead(1, 0);
       prefetcher_.AddOutstanding(-static_cast<int64_t>(len));
       break;
     case Pred::kStale:
       return;  // the predictor reports a basket once; kept until its fetch ends
     case Pred::kDropped:
       ++hits_;  // landed after it was judged stale, read after all
-      counters_.Add(Counter::kPrefetchHits);
+      file_.CountAhead(1, 0);
       break;
   }
   preds_.erase(it);
@@ -605,7 +603,7 @@ void FileAhead::Stop() {
   for (auto& [offset, p] : preds_) {
     if (p.state == Pred::kLanded || p.state == Pred::kDropped) {
       unused_bytes_ += p.fetched;
-      counters_.Add(Counter::kPrefetchUnusedBytes, p.fetched);
+      file_.CountAhead(0, p.fetched);
     }
     if (p.state == Pred::kLanded) {
       prefetcher_.AddOutstanding(-static_cast<int64_t>(p.length));
@@ -658,4 +656,4 @@ bool FileAhead::WaitLanded(uint64_t bytes, int timeout_ms) const {
   return WaitFor([this, bytes]() FERRY_REQUIRES(mu_) { return landed_ >= bytes; }, timeout_ms);
 }
 
-}  // namespace ferry::cache
+}  // namespace ferry::readahead

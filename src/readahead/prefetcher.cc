@@ -1,8 +1,8 @@
-#include "cache/prefetcher.h"
+#include "readahead/prefetcher.h"
 
 #include <algorithm>
 
-namespace ferry::cache {
+namespace ferry::readahead {
 
 Prefetcher::Prefetcher(uint64_t max_bytes) : max_bytes_(std::max<uint64_t>(max_bytes, 1)) {}
 
@@ -142,4 +142,4 @@ void Prefetcher::Run() {
   }
 }
 
-}  // namespace ferry::cache
+}  // namespace ferry::readahead
