@@ -10,15 +10,18 @@
 #include "cache/cached_source.h"
 #include "cache/entry_store.h"
 #include "cache/memory_origin.h"
-#include "cache/replica_build.h"
 #include "cache/url.h"
 #include "cache/verify.h"
+#include "replica/replica_build.h"
 #include "rootio/root_file.h"
 #include "rootwrite/sample_tree.h"
 #include "testing/testing.h"
 
 namespace ferry::cache {
 namespace {
+
+using replica::BuildReplica;
+using replica::ReplicaState;
 
 Config ConcurrencyConfig(const std::string& dir) {
   Config c;

@@ -25,10 +25,6 @@ extern char** environ;  // NOLINT: POSIX
 namespace ferry::cache {
 namespace {
 
-std::string QueueDir(const Config& config) {
-  return config.dir + "/replica-queue";
-}
-
 bool IsFile(const std::string& path) {
   struct stat st = {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
@@ -47,6 +43,12 @@ std::string SelfObjectDir() {
   return ExecutableDir();
 }
 
+}  // namespace
+
+std::string QueueDir(const Config& config) {
+  return config.dir + "/replica-queue";
+}
+
 std::vector<std::string> QueuedKeys(const Config& config) {
   std::vector<std::string> keys;
   if (DIR* d = ::opendir(QueueDir(config).c_str())) {
@@ -60,8 +62,6 @@ std::vector<std::string> QueuedKeys(const Config& config) {
   }
   return keys;
 }
-
-}  // namespace
 
 std::string ReplicaBuilderPath(const Config& config) {
   if (!config.replica_builder.empty()) {
@@ -133,36 +133,6 @@ void RequestReplicaBuild(const Config& config, const std::string& key) {
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
   }).detach();
-}
-
-Status DrainReplicaQueue(const Config& config, const ReplicaBuildOptions& options) {
-  const std::string qdir = QueueDir(config);
-  FERRY_TRY(MakeCacheSubdir(qdir));
-  LockFile lock = FERRY_TRY(LockFile::Open(qdir + "/.lock"));
-  for (int round = 0; round < 1000; ++round) {
-    if (!lock.Lock(0, /*exclusive=*/true, 0)) {
-      return OkStatus();  // another drainer has it
-    }
-    for (int pass = 0; pass < 1000; ++pass) {
-      std::vector<std::string> keys = QueuedKeys(config);
-      if (keys.empty()) {
-        break;
-      }
-      for (const std::string& key : keys) {
-        // The request goes first: one that arrives during the build asks for another pass.
-        std::string request = qdir;
-        request += '/';
-        request += key;
-        ::unlink(request.c_str());
-        (void)BuildReplica(config, key, options);
-      }
-    }
-    (void)lock.Unlock(0);
-    if (QueuedKeys(config).empty()) {
-      return OkStatus();
-    }
-  }
-  return OkStatus();
 }
 
 }  // namespace ferry::cache

@@ -7,17 +7,18 @@
 // outlives the process that asked (an analysis exits right after its last file). The drainer
 // builds every queued entry and exits when the queue is empty; the queue lock
 // (DIR/replica-queue/.lock) makes it the only one, and it looks once more after letting the
-// lock go, so a request that arrives while it stops is not stranded.
+// lock go, so a request that arrives while it stops is not stranded. The drainer is
+// replica/replica_drain.h (the replica library, above the cache).
 //
 // Thread-safety: functions may be called from any thread; the spawned process is reaped by a
 // detached thread (no zombie in a long-lived host such as a proxy server).
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "base/result.h"
 #include "cache/config.h"
-#include "cache/replica_build.h"
 
 namespace ferry::cache {
 
@@ -25,9 +26,11 @@ namespace ferry::cache {
 // only means no background build (logged at info level).
 void RequestReplicaBuild(const Config& config, const std::string& key);
 
-// Builds every queued entry until the queue stays empty (the `--queue` command). Returns at
-// once when another process drains it.
-Status DrainReplicaQueue(const Config& config, const ReplicaBuildOptions& options);
+// The queue: DIR/replica-queue, one empty file per entry KEY asked for. The drainer (the
+// `--queue` command) is replica/replica_drain.h.
+std::string QueueDir(const Config& config);
+// The keys queued now.
+std::vector<std::string> QueuedKeys(const Config& config);
 
 // The ferry binary that builds in the background: Config::replica_builder, else bin/ferry
 // beside the library or program this code runs in; "" when there is none.

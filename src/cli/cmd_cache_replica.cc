@@ -17,12 +17,13 @@
 #include "cache/activity.h"
 #include "cache/entry_store.h"
 #include "cache/lock_file.h"
-#include "cache/replica_build.h"
 #include "cache/replica_queue.h"
 #include "cache/url.h"
 #include "cli/args.h"
 #include "cli/cache_conf.h"
 #include "cli/commands.h"
+#include "replica/replica_build.h"
+#include "replica/replica_drain.h"
 
 namespace ferry::cli {
 namespace {
@@ -67,10 +68,10 @@ std::string CodecName(const codec::Setting& s) {
   return s.algorithm == codec::Algorithm::kNone ? "none" : s.ToString();
 }
 
-void WriteReport(JsonWriter& w, const cache::ReplicaBuildReport& r) {
+void WriteReport(JsonWriter& w, const replica::ReplicaBuildReport& r) {
   w.BeginObject();
   w.Field("url", r.url).Field("key", r.key);
-  w.Field("state", cache::ReplicaStateName(r.state));
+  w.Field("state", replica::ReplicaStateName(r.state));
   w.Field("codec", r.generation != 0 ? CodecName(r.setting) : "");
   w.Field("original_bytes", r.origin_bytes).Field("virtual_bytes", r.virtual_bytes);
   w.Field("replica_bytes", r.replica_bytes);
@@ -100,8 +101,8 @@ void WriteReport(JsonWriter& w, const cache::ReplicaBuildReport& r) {
   w.EndObject();
 }
 
-void PrintReport(const cache::ReplicaBuildReport& r, bool built_now) {
-  std::printf("%-11s %s\n", std::string(cache::ReplicaStateName(r.state)).c_str(), r.url.c_str());
+void PrintReport(const replica::ReplicaBuildReport& r, bool built_now) {
+  std::printf("%-11s %s\n", std::string(replica::ReplicaStateName(r.state)).c_str(), r.url.c_str());
   if (r.generation != 0) {
     std::printf(
         "            %s, %llu baskets (%s as stored originally, %s now), %zu branches,"
@@ -169,9 +170,10 @@ std::optional<Selection> Select(const Args& args, int* rc) {
 
 // Prints the report `make(key)` gives for every selected entry: one JSON document with
 // --json, text otherwise. An entry that vanished meanwhile is skipped when no URL named it.
-int PrintReports(const Selection& s,
-                 bool built_now,
-                 const std::function<Result<cache::ReplicaBuildReport>(const std::string&)>& make) {
+int PrintReports(
+    const Selection& s,
+    bool built_now,
+    const std::function<Result<replica::ReplicaBuildReport>(const std::string&)>& make) {
   const bool json = s.args.Has("--json");
   JsonWriter w;
   w.BeginObject().Key("files").BeginArray();
@@ -207,7 +209,7 @@ int Build(const Args& args) {
   if (!s) {
     return rc;
   }
-  cache::ReplicaBuildOptions options;
+  replica::ReplicaBuildOptions options;
   options.codec = s->args.GetOr("--codec", s->config.replica_codec);
   options.budget_percent = s->config.replica_budget_percent;
   if (options.codec != "auto" && !codec::Setting::Parse(options.codec)) {
@@ -229,11 +231,11 @@ int Build(const Args& args) {
   }
   if (s->args.Has("--queue")) {
     // The plug-in's background requests (cache/replica_queue.h).
-    auto done = cache::DrainReplicaQueue(s->config, options);
+    auto done = replica::DrainReplicaQueue(s->config, options);
     return done ? kExitOk : ReportError(done.error());
   }
   return PrintReports(*s, true, [&](const std::string& key) {
-    return cache::BuildReplica(s->config, key, options);
+    return replica::BuildReplica(s->config, key, options);
   });
 }
 
@@ -244,7 +246,7 @@ int ShowStatus(const Args& args) {
     return rc;
   }
   return PrintReports(*s, false, [&](const std::string& key) {
-    return cache::ReplicaStatusOf(cache::PathsFor(s->config.dir, key));
+    return replica::ReplicaStatusOf(cache::PathsFor(s->config.dir, key));
   });
 }
 
@@ -255,7 +257,7 @@ int Drop(const Args& args) {
     return rc;
   }
   for (const std::string& key : s->keys) {
-    Status st = cache::DropReplica(cache::PathsFor(s->config.dir, key));
+    Status st = replica::DropReplica(cache::PathsFor(s->config.dir, key));
     if (!st) {
       return ReportError(st.error());
     }

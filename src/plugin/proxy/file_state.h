@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "cache/cache.h"
-#include "readahead/read_ahead.h"
 #include "fetch/range.h"
 #include "io/byte_source.h"
 #include "plugin/xrdcl/xrd_origin.h"
+#include "readahead/read_ahead.h"
 
 class XrdSfsAio;
 

@@ -25,12 +25,12 @@
 
 #include "base/result.h"
 #include "cache/cache.h"
-#include "readahead/read_ahead.h"
 #include "plugin/proxy/access_log.h"
 #include "plugin/proxy/ahead_scheduler.h"
 #include "plugin/proxy/origin_meter.h"
 #include "plugin/proxy/proxy_config.h"
 #include "plugin/xrdcl/worker_pool.h"
+#include "readahead/read_ahead.h"
 
 namespace ferry::proxy {
 

@@ -13,11 +13,11 @@
 #include "cache/entry.h"
 #include "io/byte_source.h"
 
-namespace ferry::cache {
+namespace ferry::replica {
 
 class HeldSource final : public io::ByteSource {
  public:
-  explicit HeldSource(Entry& entry) : entry_(entry), name_(entry.url()) {}
+  explicit HeldSource(cache::Entry& entry) : entry_(entry), name_(entry.url()) {}
 
   uint64_t size() const override { return entry_.size(); }
   const std::string& name() const override { return name_; }
@@ -28,8 +28,8 @@ class HeldSource final : public io::ByteSource {
   Status DoReadAt(uint64_t offset, std::span<uint8_t> dest) override;
 
  private:
-  Entry& entry_;
+  cache::Entry& entry_;
   std::string name_;
 };
 
-}  // namespace ferry::cache
+}  // namespace ferry::replica

@@ -35,14 +35,14 @@
 #include "cache/replica_manifest.h"
 #include "codec/compression.h"
 
-namespace ferry::cache {
+namespace ferry::replica {
 
 struct CodecPlan {
   std::vector<codec::Setting> candidates;
   std::vector<double> decode_ns_per_byte;  // per candidate
   double lambda = 0;                       // ns of decoding one stored byte is worth
   codec::Setting dense;                    // the densest candidate (also for tree records)
-  std::vector<CodecRate> rates;            // the original encoding first, then the candidates
+  std::vector<cache::CodecRate> rates;     // the original encoding first, then the candidates
   uint64_t sample_bytes = 0;               // decompressed bytes of the sample
   double sample_ratio = 0;                 // planned stored bytes / original stored bytes
   std::string why;
@@ -60,4 +60,4 @@ Result<CodecPlan> PlanReplicaCodec(std::span<const std::vector<uint8_t>> records
                                    double ratio_bound,
                                    const std::function<void()>& pause = {});
 
-}  // namespace ferry::cache
+}  // namespace ferry::replica

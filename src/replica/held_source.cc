@@ -1,9 +1,15 @@
-#include "cache/held_source.h"
+#include "replica/held_source.h"
 
 #include <shared_mutex>
 #include <vector>
 
-namespace ferry::cache {
+namespace ferry::replica {
+
+// The page store's types this file works with.
+using cache::Entry;
+using cache::PageIndex;
+using cache::Piece;
+using cache::ServeScratch;
 
 bool HeldSource::Holds(uint64_t offset, uint64_t length) const {
   ReaderLock lock(entry_.mu());
@@ -43,4 +49,4 @@ Status HeldSource::DoReadAt(uint64_t offset, std::span<uint8_t> dest) {
   return OkStatus();
 }
 
-}  // namespace ferry::cache
+}  // namespace ferry::replica

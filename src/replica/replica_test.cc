@@ -18,18 +18,37 @@
 #include "cache/cached_source.h"
 #include "cache/entry_store.h"
 #include "cache/memory_origin.h"
-#include "cache/replica_build.h"
 #include "cache/replica_manifest.h"
 #include "cache/url.h"
 #include "cache/verify.h"
 #include "io/local_source.h"
+#include "replica/replica_build.h"
 #include "rootio/root_file.h"
 #include "rootwrite/sample_tree.h"
 #include "testing/cache_testing.h"
 #include "testing/testing.h"
 
-namespace ferry::cache {
+namespace ferry::replica {
 namespace {
+
+using cache::AllocatedBytes;
+using cache::Cache;
+using cache::CachedFile;
+using cache::CachedSource;
+using cache::Config;
+using cache::Counter;
+using cache::DecodeTrace;
+using cache::EncodeTraceRecord;
+using cache::EntryKey;
+using cache::EntryPaths;
+using cache::kTraceMaxRanges;
+using cache::LoadIndex;
+using cache::MemoryOrigin;
+using cache::NormalizeUrl;
+using cache::PathsFor;
+using cache::ReplicaManifest;
+using cache::TraceRange;
+using cache::VerifyEntry;
 
 constexpr const char* kUrl = "root://origin.example:1094//data/sample.root";
 
@@ -408,4 +427,4 @@ TEST(Compaction, AnEntryStaysWithinItsHeldBytes) {
 }
 
 }  // namespace
-}  // namespace ferry::cache
+}  // namespace ferry::replica

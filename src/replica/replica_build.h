@@ -32,7 +32,7 @@
 #include "cache/replica_manifest.h"
 #include "codec/compression.h"
 
-namespace ferry::cache {
+namespace ferry::replica {
 
 enum class ReplicaState : uint8_t { kNone, kBuilding, kBuilt, kPartial, kUnsupported };
 // "none", "building", "built", "partial", "unsupported".
@@ -56,7 +56,7 @@ struct ReplicaBuildReport {
   uint64_t generation = 0;
   codec::Setting setting{codec::Algorithm::kNone, 0};
   std::string codec_why;
-  std::vector<CodecRate> rates;
+  std::vector<cache::CodecRate> rates;
   std::vector<std::string> hot_branches;  // "tree/branch"
   // How many baskets got each encoding ("zstd:6", "lz4", "none"), and their stored bytes.
   std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> encodings;
@@ -76,16 +76,16 @@ struct ReplicaBuildReport {
 // Builds or extends the replica of the entry `key` of config.dir (see above). Errors are
 // faults of the cache directory (I/O, an index that does not decode); everything about the
 // file itself ends up in the report's state and reason (also kept in KEY.rps).
-Result<ReplicaBuildReport> BuildReplica(const Config& config,
+Result<ReplicaBuildReport> BuildReplica(const cache::Config& config,
                                         const std::string& key,
                                         const ReplicaBuildOptions& options);
 
 // The replica state of one entry as `ferry cache replica status` reports it (reads only).
-Result<ReplicaBuildReport> ReplicaStatusOf(const EntryPaths& paths);
+Result<ReplicaBuildReport> ReplicaStatusOf(const cache::EntryPaths& paths);
 
 // Removes an entry's replica (manifest, data files, status, trace). The byte tier stays; the
 // baskets the replica held are fetched again when read. Safe while readers use the replica:
 // they keep their descriptors.
-Status DropReplica(const EntryPaths& paths);
+Status DropReplica(const cache::EntryPaths& paths);
 
-}  // namespace ferry::cache
+}  // namespace ferry::replica

@@ -1,4 +1,4 @@
-#include "cache/replica_build.h"
+#include "replica/replica_build.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -19,18 +19,46 @@
 #include "cache/access_trace.h"
 #include "cache/dir_access.h"
 #include "cache/entry.h"
-#include "cache/held_source.h"
 #include "cache/lock_file.h"
-#include "cache/replica_codec.h"
 #include "cache/replica_view.h"
 #include "cache/stats.h"
+#include "replica/held_source.h"
+#include "replica/replica_codec.h"
 #include "rootio/cursor.h"
 #include "rootio/key.h"
 #include "rootio/root_file.h"
 #include "rootio/tree_parse.h"
 #include "rootwrite/overlay.h"
 
-namespace ferry::cache {
+namespace ferry::replica {
+
+// The page store's types this file works with.
+using cache::AllocatedBytes;
+using cache::CodecRate;
+using cache::Config;
+using cache::Counter;
+using cache::Counters;
+using cache::DecodeTrace;
+using cache::Entry;
+using cache::EntryPaths;
+using cache::IndexInfo;
+using cache::kBuildLockByte;
+using cache::kTraceMaxBytes;
+using cache::LoadIndex;
+using cache::LoadManifest;
+using cache::LockFile;
+using cache::OpenCacheFile;
+using cache::PageIndex;
+using cache::PathsFor;
+using cache::RemoveReplicaData;
+using cache::ReplicaBranch;
+using cache::ReplicaExtent;
+using cache::ReplicaManifest;
+using cache::ReplicaPatch;
+using cache::ReplicaRecord;
+using cache::ReplicaView;
+using cache::TraceRange;
+using cache::TraceRecord;
 namespace {
 
 // A basket is hot when one read of the trace covered this share of it (in percent).
@@ -834,4 +862,4 @@ Status DropReplica(const EntryPaths& paths) {
   return OkStatus();
 }
 
-}  // namespace ferry::cache
+}  // namespace ferry::replica

@@ -1,4 +1,4 @@
-#include "cache/replica_codec.h"
+#include "replica/replica_codec.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +8,12 @@
 #include "rootio/cursor.h"
 #include "rootio/key.h"
 
-namespace ferry::cache {
+namespace ferry::replica {
+
+// The page store's types this file works with.
+using cache::CodecRate;
+using cache::ReplicaExtent;
+using cache::ReplicaManifest;
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -246,4 +251,4 @@ Result<CodecPlan> PlanReplicaCodec(std::span<const std::vector<uint8_t>> records
   return plan;
 }
 
-}  // namespace ferry::cache
+}  // namespace ferry::replica
