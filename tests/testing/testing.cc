@@ -53,7 +53,7 @@ std::vector<std::string> AllRootDataFiles() {
 }
 
 std::string RntupleDataDir() {
-  return DataDir("FERRY_RNTUPLE_DATA_DIR", "data/rntuple");
+  return DataDir("FERRY_RNTUPLE_DATA_DIR", FERRY_RNTUPLE_DATA_DIR_DEFAULT);
 }
 
 std::string RntupleDataFile(const std::string& name) {

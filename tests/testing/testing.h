@@ -17,7 +17,8 @@ std::string RootDataFile(const std::string& name);
 // Every *.root file in the data folder, sorted.
 std::vector<std::string> AllRootDataFiles();
 
-// The same for the real RNTuple files (data/rntuple; $FERRY_RNTUPLE_DATA_DIR).
+// The same for the real RNTuple files: $FERRY_RNTUPLE_DATA_DIR, else the folder CMake's
+// FERRY_RNTUPLE_DATA_DIR named at build time (data/rntuple).
 std::string RntupleDataDir();
 std::string RntupleDataFile(const std::string& name);
 std::vector<std::string> AllRntupleDataFiles();
