@@ -38,6 +38,7 @@ class Rntuple {
   const std::string& name() const { return name_; }
   const Anchor& anchor() const { return anchor_; }
   const Header& header() const { return header_; }
+  const Footer& footer() const { return footer_; }
   uint64_t entries() const { return entries_; }
 
   // The full schema: the header's records followed by the footer's schema extension. Field

@@ -92,6 +92,21 @@ Status Rntuple::ReadElements(
     int64_t f = columns_[rep[k]].first_element;
     deferred = std::max(deferred, f < 0 ? 0 - static_cast<uint64_t>(f) : static_cast<uint64_t>(f));
   }
+  // The column's elements end where its last cluster's pages end; before its first page only
+  // the deferred zeros exist. Checked before anything is read or allocated.
+  uint64_t column_end = 0;
+  for (size_t c = 0; c < clusters_.size(); ++c) {
+    if (auto col = PrimaryColumn(field, k, c)) {
+      const ColumnPages& pages = clusters_[c].columns[*col];
+      column_end = std::max(column_end, pages.element_offset + pages.elements());
+    }
+  }
+  uint64_t available = std::max(column_end, std::min(deferred, entries_));
+  if (first > available || count > available - first) {
+    return CorruptionError(What("field '" + FieldPath(field) + "'") + ": elements ["
+                           + std::to_string(first) + ", +" + std::to_string(count)
+                           + ") lie past the column's " + std::to_string(available));
+  }
   const ColumnRecord& zero_kind = columns_[reps[0][k]];
   uint64_t pos = first;
   uint64_t end = first + count;

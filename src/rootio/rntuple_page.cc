@@ -157,6 +157,10 @@ Status ReadPage(io::ByteSource& source,
                 uint64_t max_key_size,
                 std::string_view what,
                 ByteVector* out) {
+  if (page.locator.size > source.size()) {
+    return CorruptionError(std::string(what) + ": page of " + std::to_string(page.locator.size)
+                           + " bytes, more than the file holds");
+  }
   uint64_t stored_size = page.locator.size + (page.has_checksum ? kPageChecksumSize : 0);
   ByteVector stored;
   FERRY_TRY(ReadBlob(source, page.locator.offset, stored_size, max_key_size, what, &stored));

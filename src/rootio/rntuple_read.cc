@@ -230,6 +230,9 @@ Result<std::vector<Span>> RntupleFieldReader::Spans(uint32_t field,
                                                     uint64_t first,
                                                     uint64_t count,
                                                     bool absolute) {
+  if (r_.representations_[field].empty()) {
+    return Fail(field, "a collection without an index column");
+  }
   const ColumnTypeInfo* info = FindColumnType(r_.columns_[r_.Representation(field, 0)[0]].type);
   if (info->kind != ElementKind::kIndex) {
     return Fail(field, "its first column is " + std::string(info->name) + ", not an index");
