@@ -29,15 +29,18 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-enum class Scalar { kBool, kSigned, kUnsigned, kReal, kUnknown };
+enum class Scalar { kBool, kSigned, kUnsigned, kFloat, kDouble, kUnknown };
 
 // ROOT's normalized names of the fundamental types an RNTuple leaf can hold.
 Scalar ScalarOf(std::string_view type) {
   if (type == "bool") {
     return Scalar::kBool;
   }
-  if (type == "float" || type == "double") {
-    return Scalar::kReal;
+  if (type == "float") {
+    return Scalar::kFloat;
+  }
+  if (type == "double") {
+    return Scalar::kDouble;
   }
   if (type == "char" || type == "std::int8_t" || type == "std::int16_t" || type == "std::int32_t"
       || type == "std::int64_t") {
@@ -58,6 +61,8 @@ RntupleValue MakeScalar(Scalar kind, const ColumnValues& v, size_t i) {
       return RntupleValue::Int(v.ints[i]);
     case Scalar::kUnsigned:
       return RntupleValue::UInt(static_cast<uint64_t>(v.ints[i]));
+    case Scalar::kFloat:
+      return RntupleValue::Float(static_cast<float>(v.reals[i]));
     default:
       return RntupleValue::Real(v.reals[i]);
   }
@@ -215,7 +220,7 @@ Result<Values> RntupleFieldReader::Scalars(uint32_t field, uint64_t first, uint6
   if (kind == Scalar::kUnknown) {
     return Fail(field, "type '" + r_.fields_[field].type_name + "' is not a known scalar");
   }
-  FERRY_TRY(CheckScalarType(field, kind == Scalar::kReal));
+  FERRY_TRY(CheckScalarType(field, kind == Scalar::kFloat || kind == Scalar::kDouble));
   ColumnValues v;
   FERRY_TRY(r_.ReadElements(field, 0, first, count, &v));
   Values out;

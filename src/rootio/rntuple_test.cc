@@ -85,6 +85,10 @@ bool SameAsJsroot(const RntupleValue& v, const json& j) {
     case Kind::kUInt:
       return j.is_number() && static_cast<double>(v.u) == j.get<double>();
     case Kind::kReal:
+      // A float field holds floats: jsroot's double must round to the same one.
+      if (v.single) {
+        return j.is_number() && static_cast<float>(v.d) == static_cast<float>(j.get<double>());
+      }
       return j.is_number() && v.d == j.get<double>();
     case Kind::kString:
       return j.is_string() && j.get<std::string>() == v.s;
@@ -508,7 +512,8 @@ TEST(Rntuple, TruncatedAndQuantizedFloats) {
     ASSERT_EQ(v.size(), 4u);
     double step = 5.0 / (std::ldexp(1.0, bits) - 1);
     for (size_t e = 0; e < 4; ++e) {
-      EXPECT_NEAR(v[e].d, written[e], step / 2 + 1e-7) << bits << " bits, entry " << e;
+      // Half a step, and the rounding to float of the value read.
+      EXPECT_NEAR(v[e].d, written[e], step / 2 + 2.5e-7) << bits << " bits, entry " << e;
     }
   }
 }

@@ -32,6 +32,12 @@ RntupleValue RntupleValue::Real(double x) {
   return v;
 }
 
+RntupleValue RntupleValue::Float(float x) {
+  RntupleValue v = Real(x);
+  v.single = true;
+  return v;
+}
+
 RntupleValue RntupleValue::String(std::string x) {
   RntupleValue v;
   v.kind = Kind::kString;
@@ -73,7 +79,11 @@ void RntupleValue::WriteJson(JsonWriter& w) const {
       w.Uint(u);
       break;
     case Kind::kReal:
-      w.Double(d);
+      if (single) {
+        w.Float(static_cast<float>(d));
+      } else {
+        w.Double(d);
+      }
       break;
     case Kind::kString:
       w.String(s);
