@@ -204,8 +204,11 @@ Status DecodePage(const ColumnRecord& column,
     Unzigzag(page);
   }
   if (info.delta) {
+    // Offsets are unsigned on disk; summing them as such wraps instead of overflowing (damaged
+    // offsets are caught later, when they run backwards or past their column).
     for (size_t i = 1; i < page.size(); ++i) {
-      page[i] += page[i - 1];
+      page[i] = static_cast<int64_t>(static_cast<uint64_t>(page[i])
+                                     + static_cast<uint64_t>(page[i - 1]));
     }
   }
   return OkStatus();
