@@ -185,6 +185,7 @@ Status DumpRntuple(const Rntuple& ntuple,
                    const std::vector<std::string>& fields,
                    bool json) {
   std::vector<uint32_t> ids;
+  ids.reserve(fields.size());
   for (const std::string& name : fields) {
     ids.push_back(FERRY_TRY(ntuple.FindField(name)));
   }

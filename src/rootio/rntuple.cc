@@ -174,10 +174,16 @@ std::vector<uint32_t> Rntuple::TopLevelFields() const {
 }
 
 std::string Rntuple::FieldPath(uint32_t field) const {
-  std::string path = fields_[field].name;
+  // Walk up to the top-level field, then join the names from the top down.
+  std::vector<uint32_t> chain = {field};
   for (uint32_t p = field; fields_[p].parent_id != p;) {
     p = fields_[p].parent_id;
-    path = fields_[p].name + "." + path;
+    chain.push_back(p);
+  }
+  std::string path;
+  std::reverse(chain.begin(), chain.end());
+  for (uint32_t id : chain) {
+    path += (path.empty() ? "" : ".") + fields_[id].name;
   }
   return path;
 }

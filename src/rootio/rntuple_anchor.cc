@@ -18,7 +18,7 @@ Result<Anchor> ParseAnchor(std::span<const uint8_t> payload) {
                            + " of format 1.0");
   }
   size_t checksum_at = payload.size() - L::kChecksumSize;
-  uint64_t stored = LoadBE<uint64_t>(payload.data() + checksum_at);
+  auto stored = LoadBE<uint64_t>(payload.data() + checksum_at);
   uint64_t computed =
       hash::Xxh3(payload.subspan(L::kChecksummedBegin, checksum_at - L::kChecksummedBegin));
   if (stored != computed) {

@@ -67,7 +67,7 @@ Status ReadBlob(io::ByteSource& source,
   std::copy_n(first.begin(), first_payload, dest.begin());
   uint64_t done = first_payload;
   for (uint64_t i = 0; i + 1 < chunks && done < nbytes; ++i) {
-    uint64_t at = LoadLE<uint64_t>(first.data() + first_payload + i * kChunkOffsetSize);
+    auto at = LoadLE<uint64_t>(first.data() + first_payload + i * kChunkOffsetSize);
     uint64_t n = std::min(max_key_size, nbytes - done);
     FERRY_TRY(ReadRange(source, at, dest.subspan(done, n), what));
     done += n;

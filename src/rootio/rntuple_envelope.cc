@@ -13,7 +13,7 @@ Status VerifyEnvelope(std::span<const uint8_t> bytes, EnvelopeType type, std::st
     return CorruptionError(std::string(what) + ": " + std::to_string(bytes.size())
                            + " bytes, too short for an envelope");
   }
-  uint64_t head = LoadLE<uint64_t>(bytes.data());
+  auto head = LoadLE<uint64_t>(bytes.data());
   auto type_id = static_cast<uint16_t>(head & 0xFFFF);
   uint64_t length = head >> 16;
   if (type_id != static_cast<uint16_t>(type)) {

@@ -33,7 +33,7 @@ float HalfToFloat(uint16_t h) {
 // Item i of an LSB-first stream of `bits`-bit items (bits <= 32).
 uint32_t PackedItem(std::span<const uint8_t> bytes, uint64_t i, uint16_t bits) {
   uint64_t bit = i * bits;
-  size_t at = static_cast<size_t>(bit / 8);
+  auto at = static_cast<size_t>(bit / 8);
   uint64_t window = 0;
   std::memcpy(&window, bytes.data() + at, std::min<size_t>(8, bytes.size() - at));
   window >>= bit % 8;
@@ -207,8 +207,8 @@ Status DecodePage(const ColumnRecord& column,
     // Offsets are unsigned on disk; summing them as such wraps instead of overflowing (damaged
     // offsets are caught later, when they run backwards or past their column).
     for (size_t i = 1; i < page.size(); ++i) {
-      page[i] = static_cast<int64_t>(static_cast<uint64_t>(page[i])
-                                     + static_cast<uint64_t>(page[i - 1]));
+      page[i] =
+          static_cast<int64_t>(static_cast<uint64_t>(page[i]) + static_cast<uint64_t>(page[i - 1]));
     }
   }
   return OkStatus();
