@@ -114,6 +114,7 @@ Status Rntuple::BuildSchema() {
     by_field[a.field_id].push_back(a.physical_id);
   }
   representations_.assign(fields_.size(), {});
+  unreadable_.assign(fields_.size(), {});
   for (uint32_t f = 0; f < fields_.size(); ++f) {
     FERRY_TRY(GroupColumns(f, by_field[f]));
   }
@@ -143,7 +144,20 @@ Status Rntuple::CheckField(uint32_t id) const {
 Status Rntuple::GroupColumns(uint32_t field, const std::vector<uint32_t>& ids) {
   auto& reps = representations_[field];
   for (uint32_t c : ids) {
-    FERRY_TRY(CheckColumnRecord(columns_[c], What("column " + std::to_string(c))));
+    auto checked = CheckColumnRecord(columns_[c], What("column " + std::to_string(c)));
+    if (!checked.has_value()) {
+      if (checked.error().code() != ErrorCode::kUnsupported) {
+        return std::move(checked).error();
+      }
+      // A column type from a newer format version: the spec asks readers to ignore the whole
+      // top-level field (and so to keep reading the others).
+      uint32_t top = TopLevelOf(field);
+      if (unreadable_[top].empty()) {
+        unreadable_[top] = "column " + std::to_string(c) + " has type "
+                           + std::to_string(columns_[c].type)
+                           + ", unknown to format 1.0 (a newer writer's)";
+      }
+    }
     size_t r = columns_[c].representation;
     if (r > ids.size()) {
       return CorruptionError(What("field '" + fields_[field].name + "'") + ": representation index "
@@ -161,6 +175,13 @@ Status Rntuple::GroupColumns(uint32_t field, const std::vector<uint32_t>& ids) {
     }
   }
   return OkStatus();
+}
+
+uint32_t Rntuple::TopLevelOf(uint32_t field) const {
+  while (fields_[field].parent_id != field) {
+    field = fields_[field].parent_id;
+  }
+  return field;
 }
 
 std::vector<uint32_t> Rntuple::TopLevelFields() const {

@@ -59,6 +59,7 @@ class Rntuple {
   }
   // "parent.child" for subfields.
   std::string FieldPath(uint32_t field) const;
+  uint32_t TopLevelOf(uint32_t field) const;
   // A field by its path ("Muon_pt", "my_struct.a"); NotFound names the path.
   Result<uint32_t> FindField(std::string_view path) const;
 
@@ -106,6 +107,8 @@ class Rntuple {
   std::vector<AliasColumn> aliases_;
   std::vector<std::vector<uint32_t>> children_;
   std::vector<std::vector<std::vector<uint32_t>>> representations_;
+  // Per top-level field: why it cannot be read (a column type this reader does not know), or "".
+  std::vector<std::string> unreadable_;
   std::vector<ClusterInfo> clusters_;
   size_t groups_ = 0;
   uint64_t entries_ = 0;

@@ -187,6 +187,9 @@ Result<std::vector<RntupleValue>> Rntuple::Read(uint32_t field,
                                      + std::to_string(first) + ", +" + std::to_string(count)
                                      + ")"));
   }
+  if (const std::string& why = unreadable_[TopLevelOf(field)]; !why.empty()) {
+    return UnsupportedError(What("field '" + FieldPath(field) + "'") + ": " + why);
+  }
   RntupleFieldReader reader(*this);
   return reader.Read(field, first, count);
 }

@@ -4,6 +4,7 @@
 // uproot's tests of the same files.
 #include "rootio/rntuple.h"
 
+#include <algorithm>
 #include <bit>
 #include <bitset>
 #include <cmath>
@@ -15,6 +16,9 @@
 
 #include <gtest/gtest.h>
 
+#include "base/endian.h"
+#include "base/hash.h"
+#include "io/local_source.h"
 #include "testing/testing.h"
 
 #include <nlohmann/json.hpp>
@@ -534,6 +538,55 @@ TEST(Rntuple, FieldTreeUsesRootTypeNames) {
   ASSERT_TRUE(pt.has_value());
   EXPECT_EQ(o.ntuple->FieldPath(*pt), "_collection0._0.Muon_pt");
   EXPECT_EQ(o.ntuple->anchor().Version(), "1.0.0.0");
+}
+
+// Rewrites an uncompressed envelope's checksum after its bytes were changed.
+void Reseal(std::vector<uint8_t>& file, uint64_t at, uint64_t length) {
+  StoreLE<uint64_t>(file.data() + at + length - 8, hash::Xxh3(file.data() + at, length - 8));
+}
+
+// The spec's forward compatibility: a column type from a newer format makes its top-level
+// field unreadable, not the RNTuple. lastName's Char column is given type 0x7F, and every
+// checksum that covers it (header; the header checksum in footer and page list) resealed.
+TEST(Rntuple, UnknownColumnTypesMakeOnlyTheirFieldUnreadable) {
+  FERRY_REQUIRE_RNTUPLE_DATA();
+  const std::string name = "rntviewer-testfile-uncomp-single-rntuple-v1-0-0-0.root";
+  Opened o = Open(name, "Contributors");
+  ASSERT_NE(o.ntuple, nullptr);
+  const Anchor& a = o.ntuple->anchor();
+  const EnvelopeLink& list = o.ntuple->footer().groups[0].page_list;
+  ASSERT_EQ(a.nbytes_header, a.len_header);  // stored uncompressed
+  ASSERT_EQ(a.nbytes_footer, a.len_footer);
+  ASSERT_EQ(list.locator.size, list.length);
+  auto bytes = testing::ReadWholeFile(testing::RntupleDataFile(name));
+  // Column record: type Char (2), 8 bits, field 1 (lastName).
+  const std::vector<uint8_t> record = {0x02, 0x00, 0x08, 0x00, 0x01, 0x00, 0x00, 0x00};
+  auto header = bytes.begin() + static_cast<ptrdiff_t>(a.seek_header);
+  auto at = std::search(header, header + static_cast<ptrdiff_t>(a.len_header), record.begin(),
+                        record.end());
+  ASSERT_NE(at, header + static_cast<ptrdiff_t>(a.len_header));
+  *at = 0x7F;
+  Reseal(bytes, a.seek_header, a.len_header);
+  uint64_t checksum = LoadLE<uint64_t>(bytes.data() + a.seek_header + a.len_header - 8);
+  StoreLE<uint64_t>(bytes.data() + a.seek_footer + 16, checksum);  // after preamble and flags
+  Reseal(bytes, a.seek_footer, a.len_footer);
+  StoreLE<uint64_t>(bytes.data() + list.locator.offset + 8, checksum);
+  Reseal(bytes, list.locator.offset, list.length);
+
+  io::MemorySource src(std::move(bytes), name);
+  auto f = RootFile::Open(src);
+  ASSERT_TRUE(f.has_value()) << f.error().ToString();
+  auto r = Rntuple::Open(**f, "Contributors");
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(Json(ReadAll(**r, "firstName")), Json(ReadAll(*o.ntuple, "firstName")));
+  auto id = (*r)->FindField("lastName");
+  ASSERT_TRUE(id.has_value());
+  auto last = (*r)->Read(*id, 0, 1);
+  ASSERT_FALSE(last.has_value());
+  EXPECT_EQ(last.error().code(), ErrorCode::kUnsupported);
+  EXPECT_NE(last.error().message().find("field 'lastName': column 3 has type 127"),
+            std::string::npos)
+      << last.error().message();
 }
 
 TEST(Rntuple, BadRequestsAreErrors) {
