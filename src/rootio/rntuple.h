@@ -86,6 +86,11 @@ class Rntuple {
   // representation each cluster uses; deferred elements read as zeros.
   Status ReadElements(
       uint32_t field, size_t k, uint64_t first, uint64_t count, ColumnValues* out) const;
+  struct ColumnExtent {
+    uint64_t deferred = 0;  // elements [0, deferred) are zeros
+    uint64_t end = 0;       // one past the last element that exists
+  };
+  ColumnExtent Extent(uint32_t field, size_t k) const;
   Status ReadClusterElements(
       uint32_t column, size_t cluster, uint64_t first, uint64_t count, ColumnValues* out) const;
   Result<const ColumnValues*> DecodedPage(uint32_t column, size_t cluster, size_t page) const;

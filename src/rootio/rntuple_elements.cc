@@ -79,6 +79,27 @@ Status Rntuple::ReadClusterElements(
   return OkStatus();
 }
 
+Rntuple::ColumnExtent Rntuple::Extent(uint32_t field, size_t k) const {
+  // Elements before a deferred column's first element were never written: they are zeros.
+  ColumnExtent e;
+  for (const auto& rep : representations_[field]) {
+    int64_t f = columns_[rep[k]].first_element;
+    e.deferred =
+        std::max(e.deferred, f < 0 ? 0 - static_cast<uint64_t>(f) : static_cast<uint64_t>(f));
+  }
+  // The column's elements end where its last cluster's pages end; before its first page only
+  // the deferred zeros exist (no more of them than entries, whatever the record claims).
+  uint64_t pages_end = 0;
+  for (size_t c = 0; c < clusters_.size(); ++c) {
+    if (auto col = PrimaryColumn(field, k, c)) {
+      const ColumnPages& pages = clusters_[c].columns[*col];
+      pages_end = std::max(pages_end, pages.element_offset + pages.elements());
+    }
+  }
+  e.end = std::max(pages_end, std::min(e.deferred, entries_));
+  return e;
+}
+
 Status Rntuple::ReadElements(
     uint32_t field, size_t k, uint64_t first, uint64_t count, ColumnValues* out) const {
   const auto& reps = representations_[field];
@@ -86,22 +107,11 @@ Status Rntuple::ReadElements(
     return CorruptionError(What("field '" + FieldPath(field) + "'") + ": has no column "
                            + std::to_string(k));
   }
-  // Elements before a deferred column's first element were never written: they are zeros.
-  uint64_t deferred = 0;
-  for (const auto& rep : reps) {
-    int64_t f = columns_[rep[k]].first_element;
-    deferred = std::max(deferred, f < 0 ? 0 - static_cast<uint64_t>(f) : static_cast<uint64_t>(f));
-  }
-  // The column's elements end where its last cluster's pages end; before its first page only
-  // the deferred zeros exist. Checked before anything is read or allocated.
-  uint64_t column_end = 0;
-  for (size_t c = 0; c < clusters_.size(); ++c) {
-    if (auto col = PrimaryColumn(field, k, c)) {
-      const ColumnPages& pages = clusters_[c].columns[*col];
-      column_end = std::max(column_end, pages.element_offset + pages.elements());
-    }
-  }
-  uint64_t available = std::max(column_end, std::min(deferred, entries_));
+  // Checked before anything is read or allocated. (Not a structured binding: clang 14
+  // cannot capture one in the lambda below.)
+  const ColumnExtent extent = Extent(field, k);
+  const uint64_t deferred = extent.deferred;
+  const uint64_t available = extent.end;
   if (first > available || count > available - first) {
     return CorruptionError(What("field '" + FieldPath(field) + "'") + ": elements ["
                            + std::to_string(first) + ", +" + std::to_string(count)
