@@ -5,8 +5,9 @@
 namespace ferry::rootio {
 namespace {
 
-// Reads a list frame of record frames, calling parse(cursor, item) for each; the cursor is
-// moved to each record's end afterwards, so fields a newer writer appended are skipped.
+// Reads a list frame of record frames, calling parse(cursor, item) -> Status for each; the
+// cursor is moved to each record's end afterwards, so fields a newer writer appended are
+// skipped. Truncation shows as the cursor's failure flag, which EndFrame reports.
 template <class T, class Parse>
 Status ReadRecordList(LeCursor& c, std::string_view what, std::vector<T>* out, Parse parse) {
   Frame list = FERRY_TRY(ReadFrame(c, /*want_list=*/true, what));
@@ -22,14 +23,14 @@ Status ReadRecordList(LeCursor& c, std::string_view what, std::vector<T>* out, P
       return CorruptionError(std::string(what) + ": record runs past its list frame");
     }
     T item;
-    parse(c, item);
+    FERRY_TRY_CTX(parse(c, item), std::string(what));
     FERRY_TRY(EndFrame(c, rec, std::string(what) + " record " + std::to_string(i)));
     out->push_back(std::move(item));
   }
   return EndFrame(c, list, what);
 }
 
-void ParseField(LeCursor& c, FieldRecord& f) {
+Status ParseField(LeCursor& c, FieldRecord& f) {
   f.field_version = c.U32();
   f.type_version = c.U32();
   f.parent_id = c.U32();
@@ -48,9 +49,10 @@ void ParseField(LeCursor& c, FieldRecord& f) {
   if ((f.flags & FieldFlags::kTypeChecksum) != 0) {
     f.type_checksum = c.U32();
   }
+  return OkStatus();
 }
 
-void ParseColumn(LeCursor& c, ColumnRecord& col) {
+Status ParseColumn(LeCursor& c, ColumnRecord& col) {
   col.type = c.U16();
   col.bits = c.U16();
   col.field_id = c.U32();
@@ -63,6 +65,7 @@ void ParseColumn(LeCursor& c, ColumnRecord& col) {
     col.min = c.F64();
     col.max = c.F64();
   }
+  return OkStatus();
 }
 
 Status ParseSchema(LeCursor& c, std::string_view what, Schema* s) {
@@ -72,26 +75,24 @@ Status ParseSchema(LeCursor& c, std::string_view what, Schema* s) {
                            [](LeCursor& r, AliasColumn& a) {
                              a.physical_id = r.U32();
                              a.field_id = r.U32();
+                             return OkStatus();
                            }));
   return ReadRecordList(c, std::string(what) + " extra type info list", &s->extra,
                         [](LeCursor& r, ExtraTypeInfo& e) {
                           e.content_id = r.U32();
                           e.type_version = r.U32();
                           e.type_name = r.String();
+                          return OkStatus();
                         });
 }
 
-void ParseClusterGroup(LeCursor& c, ClusterGroup& g) {
+Status ParseClusterGroup(LeCursor& c, ClusterGroup& g) {
   g.min_entry = c.U64();
   g.entry_span = c.U64();
   g.clusters = c.U32();
   g.page_list.length = c.U64();
-  auto loc = ReadLocator(c, "page list link");
-  if (loc.has_value()) {
-    g.page_list.locator = *loc;
-  } else {
-    c.Fail();  // reported by EndFrame as a record that overruns its frame
-  }
+  g.page_list.locator = FERRY_TRY(ReadLocator(c, "page list link"));
+  return OkStatus();
 }
 
 }  // namespace
