@@ -63,9 +63,10 @@ class Rntuple {
   // A field by its path ("Muon_pt", "my_struct.a"); NotFound names the path.
   Result<uint32_t> FindField(std::string_view path) const;
 
-  // Values of entries [first, first + count) of a top-level field. InvalidArgument when the
-  // range passes entries(); Unsupported (naming the field and why) for a field this reader
-  // cannot decode; Corruption for bad pages.
+  // Values of entries [first, first + count) of a field: for a subfield, each entry's part of
+  // its top-level field's value (a member of a record, a list for subfields of collections).
+  // InvalidArgument when the range passes entries(); Unsupported (naming the field and why)
+  // for a field this reader cannot decode; Corruption for bad pages.
   Result<std::vector<RntupleValue>> Read(uint32_t field, uint64_t first, uint64_t count) const;
 
  private:

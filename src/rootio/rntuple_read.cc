@@ -1,5 +1,6 @@
 // Rntuple's value reading: a field's columns and subfields turned into RntupleValues, one per
 // entry, following the spec's mapping of C++ types to fields and columns.
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -80,7 +81,12 @@ class RntupleFieldReader {
  public:
   explicit RntupleFieldReader(const Rntuple& r) : r_(r) {}
 
+  // Values of a field over a range of its own elements (entries, for a top-level field).
   Result<Values> Read(uint32_t field, uint64_t first, uint64_t count);
+  // The part of a value of chain[i] that belongs to the field chain.back(), chain running from
+  // a top-level field down to one of its subfields: members of records, per item of
+  // collections and arrays.
+  Result<RntupleValue> Project(RntupleValue v, const std::vector<uint32_t>& chain, size_t i) const;
 
  private:
   Result<Shape> ShapeOf(uint32_t field) const;
@@ -191,7 +197,51 @@ Result<std::vector<RntupleValue>> Rntuple::Read(uint32_t field,
     return UnsupportedError(What("field '" + FieldPath(field) + "'") + ": " + why);
   }
   RntupleFieldReader reader(*this);
-  return reader.Read(field, first, count);
+  uint32_t top = TopLevelOf(field);
+  if (top == field) {
+    return reader.Read(field, first, count);
+  }
+  // A subfield per entry: its top-level field's values, projected down to it.
+  std::vector<uint32_t> chain = {field};
+  while (chain.back() != top) {
+    chain.push_back(fields_[chain.back()].parent_id);
+  }
+  std::reverse(chain.begin(), chain.end());
+  Values values = FERRY_TRY(reader.Read(top, first, count));
+  for (RntupleValue& v : values) {
+    v = FERRY_TRY(reader.Project(std::move(v), chain, 0));
+  }
+  return values;
+}
+
+Result<RntupleValue> RntupleFieldReader::Project(RntupleValue v,
+                                                 const std::vector<uint32_t>& chain,
+                                                 size_t i) const {
+  if (i + 1 == chain.size()) {
+    return v;
+  }
+  const std::string& child = r_.fields_[chain[i + 1]].name;
+  switch (FERRY_TRY(ShapeOf(chain[i]))) {
+    case Shape::kRecord: {
+      const RntupleValue* member = v.Member(child);
+      if (member == nullptr) {
+        return Fail(chain[i], "no member '" + child + "'");
+      }
+      return Project(*member, chain, i + 1);
+    }
+    case Shape::kCollection:
+    case Shape::kArray:
+      for (RntupleValue& item : v.items) {
+        item = FERRY_TRY(Project(std::move(item), chain, i + 1));
+      }
+      return v;
+    case Shape::kOptional:  // null, or the value itself
+      return v.kind == RntupleValue::Kind::kNull ? v : Project(std::move(v), chain, i + 1);
+    case Shape::kWrapper:
+      return Project(std::move(v), chain, i + 1);
+    default:
+      return Fail(chain.back(), "a subfield of a variant is read through its variant");
+  }
 }
 
 std::vector<RntupleFieldReader::Range> RntupleFieldReader::Ranges(uint32_t field) const {

@@ -241,6 +241,9 @@ TEST(Rntuple, ProjectedFieldsFollowTheirCardinality) {
       EXPECT_TRUE(SameAsJsroot(items[k], flat[field][k])) << k;
     }
   }
+  // A member of the untyped collection's records, per entry, is the projected field.
+  EXPECT_EQ(Json(ReadAll(*o.ntuple, "_collection0._0.Muon_pt")),
+            Json(ReadAll(*o.ntuple, "Muon_pt")));
   // The untyped collection the projections come from holds the same items as records.
   Values records = ReadAll(*o.ntuple, "_collection0");
   uint64_t record_items = 0;
@@ -406,6 +409,8 @@ TEST(Rntuple, NestedRecords) {
   // A subfield reads on its own, to the same values.
   Values sub = ReadAll(*o.ntuple, "my_struct.sub_struct.sub_sub_struct.v");
   EXPECT_EQ(sub[9].ToJson(), "[9,10]");
+  EXPECT_EQ(Json(ReadField(*o.ntuple, "my_struct.sub_struct.sub_sub_struct.v._0", 8, 2)),
+            "[[8,9],[9,10]]");
 }
 
 // rntuple_int_vfloat_tlv_vtlv.C: a record and a vector of records that grows by entry.
@@ -423,6 +428,8 @@ TEST(Rntuple, VectorsOfRecords) {
   // The vector is never cleared after the first entry: 4, 7, 9, 10 and 10 items.
   std::vector<int> items = {19, 19, 19, 19, 18, 18, 18, 17, 17, 17};
   Values four = ReadAll(*o.ntuple, "four_v_LVs");
+  EXPECT_EQ(Json(ReadField(*o.ntuple, "four_v_LVs._0.eta", 2, 1)),
+            "[[19,19,19,19,18,18,18,17,17]]");
   std::vector<size_t> sizes = {4, 7, 9, 10, 10};
   ASSERT_EQ(four.size(), 5u);
   for (size_t e = 0; e < 5; ++e) {
