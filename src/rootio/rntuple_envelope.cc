@@ -14,8 +14,8 @@ Status VerifyEnvelope(std::span<const uint8_t> bytes, EnvelopeType type, std::st
                            + " bytes, too short for an envelope");
   }
   auto head = LoadLE<uint64_t>(bytes.data());
-  auto type_id = static_cast<uint16_t>(head & 0xFFFF);
-  uint64_t length = head >> 16;
+  auto type_id = static_cast<uint16_t>(head & ((uint64_t{1} << kEnvelopeTypeBits) - 1));
+  uint64_t length = head >> kEnvelopeTypeBits;
   if (type_id != static_cast<uint16_t>(type)) {
     return CorruptionError(std::string(what) + ": envelope type " + std::to_string(type_id)
                            + ", expected " + std::to_string(static_cast<uint16_t>(type)));

@@ -22,6 +22,7 @@ namespace ferry::rootio {
 enum class EnvelopeType : uint16_t { kHeader = 1, kFooter = 2, kPageList = 3 };
 
 constexpr size_t kEnvelopePreamble = 8;
+constexpr int kEnvelopeTypeBits = 16;  // the rest of the preamble word is the length
 constexpr size_t kEnvelopeChecksumSize = 8;
 
 struct Envelope {

@@ -73,8 +73,8 @@ Result<Locator> ReadLocator(LeCursor& c, std::string_view what) {
     loc.offset = c.U64();
   } else {
     auto packed = static_cast<uint32_t>(0 - static_cast<int64_t>(head));
-    size_t own_size = packed & 0xFFFF;
-    auto type = static_cast<uint8_t>((packed >> 24) & 0x7F);
+    size_t own_size = packed & LocatorHead::kOwnSizeMask;
+    auto type = static_cast<uint8_t>((packed >> LocatorHead::kTypeShift) & LocatorHead::kTypeMask);
     if (type != kLocatorTypeLarge) {
       return UnsupportedError(std::string(what) + ": locator type " + std::to_string(type)
                               + " is not a file locator");

@@ -98,6 +98,12 @@ struct Locator {
   uint64_t size = 0;  // bytes on storage (compressed)
 };
 
+// The fields packed into the negated first word of a non-standard locator.
+struct LocatorHead {
+  static constexpr uint32_t kOwnSizeMask = 0xFFFF;  // bits 0-15: the locator's own length
+  static constexpr int kTypeShift = 24;             // bits 24-30: the locator type
+  static constexpr uint32_t kTypeMask = 0x7F;
+};
 constexpr uint8_t kLocatorTypeLarge = 0x01;
 constexpr size_t kStandardLocatorSize = 12;
 

@@ -5,7 +5,10 @@
 namespace ferry::rootio {
 namespace {
 
-constexpr uint64_t kEntryCountMask = (uint64_t{1} << 56) - 1;
+// A cluster summary's second word: entry count in bits 0-55, flags in bits 56-63.
+constexpr int kClusterFlagsShift = 56;
+constexpr uint64_t kEntryCountMask = (uint64_t{1} << kClusterFlagsShift) - 1;
+constexpr size_t kClusterSummarySize = 16;  // first entry, count and flags
 // A page item is at least an element count and a standard locator.
 constexpr size_t kMinPageItem = 4 + kStandardLocatorSize;
 
@@ -49,14 +52,14 @@ Result<ColumnPages> ParseColumnPages(LeCursor& c, std::string_view what) {
 
 Status ParseClusterSummaries(LeCursor& c, std::string_view what, PageList* out) {
   Frame list = FERRY_TRY(ReadFrame(c, /*want_list=*/true, what));
-  FERRY_TRY(CheckCount(list, c.pos(), kRecordFramePreamble + 16, what));
+  FERRY_TRY(CheckCount(list, c.pos(), kRecordFramePreamble + kClusterSummarySize, what));
   for (uint32_t i = 0; i < list.items; ++i) {
     Frame rec = FERRY_TRY(ReadFrame(c, /*want_list=*/false, what));
     ClusterInfo info;
     info.first_entry = c.U64();
     uint64_t packed = c.U64();
     info.entries = packed & kEntryCountMask;
-    auto flags = static_cast<uint8_t>(packed >> 56);
+    auto flags = static_cast<uint8_t>(packed >> kClusterFlagsShift);
     if ((flags & kClusterFlagSharded) != 0) {
       return UnsupportedError(std::string(what) + ": sharded cluster " + std::to_string(i));
     }
