@@ -1,5 +1,6 @@
 #include "cli/root_rntuple.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "base/strings.h"
@@ -167,6 +168,24 @@ void WriteRntuple(JsonWriter& w, const Rntuple& r, const std::string& path, bool
   }
 }
 
+// A field's values over the range as one JSON array, read a batch of entries at a time: a
+// value tree costs ~100 bytes, so a whole 100-million-entry field would not fit in memory.
+Result<std::string> FieldJson(const Rntuple& ntuple, uint32_t id, rootio::EntryRange range) {
+  constexpr int64_t kBatchEntries = 65536;
+  JsonWriter w;
+  w.BeginArray();
+  for (int64_t first = range.begin; first < range.end; first += kBatchEntries) {
+    int64_t n = std::min(kBatchEntries, range.end - first);
+    auto values =
+        FERRY_TRY(ntuple.Read(id, static_cast<uint64_t>(first), static_cast<uint64_t>(n)));
+    for (const rootio::RntupleValue& v : values) {
+      v.WriteJson(w);
+    }
+  }
+  w.EndArray();
+  return w.Take();
+}
+
 }  // namespace
 
 Status ListRntuples(const rootio::RootFile& file, bool json, JsonWriter& w) {
@@ -198,8 +217,7 @@ Status DumpRntuple(const Rntuple& ntuple,
   w.Int(range.begin).Int(range.end).EndArray();
   w.Key("branches").BeginObject();
   for (uint32_t id : ids) {
-    auto values =
-        ntuple.Read(id, static_cast<uint64_t>(range.begin), static_cast<uint64_t>(range.size()));
+    auto values = FieldJson(ntuple, id, range);
     if (!values.has_value()) {
       if (all && values.error().code() == ErrorCode::kUnsupported) {
         std::fprintf(stderr, "ferry: skipping field %s: %s\n", ntuple.FieldPath(id).c_str(),
@@ -208,11 +226,9 @@ Status DumpRntuple(const Rntuple& ntuple,
       }
       return std::move(values).error();
     }
-    rootio::RntupleValue list = rootio::RntupleValue::List(std::move(*values));
-    w.Key(ntuple.FieldPath(id));
-    list.WriteJson(w);
+    w.Key(ntuple.FieldPath(id)).Raw(*values);
     if (!json) {
-      std::printf("%s: %s\n", ntuple.FieldPath(id).c_str(), list.ToJson().c_str());
+      std::printf("%s: %s\n", ntuple.FieldPath(id).c_str(), values->c_str());
     }
   }
   w.EndObject().EndObject();
