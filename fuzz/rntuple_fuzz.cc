@@ -48,7 +48,7 @@ void DecodeOnePage(std::span<const uint8_t> in) {
     return;
   }
   ColumnRecord column;
-  column.type = in[0] % (kMaxColumnType + 1);
+  column.type = static_cast<uint16_t>(in[0] % (kMaxColumnType + 1));
   column.bits = in[1];
   column.flags = ColumnFlags::kRange;
   column.min = -1;
