@@ -75,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::span<const uint8_t> in(data + 1, size - 1);
   switch (data[0]) {
     case 0:
-      (void)ParseAnchor(in);
+      (void)ParseAnchor(in, "anchor");
       break;
     case 1:
       (void)ParseHeader(in, "header");

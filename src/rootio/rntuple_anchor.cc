@@ -10,10 +10,10 @@ std::string Anchor::Version() const {
          + std::to_string(patch);
 }
 
-Result<Anchor> ParseAnchor(std::span<const uint8_t> payload) {
+Result<Anchor> ParseAnchor(std::span<const uint8_t> payload, std::string_view what) {
   using L = AnchorLayout;
   if (payload.size() < L::kMinSize) {
-    return CorruptionError("RNTuple anchor: " + std::to_string(payload.size())
+    return CorruptionError(std::string(what) + ": " + std::to_string(payload.size())
                            + " bytes, fewer than the " + std::to_string(L::kMinSize)
                            + " of format 1.0");
   }
@@ -22,7 +22,7 @@ Result<Anchor> ParseAnchor(std::span<const uint8_t> payload) {
   uint64_t computed =
       hash::Xxh3(payload.subspan(L::kChecksummedBegin, checksum_at - L::kChecksummedBegin));
   if (stored != computed) {
-    return CorruptionError("RNTuple anchor: checksum mismatch");
+    return CorruptionError(std::string(what) + ": checksum mismatch");
   }
   Cursor c(payload, L::kChecksummedBegin);
   Anchor a;
@@ -38,7 +38,7 @@ Result<Anchor> ParseAnchor(std::span<const uint8_t> payload) {
   a.len_footer = c.U64();
   a.max_key_size = c.U64();
   if (a.epoch != 1) {
-    return UnsupportedError("RNTuple anchor: format epoch " + std::to_string(a.epoch)
+    return UnsupportedError(std::string(what) + ": format epoch " + std::to_string(a.epoch)
                             + " (this reader reads epoch 1)");
   }
   return a;
@@ -60,8 +60,9 @@ Result<Anchor> ReadAnchor(const RootFile& file, const Key& key) {
     return CorruptionError("RNTuple '" + key.name + "' anchor: object length "
                            + std::to_string(key.objlen) + " is too small");
   }
-  auto payload = FERRY_TRY_CTX(file.ReadObject(key), "RNTuple '" + key.name + "' anchor");
-  return FERRY_TRY_CTX(ParseAnchor(payload), "RNTuple '" + key.name + "'");
+  std::string what = "RNTuple '" + key.name + "' anchor";
+  auto payload = FERRY_TRY_CTX(file.ReadObject(key), what);
+  return ParseAnchor(payload, what);
 }
 
 }  // namespace ferry::rootio

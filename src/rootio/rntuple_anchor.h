@@ -52,7 +52,8 @@ struct Anchor {
 
 // Parses an anchor object's decompressed payload: size, checksum and epoch (only epoch 1 is
 // readable) checked. Corruption on a bad checksum or size; Unsupported on another epoch.
-Result<Anchor> ParseAnchor(std::span<const uint8_t> payload);
+// `what` names the anchor in errors ("RNTuple 'Events' anchor").
+Result<Anchor> ParseAnchor(std::span<const uint8_t> payload, std::string_view what);
 
 // An RNTuple found among a file's objects.
 struct RntupleEntry {

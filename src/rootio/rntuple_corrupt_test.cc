@@ -141,7 +141,7 @@ TEST(RntupleCorrupt, FlippedAnchorBitsAreChecksumErrors) {
       auto s = OpenAndReadAll(Flipped(bytes, at, static_cast<int>(at % 8)));
       ASSERT_FALSE(s.has_value()) << at;
       EXPECT_EQ(s.error().code(), ErrorCode::kCorruption);
-      EXPECT_NE(s.error().ToString().find("anchor: checksum mismatch"), std::string::npos)
+      EXPECT_NE(s.error().ToString().find("' anchor: checksum mismatch"), std::string::npos)
           << s.error().ToString();
     }
   }
