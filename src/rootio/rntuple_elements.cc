@@ -41,8 +41,9 @@ Result<const ColumnValues*> Rntuple::DecodedPage(uint32_t column,
     return &it->second;
   }
   const PageInfo& info = clusters_[cluster].columns[column].pages[page];
-  std::string what = What("column " + std::to_string(column) + " cluster " + std::to_string(cluster)
-                          + " page " + std::to_string(page));
+  std::string what =
+      What("field '" + FieldPath(columns_[column].field_id) + "' column " + std::to_string(column)
+           + " cluster " + std::to_string(cluster) + " page " + std::to_string(page));
   ByteVector bytes;
   FERRY_TRY(ReadPage(*source_, info, columns_[column], anchor_.max_key_size, what, &bytes));
   ColumnValues values;
