@@ -19,43 +19,13 @@
 #include "rootio/rntuple_frame.h"
 #include "rootio/rntuple_page.h"
 #include "rootio/rntuple_schema.h"
+#include "rootio/rntuple_test_bytes.h"
 #include "testing/testing.h"
 
 namespace ferry::rootio {
 namespace {
 
-// A little-endian byte builder.
-struct Bytes {
-  std::vector<uint8_t> b;
-  template <class T>
-  Bytes& Put(T v) {
-    size_t at = b.size();
-    b.resize(at + sizeof(T));
-    StoreLE<T>(b.data() + at, v);
-    return *this;
-  }
-  Bytes& Str(const std::string& s) {
-    Put<uint32_t>(static_cast<uint32_t>(s.size()));
-    b.insert(b.end(), s.begin(), s.end());
-    return *this;
-  }
-  Bytes& Append(const std::vector<uint8_t>& more) {
-    b.insert(b.end(), more.begin(), more.end());
-    return *this;
-  }
-};
-
-std::vector<uint8_t> RecordFrame(const std::vector<uint8_t>& content) {
-  return Bytes().Put<int64_t>(static_cast<int64_t>(8 + content.size())).Append(content).b;
-}
-
-std::vector<uint8_t> ListFrame(uint32_t items, const std::vector<uint8_t>& content) {
-  return Bytes()
-      .Put<int64_t>(-static_cast<int64_t>(12 + content.size()))
-      .Put<uint32_t>(items)
-      .Append(content)
-      .b;
-}
+using namespace testbytes;  // NOLINT(google-build-using-namespace): test helpers
 
 TEST(RntupleFormat, FramesSkipWhatANewerWriterAppended) {
   std::vector<uint8_t> bytes = RecordFrame(Bytes().Put<uint32_t>(7).Put<uint32_t>(99).b);
@@ -133,12 +103,6 @@ TEST(RntupleFormat, UnknownFeatureFlagsAreRefused) {
   auto s = ReadFeatureFlags(c, "header");
   ASSERT_FALSE(s.has_value());
   EXPECT_EQ(s.error().code(), ErrorCode::kUnsupported);
-}
-
-std::vector<uint8_t> MakeEnvelope(uint16_t type, const std::vector<uint8_t>& payload) {
-  uint64_t length = 8 + payload.size() + 8;
-  std::vector<uint8_t> env = Bytes().Put<uint64_t>(type | (length << 16)).Append(payload).b;
-  return Bytes().Append(env).Put<uint64_t>(hash::Xxh3(env.data(), env.size())).b;
 }
 
 TEST(RntupleFormat, EnvelopesAreVerified) {
