@@ -2,9 +2,10 @@
 //
 // Opening reads the anchor, the header and footer envelopes and every cluster group's page
 // list (all checksums verified), and checks that the schema hangs together (parents, column
-// types, alias targets, representations). Field values are then read page by page:
+// sizes, alias targets, representations). Field values are then read page by page:
 // Read(field, first, count) returns one RntupleValue per entry. A field this reader cannot
-// decode (ROOT-streamed objects, unknown column types) is an error naming the field.
+// decode (ROOT-streamed objects, column types of a newer format) is an error naming the field
+// when it is read; the other fields stay readable.
 //
 // Thread-safety: const methods other than Read may be called concurrently; Read fills a page
 // cache and must not run concurrently with itself. Lifetime: the RootFile (its source) must
