@@ -66,8 +66,15 @@ class Rntuple {
 
   // Values of entries [first, first + count) of a field: for a subfield, each entry's part of
   // its top-level field's value (a member of a record, a list for subfields of collections).
-  // InvalidArgument when the range passes entries(); Unsupported (naming the field and why)
-  // for a field this reader cannot decode; Corruption for bad pages.
+  // InvalidArgument when the range passes entries() or holds more than kMaxValuesPerRead
+  // entries (read in batches); Unsupported (naming the field and why) for a field this reader
+  // cannot decode, or whose entries hold more than kMaxValuesPerRead values or
+  // kMaxElementsPerRead column elements in one call; Corruption for bad pages.
+  //
+  // The limits bound memory (a value costs ~100 bytes, an element 8) whatever sizes a damaged
+  // file claims: offsets, deferred-column starts and array sizes are only numbers on disk.
+  static constexpr uint64_t kMaxValuesPerRead = uint64_t{1} << 24;
+  static constexpr uint64_t kMaxElementsPerRead = uint64_t{1} << 25;
   Result<std::vector<RntupleValue>> Read(uint32_t field, uint64_t first, uint64_t count) const;
 
  private:

@@ -108,6 +108,11 @@ Status Rntuple::ReadElements(
     return CorruptionError(What("field '" + FieldPath(field) + "'") + ": has no column "
                            + std::to_string(k));
   }
+  if (count > kMaxElementsPerRead) {
+    return UnsupportedError(What("field '" + FieldPath(field) + "'") + ": " + std::to_string(count)
+                            + " elements in one read, more than the "
+                            + std::to_string(kMaxElementsPerRead) + " this reader holds");
+  }
   // Checked before anything is read or allocated. (Not a structured binding: clang 14
   // cannot capture one in the lambda below.)
   const ColumnExtent extent = Extent(field, k);

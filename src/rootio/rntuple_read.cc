@@ -157,6 +157,11 @@ Result<Shape> RntupleFieldReader::ShapeOf(uint32_t field) const {
 }
 
 Result<Values> RntupleFieldReader::Read(uint32_t field, uint64_t first, uint64_t count) {
+  // Subfields' counts come from the file (offsets, array sizes): bound them before allocating.
+  if (count > Rntuple::kMaxValuesPerRead) {
+    return Fail(field, std::to_string(count) + " values in one read, more than the "
+                           + std::to_string(Rntuple::kMaxValuesPerRead) + " this reader holds");
+  }
   switch (FERRY_TRY(ShapeOf(field))) {
     case Shape::kScalar:
       return Scalars(field, first, count);
@@ -187,6 +192,11 @@ Result<std::vector<RntupleValue>> Rntuple::Read(uint32_t field,
                                                 uint64_t count) const {
   if (field >= fields_.size()) {
     return InvalidArgumentError(What("has no field id " + std::to_string(field)));
+  }
+  if (count > kMaxValuesPerRead) {
+    return InvalidArgumentError(What("field '" + FieldPath(field) + "'") + ": "
+                                + std::to_string(count) + " entries in one read; read at most "
+                                + std::to_string(kMaxValuesPerRead) + " at a time");
   }
   if (first > entries_ || count > entries_ - first) {
     return InvalidArgumentError(What("has " + std::to_string(entries_) + " entries; asked for ["

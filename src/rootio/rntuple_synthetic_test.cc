@@ -81,6 +81,34 @@ std::vector<uint8_t> Field(uint32_t parent,
                          .b);
 }
 
+// A std::array<E, size> of an empty record E: a repetitive leaf over a record without columns.
+std::vector<uint8_t> HugeArray(uint32_t id, uint64_t size) {
+  return RecordFrame(Bytes()
+                         .Put<uint32_t>(0)
+                         .Put<uint32_t>(0)
+                         .Put<uint32_t>(id)
+                         .Put<uint16_t>(0)
+                         .Put<uint16_t>(FieldFlags::kRepetitive)
+                         .Str("huge")
+                         .Str("std::array<E," + std::to_string(size) + ">")
+                         .Str("")
+                         .Str("")
+                         .Put<uint64_t>(size)
+                         .b);
+}
+
+// A column deferred to an element far past anything written, absent from every cluster.
+std::vector<uint8_t> DeferredColumn(uint32_t field, int64_t first_element) {
+  return RecordFrame(Bytes()
+                         .Put<uint16_t>(static_cast<uint16_t>(ColumnType::kInt32))
+                         .Put<uint16_t>(32)
+                         .Put<uint32_t>(field)
+                         .Put<uint16_t>(ColumnFlags::kDeferred)
+                         .Put<uint16_t>(0)
+                         .Put<int64_t>(first_element)
+                         .b);
+}
+
 std::vector<uint8_t> Column(ColumnType type, uint16_t bits, uint32_t field) {
   return RecordFrame(Bytes()
                          .Put<uint16_t>(static_cast<uint16_t>(type))
@@ -132,15 +160,17 @@ std::vector<Page> Pages() {
 
 std::vector<uint8_t> HeaderPayload() {
   std::vector<uint8_t> fields;
-  for (const auto& f :
-       {Field(0, 1, "opt", "std::optional<std::int32_t>"), Field(0, 0, "_0", "std::int32_t"),
-        Field(2, 4, "obj", "TObjString"), Field(3, 0, "u", "std::uint64_t")}) {
+  for (const auto& f : {Field(0, 1, "opt", "std::optional<std::int32_t>"),
+                        Field(0, 0, "_0", "std::int32_t"), Field(2, 4, "obj", "TObjString"),
+                        Field(3, 0, "u", "std::uint64_t"), HugeArray(4, uint64_t{1} << 40),
+                        Field(4, 2, "_0", "E"), Field(6, 0, "late", "std::int32_t")}) {
     fields.insert(fields.end(), f.begin(), f.end());
   }
   std::vector<uint8_t> columns;
-  for (const auto& c : {Column(ColumnType::kIndex64, 64, 0), Column(ColumnType::kInt32, 32, 1),
-                        Column(ColumnType::kIndex64, 64, 2), Column(ColumnType::kByte, 8, 2),
-                        Column(ColumnType::kSplitUInt64, 64, 3)}) {
+  for (const auto& c :
+       {Column(ColumnType::kIndex64, 64, 0), Column(ColumnType::kInt32, 32, 1),
+        Column(ColumnType::kIndex64, 64, 2), Column(ColumnType::kByte, 8, 2),
+        Column(ColumnType::kSplitUInt64, 64, 3), DeferredColumn(6, int64_t{1} << 40)}) {
     columns.insert(columns.end(), c.begin(), c.end());
   }
   return Bytes()
@@ -148,8 +178,8 @@ std::vector<uint8_t> HeaderPayload() {
       .Str("ntuple")
       .Str("built by hand")
       .Str("ferry rntuple_synthetic_test")
-      .Append(ListFrame(4, fields))
-      .Append(ListFrame(5, columns))
+      .Append(ListFrame(7, fields))
+      .Append(ListFrame(6, columns))
       .Append(ListFrame(0, {}))
       .Append(ListFrame(0, {}))
       .b;
@@ -283,6 +313,21 @@ TEST(RntupleSynthetic, OptionalsStreamerFieldsCodecsLargeLocatorsAndSplitBlobs) 
   EXPECT_EQ(obj.error().message(),
             "RNTuple 'ntuple' field 'obj': objects serialized by the ROOT streamer are not "
             "decoded");
+  // Sizes that are only numbers on disk: an array of 2^40 empty records per entry is refused
+  // before anything is allocated; a column deferred past every cluster reads as zeros.
+  auto huge = (*r)->Read(4, 0, 2);
+  ASSERT_FALSE(huge.has_value());
+  EXPECT_EQ(huge.error().code(), ErrorCode::kUnsupported);
+  EXPECT_NE(huge.error().message().find("field 'huge._0'"), std::string::npos)
+      << huge.error().message();
+  auto late = (*r)->Read(6, 0, kEntries);
+  ASSERT_TRUE(late.has_value()) << late.error().ToString();
+  EXPECT_EQ(late->back().kind, RntupleValue::Kind::kInt);
+  EXPECT_EQ(late->back().i, 0);
+  // The public limit: batches of at most kMaxValuesPerRead entries.
+  auto many = (*r)->Read(3, 0, Rntuple::kMaxValuesPerRead + 1);
+  ASSERT_FALSE(many.has_value());
+  EXPECT_EQ(many.error().code(), ErrorCode::kInvalidArgument);
   // A subfield of an optional, per entry.
   auto item = (*r)->Read(1, 0, 3);
   ASSERT_TRUE(item.has_value());
