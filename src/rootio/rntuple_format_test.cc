@@ -208,6 +208,21 @@ TEST(RntupleFormat, BlobsLargerThanTheMaxKeySizeAreReassembled) {
   }
 }
 
+TEST(RntupleFormat, OversizedPagesAreRefusedBeforeReading) {
+  io::MemorySource src(std::vector<uint8_t>(64, 0), "small");
+  ColumnRecord column;
+  column.type = static_cast<uint16_t>(ColumnType::kInt32);
+  column.bits = 32;
+  PageInfo page;
+  page.elements = kMaxPageElements + 1;
+  page.locator = {0, 32};
+  ByteVector out;
+  auto s = ReadPage(src, page, column, 0, "page", &out);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code(), ErrorCode::kUnsupported);
+  EXPECT_EQ(src.stats().bytes, 0u);
+}
+
 TEST(RntupleFormat, BlobsOutsideTheFileAreCorruption) {
   io::MemorySource src(std::vector<uint8_t>(300, 0), "small");
   ByteVector out;

@@ -157,6 +157,11 @@ Status ReadPage(io::ByteSource& source,
                 uint64_t max_key_size,
                 std::string_view what,
                 ByteVector* out) {
+  if (page.elements > kMaxPageElements) {
+    return UnsupportedError(std::string(what) + ": page of " + std::to_string(page.elements)
+                            + " elements, more than the " + std::to_string(kMaxPageElements)
+                            + " this reader decodes at once");
+  }
   if (page.locator.size > source.size()) {
     return CorruptionError(std::string(what) + ": page of " + std::to_string(page.locator.size)
                            + " bytes, more than the file holds");

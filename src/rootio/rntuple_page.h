@@ -33,10 +33,15 @@ struct ColumnValues {
   size_t size() const { return ints.size() + reals.size(); }
 };
 
+// The most elements one page may hold here: ROOT writes pages of about 1 MiB (at most 2^23
+// Bit elements); a page claiming more could make a few compressed bytes expand to gigabytes.
+constexpr uint32_t kMaxPageElements = uint32_t{1} << 25;
+
 // Bytes of `elements` values of a column with `bits` bits each.
 uint64_t PageLength(uint64_t elements, uint16_t bits);
 
 // Reads a page's stored bytes, verifies its checksum when it has one, and decompresses it.
+// Unsupported for a page of more than kMaxPageElements elements.
 Status ReadPage(io::ByteSource& source,
                 const PageInfo& page,
                 const ColumnRecord& column,
