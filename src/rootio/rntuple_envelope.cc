@@ -4,6 +4,7 @@
 
 #include "base/endian.h"
 #include "base/hash.h"
+#include "codec/compression.h"
 #include "rootio/rntuple_blob.h"
 
 namespace ferry::rootio {
@@ -36,6 +37,17 @@ Result<Envelope> ReadEnvelope(io::ByteSource& source,
                               EnvelopeType type,
                               uint64_t max_key_size,
                               std::string_view what) {
+  // Every compression block has a 9-byte header and expands to at most 0xFFFFFF bytes.
+  uint64_t blocks = link.locator.size / codec::kBlockHeaderSize;
+  if (link.length != link.locator.size && link.length > blocks * codec::kMaxBlockSize) {
+    return CorruptionError(std::string(what) + ": " + std::to_string(link.locator.size)
+                           + " stored bytes cannot expand to " + std::to_string(link.length));
+  }
+  if (link.length > kMaxEnvelopeLength) {
+    return UnsupportedError(std::string(what) + ": envelope of " + std::to_string(link.length)
+                            + " bytes, more than the " + std::to_string(kMaxEnvelopeLength)
+                            + " this reader accepts");
+  }
   ByteVector stored;
   FERRY_TRY(ReadBlob(source, link.locator.offset, link.locator.size, max_key_size, what, &stored));
   Envelope env;

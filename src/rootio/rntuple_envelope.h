@@ -24,6 +24,9 @@ enum class EnvelopeType : uint16_t { kHeader = 1, kFooter = 2, kPageList = 3 };
 constexpr size_t kEnvelopePreamble = 8;
 constexpr int kEnvelopeTypeBits = 16;  // the rest of the preamble word is the length
 constexpr size_t kEnvelopeChecksumSize = 8;
+// Metadata of real RNTuples takes kilobytes to megabytes; a longer envelope is refused rather
+// than decompressed (a few kilobytes of compressed blocks can claim gigabytes).
+constexpr uint64_t kMaxEnvelopeLength = uint64_t{1} << 30;
 
 struct Envelope {
   ByteVector bytes;  // the whole uncompressed envelope
