@@ -8,6 +8,7 @@
 
 #include "base/endian.h"
 #include "base/hash.h"
+#include "codec/compression.h"
 #include "rootio/rntuple_blob.h"
 
 namespace ferry::rootio {
@@ -166,6 +167,13 @@ Status ReadPage(io::ByteSource& source,
     return CorruptionError(std::string(what) + ": page of " + std::to_string(page.locator.size)
                            + " bytes, more than the file holds");
   }
+  uint64_t length = PageLength(page.elements, column.bits);
+  // Every compression block has a 9-byte header and expands to at most 0xFFFFFF bytes.
+  if (length != page.locator.size
+      && length > page.locator.size / codec::kBlockHeaderSize * codec::kMaxBlockSize) {
+    return CorruptionError(std::string(what) + ": " + std::to_string(page.locator.size)
+                           + " stored bytes cannot expand to " + std::to_string(length));
+  }
   uint64_t stored_size = page.locator.size + (page.has_checksum ? kPageChecksumSize : 0);
   ByteVector stored;
   FERRY_TRY(ReadBlob(source, page.locator.offset, stored_size, max_key_size, what, &stored));
@@ -174,7 +182,7 @@ Status ReadPage(io::ByteSource& source,
       && LoadLE<uint64_t>(stored.data() + page.locator.size) != hash::Xxh3(data)) {
     return CorruptionError(std::string(what) + ": page checksum mismatch");
   }
-  return Unzip(data, PageLength(page.elements, column.bits), what, out);
+  return Unzip(data, length, what, out);
 }
 
 Status DecodePage(const ColumnRecord& column,
