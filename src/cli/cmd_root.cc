@@ -1,4 +1,5 @@
 // ferry root ls|dump|baskets: inspect ROOT files without ROOT.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -7,6 +8,7 @@
 #include "base/strings.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/root_rntuple.h"
 #include "cli/value_format.h"
 #include "rootio/root_file.h"
 #include "rootio/storage.h"
@@ -109,7 +111,7 @@ int RunLs(const std::string& path, bool json) {
                 HumanBytes(static_cast<double>(f.source().size())).c_str(),
                 f.header().big ? "big (64-bit)" : "small (32-bit)", f.header().compress);
     for (const auto& o : *objects) {
-      if (o.key.class_name != "TTree") {
+      if (o.key.class_name != "TTree" && o.key.class_name != rootio::kRntupleClassName) {
         std::printf("  %-40s %s;%d\n", o.path.c_str(), o.key.class_name.c_str(), o.key.cycle);
       }
     }
@@ -177,7 +179,11 @@ int RunLs(const std::string& path, bool json) {
       }
     }
   }
-  w.EndArray().EndObject();
+  w.EndArray();
+  if (auto s = ListRntuples(f, json, w); !s.has_value()) {
+    return ReportError(std::move(s).error().AddContext("file " + path));
+  }
+  w.EndObject();
   if (json) {
     std::printf("%s\n", w.str().c_str());
   }
@@ -211,10 +217,34 @@ Result<rootio::EntryRange> ParseEntries(const std::string& text, int64_t entries
   return r;
 }
 
+int RunDumpRntuple(const std::string& path,
+                   const rootio::RootFile& file,
+                   const std::string& name,
+                   const Args& args) {
+  auto ntuple = rootio::Rntuple::Open(file, name);
+  if (!ntuple.has_value()) {
+    return ReportError(std::move(ntuple).error().AddContext("file " + path));
+  }
+  auto range =
+      ParseEntries(args.GetOr("--entries", ""), static_cast<int64_t>((*ntuple)->entries()));
+  if (!range.has_value()) {
+    return UsageError(range.error().message(), args.spec());
+  }
+  auto s = DumpRntuple(**ntuple, *range, args.All("--branch"), args.Has("--json"));
+  if (!s.has_value()) {
+    return ReportError(std::move(s).error().AddContext("file " + path));
+  }
+  return kExitOk;
+}
+
 int RunDump(const std::string& path, const Args& args) {
   auto file = OpenRootFile(path);
   if (!file.has_value()) {
     return ReportError(file.error());
+  }
+  auto ntuples = rootio::RntupleNames(**file);
+  if (!ntuples.has_value()) {
+    return ReportError(ntuples.error());
   }
   std::string tree_path = args.GetOr("--tree", "");
   if (tree_path.empty()) {
@@ -222,12 +252,16 @@ int RunDump(const std::string& path, const Args& args) {
     if (!trees.has_value()) {
       return ReportError(trees.error());
     }
+    trees->insert(trees->end(), ntuples->begin(), ntuples->end());
     if (trees->size() != 1) {
-      return UsageError(
-          "the file has " + std::to_string(trees->size()) + " trees; choose one with --tree",
-          args.spec());
+      return UsageError("the file has " + std::to_string(trees->size())
+                            + " trees and RNTuples; choose one with --tree",
+                        args.spec());
     }
     tree_path = trees->front();
+  }
+  if (std::find(ntuples->begin(), ntuples->end(), tree_path) != ntuples->end()) {
+    return RunDumpRntuple(path, **file, tree_path, args);
   }
   auto tree = (*file)->OpenTree(tree_path);
   if (!tree.has_value()) {
@@ -392,8 +426,10 @@ constexpr OptionSpec kJson = {"--json", "", "print one JSON document"};
 constexpr OptionSpec kLsOptions[] = {kJson};
 
 constexpr OptionSpec kDumpOptions[] = {
-    {"--tree", "T", "the tree to print", "the file's only tree"},
-    {"--branch", "B", "a branch (or a leaf of a leaf list) to print; repeat for more",
+    {"--tree", "T", "the tree or RNTuple to print", "the file's only tree or RNTuple"},
+    {"--branch", "B",
+     "a branch (or a leaf of a leaf list, or an RNTuple field: a.b for a subfield) to print; "
+     "repeat for more",
      "every readable top-level branch"},
     {"--entries", "A:B",
      "the half-open entry range [A, B); A alone is one entry; A: and :B "
@@ -411,7 +447,7 @@ constexpr CommandSpec kLs{
     .path = "root ls",
     .summary =
         "list the objects of a ROOT file and, per TTree branch, its type, shape, baskets, "
-        "stored and uncompressed bytes and codec",
+        "stored and uncompressed bytes and codec; per RNTuple its fields and columns",
     .synopsis = "FILE",
     .options = kLsOptions,
     .run = Ls,
@@ -419,7 +455,9 @@ constexpr CommandSpec kLs{
 
 constexpr CommandSpec kDump{
     .path = "root dump",
-    .summary = "print the values of branches of a tree, one line per branch (or JSON)",
+    .summary =
+        "print the values of branches of a tree (or fields of an RNTuple), one line per "
+        "branch (or JSON)",
     .synopsis = "FILE",
     .options = kDumpOptions,
     .run = Dump,

@@ -11,9 +11,11 @@
 
 namespace ferry::testing {
 
-std::string RootDataDir() {
-  const char* env = std::getenv("FERRY_ROOT_DATA_DIR");
-  std::string dir = env != nullptr ? env : "data/root";
+namespace {
+
+std::string DataDir(const char* env_name, const char* fallback) {
+  const char* env = std::getenv(env_name);  // NOLINT(concurrency-mt-unsafe): read-only
+  std::string dir = env != nullptr ? env : fallback;
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
     return "";
@@ -21,14 +23,8 @@ std::string RootDataDir() {
   return dir;
 }
 
-std::string RootDataFile(const std::string& name) {
-  std::string dir = RootDataDir();
-  return dir.empty() ? "" : dir + "/" + name;
-}
-
-std::vector<std::string> AllRootDataFiles() {
+std::vector<std::string> RootFilesIn(const std::string& dir) {
   std::vector<std::string> out;
-  std::string dir = RootDataDir();
   if (dir.empty()) {
     return out;
   }
@@ -39,6 +35,34 @@ std::vector<std::string> AllRootDataFiles() {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+}  // namespace
+
+std::string RootDataDir() {
+  return DataDir("FERRY_ROOT_DATA_DIR", "data/root");
+}
+
+std::string RootDataFile(const std::string& name) {
+  std::string dir = RootDataDir();
+  return dir.empty() ? "" : dir + "/" + name;
+}
+
+std::vector<std::string> AllRootDataFiles() {
+  return RootFilesIn(RootDataDir());
+}
+
+std::string RntupleDataDir() {
+  return DataDir("FERRY_RNTUPLE_DATA_DIR", FERRY_RNTUPLE_DATA_DIR_DEFAULT);
+}
+
+std::string RntupleDataFile(const std::string& name) {
+  std::string dir = RntupleDataDir();
+  return dir.empty() ? "" : dir + "/" + name;
+}
+
+std::vector<std::string> AllRntupleDataFiles() {
+  return RootFilesIn(RntupleDataDir());
 }
 
 TempDir::TempDir() {

@@ -1,5 +1,6 @@
 // Test helpers shared by every ferry test binary: a scratch directory per test and the
-// location of the real ROOT files (data/root in the repository; $FERRY_ROOT_DATA_DIR).
+// location of the real ROOT files (data/root in the repository; $FERRY_ROOT_DATA_DIR) and of the
+// real RNTuple files (data/rntuple; $FERRY_RNTUPLE_DATA_DIR).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,12 @@ std::string RootDataDir();
 std::string RootDataFile(const std::string& name);
 // Every *.root file in the data folder, sorted.
 std::vector<std::string> AllRootDataFiles();
+
+// The same for the real RNTuple files: $FERRY_RNTUPLE_DATA_DIR, else the folder CMake's
+// FERRY_RNTUPLE_DATA_DIR named at build time (data/rntuple).
+std::string RntupleDataDir();
+std::string RntupleDataFile(const std::string& name);
+std::vector<std::string> AllRntupleDataFiles();
 
 // A fresh directory under $TMPDIR (or /tmp), removed with its contents on destruction.
 class TempDir {
