@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/endian.h"
 #include "rootio/rntuple_frame.h"
 
 namespace ferry::rootwrite {
