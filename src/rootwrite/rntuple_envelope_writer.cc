@@ -175,9 +175,11 @@ std::vector<uint8_t> SerializeAnchor(const rootio::Anchor& a) {
                      a.len_footer, a.max_key_size}) {
     out.U64(v);
   }
+  // The byte count covers the streamed members only: ROOT appends the checksum after the
+  // object, and jsroot, which streams the members from the StreamerInfo, checks the count.
+  out.EndObject(start);
   const std::vector<uint8_t>& b = out.bytes();
   out.U64(hash::Xxh3(b.data() + L::kChecksummedBegin, b.size() - L::kChecksummedBegin));
-  out.EndObject(start);
   return out.Take();
 }
 
