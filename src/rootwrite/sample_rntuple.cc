@@ -3,6 +3,12 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <utility>
+
+#include "base/json_writer.h"
+#include "rootio/rntuple.h"
+#include "rootio/root_file.h"
+#include "rootwrite/sample_tree.h"
 
 namespace ferry::rootwrite::sample {
 namespace {
@@ -157,6 +163,73 @@ Status WriteRntuple(const std::string& path,
   }
   FERRY_TRY(w.Close());
   return file->Close();
+}
+
+Status WriteRntupleFixtures(const std::string& dir, std::vector<std::string>* written) {
+  const std::pair<const char*, const char*> fixtures[] = {
+      {"none", "none"}, {"zlib", "zlib:6"}, {"lzma", "lzma:4"}, {"zstd", "zstd:5"}, {"lz4", "lz4"}};
+  for (const auto& [name, codec] : fixtures) {
+    RntupleOptions o;
+    o.page_bytes = 1024;
+    o.zipped_cluster_bytes = 16 << 10;
+    const std::string path = dir + "/rntuple-" + name + ".root";
+    FERRY_TRY(WriteRntuple(path, Fixed(*codec::Setting::Parse(codec)), o, 3000));
+    written->push_back(path);
+  }
+  return OkStatus();
+}
+
+namespace {
+
+// Why a top-level field is left out of the comparison, or "" for a scalar it keeps.
+std::string SkipReason(const rootio::FieldRecord& f) {
+  if (f.role != static_cast<uint16_t>(rootio::FieldRole::kLeaf)) {
+    return f.type_name.empty() ? "untyped collection" : "collection (" + f.type_name + ")";
+  }
+  if (f.projected()) {
+    return "projected (" + f.type_name + ")";
+  }
+  return "";
+}
+
+Status WriteNtupleValues(const rootio::RootFile& file, const std::string& name, JsonWriter& w) {
+  auto r = FERRY_TRY(rootio::Rntuple::Open(file, name));
+  w.BeginObject().Field("name", name).Field("entries", r->entries());
+  std::vector<std::pair<std::string, std::string>> skipped;
+  w.Key("fields").BeginObject();
+  for (uint32_t id : r->TopLevelFields()) {
+    const rootio::FieldRecord& f = r->fields()[id];
+    if (std::string why = SkipReason(f); !why.empty()) {
+      skipped.emplace_back(f.name, why);
+      continue;
+    }
+    auto values = FERRY_TRY(r->Read(id, 0, r->entries()));
+    w.Key(f.name).BeginObject().Field("type", f.type_name).Key("values").BeginArray();
+    for (const rootio::RntupleValue& v : values) {
+      v.WriteJson(w);
+    }
+    w.EndArray().EndObject();
+  }
+  w.EndObject().Key("skipped").BeginObject();
+  for (const auto& [field, why] : skipped) {
+    w.Field(field, why);
+  }
+  w.EndObject().EndObject();
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<std::string> RntupleValuesJson(const std::string& path) {
+  auto file = FERRY_TRY(rootio::RootFile::OpenPath(path));
+  std::vector<std::string> names = FERRY_TRY(rootio::RntupleNames(*file));
+  JsonWriter w;
+  w.BeginObject().Key("ntuples").BeginArray();
+  for (const std::string& name : names) {
+    FERRY_TRY_CTX(WriteNtupleValues(*file, name, w), path);
+  }
+  w.EndArray().EndObject();
+  return w.Take();
 }
 
 }  // namespace ferry::rootwrite::sample

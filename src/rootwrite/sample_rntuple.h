@@ -31,4 +31,14 @@ Status WriteRntuple(const std::string& path,
                     int64_t entries,
                     int64_t batch = 700);
 
+// The jsroot cross-check's RNTuple files: the sample (3,000 entries, several clusters of many
+// pages) under every codec, written into dir; their paths are appended to written.
+Status WriteRntupleFixtures(const std::string& dir, std::vector<std::string>* written);
+
+// JSON of what ferry's reader reads from every RNTuple of a file, for an independent reader
+// to compare with: {"ntuples": [{"name", "entries", "fields": {name: {"type", "values"}},
+// "skipped": {name: why}}]}. Fields are the top-level scalars; RVec and cardinality fields are
+// listed as skipped (jsroot 7.11.2 reads neither per entry, data/rntuple/README.md).
+Result<std::string> RntupleValuesJson(const std::string& path);
+
 }  // namespace ferry::rootwrite::sample
