@@ -63,49 +63,6 @@ void AppendValue(rootio::Column& c, T v) {
   std::memcpy(c.bytes.data() + at, &v, sizeof(T));
 }
 
-RntupleValue ValueAt(const rootio::Column& c, size_t k) {
-  const uint8_t* p = c.bytes.data() + k * c.value_size();
-  switch (c.type) {
-    case LeafType::kBool:
-      return RntupleValue::Bool(p[0] != 0);
-    case LeafType::kFloat32:
-      return RntupleValue::Float(LoadLE<float>(p));
-    case LeafType::kFloat64:
-      return RntupleValue::Real(LoadLE<double>(p));
-    default:
-      return rootio::IsSignedLeafType(c.type)
-                 ? RntupleValue::Int(static_cast<int64_t>(LoadCount(c.type, p)))
-                 : RntupleValue::UInt(LoadCount(c.type, p));
-  }
-}
-
-// What the reader must return for branch i of a batch: scalars, RVecs, or (for counters of
-// collections) the cardinality, an unsigned count.
-std::vector<RntupleValue> Expected(const std::vector<BranchSpec>& specs,
-                                   const std::vector<rootio::Column>& cols,
-                                   size_t i) {
-  bool counter = false;
-  for (const BranchSpec& s : specs) {
-    counter = counter || s.count == specs[i].name;
-  }
-  std::vector<RntupleValue> out;
-  const rootio::Column& c = cols[i];
-  for (int64_t e = 0; e < c.num_entries; ++e) {
-    auto [a, b] = c.EntryValues(e);
-    if (!c.jagged) {
-      RntupleValue v = ValueAt(c, a);
-      out.push_back(counter ? RntupleValue::UInt(LoadCount(c.type, c.bytes.data() + a * 4)) : v);
-      continue;
-    }
-    std::vector<RntupleValue> items;
-    for (uint64_t k = a; k < b; ++k) {
-      items.push_back(ValueAt(c, k));
-    }
-    out.push_back(RntupleValue::List(std::move(items)));
-  }
-  return out;
-}
-
 void ExpectSampleValues(const rootio::Rntuple& r, int64_t entries) {
   const std::vector<BranchSpec> specs = sample::RntupleBranches();
   const std::vector<rootio::Column> cols = sample::RntupleBatch(0, entries);
@@ -115,8 +72,12 @@ void ExpectSampleValues(const rootio::Rntuple& r, int64_t entries) {
     ASSERT_TRUE(id.has_value()) << specs[i].name;
     auto got = r.Read(*id, 0, r.entries());
     ASSERT_TRUE(got.has_value()) << specs[i].name << ": " << got.error().ToString();
+    bool counter = false;  // a counter of a collection reads as its cardinality
+    for (const BranchSpec& s : specs) {
+      counter = counter || s.count == specs[i].name;
+    }
     EXPECT_EQ(RntupleValue::List(*got).ToJson(),
-              RntupleValue::List(Expected(specs, cols, i)).ToJson())
+              RntupleValue::List(sample::RntupleValuesOf(cols[i], counter)).ToJson())
         << specs[i].name;
   }
 }

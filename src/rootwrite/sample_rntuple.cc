@@ -5,9 +5,11 @@
 #include <limits>
 #include <utility>
 
+#include "base/endian.h"
 #include "base/json_writer.h"
 #include "rootio/rntuple.h"
 #include "rootio/root_file.h"
+#include "rootwrite/column_batch.h"
 #include "rootwrite/sample_tree.h"
 
 namespace ferry::rootwrite::sample {
@@ -163,6 +165,45 @@ Status WriteRntuple(const std::string& path,
   }
   FERRY_TRY(w.Close());
   return file->Close();
+}
+
+namespace {
+
+rootio::RntupleValue ValueAt(const rootio::Column& c, size_t k) {
+  const uint8_t* p = c.bytes.data() + k * c.value_size();
+  switch (c.type) {
+    case LeafType::kBool:
+      return rootio::RntupleValue::Bool(p[0] != 0);
+    case LeafType::kFloat32:
+      return rootio::RntupleValue::Float(LoadLE<float>(p));
+    case LeafType::kFloat64:
+      return rootio::RntupleValue::Real(LoadLE<double>(p));
+    default:
+      return rootio::IsSignedLeafType(c.type)
+                 ? rootio::RntupleValue::Int(static_cast<int64_t>(LoadCount(c.type, p)))
+                 : rootio::RntupleValue::UInt(LoadCount(c.type, p));
+  }
+}
+
+}  // namespace
+
+std::vector<rootio::RntupleValue> RntupleValuesOf(const rootio::Column& c, bool cardinality) {
+  std::vector<rootio::RntupleValue> out;
+  for (int64_t e = 0; e < c.num_entries; ++e) {
+    auto [a, b] = c.EntryValues(e);
+    if (!c.jagged) {
+      out.push_back(cardinality ? rootio::RntupleValue::UInt(
+                        LoadCount(c.type, c.bytes.data() + a * c.value_size()))
+                                : ValueAt(c, a));
+      continue;
+    }
+    std::vector<rootio::RntupleValue> items;
+    for (uint64_t k = a; k < b; ++k) {
+      items.push_back(ValueAt(c, k));
+    }
+    out.push_back(rootio::RntupleValue::List(std::move(items)));
+  }
+  return out;
 }
 
 Status WriteRntupleFixtures(const std::string& dir, std::vector<std::string>* written) {

@@ -12,6 +12,7 @@
 
 #include "base/result.h"
 #include "rootio/column.h"
+#include "rootio/rntuple_value.h"
 #include "rootwrite/file_writer.h"
 #include "rootwrite/rntuple_writer.h"
 #include "rootwrite/tree_writer.h"
@@ -30,6 +31,10 @@ Status WriteRntuple(const std::string& path,
                     const RntupleOptions& options,
                     int64_t entries,
                     int64_t batch = 700);
+
+// What an RNTuple reader must return for a branch's column, entry by entry: scalars, lists
+// for jagged columns, and unsigned counts for the counter of a collection (cardinality).
+std::vector<rootio::RntupleValue> RntupleValuesOf(const rootio::Column& c, bool cardinality);
 
 // The jsroot cross-check's RNTuple files: the sample (3,000 entries, several clusters of many
 // pages) under every codec, written into dir; their paths are appended to written.
