@@ -59,7 +59,7 @@ SampleBranch Scalar(std::string name, std::function<T(int64_t)> f) {
 template <class T>
 SampleBranch Member(std::string name,
                     std::string count,
-                    std::function<uint32_t(int64_t)> n,
+                    const std::function<uint32_t(int64_t)>& n,
                     std::function<T(int64_t, uint32_t)> f) {
   return {{name, LeafTypeOf<T>(), 1, count}, [n, f](int64_t e, rootio::Column& c) {
             for (uint32_t j = 0; j < n(e); ++j) {
@@ -96,10 +96,9 @@ const std::vector<SampleBranch>& Branches() {
                     }),
       Member<bool>("Obj_ok", "nObj", ObjCount,
                    [](int64_t e, uint32_t j) { return (e + j) % 2 == 0; }),
-      Member<int16_t>("Obj_q", "nObj", ObjCount,
-                      [](int64_t e, uint32_t j) {
-                        return static_cast<int16_t>(j * 1000 - static_cast<uint64_t>(e));
-                      }),
+      Member<int16_t>(
+          "Obj_q", "nObj", ObjCount,
+          [](int64_t e, uint32_t j) { return static_cast<int16_t>(int64_t{j} * 1000 - e); }),
       Member<int64_t>("Obj_big", "nObj", ObjCount,
                       [](int64_t e, uint32_t j) { return Big(e + j, j); }),
       Scalar<int32_t>("nJet", JetCount),
@@ -158,6 +157,7 @@ Status WriteRntuple(const std::string& path,
   for (int64_t first = 0; first < entries; first += batch) {
     std::vector<rootio::Column> cols = RntupleBatch(first, std::min(batch, entries - first));
     std::vector<const rootio::Column*> ptrs;
+    ptrs.reserve(cols.size());
     for (const rootio::Column& c : cols) {
       ptrs.push_back(&c);
     }
