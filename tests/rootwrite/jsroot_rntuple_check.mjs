@@ -25,10 +25,10 @@ function ferryValues(path) {
 
 function same(type, want, got) {
   if (type === 'bool') return Boolean(got) === want;
-  if (type === 'float') return Math.fround(Number(want)) === Math.fround(Number(got));
   if (type === 'std::int64_t' || type === 'std::uint64_t') return Number(BigInt(want)) === Number(got);
-  if (typeof want === 'string') return Object.is(Number(want), Number(got));
-  return Number(want) === Number(got);
+  if (typeof want === 'string') return Object.is(Number(want), Number(got));  // NaN, infinities
+  if (type === 'float') return Math.fround(want) === Math.fround(Number(got));
+  return want === Number(got);
 }
 
 async function readWithJsroot(file, name, fields) {
