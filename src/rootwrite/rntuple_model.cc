@@ -56,6 +56,12 @@ const LeafLayout* LayoutOf(LeafType t) {
   }
 }
 
+constexpr LeafType kRntupleLeafTypes[] = {
+    LeafType::kBool,   LeafType::kInt8,    LeafType::kUInt8,   LeafType::kInt16,
+    LeafType::kUInt16, LeafType::kInt32,   LeafType::kUInt32,  LeafType::kInt64,
+    LeafType::kUInt64, LeafType::kFloat32, LeafType::kFloat64,
+};
+
 class Builder {
  public:
   explicit Builder(bool split) : split_(split) {}
@@ -90,7 +96,13 @@ class Builder {
   uint32_t Leaf(int64_t parent, const BranchSpec& b) {
     const LeafLayout& l = *LayoutOf(b.type);
     uint32_t field = Field(parent, FieldRole::kLeaf, b.name, std::string(l.type_name));
+    if (parent < 0) {
+      Describe(field, b);
+    }
     return Column(split_ ? l.split : l.plain, field);
+  }
+  void Describe(uint32_t field, const BranchSpec& b) {
+    model_.schema.fields[field].description = b.title;
   }
   uint32_t IndexColumn(uint32_t field) {
     return Column(split_ ? ColumnType::kSplitIndex64 : ColumnType::kIndex64, field);
@@ -144,6 +156,7 @@ void AddProjections(Builder& b,
     uint32_t rvec = b.Field(-1, FieldRole::kCollection, branches[i].name,
                             "ROOT::VecOps::RVec<" + type + ">", collection_field);
     uint32_t item = b.Field(rvec, FieldRole::kLeaf, "_0", type, m.schema.columns[member].field_id);
+    b.Describe(rvec, branches[i]);
     b.Alias(index, rvec);
     b.Alias(member, item);
   }
@@ -153,10 +166,28 @@ void AddProjections(Builder& b,
       -1, FieldRole::kLeaf, branches[counter].name,
       wide ? "ROOT::RNTupleCardinality<std::uint64_t>" : "ROOT::RNTupleCardinality<std::uint32_t>",
       collection_field);
+  b.Describe(card, branches[counter]);
   b.Alias(index, card);
 }
 
 }  // namespace
+
+std::string_view RntupleTypeName(LeafType type) {
+  const LeafLayout* l = LayoutOf(type);
+  return l == nullptr ? std::string_view() : l->type_name;
+}
+
+LeafType LeafTypeOfRntupleName(std::string_view name) {
+  if (name == "char") {
+    return LeafType::kInt8;
+  }
+  for (LeafType t : kRntupleLeafTypes) {
+    if (LayoutOf(t)->type_name == name) {
+      return t;
+    }
+  }
+  return LeafType::kUnknown;
+}
 
 Result<RntupleModel> BuildRntupleModel(std::span<const BranchSpec> branches, bool split) {
   Builder b(split);

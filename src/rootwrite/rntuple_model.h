@@ -12,13 +12,15 @@
 //                        projected "ROOT::RNTupleCardinality<std::uint32_t>" field of the
 //                        counter's name over the collection's Index column
 //
-// A counter that counts no branch stays a scalar field. Columns use ROOT's default encodings:
+// A counter that counts no branch stays a scalar field. Branch titles become the descriptions
+// of the top-level fields of their names. Columns use ROOT's default encodings:
 // split (zigzag for signed integers, delta for offsets) when compressed, plain otherwise
 // (what ROOT does for uncompressed RNTuples); bools are Bit columns.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -43,6 +45,12 @@ struct RntupleModel {
   std::vector<BranchRoute> routes;      // one per branch
   std::vector<int32_t> counter_branch;  // per branch: its counter's index, -1 when not jagged
 };
+
+// ROOT's normalized name of the type an RNTuple leaf of a branch type holds ("float",
+// "std::int32_t", "bool"); "" for types this layout does not write (strings).
+std::string_view RntupleTypeName(rootio::LeafType type);
+// The inverse (also "char" as kInt8); kUnknown for any other name.
+rootio::LeafType LeafTypeOfRntupleName(std::string_view name);
 
 // InvalidArgument for a branch the layout has no place for (strings, fixed-size arrays, a
 // counter declared after its branch, a counter that is not an integer), naming the branch.
