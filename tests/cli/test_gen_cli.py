@@ -3,7 +3,8 @@
 says so in --json, `--mode event` keeps the whole-event model, both are deterministic for a
 seed and number events alike, and a bad mode is a usage error. `--format rntuple` writes an
 'Events' RNTuple instead of the tree (ttree stays the default), deterministic for a seed, with
-the AGC selection resolved as for the tree; a bad format is a usage error.
+the AGC selection resolved as for the tree; a bad format is a usage error. `--template` also
+takes an RNTuple (ROOT's importer-written muons file of data/rntuple, when present).
 
 usage: test_gen_cli.py FERRY_BINARY DATA_DIR   (exit 77 when DATA_DIR is absent)
 """
@@ -78,6 +79,21 @@ try:
     p = run("gen", "nanoaod", "--template", TEMPLATE, "--events", "10", "--out",
             os.path.join(tmp, "bad2"), "--format", "parquet", expect_rc=2)
     check("ttree or rntuple" in p.stderr, f"bad format message: {p.stderr.strip()}")
+
+    muons = os.path.join(os.path.dirname(os.path.abspath(DATA)), "rntuple",
+                         "Run2012BC_DoubleMuParked_Muons_1000evts_rntuple_v1-0-0-0.root")
+    if os.path.isfile(muons):
+        for fmt in ("ttree", "rntuple"):
+            p = run("gen", "nanoaod", "--template", muons, "--events", "500", "--format", fmt,
+                    "--out", os.path.join(tmp, "from-rntuple-" + fmt), "--json")
+            g = json.loads(p.stdout)
+            # nMuon, five muon RVecs, and the run/luminosityBlock/event the generator adds.
+            check(g.get("branches") == 9 and g.get("skipped") == [],
+                  f"an RNTuple template ({fmt}): {g.get('branches')} branches, {g.get('skipped')}")
+        d = json.loads(run("root", "dump", os.path.join(tmp, "from-rntuple-ttree", name),
+                           "--branch", "nMuon", "--branch", "Muon_pt", "--json").stdout)["branches"]
+        check(len(d["nMuon"]) == 500 and all(n == len(v) for n, v in zip(d["nMuon"], d["Muon_pt"])),
+              "a tree generated from an RNTuple template has counters matching its muons")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
