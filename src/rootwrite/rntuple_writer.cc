@@ -112,7 +112,10 @@ Status RntupleWriter::WriteColumns(std::span<const rootio::Column* const> column
     }
   }
   int64_t n = 0;
-  FERRY_TRY(CheckColumnBatch(specs_, model_.counter_branch, columns, &n, &counts_));
+  Status ok = CheckColumnBatch(specs_, model_.counter_branch, columns, &n, &counts_);
+  if (!ok.has_value()) {
+    return Fail(std::move(ok).error());
+  }
   // Segments of check_entries entries: a cluster can end inside a batch.
   const int64_t step = std::max<int64_t>(1, options_.check_entries);
   for (int64_t a = 0; a < n; a += step) {
@@ -198,6 +201,7 @@ Status RntupleWriter::SealOpenPage(ColumnSink& sink) {
   sink.sealed.insert(sink.sealed.end(), sealed_.begin(), sealed_.end());
   cluster_zipped_ += sealed_.size();
   cluster_unzipped_ += encoded_.size();
+  zip_bytes_ += static_cast<int64_t>(sealed_.size());
   tot_bytes_ += static_cast<int64_t>(encoded_.size());
   sink.open.resize(0);
   sink.open_elements = 0;
@@ -257,7 +261,6 @@ Status RntupleWriter::CommitCluster() {
                             + " stored bytes needs more than one key; lower the cluster size");
   }
   FERRY_TRY(file_->WriteRecord(slot, kBlobClass, "", "", blob_, {codec::Algorithm::kNone, 0}));
-  zip_bytes_ += static_cast<int64_t>(blob_.size());
   clusters_.push_back(std::move(cluster));
   if (first_cluster_entries_ == 0) {
     first_cluster_entries_ = entries;

@@ -77,7 +77,8 @@ class RntupleWriter {
   // Entries of the first cluster (0 before one is written).
   int64_t cluster_size() const { return first_cluster_entries_; }
   size_t clusters() const { return clusters_.size(); }
-  // Stored bytes of pages and envelopes written so far, and the pages' uncompressed bytes.
+  // Stored bytes of the pages sealed (compressed) and the envelopes written so far, and the
+  // pages' uncompressed bytes: progress while a cluster is still in memory.
   int64_t zip_bytes() const { return zip_bytes_; }
   int64_t tot_bytes() const { return tot_bytes_; }
 

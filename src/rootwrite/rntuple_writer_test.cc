@@ -363,7 +363,15 @@ TEST(RntupleWriter, RefusesWhatItCannotLayOutAndStaysFailed) {
   ASSERT_FALSE(st.has_value());
   EXPECT_NE(st.error().ToString().find("its counter nObj"), std::string::npos)
       << st.error().ToString();
-  EXPECT_FALSE(w.AddBranch({"late", LeafType::kFloat32}).has_value());
+  // Sticky, as TreeWriter: a good batch and Close fail with the first error.
+  std::vector<rootio::Column> good = sample::RntupleBatch(0, 10);
+  for (size_t i = 0; i < good.size(); ++i) {
+    ptrs[i] = &good[i];
+  }
+  Status again = w.WriteColumns(ptrs);
+  ASSERT_FALSE(again.has_value());
+  EXPECT_NE(again.error().ToString().find("its counter nObj"), std::string::npos);
+  EXPECT_FALSE(w.Close().has_value());
 }
 
 // Encodings checked against bytes worked out by hand, without the reader.
