@@ -232,14 +232,15 @@ Status RntupleWriter::CommitCluster() {
     FERRY_TRY(SealOpenPage(s));
   }
   // One RBlob holds the cluster's pages, column after column (as ROOT's buffered writer
-  // does), so that a reader of a few columns reads a few contiguous ranges.
+  // does), so that a reader of a few columns reads a few contiguous ranges. The columns' page
+  // runs are written one after the other, never gathered into one buffer.
   RecordSlot slot = file_->NextRecord(kBlobClass, "", "");
-  const uint64_t base = slot.seek + slot.key_len;
+  uint64_t at = slot.seek + slot.key_len;
   rootio::ClusterInfo cluster;
   cluster.first_entry = static_cast<uint64_t>(cluster_first_);
   cluster.entries = static_cast<uint64_t>(entries);
   cluster.columns.resize(sinks_.size());
-  blob_.resize(0);
+  std::vector<std::span<const uint8_t>> runs;
   for (size_t i = 0; i < sinks_.size(); ++i) {
     ColumnSink& s = sinks_[i];
     rootio::ColumnPages& pages = cluster.columns[i];
@@ -247,20 +248,23 @@ Status RntupleWriter::CommitCluster() {
     pages.compression = static_cast<uint32_t>(setting_.RootSetting());
     pages.pages = std::move(s.pages);
     for (rootio::PageInfo& p : pages.pages) {
-      p.locator.offset += base + blob_.size();
+      p.locator.offset += at;
     }
-    blob_.insert(blob_.end(), s.sealed.begin(), s.sealed.end());
+    at += s.sealed.size();
+    runs.emplace_back(s.sealed);
+  }
+  if (at - slot.seek - slot.key_len > kDefaultMaxKeySize) {
+    return UnsupportedError("a cluster of " + std::to_string(at - slot.seek - slot.key_len)
+                            + " stored bytes needs more than one key; lower the cluster size");
+  }
+  FERRY_TRY(file_->WriteRawRecord(slot, kBlobClass, "", "", runs));
+  for (ColumnSink& s : sinks_) {
     s.element_offset += s.cluster_elements;
     s.cluster_elements = 0;
     s.items = 0;
     s.sealed.resize(0);
     s.pages.clear();
   }
-  if (blob_.size() > kDefaultMaxKeySize) {
-    return UnsupportedError("a cluster of " + std::to_string(blob_.size())
-                            + " stored bytes needs more than one key; lower the cluster size");
-  }
-  FERRY_TRY(file_->WriteRecord(slot, kBlobClass, "", "", blob_, {codec::Algorithm::kNone, 0}));
   clusters_.push_back(std::move(cluster));
   if (first_cluster_entries_ == 0) {
     first_cluster_entries_ = entries;

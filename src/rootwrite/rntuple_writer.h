@@ -108,7 +108,6 @@ class RntupleWriter {
   ByteVector encoded_;
   ByteVector compress_scratch_;
   ByteVector sealed_;
-  ByteVector blob_;
 
   bool frozen_ = false;
   rootio::EnvelopeLink header_link_;
