@@ -116,7 +116,9 @@ class Builder {
   RntupleModel model_;
 };
 
-Status CheckBranch(std::span<const BranchSpec> branches, size_t i, int32_t* counter) {
+}  // namespace
+
+Status CheckRntupleBranch(std::span<const BranchSpec> branches, size_t i, int32_t* counter) {
   const BranchSpec& b = branches[i];
   *counter = -1;
   auto bad = [&](const std::string& why) {
@@ -140,6 +142,8 @@ Status CheckBranch(std::span<const BranchSpec> branches, size_t i, int32_t* coun
   }
   return bad("a counter '" + b.count + "' that is no integer branch declared before it");
 }
+
+namespace {
 
 void AddProjections(Builder& b,
                     std::span<const BranchSpec> branches,
@@ -196,7 +200,7 @@ Result<RntupleModel> BuildRntupleModel(std::span<const BranchSpec> branches, boo
   m.counter_branch.resize(branches.size(), -1);
   std::vector<bool> is_counter(branches.size(), false);
   for (size_t i = 0; i < branches.size(); ++i) {
-    FERRY_TRY(CheckBranch(branches, i, &m.counter_branch[i]));
+    FERRY_TRY(CheckRntupleBranch(branches, i, &m.counter_branch[i]));
     if (m.counter_branch[i] >= 0) {
       is_counter[static_cast<size_t>(m.counter_branch[i])] = true;
     }

@@ -52,6 +52,10 @@ std::string_view RntupleTypeName(rootio::LeafType type);
 // The inverse (also "char" as kInt8); kUnknown for any other name.
 rootio::LeafType LeafTypeOfRntupleName(std::string_view name);
 
+// Whether branches[i] has a place in the layout, given the branches before it; *counter gets
+// the index of its counter (-1 when not jagged). InvalidArgument names the branch otherwise.
+Status CheckRntupleBranch(std::span<const BranchSpec> branches, size_t i, int32_t* counter);
+
 // InvalidArgument for a branch the layout has no place for (strings, fixed-size arrays, a
 // counter declared after its branch, a counter that is not an integer), naming the branch.
 Result<RntupleModel> BuildRntupleModel(std::span<const BranchSpec> branches, bool split);

@@ -65,6 +65,12 @@ Result<int32_t> RntupleWriter::AddBranch(const BranchSpec& spec) {
     return InvalidArgumentError("branch " + spec.name + " declared after the first entry");
   }
   specs_.push_back(spec);
+  int32_t counter = -1;
+  Status st = CheckRntupleBranch(specs_, specs_.size() - 1, &counter);
+  if (!st.has_value()) {
+    specs_.pop_back();
+    return std::move(st).error();
+  }
   return static_cast<int32_t>(specs_.size() - 1);
 }
 

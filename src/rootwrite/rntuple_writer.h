@@ -62,7 +62,8 @@ class RntupleWriter {
   RntupleWriter& operator=(const RntupleWriter&) = delete;
   ~RntupleWriter();
 
-  // Declares a branch (before the first entry). Returns its index.
+  // Declares a branch (before the first entry). Returns its index; InvalidArgument for a
+  // branch the RNTuple layout has no place for (rntuple_model.h), which is then not declared.
   Result<int32_t> AddBranch(const BranchSpec& spec);
   size_t num_branches() const { return specs_.size(); }
 

@@ -343,11 +343,16 @@ TEST(RntupleWriter, RefusesWhatItCannotLayOutAndStaysFailed) {
   ASSERT_TRUE(file.has_value());
   {
     RntupleWriter w(**file, {});
-    ASSERT_TRUE(w.AddBranch({"s", LeafType::kString}).has_value());
-    Status st = w.Close();
-    ASSERT_FALSE(st.has_value());
-    EXPECT_EQ(st.error().code(), ErrorCode::kInvalidArgument);
-    EXPECT_NE(st.error().ToString().find("branch s"), std::string::npos) << st.error().ToString();
+    for (const BranchSpec& bad :
+         {BranchSpec{"s", LeafType::kString}, BranchSpec{"arr", LeafType::kFloat32, 3},
+          BranchSpec{"x", LeafType::kFloat32, 1, "nX"}}) {
+      auto st = w.AddBranch(bad);
+      ASSERT_FALSE(st.has_value()) << bad.name;
+      EXPECT_EQ(st.error().code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(st.error().ToString().find("branch " + bad.name), std::string::npos)
+          << st.error().ToString();
+    }
+    EXPECT_EQ(w.num_branches(), 0u);  // refused branches are not declared
   }
   RntupleWriter w(**file, {});
   for (const BranchSpec& s : sample::RntupleBranches()) {
