@@ -111,6 +111,40 @@ TEST_P(EveryCodec, EveryTypeReadsBackOverManyPagesAndClusters) {
   }
 }
 
+// Offsets are relative to their cluster: ranges that start inside one cluster and end in
+// another read as the same slice of the whole.
+TEST(RntupleWriter, AnyEntryRangeReadsAcrossClusters) {
+  testing::TempDir dir;
+  RntupleOptions o;
+  o.page_bytes = 512;
+  o.zipped_cluster_bytes = 4 << 10;
+  o.check_entries = 37;
+  const std::string path = dir.File("ranges.root");
+  ASSERT_TRUE(sample::WriteRntuple(path, sample::Fixed({codec::Algorithm::kLz4, 4}), o, 2000));
+  Opened in = Open(path);
+  ASSERT_NE(in.ntuple, nullptr);
+  ASSERT_GT(in.ntuple->clusters().size(), 4u);
+  const std::vector<rootio::Column> cols = sample::RntupleBatch(0, 2000);
+  const std::vector<BranchSpec> specs = sample::RntupleBranches();
+  for (const char* name : {"Obj_big", "Jet_e", "nObj", "u64", "flag"}) {
+    size_t i = 0;
+    while (specs[i].name != name) {
+      ++i;
+    }
+    const std::vector<RntupleValue> all =
+        sample::RntupleValuesOf(cols[i], std::string_view(name) == "nObj");
+    for (auto [first, count] :
+         {std::pair<uint64_t, uint64_t>{1, 1}, {333, 700}, {1999, 1}, {1000, 1000}, {57, 0}}) {
+      auto got = in.ntuple->Read(*in.ntuple->FindField(name), first, count);
+      ASSERT_TRUE(got.has_value()) << name << " " << first << ": " << got.error().ToString();
+      std::vector<RntupleValue> want(all.begin() + static_cast<ptrdiff_t>(first),
+                                     all.begin() + static_cast<ptrdiff_t>(first + count));
+      EXPECT_EQ(RntupleValue::List(*got).ToJson(), RntupleValue::List(want).ToJson())
+          << name << " [" << first << ", +" << count << ")";
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(RntupleWriter,
                          EveryCodec,
                          ::testing::Values("none", "zlib:6", "lzma:4", "zstd:5", "lz4"));
