@@ -104,6 +104,29 @@ class Builder {
   void Describe(uint32_t field, const BranchSpec& b) {
     model_.schema.fields[field].description = b.title;
   }
+  // A top-level branch that is no collection member: a scalar, a std::array<T,N> (a repetitive
+  // field without columns around its item "_0") or a std::string (offsets and characters).
+  BranchRoute TopLevel(const BranchSpec& b) {
+    if (b.type == LeafType::kString) {
+      uint32_t field = Field(-1, FieldRole::kLeaf, b.name, "std::string");
+      Describe(field, b);
+      uint32_t index = IndexColumn(field);
+      Column(ColumnType::kChar, field);
+      return {BranchRoute::Kind::kString, index};
+    }
+    if (b.len == 1) {
+      return {BranchRoute::Kind::kScalar, Leaf(-1, b)};
+    }
+    const LeafLayout& l = *LayoutOf(b.type);
+    uint32_t array =
+        Field(-1, FieldRole::kLeaf, b.name,
+              "std::array<" + std::string(l.type_name) + "," + std::to_string(b.len) + ">");
+    model_.schema.fields[array].flags |= rootio::FieldFlags::kRepetitive;
+    model_.schema.fields[array].array_size = static_cast<uint64_t>(b.len);
+    Describe(array, b);
+    uint32_t item = Field(array, FieldRole::kLeaf, "_0", std::string(l.type_name));
+    return {BranchRoute::Kind::kScalar, Column(split_ ? l.split : l.plain, item)};
+  }
   uint32_t IndexColumn(uint32_t field) {
     return Column(split_ ? ColumnType::kSplitIndex64 : ColumnType::kIndex64, field);
   }
@@ -124,11 +147,14 @@ Status CheckRntupleBranch(std::span<const BranchSpec> branches, size_t i, int32_
   auto bad = [&](const std::string& why) {
     return InvalidArgumentError("branch " + b.name + ": " + why + " has no RNTuple layout here");
   };
+  if (b.type == LeafType::kString && b.count.empty()) {
+    return OkStatus();
+  }
   if (LayoutOf(b.type) == nullptr) {
     return bad("type " + std::string(rootio::LeafTypeName(b.type)));
   }
-  if (b.len != 1) {
-    return bad("a fixed array length of " + std::to_string(b.len));
+  if (b.len < 1 || (b.len > 1 && !b.count.empty())) {
+    return bad("a jagged array of fixed length " + std::to_string(b.len));
   }
   if (b.count.empty()) {
     return OkStatus();
@@ -207,7 +233,7 @@ Result<RntupleModel> BuildRntupleModel(std::span<const BranchSpec> branches, boo
   }
   for (size_t i = 0; i < branches.size(); ++i) {
     if (m.counter_branch[i] < 0 && !is_counter[i]) {
-      m.routes[i] = {BranchRoute::Kind::kScalar, b.Leaf(-1, branches[i])};
+      m.routes[i] = b.TopLevel(branches[i]);
     }
   }
   std::vector<uint32_t> collection_fields;

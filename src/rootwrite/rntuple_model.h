@@ -2,7 +2,9 @@
 // a converted TTree (compare data/rntuple/Run2012BC_DoubleMuParked_Muons_1000evts_*.root):
 //
 //   scalar branches      top-level leaf fields ("float", "std::int32_t", "bool", ...), one
-//                        column each, in declaration order
+//                        column each, in declaration order; fixed arrays as repetitive
+//                        "std::array<T,N>" fields around a leaf "_0" with the column, strings
+//                        as "std::string" fields (an Index column and a Char column)
 //   jagged branches      grouped by their counter: one untyped collection field per counter,
 //                        "_collection<k>" (an Index column), holding an untyped record "_0"
 //                        whose leaf members are the branches (Muon_pt, Muon_eta, ...)
@@ -32,9 +34,10 @@ namespace ferry::rootwrite {
 // Where the values of one branch (in declaration order) go.
 struct BranchRoute {
   enum class Kind : uint8_t {
-    kScalar,   // its own column
+    kScalar,   // its own column (len values per entry)
     kMember,   // a column inside a collection: the branch's values, entry lengths by counter
     kCounter,  // the collection's Index column, from the counts
+    kString,   // an Index column of the entries' lengths, then `column + 1` of characters
   };
   Kind kind = Kind::kScalar;
   uint32_t column = 0;  // the physical column the values go to
@@ -56,8 +59,9 @@ rootio::LeafType LeafTypeOfRntupleName(std::string_view name);
 // the index of its counter (-1 when not jagged). InvalidArgument names the branch otherwise.
 Status CheckRntupleBranch(std::span<const BranchSpec> branches, size_t i, int32_t* counter);
 
-// InvalidArgument for a branch the layout has no place for (strings, fixed-size arrays, a
-// counter declared after its branch, a counter that is not an integer), naming the branch.
+// InvalidArgument for a branch the layout has no place for (jagged strings or jagged fixed
+// arrays, a counter declared after its branch, a counter that is not an integer), naming the
+// branch.
 Result<RntupleModel> BuildRntupleModel(std::span<const BranchSpec> branches, bool split);
 
 }  // namespace ferry::rootwrite

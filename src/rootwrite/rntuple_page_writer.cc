@@ -76,6 +76,8 @@ void Split(const uint8_t* in, size_t count, size_t width, uint8_t* out) {
 size_t NativeElementSize(ColumnType type) {
   switch (type) {
     case ColumnType::kBit:
+    case ColumnType::kByte:
+    case ColumnType::kChar:
     case ColumnType::kInt8:
     case ColumnType::kUInt8:
       return 1;

@@ -140,38 +140,49 @@ Status RntupleWriter::WriteColumns(std::span<const rootio::Column* const> column
 Status RntupleWriter::AppendEntries(std::span<const rootio::Column* const> columns,
                                     int64_t a,
                                     int64_t b) {
+  const auto ua = static_cast<size_t>(a);
+  const auto ub = static_cast<size_t>(b);
   for (size_t i = 0; i < specs_.size(); ++i) {
     const rootio::Column& c = *columns[i];
     const BranchRoute& route = model_.routes[i];
     ColumnSink& sink = sinks_[route.column];
     const size_t vs = c.value_size();
     switch (route.kind) {
-      case BranchRoute::Kind::kScalar:
-        FERRY_TRY(
-            Append(sink, c.bytes.data() + static_cast<size_t>(a) * vs, static_cast<size_t>(b - a)));
-        break;
-      case BranchRoute::Kind::kMember: {
-        const uint64_t first = c.offsets[static_cast<size_t>(a)];
-        const uint64_t last = c.offsets[static_cast<size_t>(b)];
-        FERRY_TRY(Append(sink, c.bytes.data() + first * vs, last - first));
+      case BranchRoute::Kind::kScalar: {
+        const size_t len = c.fixed_len;
+        FERRY_TRY(Append(sink, c.bytes.data() + ua * len * vs, (ub - ua) * len));
         break;
       }
+      case BranchRoute::Kind::kMember:
+        FERRY_TRY(Append(sink, c.bytes.data() + c.offsets[ua] * vs, c.offsets[ub] - c.offsets[ua]));
+        break;
       case BranchRoute::Kind::kCounter: {
-        // Index columns hold each entry's end offset, counted from the cluster's start.
         const std::vector<uint64_t>& counts = counts_[i];
-        index_scratch_.resize(static_cast<size_t>(b - a));
-        for (int64_t e = a; e < b; ++e) {
-          sink.items += counts[static_cast<size_t>(e)];
-          index_scratch_[static_cast<size_t>(e - a)] = sink.items;
-        }
-        FERRY_TRY(Append(sink, reinterpret_cast<const uint8_t*>(index_scratch_.data()),
-                         index_scratch_.size()));
+        FERRY_TRY(AppendOffsets(sink, ua, ub, [&](size_t e) { return counts[e]; }));
         break;
       }
+      case BranchRoute::Kind::kString:
+        FERRY_TRY(
+            AppendOffsets(sink, ua, ub, [&](size_t e) { return c.offsets[e + 1] - c.offsets[e]; }));
+        FERRY_TRY(Append(sinks_[route.column + 1], c.bytes.data() + c.offsets[ua],
+                         c.offsets[ub] - c.offsets[ua]));
+        break;
     }
   }
   entries_ += b - a;
   return OkStatus();
+}
+
+// Index columns hold each entry's end offset, counted from the cluster's start.
+template <class LengthOf>
+Status RntupleWriter::AppendOffsets(ColumnSink& sink, size_t a, size_t b, LengthOf length_of) {
+  index_scratch_.resize(b - a);
+  for (size_t e = a; e < b; ++e) {
+    sink.items += length_of(e);
+    index_scratch_[e - a] = sink.items;
+  }
+  return Append(sink, reinterpret_cast<const uint8_t*>(index_scratch_.data()),
+                index_scratch_.size());
 }
 
 Status RntupleWriter::Append(ColumnSink& sink, const uint8_t* values, size_t count) {

@@ -1,8 +1,9 @@
 // RntupleWriter: writes a flat NanoAOD-like dataset as an RNTuple (binary format 1.0) into a
 // FileWriter, streaming.
 //
-// The schema is declared as branches, exactly as for TreeWriter (scalars of every numeric type
-// and bool; jagged branches counted by an integer counter branch declared earlier), and laid
+// The schema is declared as branches, exactly as for TreeWriter (scalars and fixed arrays of
+// every numeric type and bool, strings, jagged branches counted by an integer counter branch
+// declared earlier), and laid
 // out as ROOT's RNTupleImporter lays out such a tree (rntuple_model.h): collections as RVec
 // fields with their cardinality fields. Entries arrive as column batches in TreeWriter's
 // layout (WriteColumns: one rootio::Column per branch, counters included), so one producer can
@@ -91,6 +92,8 @@ class RntupleWriter {
   Status Freeze();
   Status AppendEntries(std::span<const rootio::Column* const> columns, int64_t a, int64_t b);
   Status Append(ColumnSink& sink, const uint8_t* values, size_t count);
+  template <class LengthOf>
+  Status AppendOffsets(ColumnSink& sink, size_t a, size_t b, LengthOf length_of);
   Status SealOpenPage(ColumnSink& sink);
   bool ClusterFull() const;
   Status CommitCluster();

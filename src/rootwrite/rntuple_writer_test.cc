@@ -378,8 +378,9 @@ TEST(RntupleWriter, RefusesWhatItCannotLayOutAndStaysFailed) {
   {
     RntupleWriter w(**file, {});
     for (const BranchSpec& bad :
-         {BranchSpec{"s", LeafType::kString}, BranchSpec{"arr", LeafType::kFloat32, 3},
-          BranchSpec{"x", LeafType::kFloat32, 1, "nX"}}) {
+         {BranchSpec{"s", LeafType::kString, 1, "nX"},
+          BranchSpec{"arr", LeafType::kFloat32, 3, "nX"},
+          BranchSpec{"x", LeafType::kFloat32, 1, "nX"}, BranchSpec{"u", LeafType::kUnknown}}) {
       auto st = w.AddBranch(bad);
       ASSERT_FALSE(st.has_value()) << bad.name;
       EXPECT_EQ(st.error().code(), ErrorCode::kInvalidArgument);
@@ -393,7 +394,12 @@ TEST(RntupleWriter, RefusesWhatItCannotLayOutAndStaysFailed) {
     ASSERT_TRUE(w.AddBranch(s).has_value());
   }
   std::vector<rootio::Column> cols = sample::RntupleBatch(0, 10);
-  cols[11].bytes[4] += 1;  // nObj of entry 1 no longer matches Obj_pt's offsets
+  const std::vector<BranchSpec> specs = sample::RntupleBranches();
+  size_t n_obj = 0;
+  while (specs[n_obj].name != "nObj") {
+    ++n_obj;
+  }
+  cols[n_obj].bytes[4] += 1;  // nObj of entry 1 no longer matches Obj_pt's offsets
   std::vector<const rootio::Column*> ptrs;
   for (const rootio::Column& c : cols) {
     ptrs.push_back(&c);

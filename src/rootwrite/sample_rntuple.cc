@@ -69,6 +69,28 @@ SampleBranch Member(std::string name,
           }};
 }
 
+SampleBranch Array3(std::string name) {
+  return {{std::move(name), LeafType::kFloat32, 3}, [](int64_t e, rootio::Column& c) {
+            for (int k = 0; k < 3; ++k) {
+              Put<float>(c, static_cast<float>(e * 3 + k) / 8.0f);
+            }
+            return 3u;
+          }};
+}
+
+// Strings of 0 to 299 characters (ROOT's TString switches to a long length past 254).
+SampleBranch Text(std::string name) {
+  return {{std::move(name), LeafType::kString}, [](int64_t e, rootio::Column& c) {
+            const std::string s =
+                e % 50 == 0 ? std::string(static_cast<size_t>(300 - e % 7), 'x')
+                            : "entry-" + std::to_string(e).substr(0, static_cast<size_t>(e % 9));
+            for (char ch : s) {
+              Put<char>(c, ch);
+            }
+            return static_cast<uint32_t>(s.size());
+          }};
+}
+
 const std::vector<SampleBranch>& Branches() {
   auto jets = [](int64_t e) {
     return static_cast<uint32_t>(JetCount(e));
@@ -89,6 +111,8 @@ const std::vector<SampleBranch>& Branches() {
                        [](int64_t e) { return static_cast<uint64_t>(e) * 0x9E3779B97F4A7C15u; }),
       Scalar<float>("f", [](int64_t e) { return static_cast<float>(e) * 0.25f - 100.0f; }),
       Scalar<double>("d", [](int64_t e) { return static_cast<double>(e) / 7.0; }),
+      Array3("xyz"),
+      Text("tag"),
       Scalar<uint32_t>("nObj", ObjCount),
       Member<float>("Obj_pt", "nObj", ObjCount,
                     [](int64_t e, uint32_t j) {
@@ -129,7 +153,8 @@ std::vector<rootio::Column> RntupleBatch(int64_t first, int64_t n) {
     c.type = b.spec.type;
     c.first_entry = first;
     c.num_entries = n;
-    c.jagged = !b.spec.count.empty();
+    c.jagged = !b.spec.count.empty() || b.spec.type == LeafType::kString;
+    c.fixed_len = static_cast<uint32_t>(b.spec.len);
     if (c.jagged) {
       c.offsets.push_back(0);
     }
@@ -191,7 +216,11 @@ std::vector<rootio::RntupleValue> RntupleValuesOf(const rootio::Column& c, bool 
   std::vector<rootio::RntupleValue> out;
   for (int64_t e = 0; e < c.num_entries; ++e) {
     auto [a, b] = c.EntryValues(e);
-    if (!c.jagged) {
+    if (c.type == LeafType::kString) {
+      out.push_back(rootio::RntupleValue::String(std::string(c.StringAt(e))));
+      continue;
+    }
+    if (!c.jagged && c.fixed_len == 1) {
       out.push_back(cardinality ? rootio::RntupleValue::UInt(
                         LoadCount(c.type, c.bytes.data() + a * c.value_size()))
                                 : ValueAt(c, a));

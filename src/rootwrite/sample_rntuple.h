@@ -1,5 +1,6 @@
 // A sample RNTuple of every field shape RntupleWriter writes (test support, not part of
-// ferry_rootwrite): a bool and every integer width and float type as scalars, two collections
+// ferry_rootwrite): a bool and every integer width and float type as scalars, a fixed array,
+// strings (some longer than 255 characters), two collections
 // of several member types (signed 64-bit extremes, bools, bytes), empty entries, and a
 // collection that is empty in every entry. Values are functions of the entry number, so a
 // reader's values can be checked without the writer; Batch builds them in the column layout
@@ -32,8 +33,9 @@ Status WriteRntuple(const std::string& path,
                     int64_t entries,
                     int64_t batch = 700);
 
-// What an RNTuple reader must return for a branch's column, entry by entry: scalars, lists
-// for jagged columns, and unsigned counts for the counter of a collection (cardinality).
+// What an RNTuple reader must return for a branch's column, entry by entry: scalars, strings,
+// lists for jagged columns and fixed arrays, and unsigned counts for the counter of a
+// collection (cardinality).
 std::vector<rootio::RntupleValue> RntupleValuesOf(const rootio::Column& c, bool cardinality);
 
 // The jsroot cross-check's RNTuple files: the sample (3,000 entries, several clusters of many
