@@ -6,7 +6,7 @@
 //
 // Number rules: float fields compare after rounding both sides to float32 (ferry prints %.9g),
 // 64-bit integers as jsroot converts them (Number of the exact value), others exactly, bools
-// by truth.
+// by truth, NaN and infinities by identity; strings as strings, std::array item by item.
 import { execFileSync } from 'node:child_process';
 import { openFile } from 'jsroot';
 import { TSelector } from 'jsroot/tree';
@@ -23,10 +23,18 @@ function ferryValues(path) {
   return JSON.parse(out.replace(/([\[,:]\s*)(-?\d{16,}|-?Infinity|NaN)(?=\s*[,\]}])/g, '$1"$2"'));
 }
 
+const nonFinite = new Set(['NaN', 'Infinity', '-Infinity']);
+
 function same(type, want, got) {
+  if (type === 'std::string') return want === got;
+  const array = /^std::array<(.+),(\d+)>$/.exec(type);
+  if (array) {
+    return Array.isArray(want) && got !== undefined && got !== null && got.length === want.length &&
+           want.every((w, k) => same(array[1], w, got[k]));
+  }
   if (type === 'bool') return Boolean(got) === want;
   if (type === 'std::int64_t' || type === 'std::uint64_t') return Number(BigInt(want)) === Number(got);
-  if (typeof want === 'string') return Object.is(Number(want), Number(got));  // NaN, infinities
+  if (nonFinite.has(want)) return Object.is(Number(want), Number(got));
   if (type === 'float') return Math.fround(want) === Math.fround(Number(got));
   return want === Number(got);
 }
