@@ -64,6 +64,12 @@ std::vector<Plan> PlanBranches(const rootio::Rntuple& r, std::vector<std::string
     } else if (f.role == static_cast<uint16_t>(rootio::FieldRole::kLeaf) && !f.projected()
                && scalar != LeafType::kUnknown && r.Children(id).empty()) {
       plans.push_back({id, {f.name, scalar, 1, "", f.description}});
+    } else if (f.type_name == "std::string" && !f.projected()) {
+      plans.push_back({id, {f.name, LeafType::kString, 1, "", f.description}});
+    } else if (f.repetitive() && f.type_name.starts_with("std::array<") && f.array_size > 0
+               && ItemType(r, id) != LeafType::kUnknown) {
+      plans.push_back(
+          {id, {f.name, ItemType(r, id), static_cast<int32_t>(f.array_size), "", f.description}});
     } else if (IsRvec(f.type_name) && f.projected() && counter != counters.end()
                && ItemType(r, id) != LeafType::kUnknown) {
       if (!emitted[f.source_field_id]) {
@@ -119,13 +125,25 @@ Result<rootio::Column> ReadColumn(const rootio::Rntuple& r, const Plan& p) {
   rootio::Column c;
   c.type = p.spec.type;
   c.num_entries = static_cast<int64_t>(values.size());
-  c.jagged = !p.spec.count.empty();
+  c.jagged = !p.spec.count.empty() || p.spec.type == LeafType::kString;
+  c.fixed_len = static_cast<uint32_t>(p.spec.len);
   if (c.jagged) {
     c.offsets.push_back(0);
   }
   for (const RntupleValue& v : values) {
-    if (!c.jagged) {
+    if (p.spec.type == LeafType::kString) {
+      c.bytes.insert(c.bytes.end(), v.s.begin(), v.s.end());
+      c.offsets.push_back(c.offsets.back() + v.s.size());
+      continue;
+    }
+    if (!c.jagged && p.spec.len == 1) {
       Append(v, c);
+      continue;
+    }
+    if (!c.jagged) {  // std::array: len items
+      for (const RntupleValue& item : v.items) {
+        Append(item, c);
+      }
       continue;
     }
     for (const RntupleValue& item : v.items) {

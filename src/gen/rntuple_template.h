@@ -2,10 +2,12 @@
 //
 // The layout read is the one ROOT's RNTupleImporter writes for a flat tree, which ferry's
 // RntupleWriter writes too (rootwrite/rntuple_model.h): top-level scalar fields become scalar
-// branches; a projected RVec field of scalars becomes a jagged branch counted by the
-// cardinality field projected from the same collection, which becomes its counter branch
-// (moved before its first RVec, as writers need). Field descriptions become branch titles.
-// Other fields (records, strings, RVecs without a cardinality...) are listed in `skipped`.
+// branches, std::array<T,N> fields fixed arrays and std::string fields strings; a projected
+// RVec field of scalars becomes a jagged branch counted by the cardinality field projected
+// from the same collection, which becomes its counter branch (moved before its first RVec, as
+// writers need; of the cardinality's type, UInt_t or ULong64_t, whatever the counter's type
+// was before the conversion). Field descriptions become branch titles. Other fields (records,
+// vectors of strings, RVecs without a cardinality...) are listed in `skipped`.
 #pragma once
 
 #include <string>
