@@ -3,11 +3,10 @@
 //
 // The schema is declared as branches, exactly as for TreeWriter (scalars and fixed arrays of
 // every numeric type and bool, strings, jagged branches counted by an integer counter branch
-// declared earlier), and laid
-// out as ROOT's RNTupleImporter lays out such a tree (rntuple_model.h): collections as RVec
-// fields with their cardinality fields. Entries arrive as column batches in TreeWriter's
-// layout (WriteColumns: one rootio::Column per branch, counters included), so one producer can
-// feed either writer.
+// declared earlier), and laid out as ROOT's RNTupleImporter lays out such a tree
+// (rntuple_model.h): collections as RVec fields with their cardinality fields. Entries arrive
+// as column batches in TreeWriter's layout (WriteColumns: one rootio::Column per branch,
+// counters included), so one producer can feed either writer.
 //
 // Each physical column fills a page of options.page_bytes on storage; a full page is encoded,
 // compressed and checksummed (rntuple_page_writer.h) and kept with its cluster. A cluster ends
@@ -47,12 +46,14 @@ struct RntupleOptions {
   std::string description;
   std::optional<codec::Setting> compression;  // default: the file's setting
   // ROOT's RNTupleWriteOptions defaults (BinaryFormatSpecification.md, "Defaults"): clusters
-  // of about 128 MiB compressed, at most 1280 MiB uncompressed. Pages: 64 KiB on storage, the
-  // page size ROOT targeted before 6.32 (6.32+ start small and grow pages to at most 1 MiB).
+  // of about 128 MiB compressed, at most 1280 MiB uncompressed. Pages of 64 KiB uncompressed:
+  // the fApproxUnzippedPageSize of earlier ROOT releases, without their tail-page merging
+  // (current ones start pages at 64 elements and grow them to at most 1 MiB).
   uint64_t zipped_cluster_bytes = uint64_t{128} << 20;
   uint64_t max_unzipped_cluster_bytes = uint64_t{1280} << 20;
   size_t page_bytes = size_t{64} << 10;
   bool page_checksums = true;  // ROOT's default
+  // Entries between two looks at the cluster's size: a cluster ends within one such step.
   int64_t check_entries = 100;
 };
 
