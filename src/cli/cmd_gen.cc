@@ -43,7 +43,8 @@ void PrintJson(const gen::GenOptions& o, const gen::GenReport& r) {
   JsonWriter w;
   w.BeginObject().Field("out", o.out_dir).Field("template", o.template_path);
   w.Field("codec", o.codec.ToString()).Field("seed", o.seed);
-  w.Field("mode", gen::GenModeName(o.mode)).Field("events", r.events);
+  w.Field("mode", gen::GenModeName(o.mode)).Field("format", gen::OutputFormatName(o.format));
+  w.Field("events", r.events);
   w.Field("branches", static_cast<uint64_t>(r.branches));
   w.Key("skipped").BeginArray();
   for (const std::string& s : r.skipped) {
@@ -80,13 +81,14 @@ void PrintJson(const gen::GenOptions& o, const gen::GenReport& r) {
 void PrintText(const gen::GenOptions& o, const gen::GenReport& r) {
   const double secs = r.seconds > 0 ? r.seconds : 1e-9;
   std::printf(
-      "wrote %zu file(s) to %s: %lld events, %zu branches, %s (%.0f B/event, %s, %s model) in "
-      "%.1f s: %.0f events/s, %.1f MB/s\n",
+      "wrote %zu file(s) to %s: %lld events, %zu branches, %s (%.0f B/event, %s, %s model, "
+      "%s) in %.1f s: %.0f events/s, %.1f MB/s\n",
       r.files.size(), o.out_dir.c_str(), static_cast<long long>(r.events), r.branches,
       HumanBytes(static_cast<double>(r.file_bytes)).c_str(),
       static_cast<double>(r.file_bytes) / static_cast<double>(r.events), o.codec.ToString().c_str(),
-      std::string(gen::GenModeName(o.mode)).c_str(), secs, static_cast<double>(r.events) / secs,
-      static_cast<double>(r.file_bytes) / 1e6 / secs);
+      std::string(gen::GenModeName(o.mode)).c_str(),
+      std::string(gen::OutputFormatName(o.format)).c_str(), secs,
+      static_cast<double>(r.events) / secs, static_cast<double>(r.file_bytes) / 1e6 / secs);
   for (const gen::GenFile& f : r.files) {
     std::printf("  %s  %lld events  %s  clusters of %lld entries\n", f.path.c_str(),
                 static_cast<long long>(f.events),
@@ -155,6 +157,11 @@ int RunNanoAod(const Args& a) {
     return UsageError(mode.error().message(), a.spec());
   }
   o.mode = *mode;
+  auto format = gen::ParseOutputFormat(a.GetOr("--format", "ttree"));
+  if (!format.has_value()) {
+    return UsageError(format.error().message(), a.spec());
+  }
+  o.format = *format;
   if (o.events < o.files) {
     return UsageError("--events must be at least --files", a.spec());
   }
@@ -198,9 +205,14 @@ constexpr OptionSpec kNanoAodOptions[] = {
      "kernel fitted to each branch; event: whole template events, floats perturbed by up to 2% "
      "(the bytes of ferry's earlier datasets)",
      "object"},
-    {"--basket-size", "B", "initial basket size in bytes", "32000, as ROOT"},
+    {"--format", "F",
+     "ttree: an 'Events' TTree; rntuple: an 'Events' RNTuple (format 1.0) of the same events, "
+     "laid out as ROOT's RNTupleImporter converts the tree (RVec fields with their "
+     "cardinalities; pages of 64 KiB, clusters of 128 MiB compressed, as ROOT)",
+     "ttree"},
+    {"--basket-size", "B", "initial basket size in bytes (ttree)", "32000, as ROOT"},
     {"--auto-flush", "N",
-     "entries per cluster, or -bytes: first cluster at that many compressed bytes",
+     "entries per cluster, or -bytes: first cluster at that many compressed bytes (ttree)",
      "-30000000, as ROOT"},
     {"--json", "", "print a JSON report"},
 };
@@ -209,7 +221,8 @@ constexpr CommandSpec kNanoAod{
     .path = "gen nanoaod",
     .summary =
         "write K ROOT files (DIR/nanoaod_0000.root ...) holding N events in total, each "
-        "with an 'Events' tree of the template's schema, filled by resampling the template",
+        "with an 'Events' tree (or RNTuple) of the template's schema, filled by resampling the "
+        "template",
     .synopsis = "--events N --out DIR",
     .options = kNanoAodOptions,
     .notes =

@@ -26,7 +26,9 @@ struct AgcReport {
 std::vector<std::string> ResolveAgcSelection(std::span<const std::string> available,
                                              std::vector<std::string>* missing);
 
-// Sums the stored bytes of every branch of tree in each file and of the selection.
+// Sums the stored bytes of every branch of tree in each file and of the selection. tree may
+// also name an RNTuple: a field then costs the pages of its columns (an RVec: its
+// collection's offsets and its member), and a column read by several fields counts once.
 Result<AgcReport> MeasureAgcFraction(std::span<const std::string> files,
                                      std::string_view tree = "Events");
 

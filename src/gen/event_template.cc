@@ -1,5 +1,7 @@
 #include "gen/event_template.h"
 
+#include "gen/rntuple_template.h"
+#include "rootio/rntuple_anchor.h"
 #include "rootio/root_file.h"
 
 namespace ferry::gen {
@@ -24,11 +26,10 @@ struct Candidate {
   bool usable = true;
 };
 
-}  // namespace
-
-Result<EventTemplate> LoadTemplate(const std::string& path, std::string_view tree_name) {
-  auto file = FERRY_TRY(rootio::RootFile::OpenPath(path));
-  auto tree = FERRY_TRY(file->OpenTree(tree_name));
+Result<EventTemplate> LoadTreeTemplate(const rootio::RootFile& file,
+                                       const std::string& path,
+                                       std::string_view tree_name) {
+  auto tree = FERRY_TRY(file.OpenTree(tree_name));
   const rootio::TreeInfo& info = tree->info();
   EventTemplate t;
   t.path = path;
@@ -98,7 +99,11 @@ Result<EventTemplate> LoadTemplate(const std::string& path, std::string_view tre
   if (t.branches.empty()) {
     return InvalidArgumentError("template " + path + " has no readable flat branch");
   }
-  // The event identifiers the event store relies on.
+  return t;
+}
+
+// The event identifiers the event store relies on, added when missing or of another type.
+void AddEventIds(EventTemplate& t) {
   struct Id {
     const char* name;
     LeafType type;
@@ -127,6 +132,20 @@ Result<EventTemplate> LoadTemplate(const std::string& path, std::string_view tre
   for (const Id& id : ids) {
     *id.index = t.Find(id.name);
   }
+}
+
+}  // namespace
+
+Result<EventTemplate> LoadTemplate(const std::string& path, std::string_view name) {
+  auto file = FERRY_TRY(rootio::RootFile::OpenPath(path));
+  auto key = FERRY_TRY(file->FindKey(name));
+  EventTemplate t;
+  if (key.class_name == rootio::kRntupleClassName) {
+    t = FERRY_TRY(LoadRntupleTemplate(*file, path, name));
+  } else {
+    t = FERRY_TRY(LoadTreeTemplate(*file, path, name));
+  }
+  AddEventIds(t);
   return t;
 }
 

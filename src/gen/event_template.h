@@ -35,8 +35,9 @@ struct EventTemplate {
   int32_t Find(std::string_view name) const;
 };
 
-// Loads tree (default "Events") of the ROOT file at path. InvalidArgument when the tree has no
-// entries or no readable branch.
+// Loads tree (default "Events") of the ROOT file at path, or the RNTuple of that name laid out
+// as ROOT's RNTupleImporter converts a flat tree (rntuple_template.h). InvalidArgument when it
+// has no entries or no readable branch.
 Result<EventTemplate> LoadTemplate(const std::string& path, std::string_view tree = "Events");
 
 }  // namespace ferry::gen

@@ -9,6 +9,7 @@
 #include "gen/event_template.h"
 #include "gen/resampler.h"
 #include "rootwrite/file_writer.h"
+#include "rootwrite/rntuple_writer.h"
 #include "rootwrite/tree_writer.h"
 
 namespace ferry::gen {
@@ -31,7 +32,106 @@ Status ValidateOptions(const GenOptions& o) {
   return OkStatus();
 }
 
+// What writing one file needs besides its number and size.
+struct FileJob {
+  const GenOptions& options;
+  const EventTemplate& tmpl;
+  BatchPipeline& batches;
+  GenProgress& done;
+  const GenProgressFn& progress;
+};
+
+// Declares the template's branches, feeds n events of batches and closes writer and file.
+// Writer is a TreeWriter or an RntupleWriter: they take the same declarations and batches.
+template <class Writer>
+Result<GenFile> Fill(Writer& w, rootwrite::FileWriter& file, FileJob& job, int64_t n) {
+  for (const TemplateBranch& b : job.tmpl.branches) {
+    FERRY_TRY(w.AddBranch(b.spec));
+  }
+  const uint64_t file_start_bytes = job.done.file_bytes;
+  std::vector<const rootio::Column*> ptrs;
+  for (int64_t written = 0; written < n;) {
+    const int64_t batch = std::min(job.options.batch_events, n - written);
+    const std::vector<rootio::Column>* columns = job.batches.Next();
+    if (columns == nullptr || columns->empty() || (*columns)[0].num_entries != batch) {
+      return CorruptionError("generator batches out of step");
+    }
+    ptrs.clear();
+    for (const rootio::Column& c : *columns) {
+      ptrs.push_back(&c);
+    }
+    FERRY_TRY(w.WriteColumns(ptrs));
+    written += batch;
+    job.done.events += batch;
+    // file.end() is the background thread's while a tree is open.
+    job.done.file_bytes = file_start_bytes + static_cast<uint64_t>(w.zip_bytes());
+    if (job.progress) {
+      job.progress(job.done);
+    }
+  }
+  FERRY_TRY(w.Close());
+  FERRY_TRY(file.Close());
+  GenFile gf;
+  gf.events = n;
+  gf.file_bytes = file.end();
+  gf.tot_bytes = w.tot_bytes();
+  gf.zip_bytes = w.zip_bytes();
+  gf.cluster_size = w.cluster_size();
+  job.done.file_bytes = file_start_bytes + gf.file_bytes;
+  return gf;
+}
+
+Result<GenFile> WriteFile(FileJob& job, int32_t f, int64_t n) {
+  const GenOptions& o = job.options;
+  char name[64];
+  std::snprintf(name, sizeof name, "%s_%04d.root", o.prefix.c_str(), f);
+  const std::string path = o.out_dir + "/" + name;
+  rootwrite::FileOptions fo;
+  fo.compression = o.codec;
+  fo.datime = kFixedDatime;
+  fo.uuid_seed = Mix64(o.seed * 1000003 + static_cast<uint64_t>(f) + 1);
+  auto file = FERRY_TRY(rootwrite::FileWriter::Create(path, fo));
+  Result<GenFile> gf = [&]() -> Result<GenFile> {
+    if (o.format == OutputFormat::kRntuple) {
+      rootwrite::RntupleOptions ro;
+      ro.name = "Events";
+      ro.description = job.tmpl.tree_title;
+      rootwrite::RntupleWriter w(*file, ro);
+      return Fill(w, *file, job, n);
+    }
+    rootwrite::TreeOptions to;
+    to.name = "Events";
+    to.title = job.tmpl.tree_title;
+    to.basket_size = o.basket_size;
+    to.auto_flush = o.auto_flush;
+    // Baskets are compressed on a thread of their own while this one serialises the next
+    // entries; the output is the same as with one thread.
+    to.background_compression = o.pipeline;
+    rootwrite::TreeWriter tw(*file, to);
+    return Fill(tw, *file, job, n);
+  }();
+  if (!gf.has_value()) {
+    return std::move(gf).error().AddContext("file " + path);
+  }
+  gf->path = path;
+  return gf;
+}
+
 }  // namespace
+
+std::string_view OutputFormatName(OutputFormat format) {
+  return format == OutputFormat::kRntuple ? "rntuple" : "ttree";
+}
+
+Result<OutputFormat> ParseOutputFormat(std::string_view name) {
+  if (name == "ttree") {
+    return OutputFormat::kTTree;
+  }
+  if (name == "rntuple") {
+    return OutputFormat::kRntuple;
+  }
+  return InvalidArgumentError("unknown format '" + std::string(name) + "' (ttree or rntuple)");
+}
 
 Result<GenReport> GenerateNanoAod(const GenOptions& o, const GenProgressFn& progress) {
   FERRY_TRY(ValidateOptions(o));
@@ -57,63 +157,11 @@ Result<GenReport> GenerateNanoAod(const GenOptions& o, const GenProgressFn& prog
     }
   }
   BatchPipeline batches(*resampler, ids, std::move(sizes), o.pipeline);
-  std::vector<const rootio::Column*> ptrs;
   GenProgress done;
-
+  FileJob job{o, tmpl, batches, done, progress};
   for (int32_t f = 0; f < o.files; ++f) {
     const int64_t n = o.events / o.files + (f < o.events % o.files ? 1 : 0);
-    char name[64];
-    std::snprintf(name, sizeof name, "%s_%04d.root", o.prefix.c_str(), f);
-    const std::string path = o.out_dir + "/" + name;
-    const std::string ctx = "file " + path;
-
-    rootwrite::FileOptions fo;
-    fo.compression = o.codec;
-    fo.datime = kFixedDatime;
-    fo.uuid_seed = Mix64(o.seed * 1000003 + static_cast<uint64_t>(f) + 1);
-    auto file = FERRY_TRY(rootwrite::FileWriter::Create(path, fo));
-    rootwrite::TreeOptions to;
-    to.name = "Events";
-    to.title = tmpl.tree_title;
-    to.basket_size = o.basket_size;
-    to.auto_flush = o.auto_flush;
-    // Baskets are compressed on a thread of their own while this one serialises the next
-    // entries; the output is the same as with one thread.
-    to.background_compression = o.pipeline;
-    rootwrite::TreeWriter tw(*file, to);
-    for (const TemplateBranch& b : tmpl.branches) {
-      FERRY_TRY_CTX(tw.AddBranch(b.spec), ctx);
-    }
-    uint64_t file_start_bytes = done.file_bytes;
-    for (int64_t written = 0; written < n;) {
-      const int64_t batch = std::min(o.batch_events, n - written);
-      const std::vector<rootio::Column>* columns = batches.Next();
-      if (columns == nullptr || columns->empty() || (*columns)[0].num_entries != batch) {
-        return CorruptionError("generator batches out of step").AddContext(ctx);
-      }
-      ptrs.clear();
-      for (const rootio::Column& c : *columns) {
-        ptrs.push_back(&c);
-      }
-      FERRY_TRY_CTX(tw.WriteColumns(ptrs), ctx);
-      written += batch;
-      done.events += batch;
-      // file->end() is the background thread's while the tree is open.
-      done.file_bytes = file_start_bytes + static_cast<uint64_t>(tw.zip_bytes());
-      if (progress) {
-        progress(done);
-      }
-    }
-    FERRY_TRY_CTX(tw.Close(), ctx);
-    FERRY_TRY(file->Close());
-    GenFile gf;
-    gf.path = path;
-    gf.events = n;
-    gf.file_bytes = file->end();
-    gf.tot_bytes = tw.tot_bytes();
-    gf.zip_bytes = tw.zip_bytes();
-    gf.cluster_size = tw.cluster_size();
-    done.file_bytes = file_start_bytes + gf.file_bytes;
+    GenFile gf = FERRY_TRY(WriteFile(job, f, n));
     report.events += n;
     report.file_bytes += gf.file_bytes;
     report.tot_bytes += gf.tot_bytes;

@@ -2,7 +2,10 @@
 //
 // Creates out_dir if needed and writes `files` ROOT files <prefix>_0000.root ... holding
 // `events` events in total (split evenly, the first files taking the remainder), each with an
-// "Events" tree of the template's schema (branch names, types, titles, counters), filled by
+// "Events" tree of the template's schema (branch names, types, titles, counters) or, with
+// OutputFormat::kRntuple, an "Events" RNTuple of the same branches laid out as ROOT's
+// RNTupleImporter converts such a tree (rootwrite/rntuple_model.h: RVec fields and their
+// cardinalities); either way the same events for a seed. Events are filled by
 // the Resampler of options.mode (resampler.h: objects drawn from the template's pools by
 // default, or whole template events) with realistic run/lumi/event numbers continuing from
 // file to file. The output is byte-for-byte deterministic for a seed: file
@@ -10,7 +13,8 @@
 //
 // Threads (pipeline = true): one resamples the next batch, the caller's serialises the current
 // one into baskets, and a third compresses and writes full baskets (TreeOptions::
-// background_compression); all three produce the same bytes as one thread would.
+// background_compression); all three produce the same bytes as one thread would. RNTuple
+// pages are compressed on the caller's thread.
 // Memory: the template, two column batches (batch_events events each), one basket per branch
 // and at most 64 MiB of baskets waiting for the compressor.
 // Progress is reported through the callback after every batch. Errors carry the file path.
@@ -19,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -28,6 +33,11 @@
 
 namespace ferry::gen {
 
+enum class OutputFormat : uint8_t { kTTree, kRntuple };
+
+std::string_view OutputFormatName(OutputFormat format);  // "ttree", "rntuple"
+Result<OutputFormat> ParseOutputFormat(std::string_view name);
+
 struct GenOptions {
   std::string template_path;
   std::string out_dir;
@@ -36,8 +46,9 @@ struct GenOptions {
   codec::Setting codec{codec::Algorithm::kZlib, 1};
   uint64_t seed = 1;
   GenMode mode = GenMode::kObject;
-  int32_t basket_size = 32000;
-  int64_t auto_flush = -30000000;
+  OutputFormat format = OutputFormat::kTTree;
+  int32_t basket_size = 32000;     // TTree only
+  int64_t auto_flush = -30000000;  // TTree only (RNTuples use ROOT's default cluster size)
   int64_t batch_events = 1000;
   std::string prefix = "nanoaod";
   bool measure_agc = true;
@@ -49,10 +60,10 @@ struct GenOptions {
 struct GenFile {
   std::string path;
   int64_t events = 0;
-  uint64_t file_bytes = 0;  // size on disk
-  int64_t tot_bytes = 0;    // uncompressed basket bytes
-  int64_t zip_bytes = 0;    // stored basket bytes
-  int64_t cluster_size = 0;
+  uint64_t file_bytes = 0;   // size on disk
+  int64_t tot_bytes = 0;     // uncompressed basket (page) bytes
+  int64_t zip_bytes = 0;     // stored basket (page and envelope) bytes
+  int64_t cluster_size = 0;  // entries of the first cluster
 };
 
 struct GenReport {

@@ -1,7 +1,8 @@
 // The ROOT::RNTuple anchor: the one indexed object of an RNTuple in a ROOT file, pointing at
 // its header and footer envelopes. Streamed like any ROOT object, so it is big-endian:
 //
-//   0  u32 byte count (| 0x40000000)   4  u16 class version
+//   0  u32 byte count (| 0x40000000; ROOT's covers bytes [4, 70), not the checksum)
+//   4  u16 class version
 //   6  u16 epoch, major, minor, patch (the format version of the writer)
 //   14 u64 seek header, nbytes header, len header, seek footer, nbytes footer, len footer,
 //      max key size

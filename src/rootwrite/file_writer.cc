@@ -147,33 +147,39 @@ RecordSlot FileWriter::NextRecord(std::string_view class_name,
   return s;
 }
 
-Result<RecordInfo> FileWriter::WriteRecord(const RecordSlot& slot,
-                                           std::string_view class_name,
-                                           std::string_view name,
-                                           std::string_view title,
-                                           std::span<const uint8_t> payload,
-                                           const codec::Setting& setting,
-                                           int16_t cycle) {
-  FERRY_TRY(CheckUsable());
+Status FileWriter::CheckSlot(const RecordSlot& slot) const {
   if (slot.seek != end_) {
     return InvalidArgumentError("record slot at " + std::to_string(slot.seek)
                                 + " is stale (file end is " + std::to_string(end_) + ")");
   }
-  ByteVector compressed;
-  bool packed = FERRY_TRY_CTX(codec::CompressPayload(setting, payload, &compressed),
-                              "compressing " + std::string(class_name) + " " + std::string(name));
-  std::span<const uint8_t> stored = packed ? std::span<const uint8_t>(compressed) : payload;
-  if (stored.size() + slot.key_len > 0x7FFFFFFFu) {
-    return UnsupportedError("record " + std::string(name) + " of " + std::to_string(stored.size())
+  return OkStatus();
+}
+
+Result<RecordInfo> FileWriter::RecordAt(const RecordSlot& slot,
+                                        std::string_view name,
+                                        size_t objlen,
+                                        size_t stored_bytes,
+                                        bool compressed) {
+  if (stored_bytes + slot.key_len > 0x7FFFFFFFu) {
+    return UnsupportedError("record " + std::string(name) + " of " + std::to_string(stored_bytes)
                             + " bytes exceeds 2 GiB");
   }
   RecordInfo info;
   info.seek = slot.seek;
   info.key_len = slot.key_len;
   info.wide = slot.wide;
-  info.objlen = static_cast<int32_t>(payload.size());
-  info.nbytes = static_cast<int32_t>(slot.key_len + stored.size());
-  info.compressed = packed;
+  info.objlen = static_cast<int32_t>(objlen);
+  info.nbytes = static_cast<int32_t>(slot.key_len + stored_bytes);
+  info.compressed = compressed;
+  return info;
+}
+
+std::vector<uint8_t> FileWriter::RecordHead(const RecordSlot& slot,
+                                            std::string_view class_name,
+                                            std::string_view name,
+                                            std::string_view title,
+                                            const RecordInfo& info,
+                                            int16_t cycle) const {
   KeyHeader k;
   k.class_name = class_name;
   k.name = name;
@@ -187,7 +193,44 @@ Result<RecordInfo> FileWriter::WriteRecord(const RecordSlot& slot,
   k.wide = slot.wide;
   StreamBuffer head;
   WriteKeyHeader(head, k, slot.key_len);
-  FERRY_TRY(Append(head.bytes(), stored));
+  return head.Take();
+}
+
+Result<RecordInfo> FileWriter::WriteRecord(const RecordSlot& slot,
+                                           std::string_view class_name,
+                                           std::string_view name,
+                                           std::string_view title,
+                                           std::span<const uint8_t> payload,
+                                           const codec::Setting& setting,
+                                           int16_t cycle) {
+  FERRY_TRY(CheckUsable());
+  FERRY_TRY(CheckSlot(slot));
+  ByteVector compressed;
+  bool packed = FERRY_TRY_CTX(codec::CompressPayload(setting, payload, &compressed),
+                              "compressing " + std::string(class_name) + " " + std::string(name));
+  std::span<const uint8_t> stored = packed ? std::span<const uint8_t>(compressed) : payload;
+  RecordInfo info = FERRY_TRY(RecordAt(slot, name, payload.size(), stored.size(), packed));
+  FERRY_TRY(Append(RecordHead(slot, class_name, name, title, info, cycle), stored));
+  return info;
+}
+
+Result<RecordInfo> FileWriter::WriteRawRecord(const RecordSlot& slot,
+                                              std::string_view class_name,
+                                              std::string_view name,
+                                              std::string_view title,
+                                              std::span<const std::span<const uint8_t>> parts,
+                                              int16_t cycle) {
+  FERRY_TRY(CheckUsable());
+  FERRY_TRY(CheckSlot(slot));
+  size_t total = 0;
+  for (std::span<const uint8_t> part : parts) {
+    total += part.size();
+  }
+  RecordInfo info = FERRY_TRY(RecordAt(slot, name, total, total, false));
+  FERRY_TRY(Append(RecordHead(slot, class_name, name, title, info, cycle)));
+  for (std::span<const uint8_t> part : parts) {
+    FERRY_TRY(Append(part));
+  }
   return info;
 }
 

@@ -106,6 +106,15 @@ class FileWriter {
                                  const codec::Setting& setting,
                                  int16_t cycle = 1);
 
+  // Writes an uncompressed keyed record at slot whose payload is parts one after the other,
+  // without gathering them into one buffer (an RNTuple cluster's pages, column by column).
+  Result<RecordInfo> WriteRawRecord(const RecordSlot& slot,
+                                    std::string_view class_name,
+                                    std::string_view name,
+                                    std::string_view title,
+                                    std::span<const std::span<const uint8_t>> parts,
+                                    int16_t cycle = 1);
+
   // Lists a record in the top directory's keys list.
   void AddToDirectory(std::string_view class_name,
                       std::string_view name,
@@ -132,6 +141,20 @@ class FileWriter {
   Status FlushPending();
   Error Failed(Error error);
   Status CheckUsable() const;
+  // InvalidArgument for a slot that is no longer the file's end.
+  Status CheckSlot(const RecordSlot& slot) const;
+  // The record a slot will hold; Unsupported when it would pass 2 GiB.
+  static Result<RecordInfo> RecordAt(const RecordSlot& slot,
+                                     std::string_view name,
+                                     size_t objlen,
+                                     size_t stored_bytes,
+                                     bool compressed);
+  std::vector<uint8_t> RecordHead(const RecordSlot& slot,
+                                  std::string_view class_name,
+                                  std::string_view name,
+                                  std::string_view title,
+                                  const RecordInfo& info,
+                                  int16_t cycle) const;
   void WriteDirectoryRecord(StreamBuffer& out, bool big) const;
   std::vector<uint8_t> HeaderBytes(bool big) const;
 

@@ -211,6 +211,36 @@ TEST(FileWriter, RecordsCanBeReadBackByOffset) {
   EXPECT_EQ(*back, payload);
 }
 
+TEST(FileWriter, RawRecordsJoinTheirPartsUncompressed) {
+  testing::TempDir dir;
+  std::string path = dir.File("raw.root");
+  FileOptions o = Options(false);
+  o.write_buffer_bytes = 4096;  // the last part is larger: written past the staging buffer
+  auto w = FileWriter::Create(path, o);
+  ASSERT_TRUE(w.has_value());
+  const std::vector<uint8_t> a(10, 1), b, c(9000, 3);
+  const std::span<const uint8_t> parts[] = {a, b, c};
+  RecordSlot slot = (*w)->NextRecord("TObjString", "raw", "");
+  auto info = (*w)->WriteRawRecord(slot, "TObjString", "raw", "", parts);
+  ASSERT_TRUE(info.has_value());
+  EXPECT_FALSE(info->compressed);
+  EXPECT_EQ(info->objlen, 9010);
+  EXPECT_EQ(info->nbytes, slot.key_len + 9010);
+  EXPECT_EQ((*w)->end(), slot.seek + static_cast<uint64_t>(info->nbytes));
+  EXPECT_FALSE((*w)->WriteRawRecord(slot, "TObjString", "raw", "", parts).has_value());
+  (*w)->AddToDirectory("TObjString", "raw", "", *info);
+  ASSERT_TRUE((*w)->Close().has_value());
+  auto f = rootio::RootFile::OpenPath(path);
+  ASSERT_TRUE(f.has_value());
+  auto key = (*f)->FindKey("raw");
+  ASSERT_TRUE(key.has_value());
+  auto back = (*f)->ReadObject(*key);
+  ASSERT_TRUE(back.has_value());
+  std::vector<uint8_t> want = a;
+  want.insert(want.end(), c.begin(), c.end());
+  EXPECT_EQ(*back, want);
+}
+
 TEST(FileWriter, BasketsLargerThanOneBlockUseSeveralBlocks) {
   testing::TempDir dir;
   std::string path = dir.File("multi.root");

@@ -1,8 +1,13 @@
 // rootwrite_fixtures OUTDIR [ROOT_DATA_DIR]: writes the files the jsroot cross-check reads (one
 // per codec, the big form, fixed clusters, two trees in one file) and, as the replica tier serves
 // them, relocated copies (every basket re-encoded and moved, rootwrite/overlay.h) of those and of
-// the real files in ROOT_DATA_DIR. Test support; prints the file names.
+// the real files in ROOT_DATA_DIR; and the sample RNTuple under every codec in OUTDIR/rntuple.
+// Test support; prints the file names.
+//
+// rootwrite_fixtures --rntuple-values FILE: prints what ferry's reader reads from the RNTuples
+// of FILE as JSON (sample_rntuple.h), for jsroot to be compared with.
 #include <dirent.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -12,6 +17,7 @@
 #include <vector>
 
 #include "rootwrite/overlay.h"
+#include "rootwrite/sample_rntuple.h"
 #include "rootwrite/sample_tree.h"
 
 namespace {
@@ -64,6 +70,15 @@ std::vector<std::string> RootFilesIn(const std::string& dir) {
 
 int main(int argc, char** argv) {
   using namespace ferry::rootwrite;
+  if (argc == 3 && std::string(argv[1]) == "--rntuple-values") {
+    auto json = sample::RntupleValuesJson(argv[2]);
+    if (!json.has_value()) {
+      std::fprintf(stderr, "rootwrite_fixtures: %s\n", json.error().ToString().c_str());
+      return 1;
+    }
+    std::printf("%s\n", json->c_str());
+    return 0;
+  }
   if (argc != 2 && argc != 3) {
     std::fprintf(stderr, "usage: rootwrite_fixtures OUTDIR [ROOT_DATA_DIR]\n");
     return 2;
@@ -102,6 +117,16 @@ int main(int argc, char** argv) {
     }
     std::printf("%s\n", path.c_str());
     written.push_back(path);
+  }
+  std::vector<std::string> rntuples;
+  ::mkdir((dir + "/rntuple").c_str(), 0755);
+  ferry::Status st = sample::WriteRntupleFixtures(dir + "/rntuple", &rntuples);
+  if (!st.has_value()) {
+    std::fprintf(stderr, "rootwrite_fixtures: %s\n", st.error().ToString().c_str());
+    return 1;
+  }
+  for (const std::string& path : rntuples) {
+    std::printf("%s\n", path.c_str());
   }
   if (argc == 3) {
     std::vector<std::string> real = RootFilesIn(argv[2]);

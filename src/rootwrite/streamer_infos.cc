@@ -15,9 +15,11 @@ constexpr int32_t kFloat = 5;
 constexpr int32_t kCounter = 6;
 constexpr int32_t kDouble = 8;
 constexpr int32_t kUChar = 11;
+constexpr int32_t kUShort = 12;
 constexpr int32_t kUInt = 13;
 constexpr int32_t kBits = 15;
 constexpr int32_t kLong64 = 16;
+constexpr int32_t kULong64 = 17;
 constexpr int32_t kBool = 18;
 constexpr int32_t kOffsetP = 40;  // counted array of the basic type that follows
 constexpr int32_t kObject = 61;
@@ -290,6 +292,22 @@ FERRY_TYPED_LEAF(kTLeafDMembers, kDouble, 8, "double")
 FERRY_TYPED_LEAF(kTLeafCMembers, kInt, 4, "int")
 #undef FERRY_TYPED_LEAF
 
+// The RNTuple anchor (class version 2, ROOT 6.34): its members as ROOT records them, without
+// titles. The anchor's trailing checksum is no member: ROOT's custom streamer appends it.
+constexpr E kRntupleMembers[] = {
+    Basic("fVersionEpoch", "", kUShort, 2, "unsigned short"),
+    Basic("fVersionMajor", "", kUShort, 2, "unsigned short"),
+    Basic("fVersionMinor", "", kUShort, 2, "unsigned short"),
+    Basic("fVersionPatch", "", kUShort, 2, "unsigned short"),
+    Basic("fSeekHeader", "", kULong64, 8, "ULong64_t"),
+    Basic("fNBytesHeader", "", kULong64, 8, "ULong64_t"),
+    Basic("fLenHeader", "", kULong64, 8, "ULong64_t"),
+    Basic("fSeekFooter", "", kULong64, 8, "ULong64_t"),
+    Basic("fNBytesFooter", "", kULong64, 8, "ULong64_t"),
+    Basic("fLenFooter", "", kULong64, 8, "ULong64_t"),
+    Basic("fMaxKeySize", "", kULong64, 8, "ULong64_t"),
+};
+
 constexpr ClassDesc kClasses[] = {
     {"TObject", 1, kCkTObject, kTObjectMembers},
     {"TNamed", 1, kCkTNamed, kTNamedMembers},
@@ -313,6 +331,7 @@ constexpr ClassDesc kClasses[] = {
     {"TLeafF", 1, 0x3add9d72, kTLeafFMembers},
     {"TLeafD", 1, 0x118e8776, kTLeafDMembers},
     {"TLeafC", 1, 0xfbe3b2f3, kTLeafCMembers},
+    {"ROOT::RNTuple", 2, 0x4ba21bf5, kRntupleMembers},
 };
 
 struct ElementClass {

@@ -4,9 +4,10 @@
 //
 // ferry describes the classes of a flat TTree (TTree v20, TBranch v13, TLeaf v2, the typed
 // leaves v1, TObjArray, TNamed, TObject, TAttLine/Fill/Marker, ROOT::TIOFeatures, TList,
-// TSeqCollection, TCollection, TString) in a table of members with ROOT's type codes, sizes,
-// titles and class checksums (the values ROOT 6 records for these class versions), and
-// serialises them with the framing of stream_buffer.h:
+// TSeqCollection, TCollection, TString) and the RNTuple anchor (ROOT::RNTuple v2, which jsroot
+// needs to find an RNTuple) in a table of members with ROOT's type codes, sizes, titles and
+// class checksums (the values ROOT 6 records for these class versions), and serialises them
+// with the framing of stream_buffer.h:
 //
 //   TList v5 { TObject, name "", count, then per class:
 //     pointer -> TStreamerInfo v9 { TNamed(class, ""), checksum, class version,

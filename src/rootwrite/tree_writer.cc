@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "rootwrite/basket_pipeline.h"
+#include "rootwrite/column_batch.h"
 #include "rootwrite/streamer_infos.h"
 
 namespace ferry::rootwrite {
@@ -16,45 +17,6 @@ using rootio::LeafType;
 constexpr int64_t kProbeEntries = 1000;
 constexpr int32_t kMinBasketSize = 512;
 constexpr size_t kMaxNameLength = 4096;
-
-// An integer counter value from native bytes; negative values come back as huge numbers and
-// fail the count checks.
-uint64_t LoadCount(LeafType t, const uint8_t* p) {
-  switch (t) {
-    case LeafType::kInt8:
-      return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(p[0])));
-    case LeafType::kUInt8:
-      return p[0];
-    case LeafType::kInt16:
-      return static_cast<uint64_t>(static_cast<int64_t>(LoadLE<int16_t>(p)));
-    case LeafType::kUInt16:
-      return LoadLE<uint16_t>(p);
-    case LeafType::kInt32:
-      return static_cast<uint64_t>(static_cast<int64_t>(LoadLE<int32_t>(p)));
-    case LeafType::kUInt32:
-      return LoadLE<uint32_t>(p);
-    case LeafType::kInt64:
-    case LeafType::kUInt64:
-      return LoadLE<uint64_t>(p);
-    default:
-      return 0;
-  }
-}
-
-// LoadCount over a whole column, the type switch outside the loop (NanoAOD counters are
-// 32-bit unsigned; the others take the general path).
-void LoadCounts(LeafType t, const uint8_t* p, std::vector<uint64_t>& out) {
-  if (t == LeafType::kUInt32) {
-    for (size_t e = 0; e < out.size(); ++e) {
-      out[e] = LoadLE<uint32_t>(p + 4 * e);
-    }
-    return;
-  }
-  const size_t vs = rootio::LeafTypeSize(t);
-  for (size_t e = 0; e < out.size(); ++e) {
-    out[e] = LoadCount(t, p + e * vs);
-  }
-}
 
 std::string LeafTitle(const BranchSpec& s) {
   std::string t = s.name;
@@ -334,71 +296,7 @@ Status TreeWriter::Fill() {
 }
 
 Status TreeWriter::CheckColumns(std::span<const rootio::Column* const> columns, int64_t* n) {
-  if (columns.size() != specs_.size()) {
-    return InvalidArgumentError(std::to_string(columns.size()) + " columns for "
-                                + std::to_string(specs_.size()) + " branches");
-  }
-  *n = specs_.empty() ? 0 : columns[0]->num_entries;
-  // Counter values once per batch (counters precede the branches they count).
-  counter_values_.resize(specs_.size());
-  for (size_t i = 0; i < specs_.size(); ++i) {
-    const rootio::Column& c = *columns[i];
-    if (!is_counter_[i] || c.type != specs_[i].type || c.num_entries != *n || c.jagged
-        || c.bytes.size() != static_cast<size_t>(*n) * c.value_size()) {
-      continue;  // a malformed counter column is reported below
-    }
-    std::vector<uint64_t>& v = counter_values_[i];
-    v.resize(static_cast<size_t>(*n));
-    LoadCounts(c.type, c.bytes.data(), v);
-  }
-  for (size_t i = 0; i < specs_.size(); ++i) {
-    const rootio::Column& c = *columns[i];
-    const BranchSpec& s = specs_[i];
-    auto bad = [&](const std::string& why) {
-      return InvalidArgumentError("column for branch " + s.name + ": " + why);
-    };
-    if (c.type != s.type) {
-      return bad("holds " + std::string(rootio::LeafTypeName(c.type)));
-    }
-    if (c.num_entries != *n) {
-      return bad(std::to_string(c.num_entries) + " entries, the first column has "
-                 + std::to_string(*n));
-    }
-    const bool variable = count_of_[i] >= 0 || s.type == LeafType::kString;
-    if (c.jagged != variable) {
-      return bad(c.jagged ? "is jagged, the branch is not" : "is not jagged, the branch is");
-    }
-    if (variable) {
-      if (c.offsets.size() != static_cast<size_t>(*n) + 1 || c.offsets.back() < c.offsets.front()) {
-        return bad("offsets do not match its entries");
-      }
-      size_t unit = s.type == LeafType::kString ? 1 : c.value_size();
-      if (c.offsets.back() * unit > c.bytes.size()) {
-        return bad("offsets run past its values");
-      }
-    } else if (c.fixed_len != static_cast<uint32_t>(s.len)
-               || c.bytes.size() != static_cast<size_t>(*n) * c.fixed_len * c.value_size()) {
-      return bad("fixed length " + std::to_string(c.fixed_len) + " or value count mismatch");
-    }
-    if (count_of_[i] >= 0) {
-      const std::vector<uint64_t>& counts = counter_values_[static_cast<size_t>(count_of_[i])];
-      const auto len = static_cast<uint64_t>(s.len);
-      // A branch-free pass (it vectorises) finds whether any entry is off; only then is the
-      // first such entry looked for, to name it.
-      uint64_t off = 0;
-      for (size_t e = 0; e < static_cast<size_t>(*n); ++e) {
-        off |= (c.offsets[e + 1] - c.offsets[e]) ^ (counts[e] * len);
-      }
-      for (size_t e = 0; off != 0 && e < static_cast<size_t>(*n); ++e) {
-        uint64_t have = c.offsets[e + 1] - c.offsets[e];
-        if (have != counts[e] * len) {
-          return bad("entry " + std::to_string(e) + " has " + std::to_string(have)
-                     + " values, its counter " + s.count + " says " + std::to_string(counts[e]));
-        }
-      }
-    }
-  }
-  return OkStatus();
+  return CheckColumnBatch(specs_, count_of_, columns, n, &counter_values_);
 }
 
 Status TreeWriter::AppendSegment(std::span<const rootio::Column* const> columns,

@@ -3,7 +3,8 @@
 # reads every branch of the writer's fixture files (every codec, big form, clusters, two trees)
 # and of a small `ferry gen nanoaod` dataset, plus relocated copies of those and of the real files
 # (baskets re-encoded and moved as the replica tier serves them), and must see the values
-# `ferry root dump` prints.
+# `ferry root dump` prints. It also reads the RNTuples ferry writes (the sample under every
+# codec, a `gen nanoaod --format rntuple` dataset) to the values ferry's reader reads.
 #
 # usage: jsroot_test.sh FERRY FIXTURES_TOOL CACHE_DIR [ROOT_DATA_DIR]
 # jsroot is installed once into CACHE_DIR (npm install --ignore-scripts) and reused; the test
@@ -37,6 +38,15 @@ fi
 # jsroot's optional zstd module prints its whole source on some errors: keep lines short.
 timeout 900 node "$checker" "$ferry" "${files[@]}" 2>&1 | cut -c1-400
 rc=${PIPESTATUS[0]}
+rntuples=("$tmp"/rntuple/*.root)
+if [[ -n "$data" && -f "$template" ]] && "$ferry" gen nanoaod --help 2>&1 | grep -q -- --format; then
+  "$ferry" gen nanoaod --template "$template" --events 600 --files 1 --codec zstd:3 \
+    --format rntuple --out "$tmp/gen-rntuple" --seed 5 >/dev/null
+  rntuples+=("$tmp"/gen-rntuple/*.root)
+fi
+timeout 900 node "$(dirname "$checker")/jsroot_rntuple_check.mjs" "$fixtures" "${rntuples[@]}" \
+  2>&1 | cut -c1-400
+[[ ${PIPESTATUS[0]} -eq 0 ]] || rc=1
 # Real files: jsroot cannot read some of them (leaf lists, object branches, jagged baskets
 # without offsets), so a relocated copy must read exactly as its original does, mismatches and
 # all, with every value the same.

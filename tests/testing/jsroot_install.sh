@@ -3,6 +3,7 @@
 # tests) once into CACHE_DIR and copies the checker beside it.
 #
 # usage: jsroot_install.sh CACHE_DIR    prints the path of jsroot_check.mjs to run with node
+# (jsroot_rntuple_check.mjs, the RNTuple checker, lies beside it)
 # Exit 77 when node is missing or npm cannot reach the registry (tests then skip).
 set -euo pipefail
 cache=$1
@@ -22,7 +23,8 @@ mkdir -p "$cache"
       exit 77
     fi
   fi
-  # The checker is resolved next to node_modules so that `import 'jsroot'` finds the package.
+  # The checkers are resolved next to node_modules so that `import 'jsroot'` finds the package.
   cp "$here/../rootwrite/jsroot_check.mjs" "$cache/jsroot_check.mjs"
+  cp "$here/../rootwrite/jsroot_rntuple_check.mjs" "$cache/jsroot_rntuple_check.mjs"
 ) 9>"$cache/.lock"
 echo "$cache/jsroot_check.mjs"
