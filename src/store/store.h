@@ -182,7 +182,41 @@ class Store {
                          std::span<const int32_t> columns,
                          const std::vector<size_t>& jagged_at,
                          ScanBatch* batch);
-  Result<VerifyReport> VerifyV3(Shard& shard, VerifyReport rep);
+  // Verify of one shard, either version: directories, event numbers, every block, every S/J
+  // chunk, every index record.
+  Status VerifyShard(Shard& shard, VerifyReport* rep);
+  // "E block" (version 3) or "collection block": how errors name a shard's blocks.
+  static const char* BlockNoun(const Shard& shard);
+  // Block b at ref (its context bw) checked and decoded; its collection elements added to
+  // group_elements (one per group). Return the events it holds; nullopt for a version 1-2
+  // shard without collections, whose C blocks are empty.
+  Result<std::optional<uint64_t>> VerifyCBlock(Shard& shard,
+                                               const CBlockRef& ref,
+                                               const std::string& bw,
+                                               std::span<uint64_t> group_elements,
+                                               std::vector<uint8_t>* scratch,
+                                               std::vector<uint8_t>* raw);
+  Result<std::optional<uint64_t>> VerifyEBlock(Shard& shard,
+                                               uint64_t b,
+                                               const CBlockRef& ref,
+                                               const std::string& bw,
+                                               std::span<uint64_t> group_elements,
+                                               std::vector<uint8_t>* scratch);
+  // Every S chunk and J chunk, decoded to the size the event count or s_group_elements (per S
+  // block and group) implies.
+  Status VerifySChunks(Shard& shard,
+                       const std::string& where,
+                       std::span<const uint64_t> s_group_elements,
+                       VerifyReport* rep,
+                       std::vector<uint8_t>* scratch,
+                       std::vector<uint8_t>* raw);
+  // Every index record against the event numbers (nums) and the blocks.
+  Status VerifyRecords(Shard& shard,
+                       const std::string& where,
+                       std::span<const uint64_t> nums,
+                       std::span<const CBlockRef> blocks,
+                       VerifyReport* rep,
+                       std::vector<uint8_t>* scratch);
   // Reads and checks the C block at offset and decodes the chunks of slots (plus those of
   // previous, a partial decode of the same block).
   Result<Chunk> DecodeBlock(Shard& shard,

@@ -272,87 +272,18 @@ Status Store::FillJaggedFromE(Shard& shard,
   return OkStatus();
 }
 
-Result<VerifyReport> Store::VerifyV3(Shard& shard, VerifyReport rep) {
-  const Schema& s = schema();
-  const ShardHeader& h = shard.header();
-  const std::string where = "shard " + shard.path();
-  FERRY_TRY_CTX(shard.CheckDirectories(), where);
-  std::vector<uint8_t> scratch;
-  std::vector<uint8_t> raw;
-  // E blocks: checksum, decode, counters against group totals, event counts.
-  std::vector<CBlockRef> eblocks(h.c_blocks());
-  std::vector<uint64_t> s_group_elements(h.s_blocks() * s.groups(), 0);
-  for (uint64_t b = 0; b < h.c_blocks(); ++b) {
-    eblocks[b] = FERRY_TRY_CTX(shard.CBlock(b), where);
-    const std::string bw = where + " > E block " + std::to_string(b);
-    auto bytes = FERRY_TRY_CTX(shard.Bytes(eblocks[b].offset, eblocks[b].size, &scratch), bw);
-    Chunk d = FERRY_TRY_CTX(DecodeEBlock(bytes, b << h.log2_kc), bw);
-    const uint64_t want =
-        std::min(uint64_t{1} << h.log2_kc, h.events - b * (uint64_t{1} << h.log2_kc));
-    if (d->events != eblocks[b].events || d->events != want) {
-      return CorruptionError(bw + ": holds " + std::to_string(d->events) + " events, expected "
-                             + std::to_string(want));
-    }
-    const uint64_t sb = b >> (h.log2_ks - h.log2_kc);
-    for (size_t g = 0; g < s.groups(); ++g) {
-      s_group_elements[sb * s.groups() + g] += d->prefix[g * (d->events + 1) + d->events];
-    }
-    ++rep.c_blocks;
-    rep.bytes += eblocks[b].size;
+Result<std::optional<uint64_t>> Store::VerifyEBlock(Shard& shard,
+                                                    uint64_t b,
+                                                    const CBlockRef& ref,
+                                                    const std::string& bw,
+                                                    std::span<uint64_t> group_elements,
+                                                    std::vector<uint8_t>* scratch) {
+  auto bytes = FERRY_TRY_CTX(shard.Bytes(ref.offset, ref.size, scratch), bw);
+  Chunk d = FERRY_TRY_CTX(DecodeEBlock(bytes, b << shard.header().log2_kc), bw);
+  for (size_t g = 0; g < group_elements.size(); ++g) {
+    group_elements[g] += d->prefix[g * (d->events + 1) + d->events];
   }
-  // S chunks (and J chunks): checksum and decode to the size the counts imply.
-  for (size_t slot = 0; slot < shard.s_dir_columns(); ++slot) {
-    const bool fixed = slot < s.fixed.size();
-    const ColumnSpec& c =
-        s.columns[static_cast<size_t>(fixed ? s.fixed[slot] : s.jagged[slot - s.fixed.size()])];
-    for (uint64_t b = 0; b < h.s_blocks(); ++b) {
-      const std::string bw = where + (fixed ? " > S chunk of " : " > J chunk of ") + c.name
-                             + " in block " + std::to_string(b);
-      const uint64_t values =
-          fixed ? std::min(uint64_t{1} << h.log2_ks, h.events - b * (uint64_t{1} << h.log2_ks))
-                : s_group_elements[b * s.groups() + static_cast<size_t>(c.group)];
-      raw.resize(values * c.len * c.value_size());
-      ChunkRef ref = FERRY_TRY_CTX(ReadSChunk(shard, slot, b, raw, &scratch), bw);
-      ++rep.s_chunks;
-      rep.bytes += ref.size;
-    }
-  }
-  // Records: padding, or present with a good checksum, the low bits of its slot's event
-  // number, a unique ordinal, and the E block that ordinal belongs to.
-  std::vector<bool> seen(h.events, false);
-  const Layout& lay = shard.layout();
-  const std::vector<uint64_t> nums = FERRY_TRY_CTX(shard.AllEventNumbers(), where);
-  auto index = FERRY_TRY_CTX(shard.Bytes(lay.index_offset(), lay.index_bytes(), &scratch), where);
-  for (uint64_t slot = 0; slot < lay.shard_slots(); ++slot) {
-    const uint64_t l = slot / lay.events();
-    const uint64_t e = slot % lay.events();
-    RecordV3 r;
-    const std::string rw =
-        where + " > record of slot (" + std::to_string(l) + ", " + std::to_string(e) + ")";
-    bool present =
-        FERRY_TRY_CTX(ParseRecordV3(index.subspan(slot * kRecordV3Bytes, kRecordV3Bytes), &r), rw);
-    const bool expected = l < shard.lumis().size() && e < shard.lumis()[l].count;
-    if (present != expected) {
-      return CorruptionError(
-          rw + (present ? ": a padding slot holds a record" : ": the record is missing"));
-    }
-    if (!present) {
-      ++rep.padding;
-      continue;
-    }
-    if (r.event_low != static_cast<uint32_t>(nums[shard.lumis()[l].first + e])
-        || r.ordinal >= h.events || seen[r.ordinal]) {
-      return CorruptionError(rw + ": event number or ordinal inconsistent");
-    }
-    seen[r.ordinal] = true;
-    const CBlockRef& eb = eblocks[r.ordinal >> h.log2_kc];
-    if (r.block_offset != eb.offset || r.block_size != eb.size) {
-      return CorruptionError(rw + ": points at the wrong E block");
-    }
-    ++rep.records;
-  }
-  rep.bytes += lay.index_bytes();
-  return rep;
+  return d->events;
 }
 
 }  // namespace ferry::store
