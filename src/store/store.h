@@ -173,6 +173,22 @@ class Store {
   Status ReadEventsV3(std::span<const EventId> ids,
                       std::span<const int32_t> columns,
                       std::vector<rootio::Column>* out);
+  // The steps of ReadEventsV3 (see store_v3.cc), over one shard's events (list: indices into
+  // ids and wants): records checked, E blocks found in the cache or read and decoded; then the
+  // values of every event gathered into out.
+  struct PickV3;
+  Status ReadPickedRecords(Shard& shard,
+                           std::span<const EventId> ids,
+                           std::span<const size_t> list,
+                           std::span<PickV3> wants);
+  Status ReadPickedBlocks(size_t run_slot,
+                          std::span<const EventId> ids,
+                          std::span<const size_t> list,
+                          std::span<PickV3> wants);
+  Status GatherPicked(std::span<const EventId> ids,
+                      std::span<const int32_t> columns,
+                      std::span<const PickV3> wants,
+                      std::vector<rootio::Column>* out) const;
   // Decodes a version-3 E block (CRC checked) into a cacheable chunk.
   Result<Chunk> DecodeEBlock(std::span<const uint8_t> bytes, uint64_t first_ordinal);
   // Version 3 collections of events [first, first + n) from the E blocks (no J chunks).

@@ -79,19 +79,20 @@ Result<Chunk> Store::DecodeEBlock(std::span<const uint8_t> bytes, uint64_t first
   return Chunk(std::move(out));
 }
 
+// One event of a version-3 pick: where its record is, then the record and its E block.
+struct Store::PickV3 {
+  size_t shard;
+  uint64_t record_offset;
+  uint64_t event;
+  RecordV3 rec;
+  Chunk block;
+};
+
 Status Store::ReadEventsV3(std::span<const EventId> ids,
                            std::span<const int32_t> columns,
                            std::vector<rootio::Column>* out) {
-  const Schema& s = schema();
   // 1. Resolve every id to its shard and record offset (attaching shards on first use).
-  struct Want {
-    size_t shard;
-    uint64_t record_offset;
-    uint64_t event;
-    RecordV3 rec;
-    Chunk block;
-  };
-  std::vector<Want> wants(ids.size());
+  std::vector<PickV3> wants(ids.size());
   std::map<size_t, std::vector<size_t>> by_shard;  // run slot -> indices into wants
   for (size_t i = 0; i < ids.size(); ++i) {
     const Resolved at = FERRY_TRY(Resolve(ids[i]));
@@ -102,78 +103,104 @@ Status Store::ReadEventsV3(std::span<const EventId> ids,
                 nullptr};
     by_shard[at.run_slot].push_back(i);
   }
+  for (auto& [r, list] : by_shard) {
+    FERRY_TRY(ReadPickedRecords(*shards_[r], ids, list, wants));
+    FERRY_TRY(ReadPickedBlocks(r, ids, list, wants));
+  }
+  return GatherPicked(ids, columns, wants, out);
+}
+
+// 2. Every record of the shard's events: one request per batch.
+Status Store::ReadPickedRecords(Shard& shard,
+                                std::span<const EventId> ids,
+                                std::span<const size_t> list,
+                                std::span<PickV3> wants) {
+  const SectionRef& payload = shard.header().sections[kPayload];
   std::vector<std::vector<uint8_t>> bufs;
   std::vector<std::span<const uint8_t>> got;
   std::vector<std::pair<uint64_t, size_t>> ranges;
-  for (auto& [r, list] : by_shard) {
-    Shard& shard = *shards_[r];
-    const uint64_t kc_log2 = shard.header().log2_kc;
-    const SectionRef& payload = shard.header().sections[kPayload];
-    // 2. Every record of the shard's events: one request per batch.
-    for (size_t at = 0; at < list.size(); at += kMaxRangesPerRequest) {
-      const size_t n = std::min(kMaxRangesPerRequest, list.size() - at);
-      ranges.clear();
-      for (size_t k = 0; k < n; ++k) {
-        ranges.emplace_back(wants[list[at + k]].record_offset, kRecordV3Bytes);
-      }
-      FERRY_TRY_CTX(shard.BytesV(ranges, &bufs, &got), "shard " + shard.path() + " > records");
-      counters_.record_reads += n;
-      for (size_t k = 0; k < n; ++k) {
-        Want& w = wants[list[at + k]];
-        const EventId& id = ids[list[at + k]];
-        auto where = [&] {
-          return "shard " + shard.path() + " > record of event " + id.ToString();
-        };
-        bool present = FERRY_TRY_CTX(ParseRecordV3(got[k], &w.rec), where());
-        if (!present || w.rec.event_low != static_cast<uint32_t>(id.event)
-            || w.rec.ordinal >= shard.header().events) {
-          return CorruptionError("index record does not match the event array").AddContext(where());
-        }
-        if (w.rec.block_offset < payload.offset
-            || w.rec.block_offset > payload.offset + payload.size
-            || w.rec.block_size > payload.offset + payload.size - w.rec.block_offset) {
-          return CorruptionError("E block outside the payload").AddContext(where());
-        }
-      }
+  for (size_t at = 0; at < list.size(); at += kMaxRangesPerRequest) {
+    const size_t n = std::min(kMaxRangesPerRequest, list.size() - at);
+    ranges.clear();
+    for (size_t k = 0; k < n; ++k) {
+      ranges.emplace_back(wants[list[at + k]].record_offset, kRecordV3Bytes);
     }
-    // 3. The E blocks not cached: one request per batch, each decoded once.
-    std::map<uint64_t, Chunk> blocks;
-    std::vector<uint64_t> missing;
-    for (size_t i : list) {
-      const Want& w = wants[i];
-      if (blocks.count(w.rec.block_offset) != 0) {
-        continue;
+    FERRY_TRY_CTX(shard.BytesV(ranges, &bufs, &got), "shard " + shard.path() + " > records");
+    counters_.record_reads += n;
+    for (size_t k = 0; k < n; ++k) {
+      PickV3& w = wants[list[at + k]];
+      const EventId& id = ids[list[at + k]];
+      auto where = [&] {
+        return "shard " + shard.path() + " > record of event " + id.ToString();
+      };
+      bool present = FERRY_TRY_CTX(ParseRecordV3(got[k], &w.rec), where());
+      if (!present || w.rec.event_low != static_cast<uint32_t>(id.event)
+          || w.rec.ordinal >= shard.header().events) {
+        return CorruptionError("index record does not match the event array").AddContext(where());
       }
-      Chunk c = cache_->Find({r, w.rec.block_offset});
-      blocks[w.rec.block_offset] = c;
-      if (c == nullptr) {
-        missing.push_back(i);
+      if (w.rec.block_offset < payload.offset || w.rec.block_offset > payload.offset + payload.size
+          || w.rec.block_size > payload.offset + payload.size - w.rec.block_offset) {
+        return CorruptionError("E block outside the payload").AddContext(where());
       }
-    }
-    for (size_t at = 0; at < missing.size(); at += kMaxRangesPerRequest) {
-      const size_t n = std::min(kMaxRangesPerRequest, missing.size() - at);
-      ranges.clear();
-      for (size_t k = 0; k < n; ++k) {
-        const Want& w = wants[missing[at + k]];
-        ranges.emplace_back(w.rec.block_offset, w.rec.block_size);
-      }
-      FERRY_TRY_CTX(shard.BytesV(ranges, &bufs, &got), "shard " + shard.path() + " > E blocks");
-      for (size_t k = 0; k < n; ++k) {
-        const Want& w = wants[missing[at + k]];
-        const uint64_t first = (uint64_t{w.rec.ordinal} >> kc_log2) << kc_log2;
-        Chunk c = FERRY_TRY_CTX(DecodeEBlock(got[k], first),
-                                "shard " + shard.path() + " > E block at "
-                                    + std::to_string(w.rec.block_offset) + " (event "
-                                    + ids[missing[at + k]].ToString() + ")");
-        cache_->Insert({r, w.rec.block_offset}, c);
-        blocks[w.rec.block_offset] = std::move(c);
-      }
-    }
-    for (size_t i : list) {
-      wants[i].block = blocks[wants[i].rec.block_offset];
     }
   }
-  // 4. Values, in list order (fixed columns' buffers sized once for the list).
+  return OkStatus();
+}
+
+// 3. The E blocks not cached: one request per batch, each decoded once.
+Status Store::ReadPickedBlocks(size_t r,
+                               std::span<const EventId> ids,
+                               std::span<const size_t> list,
+                               std::span<PickV3> wants) {
+  Shard& shard = *shards_[r];
+  const uint64_t kc_log2 = shard.header().log2_kc;
+  std::map<uint64_t, Chunk> blocks;
+  std::vector<uint64_t> missing;
+  for (size_t i : list) {
+    const PickV3& w = wants[i];
+    if (blocks.count(w.rec.block_offset) != 0) {
+      continue;
+    }
+    Chunk c = cache_->Find({r, w.rec.block_offset});
+    blocks[w.rec.block_offset] = c;
+    if (c == nullptr) {
+      missing.push_back(i);
+    }
+  }
+  std::vector<std::vector<uint8_t>> bufs;
+  std::vector<std::span<const uint8_t>> got;
+  std::vector<std::pair<uint64_t, size_t>> ranges;
+  for (size_t at = 0; at < missing.size(); at += kMaxRangesPerRequest) {
+    const size_t n = std::min(kMaxRangesPerRequest, missing.size() - at);
+    ranges.clear();
+    for (size_t k = 0; k < n; ++k) {
+      const PickV3& w = wants[missing[at + k]];
+      ranges.emplace_back(w.rec.block_offset, w.rec.block_size);
+    }
+    FERRY_TRY_CTX(shard.BytesV(ranges, &bufs, &got), "shard " + shard.path() + " > E blocks");
+    for (size_t k = 0; k < n; ++k) {
+      const PickV3& w = wants[missing[at + k]];
+      const uint64_t first = (uint64_t{w.rec.ordinal} >> kc_log2) << kc_log2;
+      Chunk c = FERRY_TRY_CTX(DecodeEBlock(got[k], first),
+                              "shard " + shard.path() + " > E block at "
+                                  + std::to_string(w.rec.block_offset) + " (event "
+                                  + ids[missing[at + k]].ToString() + ")");
+      cache_->Insert({r, w.rec.block_offset}, c);
+      blocks[w.rec.block_offset] = std::move(c);
+    }
+  }
+  for (size_t i : list) {
+    wants[i].block = blocks[wants[i].rec.block_offset];
+  }
+  return OkStatus();
+}
+
+// 4. Values, in list order (fixed columns' buffers sized once for the list).
+Status Store::GatherPicked(std::span<const EventId> ids,
+                           std::span<const int32_t> columns,
+                           std::span<const PickV3> wants,
+                           std::vector<rootio::Column>* out) const {
+  const Schema& s = schema();
   for (size_t k = 0; k < columns.size(); ++k) {
     const ColumnSpec& c = s.columns[static_cast<size_t>(columns[k])];
     if (!c.jagged()) {
@@ -181,7 +208,7 @@ Status Store::ReadEventsV3(std::span<const EventId> ids,
     }
   }
   for (size_t i = 0; i < wants.size(); ++i) {
-    const Want& w = wants[i];
+    const PickV3& w = wants[i];
     const DecodedBlock& b = *w.block;
     const uint64_t pos = w.rec.ordinal - b.first_ordinal;
     if (w.rec.ordinal < b.first_ordinal || pos >= b.events) {
