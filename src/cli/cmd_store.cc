@@ -283,10 +283,105 @@ int RunGet(const std::string& dir, const Args& args) {
   return kExitOk;
 }
 
+// The selected values of one shown column, and what scan prints of them.
 struct Summary {
   std::string name;
   std::vector<double> values;
 };
+
+struct ScanCounts {
+  uint64_t total = 0;
+  uint64_t selected = 0;
+};
+
+// Scans the store for cols plus the columns the selection needs, collecting the values of
+// the selected events into sums (one per shown column).
+Status CollectSelected(store::Store& s,
+                       std::span<const int32_t> cols,
+                       const store::Selection& sel,
+                       std::vector<Summary>* sums,
+                       ScanCounts* counts) {
+  // Read the shown columns plus those the selection needs.
+  std::vector<int32_t> read(cols.begin(), cols.end());
+  std::vector<size_t> sel_at;
+  for (int32_t c : sel.columns()) {
+    auto it = std::find(read.begin(), read.end(), c);
+    if (it == read.end()) {
+      read.push_back(c);
+      it = read.end() - 1;
+    }
+    sel_at.push_back(static_cast<size_t>(it - read.begin()));
+  }
+  std::vector<const rootio::Column*> sel_values(sel_at.size());
+  std::vector<uint8_t> mask;
+  return s.Scan(read, [&](const store::ScanBatch& b) {
+    for (size_t k = 0; k < sel_at.size(); ++k) {
+      sel_values[k] = &b.columns[sel_at[k]];
+    }
+    sel.EvaluateBatch(sel_values, b.events, &mask);
+    for (int64_t i = 0; i < b.events; ++i) {
+      if (mask[static_cast<size_t>(i)] == 0) {
+        continue;
+      }
+      ++counts->selected;
+      for (size_t k = 0; k < sums->size(); ++k) {
+        auto [lo, hi] = b.columns[k].EntryValues(i);
+        for (uint64_t v = lo; v < hi; ++v) {
+          (*sums)[k].values.push_back(b.columns[k].AsDouble(v));
+        }
+      }
+    }
+    counts->total += static_cast<uint64_t>(b.events);
+    return OkStatus();
+  });
+}
+
+// One column's statistics and histogram: into w, and (text) on stdout.
+void ReportSummary(const Summary& sm, int bins, bool json, JsonWriter& w) {
+  double sum = 0;
+  double sum2 = 0;
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = -lo;
+  for (double v : sm.values) {
+    sum += v;
+    sum2 += v * v;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  const auto n = static_cast<double>(sm.values.size());
+  const double mean = sm.values.empty() ? 0 : sum / n;
+  const double rms = sm.values.empty() ? 0 : std::sqrt(std::max(0.0, sum2 / n - mean * mean));
+  std::vector<uint64_t> hist(static_cast<size_t>(bins), 0);
+  const double width = hi > lo ? (hi - lo) / bins : 1;
+  for (double v : sm.values) {
+    if (std::isfinite(v)) {
+      auto k = static_cast<size_t>(std::min<double>(bins - 1, std::floor((v - lo) / width)));
+      ++hist[k];
+    }
+  }
+  w.BeginObject().Field("name", sm.name).Field("entries", static_cast<uint64_t>(sm.values.size()));
+  w.Field("mean", mean)
+      .Field("rms", rms)
+      .Field("min", sm.values.empty() ? 0.0 : lo)
+      .Field("max", sm.values.empty() ? 0.0 : hi);
+  w.Key("histogram").BeginArray();
+  for (uint64_t h : hist) {
+    w.Uint(h);
+  }
+  w.EndArray().EndObject();
+  if (json) {
+    return;
+  }
+  std::printf("\n%s: %zu values, mean %.6g, rms %.6g, min %.6g, max %.6g\n", sm.name.c_str(),
+              sm.values.size(), mean, rms, lo, hi);
+  uint64_t top = *std::max_element(hist.begin(), hist.end());
+  for (int k = 0; k < bins && !sm.values.empty(); ++k) {
+    int bar = top == 0 ? 0 : static_cast<int>(40 * hist[static_cast<size_t>(k)] / top);
+    std::printf("  [%12.5g, %12.5g) %10llu %s\n", lo + k * width, lo + (k + 1) * width,
+                static_cast<unsigned long long>(hist[static_cast<size_t>(k)]),
+                std::string(static_cast<size_t>(bar), '#').c_str());
+  }
+}
 
 int RunScan(const std::string& dir, const Args& args) {
   auto st = OpenStore(dir, args);
@@ -313,112 +408,37 @@ int RunScan(const std::string& dir, const Args& args) {
     }
     bins = static_cast<int>(*v);
   }
-  // Read the shown columns plus those the selection needs.
-  std::vector<int32_t> read = *cols;
-  std::vector<size_t> sel_at;
-  for (int32_t c : sel->columns()) {
-    auto it = std::find(read.begin(), read.end(), c);
-    if (it == read.end()) {
-      read.push_back(c);
-      it = read.end() - 1;
-    }
-    sel_at.push_back(static_cast<size_t>(it - read.begin()));
-  }
   std::vector<Summary> sums(cols->size());
   for (size_t k = 0; k < cols->size(); ++k) {
     sums[k].name = s.schema().columns[static_cast<size_t>((*cols)[k])].name;
   }
-  uint64_t total = 0;
-  uint64_t selected = 0;
+  ScanCounts counts;
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<const rootio::Column*> sel_values(sel_at.size());
-  std::vector<uint8_t> mask;
-  auto r = s.Scan(read, [&](const store::ScanBatch& b) {
-    for (size_t k = 0; k < sel_at.size(); ++k) {
-      sel_values[k] = &b.columns[sel_at[k]];
-    }
-    sel->EvaluateBatch(sel_values, b.events, &mask);
-    for (int64_t i = 0; i < b.events; ++i) {
-      if (mask[static_cast<size_t>(i)] == 0) {
-        continue;
-      }
-      ++selected;
-      for (size_t k = 0; k < sums.size(); ++k) {
-        auto [lo, hi] = b.columns[k].EntryValues(i);
-        for (uint64_t v = lo; v < hi; ++v) {
-          sums[k].values.push_back(b.columns[k].AsDouble(v));
-        }
-      }
-    }
-    total += static_cast<uint64_t>(b.events);
-    return OkStatus();
-  });
+  auto r = CollectSelected(s, *cols, *sel, &sums, &counts);
   if (!r.has_value()) {
     return ReportError(r.error());
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const bool json = args.Has("--json");
   JsonWriter w;
   w.BeginObject()
-      .Field("events", total)
-      .Field("selected", selected)
+      .Field("events", counts.total)
+      .Field("selected", counts.selected)
       .Field("where", args.GetOr("--where", ""));
   w.Field("seconds", secs);
   w.Key("columns").BeginArray();
-  if (!args.Has("--json")) {
+  if (!json) {
     std::printf("%llu of %llu events selected (%.3f s)\n",
-                static_cast<unsigned long long>(selected), static_cast<unsigned long long>(total),
-                secs);
+                static_cast<unsigned long long>(counts.selected),
+                static_cast<unsigned long long>(counts.total), secs);
   }
-  for (Summary& sm : sums) {
-    double sum = 0;
-    double sum2 = 0;
-    double lo = std::numeric_limits<double>::infinity();
-    double hi = -lo;
-    for (double v : sm.values) {
-      sum += v;
-      sum2 += v * v;
-      lo = std::min(lo, v);
-      hi = std::max(hi, v);
-    }
-    const auto n = static_cast<double>(sm.values.size());
-    const double mean = sm.values.empty() ? 0 : sum / n;
-    const double rms = sm.values.empty() ? 0 : std::sqrt(std::max(0.0, sum2 / n - mean * mean));
-    std::vector<uint64_t> hist(static_cast<size_t>(bins), 0);
-    const double width = hi > lo ? (hi - lo) / bins : 1;
-    for (double v : sm.values) {
-      if (std::isfinite(v)) {
-        auto k = static_cast<size_t>(std::min<double>(bins - 1, std::floor((v - lo) / width)));
-        ++hist[k];
-      }
-    }
-    w.BeginObject()
-        .Field("name", sm.name)
-        .Field("entries", static_cast<uint64_t>(sm.values.size()));
-    w.Field("mean", mean)
-        .Field("rms", rms)
-        .Field("min", sm.values.empty() ? 0.0 : lo)
-        .Field("max", sm.values.empty() ? 0.0 : hi);
-    w.Key("histogram").BeginArray();
-    for (uint64_t h : hist) {
-      w.Uint(h);
-    }
-    w.EndArray().EndObject();
-    if (!args.Has("--json")) {
-      std::printf("\n%s: %zu values, mean %.6g, rms %.6g, min %.6g, max %.6g\n", sm.name.c_str(),
-                  sm.values.size(), mean, rms, lo, hi);
-      uint64_t top = *std::max_element(hist.begin(), hist.end());
-      for (int k = 0; k < bins && !sm.values.empty(); ++k) {
-        int bar = top == 0 ? 0 : static_cast<int>(40 * hist[static_cast<size_t>(k)] / top);
-        std::printf("  [%12.5g, %12.5g) %10llu %s\n", lo + k * width, lo + (k + 1) * width,
-                    static_cast<unsigned long long>(hist[static_cast<size_t>(k)]),
-                    std::string(static_cast<size_t>(bar), '#').c_str());
-      }
-    }
+  for (const Summary& sm : sums) {
+    ReportSummary(sm, bins, json, w);
   }
   w.EndArray();
   WriteStats(w, s.stats());
   w.EndObject();
-  if (args.Has("--json")) {
+  if (json) {
     std::printf("%s\n", w.str().c_str());
   }
   return kExitOk;
