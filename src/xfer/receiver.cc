@@ -399,17 +399,44 @@ void RecvSession::RunControl() {
   Register();
   Status s = ReadManifest();
   if (!s) {
-    Log("refused " + peer_ + ": " + s.error().ToString());
-    ErrorCode code = s.error().code() == ErrorCode::kPermission ? ErrorCode::kPermission
-                                                                : ErrorCode::kInvalidArgument;
-    (void)control_->SendFrame({.type = FrameType::kError},
-                              EncodeErrorMessage(code, s.error().ToString()));
-    Unregister();
-    closing_.store(true);
-    SetReady(false);
-    control_->FinishAndDrain(500);
+    RefuseManifest(s.error());
     return;
   }
+  Announce(ClaimFiles());
+  if (s = SendResumeState(); !s) {
+    Teardown(s.error().ToString());
+    return;
+  }
+  const size_t n_buffers = ReserveBuffers();
+  if (n_buffers < 2) {
+    Log("refused " + peer_ + ": the receiver's memory budget is in use by other sessions");
+    SendControl(FrameType::kError, 0,
+                EncodeErrorMessage(ErrorCode::kNoSpace,
+                                   "receiver busy: its memory budget is in use, retry later"));
+    Teardown("memory budget exhausted");
+    return;
+  }
+  if (s = StartWriting(n_buffers); !s) {
+    Teardown(s.error().ToString());
+    return;
+  }
+  Teardown(ServeControl());
+}
+
+void RecvSession::RefuseManifest(const Error& e) {
+  Log("refused " + peer_ + ": " + e.ToString());
+  ErrorCode code =
+      e.code() == ErrorCode::kPermission ? ErrorCode::kPermission : ErrorCode::kInvalidArgument;
+  (void)control_->SendFrame({.type = FrameType::kError}, EncodeErrorMessage(code, e.ToString()));
+  Unregister();
+  closing_.store(true);
+  SetReady(false);
+  control_->FinishAndDrain(500);
+}
+
+// Each file's path claimed against the other sessions (a file another session receives fails
+// here), and its resume state loaded.
+uint64_t RecvSession::ClaimFiles() {
   uint64_t total_bytes = 0;
   for (size_t i = 0; i < files_.size(); ++i) {
     RecvFile& f = files_[i];
@@ -427,6 +454,12 @@ void RecvSession::RunControl() {
       LoadResume(f);
     }
   }
+  return total_bytes;
+}
+
+// The session in the log, and what the sender's user should know (discard mode, kernel
+// buffers too small for the rate) as notices.
+void RecvSession::Announce(uint64_t total_bytes) {
   Log("from " + peer_ + ": " + std::to_string(files_.size()) + " files, "
       + HumanBytes(static_cast<double>(total_bytes)) + ", " + std::to_string(streams_)
       + " streams, block " + HumanBytes(block_size_) + (resume_ ? ", resume" : ""));
@@ -440,36 +473,31 @@ void RecvSession::RunControl() {
     Log("warning: " + w);
     SendNotice(w);
   }
-  if (s = SendResumeState(); !s) {
-    Teardown(s.error().ToString());
-    return;
-  }
-  // Block buffers come out of one budget shared by all sessions; a session needs at least two.
-  // Each stream holds one or two while it receives; the others are the write queue and the
-  // writes in flight, which should reach the depth a fast disk needs (fio: 16 x 4 MiB) with
-  // room left to absorb a stalled write or a journal sync.
+}
+
+// Block buffers come out of one budget shared by all sessions; a session needs at least two.
+// Each stream holds one or two while it receives; the others are the write queue and the
+// writes in flight, which should reach the depth a fast disk needs (fio: 16 x 4 MiB) with
+// room left to absorb a stalled write or a journal sync.
+size_t RecvSession::ReserveBuffers() {
   size_t n_buffers = std::max<size_t>(static_cast<size_t>(std::max(streams_, 1)) * 2 + 4,
                                       kWriteBufferBytes / block_size_);
-  {
-    MutexLock lock(owner_.mu);
-    uint64_t left = owner_.opt.memory_budget > owner_.pool_bytes
-                        ? owner_.opt.memory_budget - owner_.pool_bytes
-                        : 0;
-    n_buffers = std::min<size_t>(n_buffers, left / block_size_);
-    if (n_buffers >= 2) {
-      pool_bytes_ = n_buffers * block_size_;
-      pool_bytes_total_ = pool_bytes_;
-      owner_.pool_bytes += pool_bytes_;
-    }
+  MutexLock lock(owner_.mu);
+  uint64_t left = owner_.opt.memory_budget > owner_.pool_bytes
+                      ? owner_.opt.memory_budget - owner_.pool_bytes
+                      : 0;
+  n_buffers = std::min<size_t>(n_buffers, left / block_size_);
+  if (n_buffers >= 2) {
+    pool_bytes_ = n_buffers * block_size_;
+    pool_bytes_total_ = pool_bytes_;
+    owner_.pool_bytes += pool_bytes_;
   }
-  if (n_buffers < 2) {
-    Log("refused " + peer_ + ": the receiver's memory budget is in use by other sessions");
-    SendControl(FrameType::kError, 0,
-                EncodeErrorMessage(ErrorCode::kNoSpace,
-                                   "receiver busy: its memory budget is in use, retry later"));
-    Teardown("memory budget exhausted");
-    return;
-  }
+  return n_buffers;
+}
+
+// The buffer pool (an idle one reused), the write queue and the block I/O; then STATE_END,
+// the writer thread, and the data streams let in.
+Status RecvSession::StartWriting(size_t n_buffers) {
   {
     MutexLock lock(owner_.mu);
     pool_ = owner_.TakePool(n_buffers, block_size_);
@@ -480,13 +508,8 @@ void RecvSession::RunControl() {
   queue_ = std::make_unique<BoundedQueue<WriteItem>>(n_buffers);
   queue_->set_waker(&writer_waker_);
   slots_.resize(n_buffers);
-  auto io = BlockIo::Create(static_cast<unsigned>(n_buffers) + 16 + owner_.opt.queue_depth,
-                            owner_.opt.use_uring);
-  if (!io) {
-    Teardown(io.error().ToString());
-    return;
-  }
-  io_ = std::move(*io);
+  io_ = FERRY_TRY(BlockIo::Create(static_cast<unsigned>(n_buffers) + 16 + owner_.opt.queue_depth,
+                                  owner_.opt.use_uring));
   // STATE_END goes out before the writer starts and the data streams are let in: the writer
   // finishes empty files at once, a stream's first block can finish a small one, and their
   // FILE_DONE must not overtake STATE_END on the control connection (the sender treats any
@@ -494,47 +517,43 @@ void RecvSession::RunControl() {
   SendControl(FrameType::kStateEnd, 0, {});
   writer_ = std::thread([this] { WriterMain(); });
   SetReady(true);
+  return OkStatus();
+}
 
-  std::string error;
-  // Bounded: 500 ms per round; ends on BYE, on a broken connection, on Stop(), or after
-  // timeout_ms without any activity on the session.
+// Bounded: 500 ms per round; ends on BYE, on a broken connection, on Stop(), or after
+// timeout_ms without any activity on the session.
+std::string RecvSession::ServeControl() {
   while (true) {
     if (owner_.stopping.load()) {
-      error = "receiver stopping";
-      break;
+      return "receiver stopping";
     }
     pollfd p{control_->fd(), POLLIN, 0};
     int n = ::poll(&p, 1, 500);
     if (n == 0) {
       int64_t idle_ns = NowNs() - last_activity_ns_.load(std::memory_order_relaxed);
       if (idle_ns > static_cast<int64_t>(owner_.opt.timeout_ms) * 1000000) {
-        error = "no activity for " + std::to_string(owner_.opt.timeout_ms / 1000) + " s";
-        break;
+        return "no activity for " + std::to_string(owner_.opt.timeout_ms / 1000) + " s";
       }
       continue;
     }
     auto h = control_->RecvHeader();
     if (!h) {
-      error = "control connection lost: " + h.error().ToString();
-      break;
+      return "control connection lost: " + h.error().ToString();
     }
     auto payload = control_->RecvPayload(*h);
     if (!payload) {
-      error = payload.error().ToString();
-      break;
+      return payload.error().ToString();
     }
     Touch();
     if (h->type == FrameType::kBye) {
-      break;
+      return {};
     }
     if (h->type == FrameType::kPing) {
       SendControl(FrameType::kPong, 0, *payload);
       continue;
     }
-    error = "unexpected " + std::string(FrameTypeName(h->type)) + " on the control connection";
-    break;
+    return "unexpected " + std::string(FrameTypeName(h->type)) + " on the control connection";
   }
-  Teardown(error);
 }
 
 void RecvSession::Teardown(const std::string& error) {

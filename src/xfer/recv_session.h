@@ -131,6 +131,13 @@ class RecvSession : public std::enable_shared_from_this<RecvSession> {
   Status SendResumeState();
   void LoadResume(RecvFile& f);
   void Teardown(const std::string& error);
+  // The steps of RunControl (receiver.cc).
+  void RefuseManifest(const Error& e);
+  uint64_t ClaimFiles();  // returns the files' total size
+  void Announce(uint64_t total_bytes);
+  size_t ReserveBuffers() FERRY_EXCLUDES(owner_.mu);  // below 2: the budget is in use
+  Status StartWriting(size_t n_buffers) FERRY_EXCLUDES(owner_.mu);
+  std::string ServeControl();  // until BYE; the error that ended it, empty for BYE
   void Log(const std::string& line) { owner_.Log("session " + short_id_ + ": " + line); }
   void SendControl(FrameType type, uint32_t file_id, std::span<const uint8_t> payload);
   // A NOTICE line for the sender (shown to its user).
