@@ -168,6 +168,21 @@ class Store {
     uint64_t event_slot;
   };
   Result<Resolved> Resolve(const EventId& id);
+  // The steps of Scan (store_scan.cc): per shard, per S block, the fixed columns' chunks read
+  // and decoded, the batch shaped from them, the collections filled.
+  struct ScanState;
+  Status ScanShard(Shard& shard,
+                   std::span<const int32_t> columns,
+                   ScanState& st,
+                   const std::function<Status(const ScanBatch&)>& fn);
+  Status ReadFixedChunks(Shard& shard,
+                         uint64_t b,
+                         uint64_t first,
+                         uint64_t n,
+                         const std::string& where,
+                         ScanState& st);
+  static void FillBatch(
+      const Schema& s, std::span<const int32_t> columns, uint64_t first, uint64_t n, ScanState& st);
   // Version 3 picks: every id resolved first, then per shard one request for the records and
   // one for the E blocks not cached (docs/format/store.md section 2).
   Status ReadEventsV3(std::span<const EventId> ids,

@@ -30,127 +30,160 @@ void Restart(const ColumnSpec& spec, uint64_t first, uint64_t n, rootio::Column*
 
 }  // namespace
 
-Status Store::Scan(std::span<const int32_t> columns,
-                   const std::function<Status(const ScanBatch&)>& fn) {
-  const Schema& s = schema();
+// What a scan reads and where it goes, and the buffers it reuses from block to block.
+struct Store::ScanState {
   // Fixed columns to fetch: the requested ones plus the counters of requested jagged ones.
   std::vector<int32_t> fixed;
-  for (int32_t c : columns) {
-    const ColumnSpec& spec = s.columns[static_cast<size_t>(c)];
-    int32_t f = spec.jagged() ? spec.counter : c;
-    if (std::find(fixed.begin(), fixed.end(), f) == fixed.end()) {
-      fixed.push_back(f);
-    }
-  }
-  std::vector<rootio::Column> fixed_cols(fixed.size());
-  std::vector<uint8_t> scratch;
-  std::vector<uint8_t> header_scratch;
-  ScanBatch batch;
-  batch.columns.resize(columns.size());
   // Per requested column: its entry in fixed (itself, or its counter when jagged), and the
   // positions of the jagged ones.
-  std::vector<size_t> fixed_of(columns.size());
+  std::vector<size_t> fixed_of;
   std::vector<size_t> jagged_at;
-  for (size_t q = 0; q < columns.size(); ++q) {
-    const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[q])];
-    const int32_t f = spec.jagged() ? spec.counter : columns[q];
-    fixed_of[q] = static_cast<size_t>(std::find(fixed.begin(), fixed.end(), f) - fixed.begin());
-    if (spec.jagged()) {
-      jagged_at.push_back(q);
-    }
-  }
-  std::vector<bool> swapped(fixed.size());
-  std::vector<size_t> first_at(fixed.size());
+  std::vector<rootio::Column> fixed_cols;
+  ScanBatch batch;
+  std::vector<bool> swapped;
+  std::vector<size_t> first_at;
+  std::vector<uint8_t> scratch;
+  std::vector<uint8_t> header_scratch;
   std::vector<std::vector<uint8_t>> bufs;
   std::vector<std::span<const uint8_t>> got;
   std::vector<std::pair<uint64_t, size_t>> ranges;
   std::vector<ChunkRef> refs;
+
+  ScanState(const Schema& s, std::span<const int32_t> columns) {
+    for (int32_t c : columns) {
+      const ColumnSpec& spec = s.columns[static_cast<size_t>(c)];
+      int32_t f = spec.jagged() ? spec.counter : c;
+      if (std::find(fixed.begin(), fixed.end(), f) == fixed.end()) {
+        fixed.push_back(f);
+      }
+    }
+    fixed_cols.resize(fixed.size());
+    batch.columns.resize(columns.size());
+    fixed_of.resize(columns.size());
+    for (size_t q = 0; q < columns.size(); ++q) {
+      const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[q])];
+      const int32_t f = spec.jagged() ? spec.counter : columns[q];
+      fixed_of[q] = static_cast<size_t>(std::find(fixed.begin(), fixed.end(), f) - fixed.begin());
+      if (spec.jagged()) {
+        jagged_at.push_back(q);
+      }
+    }
+    swapped.resize(fixed.size());
+    first_at.resize(fixed.size());
+  }
+};
+
+Status Store::Scan(std::span<const int32_t> columns,
+                   const std::function<Status(const ScanBatch&)>& fn) {
+  ScanState st(schema(), columns);
   for (size_t r = 0; r < manifest_.runs.size(); ++r) {
     Shard* shard = FERRY_TRY(Attach(r));
-    const ShardHeader& h = shard->header();
-    const uint64_t ks = uint64_t{1} << h.log2_ks;
-    // The directory slices this scan needs, in one request.
-    std::vector<size_t> slots;
-    slots.reserve(fixed.size());
-    for (int32_t f : fixed) {
-      slots.push_back(static_cast<size_t>(s.columns[static_cast<size_t>(f)].slot));
-    }
-    if (shard->has_j_chunks()) {
-      for (int32_t c : columns) {
-        const ColumnSpec& spec = s.columns[static_cast<size_t>(c)];
-        if (spec.jagged()) {
-          slots.push_back(s.fixed.size() + static_cast<size_t>(spec.slot));
-        }
-      }
-    }
-    FERRY_TRY_CTX(shard->LoadSDirectory(slots), "shard " + shard->path());
-    for (uint64_t b = 0; b < h.s_blocks(); ++b) {
-      const uint64_t first = b * ks;
-      const uint64_t n = std::min(ks, h.events - first);
-      const std::string where = "shard " + shard->path() + " > S block " + std::to_string(b);
-      // Every fixed column's chunk of the block in one request.
-      refs.clear();
-      ranges.clear();
-      for (int32_t f : fixed) {
-        ChunkRef ref = FERRY_TRY(
-            shard->SChunk(static_cast<size_t>(s.columns[static_cast<size_t>(f)].slot), b));
-        refs.push_back(ref);
-        ranges.emplace_back(ref.offset, ref.size);
-      }
-      FERRY_TRY_CTX(shard->BytesV(ranges, &bufs, &got), where);
-      for (size_t k = 0; k < fixed.size(); ++k) {
-        const ColumnSpec& c = s.columns[static_cast<size_t>(fixed[k])];
-        rootio::Column& col = fixed_cols[k];
-        Restart(c, first, n, &col);
-        col.bytes.resize(n * c.len * c.value_size());
-        FERRY_TRY_CTX(DecodeSChunk(refs[k], got[k], shard->v3(), c.value_size(), col.bytes),
-                      "column " + c.name + " (S chunk) > " + where);
-        ++counters_.block_reads;
-      }
-      batch.run = h.run;
-      batch.first_ordinal = first;
-      batch.events = static_cast<int64_t>(n);
-      // Jagged columns first (their offsets come from the counters in fixed_cols), then the
-      // fixed ones are swapped in (copied only when asked for twice). Buffers circulate between
-      // fixed_cols and the batch, so a scan allocates only in its first block.
-      for (size_t q = 0; q < columns.size(); ++q) {
-        const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[q])];
-        if (!spec.jagged()) {
-          continue;
-        }
-        const rootio::Column& counts = fixed_cols[fixed_of[q]];
-        rootio::Column& col = batch.columns[q];
-        Restart(spec, first, n, &col);
-        col.offsets.resize(n + 1);
-        col.offsets[0] = 0;
-        uint64_t* off = col.offsets.data();
-        ForEachCount(counts.bytes.data(), counts.type, n,
-                     [&](size_t i, uint64_t v) { off[i + 1] = off[i] + v * spec.len; });
-        col.bytes.resize(col.offsets[n] * spec.value_size());
-      }
-      std::fill(swapped.begin(), swapped.end(), false);
-      for (size_t q = 0; q < columns.size(); ++q) {
-        if (s.columns[static_cast<size_t>(columns[q])].jagged()) {
-          continue;
-        }
-        const size_t k = fixed_of[q];
-        if (!swapped[k]) {
-          std::swap(batch.columns[q], fixed_cols[k]);
-          swapped[k] = true;
-          first_at[k] = q;
-        } else {
-          batch.columns[q] = batch.columns[first_at[k]];
-        }
-      }
-      if (!jagged_at.empty()) {
-        FERRY_TRY_CTX(
-            FillJagged(*shard, first, n, columns, jagged_at, &batch, &scratch, &header_scratch),
-            where);
-      }
-      FERRY_TRY(fn(batch));
-    }
+    FERRY_TRY(ScanShard(*shard, columns, st, fn));
   }
   return OkStatus();
+}
+
+Status Store::ScanShard(Shard& shard,
+                        std::span<const int32_t> columns,
+                        ScanState& st,
+                        const std::function<Status(const ScanBatch&)>& fn) {
+  const Schema& s = schema();
+  const ShardHeader& h = shard.header();
+  const uint64_t ks = uint64_t{1} << h.log2_ks;
+  // The directory slices this scan needs, in one request.
+  std::vector<size_t> slots;
+  slots.reserve(st.fixed.size());
+  for (int32_t f : st.fixed) {
+    slots.push_back(static_cast<size_t>(s.columns[static_cast<size_t>(f)].slot));
+  }
+  if (shard.has_j_chunks()) {
+    for (int32_t c : columns) {
+      const ColumnSpec& spec = s.columns[static_cast<size_t>(c)];
+      if (spec.jagged()) {
+        slots.push_back(s.fixed.size() + static_cast<size_t>(spec.slot));
+      }
+    }
+  }
+  FERRY_TRY_CTX(shard.LoadSDirectory(slots), "shard " + shard.path());
+  for (uint64_t b = 0; b < h.s_blocks(); ++b) {
+    const uint64_t first = b * ks;
+    const uint64_t n = std::min(ks, h.events - first);
+    const std::string where = "shard " + shard.path() + " > S block " + std::to_string(b);
+    FERRY_TRY(ReadFixedChunks(shard, b, first, n, where, st));
+    st.batch.run = h.run;
+    st.batch.first_ordinal = first;
+    st.batch.events = static_cast<int64_t>(n);
+    FillBatch(s, columns, first, n, st);
+    if (!st.jagged_at.empty()) {
+      FERRY_TRY_CTX(FillJagged(shard, first, n, columns, st.jagged_at, &st.batch, &st.scratch,
+                               &st.header_scratch),
+                    where);
+    }
+    FERRY_TRY(fn(st.batch));
+  }
+  return OkStatus();
+}
+
+// Every fixed column's chunk of S block b in one request, decoded into st.fixed_cols.
+Status Store::ReadFixedChunks(
+    Shard& shard, uint64_t b, uint64_t first, uint64_t n, const std::string& where, ScanState& st) {
+  const Schema& s = schema();
+  st.refs.clear();
+  st.ranges.clear();
+  for (int32_t f : st.fixed) {
+    ChunkRef ref =
+        FERRY_TRY(shard.SChunk(static_cast<size_t>(s.columns[static_cast<size_t>(f)].slot), b));
+    st.refs.push_back(ref);
+    st.ranges.emplace_back(ref.offset, ref.size);
+  }
+  FERRY_TRY_CTX(shard.BytesV(st.ranges, &st.bufs, &st.got), where);
+  for (size_t k = 0; k < st.fixed.size(); ++k) {
+    const ColumnSpec& c = s.columns[static_cast<size_t>(st.fixed[k])];
+    rootio::Column& col = st.fixed_cols[k];
+    Restart(c, first, n, &col);
+    col.bytes.resize(n * c.len * c.value_size());
+    FERRY_TRY_CTX(DecodeSChunk(st.refs[k], st.got[k], shard.v3(), c.value_size(), col.bytes),
+                  "column " + c.name + " (S chunk) > " + where);
+    ++counters_.block_reads;
+  }
+  return OkStatus();
+}
+
+// Jagged columns first (their offsets come from the counters in fixed_cols; their values
+// are filled later), then the fixed ones are swapped in (copied only when asked for twice).
+// Buffers circulate between fixed_cols and the batch, so a scan allocates only in its first
+// block.
+void Store::FillBatch(
+    const Schema& s, std::span<const int32_t> columns, uint64_t first, uint64_t n, ScanState& st) {
+  for (size_t q = 0; q < columns.size(); ++q) {
+    const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[q])];
+    if (!spec.jagged()) {
+      continue;
+    }
+    const rootio::Column& counts = st.fixed_cols[st.fixed_of[q]];
+    rootio::Column& col = st.batch.columns[q];
+    Restart(spec, first, n, &col);
+    col.offsets.resize(n + 1);
+    col.offsets[0] = 0;
+    uint64_t* off = col.offsets.data();
+    ForEachCount(counts.bytes.data(), counts.type, n,
+                 [&](size_t i, uint64_t v) { off[i + 1] = off[i] + v * spec.len; });
+    col.bytes.resize(col.offsets[n] * spec.value_size());
+  }
+  std::fill(st.swapped.begin(), st.swapped.end(), false);
+  for (size_t q = 0; q < columns.size(); ++q) {
+    if (s.columns[static_cast<size_t>(columns[q])].jagged()) {
+      continue;
+    }
+    const size_t k = st.fixed_of[q];
+    if (!st.swapped[k]) {
+      std::swap(st.batch.columns[q], st.fixed_cols[k]);
+      st.swapped[k] = true;
+      st.first_at[k] = q;
+    } else {
+      st.batch.columns[q] = st.batch.columns[st.first_at[k]];
+    }
+  }
 }
 
 Status Store::FillJagged(Shard& shard,
