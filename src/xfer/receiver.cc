@@ -663,35 +663,71 @@ void RecvSession::Teardown(const std::string& error) {
 // ---------------------------------------------------------------- session: data streams
 
 void RecvSession::RunData(const std::shared_ptr<Conn>& conn) {
-  {
-    // Wait (bounded) until the manifest is in and the buffers exist.
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(owner_.opt.timeout_ms);
-    MutexLock lock(ready_mu_);
-    while (!ready_ && !finished_) {
-      if (!ready_cv_.WaitUntil(ready_mu_, deadline)) {
-        break;
-      }
-    }
-    if (!ready_) {
-      return;
+  if (!WaitReady() || !AddDataConn(conn)) {
+    return;
+  }
+  const std::string error = ServeData(conn);
+  if (!error.empty()) {
+    Log("closing a data stream: " + error);
+    (void)conn->SendFrame({.type = FrameType::kError},
+                          EncodeErrorMessage(ErrorCode::kCorruption, error));
+  }
+  MutexLock lock(conns_mu_);
+  data_conns_.erase(std::remove(data_conns_.begin(), data_conns_.end(), conn), data_conns_.end());
+}
+
+// Waits (bounded) until the manifest is in and the buffers exist; false if they never will.
+bool RecvSession::WaitReady() {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(owner_.opt.timeout_ms);
+  MutexLock lock(ready_mu_);
+  while (!ready_ && !finished_) {
+    if (!ready_cv_.WaitUntil(ready_mu_, deadline)) {
+      break;
     }
   }
-  {
-    MutexLock lock(conns_mu_);
-    if (closing_.load()) {
-      return;
-    }
-    data_conns_.push_back(conn);
-    int n = static_cast<int>(data_conns_.size());
-    int seen = max_streams_seen_.load();
-    while (n > seen && !max_streams_seen_.compare_exchange_weak(seen, n)) {
-    }
+  return ready_;
+}
+
+// Counts the stream in (false once the session is closing).
+bool RecvSession::AddDataConn(const std::shared_ptr<Conn>& conn) {
+  MutexLock lock(conns_mu_);
+  if (closing_.load()) {
+    return false;
   }
-  std::string error;
+  data_conns_.push_back(conn);
+  int n = static_cast<int>(data_conns_.size());
+  int seen = max_streams_seen_.load();
+  while (n > seen && !max_streams_seen_.compare_exchange_weak(seen, n)) {
+  }
+  return true;
+}
+
+// Why a DATA frame does not fit the manifest; empty when it does.
+std::string RecvSession::CheckDataFrame(const FrameHeader& h) const {
+  if (h.file_id >= files_.size() || h.block >= files_[h.file_id].n_blocks
+      || h.length != BlockLength(files_[h.file_id].entry.size, block_size_, h.block)) {
+    return "DATA frame outside the manifest (file " + std::to_string(h.file_id) + ", block "
+           + std::to_string(h.block) + ", " + std::to_string(h.length) + " bytes)";
+  }
+  return {};
+}
+
+// A block buffer, waiting for one at most timeout_ms; -1 if none came or the session closes.
+int RecvSession::AcquireBuffer() {
+  int buf = -1;
+  for (int waited = 0; buf < 0 && !closing_.load() && waited < owner_.opt.timeout_ms;
+       waited += 200) {
+    buf = pool_->Acquire(200);
+  }
+  return buf;
+}
+
+// Bounded: 500 ms per idle round; ends when the session closes or the stream breaks (the
+// sender re-sends what it lost), or on a protocol error, which it returns.
+std::string RecvSession::ServeData(const std::shared_ptr<Conn>& conn) {
   PayloadHasher hasher;
   int64_t t = StageNowNs();
-  // Bounded: 500 ms per idle round; ends when the session closes or the stream breaks.
   while (!closing_.load()) {
     pollfd p{conn->fd(), POLLIN, 0};
     int n = ::poll(&p, 1, 500);
@@ -714,21 +750,13 @@ void RecvSession::RunData(const std::shared_ptr<Conn>& conn) {
       continue;
     }
     if (h.type != FrameType::kData) {
-      error = "unexpected " + std::string(FrameTypeName(h.type)) + " on a data stream";
-      break;
+      return "unexpected " + std::string(FrameTypeName(h.type)) + " on a data stream";
     }
-    if (h.file_id >= files_.size() || h.block >= files_[h.file_id].n_blocks
-        || h.length != BlockLength(files_[h.file_id].entry.size, block_size_, h.block)) {
-      error = "DATA frame outside the manifest (file " + std::to_string(h.file_id) + ", block "
-              + std::to_string(h.block) + ", " + std::to_string(h.length) + " bytes)";
-      break;
+    if (std::string bad = CheckDataFrame(h); !bad.empty()) {
+      return bad;
     }
     q_free_buffers_.Add(pool_->free_count());
-    int buf = -1;
-    for (int waited = 0; buf < 0 && !closing_.load() && waited < owner_.opt.timeout_ms;
-         waited += 200) {
-      buf = pool_->Acquire(200);
-    }
+    const int buf = AcquireBuffer();
     if (buf < 0) {
       break;
     }
@@ -762,13 +790,7 @@ void RecvSession::RunData(const std::shared_ptr<Conn>& conn) {
     }
     t = st_queue_push_.Since(t);
   }
-  if (!error.empty()) {
-    Log("closing a data stream: " + error);
-    (void)conn->SendFrame({.type = FrameType::kError},
-                          EncodeErrorMessage(ErrorCode::kCorruption, error));
-  }
-  MutexLock lock(conns_mu_);
-  data_conns_.erase(std::remove(data_conns_.begin(), data_conns_.end(), conn), data_conns_.end());
+  return {};
 }
 
 }  // namespace ferry::xfer
