@@ -557,6 +557,27 @@ std::string RecvSession::ServeControl() {
 }
 
 void RecvSession::Teardown(const std::string& error) {
+  StopAndJoin();
+  ReleaseResources();
+  if (error.empty()) {
+    SendControl(FrameType::kBye, 0, {});
+  }
+  const SessionSummary sum = Summarize(error);
+  Log((error.empty() ? "done: " : "ended (" + error + "): ") + std::to_string(sum.files_done) + "/"
+      + std::to_string(sum.files) + " files, " + HumanBytes(static_cast<double>(sum.bytes)) + " in "
+      + std::to_string(sum.seconds).substr(0, 6) + " s"
+      + (sum.bad_blocks > 0 ? ", " + std::to_string(sum.bad_blocks) + " damaged blocks re-sent"
+                            : "")
+      + ", digest " + DigestHex(sum.digest));
+  if (owner_.opt.on_session) {
+    MutexLock lock(owner_.log_mu);
+    owner_.opt.on_session(sum);
+  }
+}
+
+// Everything that runs for the session stops: readiness waiters, the queue and pool, the data
+// streams (shut down), the writer (joined); the stream threads get a bounded wait to let go.
+void RecvSession::StopAndJoin() {
   Unregister();
   {
     MutexLock lock(ready_mu_);
@@ -590,6 +611,11 @@ void RecvSession::Teardown(const std::string& error) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+}
+
+// The paths claimed, the memory budget taken, and the buffer pool (kept for the next session
+// when no stream holds a buffer any more).
+void RecvSession::ReleaseResources() {
   for (RecvFile& f : files_) {
     if (f.claimed) {
       owner_.ReleasePath(f.entry.path);
@@ -609,9 +635,9 @@ void RecvSession::Teardown(const std::string& error) {
   if (pool_ && streams_gone && pool_->free_count() == pool_->count()) {
     owner_.KeepPool(std::move(pool_));
   }
-  if (error.empty()) {
-    SendControl(FrameType::kBye, 0, {});
-  }
+}
+
+SessionSummary RecvSession::Summarize(const std::string& error) {
   SessionSummary sum;
   sum.peer = peer_;
   sum.session = short_id_;
@@ -648,16 +674,7 @@ void RecvSession::Teardown(const std::string& error) {
   sum.queues = {q_writes_.Snapshot("writes_inflight", buffers),
                 q_free_buffers_.Snapshot("free_buffers", buffers),
                 q_write_queue_.Snapshot("write_queue", buffers)};
-  Log((error.empty() ? "done: " : "ended (" + error + "): ") + std::to_string(sum.files_done) + "/"
-      + std::to_string(sum.files) + " files, " + HumanBytes(static_cast<double>(sum.bytes)) + " in "
-      + std::to_string(sum.seconds).substr(0, 6) + " s"
-      + (sum.bad_blocks > 0 ? ", " + std::to_string(sum.bad_blocks) + " damaged blocks re-sent"
-                            : "")
-      + ", digest " + DigestHex(sum.digest));
-  if (owner_.opt.on_session) {
-    MutexLock lock(owner_.log_mu);
-    owner_.opt.on_session(sum);
-  }
+  return sum;
 }
 
 // ---------------------------------------------------------------- session: data streams

@@ -131,6 +131,10 @@ class RecvSession : public std::enable_shared_from_this<RecvSession> {
   Status SendResumeState();
   void LoadResume(RecvFile& f);
   void Teardown(const std::string& error);
+  // The steps of Teardown (receiver.cc).
+  void StopAndJoin() FERRY_EXCLUDES(ready_mu_, conns_mu_);
+  void ReleaseResources() FERRY_EXCLUDES(owner_.mu, conns_mu_);
+  SessionSummary Summarize(const std::string& error);
   // The steps of RunControl (receiver.cc).
   void RefuseManifest(const Error& e);
   uint64_t ClaimFiles();  // returns the files' total size
