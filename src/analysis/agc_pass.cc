@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "base/json_writer.h"
+#include "base/mutex.h"
 #include "rootio/root_file.h"
 
 namespace ferry::analysis {
@@ -107,6 +108,195 @@ class FirstError {
   std::atomic<bool> failed_{false};
 };
 
+// Phase 1: every input opened in parallel; on an error every input is closed again.
+Status OpenAll(std::span<const std::string> inputs,
+               const SourceOpener& open,
+               const PassOptions& options,
+               size_t openers,
+               std::vector<Input>* in) {
+  FirstError first_error;
+  ParallelFor(inputs.size(), openers, [&](size_t i) {
+    if (first_error.failed()) {
+      return;
+    }
+    Status s = OpenInput(inputs[i], open, options, &(*in)[i]);
+    if (!s.has_value()) {
+      first_error.Set(std::move(s).error().AddContext(inputs[i]));
+    }
+  });
+  if (first_error.failed()) {
+    ParallelFor(in->size(), openers, [&](size_t i) { Close((*in)[i]); });
+    return first_error.Take();
+  }
+  return OkStatus();
+}
+
+struct UnitRef {
+  uint32_t input;
+  uint32_t unit;
+};
+
+// Every input's units in input order, and each file's summary into the report.
+std::vector<UnitRef> ListUnits(std::span<const std::string> inputs,
+                               std::span<const Input> in,
+                               AgcReport* report) {
+  std::vector<UnitRef> units;
+  PassStats& st = report->stats;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const ClusterReader& r = *in[i].reader;
+    for (size_t u = 0; u < r.units().size(); ++u) {
+      units.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(u)});
+    }
+    FileSummary f;
+    f.name = inputs[i];
+    f.bytes = in[i].file->source().size();
+    f.entries = in[i].tree->entries();
+    f.units = r.units().size();
+    f.planned_bytes = r.bytes();
+    st.dataset_bytes += f.bytes;
+    st.planned_bytes += f.planned_bytes;
+    report->files.push_back(std::move(f));
+  }
+  return units;
+}
+
+// Phase 2: workers take the units in order and fetch them (more fetches in flight than
+// compute slots, so reads overlap compute), then decode and analyze holding one of `threads`
+// compute slots. Results merge in unit order, so the sum does not depend on scheduling.
+class UnitPass {
+ public:
+  UnitPass(std::span<const std::string> inputs,
+           std::span<const Input> in,
+           std::span<const UnitRef> units,
+           const PassOptions& options,
+           unsigned threads,
+           FirstError* first_error)
+      : inputs_(inputs),
+        in_(in),
+        units_(units),
+        options_(options),
+        compute_(std::min<unsigned>(threads, 4096)),
+        first_error_(first_error),
+        pending_(units.size()) {
+    for (const Input& i : in) {
+      events_total_ += static_cast<uint64_t>(i.tree->entries());
+    }
+  }
+
+  // Runs `workers` workers, one of them on this thread.
+  void Run(size_t workers) {
+    std::vector<std::thread> pool;
+    for (size_t w = 1; w < workers; ++w) {
+      pool.emplace_back([this] { Work(); });
+    }
+    Work();
+    for (std::thread& t : pool) {
+      t.join();
+    }
+  }
+
+  uint64_t events_done() const { return events_done_.load(); }
+  // The merged result and the summed times (call after Run).
+  AgcResult TakeTotal(PassStats* st) FERRY_EXCLUDES(merge_mu_) {
+    MutexLock lock(merge_mu_);
+    st->io_wait_s = io_wait_;
+    st->decompress_cpu_s = decompress_;
+    st->analysis_cpu_s = analysis_;
+    return std::move(total_);
+  }
+
+ private:
+  // One worker's buffers and times.
+  struct Worker {
+    rootio::BasketDecoder decoder;
+    ByteVector buffer;
+    std::vector<rootio::Column> columns;
+    AgcScratch scratch;
+    double io = 0, decompress = 0, analysis = 0;
+  };
+
+  void Work() FERRY_EXCLUDES(merge_mu_) {
+    Worker me;
+    for (size_t k = next_.fetch_add(1); k < units_.size() && !first_error_->failed();
+         k = next_.fetch_add(1)) {
+      auto part = std::make_unique<AgcResult>();
+      Status s = RunUnit(units_[k], &me, part.get());
+      if (!s.has_value()) {
+        first_error_->Set(std::move(s).error().AddContext(inputs_[units_[k].input]));
+        break;
+      }
+      const Input& input = in_[units_[k].input];
+      const auto n = static_cast<uint64_t>(input.reader->units()[units_[k].unit].entries.size());
+      const uint64_t done = events_done_.fetch_add(n) + n;
+      Merge(k, std::move(part));
+      if (options_.progress) {
+        options_.progress(done, events_total_);
+      }
+    }
+    MutexLock lock(merge_mu_);
+    io_wait_ += me.io;
+    decompress_ += me.decompress;
+    analysis_ += me.analysis;
+  }
+
+  Status RunUnit(const UnitRef& ref, Worker* me, AgcResult* part) {
+    const Input& input = in_[ref.input];
+    const auto t0 = Clock::now();
+    FERRY_TRY(input.reader->Fetch(ref.unit, &me->buffer));
+    me->io += Seconds(Clock::now() - t0);
+    compute_.acquire();
+    const double c0 = ThreadCpuSeconds();
+    Status s = input.reader->Decode(ref.unit, me->buffer, &me->decoder, &me->columns);
+    const double c1 = ThreadCpuSeconds();
+    if (s.has_value()) {
+      s = AnalyzeUnit(input.map, me->columns, &me->scratch, part);
+    }
+    const double c2 = ThreadCpuSeconds();
+    compute_.release();
+    me->decompress += c1 - c0;
+    me->analysis += c2 - c1;
+    return s;
+  }
+
+  void Merge(size_t k, std::unique_ptr<AgcResult> part) FERRY_EXCLUDES(merge_mu_) {
+    MutexLock lock(merge_mu_);
+    pending_[k] = std::move(part);
+    while (merge_next_ < pending_.size() && pending_[merge_next_] != nullptr) {
+      total_.Merge(*pending_[merge_next_]);
+      pending_[merge_next_].reset();
+      ++merge_next_;
+    }
+  }
+
+  std::span<const std::string> inputs_;
+  std::span<const Input> in_;
+  std::span<const UnitRef> units_;
+  const PassOptions& options_;
+  std::counting_semaphore<4096> compute_;
+  FirstError* first_error_;
+  uint64_t events_total_ = 0;
+  std::atomic<size_t> next_{0};
+  std::atomic<uint64_t> events_done_{0};
+  Mutex merge_mu_;
+  std::vector<std::unique_ptr<AgcResult>> pending_ FERRY_GUARDED_BY(merge_mu_);
+  size_t merge_next_ FERRY_GUARDED_BY(merge_mu_) = 0;
+  AgcResult total_ FERRY_GUARDED_BY(merge_mu_);
+  double io_wait_ FERRY_GUARDED_BY(merge_mu_) = 0;
+  double decompress_ FERRY_GUARDED_BY(merge_mu_) = 0;
+  double analysis_ FERRY_GUARDED_BY(merge_mu_) = 0;
+};
+
+// Phase 3's accounting: the inputs' I/O counters.
+void AddIoStats(std::span<const Input> in, PassStats* st) {
+  for (const Input& i : in) {
+    const io::IoStats s = i.file->source().stats();
+    st->bytes_read += s.bytes;
+    st->requests += s.requests();
+    st->vector_reads += s.vector_calls;
+    st->chunks += s.chunks;
+  }
+}
+
 }  // namespace
 
 Result<AgcReport> RunAgcPass(std::span<const std::string> inputs,
@@ -126,140 +316,28 @@ Result<AgcReport> RunAgcPass(std::span<const std::string> inputs,
   report.reads_in_flight = ahead;
   PassStats& st = report.stats;
 
-  // Phase 1: open in parallel.
   std::vector<Input> in(inputs.size());
-  FirstError first_error;
-  const size_t openers = std::max<size_t>(threads + ahead, options.opens_in_flight);
-  ParallelFor(inputs.size(), openers, [&](size_t i) {
-    if (first_error.failed()) {
-      return;
-    }
-    Status s = OpenInput(inputs[i], open, options, &in[i]);
-    if (!s.has_value()) {
-      first_error.Set(std::move(s).error().AddContext(inputs[i]));
-    }
-  });
-  if (first_error.failed()) {
-    ParallelFor(in.size(), openers, [&](size_t i) { Close(in[i]); });
-    return first_error.Take();
-  }
+  FERRY_TRY(OpenAll(inputs, open, options,
+                    std::max<size_t>(threads + ahead, options.opens_in_flight), &in));
   st.open_s = Seconds(Clock::now() - t_start);
+  const std::vector<UnitRef> units = ListUnits(inputs, in, &report);
 
-  struct UnitRef {
-    uint32_t input;
-    uint32_t unit;
-  };
-  std::vector<UnitRef> units;
-  uint64_t events_total = 0;
-  for (size_t i = 0; i < in.size(); ++i) {
-    const ClusterReader& r = *in[i].reader;
-    for (size_t u = 0; u < r.units().size(); ++u) {
-      units.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(u)});
-    }
-    FileSummary f;
-    f.name = inputs[i];
-    f.bytes = in[i].file->source().size();
-    f.entries = in[i].tree->entries();
-    f.units = r.units().size();
-    f.planned_bytes = r.bytes();
-    events_total += static_cast<uint64_t>(f.entries);
-    st.dataset_bytes += f.bytes;
-    st.planned_bytes += f.planned_bytes;
-    report.files.push_back(std::move(f));
-  }
-
-  // Phase 2: fetch ahead, compute on `threads` slots, merge in unit order.
-  std::counting_semaphore<4096> compute(std::min<unsigned>(threads, 4096));
-  std::atomic<size_t> next{0};
-  std::atomic<uint64_t> events_done{0};
-  std::mutex merge_mu;
-  std::vector<std::unique_ptr<AgcResult>> pending(units.size());
-  size_t merge_next = 0;
-  AgcResult total;
-  double io_wait = 0, decompress = 0, analysis = 0;  // guarded by merge_mu
-
-  auto worker = [&] {
-    rootio::BasketDecoder decoder;
-    ByteVector buffer;
-    std::vector<rootio::Column> columns;
-    AgcScratch scratch;
-    double my_io = 0, my_decompress = 0, my_analysis = 0;
-    for (size_t k = next.fetch_add(1); k < units.size() && !first_error.failed();
-         k = next.fetch_add(1)) {
-      const Input& input = in[units[k].input];
-      const size_t u = units[k].unit;
-      const auto t0 = Clock::now();
-      Status s = input.reader->Fetch(u, &buffer);
-      my_io += Seconds(Clock::now() - t0);
-      auto part = std::make_unique<AgcResult>();
-      if (s.has_value()) {
-        compute.acquire();
-        const double c0 = ThreadCpuSeconds();
-        s = input.reader->Decode(u, buffer, &decoder, &columns);
-        const double c1 = ThreadCpuSeconds();
-        if (s.has_value()) {
-          s = AnalyzeUnit(input.map, columns, &scratch, part.get());
-        }
-        const double c2 = ThreadCpuSeconds();
-        compute.release();
-        my_decompress += c1 - c0;
-        my_analysis += c2 - c1;
-      }
-      if (!s.has_value()) {
-        first_error.Set(std::move(s).error().AddContext(inputs[units[k].input]));
-        break;
-      }
-      const auto n = static_cast<uint64_t>(input.reader->units()[u].entries.size());
-      const uint64_t done = events_done.fetch_add(n) + n;
-      {
-        std::lock_guard<std::mutex> lock(merge_mu);
-        pending[k] = std::move(part);
-        while (merge_next < pending.size() && pending[merge_next] != nullptr) {
-          total.Merge(*pending[merge_next]);
-          pending[merge_next].reset();
-          ++merge_next;
-        }
-      }
-      if (options.progress) {
-        options.progress(done, events_total);
-      }
-    }
-    std::lock_guard<std::mutex> lock(merge_mu);
-    io_wait += my_io;
-    decompress += my_decompress;
-    analysis += my_analysis;
-  };
-  const size_t workers = std::max<size_t>(1, std::min<size_t>(threads + ahead, units.size()));
-  std::vector<std::thread> pool;
-  for (size_t w = 1; w < workers; ++w) {
-    pool.emplace_back(worker);
-  }
-  worker();
-  for (std::thread& t : pool) {
-    t.join();
-  }
+  FirstError first_error;
+  UnitPass pass(inputs, in, units, options, threads, &first_error);
+  pass.Run(std::max<size_t>(1, std::min<size_t>(threads + ahead, units.size())));
 
   // Phase 3: accounting, then close the inputs in parallel.
-  for (const Input& i : in) {
-    const io::IoStats s = i.file->source().stats();
-    st.bytes_read += s.bytes;
-    st.requests += s.requests();
-    st.vector_reads += s.vector_calls;
-    st.chunks += s.chunks;
-  }
+  AddIoStats(in, &st);
   ParallelFor(in.size(), threads + ahead, [&](size_t i) { Close(in[i]); });
   if (first_error.failed()) {
     return first_error.Take();
   }
   st.files = inputs.size();
   st.units = units.size();
-  st.events = events_done.load();
-  st.io_wait_s = io_wait;
-  st.decompress_cpu_s = decompress;
-  st.analysis_cpu_s = analysis;
+  st.events = pass.events_done();
+  report.result = pass.TakeTotal(&st);
   st.wall_s = Seconds(Clock::now() - t_start);
   st.cpu_s = ProcessCpuSeconds() - cpu_start;
-  report.result = std::move(total);
   return report;
 }
 

@@ -81,6 +81,42 @@ void WriteBranchJson(JsonWriter& w,
   w.EndArray().EndObject();
 }
 
+// ferry root ls's text for one tree: its totals and a line per branch.
+void PrintTreeText(const std::string& path,
+                   const rootio::TreeInfo& info,
+                   std::span<const rootio::BranchStorage> storage) {
+  uint64_t z = 0, u = 0;
+  for (const auto& s : storage) {
+    z += s.zbytes;
+    u += s.bytes;
+  }
+  std::printf(
+      "\n  TTree %s \"%s\": %lld entries, %zu branches, %zu clusters, %s stored, %s "
+      "uncompressed\n",
+      path.c_str(), info.title.c_str(), static_cast<long long>(info.entries), info.branches.size(),
+      info.Clusters().size(), HumanBytes(static_cast<double>(z)).c_str(),
+      HumanBytes(static_cast<double>(u)).c_str());
+  std::printf("    %-32s %-10s %-14s %8s %10s %10s  %s\n", "branch", "type", "shape", "baskets",
+              "stored", "raw", "codec");
+  for (size_t i = 0; i < info.branches.size(); ++i) {
+    const rootio::Branch& b = info.branches[i];
+    std::string type = "leaflist";
+    std::string shape = std::to_string(b.leaves.size()) + " leaves";
+    if (b.leaves.size() == 1) {
+      const rootio::Leaf& l = info.leaves[static_cast<size_t>(b.leaves[0])];
+      type = rootio::LeafTypeName(l.type);
+      shape = ShapeOf(info, l);
+    }
+    if (!b.supported) {
+      type = "(" + b.class_name + ")";
+    }
+    std::printf(
+        "    %-32s %-10s %-14s %8zu %10s %10s  %s\n", b.name.c_str(), type.c_str(), shape.c_str(),
+        b.baskets.size(), HumanBytes(static_cast<double>(storage[i].zbytes)).c_str(),
+        HumanBytes(static_cast<double>(storage[i].bytes)).c_str(), storage[i].CodecName().c_str());
+  }
+}
+
 int RunLs(const std::string& path, bool json) {
   auto file = OpenRootFile(path);
   if (!file.has_value()) {
@@ -146,37 +182,7 @@ int RunLs(const std::string& path, bool json) {
     }
     w.EndArray().EndObject();
     if (!json) {
-      uint64_t z = 0, u = 0;
-      for (const auto& s : *storage) {
-        z += s.zbytes;
-        u += s.bytes;
-      }
-      std::printf(
-          "\n  TTree %s \"%s\": %lld entries, %zu branches, %zu clusters, %s stored, %s "
-          "uncompressed\n",
-          o.path.c_str(), info.title.c_str(), static_cast<long long>(info.entries),
-          info.branches.size(), info.Clusters().size(), HumanBytes(static_cast<double>(z)).c_str(),
-          HumanBytes(static_cast<double>(u)).c_str());
-      std::printf("    %-32s %-10s %-14s %8s %10s %10s  %s\n", "branch", "type", "shape", "baskets",
-                  "stored", "raw", "codec");
-      for (size_t i = 0; i < info.branches.size(); ++i) {
-        const rootio::Branch& b = info.branches[i];
-        std::string type = "leaflist";
-        std::string shape = std::to_string(b.leaves.size()) + " leaves";
-        if (b.leaves.size() == 1) {
-          const rootio::Leaf& l = info.leaves[static_cast<size_t>(b.leaves[0])];
-          type = rootio::LeafTypeName(l.type);
-          shape = ShapeOf(info, l);
-        }
-        if (!b.supported) {
-          type = "(" + b.class_name + ")";
-        }
-        std::printf("    %-32s %-10s %-14s %8zu %10s %10s  %s\n", b.name.c_str(), type.c_str(),
-                    shape.c_str(), b.baskets.size(),
-                    HumanBytes(static_cast<double>((*storage)[i].zbytes)).c_str(),
-                    HumanBytes(static_cast<double>((*storage)[i].bytes)).c_str(),
-                    (*storage)[i].CodecName().c_str());
-      }
+      PrintTreeText(o.path, info, *storage);
     }
   }
   w.EndArray();
@@ -237,6 +243,88 @@ int RunDumpRntuple(const std::string& path,
   return kExitOk;
 }
 
+// The branches ferry root dump shows: those asked for (--branch, by branch or leaf name), or
+// every readable top-level branch (the others named on stderr).
+Result<std::vector<int32_t>> ChooseBranches(const Args& args,
+                                            const rootio::TreeInfo& info,
+                                            const std::string& tree_path,
+                                            const std::string& path) {
+  std::vector<int32_t> branches;
+  for (const std::string& name : args.All("--branch")) {
+    int32_t b = info.FindBranch(name);
+    if (b < 0) {
+      int32_t leaf = info.FindLeaf(name);
+      if (leaf >= 0) {
+        b = info.leaves[static_cast<size_t>(leaf)].branch;
+      }
+    }
+    if (b < 0) {
+      // NOLINTNEXTLINE(performance-inefficient-string-concatenation): once, on the way out
+      return NotFoundError("tree " + tree_path + " has no branch '" + name + "'")
+          .AddContext("file " + path);
+    }
+    branches.push_back(b);
+  }
+  if (args.All("--branch").empty()) {
+    for (int32_t b : info.top_branches) {
+      if (info.branches[static_cast<size_t>(b)].supported) {
+        branches.push_back(b);
+      } else {
+        std::fprintf(stderr, "ferry: skipping branch %s: %s\n",
+                     info.branches[static_cast<size_t>(b)].name.c_str(),
+                     info.branches[static_cast<size_t>(b)].unsupported_reason.c_str());
+      }
+    }
+  }
+  return branches;
+}
+
+// One branch's values over range: into w, and (text) as a line on stdout.
+Status DumpBranch(const rootio::Tree& t,
+                  const std::string& tree_path,
+                  int32_t bi,
+                  const rootio::EntryRange& range,
+                  bool json,
+                  JsonWriter& w) {
+  const rootio::TreeInfo& info = t.info();
+  const rootio::Branch& b = info.branches[static_cast<size_t>(bi)];
+  std::vector<rootio::Column> cols;
+  for (int32_t li : b.leaves) {
+    auto col = t.ReadLeaf(li, range);
+    if (!col.has_value()) {
+      return std::move(col).error().AddContext("TTree " + tree_path);
+    }
+    cols.push_back(std::move(*col));
+  }
+  w.Key(b.name).BeginArray();
+  for (int64_t e = 0; e < range.size(); ++e) {
+    if (cols.size() == 1) {
+      WriteEntry(w, cols[0], e);
+    } else {
+      w.BeginObject();
+      for (size_t k = 0; k < cols.size(); ++k) {
+        w.Key(info.leaves[static_cast<size_t>(b.leaves[k])].name);
+        WriteEntry(w, cols[k], e);
+      }
+      w.EndObject();
+    }
+  }
+  w.EndArray();
+  if (!json) {
+    JsonWriter line;
+    line.BeginArray();
+    for (int64_t e = 0; e < range.size(); ++e) {
+      if (cols.size() == 1) {
+        WriteEntry(line, cols[0], e);
+      }
+    }
+    line.EndArray();
+    std::printf("%s: %s\n", b.name.c_str(),
+                cols.size() == 1 ? line.str().c_str() : "(leaf list; use --json)");
+  }
+  return OkStatus();
+}
+
 int RunDump(const std::string& path, const Args& args) {
   auto file = OpenRootFile(path);
   if (!file.has_value()) {
@@ -273,33 +361,9 @@ int RunDump(const std::string& path, const Args& args) {
   if (!range.has_value()) {
     return UsageError(range.error().message(), args.spec());
   }
-  // Which branches: as asked, or every readable top-level branch.
-  std::vector<int32_t> branches;
-  for (const std::string& name : args.All("--branch")) {
-    int32_t b = info.FindBranch(name);
-    if (b < 0) {
-      int32_t leaf = info.FindLeaf(name);
-      if (leaf >= 0) {
-        b = info.leaves[static_cast<size_t>(leaf)].branch;
-      }
-    }
-    if (b < 0) {
-      // NOLINTNEXTLINE(performance-inefficient-string-concatenation): once, on the way out
-      return ReportError(NotFoundError("tree " + tree_path + " has no branch '" + name + "'")
-                             .AddContext("file " + path));
-    }
-    branches.push_back(b);
-  }
-  if (args.All("--branch").empty()) {
-    for (int32_t b : info.top_branches) {
-      if (info.branches[static_cast<size_t>(b)].supported) {
-        branches.push_back(b);
-      } else {
-        std::fprintf(stderr, "ferry: skipping branch %s: %s\n",
-                     info.branches[static_cast<size_t>(b)].name.c_str(),
-                     info.branches[static_cast<size_t>(b)].unsupported_reason.c_str());
-      }
-    }
+  auto branches = ChooseBranches(args, info, tree_path, path);
+  if (!branches.has_value()) {
+    return ReportError(branches.error());
   }
   bool json = args.Has("--json");
   JsonWriter w;
@@ -311,42 +375,9 @@ int RunDump(const std::string& path, const Args& args) {
       .Int(range->end)
       .EndArray();
   w.Key("branches").BeginObject();
-  for (int32_t bi : branches) {
-    const rootio::Branch& b = info.branches[static_cast<size_t>(bi)];
-    std::vector<rootio::Column> cols;
-    for (int32_t li : b.leaves) {
-      auto col = t.ReadLeaf(li, *range);
-      if (!col.has_value()) {
-        return ReportError(
-            std::move(col).error().AddContext("TTree " + tree_path).AddContext("file " + path));
-      }
-      cols.push_back(std::move(*col));
-    }
-    w.Key(b.name).BeginArray();
-    for (int64_t e = 0; e < range->size(); ++e) {
-      if (cols.size() == 1) {
-        WriteEntry(w, cols[0], e);
-      } else {
-        w.BeginObject();
-        for (size_t k = 0; k < cols.size(); ++k) {
-          w.Key(info.leaves[static_cast<size_t>(b.leaves[k])].name);
-          WriteEntry(w, cols[k], e);
-        }
-        w.EndObject();
-      }
-    }
-    w.EndArray();
-    if (!json) {
-      JsonWriter line;
-      line.BeginArray();
-      for (int64_t e = 0; e < range->size(); ++e) {
-        if (cols.size() == 1) {
-          WriteEntry(line, cols[0], e);
-        }
-      }
-      line.EndArray();
-      std::printf("%s: %s\n", b.name.c_str(),
-                  cols.size() == 1 ? line.str().c_str() : "(leaf list; use --json)");
+  for (int32_t bi : *branches) {
+    if (Status st = DumpBranch(t, tree_path, bi, *range, json, w); !st.has_value()) {
+      return ReportError(std::move(st).error().AddContext("file " + path));
     }
   }
   w.EndObject().EndObject();

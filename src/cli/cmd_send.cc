@@ -110,37 +110,43 @@ void PrintJson(const xfer::SendReport& r, const xfer::SendOptions& o) {
   std::printf("%s\n", w.str().c_str());
 }
 
-int RunSend(const Args& a) {
+// PATH... HOST:PORT[/DEST] into o; kExitOk, or the usage error's exit code.
+int ParseTarget(const Args& a, xfer::SendOptions* o) {
   if (a.positional().size() < 2) {
     return UsageError("need at least one PATH and HOST:PORT[/DEST]", a.spec());
   }
-  xfer::SendOptions o;
   auto target = xfer::ParseHostPort(a.positional().back());
   if (!target || target->port == 0) {
     return UsageError(target ? "port 0 is not a receiver" : target.error().message(), a.spec());
   }
-  o.host = target->host;
-  o.port = target->port;
-  o.dest = target->rest;
+  o->host = target->host;
+  o->port = target->port;
+  o->dest = target->rest;
   // cp's convention: one source and a target without a trailing '/' names the copy.
-  o.dest_is_name = a.positional().size() == 2 && !o.dest.empty() && o.dest.back() != '/';
-  while (!o.dest.empty() && o.dest.back() == '/') {
-    o.dest.pop_back();
+  o->dest_is_name = a.positional().size() == 2 && !o->dest.empty() && o->dest.back() != '/';
+  while (!o->dest.empty() && o->dest.back() == '/') {
+    o->dest.pop_back();
   }
-  o.paths.assign(a.positional().begin(), a.positional().end() - 1);
+  o->paths.assign(a.positional().begin(), a.positional().end() - 1);
+  return kExitOk;
+}
+
+// Streams, block size, rates, queue depth, buffers and timeout into o; kExitOk, or the usage
+// error's exit code.
+int ParseTuning(const Args& a, xfer::SendOptions* o) {
   if (auto v = a.Get("--streams")) {
     auto n = ParseUint(*v);
     if (!n || *n < 1 || *n > static_cast<uint64_t>(xfer::kMaxStreams)) {
       return UsageError("--streams must be in [1, 64]", a.spec());
     }
-    o.streams = static_cast<int>(*n);
+    o->streams = static_cast<int>(*n);
   }
   if (auto v = a.Get("--block-size")) {
     auto n = ParseSize(*v);
     if (!n || *n < xfer::kMinBlockSize || *n > xfer::kMaxBlockSize || *n % 4096 != 0) {
       return UsageError("--block-size must be a multiple of 4K in [4K, 256M]", a.spec());
     }
-    o.block_size = static_cast<uint32_t>(*n);
+    o->block_size = static_cast<uint32_t>(*n);
   }
   for (const char* opt : {"--rate", "--max-rate"}) {
     if (auto v = a.Get(opt)) {
@@ -148,7 +154,7 @@ int RunSend(const Args& a) {
       if (!r) {
         return UsageError(r.error().message(), a.spec());
       }
-      (std::string_view(opt) == "--rate" ? o.rate_bps : o.max_rate_bps) = *r;
+      (std::string_view(opt) == "--rate" ? o->rate_bps : o->max_rate_bps) = *r;
     }
   }
   if (auto v = a.Get("--queue-depth")) {
@@ -156,40 +162,71 @@ int RunSend(const Args& a) {
     if (!n || *n < 1 || *n > 1024) {
       return UsageError("--queue-depth must be in [1, 1024]", a.spec());
     }
-    o.queue_depth = static_cast<unsigned>(*n);
+    o->queue_depth = static_cast<unsigned>(*n);
   }
   if (auto v = a.Get("--buffers")) {
     auto n = ParseUint(*v);
     if (!n || *n < 2 || *n > 4096) {
       return UsageError("--buffers must be in [2, 4096]", a.spec());
     }
-    o.buffers = static_cast<unsigned>(*n);
+    o->buffers = static_cast<unsigned>(*n);
   }
   if (auto v = a.Get("--timeout")) {
     auto n = ParseUint(*v);
     if (!n || *n < 1 || *n > 86400) {
       return UsageError("--timeout must be in [1, 86400] seconds", a.spec());
     }
-    o.timeout_ms = static_cast<int>(*n * 1000);
+    o->timeout_ms = static_cast<int>(*n * 1000);
   }
+  return kExitOk;
+}
+
+// Token, congestion control and the resume / direct I/O / io_uring switches into o.
+int ParseSessionOptions(const Args& a, xfer::SendOptions* o) {
   if (auto v = a.Get("--token-file")) {
     auto token = xfer::ReadTokenFile(*v);
     if (!token) {
       return ReportError(token.error());
     }
-    o.token = *token;
+    o->token = *token;
   }
   if (auto v = a.Get("--congestion")) {
     if (v->empty() || v->size() > 15) {
       return UsageError("--congestion needs a name such as cubic or bbr", a.spec());
     }
-    o.congestion = std::string(*v);
+    o->congestion = std::string(*v);
   }
-  o.resume = a.Has("--resume");
-  o.direct_io = !a.Has("--no-direct");
-  o.use_uring = !a.Has("--no-uring");
-  const bool json = a.Has("--json");
+  o->resume = a.Has("--resume");
+  o->direct_io = !a.Has("--no-direct");
+  o->use_uring = !a.Has("--no-uring");
+  return kExitOk;
+}
 
+// The one-line text summary of a send.
+void PrintSummary(const xfer::SendReport& r) {
+  double gbit = r.seconds > 0 ? static_cast<double>(r.bytes) * 8 / r.seconds / 1e9 : 0;
+  std::printf(
+      "sent %zu file%s, %s in %.2f s = %.3g Gbit/s over %d %s streams (rtt %.2f ms)%s%s, "
+      "digest %s\n",
+      r.files.size() - r.files_failed - r.files_skipped, r.files.size() == 1 ? "" : "s",
+      HumanBytes(static_cast<double>(r.bytes)).c_str(), r.seconds, gbit, r.streams,
+      r.congestion.empty() ? "TCP" : r.congestion.c_str(), r.rtt_us / 1000.0,
+      r.retransmitted_blocks > 0
+          ? (", " + std::to_string(r.retransmitted_blocks) + " blocks re-sent").c_str()
+          : "",
+      r.files_skipped > 0 ? (", " + std::to_string(r.files_skipped) + " already complete").c_str()
+                          : "",
+      xfer::DigestHex(r.digest).c_str());
+}
+
+int RunSend(const Args& a) {
+  xfer::SendOptions o;
+  for (auto parse : {ParseTarget, ParseTuning, ParseSessionOptions}) {
+    if (int rc = parse(a, &o); rc != kExitOk) {
+      return rc;
+    }
+  }
+  const bool json = a.Has("--json");
   const bool tty = Progress::TerminalEnabled();
   o.on_notice = [&](std::string_view n) {
     std::fprintf(stderr, "%sferry send: %.*s\n", tty ? "\r\033[K" : "", static_cast<int>(n.size()),
@@ -225,19 +262,7 @@ int RunSend(const Args& a) {
   if (json) {
     PrintJson(r, o);
   } else {
-    double gbit = r.seconds > 0 ? static_cast<double>(r.bytes) * 8 / r.seconds / 1e9 : 0;
-    std::printf(
-        "sent %zu file%s, %s in %.2f s = %.3g Gbit/s over %d %s streams (rtt %.2f ms)%s%s, "
-        "digest %s\n",
-        r.files.size() - r.files_failed - r.files_skipped, r.files.size() == 1 ? "" : "s",
-        HumanBytes(static_cast<double>(r.bytes)).c_str(), r.seconds, gbit, r.streams,
-        r.congestion.empty() ? "TCP" : r.congestion.c_str(), r.rtt_us / 1000.0,
-        r.retransmitted_blocks > 0
-            ? (", " + std::to_string(r.retransmitted_blocks) + " blocks re-sent").c_str()
-            : "",
-        r.files_skipped > 0 ? (", " + std::to_string(r.files_skipped) + " already complete").c_str()
-                            : "",
-        xfer::DigestHex(r.digest).c_str());
+    PrintSummary(r);
   }
   return r.files_failed == 0 ? kExitOk : kExitBadInput;
 }

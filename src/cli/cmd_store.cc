@@ -57,49 +57,125 @@ void WriteStats(JsonWriter& w, const store::StoreStats& s) {
   w.EndObject();
 }
 
-int RunConvert(const Args& args, bool append) {
-  store::ConvertOptions o;
-  o.inputs = args.positional();
+// The options of store convert (append: store append) into o; kExitOk, or the usage error's
+// exit code.
+int ParseConvertOptions(const Args& args, bool append, store::ConvertOptions* o) {
+  o->inputs = args.positional();
   if (append) {
-    if (o.inputs.size() < 2) {
+    if (o->inputs.size() < 2) {
       return UsageError("store append needs DIR and at least one INPUT.root", args.spec());
     }
-    o.out_dir = o.inputs.front();
-    o.inputs.erase(o.inputs.begin());
-    o.append = true;
-    o.replace_runs = args.Has("--replace-run");
+    o->out_dir = o->inputs.front();
+    o->inputs.erase(o->inputs.begin());
+    o->append = true;
+    o->replace_runs = args.Has("--replace-run");
   } else {
-    if (o.inputs.empty()) {
+    if (o->inputs.empty()) {
       return UsageError("store convert needs at least one INPUT.root", args.spec());
     }
     auto out = args.Get("--out");
     if (!out) {
       return UsageError("store convert needs --out DIR", args.spec());
     }
-    o.out_dir = *out;
-    o.j_chunks = args.Has("--scan-copy");
+    o->out_dir = *out;
+    o->j_chunks = args.Has("--scan-copy");
   }
-  o.tree = args.GetOr("--tree", "Events");
+  o->tree = args.GetOr("--tree", "Events");
   if (auto bs = args.Get("--block-size")) {
     auto v = ParseSize(*bs);
     if (!v || *v == 0 || *v > (1u << 30)) {
       return UsageError("--block-size takes a size such as 64K (at most 1G)", args.spec());
     }
-    o.block_size = static_cast<uint32_t>(*v);
+    o->block_size = static_cast<uint32_t>(*v);
   }
   if (auto c = args.Get("--codec")) {
     auto s = codec::Setting::Parse(*c);
     if (!s || s->algorithm == codec::Algorithm::kOldRoot) {
       return UsageError("--codec takes zstd[:L], lz4[:L], zlib[:L], lzma[:L] or none", args.spec());
     }
-    o.codec = *s;
+    o->codec = *s;
   }
   if (auto t = args.Get("--threads")) {
     auto v = ParseInt(*t);
     if (!v || *v < 1 || *v > 256) {
       return UsageError("--threads takes 1..256", args.spec());
     }
-    o.threads = static_cast<size_t>(*v);
+    o->threads = static_cast<size_t>(*v);
+  }
+  return kExitOk;
+}
+
+// Rates in bytes of the input files per second: the conversion's wall clock, and the
+// reader's decoding alone (its CPU time summed over the threads, i.e. one core's rate).
+struct ConvertRates {
+  double in;
+  double rate;
+  double decode_rate;
+};
+
+ConvertRates RatesOf(const store::ConvertReport& rep) {
+  const auto in = static_cast<double>(rep.input_bytes);
+  return {in, in / std::max(1e-9, rep.seconds), in / std::max(1e-9, rep.decode_cpu_seconds)};
+}
+
+void PrintConvertJson(const std::string& out_dir, const store::ConvertReport& rep) {
+  const store::Manifest& m = rep.manifest;
+  const auto [in, rate, decode_rate] = RatesOf(rep);
+  JsonWriter w;
+  w.BeginObject().Field("out", out_dir).Field("events", m.events);
+  w.Field("events_written", rep.events_written);
+  w.Field("runs", static_cast<uint64_t>(m.runs.size())).Field("padding", m.padding);
+  w.Key("new_runs").BeginArray();
+  for (uint64_t r : rep.new_runs) {
+    w.Uint(r);
+  }
+  w.EndArray().Key("replaced_runs").BeginArray();
+  for (uint64_t r : rep.replaced_runs) {
+    w.Uint(r);
+  }
+  w.EndArray();
+  w.Field("version", static_cast<uint64_t>(m.version));
+  w.Field("codec", m.codec.ToString()).Field("block_size", static_cast<uint64_t>(m.block_size));
+  w.Field("events_per_e_block", uint64_t{1} << m.log2_kc)
+      .Field("events_per_s_block", uint64_t{1} << m.log2_ks);
+  w.Field("scan_copy", m.j_chunks());
+  w.Field("input_bytes", rep.input_bytes).Field("store_bytes", rep.store_bytes);
+  w.Field("size_ratio", static_cast<double>(rep.store_bytes) / std::max(1.0, in));
+  w.Field("seconds", rep.seconds).Field("decode_cpu_seconds", rep.decode_cpu_seconds);
+  w.Field("threads", static_cast<uint64_t>(rep.threads));
+  w.Field("mb_per_second", rate / 1e6).Field("reader_decode_mb_per_second", decode_rate / 1e6);
+  w.Field("rate_ratio", rate / decode_rate);
+  w.Field("verified_bytes", rep.verified_bytes)
+      .Field("skipped_columns", static_cast<uint64_t>(rep.skipped.size()));
+  w.EndObject();
+  std::printf("%s\n", w.str().c_str());
+}
+
+void PrintConvertText(const std::string& out_dir, const store::ConvertReport& rep) {
+  const store::Manifest& m = rep.manifest;
+  const auto [in, rate, decode_rate] = RatesOf(rep);
+  std::printf(
+      "%s: %llu events (%llu written), %zu runs, %zu columns (%zu collections), %s -> "
+      "%s store (%.2fx) in %.2f s\n",
+      out_dir.c_str(), static_cast<unsigned long long>(m.events),
+      static_cast<unsigned long long>(rep.events_written), m.runs.size(), m.schema.columns.size(),
+      m.schema.groups(), HumanBytes(in).c_str(),
+      HumanBytes(static_cast<double>(rep.store_bytes)).c_str(),
+      static_cast<double>(rep.store_bytes) / std::max(1.0, in), rep.seconds);
+  std::printf(
+      "rate: %.1f MB/s of input on %zu threads; ferry's reader decodes it at %.1f MB/s "
+      "per core (ratio %.2f)\n",
+      rate / 1e6, rep.threads, decode_rate / 1e6, rate / decode_rate);
+  std::printf(
+      "verified: every block decompressed again and compared while writing, %s read "
+      "back and CRC-checked\n",
+      HumanBytes(static_cast<double>(rep.verified_bytes)).c_str());
+}
+
+int RunConvert(const Args& args, bool append) {
+  store::ConvertOptions o;
+  if (int rc = ParseConvertOptions(args, append, &o); rc != kExitOk) {
+    return rc;
   }
   std::unique_ptr<Progress> progress;
   o.progress = [&](uint64_t done, uint64_t total) {
@@ -113,61 +189,13 @@ int RunConvert(const Args& args, bool append) {
   if (!rep.has_value()) {
     return ReportError(rep.error());
   }
-  const store::Manifest& m = rep->manifest;
   for (const std::string& s : rep->skipped) {
     std::fprintf(stderr, "ferry: not stored: %s\n", s.c_str());
   }
-  // Rates in bytes of the input files per second: the conversion's wall clock, and the
-  // reader's decoding alone (its CPU time summed over the threads, i.e. one core's rate).
-  const auto in = static_cast<double>(rep->input_bytes);
-  const double rate = in / std::max(1e-9, rep->seconds);
-  const double decode_rate = in / std::max(1e-9, rep->decode_cpu_seconds);
   if (args.Has("--json")) {
-    JsonWriter w;
-    w.BeginObject().Field("out", o.out_dir).Field("events", m.events);
-    w.Field("events_written", rep->events_written);
-    w.Field("runs", static_cast<uint64_t>(m.runs.size())).Field("padding", m.padding);
-    w.Key("new_runs").BeginArray();
-    for (uint64_t r : rep->new_runs) {
-      w.Uint(r);
-    }
-    w.EndArray().Key("replaced_runs").BeginArray();
-    for (uint64_t r : rep->replaced_runs) {
-      w.Uint(r);
-    }
-    w.EndArray();
-    w.Field("version", static_cast<uint64_t>(m.version));
-    w.Field("codec", m.codec.ToString()).Field("block_size", static_cast<uint64_t>(m.block_size));
-    w.Field("events_per_e_block", uint64_t{1} << m.log2_kc)
-        .Field("events_per_s_block", uint64_t{1} << m.log2_ks);
-    w.Field("scan_copy", m.j_chunks());
-    w.Field("input_bytes", rep->input_bytes).Field("store_bytes", rep->store_bytes);
-    w.Field("size_ratio", static_cast<double>(rep->store_bytes) / std::max(1.0, in));
-    w.Field("seconds", rep->seconds).Field("decode_cpu_seconds", rep->decode_cpu_seconds);
-    w.Field("threads", static_cast<uint64_t>(rep->threads));
-    w.Field("mb_per_second", rate / 1e6).Field("reader_decode_mb_per_second", decode_rate / 1e6);
-    w.Field("rate_ratio", rate / decode_rate);
-    w.Field("verified_bytes", rep->verified_bytes)
-        .Field("skipped_columns", static_cast<uint64_t>(rep->skipped.size()));
-    w.EndObject();
-    std::printf("%s\n", w.str().c_str());
+    PrintConvertJson(o.out_dir, *rep);
   } else {
-    std::printf(
-        "%s: %llu events (%llu written), %zu runs, %zu columns (%zu collections), %s -> "
-        "%s store (%.2fx) in %.2f s\n",
-        o.out_dir.c_str(), static_cast<unsigned long long>(m.events),
-        static_cast<unsigned long long>(rep->events_written), m.runs.size(),
-        m.schema.columns.size(), m.schema.groups(), HumanBytes(in).c_str(),
-        HumanBytes(static_cast<double>(rep->store_bytes)).c_str(),
-        static_cast<double>(rep->store_bytes) / std::max(1.0, in), rep->seconds);
-    std::printf(
-        "rate: %.1f MB/s of input on %zu threads; ferry's reader decodes it at %.1f MB/s "
-        "per core (ratio %.2f)\n",
-        rate / 1e6, rep->threads, decode_rate / 1e6, rate / decode_rate);
-    std::printf(
-        "verified: every block decompressed again and compared while writing, %s read "
-        "back and CRC-checked\n",
-        HumanBytes(static_cast<double>(rep->verified_bytes)).c_str());
+    PrintConvertText(o.out_dir, *rep);
   }
   return kExitOk;
 }
@@ -283,10 +311,105 @@ int RunGet(const std::string& dir, const Args& args) {
   return kExitOk;
 }
 
+// The selected values of one shown column, and what scan prints of them.
 struct Summary {
   std::string name;
   std::vector<double> values;
 };
+
+struct ScanCounts {
+  uint64_t total = 0;
+  uint64_t selected = 0;
+};
+
+// Scans the store for cols plus the columns the selection needs, collecting the values of
+// the selected events into sums (one per shown column).
+Status CollectSelected(store::Store& s,
+                       std::span<const int32_t> cols,
+                       const store::Selection& sel,
+                       std::vector<Summary>* sums,
+                       ScanCounts* counts) {
+  // Read the shown columns plus those the selection needs.
+  std::vector<int32_t> read(cols.begin(), cols.end());
+  std::vector<size_t> sel_at;
+  for (int32_t c : sel.columns()) {
+    auto it = std::find(read.begin(), read.end(), c);
+    if (it == read.end()) {
+      read.push_back(c);
+      it = read.end() - 1;
+    }
+    sel_at.push_back(static_cast<size_t>(it - read.begin()));
+  }
+  std::vector<const rootio::Column*> sel_values(sel_at.size());
+  std::vector<uint8_t> mask;
+  return s.Scan(read, [&](const store::ScanBatch& b) {
+    for (size_t k = 0; k < sel_at.size(); ++k) {
+      sel_values[k] = &b.columns[sel_at[k]];
+    }
+    sel.EvaluateBatch(sel_values, b.events, &mask);
+    for (int64_t i = 0; i < b.events; ++i) {
+      if (mask[static_cast<size_t>(i)] == 0) {
+        continue;
+      }
+      ++counts->selected;
+      for (size_t k = 0; k < sums->size(); ++k) {
+        auto [lo, hi] = b.columns[k].EntryValues(i);
+        for (uint64_t v = lo; v < hi; ++v) {
+          (*sums)[k].values.push_back(b.columns[k].AsDouble(v));
+        }
+      }
+    }
+    counts->total += static_cast<uint64_t>(b.events);
+    return OkStatus();
+  });
+}
+
+// One column's statistics and histogram: into w, and (text) on stdout.
+void ReportSummary(const Summary& sm, int bins, bool json, JsonWriter& w) {
+  double sum = 0;
+  double sum2 = 0;
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = -lo;
+  for (double v : sm.values) {
+    sum += v;
+    sum2 += v * v;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  const auto n = static_cast<double>(sm.values.size());
+  const double mean = sm.values.empty() ? 0 : sum / n;
+  const double rms = sm.values.empty() ? 0 : std::sqrt(std::max(0.0, sum2 / n - mean * mean));
+  std::vector<uint64_t> hist(static_cast<size_t>(bins), 0);
+  const double width = hi > lo ? (hi - lo) / bins : 1;
+  for (double v : sm.values) {
+    if (std::isfinite(v)) {
+      auto k = static_cast<size_t>(std::min<double>(bins - 1, std::floor((v - lo) / width)));
+      ++hist[k];
+    }
+  }
+  w.BeginObject().Field("name", sm.name).Field("entries", static_cast<uint64_t>(sm.values.size()));
+  w.Field("mean", mean)
+      .Field("rms", rms)
+      .Field("min", sm.values.empty() ? 0.0 : lo)
+      .Field("max", sm.values.empty() ? 0.0 : hi);
+  w.Key("histogram").BeginArray();
+  for (uint64_t h : hist) {
+    w.Uint(h);
+  }
+  w.EndArray().EndObject();
+  if (json) {
+    return;
+  }
+  std::printf("\n%s: %zu values, mean %.6g, rms %.6g, min %.6g, max %.6g\n", sm.name.c_str(),
+              sm.values.size(), mean, rms, lo, hi);
+  uint64_t top = *std::max_element(hist.begin(), hist.end());
+  for (int k = 0; k < bins && !sm.values.empty(); ++k) {
+    int bar = top == 0 ? 0 : static_cast<int>(40 * hist[static_cast<size_t>(k)] / top);
+    std::printf("  [%12.5g, %12.5g) %10llu %s\n", lo + k * width, lo + (k + 1) * width,
+                static_cast<unsigned long long>(hist[static_cast<size_t>(k)]),
+                std::string(static_cast<size_t>(bar), '#').c_str());
+  }
+}
 
 int RunScan(const std::string& dir, const Args& args) {
   auto st = OpenStore(dir, args);
@@ -313,112 +436,37 @@ int RunScan(const std::string& dir, const Args& args) {
     }
     bins = static_cast<int>(*v);
   }
-  // Read the shown columns plus those the selection needs.
-  std::vector<int32_t> read = *cols;
-  std::vector<size_t> sel_at;
-  for (int32_t c : sel->columns()) {
-    auto it = std::find(read.begin(), read.end(), c);
-    if (it == read.end()) {
-      read.push_back(c);
-      it = read.end() - 1;
-    }
-    sel_at.push_back(static_cast<size_t>(it - read.begin()));
-  }
   std::vector<Summary> sums(cols->size());
   for (size_t k = 0; k < cols->size(); ++k) {
     sums[k].name = s.schema().columns[static_cast<size_t>((*cols)[k])].name;
   }
-  uint64_t total = 0;
-  uint64_t selected = 0;
+  ScanCounts counts;
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<const rootio::Column*> sel_values(sel_at.size());
-  std::vector<uint8_t> mask;
-  auto r = s.Scan(read, [&](const store::ScanBatch& b) {
-    for (size_t k = 0; k < sel_at.size(); ++k) {
-      sel_values[k] = &b.columns[sel_at[k]];
-    }
-    sel->EvaluateBatch(sel_values, b.events, &mask);
-    for (int64_t i = 0; i < b.events; ++i) {
-      if (mask[static_cast<size_t>(i)] == 0) {
-        continue;
-      }
-      ++selected;
-      for (size_t k = 0; k < sums.size(); ++k) {
-        auto [lo, hi] = b.columns[k].EntryValues(i);
-        for (uint64_t v = lo; v < hi; ++v) {
-          sums[k].values.push_back(b.columns[k].AsDouble(v));
-        }
-      }
-    }
-    total += static_cast<uint64_t>(b.events);
-    return OkStatus();
-  });
+  auto r = CollectSelected(s, *cols, *sel, &sums, &counts);
   if (!r.has_value()) {
     return ReportError(r.error());
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const bool json = args.Has("--json");
   JsonWriter w;
   w.BeginObject()
-      .Field("events", total)
-      .Field("selected", selected)
+      .Field("events", counts.total)
+      .Field("selected", counts.selected)
       .Field("where", args.GetOr("--where", ""));
   w.Field("seconds", secs);
   w.Key("columns").BeginArray();
-  if (!args.Has("--json")) {
+  if (!json) {
     std::printf("%llu of %llu events selected (%.3f s)\n",
-                static_cast<unsigned long long>(selected), static_cast<unsigned long long>(total),
-                secs);
+                static_cast<unsigned long long>(counts.selected),
+                static_cast<unsigned long long>(counts.total), secs);
   }
-  for (Summary& sm : sums) {
-    double sum = 0;
-    double sum2 = 0;
-    double lo = std::numeric_limits<double>::infinity();
-    double hi = -lo;
-    for (double v : sm.values) {
-      sum += v;
-      sum2 += v * v;
-      lo = std::min(lo, v);
-      hi = std::max(hi, v);
-    }
-    const auto n = static_cast<double>(sm.values.size());
-    const double mean = sm.values.empty() ? 0 : sum / n;
-    const double rms = sm.values.empty() ? 0 : std::sqrt(std::max(0.0, sum2 / n - mean * mean));
-    std::vector<uint64_t> hist(static_cast<size_t>(bins), 0);
-    const double width = hi > lo ? (hi - lo) / bins : 1;
-    for (double v : sm.values) {
-      if (std::isfinite(v)) {
-        auto k = static_cast<size_t>(std::min<double>(bins - 1, std::floor((v - lo) / width)));
-        ++hist[k];
-      }
-    }
-    w.BeginObject()
-        .Field("name", sm.name)
-        .Field("entries", static_cast<uint64_t>(sm.values.size()));
-    w.Field("mean", mean)
-        .Field("rms", rms)
-        .Field("min", sm.values.empty() ? 0.0 : lo)
-        .Field("max", sm.values.empty() ? 0.0 : hi);
-    w.Key("histogram").BeginArray();
-    for (uint64_t h : hist) {
-      w.Uint(h);
-    }
-    w.EndArray().EndObject();
-    if (!args.Has("--json")) {
-      std::printf("\n%s: %zu values, mean %.6g, rms %.6g, min %.6g, max %.6g\n", sm.name.c_str(),
-                  sm.values.size(), mean, rms, lo, hi);
-      uint64_t top = *std::max_element(hist.begin(), hist.end());
-      for (int k = 0; k < bins && !sm.values.empty(); ++k) {
-        int bar = top == 0 ? 0 : static_cast<int>(40 * hist[static_cast<size_t>(k)] / top);
-        std::printf("  [%12.5g, %12.5g) %10llu %s\n", lo + k * width, lo + (k + 1) * width,
-                    static_cast<unsigned long long>(hist[static_cast<size_t>(k)]),
-                    std::string(static_cast<size_t>(bar), '#').c_str());
-      }
-    }
+  for (const Summary& sm : sums) {
+    ReportSummary(sm, bins, json, w);
   }
   w.EndArray();
   WriteStats(w, s.stats());
   w.EndObject();
-  if (args.Has("--json")) {
+  if (json) {
     std::printf("%s\n", w.str().c_str());
   }
   return kExitOk;

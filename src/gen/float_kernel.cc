@@ -211,6 +211,159 @@ void Draw(
   }
 }
 
+// Runs of equal values: a distinct value and how often it occurs.
+struct Run {
+  double value;
+  size_t count;
+};
+
+// The runs of sorted values.
+std::vector<Run> CountRuns(std::span<const double> sorted) {
+  std::vector<Run> runs;
+  for (double v : sorted) {
+    if (runs.empty() || runs.back().value != v) {
+      runs.push_back({v, 0});
+    }
+    ++runs.back().count;
+  }
+  return runs;
+}
+
+// Non-zero values that occur in at least 1 % of the pool (and 3 times) become atoms of k:
+// copied as they are, never smeared.
+void ChooseAtoms(std::span<const Run> runs, size_t finite, FloatKernel* k) {
+  const size_t atom_min = std::max<size_t>(3, (finite + 99) / 100);
+  std::vector<Run> atoms;
+  for (const Run& r : runs) {
+    if (r.count >= atom_min && r.value != 0) {
+      atoms.push_back(r);
+    }
+  }
+  // The most frequent first; equal counts by value, so the choice is deterministic.
+  std::sort(atoms.begin(), atoms.end(), [](const Run& a, const Run& b) {
+    return a.count != b.count ? a.count > b.count : a.value < b.value;
+  });
+  atoms.resize(std::min(atoms.size(), kMaxAtoms));
+  for (const Run& a : atoms) {
+    k->atoms[k->num_atoms++] = a.value;
+  }
+}
+
+// The continuous values: their pool positions, and the range and signs they cover.
+struct Continuous {
+  std::vector<size_t> at;
+  bool positive = true, negative = true, in_pi = true;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  double lo_abs = lo, hi_abs = 0;
+};
+
+Continuous FindContinuous(std::span<const double> pool, const FloatKernel& k) {
+  Continuous c;
+  for (size_t i = 0; i < pool.size(); ++i) {
+    const double v = pool[i];
+    bool atom = v == 0 || !std::isfinite(v);
+    for (uint32_t a = 0; a < k.num_atoms; ++a) {
+      atom = atom || v == k.atoms[a];
+    }
+    if (atom) {
+      continue;
+    }
+    c.at.push_back(i);
+    c.positive = c.positive && v > 0;
+    c.negative = c.negative && v < 0;
+    c.in_pi = c.in_pi && std::fabs(v) <= 3.1416;
+    c.lo = std::min(c.lo, v);
+    c.hi = std::max(c.hi, v);
+    c.lo_abs = std::min(c.lo_abs, std::fabs(v));
+    c.hi_abs = std::max(c.hi_abs, std::fabs(v));
+  }
+  return c;
+}
+
+FloatKernel::Shape ChooseShape(const Continuous& c, bool angle) {
+  if (angle && c.in_pi) {
+    return FloatKernel::Shape::kAngle;
+  }
+  if ((c.positive || c.negative) && (c.hi_abs > 1 || c.hi_abs >= kDecades * c.lo_abs)) {
+    // Scores and fractions within [0, 1] of a limited range (b-tags, MVA outputs) stay in
+    // linear space: a log-space pull towards the mean would move a b-tag peak at 0.95.
+    return FloatKernel::Shape::kScale;
+  }
+  return FloatKernel::Shape::kShift;
+}
+
+// Mean, variance and the base bandwidth h0 (Silverman's rule on the robust spread) of x.
+struct Spread {
+  double mean = 0;
+  double var = 0;
+  double h0 = 0;
+};
+
+Spread MeasureSpread(std::span<const double> x) {
+  std::vector<double> sorted(x.begin(), x.end());
+  std::sort(sorted.begin(), sorted.end());
+  const auto n = static_cast<double>(x.size());
+  Spread sp;
+  for (double v : sorted) {
+    sp.mean += v;
+  }
+  sp.mean /= n;
+  for (double v : sorted) {
+    sp.var += (v - sp.mean) * (v - sp.mean);
+  }
+  sp.var /= n - 1;
+  const double sd = std::sqrt(sp.var);
+  const double iqr = Quantile(sorted, 0.75) - Quantile(sorted, 0.25);
+  const double spread = iqr > 0 ? std::min(sd, iqr / 1.34) : sd;
+  sp.h0 = 0.9 * spread * std::pow(n, -0.2);
+  return sp;
+}
+
+// Each continuous value's kernel: its centre (pulled towards the mean) and width, into k.
+// x holds the values at c.at, in log space for kScale.
+void PlaceKernels(std::span<const double> pool,
+                  const Continuous& c,
+                  const std::vector<double>& x,
+                  const Spread& sp,
+                  bool double_precision,
+                  bool coherent,
+                  FloatKernel* k) {
+  const bool log_space = k->shape == FloatKernel::Shape::kScale;
+  // A coherent kernel moves all values of an event by one displacement: one width for all,
+  // and no pull, which would change the values' spread within the event.
+  const bool adaptive = k->shape != FloatKernel::Shape::kAngle && !coherent;
+  const std::vector<double> lambda =
+      adaptive ? AdaptiveFactors(x, sp.h0) : std::vector<double>(x.size(), 1.0);
+  const double h = kBandwidth * sp.h0;
+  double mean_l2 = 0;
+  for (double l : lambda) {
+    mean_l2 += l * l;
+  }
+  mean_l2 /= static_cast<double>(x.size());
+  // The pull towards the mean that keeps the pool's variance: (1 + kernel variance / pool
+  // variance)^(-1/2). Angles are uniform around the circle: no pull.
+  const double pull = adaptive ? 1.0 / std::sqrt(1.0 + h * h * mean_l2 / sp.var) : 1.0;
+  k->centres.assign(pool.begin(), pool.end());
+  k->widths.assign(pool.size(), 0.0f);
+  for (size_t j = 0; j < c.at.size(); ++j) {
+    const size_t i = c.at[j];
+    if (coherent) {
+      k->widths[i] = static_cast<float>(log_space ? std::min(Coarse(h), kMaxLogWidth) : Coarse(h));
+      continue;  // centred on the pool's own values
+    }
+    const double xc = sp.mean + pull * (x[j] - sp.mean);
+    double w = Coarse(pull * h * lambda[j]);
+    if (log_space) {
+      w = std::min(w, kMaxLogWidth);
+      k->centres[i] =
+          ToPrecision(std::copysign(std::exp(xc), pool[i]), k->mantissa_bits, double_precision);
+    } else {
+      k->centres[i] = ToPrecision(xc, k->mantissa_bits, double_precision);
+    }
+    k->widths[i] = static_cast<float>(w);
+  }
+}
+
 }  // namespace
 
 bool IsAngleName(std::string_view name) {
@@ -236,131 +389,29 @@ FloatKernel FitKernel(std::span<const double> pool,
     return k;
   }
   std::sort(finite.begin(), finite.end());
-  // Runs of equal values: the distinct values and how often each occurs.
-  struct Run {
-    double value;
-    size_t count;
-  };
-  std::vector<Run> runs;
-  for (double v : finite) {
-    if (runs.empty() || runs.back().value != v) {
-      runs.push_back({v, 0});
-    }
-    ++runs.back().count;
-  }
+  const std::vector<Run> runs = CountRuns(finite);
   if (runs.size() <= kDiscreteValues && finite.size() >= kDiscreteRepeats * runs.size()) {
     return k;  // discrete: copied
   }
-  const size_t atom_min = std::max<size_t>(3, (finite.size() + 99) / 100);
-  std::vector<Run> atoms;
-  for (const Run& r : runs) {
-    if (r.count >= atom_min && r.value != 0) {
-      atoms.push_back(r);
-    }
-  }
-  // The most frequent first; equal counts by value, so the choice is deterministic.
-  std::sort(atoms.begin(), atoms.end(), [](const Run& a, const Run& b) {
-    return a.count != b.count ? a.count > b.count : a.value < b.value;
-  });
-  atoms.resize(std::min(atoms.size(), kMaxAtoms));
-  for (const Run& a : atoms) {
-    k.atoms[k.num_atoms++] = a.value;
-  }
-  // The continuous values: their pool positions, and the range and signs they cover.
-  std::vector<size_t> at;
-  bool positive = true, negative = true, in_pi = true;
-  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  double lo_abs = lo, hi_abs = 0;
-  for (size_t i = 0; i < pool.size(); ++i) {
-    const double v = pool[i];
-    bool atom = v == 0 || !std::isfinite(v);
-    for (uint32_t a = 0; a < k.num_atoms; ++a) {
-      atom = atom || v == k.atoms[a];
-    }
-    if (atom) {
-      continue;
-    }
-    at.push_back(i);
-    positive = positive && v > 0;
-    negative = negative && v < 0;
-    in_pi = in_pi && std::fabs(v) <= 3.1416;
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-    lo_abs = std::min(lo_abs, std::fabs(v));
-    hi_abs = std::max(hi_abs, std::fabs(v));
-  }
-  if (at.size() < 2) {
+  ChooseAtoms(runs, finite.size(), &k);
+  const Continuous c = FindContinuous(pool, k);
+  if (c.at.size() < 2) {
     return k;
   }
-  FloatKernel::Shape shape = FloatKernel::Shape::kShift;
-  if (angle && in_pi) {
-    shape = FloatKernel::Shape::kAngle;
-  } else if ((positive || negative) && (hi_abs > 1 || hi_abs >= kDecades * lo_abs)) {
-    // Scores and fractions within [0, 1] of a limited range (b-tags, MVA outputs) stay in
-    // linear space: a log-space pull towards the mean would move a b-tag peak at 0.95.
-    shape = FloatKernel::Shape::kScale;
-  }
+  const FloatKernel::Shape shape = ChooseShape(c, angle);
   const bool log_space = shape == FloatKernel::Shape::kScale;
-  k.lo = log_space ? lo_abs : lo;
-  k.hi = log_space ? hi_abs : hi;
-  std::vector<double> x(at.size());
-  for (size_t j = 0; j < at.size(); ++j) {
-    x[j] = log_space ? std::log(std::fabs(pool[at[j]])) : pool[at[j]];
+  k.lo = log_space ? c.lo_abs : c.lo;
+  k.hi = log_space ? c.hi_abs : c.hi;
+  std::vector<double> x(c.at.size());
+  for (size_t j = 0; j < c.at.size(); ++j) {
+    x[j] = log_space ? std::log(std::fabs(pool[c.at[j]])) : pool[c.at[j]];
   }
-  std::vector<double> sorted = x;
-  std::sort(sorted.begin(), sorted.end());
-  const auto n = static_cast<double>(x.size());
-  double mean = 0;
-  for (double v : sorted) {
-    mean += v;
-  }
-  mean /= n;
-  double var = 0;
-  for (double v : sorted) {
-    var += (v - mean) * (v - mean);
-  }
-  var /= n - 1;
-  const double sd = std::sqrt(var);
-  const double iqr = Quantile(sorted, 0.75) - Quantile(sorted, 0.25);
-  const double spread = iqr > 0 ? std::min(sd, iqr / 1.34) : sd;
-  const double h0 = 0.9 * spread * std::pow(n, -0.2);
-  if (!(h0 > 0)) {
+  const Spread sp = MeasureSpread(x);
+  if (!(sp.h0 > 0)) {
     return k;
   }
-  // A coherent kernel moves all values of an event by one displacement: one width for all,
-  // and no pull, which would change the values' spread within the event.
-  const bool adaptive = shape != FloatKernel::Shape::kAngle && !coherent;
-  const std::vector<double> lambda =
-      adaptive ? AdaptiveFactors(x, h0) : std::vector<double>(x.size(), 1.0);
-  const double h = kBandwidth * h0;
-  double mean_l2 = 0;
-  for (double l : lambda) {
-    mean_l2 += l * l;
-  }
-  mean_l2 /= n;
-  // The pull towards the mean that keeps the pool's variance: (1 + kernel variance / pool
-  // variance)^(-1/2). Angles are uniform around the circle: no pull.
-  const double pull = adaptive ? 1.0 / std::sqrt(1.0 + h * h * mean_l2 / var) : 1.0;
   k.shape = shape;
-  k.centres.assign(pool.begin(), pool.end());
-  k.widths.assign(pool.size(), 0.0f);
-  for (size_t j = 0; j < at.size(); ++j) {
-    if (coherent) {
-      k.widths[at[j]] =
-          static_cast<float>(log_space ? std::min(Coarse(h), kMaxLogWidth) : Coarse(h));
-      continue;  // centred on the pool's own values
-    }
-    const double xc = mean + pull * (x[j] - mean);
-    double w = Coarse(pull * h * lambda[j]);
-    if (log_space) {
-      w = std::min(w, kMaxLogWidth);
-      k.centres[at[j]] =
-          ToPrecision(std::copysign(std::exp(xc), pool[at[j]]), k.mantissa_bits, double_precision);
-    } else {
-      k.centres[at[j]] = ToPrecision(xc, k.mantissa_bits, double_precision);
-    }
-    k.widths[at[j]] = static_cast<float>(w);
-  }
+  PlaceKernels(pool, c, x, sp, double_precision, coherent, &k);
   return k;
 }
 

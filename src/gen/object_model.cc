@@ -116,18 +116,11 @@ std::vector<double> PoolValues(const rootio::Column& c) {
   return out;
 }
 
-}  // namespace
-
-ObjectModel BuildObjectModel(const EventTemplate& tmpl) {
-  ObjectModel m;
+// The collections (branches sharing a counter), in the order of their counters' first
+// members; a collection whose members do not hold len values per object is kept whole.
+void FindCollections(const EventTemplate& tmpl, ObjectModel* m) {
   const size_t nb = tmpl.branches.size();
-  m.collection_of.assign(nb, -1);
-  m.group_of.assign(nb, -1);
-  m.index_target.assign(nb, -1);
-  m.kernels.resize(nb);
   const auto entries = static_cast<size_t>(tmpl.entries);
-
-  // Collections, in the order of their counters' first members.
   for (size_t b = 0; b < nb; ++b) {
     const rootwrite::BranchSpec& spec = tmpl.branches[b].spec;
     if (spec.count.empty() || spec.type == LeafType::kString) {
@@ -137,7 +130,7 @@ ObjectModel BuildObjectModel(const EventTemplate& tmpl) {
     if (counter < 0) {
       continue;
     }
-    int32_t c = m.collection_of[static_cast<size_t>(counter)];
+    int32_t c = m->collection_of[static_cast<size_t>(counter)];
     if (c < 0) {
       CollectionModel cm;
       cm.counter = counter;
@@ -150,13 +143,13 @@ ObjectModel BuildObjectModel(const EventTemplate& tmpl) {
         cm.counts[e] = static_cast<uint32_t>(cc.AsUint64(e));
         cm.first[e + 1] = cm.first[e] + cm.counts[e];
       }
-      c = static_cast<int32_t>(m.collections.size());
-      m.collection_of[static_cast<size_t>(counter)] = c;
-      m.collections.push_back(std::move(cm));
+      c = static_cast<int32_t>(m->collections.size());
+      m->collection_of[static_cast<size_t>(counter)] = c;
+      m->collections.push_back(std::move(cm));
     }
-    CollectionModel& cm = m.collections[static_cast<size_t>(c)];
+    CollectionModel& cm = m->collections[static_cast<size_t>(c)];
     cm.members.push_back(static_cast<int32_t>(b));
-    m.collection_of[b] = c;
+    m->collection_of[b] = c;
     // Objects are addressed by their index in the pool: every member must hold len values
     // per object in every event, else the collection can only be copied whole.
     const rootio::Column& v = tmpl.branches[b].values;
@@ -167,83 +160,110 @@ ObjectModel BuildObjectModel(const EventTemplate& tmpl) {
     }
     cm.whole = cm.whole || !aligned;
   }
+}
 
-  for (CollectionModel& cm : m.collections) {
-    // A vector whose index is its meaning (LHEPdfWeight[nLHEPdfWeight]).
-    if (cm.members.size() == 1
-        && tmpl.branches[static_cast<size_t>(cm.members[0])].spec.name == cm.name) {
+// Whether a collection can be resampled object by object (else it is copied whole): its
+// index branches' targets, a pt order to keep, and the classes of its events by size.
+void ShapeCollection(const EventTemplate& tmpl, ObjectModel* m, CollectionModel& cm) {
+  // A vector whose index is its meaning (LHEPdfWeight[nLHEPdfWeight]).
+  if (cm.members.size() == 1
+      && tmpl.branches[static_cast<size_t>(cm.members[0])].spec.name == cm.name) {
+    cm.whole = true;
+  }
+  for (int32_t b : cm.members) {
+    const rootwrite::BranchSpec& spec = tmpl.branches[static_cast<size_t>(b)].spec;
+    const std::string_view target = IndexTarget(spec.name, cm.name);
+    if (target.empty() || !IsSignedInt(spec.type)) {
+      continue;
+    }
+    for (size_t t = 0; t < m->collections.size(); ++t) {
+      if (EqualsNoCase(m->collections[t].name, target)) {
+        m->index_target[static_cast<size_t>(b)] = static_cast<int32_t>(t);
+      }
+    }
+    // A collection that points into itself is a graph (GenPart's decay tree): kept whole.
+    if (m->index_target[static_cast<size_t>(b)] == m->collection_of[static_cast<size_t>(b)]) {
       cm.whole = true;
     }
-    for (int32_t b : cm.members) {
-      const rootwrite::BranchSpec& spec = tmpl.branches[static_cast<size_t>(b)].spec;
-      const std::string_view target = IndexTarget(spec.name, cm.name);
-      if (target.empty() || !IsSignedInt(spec.type)) {
-        continue;
-      }
-      for (size_t t = 0; t < m.collections.size(); ++t) {
-        if (EqualsNoCase(m.collections[t].name, target)) {
-          m.index_target[static_cast<size_t>(b)] = static_cast<int32_t>(t);
-        }
-      }
-      // A collection that points into itself is a graph (GenPart's decay tree): kept whole.
-      if (m.index_target[static_cast<size_t>(b)] == m.collection_of[static_cast<size_t>(b)]) {
-        cm.whole = true;
-      }
-    }
-    const int32_t pt = tmpl.Find(cm.name + "_pt");
-    if (pt >= 0 && tmpl.branches[static_cast<size_t>(pt)].spec.len == 1
-        && m.collection_of[static_cast<size_t>(pt)] >= 0
-        && m.collections[static_cast<size_t>(m.collection_of[static_cast<size_t>(pt)])].name
-               == cm.name) {
-      if (PtOrdered(tmpl.branches[static_cast<size_t>(pt)].values)) {
-        cm.sort_key = pt;
-      } else {
-        cm.whole = true;  // ordered by something else, which has a meaning we cannot redo
-      }
-    }
-    if (cm.whole) {
-      cm.sort_key = -1;
+  }
+  const int32_t pt = tmpl.Find(cm.name + "_pt");
+  if (pt >= 0 && tmpl.branches[static_cast<size_t>(pt)].spec.len == 1
+      && m->collection_of[static_cast<size_t>(pt)] >= 0
+      && m->collections[static_cast<size_t>(m->collection_of[static_cast<size_t>(pt)])].name
+             == cm.name) {
+    if (PtOrdered(tmpl.branches[static_cast<size_t>(pt)].values)) {
+      cm.sort_key = pt;
     } else {
-      BuildClasses(&cm);
+      cm.whole = true;  // ordered by something else, which has a meaning we cannot redo
     }
   }
+  if (cm.whole) {
+    cm.sort_key = -1;
+  } else {
+    BuildClasses(&cm);
+  }
+}
 
-  // Event-level groups, in template order of their first branch.
+// Event-level groups (branches outside collections, by prefix; generator branches as one),
+// in template order of their first branch.
+void FindGroups(const EventTemplate& tmpl, ObjectModel* m) {
+  const size_t nb = tmpl.branches.size();
   for (size_t b = 0; b < nb; ++b) {
     const auto bi = static_cast<int32_t>(b);
-    if (m.collection_of[b] >= 0 || bi == tmpl.run || bi == tmpl.lumi || bi == tmpl.event) {
+    if (m->collection_of[b] >= 0 || bi == tmpl.run || bi == tmpl.lumi || bi == tmpl.event) {
       continue;
     }
     const std::string& name = tmpl.branches[b].spec.name;
     const bool generator = StartsNoCase(name, "gen") || StartsNoCase(name, "lhe");
     const std::string key = generator ? "generator" : name.substr(0, name.find('_'));
-    auto it = std::find_if(m.groups.begin(), m.groups.end(),
+    auto it = std::find_if(m->groups.begin(), m->groups.end(),
                            [&](const EventGroup& g) { return g.key == key; });
-    if (it == m.groups.end()) {
-      m.groups.push_back({key, {}, generator});
-      it = m.groups.end() - 1;
+    if (it == m->groups.end()) {
+      m->groups.push_back({key, {}, generator});
+      it = m->groups.end() - 1;
     }
     it->branches.push_back(bi);
-    m.group_of[b] = static_cast<int32_t>(it - m.groups.begin());
+    m->group_of[b] = static_cast<int32_t>(it - m->groups.begin());
   }
+}
 
-  m.centres.resize(nb);
-  m.widths.resize(nb);
+// Each floating-point branch's kernel, its centres and widths as columns beside the values.
+void FitKernels(const EventTemplate& tmpl, ObjectModel* m) {
+  const size_t nb = tmpl.branches.size();
+  m->centres.resize(nb);
+  m->widths.resize(nb);
   for (size_t b = 0; b < nb; ++b) {
     const TemplateBranch& tb = tmpl.branches[b];
     if (tb.spec.type == LeafType::kFloat32 || tb.spec.type == LeafType::kFloat64) {
-      const int32_t c = m.collection_of[b];
-      const bool whole = c >= 0 && m.collections[static_cast<size_t>(c)].whole;
-      m.kernels[b] = FitKernel(PoolValues(tb.values), tb.spec.type == LeafType::kFloat64,
-                               IsAngleName(tb.spec.name), whole);
-      if (m.kernels[b].shape != FloatKernel::Shape::kCopy) {
-        KernelColumns(tb.values, m.kernels[b], &m.centres[b], &m.widths[b]);
+      const int32_t c = m->collection_of[b];
+      const bool whole = c >= 0 && m->collections[static_cast<size_t>(c)].whole;
+      m->kernels[b] = FitKernel(PoolValues(tb.values), tb.spec.type == LeafType::kFloat64,
+                                IsAngleName(tb.spec.name), whole);
+      if (m->kernels[b].shape != FloatKernel::Shape::kCopy) {
+        KernelColumns(tb.values, m->kernels[b], &m->centres[b], &m->widths[b]);
         // The columns hold them now; the model need not keep them twice.
-        m.kernels[b].centres = {};
-        m.kernels[b].widths = {};
+        m->kernels[b].centres = {};
+        m->kernels[b].widths = {};
       }
     }
   }
+}
+
+}  // namespace
+
+ObjectModel BuildObjectModel(const EventTemplate& tmpl) {
+  ObjectModel m;
+  const size_t nb = tmpl.branches.size();
+  m.collection_of.assign(nb, -1);
+  m.group_of.assign(nb, -1);
+  m.index_target.assign(nb, -1);
+  m.kernels.resize(nb);
+  FindCollections(tmpl, &m);
+  for (CollectionModel& cm : m.collections) {
+    ShapeCollection(tmpl, &m, cm);
+  }
+  FindGroups(tmpl, &m);
+  FitKernels(tmpl, &m);
   return m;
 }
 

@@ -89,6 +89,155 @@ uint64_t PlannedBytes(const CodecPlan& plan,
   return total;
 }
 
+// Lets the caller yield between the sample's expensive steps (a background build).
+void Step(const std::function<void()>& pause) {
+  if (pause) {
+    pause();
+  }
+}
+
+// The sample decompressed, and its original encoding.
+struct Sample {
+  std::vector<ByteVector> raw;
+  std::vector<ByteVector> original;
+  std::vector<int32_t> objlen;
+  uint64_t original_bytes = 0;
+  uint64_t raw_bytes = 0;
+  codec::Algorithm original_algorithm = codec::Algorithm::kNone;
+};
+
+Result<Sample> DecodeSample(std::span<const std::vector<uint8_t>> records,
+                            const std::function<void()>& pause) {
+  Sample s;
+  for (const std::vector<uint8_t>& rec : records) {
+    Step(pause);
+    rootio::Cursor c(rec);
+    rootio::Key key = FERRY_TRY(rootio::ParseKey(c));
+    if (key.nbytes < key.keylen || static_cast<size_t>(key.nbytes) > rec.size()) {
+      return CorruptionError("basket record of the codec sample does not parse");
+    }
+    std::span<const uint8_t> stored(rec.data() + key.keylen,
+                                    static_cast<size_t>(key.nbytes - key.keylen));
+    s.original.emplace_back();
+    s.original.back().assign(stored.begin(), stored.end());
+    s.raw.emplace_back();
+    FERRY_TRY(rootio::DecodePayload(stored, key.objlen, &s.raw.back()));
+    s.objlen.push_back(key.objlen);
+    s.original_bytes += stored.size();
+    s.raw_bytes += s.raw.back().size();
+    if (key.compressed() && s.original_algorithm == codec::Algorithm::kNone) {
+      s.original_algorithm = codec::DetectAlgorithm(stored);
+    }
+  }
+  return s;
+}
+
+// The dense candidate: higher zstd levels cost compression time for little (13+ is an order
+// of magnitude slower), so the search stops at 9, and goes there only while a level still
+// shrinks the sample by more than 2%. Every level tried is rated in plan; the lowest level
+// within 0.5% of the smallest is returned.
+Result<Encoded> DensestZstd(const Sample& s, const std::function<void()>& pause, CodecPlan* plan) {
+  std::vector<Encoded> levels;
+  for (int level : {3, 6, 9}) {
+    Step(pause);
+    levels.push_back(
+        FERRY_TRY(Encode({codec::Algorithm::kZstd, level}, s.raw, s.objlen, s.raw_bytes)));
+    const size_t n = levels.size();
+    if (n >= 2
+        && static_cast<double>(levels[n - 1].bytes)
+               > 0.98 * static_cast<double>(levels[n - 2].bytes)) {
+      break;
+    }
+  }
+  const uint64_t smallest =
+      std::min_element(levels.begin(), levels.end(), [](const auto& a, const auto& b) {
+        return a.bytes < b.bytes;
+      })->bytes;
+  for (Encoded& e : levels) {
+    plan->rates.push_back(RateOf(e.setting, e.bytes, e.decode_ns_per_byte, s.raw_bytes));
+  }
+  for (Encoded& e : levels) {
+    if (static_cast<double>(e.bytes) <= 1.005 * static_cast<double>(smallest)) {
+      return std::move(e);
+    }
+  }
+  return std::move(levels.back());  // not reached: the smallest is within 0.5% of itself
+}
+
+// The candidates the sample is encoded with: the configured codec, or under "auto" none, lz4
+// and the dense zstd level. Sets plan's reason.
+Result<std::vector<Encoded>> EncodeCandidates(const std::string& configured,
+                                              const Sample& s,
+                                              const std::function<void()>& pause,
+                                              CodecPlan* plan) {
+  std::vector<Encoded> all;
+  if (configured != "auto") {
+    all.push_back(FERRY_TRY(
+        Encode(FERRY_TRY(codec::Setting::Parse(configured)), s.raw, s.objlen, s.raw_bytes)));
+    plan->why = "configured";
+    return all;
+  }
+  all.push_back(FERRY_TRY(Encode(*codec::Setting::Parse("none"), s.raw, s.objlen, s.raw_bytes)));
+  Step(pause);
+  all.push_back(FERRY_TRY(Encode(*codec::Setting::Parse("lz4"), s.raw, s.objlen, s.raw_bytes)));
+  all.push_back(FERRY_TRY(DensestZstd(s, pause, plan)));
+  plan->why = "each basket takes the fastest decoding its share of the disk budget allows";
+  return all;
+}
+
+// The price of a stored byte: the smallest at which the sample fits `allowed` bytes (by
+// doubling twice, then bisection), or infinite when nothing fits.
+void SetLambda(std::span<const Encoded> all,
+               std::span<const ByteVector> raw,
+               uint64_t allowed,
+               CodecPlan* plan) {
+  plan->lambda = 0;
+  if (PlannedBytes(*plan, all, raw) <= allowed) {
+    return;
+  }
+  double lo = 0;
+  double hi = 1;
+  plan->lambda = hi;
+  while (PlannedBytes(*plan, all, raw) > allowed && hi < 1e12) {
+    lo = hi;
+    hi *= 4;
+    plan->lambda = hi;
+  }
+  if (hi >= 1e12) {
+    plan->lambda = HUGE_VAL;  // nothing fits: the smallest encoding everywhere
+    plan->why += "; the budget is too small: the smallest encoding everywhere";
+    return;
+  }
+  for (int i = 0; i < 40; ++i) {
+    plan->lambda = (lo + hi) / 2;
+    (PlannedBytes(*plan, all, raw) > allowed ? lo : hi) = plan->lambda;
+  }
+  plan->lambda = hi;
+}
+
+// A candidate the sample gave (almost) nothing to is not worth encoding every basket with:
+// the builder encodes each basket once per candidate. The dense algorithm always stays.
+void DropIdleCandidates(std::span<const Encoded> all, const Sample& s, CodecPlan* plan) {
+  std::vector<uint64_t> won(all.size(), 0);
+  std::vector<uint64_t> sizes(all.size());
+  for (size_t b = 0; b < s.raw.size(); ++b) {
+    for (size_t c = 0; c < all.size(); ++c) {
+      sizes[c] = all[c].payloads[b].size();
+    }
+    won[plan->Choose(s.raw[b].size(), sizes)] += s.raw[b].size();
+  }
+  CodecPlan kept = *plan;
+  kept.candidates.clear();
+  kept.decode_ns_per_byte.clear();
+  for (size_t c = 0; c < all.size(); ++c) {
+    if (won[c] * 100 >= s.raw_bytes || all[c].setting.algorithm == plan->dense.algorithm) {
+      kept.candidates.push_back(plan->candidates[c]);
+      kept.decode_ns_per_byte.push_back(plan->decode_ns_per_byte[c]);
+    }
+  }
+  *plan = std::move(kept);
+}
+
 }  // namespace
 
 size_t CodecPlan::Choose(uint64_t raw_bytes, std::span<const uint64_t> stored_bytes) const {
@@ -113,140 +262,35 @@ Result<CodecPlan> PlanReplicaCodec(std::span<const std::vector<uint8_t>> records
                                    const std::string& configured,
                                    double ratio_bound,
                                    const std::function<void()>& pause) {
-  auto step = [&pause] {
-    if (pause) {
-      pause();
-    }
-  };
-  // The sample decompressed, and its original encoding.
-  std::vector<ByteVector> raw;
-  std::vector<ByteVector> original;
-  std::vector<int32_t> objlen;
-  uint64_t original_bytes = 0;
-  uint64_t raw_bytes = 0;
-  codec::Algorithm original_algorithm = codec::Algorithm::kNone;
-  for (const std::vector<uint8_t>& rec : records) {
-    step();
-    rootio::Cursor c(rec);
-    rootio::Key key = FERRY_TRY(rootio::ParseKey(c));
-    if (key.nbytes < key.keylen || static_cast<size_t>(key.nbytes) > rec.size()) {
-      return CorruptionError("basket record of the codec sample does not parse");
-    }
-    std::span<const uint8_t> stored(rec.data() + key.keylen,
-                                    static_cast<size_t>(key.nbytes - key.keylen));
-    original.emplace_back();
-    original.back().assign(stored.begin(), stored.end());
-    raw.emplace_back();
-    FERRY_TRY(rootio::DecodePayload(stored, key.objlen, &raw.back()));
-    objlen.push_back(key.objlen);
-    original_bytes += stored.size();
-    raw_bytes += raw.back().size();
-    if (key.compressed() && original_algorithm == codec::Algorithm::kNone) {
-      original_algorithm = codec::DetectAlgorithm(stored);
-    }
-  }
+  const Sample sample = FERRY_TRY(DecodeSample(records, pause));
   CodecPlan plan;
-  plan.sample_bytes = raw_bytes;
+  plan.sample_bytes = sample.raw_bytes;
   // The original encoding is timed once: it is reported, not chosen (and LZMA is slow).
-  step();
-  plan.rates.push_back(RateOf({original_algorithm, 0}, original_bytes,
-                              FERRY_TRY(TimeDecode(original, objlen, raw_bytes, 1)), raw_bytes));
-  std::vector<Encoded> all;
-  if (configured != "auto") {
-    all.push_back(
-        FERRY_TRY(Encode(FERRY_TRY(codec::Setting::Parse(configured)), raw, objlen, raw_bytes)));
-    plan.why = "configured";
-  } else {
-    all.push_back(FERRY_TRY(Encode(*codec::Setting::Parse("none"), raw, objlen, raw_bytes)));
-    step();
-    all.push_back(FERRY_TRY(Encode(*codec::Setting::Parse("lz4"), raw, objlen, raw_bytes)));
-    // The dense candidate: higher zstd levels cost compression time for little (13+ is an
-    // order of magnitude slower), so the search stops at 9, and goes there only while a level
-    // still shrinks the sample by more than 2%.
-    std::vector<Encoded> levels;
-    for (int level : {3, 6, 9}) {
-      step();
-      levels.push_back(FERRY_TRY(Encode({codec::Algorithm::kZstd, level}, raw, objlen, raw_bytes)));
-      const size_t n = levels.size();
-      if (n >= 2
-          && static_cast<double>(levels[n - 1].bytes)
-                 > 0.98 * static_cast<double>(levels[n - 2].bytes)) {
-        break;
-      }
-    }
-    const uint64_t smallest =
-        std::min_element(levels.begin(), levels.end(), [](const auto& a, const auto& b) {
-          return a.bytes < b.bytes;
-        })->bytes;
-    for (Encoded& e : levels) {
-      plan.rates.push_back(RateOf(e.setting, e.bytes, e.decode_ns_per_byte, raw_bytes));
-    }
-    for (Encoded& e : levels) {
-      if (static_cast<double>(e.bytes) <= 1.005 * static_cast<double>(smallest)) {
-        all.push_back(std::move(e));
-        break;
-      }
-    }
-    plan.why = "each basket takes the fastest decoding its share of the disk budget allows";
-  }
+  Step(pause);
+  plan.rates.push_back(
+      RateOf({sample.original_algorithm, 0}, sample.original_bytes,
+             FERRY_TRY(TimeDecode(sample.original, sample.objlen, sample.raw_bytes, 1)),
+             sample.raw_bytes));
+  const std::vector<Encoded> all = FERRY_TRY(EncodeCandidates(configured, sample, pause, &plan));
   for (const Encoded& e : all) {
     plan.candidates.push_back(e.setting);
     plan.decode_ns_per_byte.push_back(e.decode_ns_per_byte);
-    // Under "auto" every zstd level's rate is in already (the levels loop above).
+    // Under "auto" every zstd level's rate is in already (DensestZstd).
     if (configured != "auto" || e.setting.algorithm != codec::Algorithm::kZstd) {
-      plan.rates.push_back(RateOf(e.setting, e.bytes, e.decode_ns_per_byte, raw_bytes));
+      plan.rates.push_back(RateOf(e.setting, e.bytes, e.decode_ns_per_byte, sample.raw_bytes));
     }
   }
   plan.dense = std::min_element(all.begin(), all.end(), [](const auto& a, const auto& b) {
                  return a.bytes < b.bytes;
                })->setting;
-  // The price of a stored byte: the smallest at which the sample fits the bound.
-  const auto allowed = static_cast<uint64_t>(ratio_bound * static_cast<double>(original_bytes));
-  plan.lambda = 0;
-  if (PlannedBytes(plan, all, raw) > allowed) {
-    double lo = 0;
-    double hi = 1;
-    plan.lambda = hi;
-    while (PlannedBytes(plan, all, raw) > allowed && hi < 1e12) {
-      lo = hi;
-      hi *= 4;
-      plan.lambda = hi;
-    }
-    if (hi >= 1e12) {
-      plan.lambda = HUGE_VAL;  // nothing fits: the smallest encoding everywhere
-      plan.why += "; the budget is too small: the smallest encoding everywhere";
-    } else {
-      for (int i = 0; i < 40; ++i) {
-        plan.lambda = (lo + hi) / 2;
-        (PlannedBytes(plan, all, raw) > allowed ? lo : hi) = plan.lambda;
-      }
-      plan.lambda = hi;
-    }
-  }
-  plan.sample_ratio = original_bytes == 0 ? 0
-                                          : static_cast<double>(PlannedBytes(plan, all, raw))
-                                                / static_cast<double>(original_bytes);
-  // A candidate the sample gave (almost) nothing to is not worth encoding every basket with:
-  // the builder encodes each basket once per candidate.
+  SetLambda(all, sample.raw,
+            static_cast<uint64_t>(ratio_bound * static_cast<double>(sample.original_bytes)), &plan);
+  plan.sample_ratio = sample.original_bytes == 0
+                          ? 0
+                          : static_cast<double>(PlannedBytes(plan, all, sample.raw))
+                                / static_cast<double>(sample.original_bytes);
   if (plan.candidates.size() > 1) {
-    std::vector<uint64_t> won(all.size(), 0);
-    std::vector<uint64_t> sizes(all.size());
-    for (size_t b = 0; b < raw.size(); ++b) {
-      for (size_t c = 0; c < all.size(); ++c) {
-        sizes[c] = all[c].payloads[b].size();
-      }
-      won[plan.Choose(raw[b].size(), sizes)] += raw[b].size();
-    }
-    CodecPlan kept = plan;
-    kept.candidates.clear();
-    kept.decode_ns_per_byte.clear();
-    for (size_t c = 0; c < all.size(); ++c) {
-      if (won[c] * 100 >= raw_bytes || all[c].setting.algorithm == plan.dense.algorithm) {
-        kept.candidates.push_back(plan.candidates[c]);
-        kept.decode_ns_per_byte.push_back(plan.decode_ns_per_byte[c]);
-      }
-    }
-    plan = std::move(kept);
+    DropIdleCandidates(all, sample, &plan);
   }
   return plan;
 }

@@ -106,6 +106,136 @@ Result<BasketView> Tree::ReadBasket(int32_t branch, size_t basket, BasketDecoder
   return FERRY_TRY_CTX(decoder->Decode(record), BasketContext(b, basket));
 }
 
+namespace {
+
+// The AppendFromBasket cases: entries [lo, hi) of a basket's data appended to out (values,
+// and offsets where the column has them); the caller counts the entries.
+
+// Strings: a length byte (255: a 4-byte big-endian length follows), then the characters.
+Status AppendStrings(const BasketView& view, int64_t lo, int64_t hi, Column* out) {
+  const std::span<const uint8_t> data = view.data;
+  size_t pos = 0;
+  for (int64_t e = 0; e < hi; ++e) {
+    if (!view.offsets.empty()) {
+      pos = view.offsets[static_cast<size_t>(e)];
+    }
+    if (pos >= data.size()) {
+      return CorruptionError("string entry " + std::to_string(e) + " starts past the basket data");
+    }
+    size_t n = data[pos++];
+    if (n == 255) {
+      if (data.size() - pos < 4) {
+        return CorruptionError("string length truncated");
+      }
+      n = LoadBE<uint32_t>(data.data() + pos);
+      pos += 4;
+    }
+    if (n > data.size() - pos) {
+      return CorruptionError("string entry " + std::to_string(e) + " runs past the basket data");
+    }
+    if (e >= lo) {
+      out->bytes.insert(out->bytes.end(), data.begin() + static_cast<ptrdiff_t>(pos),
+                        data.begin() + static_cast<ptrdiff_t>(pos + n));
+      out->offsets.push_back(out->bytes.size());
+    }
+    pos += n;
+  }
+  return OkStatus();
+}
+
+// Fixed-size entries: one swap for a single-leaf branch, else the leaf's slice of each entry.
+Status AppendFixed(
+    const Leaf& l, const Branch& b, const BasketView& view, int64_t lo, int64_t hi, Column* out) {
+  const std::span<const uint8_t> data = view.data;
+  const size_t entry_size = b.fixed_entry_size;
+  const auto len = static_cast<size_t>(l.len);
+  if (entry_size == 0 || data.size() / entry_size < static_cast<size_t>(view.num_entries)) {
+    return CorruptionError("basket data is " + std::to_string(data.size()) + " bytes, "
+                           + std::to_string(view.num_entries) + " entries of "
+                           + std::to_string(entry_size) + " bytes need more");
+  }
+  if (b.leaves.size() == 1) {
+    AppendSwapped(l.type, data.data() + static_cast<size_t>(lo) * entry_size,
+                  static_cast<size_t>(hi - lo) * len, &out->bytes);
+  } else {
+    for (int64_t e = lo; e < hi; ++e) {
+      AppendSwapped(l.type, data.data() + static_cast<size_t>(e) * entry_size + l.entry_offset, len,
+                    &out->bytes);
+    }
+  }
+  return OkStatus();
+}
+
+// Jagged entries with stored entry offsets.
+Status AppendJaggedByOffsets(const Leaf& l,
+                             const BasketView& view,
+                             const BasketRef& ref,
+                             int64_t lo,
+                             int64_t hi,
+                             Column* out) {
+  const size_t elem = LeafTypeSize(l.type);
+  const std::span<const uint8_t> data = view.data;
+  // Entries [lo, hi) are contiguous in the basket: swap them in one pass. Element sizes are
+  // powers of two, so the per-entry work is a shift, and misaligned entries are caught by
+  // one OR-reduction after the loop rather than a division per entry.
+  const uint32_t first = view.offsets[static_cast<size_t>(lo)];
+  const uint64_t base = out->bytes.size() / elem;
+  const auto shift = static_cast<unsigned>(std::countr_zero(elem));
+  const auto n = static_cast<size_t>(hi - lo);
+  const size_t at = out->offsets.size();
+  ReserveGeometric(&out->offsets, at + n);
+  out->offsets.resize(at + n);
+  uint64_t* dst = out->offsets.data() + at;
+  const uint32_t* src = view.offsets.data() + lo + 1;
+  uint32_t misaligned = 0;
+  for (size_t k = 0; k < n; ++k) {
+    uint32_t rel = src[k] - first;
+    misaligned |= rel;
+    dst[k] = base + (rel >> shift);
+  }
+  if ((misaligned & static_cast<uint32_t>(elem - 1)) != 0) {
+    return CorruptionError("an entry of entries [" + std::to_string(ref.first_entry + lo) + ", "
+                           + std::to_string(ref.first_entry + hi) + ") is not a multiple of "
+                           + std::to_string(elem) + " bytes");
+  }
+  const uint32_t last = view.offsets[static_cast<size_t>(hi)];
+  AppendSwapped(l.type, data.data() + first, (last - first) / elem, &out->bytes);
+  return OkStatus();
+}
+
+// Jagged entries without offsets: element counts rebuilt from the counter leaf's values.
+Status AppendJaggedByCounts(const Leaf& l,
+                            const BasketView& view,
+                            const BasketRef& ref,
+                            const Column* counts,
+                            int64_t lo,
+                            int64_t hi,
+                            Column* out) {
+  const size_t elem = LeafTypeSize(l.type);
+  const auto unit = static_cast<uint64_t>(l.len);
+  const std::span<const uint8_t> data = view.data;
+  if (counts == nullptr || counts->num_entries != ref.num_entries) {
+    return CorruptionError("jagged basket without entry offsets and no counter values");
+  }
+  uint64_t pos = 0;
+  ReserveGeometric(&out->offsets, out->offsets.size() + static_cast<size_t>(hi - lo));
+  for (int64_t e = 0; e < hi; ++e) {
+    uint64_t n = counts->AsUint64(static_cast<size_t>(e)) * unit;
+    if (n > (data.size() - pos) / elem) {
+      return CorruptionError("counter " + std::to_string(n) + " at entry "
+                             + std::to_string(ref.first_entry + e) + " runs past the basket data");
+    }
+    if (e >= lo) {
+      AppendSwapped(l.type, data.data() + pos, n, &out->bytes);
+      out->offsets.push_back(out->bytes.size() / elem);
+    }
+    pos += n * elem;
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 Status Tree::AppendFromBasket(int32_t leaf,
                               const BasketView& view,
                               const BasketRef& ref,
@@ -124,109 +254,14 @@ Status Tree::AppendFromBasket(int32_t leaf,
   if (lo >= hi) {
     return OkStatus();
   }
-  const size_t elem = LeafTypeSize(l.type);
-  const std::span<const uint8_t> data = view.data;
-
   if (l.type == LeafType::kString) {
-    size_t pos = 0;
-    for (int64_t e = 0; e < hi; ++e) {
-      if (!view.offsets.empty()) {
-        pos = view.offsets[static_cast<size_t>(e)];
-      }
-      if (pos >= data.size()) {
-        return CorruptionError("string entry " + std::to_string(e)
-                               + " starts past the basket data");
-      }
-      size_t n = data[pos++];
-      if (n == 255) {
-        if (data.size() - pos < 4) {
-          return CorruptionError("string length truncated");
-        }
-        n = LoadBE<uint32_t>(data.data() + pos);
-        pos += 4;
-      }
-      if (n > data.size() - pos) {
-        return CorruptionError("string entry " + std::to_string(e) + " runs past the basket data");
-      }
-      if (e >= lo) {
-        out->bytes.insert(out->bytes.end(), data.begin() + static_cast<ptrdiff_t>(pos),
-                          data.begin() + static_cast<ptrdiff_t>(pos + n));
-        out->offsets.push_back(out->bytes.size());
-      }
-      pos += n;
-    }
-    out->num_entries += hi - lo;
-    return OkStatus();
-  }
-
-  if (!l.jagged()) {
-    const size_t entry_size = b.fixed_entry_size;
-    const auto len = static_cast<size_t>(l.len);
-    if (entry_size == 0 || data.size() / entry_size < static_cast<size_t>(view.num_entries)) {
-      return CorruptionError("basket data is " + std::to_string(data.size()) + " bytes, "
-                             + std::to_string(view.num_entries) + " entries of "
-                             + std::to_string(entry_size) + " bytes need more");
-    }
-    if (b.leaves.size() == 1) {
-      AppendSwapped(l.type, data.data() + static_cast<size_t>(lo) * entry_size,
-                    static_cast<size_t>(hi - lo) * len, &out->bytes);
-    } else {
-      for (int64_t e = lo; e < hi; ++e) {
-        AppendSwapped(l.type, data.data() + static_cast<size_t>(e) * entry_size + l.entry_offset,
-                      len, &out->bytes);
-      }
-    }
-    out->num_entries += hi - lo;
-    return OkStatus();
-  }
-
-  // Jagged: element counts from the stored offsets, or rebuilt from the counter leaf.
-  const auto unit = static_cast<uint64_t>(l.len);
-  if (!view.offsets.empty()) {
-    // Entries [lo, hi) are contiguous in the basket: swap them in one pass. Element sizes are
-    // powers of two, so the per-entry work is a shift, and misaligned entries are caught by
-    // one OR-reduction after the loop rather than a division per entry.
-    const uint32_t first = view.offsets[static_cast<size_t>(lo)];
-    const uint64_t base = out->bytes.size() / elem;
-    const auto shift = static_cast<unsigned>(std::countr_zero(elem));
-    const auto n = static_cast<size_t>(hi - lo);
-    const size_t at = out->offsets.size();
-    ReserveGeometric(&out->offsets, at + n);
-    out->offsets.resize(at + n);
-    uint64_t* dst = out->offsets.data() + at;
-    const uint32_t* src = view.offsets.data() + lo + 1;
-    uint32_t misaligned = 0;
-    for (size_t k = 0; k < n; ++k) {
-      uint32_t rel = src[k] - first;
-      misaligned |= rel;
-      dst[k] = base + (rel >> shift);
-    }
-    if ((misaligned & static_cast<uint32_t>(elem - 1)) != 0) {
-      return CorruptionError("an entry of entries [" + std::to_string(ref.first_entry + lo) + ", "
-                             + std::to_string(ref.first_entry + hi) + ") is not a multiple of "
-                             + std::to_string(elem) + " bytes");
-    }
-    const uint32_t last = view.offsets[static_cast<size_t>(hi)];
-    AppendSwapped(l.type, data.data() + first, (last - first) / elem, &out->bytes);
-    out->num_entries += hi - lo;
-    return OkStatus();
-  }
-  if (counts == nullptr || counts->num_entries != ref.num_entries) {
-    return CorruptionError("jagged basket without entry offsets and no counter values");
-  }
-  uint64_t pos = 0;
-  ReserveGeometric(&out->offsets, out->offsets.size() + static_cast<size_t>(hi - lo));
-  for (int64_t e = 0; e < hi; ++e) {
-    uint64_t n = counts->AsUint64(static_cast<size_t>(e)) * unit;
-    if (n > (data.size() - pos) / elem) {
-      return CorruptionError("counter " + std::to_string(n) + " at entry "
-                             + std::to_string(ref.first_entry + e) + " runs past the basket data");
-    }
-    if (e >= lo) {
-      AppendSwapped(l.type, data.data() + pos, n, &out->bytes);
-      out->offsets.push_back(out->bytes.size() / elem);
-    }
-    pos += n * elem;
+    FERRY_TRY(AppendStrings(view, lo, hi, out));
+  } else if (!l.jagged()) {
+    FERRY_TRY(AppendFixed(l, b, view, lo, hi, out));
+  } else if (!view.offsets.empty()) {
+    FERRY_TRY(AppendJaggedByOffsets(l, view, ref, lo, hi, out));
+  } else {
+    FERRY_TRY(AppendJaggedByCounts(l, view, ref, counts, lo, hi, out));
   }
   out->num_entries += hi - lo;
   return OkStatus();

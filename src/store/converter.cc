@@ -289,23 +289,27 @@ Result<Fd> LockStore(const std::string& dir) {
   return fd;
 }
 
-}  // namespace
+// FERRY_STORE_TRACE=1: the phases' wall times on stderr (for tuning on a shared machine).
+class PhaseTrace {
+ public:
+  PhaseTrace() : on_(std::getenv("FERRY_STORE_TRACE") != nullptr) {}
+  void Mark(const char* what) const {
+    if (on_) {
+      std::fprintf(stderr, "convert: %-12s at %7.2f s\n", what, seconds());
+    }
+  }
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  }
 
-Result<ConvertReport> Convert(const ConvertOptions& opt) {
-  auto t0 = std::chrono::steady_clock::now();
-  if (opt.inputs.empty()) {
-    return InvalidArgumentError("no input files");
-  }
-  if (opt.log2_ks > 20 || opt.block_size == 0) {
-    return InvalidArgumentError("bad block shape");
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(opt.out_dir, ec);
-  if (ec) {
-    return IoError("cannot create " + opt.out_dir + ": " + ec.message(), ec.value());
-  }
-  Fd lock = FERRY_TRY(LockStore(opt.out_dir));
-  // The store as it is now (if any): append extends it; convert replaces it.
+ private:
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+  bool on_;
+};
+
+// The store as it is now, if any: append extends it (and needs one of version 3); convert
+// replaces it (an unreadable one too).
+Result<std::optional<Manifest>> ReadExisting(const ConvertOptions& opt) {
   std::optional<Manifest> old;
   if (std::filesystem::exists(opt.out_dir + "/" + kManifestName)) {
     auto parsed = ReadManifest(opt.out_dir);
@@ -323,74 +327,73 @@ Result<ConvertReport> Convert(const ConvertOptions& opt) {
                             + std::to_string(old->version)
                             + " store; convert its inputs again to make a version-3 store");
   }
-  uint32_t generation = 0;
-  const std::set<std::string> old_names = NamedShards(old ? &*old : nullptr, &generation);
-  ++generation;
-  // Leftovers of killed writes go first (the current store's shards are kept).
-  RemoveUnnamed(opt.out_dir, old_names);
+  return old;
+}
 
-  ConvertReport report;
-  Manifest& m = report.manifest;
-  m.version = kFormatVersion;
-  m.tree = opt.tree;
-  m.codec = opt.codec;
-  m.block_size = opt.block_size;
-  m.log2_ks = opt.log2_ks;
-  m.flags = opt.j_chunks ? kManifestFlagJChunks : 0;
-  if (opt.append) {
-    // The store's own settings win: every shard of a store has one block shape and codec.
-    m.tree = old->tree;
-    m.codec = old->codec;
-    m.block_size = old->block_size;
-    m.log2_ks = old->log2_ks;
-    m.log2_kc = old->log2_kc;
-    m.flags = old->flags;
-    m.inputs = old->inputs;
-    m.dictionary = old->dictionary;
+// The new manifest's settings: the options', or on append the store's own (every shard of a
+// store has one block shape and codec).
+void SetSettings(const ConvertOptions& opt, const Manifest* old, Manifest* m) {
+  m->version = kFormatVersion;
+  m->tree = opt.tree;
+  m->codec = opt.codec;
+  m->block_size = opt.block_size;
+  m->log2_ks = opt.log2_ks;
+  m->flags = opt.j_chunks ? kManifestFlagJChunks : 0;
+  if (old != nullptr) {
+    m->tree = old->tree;
+    m->codec = old->codec;
+    m->block_size = old->block_size;
+    m->log2_ks = old->log2_ks;
+    m->log2_kc = old->log2_kc;
+    m->flags = old->flags;
+    m->inputs = old->inputs;
+    m->dictionary = old->dictionary;
   }
-  ConvertOptions in_opt = opt;
-  in_opt.tree = m.tree;
-  // FERRY_STORE_TRACE=1: the phases' wall times on stderr (for tuning on a shared machine).
-  const bool trace = std::getenv("FERRY_STORE_TRACE") != nullptr;
-  auto phase = [&](const char* what) {
-    if (trace) {
-      std::fprintf(stderr, "convert: %-12s at %7.2f s\n", what,
-                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-  };
-  Plans plans = FERRY_TRY(PlanInputs(in_opt, m));
-  phase("planned");
-  report.input_bytes = plans.input_bytes;
-  m.schema = plans.first.schema;
+}
+
+// Schema and block shape from pass 1: an append checks that the inputs match the store; a
+// convert sizes its E blocks and (zstd) trains their dictionary.
+Status SetSchemaAndShape(const ConvertOptions& opt,
+                         const ConvertOptions& in_opt,
+                         const Manifest* old,
+                         const Plans& plans,
+                         const PhaseTrace& trace,
+                         Manifest* m) {
+  m->schema = plans.first.schema;
   if (plans.no_lumi) {
-    m.flags |= kManifestFlagNoLumi;
+    m->flags |= kManifestFlagNoLumi;
   }
-  if (opt.append) {
-    FERRY_TRY_CTX(SameSchema(old->schema, m.schema, opt.inputs[0]), "append to " + opt.out_dir);
-    if ((old->flags & kManifestFlagNoLumi) != (m.flags & kManifestFlagNoLumi)) {
+  if (old != nullptr) {
+    FERRY_TRY_CTX(SameSchema(old->schema, m->schema, opt.inputs[0]), "append to " + opt.out_dir);
+    if ((old->flags & kManifestFlagNoLumi) != (m->flags & kManifestFlagNoLumi)) {
       return InvalidArgumentError("append: the store and the inputs disagree on luminosityBlock");
     }
-  } else {
-    // E block: the largest power of two of events whose columns fit block_size (at least 1).
-    uint8_t log2_kc = 0;
-    while (log2_kc < m.log2_ks
-           && plans.bytes_per_event * static_cast<double>(uint64_t{2} << log2_kc)
-                  <= static_cast<double>(opt.block_size)) {
-      ++log2_kc;
-    }
-    m.log2_kc = log2_kc;
-    if (m.codec.algorithm == codec::Algorithm::kZstd) {
-      m.dictionary = FERRY_TRY(TrainEBlockDictionary(in_opt, plans, m.schema, log2_kc));
-      phase("dictionary");
-    }
+    return OkStatus();
   }
-  std::shared_ptr<const Dictionary> dict;
-  if (!m.dictionary.empty()) {
-    dict = FERRY_TRY(Dictionary::Make(m.dictionary, m.codec.level));
+  // E block: the largest power of two of events whose columns fit block_size (at least 1).
+  uint8_t log2_kc = 0;
+  while (log2_kc < m->log2_ks
+         && plans.bytes_per_event * static_cast<double>(uint64_t{2} << log2_kc)
+                <= static_cast<double>(opt.block_size)) {
+    ++log2_kc;
   }
-  // Runs: the old ones (append) that the inputs do not touch, then the new shards.
+  m->log2_kc = log2_kc;
+  if (m->codec.algorithm == codec::Algorithm::kZstd) {
+    m->dictionary = FERRY_TRY(TrainEBlockDictionary(in_opt, plans, m->schema, log2_kc));
+    trace.Mark("dictionary");
+  }
+  return OkStatus();
+}
+
+// The manifest's runs: the old ones (append) that the inputs do not touch, then the new
+// shards of this generation; the grid extents follow from them.
+Status PlaceRuns(const ConvertOptions& opt,
+                 const Manifest* old,
+                 const Plans& plans,
+                 uint32_t generation,
+                 ConvertReport* report) {
   std::map<uint64_t, RunEntry> runs;
-  if (opt.append) {
+  if (old != nullptr) {
     for (const RunEntry& r : old->runs) {
       runs[r.run] = r;
     }
@@ -403,9 +406,9 @@ Result<ConvertReport> Convert(const ConvertOptions& opt) {
                                     + opt.out_dir + ": event " + plans.first_event[p]
                                     + "; use --replace-run to rebuild that run");
       }
-      report.replaced_runs.push_back(run);
+      report->replaced_runs.push_back(run);
     } else {
-      report.new_runs.push_back(run);
+      report->new_runs.push_back(run);
     }
     RunEntry e{.run = run,
                .events = plans.plans[p].event_numbers.size(),
@@ -417,6 +420,7 @@ Result<ConvertReport> Convert(const ConvertOptions& opt) {
     }
     runs[run] = e;
   }
+  Manifest& m = report->manifest;
   m.runs.clear();
   m.events = 0;
   m.padding = 0;
@@ -432,47 +436,52 @@ Result<ConvertReport> Convert(const ConvertOptions& opt) {
   m.run_extent = m.runs.size();
   FERRY_TRY(m.GridLayout());
   (void)m.Serialize();  // sets schema_hash for the shard headers
+  return OkStatus();
+}
 
+// Pass 2: one ShardBuilder per planned run on one task pool, the inputs routed to them, every
+// shard finished (written, fsynced, read back); sizes go to the manifest and the report.
+Status BuildShards(const ConvertOptions& opt,
+                   const ConvertOptions& in_opt,
+                   Plans& plans,
+                   const Dictionary* dict,
+                   uint32_t generation,
+                   const PhaseTrace& trace,
+                   ConvertReport* report) {
+  Manifest& m = report->manifest;
   const size_t threads =
       opt.threads != 0 ? opt.threads : std::max<size_t>(1, std::thread::hardware_concurrency());
-  report.threads = threads;
+  report->threads = threads;
   std::vector<std::unique_ptr<ShardBuilder>> builders(plans.plans.size());
-  {
-    TaskPool pool(threads);
-    for (size_t p = 0; p < plans.plans.size(); ++p) {
-      plans.plans[p].run_slot = static_cast<uint64_t>(m.RunSlot(plans.plans[p].run));
-      builders[p] = FERRY_TRY(
-          ShardBuilder::Create(opt.out_dir + "/" + ShardFileName(plans.plans[p].run, generation), m,
-                               std::move(plans.plans[p]), &pool, dict.get()));
-    }
-    Router router(in_opt, plans, m.schema, &pool);
-    FERRY_TRY(router.Run(builders, &report));
-    phase("routed");
-    for (size_t p = 0; p < builders.size(); ++p) {
-      ShardBuildStats st = FERRY_TRY(builders[p]->Finish());
-      builders[p].reset();
-      m.runs[static_cast<size_t>(m.RunSlot(plans.plans[p].run))].shard_bytes = st.bytes;
-      report.store_bytes += st.bytes;
-      report.raw_payload_bytes += st.raw_bytes;
-      report.stored_payload_bytes += st.stored_bytes;
-      report.c_blocks += st.e_blocks;
-      report.verified_bytes += st.verified_bytes;
-    }
+  TaskPool pool(threads);
+  for (size_t p = 0; p < plans.plans.size(); ++p) {
+    plans.plans[p].run_slot = static_cast<uint64_t>(m.RunSlot(plans.plans[p].run));
+    builders[p] = FERRY_TRY(
+        ShardBuilder::Create(opt.out_dir + "/" + ShardFileName(plans.plans[p].run, generation), m,
+                             std::move(plans.plans[p]), &pool, dict));
   }
-  report.events_written = plans.events;
-  // Untouched shards of an append count too.
-  for (const RunEntry& r : m.runs) {
-    if (r.generation != generation) {
-      report.store_bytes += r.shard_bytes;
-    }
+  Router router(in_opt, plans, m.schema, &pool);
+  FERRY_TRY(router.Run(builders, report));
+  trace.Mark("routed");
+  for (size_t p = 0; p < builders.size(); ++p) {
+    ShardBuildStats st = FERRY_TRY(builders[p]->Finish());
+    builders[p].reset();
+    m.runs[static_cast<size_t>(m.RunSlot(plans.plans[p].run))].shard_bytes = st.bytes;
+    report->store_bytes += st.bytes;
+    report->raw_payload_bytes += st.raw_bytes;
+    report->stored_payload_bytes += st.stored_bytes;
+    report->c_blocks += st.e_blocks;
+    report->verified_bytes += st.verified_bytes;
   }
-  uint64_t manifest_bytes = 0;
-  phase("finished");
-  FERRY_TRY(PublishManifest(opt.out_dir, m, &manifest_bytes));
-  phase("published");
-  report.store_bytes += manifest_bytes;
-  // A convert replaced the whole store: the old shards go now. An append keeps the shards it
-  // superseded until the next write, for readers that opened the previous manifest.
+  return OkStatus();
+}
+
+// After the publish: a convert replaced the whole store, so the old shards go now. An append
+// keeps the shards it superseded until the next write, for readers that opened the previous
+// manifest.
+void RemoveSuperseded(const ConvertOptions& opt,
+                      const Manifest& m,
+                      const std::set<std::string>& old_names) {
   std::set<std::string> keep;
   for (const RunEntry& r : m.runs) {
     keep.insert(r.file_name());
@@ -481,8 +490,62 @@ Result<ConvertReport> Convert(const ConvertOptions& opt) {
     keep.insert(old_names.begin(), old_names.end());
   }
   RemoveUnnamed(opt.out_dir, keep);
+}
+
+}  // namespace
+
+Result<ConvertReport> Convert(const ConvertOptions& opt) {
+  const PhaseTrace trace;
+  if (opt.inputs.empty()) {
+    return InvalidArgumentError("no input files");
+  }
+  if (opt.log2_ks > 20 || opt.block_size == 0) {
+    return InvalidArgumentError("bad block shape");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(opt.out_dir, ec);
+  if (ec) {
+    return IoError("cannot create " + opt.out_dir + ": " + ec.message(), ec.value());
+  }
+  Fd lock = FERRY_TRY(LockStore(opt.out_dir));
+  const std::optional<Manifest> old = FERRY_TRY(ReadExisting(opt));
+  const Manifest* const base = opt.append ? &*old : nullptr;
+  uint32_t generation = 0;
+  const std::set<std::string> old_names = NamedShards(old ? &*old : nullptr, &generation);
+  ++generation;
+  // Leftovers of killed writes go first (the current store's shards are kept).
+  RemoveUnnamed(opt.out_dir, old_names);
+
+  ConvertReport report;
+  Manifest& m = report.manifest;
+  SetSettings(opt, base, &m);
+  ConvertOptions in_opt = opt;
+  in_opt.tree = m.tree;
+  Plans plans = FERRY_TRY(PlanInputs(in_opt, m));
+  trace.Mark("planned");
+  report.input_bytes = plans.input_bytes;
+  FERRY_TRY(SetSchemaAndShape(opt, in_opt, base, plans, trace, &m));
+  std::shared_ptr<const Dictionary> dict;
+  if (!m.dictionary.empty()) {
+    dict = FERRY_TRY(Dictionary::Make(m.dictionary, m.codec.level));
+  }
+  FERRY_TRY(PlaceRuns(opt, base, plans, generation, &report));
+  FERRY_TRY(BuildShards(opt, in_opt, plans, dict.get(), generation, trace, &report));
+  report.events_written = plans.events;
+  // Untouched shards of an append count too.
+  for (const RunEntry& r : m.runs) {
+    if (r.generation != generation) {
+      report.store_bytes += r.shard_bytes;
+    }
+  }
+  uint64_t manifest_bytes = 0;
+  trace.Mark("finished");
+  FERRY_TRY(PublishManifest(opt.out_dir, m, &manifest_bytes));
+  trace.Mark("published");
+  report.store_bytes += manifest_bytes;
+  RemoveSuperseded(opt, m, old_names);
   report.skipped = std::move(plans.first.skipped);
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.seconds = trace.seconds();
   return report;
 }
 

@@ -99,6 +99,75 @@ std::vector<uint8_t> Manifest::Serialize() {
   return std::move(w.bytes());
 }
 
+namespace {
+
+// The run table (after the schema): one entry per run in ascending order, each within the
+// manifest's extents, the counts adding up to the manifest's events and padding.
+Status ParseRunTable(ByteReader& r, const Layout& grid, Manifest* m) {
+  const bool v3 = m->version >= 3;
+  uint32_t runs = r.U32();
+  if (!r.ok() || runs > r.remaining() / (v3 ? 52 : 32) || runs != m->run_extent) {
+    return CorruptionError("manifest: run table of " + std::to_string(runs) + " runs, extent "
+                           + std::to_string(m->run_extent));
+  }
+  m->runs.resize(runs);
+  uint64_t total = 0;
+  uint64_t slots = 0;
+  for (size_t i = 0; i < runs; ++i) {
+    RunEntry& e = m->runs[i];
+    e.run = r.U64();
+    e.events = r.U64();
+    e.lumis = r.U64();
+    e.shard_bytes = r.U64();
+    e.lumi_extent = m->lumi_extent;
+    e.event_extent = m->event_extent;
+    if (v3) {
+      e.lumi_extent = r.U64();
+      e.event_extent = r.U64();
+      e.generation = r.U32();
+    }
+    // Per-run extents: a run's own grid, within the manifest's maxima.
+    auto own = Layout::Make(1, e.lumi_extent, e.event_extent, m->record_size(), 0);
+    if (!r.ok() || !own.has_value() || (i > 0 && e.run <= m->runs[i - 1].run)
+        || e.lumis > e.lumi_extent || e.lumis == 0 || e.lumi_extent > m->lumi_extent
+        || e.event_extent > m->event_extent || e.events > own->shard_slots() || e.events < e.lumis
+        || (v3 && e.generation == 0)) {
+      return CorruptionError("manifest: run table entry " + std::to_string(i) + " is inconsistent");
+    }
+    total += e.events;
+    slots += own->shard_slots();
+  }
+  const uint64_t want_padding = v3 ? slots - total : grid.total_slots() - total;
+  if (total != m->events || m->padding != want_padding) {
+    return CorruptionError("manifest: event counts do not add up");
+  }
+  return OkStatus();
+}
+
+// The input list, and (version 3) the E blocks' dictionary.
+Status ParseInputsAndDictionary(ByteReader& r, Manifest* m) {
+  uint32_t inputs = r.U32();
+  if (!r.ok() || inputs > r.remaining() / 10) {
+    return CorruptionError("manifest: truncated input list");
+  }
+  m->inputs.resize(inputs);
+  for (InputEntry& in : m->inputs) {
+    in.path = r.Str();
+    in.entries = r.U64();
+  }
+  if (m->version >= 3) {
+    const uint32_t n = r.U32();
+    if (!r.ok() || n > kMaxDictionaryBytes || n > r.remaining()) {
+      return CorruptionError("manifest: bad dictionary size " + std::to_string(n));
+    }
+    auto d = r.Take(n);
+    m->dictionary.assign(d.begin(), d.end());
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 Result<Manifest> Manifest::Parse(std::span<const uint8_t> bytes) {
   Manifest m;
   ByteReader r(bytes);
@@ -148,60 +217,8 @@ Result<Manifest> Manifest::Parse(std::span<const uint8_t> bytes) {
   m.schema = FERRY_TRY_CTX(Schema::Parse(sr, record_size), "manifest");
   m.schema_hash = hash::Xxh3(schema_bytes);
   Layout grid = FERRY_TRY_CTX(m.GridLayout(), "manifest");
-  const bool v3 = m.version >= 3;
-  uint32_t runs = r.U32();
-  if (!r.ok() || runs > r.remaining() / (v3 ? 52 : 32) || runs != m.run_extent) {
-    return CorruptionError("manifest: run table of " + std::to_string(runs) + " runs, extent "
-                           + std::to_string(m.run_extent));
-  }
-  m.runs.resize(runs);
-  uint64_t total = 0;
-  uint64_t slots = 0;
-  for (size_t i = 0; i < runs; ++i) {
-    RunEntry& e = m.runs[i];
-    e.run = r.U64();
-    e.events = r.U64();
-    e.lumis = r.U64();
-    e.shard_bytes = r.U64();
-    e.lumi_extent = m.lumi_extent;
-    e.event_extent = m.event_extent;
-    if (v3) {
-      e.lumi_extent = r.U64();
-      e.event_extent = r.U64();
-      e.generation = r.U32();
-    }
-    // Per-run extents: a run's own grid, within the manifest's maxima.
-    auto own = Layout::Make(1, e.lumi_extent, e.event_extent, m.record_size(), 0);
-    if (!r.ok() || !own.has_value() || (i > 0 && e.run <= m.runs[i - 1].run)
-        || e.lumis > e.lumi_extent || e.lumis == 0 || e.lumi_extent > m.lumi_extent
-        || e.event_extent > m.event_extent || e.events > own->shard_slots() || e.events < e.lumis
-        || (v3 && e.generation == 0)) {
-      return CorruptionError("manifest: run table entry " + std::to_string(i) + " is inconsistent");
-    }
-    total += e.events;
-    slots += own->shard_slots();
-  }
-  const uint64_t want_padding = v3 ? slots - total : grid.total_slots() - total;
-  if (total != m.events || m.padding != want_padding) {
-    return CorruptionError("manifest: event counts do not add up");
-  }
-  uint32_t inputs = r.U32();
-  if (!r.ok() || inputs > r.remaining() / 10) {
-    return CorruptionError("manifest: truncated input list");
-  }
-  m.inputs.resize(inputs);
-  for (InputEntry& in : m.inputs) {
-    in.path = r.Str();
-    in.entries = r.U64();
-  }
-  if (v3) {
-    const uint32_t n = r.U32();
-    if (!r.ok() || n > kMaxDictionaryBytes || n > r.remaining()) {
-      return CorruptionError("manifest: bad dictionary size " + std::to_string(n));
-    }
-    auto d = r.Take(n);
-    m.dictionary.assign(d.begin(), d.end());
-  }
+  FERRY_TRY(ParseRunTable(r, grid, &m));
+  FERRY_TRY(ParseInputsAndDictionary(r, &m));
   if (!r.ok() || r.remaining() != 4) {
     return CorruptionError("manifest: bad length");
   }

@@ -1,10 +1,6 @@
 #include "store/shard_builder.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 
 #include "base/crc32c.h"
@@ -15,13 +11,7 @@
 namespace ferry::store {
 namespace {
 
-constexpr uint64_t kAlign = 4096;
-constexpr size_t kOutFlushBytes = 8u << 20;
 constexpr size_t kMinCompressBytes = 64;
-
-uint64_t AlignUp(uint64_t v) {
-  return (v + kAlign - 1) & ~(kAlign - 1);
-}
 
 void AppendBytes(std::vector<uint8_t>& dst, const uint8_t* src, size_t n) {
   dst.insert(dst.end(), src, src + n);
@@ -85,14 +75,13 @@ Result<std::unique_ptr<ShardBuilder>> ShardBuilder::Create(const std::string& pa
   if (plan.event_numbers.size() > UINT32_MAX) {
     return UnsupportedError("run " + std::to_string(plan.run) + " has more than 2^32 events");
   }
-  Fd fd = FERRY_TRY(Fd::Open(path, O_RDWR | O_CREAT | O_TRUNC, 0644));
+  ShardOutput out = FERRY_TRY(ShardOutput::Create(path));
   std::unique_ptr<ShardBuilder> w(
-      new ShardBuilder(manifest, std::move(plan), std::move(fd), path, pool));
+      new ShardBuilder(manifest, std::move(plan), std::move(out), pool));
   w->dict_ = dict;
   ShardHeader& h = w->header_;
   h.version = kFormatVersion;
-  h.run = w->plan_.run;
-  h.run_slot = w->plan_.run_slot;
+  SetPlanFields(w->plan_, &h);
   h.schema_hash = manifest.schema_hash;
   h.lumi_extent = w->plan_.lumis.size();
   h.event_extent = 0;
@@ -103,44 +92,23 @@ Result<std::unique_ptr<ShardBuilder>> ShardBuilder::Create(const std::string& pa
   h.log2_ks = manifest.log2_ks;
   h.log2_kc = manifest.log2_kc;
   h.flags = w->j_chunks_ ? kShardFlagJChunks : 0;
-  h.events = w->plan_.event_numbers.size();
-  h.lumis = w->plan_.lumis.size();
-
-  std::vector<uint8_t> lumi_table;
-  for (const LumiEntry& e : w->plan_.lumis) {
-    AppendLumiEntry(lumi_table, e);
-  }
-  std::vector<uint8_t> numbers(w->plan_.event_numbers.size() * 8);
-  for (size_t i = 0; i < w->plan_.event_numbers.size(); ++i) {
-    StoreLE<uint64_t>(numbers.data() + 8 * i, w->plan_.event_numbers[i]);
-  }
-  h.sections[kLumiTable] = {kShardHeaderSize, lumi_table.size()};
-  h.sections[kEventNumbers] = {kShardHeaderSize + lumi_table.size(), numbers.size()};
-  h.crc_lumi_table = crc32c::Value(lumi_table);
-  h.crc_event_numbers = crc32c::Value(numbers);
   // The index follows the event numbers directly: 24-byte records need no page alignment, and
   // a small run's whole head (header, tables, index) is then one contiguous read.
-  const uint64_t index_at = h.sections[kEventNumbers].offset + numbers.size();
+  const uint64_t index_at = FERRY_TRY(w->out_.WriteHead(w->plan_, &h));
   w->layout_ = FERRY_TRY(Layout::Make(1, h.lumi_extent, h.event_extent, kRecordV3Bytes, index_at));
   h.sections[kIndex] = {index_at, w->layout_.index_bytes()};
-  w->end_ = AlignUp(index_at + w->layout_.index_bytes());
-  w->out_at_ = w->end_;
-  h.sections[kPayload].offset = w->end_;
-  FERRY_TRY_CTX(PwriteFull(w->fd_.get(), lumi_table.data(), lumi_table.size(), kShardHeaderSize),
-                path);
-  FERRY_TRY_CTX(
-      PwriteFull(w->fd_.get(), numbers.data(), numbers.size(), h.sections[kEventNumbers].offset),
-      path);
+  w->out_.StartPayload(index_at + w->layout_.index_bytes(), &h);
   return w;
 }
 
-ShardBuilder::ShardBuilder(
-    const Manifest& manifest, ShardPlan plan, Fd fd, std::string path, TaskPool* pool)
+ShardBuilder::ShardBuilder(const Manifest& manifest,
+                           ShardPlan plan,
+                           ShardOutput out,
+                           TaskPool* pool)
     : manifest_(manifest),
       schema_(manifest.schema),
       plan_(std::move(plan)),
-      fd_(std::move(fd)),
-      path_(std::move(path)),
+      out_(std::move(out)),
       pool_(pool),
       ks_(uint64_t{1} << manifest.log2_ks),
       kc_(uint64_t{1} << manifest.log2_kc),
@@ -352,7 +320,7 @@ Status ShardBuilder::Drain(bool wait) {
       break;
     }
     job.ticket.Wait();
-    FERRY_TRY_CTX(WriteJob(job), path_);
+    FERRY_TRY_CTX(WriteJob(job), out_.path());
     free_jobs_.push_back(std::move(jobs_.front()));
     jobs_.pop_front();
   }
@@ -363,69 +331,34 @@ Status ShardBuilder::WriteJob(Job& job) {
   FERRY_TRY(job.status);
   stats_.raw_bytes += job.raw_bytes;
   if (job.kind == Job::kS) {
-    uint64_t at = end_;
+    uint64_t at = out_.end();
     for (size_t i = 0; i < job.chunk_sizes.size(); ++i) {
       s_dir_[i].push_back({at, job.chunk_sizes[i], job.chunk_crcs[i]});
       at += job.chunk_sizes[i];
       ++stats_.s_chunks;
     }
-    return Append(job.stored);
+    return out_.Append(job.stored);
   }
-  const uint64_t offset = end_;
+  const uint64_t offset = out_.end();
   if (job.stored.size() > UINT32_MAX) {
     return UnsupportedError("E block over 4 GiB; use a smaller --block-size");
   }
   const auto size = static_cast<uint32_t>(job.stored.size());
-  FERRY_TRY(Append(job.stored));
+  FERRY_TRY(out_.Append(job.stored));
   AppendCBlockRef(e_table_, {offset, size, job.events});
   ++stats_.e_blocks;
-  // Records: sorted by slot, consecutive slots in one write (sorted input: one per block).
   std::sort(
       job.records.begin(), job.records.end(),
       [](const PendingRecord& a, const PendingRecord& b) { return a.slot_offset < b.slot_offset; });
-  std::vector<uint8_t> run;
-  uint64_t run_at = 0;
-  for (size_t k = 0; k <= job.records.size(); ++k) {
-    const bool extend =
-        k < job.records.size() && !run.empty() && job.records[k].slot_offset == run_at + run.size();
-    if (!extend && !run.empty()) {
-      FERRY_TRY(PwriteFull(fd_.get(), run.data(), run.size(), run_at));
-      run.clear();
-    }
-    if (k == job.records.size()) {
-      break;
-    }
-    const PendingRecord& r = job.records[k];
-    if (run.empty()) {
-      run_at = r.slot_offset;
-    }
-    const size_t at = run.size();
-    run.resize(at + kRecordV3Bytes);
-    WriteRecordV3(std::span(run).subspan(at, kRecordV3Bytes), {.block_size = size,
-                                                               .block_offset = offset,
-                                                               .ordinal = r.ordinal,
-                                                               .event_low = r.event_low});
+  RecordRuns runs(out_.fd());
+  for (const PendingRecord& r : job.records) {
+    std::span<uint8_t> rec = FERRY_TRY(runs.Next(r.slot_offset, kRecordV3Bytes));
+    WriteRecordV3(rec, {.block_size = size,
+                        .block_offset = offset,
+                        .ordinal = r.ordinal,
+                        .event_low = r.event_low});
   }
-  return OkStatus();
-}
-
-Status ShardBuilder::Append(std::span<const uint8_t> bytes) {
-  out_.insert(out_.end(), bytes.begin(), bytes.end());
-  end_ += bytes.size();
-  stats_.stored_bytes += bytes.size();
-  if (out_.size() >= kOutFlushBytes) {
-    return FlushOut();
-  }
-  return OkStatus();
-}
-
-Status ShardBuilder::FlushOut() {
-  if (!out_.empty()) {
-    FERRY_TRY_CTX(PwriteFull(fd_.get(), out_.data(), out_.size(), out_at_), path_);
-    out_at_ += out_.size();
-    out_.clear();
-  }
-  return OkStatus();
+  return runs.Flush();
 }
 
 Result<ShardBuildStats> ShardBuilder::Finish() {
@@ -433,19 +366,15 @@ Result<ShardBuildStats> ShardBuilder::Finish() {
     return InvalidArgumentError("shard already finished");
   }
   finished_ = true;
-  if (events_ != plan_.event_numbers.size()) {
-    return CorruptionError("run " + std::to_string(plan_.run) + ": " + std::to_string(events_)
-                           + " events written, the plan has "
-                           + std::to_string(plan_.event_numbers.size()));
-  }
+  FERRY_TRY(CheckPlanComplete(plan_, events_));
   FERRY_TRY(FlushE());
   FERRY_TRY(FlushS());
   FERRY_TRY(Drain(true));
-  FERRY_TRY(FlushOut());
-  FERRY_TRY(WriteShardTail(fd_.get(), path_, s_dir_, e_table_, &header_, &end_));
-  FERRY_TRY_CTX(ReadBack(), path_ + " (read back after writing)");
-  FERRY_TRY_CTX(fd_.Close(), path_);
-  stats_.bytes = end_;
+  FERRY_TRY(out_.WriteTail(s_dir_, e_table_, &header_));
+  FERRY_TRY_CTX(ReadBack(), out_.path() + " (read back after writing)");
+  FERRY_TRY(out_.Close());
+  stats_.stored_bytes = out_.appended();
+  stats_.bytes = out_.end();
   return stats_;
 }
 
@@ -456,7 +385,7 @@ Status ShardBuilder::ReadBack() {
   for (size_t b = 0; b * kCTableEntryBytes < e_table_.size(); ++b) {
     CBlockRef r = ParseCBlockRef(std::span(e_table_).subspan(b * kCTableEntryBytes));
     buf.resize(r.size);
-    FERRY_TRY(PreadFull(fd_.get(), buf.data(), buf.size(), r.offset));
+    FERRY_TRY(PreadFull(out_.fd(), buf.data(), buf.size(), r.offset));
     FERRY_TRY_CTX(ParseEBlockHeader(buf, true), "E block " + std::to_string(b));
     stats_.verified_bytes += r.size;
   }
@@ -464,7 +393,7 @@ Status ShardBuilder::ReadBack() {
     for (size_t b = 0; b < s_dir_[i].size(); ++b) {
       const ChunkRef& r = s_dir_[i][b];
       buf.resize(r.size);
-      FERRY_TRY(PreadFull(fd_.get(), buf.data(), buf.size(), r.offset));
+      FERRY_TRY(PreadFull(out_.fd(), buf.data(), buf.size(), r.offset));
       if (crc32c::Value(buf) != r.crc) {
         return CorruptionError("S chunk " + std::to_string(b) + " of column slot "
                                + std::to_string(i) + ": checksum mismatch");

@@ -22,12 +22,11 @@
 #include <vector>
 
 #include "base/byte_vector.h"
-#include "base/fd.h"
 #include "base/result.h"
 #include "rootio/column.h"
 #include "store/dictionary.h"
 #include "store/format.h"
-#include "store/shard_writer.h"
+#include "store/shard_output.h"
 #include "store/task_pool.h"
 
 namespace ferry::store {
@@ -74,20 +73,17 @@ class ShardBuilder {
 
  private:
   struct Job;
-  ShardBuilder(const Manifest& manifest, ShardPlan plan, Fd fd, std::string path, TaskPool* pool);
+  ShardBuilder(const Manifest& manifest, ShardPlan plan, ShardOutput out, TaskPool* pool);
   std::unique_ptr<Job> TakeJob();  // a finished job's buffers, or a new job
   Status FlushE();
   Status FlushS();
   Status WriteJob(Job& job);
-  Status Append(std::span<const uint8_t> bytes);
-  Status FlushOut();
   Status ReadBack();
 
   const Manifest& manifest_;
   const Schema& schema_;
   ShardPlan plan_;
-  Fd fd_;
-  std::string path_;
+  ShardOutput out_;
   TaskPool* pool_;
   const Dictionary* dict_ = nullptr;
   Layout layout_;
@@ -97,9 +93,6 @@ class ShardBuilder {
   bool j_chunks_ = false;
 
   uint64_t events_ = 0;  // ordinals handed out
-  uint64_t end_ = 0;     // file offset of the next payload byte
-  std::vector<uint8_t> out_;
-  uint64_t out_at_ = 0;
 
   // Open E block: every column's values (unshuffled), group totals, the events' records.
   std::vector<std::vector<uint8_t>> e_bufs_;

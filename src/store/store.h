@@ -168,11 +168,42 @@ class Store {
     uint64_t event_slot;
   };
   Result<Resolved> Resolve(const EventId& id);
+  // The steps of Scan (store_scan.cc): per shard, per S block, the fixed columns' chunks read
+  // and decoded, the batch shaped from them, the collections filled.
+  struct ScanState;
+  Status ScanShard(Shard& shard,
+                   std::span<const int32_t> columns,
+                   ScanState& st,
+                   const std::function<Status(const ScanBatch&)>& fn);
+  Status ReadFixedChunks(Shard& shard,
+                         uint64_t b,
+                         uint64_t first,
+                         uint64_t n,
+                         const std::string& where,
+                         ScanState& st);
+  static void FillBatch(
+      const Schema& s, std::span<const int32_t> columns, uint64_t first, uint64_t n, ScanState& st);
   // Version 3 picks: every id resolved first, then per shard one request for the records and
   // one for the E blocks not cached (docs/format/store.md section 2).
   Status ReadEventsV3(std::span<const EventId> ids,
                       std::span<const int32_t> columns,
                       std::vector<rootio::Column>* out);
+  // The steps of ReadEventsV3 (see store_v3.cc), over one shard's events (list: indices into
+  // ids and wants): records checked, E blocks found in the cache or read and decoded; then the
+  // values of every event gathered into out.
+  struct PickV3;
+  Status ReadPickedRecords(Shard& shard,
+                           std::span<const EventId> ids,
+                           std::span<const size_t> list,
+                           std::span<PickV3> wants);
+  Status ReadPickedBlocks(size_t run_slot,
+                          std::span<const EventId> ids,
+                          std::span<const size_t> list,
+                          std::span<PickV3> wants);
+  Status GatherPicked(std::span<const EventId> ids,
+                      std::span<const int32_t> columns,
+                      std::span<const PickV3> wants,
+                      std::vector<rootio::Column>* out) const;
   // Decodes a version-3 E block (CRC checked) into a cacheable chunk.
   Result<Chunk> DecodeEBlock(std::span<const uint8_t> bytes, uint64_t first_ordinal);
   // Version 3 collections of events [first, first + n) from the E blocks (no J chunks).
@@ -182,7 +213,41 @@ class Store {
                          std::span<const int32_t> columns,
                          const std::vector<size_t>& jagged_at,
                          ScanBatch* batch);
-  Result<VerifyReport> VerifyV3(Shard& shard, VerifyReport rep);
+  // Verify of one shard, either version: directories, event numbers, every block, every S/J
+  // chunk, every index record.
+  Status VerifyShard(Shard& shard, VerifyReport* rep);
+  // "E block" (version 3) or "collection block": how errors name a shard's blocks.
+  static const char* BlockNoun(const Shard& shard);
+  // Block b at ref (its context bw) checked and decoded; its collection elements added to
+  // group_elements (one per group). Return the events it holds; nullopt for a version 1-2
+  // shard without collections, whose C blocks are empty.
+  Result<std::optional<uint64_t>> VerifyCBlock(Shard& shard,
+                                               const CBlockRef& ref,
+                                               const std::string& bw,
+                                               std::span<uint64_t> group_elements,
+                                               std::vector<uint8_t>* scratch,
+                                               std::vector<uint8_t>* raw);
+  Result<std::optional<uint64_t>> VerifyEBlock(Shard& shard,
+                                               uint64_t b,
+                                               const CBlockRef& ref,
+                                               const std::string& bw,
+                                               std::span<uint64_t> group_elements,
+                                               std::vector<uint8_t>* scratch);
+  // Every S chunk and J chunk, decoded to the size the event count or s_group_elements (per S
+  // block and group) implies.
+  Status VerifySChunks(Shard& shard,
+                       const std::string& where,
+                       std::span<const uint64_t> s_group_elements,
+                       VerifyReport* rep,
+                       std::vector<uint8_t>* scratch,
+                       std::vector<uint8_t>* raw);
+  // Every index record against the event numbers (nums) and the blocks.
+  Status VerifyRecords(Shard& shard,
+                       const std::string& where,
+                       std::span<const uint64_t> nums,
+                       std::span<const CBlockRef> blocks,
+                       VerifyReport* rep,
+                       std::vector<uint8_t>* scratch);
   // Reads and checks the C block at offset and decodes the chunks of slots (plus those of
   // previous, a partial decode of the same block).
   Result<Chunk> DecodeBlock(Shard& shard,

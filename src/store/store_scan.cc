@@ -30,127 +30,160 @@ void Restart(const ColumnSpec& spec, uint64_t first, uint64_t n, rootio::Column*
 
 }  // namespace
 
-Status Store::Scan(std::span<const int32_t> columns,
-                   const std::function<Status(const ScanBatch&)>& fn) {
-  const Schema& s = schema();
+// What a scan reads and where it goes, and the buffers it reuses from block to block.
+struct Store::ScanState {
   // Fixed columns to fetch: the requested ones plus the counters of requested jagged ones.
   std::vector<int32_t> fixed;
-  for (int32_t c : columns) {
-    const ColumnSpec& spec = s.columns[static_cast<size_t>(c)];
-    int32_t f = spec.jagged() ? spec.counter : c;
-    if (std::find(fixed.begin(), fixed.end(), f) == fixed.end()) {
-      fixed.push_back(f);
-    }
-  }
-  std::vector<rootio::Column> fixed_cols(fixed.size());
-  std::vector<uint8_t> scratch;
-  std::vector<uint8_t> header_scratch;
-  ScanBatch batch;
-  batch.columns.resize(columns.size());
   // Per requested column: its entry in fixed (itself, or its counter when jagged), and the
   // positions of the jagged ones.
-  std::vector<size_t> fixed_of(columns.size());
+  std::vector<size_t> fixed_of;
   std::vector<size_t> jagged_at;
-  for (size_t q = 0; q < columns.size(); ++q) {
-    const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[q])];
-    const int32_t f = spec.jagged() ? spec.counter : columns[q];
-    fixed_of[q] = static_cast<size_t>(std::find(fixed.begin(), fixed.end(), f) - fixed.begin());
-    if (spec.jagged()) {
-      jagged_at.push_back(q);
-    }
-  }
-  std::vector<bool> swapped(fixed.size());
-  std::vector<size_t> first_at(fixed.size());
+  std::vector<rootio::Column> fixed_cols;
+  ScanBatch batch;
+  std::vector<bool> swapped;
+  std::vector<size_t> first_at;
+  std::vector<uint8_t> scratch;
+  std::vector<uint8_t> header_scratch;
   std::vector<std::vector<uint8_t>> bufs;
   std::vector<std::span<const uint8_t>> got;
   std::vector<std::pair<uint64_t, size_t>> ranges;
   std::vector<ChunkRef> refs;
+
+  ScanState(const Schema& s, std::span<const int32_t> columns) {
+    for (int32_t c : columns) {
+      const ColumnSpec& spec = s.columns[static_cast<size_t>(c)];
+      int32_t f = spec.jagged() ? spec.counter : c;
+      if (std::find(fixed.begin(), fixed.end(), f) == fixed.end()) {
+        fixed.push_back(f);
+      }
+    }
+    fixed_cols.resize(fixed.size());
+    batch.columns.resize(columns.size());
+    fixed_of.resize(columns.size());
+    for (size_t q = 0; q < columns.size(); ++q) {
+      const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[q])];
+      const int32_t f = spec.jagged() ? spec.counter : columns[q];
+      fixed_of[q] = static_cast<size_t>(std::find(fixed.begin(), fixed.end(), f) - fixed.begin());
+      if (spec.jagged()) {
+        jagged_at.push_back(q);
+      }
+    }
+    swapped.resize(fixed.size());
+    first_at.resize(fixed.size());
+  }
+};
+
+Status Store::Scan(std::span<const int32_t> columns,
+                   const std::function<Status(const ScanBatch&)>& fn) {
+  ScanState st(schema(), columns);
   for (size_t r = 0; r < manifest_.runs.size(); ++r) {
     Shard* shard = FERRY_TRY(Attach(r));
-    const ShardHeader& h = shard->header();
-    const uint64_t ks = uint64_t{1} << h.log2_ks;
-    // The directory slices this scan needs, in one request.
-    std::vector<size_t> slots;
-    slots.reserve(fixed.size());
-    for (int32_t f : fixed) {
-      slots.push_back(static_cast<size_t>(s.columns[static_cast<size_t>(f)].slot));
-    }
-    if (shard->has_j_chunks()) {
-      for (int32_t c : columns) {
-        const ColumnSpec& spec = s.columns[static_cast<size_t>(c)];
-        if (spec.jagged()) {
-          slots.push_back(s.fixed.size() + static_cast<size_t>(spec.slot));
-        }
-      }
-    }
-    FERRY_TRY_CTX(shard->LoadSDirectory(slots), "shard " + shard->path());
-    for (uint64_t b = 0; b < h.s_blocks(); ++b) {
-      const uint64_t first = b * ks;
-      const uint64_t n = std::min(ks, h.events - first);
-      const std::string where = "shard " + shard->path() + " > S block " + std::to_string(b);
-      // Every fixed column's chunk of the block in one request.
-      refs.clear();
-      ranges.clear();
-      for (int32_t f : fixed) {
-        ChunkRef ref = FERRY_TRY(
-            shard->SChunk(static_cast<size_t>(s.columns[static_cast<size_t>(f)].slot), b));
-        refs.push_back(ref);
-        ranges.emplace_back(ref.offset, ref.size);
-      }
-      FERRY_TRY_CTX(shard->BytesV(ranges, &bufs, &got), where);
-      for (size_t k = 0; k < fixed.size(); ++k) {
-        const ColumnSpec& c = s.columns[static_cast<size_t>(fixed[k])];
-        rootio::Column& col = fixed_cols[k];
-        Restart(c, first, n, &col);
-        col.bytes.resize(n * c.len * c.value_size());
-        FERRY_TRY_CTX(DecodeSChunk(refs[k], got[k], shard->v3(), c.value_size(), col.bytes),
-                      "column " + c.name + " (S chunk) > " + where);
-        ++counters_.block_reads;
-      }
-      batch.run = h.run;
-      batch.first_ordinal = first;
-      batch.events = static_cast<int64_t>(n);
-      // Jagged columns first (their offsets come from the counters in fixed_cols), then the
-      // fixed ones are swapped in (copied only when asked for twice). Buffers circulate between
-      // fixed_cols and the batch, so a scan allocates only in its first block.
-      for (size_t q = 0; q < columns.size(); ++q) {
-        const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[q])];
-        if (!spec.jagged()) {
-          continue;
-        }
-        const rootio::Column& counts = fixed_cols[fixed_of[q]];
-        rootio::Column& col = batch.columns[q];
-        Restart(spec, first, n, &col);
-        col.offsets.resize(n + 1);
-        col.offsets[0] = 0;
-        uint64_t* off = col.offsets.data();
-        ForEachCount(counts.bytes.data(), counts.type, n,
-                     [&](size_t i, uint64_t v) { off[i + 1] = off[i] + v * spec.len; });
-        col.bytes.resize(col.offsets[n] * spec.value_size());
-      }
-      std::fill(swapped.begin(), swapped.end(), false);
-      for (size_t q = 0; q < columns.size(); ++q) {
-        if (s.columns[static_cast<size_t>(columns[q])].jagged()) {
-          continue;
-        }
-        const size_t k = fixed_of[q];
-        if (!swapped[k]) {
-          std::swap(batch.columns[q], fixed_cols[k]);
-          swapped[k] = true;
-          first_at[k] = q;
-        } else {
-          batch.columns[q] = batch.columns[first_at[k]];
-        }
-      }
-      if (!jagged_at.empty()) {
-        FERRY_TRY_CTX(
-            FillJagged(*shard, first, n, columns, jagged_at, &batch, &scratch, &header_scratch),
-            where);
-      }
-      FERRY_TRY(fn(batch));
-    }
+    FERRY_TRY(ScanShard(*shard, columns, st, fn));
   }
   return OkStatus();
+}
+
+Status Store::ScanShard(Shard& shard,
+                        std::span<const int32_t> columns,
+                        ScanState& st,
+                        const std::function<Status(const ScanBatch&)>& fn) {
+  const Schema& s = schema();
+  const ShardHeader& h = shard.header();
+  const uint64_t ks = uint64_t{1} << h.log2_ks;
+  // The directory slices this scan needs, in one request.
+  std::vector<size_t> slots;
+  slots.reserve(st.fixed.size());
+  for (int32_t f : st.fixed) {
+    slots.push_back(static_cast<size_t>(s.columns[static_cast<size_t>(f)].slot));
+  }
+  if (shard.has_j_chunks()) {
+    for (int32_t c : columns) {
+      const ColumnSpec& spec = s.columns[static_cast<size_t>(c)];
+      if (spec.jagged()) {
+        slots.push_back(s.fixed.size() + static_cast<size_t>(spec.slot));
+      }
+    }
+  }
+  FERRY_TRY_CTX(shard.LoadSDirectory(slots), "shard " + shard.path());
+  for (uint64_t b = 0; b < h.s_blocks(); ++b) {
+    const uint64_t first = b * ks;
+    const uint64_t n = std::min(ks, h.events - first);
+    const std::string where = "shard " + shard.path() + " > S block " + std::to_string(b);
+    FERRY_TRY(ReadFixedChunks(shard, b, first, n, where, st));
+    st.batch.run = h.run;
+    st.batch.first_ordinal = first;
+    st.batch.events = static_cast<int64_t>(n);
+    FillBatch(s, columns, first, n, st);
+    if (!st.jagged_at.empty()) {
+      FERRY_TRY_CTX(FillJagged(shard, first, n, columns, st.jagged_at, &st.batch, &st.scratch,
+                               &st.header_scratch),
+                    where);
+    }
+    FERRY_TRY(fn(st.batch));
+  }
+  return OkStatus();
+}
+
+// Every fixed column's chunk of S block b in one request, decoded into st.fixed_cols.
+Status Store::ReadFixedChunks(
+    Shard& shard, uint64_t b, uint64_t first, uint64_t n, const std::string& where, ScanState& st) {
+  const Schema& s = schema();
+  st.refs.clear();
+  st.ranges.clear();
+  for (int32_t f : st.fixed) {
+    ChunkRef ref =
+        FERRY_TRY(shard.SChunk(static_cast<size_t>(s.columns[static_cast<size_t>(f)].slot), b));
+    st.refs.push_back(ref);
+    st.ranges.emplace_back(ref.offset, ref.size);
+  }
+  FERRY_TRY_CTX(shard.BytesV(st.ranges, &st.bufs, &st.got), where);
+  for (size_t k = 0; k < st.fixed.size(); ++k) {
+    const ColumnSpec& c = s.columns[static_cast<size_t>(st.fixed[k])];
+    rootio::Column& col = st.fixed_cols[k];
+    Restart(c, first, n, &col);
+    col.bytes.resize(n * c.len * c.value_size());
+    FERRY_TRY_CTX(DecodeSChunk(st.refs[k], st.got[k], shard.v3(), c.value_size(), col.bytes),
+                  "column " + c.name + " (S chunk) > " + where);
+    ++counters_.block_reads;
+  }
+  return OkStatus();
+}
+
+// Jagged columns first (their offsets come from the counters in fixed_cols; their values
+// are filled later), then the fixed ones are swapped in (copied only when asked for twice).
+// Buffers circulate between fixed_cols and the batch, so a scan allocates only in its first
+// block.
+void Store::FillBatch(
+    const Schema& s, std::span<const int32_t> columns, uint64_t first, uint64_t n, ScanState& st) {
+  for (size_t q = 0; q < columns.size(); ++q) {
+    const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[q])];
+    if (!spec.jagged()) {
+      continue;
+    }
+    const rootio::Column& counts = st.fixed_cols[st.fixed_of[q]];
+    rootio::Column& col = st.batch.columns[q];
+    Restart(spec, first, n, &col);
+    col.offsets.resize(n + 1);
+    col.offsets[0] = 0;
+    uint64_t* off = col.offsets.data();
+    ForEachCount(counts.bytes.data(), counts.type, n,
+                 [&](size_t i, uint64_t v) { off[i + 1] = off[i] + v * spec.len; });
+    col.bytes.resize(col.offsets[n] * spec.value_size());
+  }
+  std::fill(st.swapped.begin(), st.swapped.end(), false);
+  for (size_t q = 0; q < columns.size(); ++q) {
+    if (s.columns[static_cast<size_t>(columns[q])].jagged()) {
+      continue;
+    }
+    const size_t k = st.fixed_of[q];
+    if (!st.swapped[k]) {
+      std::swap(st.batch.columns[q], st.fixed_cols[k]);
+      st.swapped[k] = true;
+      st.first_at[k] = q;
+    } else {
+      st.batch.columns[q] = st.batch.columns[st.first_at[k]];
+    }
+  }
 }
 
 Status Store::FillJagged(Shard& shard,
@@ -278,115 +311,185 @@ Status Store::DecodeSChunk(const ChunkRef& ref,
 
 Result<VerifyReport> Store::Verify() {
   VerifyReport rep;
-  const Schema& s = schema();
-  std::vector<uint8_t> scratch;
-  std::vector<uint8_t> raw;
   for (size_t r = 0; r < manifest_.runs.size(); ++r) {
     Shard* shard = FERRY_TRY(Attach(r));
-    if (shard->v3()) {
-      rep = FERRY_TRY(VerifyV3(*shard, rep));
-      continue;
-    }
-    const ShardHeader& h = shard->header();
-    const std::string where = "shard " + shard->path();
-    FERRY_TRY_CTX(shard->CheckDirectories(), where);
-    // Event numbers: checksum and order within each lumi.
-    const std::vector<uint64_t> nums = FERRY_TRY_CTX(shard->AllEventNumbers(), where);
-    // C table and blocks.
-    std::vector<CBlockRef> cblocks(h.c_blocks());
-    // Elements of each collection group per S block (the sizes the J chunks must decode to).
-    std::vector<uint64_t> s_group_elements(h.s_blocks() * s.groups(), 0);
-    for (uint64_t b = 0; b < h.c_blocks(); ++b) {
-      cblocks[b] = FERRY_TRY_CTX(shard->CBlock(b), where);
-      if (s.jagged.empty()) {
-        continue;
-      }
-      const std::string bw = where + " > collection block " + std::to_string(b);
-      auto block = FERRY_TRY_CTX(shard->Bytes(cblocks[b].offset, cblocks[b].size, &scratch), bw);
-      CBlockHeader bh = FERRY_TRY_CTX(ParseCBlockHeader(block, cblocks[b].size, s, true), bw);
-      const uint64_t want =
-          std::min(uint64_t{1} << h.log2_kc, h.events - b * (uint64_t{1} << h.log2_kc));
-      if (bh.events != cblocks[b].events || bh.events != want) {
-        return CorruptionError(bw + ": holds " + std::to_string(bh.events) + " events, expected "
-                               + std::to_string(want));
-      }
-      const uint64_t sb = b >> (h.log2_ks - h.log2_kc);
-      for (size_t g = 0; g < s.groups(); ++g) {
-        s_group_elements[sb * s.groups() + g] += bh.group_elements[g];
-      }
-      uint64_t at = bh.header_bytes;
-      for (size_t j = 0; j < s.jagged.size(); ++j) {
-        const ColumnSpec& c = s.columns[static_cast<size_t>(s.jagged[j])];
-        raw.resize(uint64_t{bh.group_elements[static_cast<size_t>(c.group)]} * c.len
-                   * c.value_size());
-        FERRY_TRY_CTX(DecodeChunk(block.subspan(at, bh.chunk_sizes[j]), raw),
-                      "column " + c.name + " > " + bw);
-        at += bh.chunk_sizes[j];
-      }
-      ++rep.c_blocks;
-      rep.bytes += cblocks[b].size;
-    }
-    // S chunks of the fixed columns, then (version 2) the J chunks of the jagged ones, sized
-    // by the C blocks' element totals.
-    for (size_t slot = 0; slot < shard->s_dir_columns(); ++slot) {
-      const bool fixed = slot < s.fixed.size();
-      const ColumnSpec& c =
-          s.columns[static_cast<size_t>(fixed ? s.fixed[slot] : s.jagged[slot - s.fixed.size()])];
-      for (uint64_t b = 0; b < h.s_blocks(); ++b) {
-        const std::string bw = where + (fixed ? " > S chunk of " : " > J chunk of ") + c.name
-                               + " in block " + std::to_string(b);
-        const uint64_t values =
-            fixed ? std::min(uint64_t{1} << h.log2_ks, h.events - b * (uint64_t{1} << h.log2_ks))
-                  : s_group_elements[b * s.groups() + static_cast<size_t>(c.group)];
-        raw.resize(values * c.len * c.value_size());
-        ChunkRef ref = FERRY_TRY_CTX(ReadSChunk(*shard, slot, b, raw, &scratch), bw);
-        ++rep.s_chunks;
-        rep.bytes += ref.size;
-      }
-    }
-    // Every index record: padding, or present with a good checksum, the event number of its
-    // slot, a unique ordinal and the C block that ordinal belongs to.
-    std::vector<bool> seen(h.events, false);
-    const Layout& lay = shard->layout();
-    const uint64_t rs = lay.record_size();
-    const uint64_t per_slice = std::max<uint64_t>(1, kVerifyIndexSlice / rs);
-    for (uint64_t k = 0; k < lay.shard_slots(); k += per_slice) {
-      const uint64_t n = std::min(per_slice, lay.shard_slots() - k);
-      auto bytes =
-          FERRY_TRY_CTX(shard->Bytes(lay.index_offset() + k * rs, n * rs, &scratch), where);
-      for (uint64_t i = 0; i < n; ++i) {
-        const uint64_t slot = k + i;
-        const uint64_t l = slot / lay.events();
-        const uint64_t e = slot % lay.events();
-        auto rec = bytes.subspan(i * rs, rs);
-        const std::string rw =
-            where + " > record of slot (" + std::to_string(l) + ", " + std::to_string(e) + ")";
-        bool present = FERRY_TRY_CTX(CheckRecord(rec), rw);
-        const bool expected = l < shard->lumis().size() && e < shard->lumis()[l].count;
-        if (present != expected) {
-          return CorruptionError(
-              rw + (present ? ": a padding slot holds a record" : ": the record is missing"));
-        }
-        if (!present) {
-          ++rep.padding;
-          continue;
-        }
-        RecordHeader rh = ReadRecordHeader(rec);
-        if (rh.event != nums[shard->lumis()[l].first + e] || rh.ordinal >= h.events
-            || seen[rh.ordinal]) {
-          return CorruptionError(rw + ": event number or ordinal inconsistent");
-        }
-        seen[rh.ordinal] = true;
-        const CBlockRef& cb = cblocks[rh.ordinal >> h.log2_kc];
-        if (rh.cblock_offset != cb.offset || rh.cblock_size != cb.size) {
-          return CorruptionError(rw + ": points at the wrong collection block");
-        }
-        ++rep.records;
-      }
-      rep.bytes += n * rs;
-    }
+    FERRY_TRY(VerifyShard(*shard, &rep));
   }
   return rep;
+}
+
+Status Store::VerifyShard(Shard& shard, VerifyReport* rep) {
+  const Schema& s = schema();
+  const ShardHeader& h = shard.header();
+  const std::string where = "shard " + shard.path();
+  FERRY_TRY_CTX(shard.CheckDirectories(), where);
+  // Event numbers: checksum and order within each lumi.
+  const std::vector<uint64_t> nums = FERRY_TRY_CTX(shard.AllEventNumbers(), where);
+  std::vector<uint8_t> scratch;
+  std::vector<uint8_t> raw;
+  // Blocks (C blocks, or E blocks in version 3): checksum, decode, event count. Their
+  // collection elements per group and S block are the sizes the J chunks must decode to.
+  std::vector<CBlockRef> blocks(h.c_blocks());
+  std::vector<uint64_t> s_group_elements(h.s_blocks() * s.groups(), 0);
+  for (uint64_t b = 0; b < h.c_blocks(); ++b) {
+    blocks[b] = FERRY_TRY_CTX(shard.CBlock(b), where);
+    const std::string bw = where + " > " + BlockNoun(shard) + " " + std::to_string(b);
+    const uint64_t sb = b >> (h.log2_ks - h.log2_kc);
+    const std::span<uint64_t> elements(s_group_elements.data() + sb * s.groups(), s.groups());
+    const std::optional<uint64_t> events =
+        shard.v3() ? FERRY_TRY(VerifyEBlock(shard, b, blocks[b], bw, elements, &scratch))
+                   : FERRY_TRY(VerifyCBlock(shard, blocks[b], bw, elements, &scratch, &raw));
+    if (!events.has_value()) {
+      continue;  // a version 1-2 shard without collections has empty C blocks
+    }
+    const uint64_t want =
+        std::min(uint64_t{1} << h.log2_kc, h.events - b * (uint64_t{1} << h.log2_kc));
+    if (*events != blocks[b].events || *events != want) {
+      return CorruptionError(bw + ": holds " + std::to_string(*events) + " events, expected "
+                             + std::to_string(want));
+    }
+    ++rep->c_blocks;
+    rep->bytes += blocks[b].size;
+  }
+  FERRY_TRY(VerifySChunks(shard, where, s_group_elements, rep, &scratch, &raw));
+  return VerifyRecords(shard, where, nums, blocks, rep, &scratch);
+}
+
+const char* Store::BlockNoun(const Shard& shard) {
+  return shard.v3() ? "E block" : "collection block";
+}
+
+Result<std::optional<uint64_t>> Store::VerifyCBlock(Shard& shard,
+                                                    const CBlockRef& ref,
+                                                    const std::string& bw,
+                                                    std::span<uint64_t> group_elements,
+                                                    std::vector<uint8_t>* scratch,
+                                                    std::vector<uint8_t>* raw) {
+  const Schema& s = schema();
+  if (s.jagged.empty()) {
+    return std::nullopt;
+  }
+  auto block = FERRY_TRY_CTX(shard.Bytes(ref.offset, ref.size, scratch), bw);
+  CBlockHeader bh = FERRY_TRY_CTX(ParseCBlockHeader(block, ref.size, s, true), bw);
+  for (size_t g = 0; g < s.groups(); ++g) {
+    group_elements[g] += bh.group_elements[g];
+  }
+  uint64_t at = bh.header_bytes;
+  for (size_t j = 0; j < s.jagged.size(); ++j) {
+    const ColumnSpec& c = s.columns[static_cast<size_t>(s.jagged[j])];
+    raw->resize(uint64_t{bh.group_elements[static_cast<size_t>(c.group)]} * c.len * c.value_size());
+    FERRY_TRY_CTX(DecodeChunk(block.subspan(at, bh.chunk_sizes[j]), *raw),
+                  "column " + c.name + " > " + bw);
+    at += bh.chunk_sizes[j];
+  }
+  return bh.events;
+}
+
+Status Store::VerifySChunks(Shard& shard,
+                            const std::string& where,
+                            std::span<const uint64_t> s_group_elements,
+                            VerifyReport* rep,
+                            std::vector<uint8_t>* scratch,
+                            std::vector<uint8_t>* raw) {
+  const Schema& s = schema();
+  const ShardHeader& h = shard.header();
+  // S chunks of the fixed columns, then the J chunks of the jagged ones, sized by the blocks'
+  // element totals.
+  for (size_t slot = 0; slot < shard.s_dir_columns(); ++slot) {
+    const bool fixed = slot < s.fixed.size();
+    const ColumnSpec& c =
+        s.columns[static_cast<size_t>(fixed ? s.fixed[slot] : s.jagged[slot - s.fixed.size()])];
+    for (uint64_t b = 0; b < h.s_blocks(); ++b) {
+      const std::string bw = where + (fixed ? " > S chunk of " : " > J chunk of ") + c.name
+                             + " in block " + std::to_string(b);
+      const uint64_t values =
+          fixed ? std::min(uint64_t{1} << h.log2_ks, h.events - b * (uint64_t{1} << h.log2_ks))
+                : s_group_elements[b * s.groups() + static_cast<size_t>(c.group)];
+      raw->resize(values * c.len * c.value_size());
+      ChunkRef ref = FERRY_TRY_CTX(ReadSChunk(shard, slot, b, *raw, scratch), bw);
+      ++rep->s_chunks;
+      rep->bytes += ref.size;
+    }
+  }
+  return OkStatus();
+}
+
+namespace {
+
+// An index record of either layout, as Verify compares it.
+struct SlotRecord {
+  uint64_t event = 0;  // version 3: the low 32 bits
+  uint64_t ordinal = 0;
+  uint64_t block_offset = 0;
+  uint64_t block_size = 0;
+};
+
+// Parses (and checks the CRC of) a present record; false for a padding slot.
+Result<bool> ParseSlotRecord(bool v3, std::span<const uint8_t> bytes, SlotRecord* out) {
+  if (v3) {
+    RecordV3 r;
+    const bool present = FERRY_TRY(ParseRecordV3(bytes, &r));
+    *out = {r.event_low, r.ordinal, r.block_offset, r.block_size};
+    return present;
+  }
+  const bool present = FERRY_TRY(CheckRecord(bytes));
+  const RecordHeader rh = ReadRecordHeader(bytes);
+  *out = {rh.event, rh.ordinal, rh.cblock_offset, rh.cblock_size};
+  return present;
+}
+
+}  // namespace
+
+Status Store::VerifyRecords(Shard& shard,
+                            const std::string& where,
+                            std::span<const uint64_t> nums,
+                            std::span<const CBlockRef> blocks,
+                            VerifyReport* rep,
+                            std::vector<uint8_t>* scratch) {
+  // Every index record: padding, or present with a good checksum, the event number (version
+  // 3: its low bits) of its slot, a unique ordinal and the block that ordinal belongs to.
+  const ShardHeader& h = shard.header();
+  const Layout& lay = shard.layout();
+  const uint64_t rs = lay.record_size();
+  // Version 3's compact index is read in one request; the older, wider one in slices.
+  const uint64_t per_slice =
+      shard.v3() ? lay.shard_slots() : std::max<uint64_t>(1, kVerifyIndexSlice / rs);
+  std::vector<bool> seen(h.events, false);
+  for (uint64_t k = 0; k < lay.shard_slots(); k += per_slice) {
+    const uint64_t n = std::min(per_slice, lay.shard_slots() - k);
+    auto bytes = FERRY_TRY_CTX(shard.Bytes(lay.index_offset() + k * rs, n * rs, scratch), where);
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint64_t l = (k + i) / lay.events();
+      const uint64_t e = (k + i) % lay.events();
+      const std::string rw =
+          where + " > record of slot (" + std::to_string(l) + ", " + std::to_string(e) + ")";
+      SlotRecord r;
+      const bool present =
+          FERRY_TRY_CTX(ParseSlotRecord(shard.v3(), bytes.subspan(i * rs, rs), &r), rw);
+      const bool expected = l < shard.lumis().size() && e < shard.lumis()[l].count;
+      if (present != expected) {
+        return CorruptionError(
+            rw + (present ? ": a padding slot holds a record" : ": the record is missing"));
+      }
+      if (!present) {
+        ++rep->padding;
+        continue;
+      }
+      const uint64_t num = nums[shard.lumis()[l].first + e];
+      if (r.event != (shard.v3() ? uint64_t{static_cast<uint32_t>(num)} : num)
+          || r.ordinal >= h.events || seen[r.ordinal]) {
+        return CorruptionError(rw + ": event number or ordinal inconsistent");
+      }
+      seen[r.ordinal] = true;
+      const CBlockRef& block = blocks[r.ordinal >> h.log2_kc];
+      if (r.block_offset != block.offset || r.block_size != block.size) {
+        return CorruptionError(rw + ": points at the wrong " + BlockNoun(shard));
+      }
+      ++rep->records;
+    }
+    rep->bytes += n * rs;
+  }
+  return OkStatus();
 }
 
 }  // namespace ferry::store

@@ -79,19 +79,20 @@ Result<Chunk> Store::DecodeEBlock(std::span<const uint8_t> bytes, uint64_t first
   return Chunk(std::move(out));
 }
 
+// One event of a version-3 pick: where its record is, then the record and its E block.
+struct Store::PickV3 {
+  size_t shard;
+  uint64_t record_offset;
+  uint64_t event;
+  RecordV3 rec;
+  Chunk block;
+};
+
 Status Store::ReadEventsV3(std::span<const EventId> ids,
                            std::span<const int32_t> columns,
                            std::vector<rootio::Column>* out) {
-  const Schema& s = schema();
   // 1. Resolve every id to its shard and record offset (attaching shards on first use).
-  struct Want {
-    size_t shard;
-    uint64_t record_offset;
-    uint64_t event;
-    RecordV3 rec;
-    Chunk block;
-  };
-  std::vector<Want> wants(ids.size());
+  std::vector<PickV3> wants(ids.size());
   std::map<size_t, std::vector<size_t>> by_shard;  // run slot -> indices into wants
   for (size_t i = 0; i < ids.size(); ++i) {
     const Resolved at = FERRY_TRY(Resolve(ids[i]));
@@ -102,78 +103,104 @@ Status Store::ReadEventsV3(std::span<const EventId> ids,
                 nullptr};
     by_shard[at.run_slot].push_back(i);
   }
+  for (auto& [r, list] : by_shard) {
+    FERRY_TRY(ReadPickedRecords(*shards_[r], ids, list, wants));
+    FERRY_TRY(ReadPickedBlocks(r, ids, list, wants));
+  }
+  return GatherPicked(ids, columns, wants, out);
+}
+
+// 2. Every record of the shard's events: one request per batch.
+Status Store::ReadPickedRecords(Shard& shard,
+                                std::span<const EventId> ids,
+                                std::span<const size_t> list,
+                                std::span<PickV3> wants) {
+  const SectionRef& payload = shard.header().sections[kPayload];
   std::vector<std::vector<uint8_t>> bufs;
   std::vector<std::span<const uint8_t>> got;
   std::vector<std::pair<uint64_t, size_t>> ranges;
-  for (auto& [r, list] : by_shard) {
-    Shard& shard = *shards_[r];
-    const uint64_t kc_log2 = shard.header().log2_kc;
-    const SectionRef& payload = shard.header().sections[kPayload];
-    // 2. Every record of the shard's events: one request per batch.
-    for (size_t at = 0; at < list.size(); at += kMaxRangesPerRequest) {
-      const size_t n = std::min(kMaxRangesPerRequest, list.size() - at);
-      ranges.clear();
-      for (size_t k = 0; k < n; ++k) {
-        ranges.emplace_back(wants[list[at + k]].record_offset, kRecordV3Bytes);
-      }
-      FERRY_TRY_CTX(shard.BytesV(ranges, &bufs, &got), "shard " + shard.path() + " > records");
-      counters_.record_reads += n;
-      for (size_t k = 0; k < n; ++k) {
-        Want& w = wants[list[at + k]];
-        const EventId& id = ids[list[at + k]];
-        auto where = [&] {
-          return "shard " + shard.path() + " > record of event " + id.ToString();
-        };
-        bool present = FERRY_TRY_CTX(ParseRecordV3(got[k], &w.rec), where());
-        if (!present || w.rec.event_low != static_cast<uint32_t>(id.event)
-            || w.rec.ordinal >= shard.header().events) {
-          return CorruptionError("index record does not match the event array").AddContext(where());
-        }
-        if (w.rec.block_offset < payload.offset
-            || w.rec.block_offset > payload.offset + payload.size
-            || w.rec.block_size > payload.offset + payload.size - w.rec.block_offset) {
-          return CorruptionError("E block outside the payload").AddContext(where());
-        }
-      }
+  for (size_t at = 0; at < list.size(); at += kMaxRangesPerRequest) {
+    const size_t n = std::min(kMaxRangesPerRequest, list.size() - at);
+    ranges.clear();
+    for (size_t k = 0; k < n; ++k) {
+      ranges.emplace_back(wants[list[at + k]].record_offset, kRecordV3Bytes);
     }
-    // 3. The E blocks not cached: one request per batch, each decoded once.
-    std::map<uint64_t, Chunk> blocks;
-    std::vector<uint64_t> missing;
-    for (size_t i : list) {
-      const Want& w = wants[i];
-      if (blocks.count(w.rec.block_offset) != 0) {
-        continue;
+    FERRY_TRY_CTX(shard.BytesV(ranges, &bufs, &got), "shard " + shard.path() + " > records");
+    counters_.record_reads += n;
+    for (size_t k = 0; k < n; ++k) {
+      PickV3& w = wants[list[at + k]];
+      const EventId& id = ids[list[at + k]];
+      auto where = [&] {
+        return "shard " + shard.path() + " > record of event " + id.ToString();
+      };
+      bool present = FERRY_TRY_CTX(ParseRecordV3(got[k], &w.rec), where());
+      if (!present || w.rec.event_low != static_cast<uint32_t>(id.event)
+          || w.rec.ordinal >= shard.header().events) {
+        return CorruptionError("index record does not match the event array").AddContext(where());
       }
-      Chunk c = cache_->Find({r, w.rec.block_offset});
-      blocks[w.rec.block_offset] = c;
-      if (c == nullptr) {
-        missing.push_back(i);
+      if (w.rec.block_offset < payload.offset || w.rec.block_offset > payload.offset + payload.size
+          || w.rec.block_size > payload.offset + payload.size - w.rec.block_offset) {
+        return CorruptionError("E block outside the payload").AddContext(where());
       }
-    }
-    for (size_t at = 0; at < missing.size(); at += kMaxRangesPerRequest) {
-      const size_t n = std::min(kMaxRangesPerRequest, missing.size() - at);
-      ranges.clear();
-      for (size_t k = 0; k < n; ++k) {
-        const Want& w = wants[missing[at + k]];
-        ranges.emplace_back(w.rec.block_offset, w.rec.block_size);
-      }
-      FERRY_TRY_CTX(shard.BytesV(ranges, &bufs, &got), "shard " + shard.path() + " > E blocks");
-      for (size_t k = 0; k < n; ++k) {
-        const Want& w = wants[missing[at + k]];
-        const uint64_t first = (uint64_t{w.rec.ordinal} >> kc_log2) << kc_log2;
-        Chunk c = FERRY_TRY_CTX(DecodeEBlock(got[k], first),
-                                "shard " + shard.path() + " > E block at "
-                                    + std::to_string(w.rec.block_offset) + " (event "
-                                    + ids[missing[at + k]].ToString() + ")");
-        cache_->Insert({r, w.rec.block_offset}, c);
-        blocks[w.rec.block_offset] = std::move(c);
-      }
-    }
-    for (size_t i : list) {
-      wants[i].block = blocks[wants[i].rec.block_offset];
     }
   }
-  // 4. Values, in list order (fixed columns' buffers sized once for the list).
+  return OkStatus();
+}
+
+// 3. The E blocks not cached: one request per batch, each decoded once.
+Status Store::ReadPickedBlocks(size_t r,
+                               std::span<const EventId> ids,
+                               std::span<const size_t> list,
+                               std::span<PickV3> wants) {
+  Shard& shard = *shards_[r];
+  const uint64_t kc_log2 = shard.header().log2_kc;
+  std::map<uint64_t, Chunk> blocks;
+  std::vector<uint64_t> missing;
+  for (size_t i : list) {
+    const PickV3& w = wants[i];
+    if (blocks.count(w.rec.block_offset) != 0) {
+      continue;
+    }
+    Chunk c = cache_->Find({r, w.rec.block_offset});
+    blocks[w.rec.block_offset] = c;
+    if (c == nullptr) {
+      missing.push_back(i);
+    }
+  }
+  std::vector<std::vector<uint8_t>> bufs;
+  std::vector<std::span<const uint8_t>> got;
+  std::vector<std::pair<uint64_t, size_t>> ranges;
+  for (size_t at = 0; at < missing.size(); at += kMaxRangesPerRequest) {
+    const size_t n = std::min(kMaxRangesPerRequest, missing.size() - at);
+    ranges.clear();
+    for (size_t k = 0; k < n; ++k) {
+      const PickV3& w = wants[missing[at + k]];
+      ranges.emplace_back(w.rec.block_offset, w.rec.block_size);
+    }
+    FERRY_TRY_CTX(shard.BytesV(ranges, &bufs, &got), "shard " + shard.path() + " > E blocks");
+    for (size_t k = 0; k < n; ++k) {
+      const PickV3& w = wants[missing[at + k]];
+      const uint64_t first = (uint64_t{w.rec.ordinal} >> kc_log2) << kc_log2;
+      Chunk c = FERRY_TRY_CTX(DecodeEBlock(got[k], first),
+                              "shard " + shard.path() + " > E block at "
+                                  + std::to_string(w.rec.block_offset) + " (event "
+                                  + ids[missing[at + k]].ToString() + ")");
+      cache_->Insert({r, w.rec.block_offset}, c);
+      blocks[w.rec.block_offset] = std::move(c);
+    }
+  }
+  for (size_t i : list) {
+    wants[i].block = blocks[wants[i].rec.block_offset];
+  }
+  return OkStatus();
+}
+
+// 4. Values, in list order (fixed columns' buffers sized once for the list).
+Status Store::GatherPicked(std::span<const EventId> ids,
+                           std::span<const int32_t> columns,
+                           std::span<const PickV3> wants,
+                           std::vector<rootio::Column>* out) const {
+  const Schema& s = schema();
   for (size_t k = 0; k < columns.size(); ++k) {
     const ColumnSpec& c = s.columns[static_cast<size_t>(columns[k])];
     if (!c.jagged()) {
@@ -181,7 +208,7 @@ Status Store::ReadEventsV3(std::span<const EventId> ids,
     }
   }
   for (size_t i = 0; i < wants.size(); ++i) {
-    const Want& w = wants[i];
+    const PickV3& w = wants[i];
     const DecodedBlock& b = *w.block;
     const uint64_t pos = w.rec.ordinal - b.first_ordinal;
     if (w.rec.ordinal < b.first_ordinal || pos >= b.events) {
@@ -272,87 +299,18 @@ Status Store::FillJaggedFromE(Shard& shard,
   return OkStatus();
 }
 
-Result<VerifyReport> Store::VerifyV3(Shard& shard, VerifyReport rep) {
-  const Schema& s = schema();
-  const ShardHeader& h = shard.header();
-  const std::string where = "shard " + shard.path();
-  FERRY_TRY_CTX(shard.CheckDirectories(), where);
-  std::vector<uint8_t> scratch;
-  std::vector<uint8_t> raw;
-  // E blocks: checksum, decode, counters against group totals, event counts.
-  std::vector<CBlockRef> eblocks(h.c_blocks());
-  std::vector<uint64_t> s_group_elements(h.s_blocks() * s.groups(), 0);
-  for (uint64_t b = 0; b < h.c_blocks(); ++b) {
-    eblocks[b] = FERRY_TRY_CTX(shard.CBlock(b), where);
-    const std::string bw = where + " > E block " + std::to_string(b);
-    auto bytes = FERRY_TRY_CTX(shard.Bytes(eblocks[b].offset, eblocks[b].size, &scratch), bw);
-    Chunk d = FERRY_TRY_CTX(DecodeEBlock(bytes, b << h.log2_kc), bw);
-    const uint64_t want =
-        std::min(uint64_t{1} << h.log2_kc, h.events - b * (uint64_t{1} << h.log2_kc));
-    if (d->events != eblocks[b].events || d->events != want) {
-      return CorruptionError(bw + ": holds " + std::to_string(d->events) + " events, expected "
-                             + std::to_string(want));
-    }
-    const uint64_t sb = b >> (h.log2_ks - h.log2_kc);
-    for (size_t g = 0; g < s.groups(); ++g) {
-      s_group_elements[sb * s.groups() + g] += d->prefix[g * (d->events + 1) + d->events];
-    }
-    ++rep.c_blocks;
-    rep.bytes += eblocks[b].size;
+Result<std::optional<uint64_t>> Store::VerifyEBlock(Shard& shard,
+                                                    uint64_t b,
+                                                    const CBlockRef& ref,
+                                                    const std::string& bw,
+                                                    std::span<uint64_t> group_elements,
+                                                    std::vector<uint8_t>* scratch) {
+  auto bytes = FERRY_TRY_CTX(shard.Bytes(ref.offset, ref.size, scratch), bw);
+  Chunk d = FERRY_TRY_CTX(DecodeEBlock(bytes, b << shard.header().log2_kc), bw);
+  for (size_t g = 0; g < group_elements.size(); ++g) {
+    group_elements[g] += d->prefix[g * (d->events + 1) + d->events];
   }
-  // S chunks (and J chunks): checksum and decode to the size the counts imply.
-  for (size_t slot = 0; slot < shard.s_dir_columns(); ++slot) {
-    const bool fixed = slot < s.fixed.size();
-    const ColumnSpec& c =
-        s.columns[static_cast<size_t>(fixed ? s.fixed[slot] : s.jagged[slot - s.fixed.size()])];
-    for (uint64_t b = 0; b < h.s_blocks(); ++b) {
-      const std::string bw = where + (fixed ? " > S chunk of " : " > J chunk of ") + c.name
-                             + " in block " + std::to_string(b);
-      const uint64_t values =
-          fixed ? std::min(uint64_t{1} << h.log2_ks, h.events - b * (uint64_t{1} << h.log2_ks))
-                : s_group_elements[b * s.groups() + static_cast<size_t>(c.group)];
-      raw.resize(values * c.len * c.value_size());
-      ChunkRef ref = FERRY_TRY_CTX(ReadSChunk(shard, slot, b, raw, &scratch), bw);
-      ++rep.s_chunks;
-      rep.bytes += ref.size;
-    }
-  }
-  // Records: padding, or present with a good checksum, the low bits of its slot's event
-  // number, a unique ordinal, and the E block that ordinal belongs to.
-  std::vector<bool> seen(h.events, false);
-  const Layout& lay = shard.layout();
-  const std::vector<uint64_t> nums = FERRY_TRY_CTX(shard.AllEventNumbers(), where);
-  auto index = FERRY_TRY_CTX(shard.Bytes(lay.index_offset(), lay.index_bytes(), &scratch), where);
-  for (uint64_t slot = 0; slot < lay.shard_slots(); ++slot) {
-    const uint64_t l = slot / lay.events();
-    const uint64_t e = slot % lay.events();
-    RecordV3 r;
-    const std::string rw =
-        where + " > record of slot (" + std::to_string(l) + ", " + std::to_string(e) + ")";
-    bool present =
-        FERRY_TRY_CTX(ParseRecordV3(index.subspan(slot * kRecordV3Bytes, kRecordV3Bytes), &r), rw);
-    const bool expected = l < shard.lumis().size() && e < shard.lumis()[l].count;
-    if (present != expected) {
-      return CorruptionError(
-          rw + (present ? ": a padding slot holds a record" : ": the record is missing"));
-    }
-    if (!present) {
-      ++rep.padding;
-      continue;
-    }
-    if (r.event_low != static_cast<uint32_t>(nums[shard.lumis()[l].first + e])
-        || r.ordinal >= h.events || seen[r.ordinal]) {
-      return CorruptionError(rw + ": event number or ordinal inconsistent");
-    }
-    seen[r.ordinal] = true;
-    const CBlockRef& eb = eblocks[r.ordinal >> h.log2_kc];
-    if (r.block_offset != eb.offset || r.block_size != eb.size) {
-      return CorruptionError(rw + ": points at the wrong E block");
-    }
-    ++rep.records;
-  }
-  rep.bytes += lay.index_bytes();
-  return rep;
+  return d->events;
 }
 
 }  // namespace ferry::store

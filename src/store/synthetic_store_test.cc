@@ -12,8 +12,8 @@
 
 #include "base/endian.h"
 #include "store/shard_builder.h"
-#include "store/shard_writer.h"
 #include "store/store.h"
+#include "store/testing/shard_writer.h"
 #include "testing/testing.h"
 
 namespace ferry::store {

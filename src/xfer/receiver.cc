@@ -399,17 +399,44 @@ void RecvSession::RunControl() {
   Register();
   Status s = ReadManifest();
   if (!s) {
-    Log("refused " + peer_ + ": " + s.error().ToString());
-    ErrorCode code = s.error().code() == ErrorCode::kPermission ? ErrorCode::kPermission
-                                                                : ErrorCode::kInvalidArgument;
-    (void)control_->SendFrame({.type = FrameType::kError},
-                              EncodeErrorMessage(code, s.error().ToString()));
-    Unregister();
-    closing_.store(true);
-    SetReady(false);
-    control_->FinishAndDrain(500);
+    RefuseManifest(s.error());
     return;
   }
+  Announce(ClaimFiles());
+  if (s = SendResumeState(); !s) {
+    Teardown(s.error().ToString());
+    return;
+  }
+  const size_t n_buffers = ReserveBuffers();
+  if (n_buffers < 2) {
+    Log("refused " + peer_ + ": the receiver's memory budget is in use by other sessions");
+    SendControl(FrameType::kError, 0,
+                EncodeErrorMessage(ErrorCode::kNoSpace,
+                                   "receiver busy: its memory budget is in use, retry later"));
+    Teardown("memory budget exhausted");
+    return;
+  }
+  if (s = StartWriting(n_buffers); !s) {
+    Teardown(s.error().ToString());
+    return;
+  }
+  Teardown(ServeControl());
+}
+
+void RecvSession::RefuseManifest(const Error& e) {
+  Log("refused " + peer_ + ": " + e.ToString());
+  ErrorCode code =
+      e.code() == ErrorCode::kPermission ? ErrorCode::kPermission : ErrorCode::kInvalidArgument;
+  (void)control_->SendFrame({.type = FrameType::kError}, EncodeErrorMessage(code, e.ToString()));
+  Unregister();
+  closing_.store(true);
+  SetReady(false);
+  control_->FinishAndDrain(500);
+}
+
+// Each file's path claimed against the other sessions (a file another session receives fails
+// here), and its resume state loaded.
+uint64_t RecvSession::ClaimFiles() {
   uint64_t total_bytes = 0;
   for (size_t i = 0; i < files_.size(); ++i) {
     RecvFile& f = files_[i];
@@ -427,6 +454,12 @@ void RecvSession::RunControl() {
       LoadResume(f);
     }
   }
+  return total_bytes;
+}
+
+// The session in the log, and what the sender's user should know (discard mode, kernel
+// buffers too small for the rate) as notices.
+void RecvSession::Announce(uint64_t total_bytes) {
   Log("from " + peer_ + ": " + std::to_string(files_.size()) + " files, "
       + HumanBytes(static_cast<double>(total_bytes)) + ", " + std::to_string(streams_)
       + " streams, block " + HumanBytes(block_size_) + (resume_ ? ", resume" : ""));
@@ -440,36 +473,31 @@ void RecvSession::RunControl() {
     Log("warning: " + w);
     SendNotice(w);
   }
-  if (s = SendResumeState(); !s) {
-    Teardown(s.error().ToString());
-    return;
-  }
-  // Block buffers come out of one budget shared by all sessions; a session needs at least two.
-  // Each stream holds one or two while it receives; the others are the write queue and the
-  // writes in flight, which should reach the depth a fast disk needs (fio: 16 x 4 MiB) with
-  // room left to absorb a stalled write or a journal sync.
+}
+
+// Block buffers come out of one budget shared by all sessions; a session needs at least two.
+// Each stream holds one or two while it receives; the others are the write queue and the
+// writes in flight, which should reach the depth a fast disk needs (fio: 16 x 4 MiB) with
+// room left to absorb a stalled write or a journal sync.
+size_t RecvSession::ReserveBuffers() {
   size_t n_buffers = std::max<size_t>(static_cast<size_t>(std::max(streams_, 1)) * 2 + 4,
                                       kWriteBufferBytes / block_size_);
-  {
-    MutexLock lock(owner_.mu);
-    uint64_t left = owner_.opt.memory_budget > owner_.pool_bytes
-                        ? owner_.opt.memory_budget - owner_.pool_bytes
-                        : 0;
-    n_buffers = std::min<size_t>(n_buffers, left / block_size_);
-    if (n_buffers >= 2) {
-      pool_bytes_ = n_buffers * block_size_;
-      pool_bytes_total_ = pool_bytes_;
-      owner_.pool_bytes += pool_bytes_;
-    }
+  MutexLock lock(owner_.mu);
+  uint64_t left = owner_.opt.memory_budget > owner_.pool_bytes
+                      ? owner_.opt.memory_budget - owner_.pool_bytes
+                      : 0;
+  n_buffers = std::min<size_t>(n_buffers, left / block_size_);
+  if (n_buffers >= 2) {
+    pool_bytes_ = n_buffers * block_size_;
+    pool_bytes_total_ = pool_bytes_;
+    owner_.pool_bytes += pool_bytes_;
   }
-  if (n_buffers < 2) {
-    Log("refused " + peer_ + ": the receiver's memory budget is in use by other sessions");
-    SendControl(FrameType::kError, 0,
-                EncodeErrorMessage(ErrorCode::kNoSpace,
-                                   "receiver busy: its memory budget is in use, retry later"));
-    Teardown("memory budget exhausted");
-    return;
-  }
+  return n_buffers;
+}
+
+// The buffer pool (an idle one reused), the write queue and the block I/O; then STATE_END,
+// the writer thread, and the data streams let in.
+Status RecvSession::StartWriting(size_t n_buffers) {
   {
     MutexLock lock(owner_.mu);
     pool_ = owner_.TakePool(n_buffers, block_size_);
@@ -480,13 +508,8 @@ void RecvSession::RunControl() {
   queue_ = std::make_unique<BoundedQueue<WriteItem>>(n_buffers);
   queue_->set_waker(&writer_waker_);
   slots_.resize(n_buffers);
-  auto io = BlockIo::Create(static_cast<unsigned>(n_buffers) + 16 + owner_.opt.queue_depth,
-                            owner_.opt.use_uring);
-  if (!io) {
-    Teardown(io.error().ToString());
-    return;
-  }
-  io_ = std::move(*io);
+  io_ = FERRY_TRY(BlockIo::Create(static_cast<unsigned>(n_buffers) + 16 + owner_.opt.queue_depth,
+                                  owner_.opt.use_uring));
   // STATE_END goes out before the writer starts and the data streams are let in: the writer
   // finishes empty files at once, a stream's first block can finish a small one, and their
   // FILE_DONE must not overtake STATE_END on the control connection (the sender treats any
@@ -494,50 +517,67 @@ void RecvSession::RunControl() {
   SendControl(FrameType::kStateEnd, 0, {});
   writer_ = std::thread([this] { WriterMain(); });
   SetReady(true);
+  return OkStatus();
+}
 
-  std::string error;
-  // Bounded: 500 ms per round; ends on BYE, on a broken connection, on Stop(), or after
-  // timeout_ms without any activity on the session.
+// Bounded: 500 ms per round; ends on BYE, on a broken connection, on Stop(), or after
+// timeout_ms without any activity on the session.
+std::string RecvSession::ServeControl() {
   while (true) {
     if (owner_.stopping.load()) {
-      error = "receiver stopping";
-      break;
+      return "receiver stopping";
     }
     pollfd p{control_->fd(), POLLIN, 0};
     int n = ::poll(&p, 1, 500);
     if (n == 0) {
       int64_t idle_ns = NowNs() - last_activity_ns_.load(std::memory_order_relaxed);
       if (idle_ns > static_cast<int64_t>(owner_.opt.timeout_ms) * 1000000) {
-        error = "no activity for " + std::to_string(owner_.opt.timeout_ms / 1000) + " s";
-        break;
+        return "no activity for " + std::to_string(owner_.opt.timeout_ms / 1000) + " s";
       }
       continue;
     }
     auto h = control_->RecvHeader();
     if (!h) {
-      error = "control connection lost: " + h.error().ToString();
-      break;
+      return "control connection lost: " + h.error().ToString();
     }
     auto payload = control_->RecvPayload(*h);
     if (!payload) {
-      error = payload.error().ToString();
-      break;
+      return payload.error().ToString();
     }
     Touch();
     if (h->type == FrameType::kBye) {
-      break;
+      return {};
     }
     if (h->type == FrameType::kPing) {
       SendControl(FrameType::kPong, 0, *payload);
       continue;
     }
-    error = "unexpected " + std::string(FrameTypeName(h->type)) + " on the control connection";
-    break;
+    return "unexpected " + std::string(FrameTypeName(h->type)) + " on the control connection";
   }
-  Teardown(error);
 }
 
 void RecvSession::Teardown(const std::string& error) {
+  StopAndJoin();
+  ReleaseResources();
+  if (error.empty()) {
+    SendControl(FrameType::kBye, 0, {});
+  }
+  const SessionSummary sum = Summarize(error);
+  Log((error.empty() ? "done: " : "ended (" + error + "): ") + std::to_string(sum.files_done) + "/"
+      + std::to_string(sum.files) + " files, " + HumanBytes(static_cast<double>(sum.bytes)) + " in "
+      + std::to_string(sum.seconds).substr(0, 6) + " s"
+      + (sum.bad_blocks > 0 ? ", " + std::to_string(sum.bad_blocks) + " damaged blocks re-sent"
+                            : "")
+      + ", digest " + DigestHex(sum.digest));
+  if (owner_.opt.on_session) {
+    MutexLock lock(owner_.log_mu);
+    owner_.opt.on_session(sum);
+  }
+}
+
+// Everything that runs for the session stops: readiness waiters, the queue and pool, the data
+// streams (shut down), the writer (joined); the stream threads get a bounded wait to let go.
+void RecvSession::StopAndJoin() {
   Unregister();
   {
     MutexLock lock(ready_mu_);
@@ -571,6 +611,11 @@ void RecvSession::Teardown(const std::string& error) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+}
+
+// The paths claimed, the memory budget taken, and the buffer pool (kept for the next session
+// when no stream holds a buffer any more).
+void RecvSession::ReleaseResources() {
   for (RecvFile& f : files_) {
     if (f.claimed) {
       owner_.ReleasePath(f.entry.path);
@@ -590,9 +635,9 @@ void RecvSession::Teardown(const std::string& error) {
   if (pool_ && streams_gone && pool_->free_count() == pool_->count()) {
     owner_.KeepPool(std::move(pool_));
   }
-  if (error.empty()) {
-    SendControl(FrameType::kBye, 0, {});
-  }
+}
+
+SessionSummary RecvSession::Summarize(const std::string& error) {
   SessionSummary sum;
   sum.peer = peer_;
   sum.session = short_id_;
@@ -629,50 +674,77 @@ void RecvSession::Teardown(const std::string& error) {
   sum.queues = {q_writes_.Snapshot("writes_inflight", buffers),
                 q_free_buffers_.Snapshot("free_buffers", buffers),
                 q_write_queue_.Snapshot("write_queue", buffers)};
-  Log((error.empty() ? "done: " : "ended (" + error + "): ") + std::to_string(sum.files_done) + "/"
-      + std::to_string(sum.files) + " files, " + HumanBytes(static_cast<double>(sum.bytes)) + " in "
-      + std::to_string(sum.seconds).substr(0, 6) + " s"
-      + (sum.bad_blocks > 0 ? ", " + std::to_string(sum.bad_blocks) + " damaged blocks re-sent"
-                            : "")
-      + ", digest " + DigestHex(sum.digest));
-  if (owner_.opt.on_session) {
-    MutexLock lock(owner_.log_mu);
-    owner_.opt.on_session(sum);
-  }
+  return sum;
 }
 
 // ---------------------------------------------------------------- session: data streams
 
 void RecvSession::RunData(const std::shared_ptr<Conn>& conn) {
-  {
-    // Wait (bounded) until the manifest is in and the buffers exist.
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(owner_.opt.timeout_ms);
-    MutexLock lock(ready_mu_);
-    while (!ready_ && !finished_) {
-      if (!ready_cv_.WaitUntil(ready_mu_, deadline)) {
-        break;
-      }
-    }
-    if (!ready_) {
-      return;
+  if (!WaitReady() || !AddDataConn(conn)) {
+    return;
+  }
+  const std::string error = ServeData(conn);
+  if (!error.empty()) {
+    Log("closing a data stream: " + error);
+    (void)conn->SendFrame({.type = FrameType::kError},
+                          EncodeErrorMessage(ErrorCode::kCorruption, error));
+  }
+  MutexLock lock(conns_mu_);
+  data_conns_.erase(std::remove(data_conns_.begin(), data_conns_.end(), conn), data_conns_.end());
+}
+
+// Waits (bounded) until the manifest is in and the buffers exist; false if they never will.
+bool RecvSession::WaitReady() {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(owner_.opt.timeout_ms);
+  MutexLock lock(ready_mu_);
+  while (!ready_ && !finished_) {
+    if (!ready_cv_.WaitUntil(ready_mu_, deadline)) {
+      break;
     }
   }
-  {
-    MutexLock lock(conns_mu_);
-    if (closing_.load()) {
-      return;
-    }
-    data_conns_.push_back(conn);
-    int n = static_cast<int>(data_conns_.size());
-    int seen = max_streams_seen_.load();
-    while (n > seen && !max_streams_seen_.compare_exchange_weak(seen, n)) {
-    }
+  return ready_;
+}
+
+// Counts the stream in (false once the session is closing).
+bool RecvSession::AddDataConn(const std::shared_ptr<Conn>& conn) {
+  MutexLock lock(conns_mu_);
+  if (closing_.load()) {
+    return false;
   }
-  std::string error;
+  data_conns_.push_back(conn);
+  int n = static_cast<int>(data_conns_.size());
+  int seen = max_streams_seen_.load();
+  while (n > seen && !max_streams_seen_.compare_exchange_weak(seen, n)) {
+  }
+  return true;
+}
+
+// Why a DATA frame does not fit the manifest; empty when it does.
+std::string RecvSession::CheckDataFrame(const FrameHeader& h) const {
+  if (h.file_id >= files_.size() || h.block >= files_[h.file_id].n_blocks
+      || h.length != BlockLength(files_[h.file_id].entry.size, block_size_, h.block)) {
+    return "DATA frame outside the manifest (file " + std::to_string(h.file_id) + ", block "
+           + std::to_string(h.block) + ", " + std::to_string(h.length) + " bytes)";
+  }
+  return {};
+}
+
+// A block buffer, waiting for one at most timeout_ms; -1 if none came or the session closes.
+int RecvSession::AcquireBuffer() {
+  int buf = -1;
+  for (int waited = 0; buf < 0 && !closing_.load() && waited < owner_.opt.timeout_ms;
+       waited += 200) {
+    buf = pool_->Acquire(200);
+  }
+  return buf;
+}
+
+// Bounded: 500 ms per idle round; ends when the session closes or the stream breaks (the
+// sender re-sends what it lost), or on a protocol error, which it returns.
+std::string RecvSession::ServeData(const std::shared_ptr<Conn>& conn) {
   PayloadHasher hasher;
   int64_t t = StageNowNs();
-  // Bounded: 500 ms per idle round; ends when the session closes or the stream breaks.
   while (!closing_.load()) {
     pollfd p{conn->fd(), POLLIN, 0};
     int n = ::poll(&p, 1, 500);
@@ -695,21 +767,13 @@ void RecvSession::RunData(const std::shared_ptr<Conn>& conn) {
       continue;
     }
     if (h.type != FrameType::kData) {
-      error = "unexpected " + std::string(FrameTypeName(h.type)) + " on a data stream";
-      break;
+      return "unexpected " + std::string(FrameTypeName(h.type)) + " on a data stream";
     }
-    if (h.file_id >= files_.size() || h.block >= files_[h.file_id].n_blocks
-        || h.length != BlockLength(files_[h.file_id].entry.size, block_size_, h.block)) {
-      error = "DATA frame outside the manifest (file " + std::to_string(h.file_id) + ", block "
-              + std::to_string(h.block) + ", " + std::to_string(h.length) + " bytes)";
-      break;
+    if (std::string bad = CheckDataFrame(h); !bad.empty()) {
+      return bad;
     }
     q_free_buffers_.Add(pool_->free_count());
-    int buf = -1;
-    for (int waited = 0; buf < 0 && !closing_.load() && waited < owner_.opt.timeout_ms;
-         waited += 200) {
-      buf = pool_->Acquire(200);
-    }
+    const int buf = AcquireBuffer();
     if (buf < 0) {
       break;
     }
@@ -743,13 +807,7 @@ void RecvSession::RunData(const std::shared_ptr<Conn>& conn) {
     }
     t = st_queue_push_.Since(t);
   }
-  if (!error.empty()) {
-    Log("closing a data stream: " + error);
-    (void)conn->SendFrame({.type = FrameType::kError},
-                          EncodeErrorMessage(ErrorCode::kCorruption, error));
-  }
-  MutexLock lock(conns_mu_);
-  data_conns_.erase(std::remove(data_conns_.begin(), data_conns_.end(), conn), data_conns_.end());
+  return {};
 }
 
 }  // namespace ferry::xfer

@@ -131,6 +131,23 @@ class RecvSession : public std::enable_shared_from_this<RecvSession> {
   Status SendResumeState();
   void LoadResume(RecvFile& f);
   void Teardown(const std::string& error);
+  // The steps of Teardown (receiver.cc).
+  void StopAndJoin() FERRY_EXCLUDES(ready_mu_, conns_mu_);
+  void ReleaseResources() FERRY_EXCLUDES(owner_.mu, conns_mu_);
+  SessionSummary Summarize(const std::string& error);
+  // The steps of RunControl (receiver.cc).
+  void RefuseManifest(const Error& e);
+  uint64_t ClaimFiles();  // returns the files' total size
+  void Announce(uint64_t total_bytes);
+  size_t ReserveBuffers() FERRY_EXCLUDES(owner_.mu);  // below 2: the budget is in use
+  Status StartWriting(size_t n_buffers) FERRY_EXCLUDES(owner_.mu);
+  std::string ServeControl();  // until BYE; the error that ended it, empty for BYE
+  // The steps of RunData (receiver.cc).
+  bool WaitReady() FERRY_EXCLUDES(ready_mu_);
+  bool AddDataConn(const std::shared_ptr<Conn>& conn) FERRY_EXCLUDES(conns_mu_);
+  std::string CheckDataFrame(const FrameHeader& h) const;
+  int AcquireBuffer();
+  std::string ServeData(const std::shared_ptr<Conn>& conn);  // the protocol error, if any
   void Log(const std::string& line) { owner_.Log("session " + short_id_ + ": " + line); }
   void SendControl(FrameType type, uint32_t file_id, std::span<const uint8_t> payload);
   // A NOTICE line for the sender (shown to its user).

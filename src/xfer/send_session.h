@@ -132,6 +132,10 @@ class SendSession {
 
   // send_stream.cc: the stream threads.
   void StreamMain(Stream& s);
+  // The steps of StreamMain (send_stream.cc).
+  Result<std::unique_ptr<Conn>> ConnectStream(Stream& s);
+  bool AttachStream(Stream& s, std::unique_ptr<Conn> conn) FERRY_EXCLUDES(mu_);
+  void SendBlocks(Stream& s);
   void AckMain(Stream& s, const PendingHandshake& pending);
   void KillStream(Stream& s, const std::string& why);
   void OnAck(uint32_t file, uint64_t block, uint64_t hash, bool resumed);

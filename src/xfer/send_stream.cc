@@ -172,11 +172,23 @@ void SendSession::ScaleStreams() {
 }
 
 void SendSession::StreamMain(Stream& s) {
+  Result<std::unique_ptr<Conn>> conn = ConnectStream(s);
+  if (!conn) {
+    KillStream(s, "connect: " + conn.error().ToString());
+    return;
+  }
+  if (AttachStream(s, std::move(*conn))) {
+    SendBlocks(s);
+  }
+}
+
+// The stream's connection: a stream added later connects now; one of the first connected
+// with the control connection.
+Result<std::unique_ptr<Conn>> SendSession::ConnectStream(Stream& s) {
   auto connect = [this] {
     return Conn::Connect(opt_.host, opt_.port, opt_.timeout_ms, plan_.send_buffer, 0,
                          opt_.congestion);
   };
-  // A stream added later connects now; one of the first connected with the control connection.
   const bool early = s.early.valid();
   Result<std::unique_ptr<Conn>> conn = early ? s.early.Finish(opt_.timeout_ms) : connect();
   if (early && conn && plan_.send_buffer > 0) {
@@ -190,16 +202,18 @@ void SendSession::StreamMain(Stream& s) {
   if (early && !conn && conn.error().code() != ErrorCode::kTimeout) {
     conn = connect();
   }
-  if (!conn) {
-    KillStream(s, "connect: " + conn.error().ToString());
-    return;
-  }
+  return conn;
+}
+
+// Publishes the connection, sends HELLO and AUTH and starts the stream's ACK reader. False
+// when the session stops or the stream died (killed, with the reason).
+bool SendSession::AttachStream(Stream& s, std::unique_ptr<Conn> conn) {
   {
     // Published before the handshake so that Shutdown() can interrupt it.
     MutexLock lock(s.mu);
-    s.conn = std::move(*conn);
+    s.conn = std::move(conn);
     if (stop_.load()) {
-      return;
+      return false;
     }
   }
   {
@@ -214,18 +228,22 @@ void SendSession::StreamMain(Stream& s) {
   hello.session = session_;
   if (Status r = RandomBytes(hello.client_nonce); !r) {
     KillStream(s, r.error().ToString());
-    return;
+    return false;
   }
   // Blocks follow AUTH at once; the ACK reader checks AUTH_OK before it believes any ACK (a
   // refused stream's blocks go to the others, as for any lost stream).
   auto hs = BeginClientHandshake(*s.conn, hello, KeyBytes(opt_.token));
   if (!hs) {
     KillStream(s, "handshake: " + hs.error().ToString());
-    return;
+    return false;
   }
   s.up.store(true);
   s.acker = std::thread([this, &s, pending = *hs] { AckMain(s, pending); });
+  return true;
+}
 
+// Sends ready blocks until the session stops (queue closed) or the stream dies.
+void SendSession::SendBlocks(Stream& s) {
   int64_t t = StageNowNs();
   // Bounded: ends when the session stops (queue closed) or the stream dies.
   while (!stop_.load()) {

@@ -1,5 +1,6 @@
-// ShardWriter: writes one run's shard file (docs/format/store.md section 6) from events added
-// in storage order.
+// ShardWriter: writes one run's shard file in format version 1 or 2 (docs/format/store.md
+// section 6) from events added in storage order. Test support only: `ferry store convert` writes
+// version 3 (ShardBuilder); this writer lets the tests check that versions 1-2 still read.
 //
 // The lumi table and event numbers (from the converter's first pass) fix every event's slot
 // before any payload is written, so the index region is placed at construction and each
@@ -15,20 +16,12 @@
 #include <vector>
 
 #include "base/byte_vector.h"
-#include "base/fd.h"
 #include "base/result.h"
 #include "rootio/column.h"
 #include "store/format.h"
+#include "store/shard_output.h"
 
 namespace ferry::store {
-
-// What the first pass decided for one run.
-struct ShardPlan {
-  uint64_t run = 0;
-  uint64_t run_slot = 0;
-  std::vector<LumiEntry> lumis;         // ascending; first/count index event_numbers
-  std::vector<uint64_t> event_numbers;  // per lumi ascending
-};
 
 struct ShardWriteStats {
   uint64_t bytes = 0;         // file size
@@ -59,11 +52,9 @@ class ShardWriter {
   Result<ShardWriteStats> Finish();
 
  private:
-  ShardWriter(const Manifest& manifest, ShardPlan plan, Fd fd, std::string path);
+  ShardWriter(const Manifest& manifest, ShardPlan plan, ShardOutput out);
   Status FlushC();
   Status FlushS();
-  Status Append(std::span<const uint8_t> bytes);
-  Status FlushOut();
   Status WriteRecords();
   // Compresses raw into out (stored raw when that is not smaller); returns the stored size.
   Result<uint32_t> Compress(std::span<const uint8_t> raw, ByteVector* out);
@@ -71,17 +62,13 @@ class ShardWriter {
   const Manifest& manifest_;
   const Schema& schema_;
   ShardPlan plan_;
-  Fd fd_;
-  std::string path_;
+  ShardOutput out_;
   Layout layout_;
   ShardHeader header_;
   uint64_t ks_ = 0;
   uint64_t kc_ = 0;
 
-  uint64_t events_ = 0;       // ordinals handed out
-  uint64_t end_ = 0;          // file offset where the next payload byte goes
-  std::vector<uint8_t> out_;  // payload bytes not yet written, starting at out_at_
-  uint64_t out_at_ = 0;
+  uint64_t events_ = 0;  // ordinals handed out
 
   // Open S block: one buffer per fixed column, and per jagged column (its J chunk).
   std::vector<std::vector<uint8_t>> s_bufs_;
@@ -102,16 +89,5 @@ class ShardWriter {
   ShardWriteStats stats_;
   bool finished_ = false;
 };
-
-// The end of a shard both writers share: the S directory and the C (E) table appended at *end
-// (the payload's end, every payload byte already written), the payload size, section table
-// and CRCs set in *h, the file cut at the new *end (padding slots stay holes), the header
-// written, fsync.
-Status WriteShardTail(int fd,
-                      const std::string& path,
-                      const std::vector<std::vector<ChunkRef>>& s_dir,
-                      std::span<const uint8_t> table,
-                      ShardHeader* h,
-                      uint64_t* end);
 
 }  // namespace ferry::store

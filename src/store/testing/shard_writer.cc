@@ -1,10 +1,6 @@
-#include "store/shard_writer.h"
-
-#include <fcntl.h>
-#include <unistd.h>
+#include "store/testing/shard_writer.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <numeric>
 
@@ -14,66 +10,36 @@
 namespace ferry::store {
 namespace {
 
-constexpr uint64_t kAlign = 4096;
-constexpr size_t kOutFlushBytes = 8u << 20;
 constexpr size_t kMinCompressBytes = 256;
-
-uint64_t AlignUp(uint64_t v) {
-  return (v + kAlign - 1) & ~(kAlign - 1);
-}
 
 }  // namespace
 
 Result<std::unique_ptr<ShardWriter>> ShardWriter::Create(const std::string& path,
                                                          const Manifest& manifest,
                                                          ShardPlan plan) {
-  Fd fd = FERRY_TRY(Fd::Open(path, O_RDWR | O_CREAT | O_TRUNC, 0644));
-  std::unique_ptr<ShardWriter> w(new ShardWriter(manifest, std::move(plan), std::move(fd), path));
+  ShardOutput out = FERRY_TRY(ShardOutput::Create(path));
+  std::unique_ptr<ShardWriter> w(new ShardWriter(manifest, std::move(plan), std::move(out)));
   ShardHeader& h = w->header_;
-  h.version = manifest.version;  // 1 writes no J chunks (kept for compatibility tests)
-  h.run = w->plan_.run;
-  h.run_slot = w->plan_.run_slot;
+  h.version = manifest.version;  // 1 writes no J chunks
+  SetPlanFields(w->plan_, &h);
   h.schema_hash = manifest.schema_hash;
   h.lumi_extent = manifest.lumi_extent;
   h.event_extent = manifest.event_extent;
   h.record_size = manifest.schema.record_size;
   h.log2_ks = manifest.log2_ks;
   h.log2_kc = manifest.log2_kc;
-  h.events = w->plan_.event_numbers.size();
-  h.lumis = w->plan_.lumis.size();
-
-  std::vector<uint8_t> lumi_table;
-  for (const LumiEntry& e : w->plan_.lumis) {
-    AppendLumiEntry(lumi_table, e);
-  }
-  std::vector<uint8_t> numbers(w->plan_.event_numbers.size() * 8);
-  for (size_t i = 0; i < w->plan_.event_numbers.size(); ++i) {
-    StoreLE<uint64_t>(numbers.data() + 8 * i, w->plan_.event_numbers[i]);
-  }
-  h.sections[kLumiTable] = {kShardHeaderSize, lumi_table.size()};
-  h.sections[kEventNumbers] = {kShardHeaderSize + lumi_table.size(), numbers.size()};
-  h.crc_lumi_table = crc32c::Value(lumi_table);
-  h.crc_event_numbers = crc32c::Value(numbers);
-  uint64_t index_at = AlignUp(h.sections[kEventNumbers].offset + numbers.size());
+  const uint64_t index_at = AlignToPage(FERRY_TRY(w->out_.WriteHead(w->plan_, &h)));
   w->layout_ = FERRY_TRY(Layout::Make(1, h.lumi_extent, h.event_extent, h.record_size, index_at));
   h.sections[kIndex] = {index_at, w->layout_.index_bytes()};
-  w->end_ = AlignUp(index_at + w->layout_.index_bytes());
-  w->out_at_ = w->end_;
-  h.sections[kPayload].offset = w->end_;
-  FERRY_TRY_CTX(PwriteFull(w->fd_.get(), lumi_table.data(), lumi_table.size(), kShardHeaderSize),
-                path);
-  FERRY_TRY_CTX(
-      PwriteFull(w->fd_.get(), numbers.data(), numbers.size(), h.sections[kEventNumbers].offset),
-      path);
+  w->out_.StartPayload(index_at + w->layout_.index_bytes(), &h);
   return w;
 }
 
-ShardWriter::ShardWriter(const Manifest& manifest, ShardPlan plan, Fd fd, std::string path)
+ShardWriter::ShardWriter(const Manifest& manifest, ShardPlan plan, ShardOutput out)
     : manifest_(manifest),
       schema_(manifest.schema),
       plan_(std::move(plan)),
-      fd_(std::move(fd)),
-      path_(std::move(path)),
+      out_(std::move(out)),
       ks_(uint64_t{1} << manifest.log2_ks),
       kc_(uint64_t{1} << manifest.log2_kc) {
   s_bufs_.resize(schema_.fixed.size());
@@ -208,9 +174,9 @@ Status ShardWriter::FlushC() {
       return UnsupportedError("collection block over 4 GiB; use a smaller --block-size");
     }
     StoreLE<uint32_t>(block.data(), crc32c::Value(block.data() + 4, block.size() - 4));
-    const uint64_t offset = end_;
+    const uint64_t offset = out_.end();
     const auto size = static_cast<uint32_t>(block.size());
-    FERRY_TRY(Append(block));
+    FERRY_TRY(out_.Append(block));
     AppendCBlockRef(c_table_, {offset, size, c_events_});
     for (size_t k = 0; k < pending_offsets_.size(); ++k) {
       std::span<uint8_t> rec(pending_.data() + k * schema_.record_size, schema_.record_size);
@@ -232,28 +198,16 @@ Status ShardWriter::WriteRecords() {
   for (size_t k = 0; k < n; ++k) {
     SealRecord({pending_.data() + k * rs, rs});
   }
-  // Records of consecutive slots go out in one write (sorted input is one write per block).
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(),
             [&](size_t a, size_t b) { return pending_offsets_[a] < pending_offsets_[b]; });
-  std::vector<uint8_t> run;
-  uint64_t run_at = 0;
-  for (size_t k = 0; k <= n; ++k) {
-    bool extend = k < n && !run.empty() && pending_offsets_[order[k]] == run_at + run.size();
-    if (!extend && !run.empty()) {
-      FERRY_TRY_CTX(PwriteFull(fd_.get(), run.data(), run.size(), run_at), path_);
-      run.clear();
-    }
-    if (k == n) {
-      break;
-    }
-    if (run.empty()) {
-      run_at = pending_offsets_[order[k]];
-    }
-    const uint8_t* p = pending_.data() + order[k] * rs;
-    run.insert(run.end(), p, p + rs);
+  RecordRuns runs(out_.fd());
+  for (size_t k : order) {
+    std::span<uint8_t> rec = FERRY_TRY_CTX(runs.Next(pending_offsets_[k], rs), out_.path());
+    std::memcpy(rec.data(), pending_.data() + k * rs, rs);
   }
+  FERRY_TRY_CTX(runs.Flush(), out_.path());
   pending_.clear();
   pending_offsets_.clear();
   return OkStatus();
@@ -267,8 +221,8 @@ Status ShardWriter::FlushS() {
   for (size_t i = 0; i < schema_.fixed.size(); ++i) {
     chunk.clear();
     uint32_t n = FERRY_TRY(Compress(s_bufs_[i], &chunk));
-    s_dir_[i].push_back({end_, n, crc32c::Value(chunk)});
-    FERRY_TRY(Append(chunk));
+    s_dir_[i].push_back({out_.end(), n, crc32c::Value(chunk)});
+    FERRY_TRY(out_.Append(chunk));
     s_bufs_[i].clear();
     ++stats_.s_chunks;
   }
@@ -276,31 +230,12 @@ Status ShardWriter::FlushS() {
   for (size_t j = 0; HasJChunks(manifest_.version) && j < schema_.jagged.size(); ++j) {
     chunk.clear();
     uint32_t n = FERRY_TRY(Compress(j_bufs_[j], &chunk));
-    s_dir_[schema_.fixed.size() + j].push_back({end_, n, crc32c::Value(chunk)});
-    FERRY_TRY(Append(chunk));
+    s_dir_[schema_.fixed.size() + j].push_back({out_.end(), n, crc32c::Value(chunk)});
+    FERRY_TRY(out_.Append(chunk));
     j_bufs_[j].clear();
     ++stats_.j_chunks;
   }
   s_events_ = 0;
-  return OkStatus();
-}
-
-Status ShardWriter::Append(std::span<const uint8_t> bytes) {
-  out_.insert(out_.end(), bytes.begin(), bytes.end());
-  end_ += bytes.size();
-  stats_.stored_bytes += bytes.size();
-  if (out_.size() >= kOutFlushBytes) {
-    return FlushOut();
-  }
-  return OkStatus();
-}
-
-Status ShardWriter::FlushOut() {
-  if (!out_.empty()) {
-    FERRY_TRY_CTX(PwriteFull(fd_.get(), out_.data(), out_.size(), out_at_), path_);
-    out_at_ += out_.size();
-    out_.clear();
-  }
   return OkStatus();
 }
 
@@ -309,50 +244,14 @@ Result<ShardWriteStats> ShardWriter::Finish() {
     return InvalidArgumentError("shard already finished");
   }
   finished_ = true;
-  if (events_ != plan_.event_numbers.size()) {
-    return CorruptionError("run " + std::to_string(plan_.run) + ": " + std::to_string(events_)
-                           + " events written, the plan has "
-                           + std::to_string(plan_.event_numbers.size()));
-  }
+  FERRY_TRY(CheckPlanComplete(plan_, events_));
   FERRY_TRY(FlushC());
   FERRY_TRY(FlushS());
-  FERRY_TRY(FlushOut());
-  FERRY_TRY(WriteShardTail(fd_.get(), path_, s_dir_, c_table_, &header_, &end_));
-  FERRY_TRY_CTX(fd_.Close(), path_);
-  stats_.bytes = end_;
+  FERRY_TRY(out_.WriteTail(s_dir_, c_table_, &header_));
+  FERRY_TRY(out_.Close());
+  stats_.stored_bytes = out_.appended();
+  stats_.bytes = out_.end();
   return stats_;
-}
-
-Status WriteShardTail(int fd,
-                      const std::string& path,
-                      const std::vector<std::vector<ChunkRef>>& s_dir,
-                      std::span<const uint8_t> table,
-                      ShardHeader* h,
-                      uint64_t* end) {
-  h->sections[kPayload].size = *end - h->sections[kPayload].offset;
-  std::vector<uint8_t> tail;
-  for (const auto& column : s_dir) {
-    for (const ChunkRef& r : column) {
-      AppendChunkRef(tail, r);
-    }
-  }
-  h->sections[kSDirectory] = {*end, tail.size()};
-  h->crc_s_directory = crc32c::Value(tail);
-  h->sections[kCTable] = {*end + tail.size(), table.size()};
-  h->crc_c_table = crc32c::Value(table);
-  tail.insert(tail.end(), table.begin(), table.end());
-  FERRY_TRY_CTX(PwriteFull(fd, tail.data(), tail.size(), *end), path);
-  *end += tail.size();
-  // The index region may end in padding slots that were never written.
-  if (::ftruncate(fd, static_cast<off_t>(*end)) != 0) {
-    return IoError("ftruncate " + path, errno);
-  }
-  std::vector<uint8_t> head = h->Serialize();
-  FERRY_TRY_CTX(PwriteFull(fd, head.data(), head.size(), 0), path);
-  if (::fsync(fd) != 0) {
-    return IoError("fsync " + path, errno);
-  }
-  return OkStatus();
 }
 
 }  // namespace ferry::store
