@@ -244,7 +244,6 @@ void CachedFile::ServeAgain(std::span<io::ReadRequest> requests, std::vector<Pie
 }
 
 Status CachedFile::FetchMissing(std::span<io::ReadRequest> requests, std::vector<Piece> todo) {
-  const fetch::Planner& planner = cache_->planner();
   if (log::Enabled(log::Level::kDebug)) {
     for (const Piece& p : todo) {
       log::Printf(log::Level::kDebug, "cache", "miss %s %llu+%llu", entry_->url().c_str(),
@@ -259,6 +258,37 @@ Status CachedFile::FetchMissing(std::span<io::ReadRequest> requests, std::vector
       return OkStatus();
     }
   }
+  MissFetches fetches = PlanMissFetches(todo);
+  if (fetches.mine) {
+    RunOwnFetch(*fetches.mine, fetches.plan);
+  }
+  std::vector<Piece> left;
+  for (const Piece& p : todo) {
+    DeliverPiece(requests[p.request], p, fetches, left);
+  }
+  if (!left.empty()) {
+    // Held by the cache now (planned as held, or stored meanwhile), or read directly.
+    ServeAgain(requests, left);
+    if (!left.empty()) {
+      ReadPiecesDirect(requests, left);
+    }
+  }
+  if (fetches.mine) {
+    const std::shared_ptr<Fetch>& mine = fetches.mine;
+    if (mine->ok_bytes() == 0 || entry_->failed() || !cache_->writer().Submit(entry_, mine)) {
+      entry_->ReleaseInflight(mine.get());
+    }
+  }
+  for (const io::ReadRequest& r : requests) {
+    if (!r.status) {
+      return r.status;
+    }
+  }
+  return OkStatus();
+}
+
+CachedFile::MissFetches CachedFile::PlanMissFetches(std::span<const Piece> todo) {
+  const fetch::Planner& planner = cache_->planner();
   std::vector<fetch::Range> wanted;
   wanted.reserve(todo.size());
   for (const Piece& p : todo) {
@@ -281,96 +311,74 @@ Status CachedFile::FetchMissing(std::span<io::ReadRequest> requests, std::vector
     need.insert(need.end(), wanted.begin(), wanted.end());
     fetch::Normalize(need);
   }
+  MissFetches f;
   std::vector<fetch::Range> own;
-  std::vector<std::pair<fetch::Range, std::shared_ptr<Fetch>>> joined;
-  std::shared_ptr<Fetch> mine;
-  fetch::FetchPlan plan;
-  entry_->ClaimInflight(need, own, joined, [&] {
-    planner.Pack(own, plan);
-    mine = std::make_shared<Fetch>(plan.chunks);
-    return mine;
+  entry_->ClaimInflight(need, own, f.joined, [&] {
+    planner.Pack(own, f.plan);
+    f.mine = std::make_shared<Fetch>(f.plan.chunks);
+    return f.mine;
   });
-  planning.Unlock();
+  return f;
+}
 
-  if (mine) {
-    std::vector<io::ReadRequest> pieces(plan.chunks.size());
-    for (size_t i = 0; i < pieces.size(); ++i) {
-      pieces[i].offset = plan.chunks[i].offset;
-      pieces[i].dest = mine->ChunkBuffer(i);
-    }
-    // The application waits on this fetch: read-ahead starts fewer fetches until it is answered.
-    readahead::Prefetcher* ahead = UntrackedRead() ? nullptr : cache_->prefetcher();
-    if (ahead != nullptr) {
-      ahead->AppFetchBegin();
-    }
-    ReadPieces(pieces, plan.reads);
-    if (ahead != nullptr) {
-      ahead->AppFetchEnd();
-    }
-    for (size_t i = 0; i < pieces.size(); ++i) {
-      mine->SetStatus(i, pieces[i].status);
-    }
-    mine->Finish();
+void CachedFile::RunOwnFetch(Fetch& mine, const fetch::FetchPlan& plan) {
+  std::vector<io::ReadRequest> pieces(plan.chunks.size());
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    pieces[i].offset = plan.chunks[i].offset;
+    pieces[i].dest = mine.ChunkBuffer(i);
   }
+  // The application waits on this fetch: read-ahead starts fewer fetches until it is answered.
+  readahead::Prefetcher* ahead = UntrackedRead() ? nullptr : cache_->prefetcher();
+  if (ahead != nullptr) {
+    ahead->AppFetchBegin();
+  }
+  ReadPieces(pieces, plan.reads);
+  if (ahead != nullptr) {
+    ahead->AppFetchEnd();
+  }
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    mine.SetStatus(i, pieces[i].status);
+  }
+  mine.Finish();
+}
 
-  // Deliver each missing piece from our fetch or from the fetches we joined.
-  std::vector<Piece> left;
-  for (const Piece& p : todo) {
-    io::ReadRequest& req = requests[p.request];
-    uint64_t pos = p.offset;
-    const uint64_t end = p.offset + p.length;
-    while (pos < end) {
-      std::span<uint8_t> dest = req.dest.subspan(pos - req.offset, end - pos);
-      size_t n = 0;
-      if (mine) {
-        n = mine->CopyPrefix(pos, dest);
-        if (n == 0) {
-          const long at = mine->ChunkAt(pos);
-          if (at >= 0 && mine->error(static_cast<size_t>(at)) != nullptr) {
-            // Our own fetch failed after its retries: that is the origin's answer.
-            if (req.status) {
-              req.status = *mine->error(static_cast<size_t>(at));
-            }
-            pos = end;
-            break;
-          }
+// Copies piece p from our fetch or from the fetches we joined into req; what neither holds
+// goes to `left`. A failure of our own fetch (after its retries) is the origin's answer.
+void CachedFile::DeliverPiece(io::ReadRequest& req,
+                              const Piece& p,
+                              const MissFetches& fetches,
+                              std::vector<Piece>& left) {
+  uint64_t pos = p.offset;
+  const uint64_t end = p.offset + p.length;
+  while (pos < end) {
+    std::span<uint8_t> dest = req.dest.subspan(pos - req.offset, end - pos);
+    size_t n = 0;
+    if (fetches.mine) {
+      n = fetches.mine->CopyPrefix(pos, dest);
+      const long at = n == 0 ? fetches.mine->ChunkAt(pos) : -1;
+      if (at >= 0 && fetches.mine->error(static_cast<size_t>(at)) != nullptr) {
+        if (req.status) {
+          req.status = *fetches.mine->error(static_cast<size_t>(at));
+        }
+        return;
+      }
+    }
+    if (n == 0) {
+      for (const auto& [range, fetch] : fetches.joined) {
+        if (range.offset <= pos && pos < range.end()) {
+          fetch->Wait();
+          n = fetch->CopyPrefix(pos,
+                                dest.first(std::min<uint64_t>(dest.size(), range.end() - pos)));
+          break;
         }
       }
-      if (n == 0) {
-        for (auto& [range, fetch] : joined) {
-          if (range.offset <= pos && pos < range.end()) {
-            fetch->Wait();
-            n = fetch->CopyPrefix(pos,
-                                  dest.first(std::min<uint64_t>(dest.size(), range.end() - pos)));
-            break;
-          }
-        }
-      }
-      if (n == 0) {
-        left.push_back({p.request, pos, end - pos});
-        break;
-      }
-      pos += n;
     }
-  }
-  if (!left.empty()) {
-    // Held by the cache now (planned as held, or stored meanwhile), or read directly.
-    ServeAgain(requests, left);
-    if (!left.empty()) {
-      ReadPiecesDirect(requests, left);
+    if (n == 0) {
+      left.push_back({p.request, pos, end - pos});
+      return;
     }
+    pos += n;
   }
-  if (mine) {
-    if (mine->ok_bytes() == 0 || entry_->failed() || !cache_->writer().Submit(entry_, mine)) {
-      entry_->ReleaseInflight(mine.get());
-    }
-  }
-  for (const io::ReadRequest& r : requests) {
-    if (!r.status) {
-      return r.status;
-    }
-  }
-  return OkStatus();
 }
 
 void CachedFile::ReadPieces(std::span<io::ReadRequest> pieces,

@@ -131,6 +131,19 @@ class CachedFile final : public readahead::AheadTarget {
   // ReadDirect for a bulk reader, counted as bypassed_bytes.
   Status ReadBypassed(std::span<io::ReadRequest> requests);
   Status FetchMissing(std::span<io::ReadRequest> requests, std::vector<Piece> todo);
+  // FetchMissing's steps: the fetch this call starts (planned and claimed in one step, null
+  // when every missing byte is held or already coming) and the in-flight fetches it joins.
+  struct MissFetches {
+    std::shared_ptr<Fetch> mine;
+    fetch::FetchPlan plan;
+    std::vector<std::pair<fetch::Range, std::shared_ptr<Fetch>>> joined;
+  };
+  MissFetches PlanMissFetches(std::span<const Piece> todo);
+  void RunOwnFetch(Fetch& mine, const fetch::FetchPlan& plan);
+  void DeliverPiece(io::ReadRequest& req,
+                    const Piece& p,
+                    const MissFetches& fetches,
+                    std::vector<Piece>& left);
   void ServeAgain(std::span<io::ReadRequest> requests, std::vector<Piece>& todo);
   // Reads pieces (grouped into vector reads) from the origin with retries; sets their statuses.
   // `ahead`: read-ahead's fetch, kept off channel 0 while another channel is ready.

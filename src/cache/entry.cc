@@ -274,121 +274,189 @@ void Entry::TouchLastRead() const {
 
 // ---- Entry: read side ----
 
+namespace {
+
+// One Serve call: the held bytes of [offset, offset + dest.size()) into dest, the rest into
+// `missing` (adjacent gaps of one request merged). A page or fragment whose CRC does not match
+// is listed in scratch.bad and reported missing, never served.
+class ServeCall {
+ public:
+  ServeCall(const PageIndex& index,
+            int data_fd,
+            int frag_fd,
+            Counters& counters,
+            size_t request,
+            uint64_t offset,
+            std::span<uint8_t> dest,
+            ServeScratch& s,
+            std::vector<Piece>& missing)
+      : index_(index),
+        data_fd_(data_fd),
+        frag_fd_(frag_fd),
+        counters_(counters),
+        request_(request),
+        offset_(offset),
+        dest_(dest),
+        s_(s),
+        missing_(missing) {}
+
+  Result<uint64_t> Run() {
+    const uint64_t end = offset_ + dest_.size();
+    const uint64_t ps = index_.info().page_size;
+    uint64_t pos = offset_;
+    while (pos < end) {
+      const uint64_t page = pos / ps;
+      const uint64_t pstart = page * ps;
+      const uint32_t plen = index_.PageLength(page);
+      const uint64_t seg_end = std::min(end, pstart + plen);
+      if (plen == 0) {  // past the end of the entry: the caller clips, so this is a bug guard
+        Miss(pos, end);
+        break;
+      }
+      if (index_.full(page) && pos == pstart && seg_end == pstart + plen) {
+        pos = FERRY_TRY(FullRun(page, end));
+        continue;
+      }
+      if (index_.full(page)) {
+        FERRY_TRY(PartOfFullPage(page, pos, seg_end));
+      } else if (const Fragment* f = index_.fragment(page)) {
+        FERRY_TRY(FromFragment(page, *f, pos, seg_end));
+      } else {
+        Miss(pos, seg_end);
+      }
+      pos = seg_end;
+    }
+    return served_;
+  }
+
+ private:
+  void Miss(uint64_t a, uint64_t b) {
+    if (a >= b) {
+      return;
+    }
+    if (!missing_.empty() && missing_.back().request == request_
+        && missing_.back().offset + missing_.back().length == a) {
+      missing_.back().length += b - a;
+      return;
+    }
+    missing_.push_back({request_, a, b - a});
+  }
+
+  uint8_t* Scratch(size_t n) {
+    if (s_.page.size() < n) {
+      s_.page.resize(std::max<size_t>(n, index_.info().page_size));
+    }
+    return s_.page.data();
+  }
+
+  // A pread into buf, counted; a short read is reported as a CRC failure by the caller, any
+  // other error ends the call.
+  Result<bool> Read(int fd, uint8_t* buf, uint64_t n, uint64_t at) {
+    Status st = PreadFull(fd, buf, n, at);
+    counters_.Add(Counter::kDiskReads);
+    if (!st && st.error().code() != ErrorCode::kShortRead) {
+      return std::move(st).error();
+    }
+    return st.has_value();
+  }
+
+  // A run of whole pages inside the request from `page` on: one pread straight into the
+  // caller's buffer, then each page's CRC. Returns where the run ended.
+  Result<uint64_t> FullRun(uint64_t page, uint64_t end) {
+    const uint64_t ps = index_.info().page_size;
+    const uint64_t pstart = page * ps;
+    uint64_t last = page;
+    uint64_t run_end = pstart + index_.PageLength(page);
+    while (last - page < 255 && index_.full(last + 1)) {
+      const uint64_t qend = (last + 1) * ps + index_.PageLength(last + 1);
+      if (qend > end) {
+        break;
+      }
+      ++last;
+      run_end = qend;
+    }
+    const bool ok =
+        FERRY_TRY(Read(data_fd_, dest_.data() + (pstart - offset_), run_end - pstart, pstart));
+    for (uint64_t k = page; k <= last; ++k) {
+      const uint64_t kstart = k * ps;
+      const uint32_t klen = index_.PageLength(k);
+      if (!ok || PageCrc(dest_.data() + (kstart - offset_), klen) != index_.crc(k)) {
+        s_.bad.push_back(k);
+        Miss(kstart, kstart + klen);
+      } else {
+        served_ += klen;
+      }
+    }
+    return run_end;
+  }
+
+  // [pos, seg_end) of a full page the request covers only in part: through the scratch page.
+  Status PartOfFullPage(uint64_t page, uint64_t pos, uint64_t seg_end) {
+    const uint64_t pstart = page * index_.info().page_size;
+    const uint32_t plen = index_.PageLength(page);
+    uint8_t* buf = Scratch(plen);
+    const bool ok = FERRY_TRY(Read(data_fd_, buf, plen, pstart));
+    if (!ok || PageCrc(buf, plen) != index_.crc(page)) {
+      s_.bad.push_back(page);
+      Miss(pos, seg_end);
+    } else {
+      std::memcpy(dest_.data() + (pos - offset_), buf + (pos - pstart), seg_end - pos);
+      served_ += seg_end - pos;
+    }
+    return OkStatus();
+  }
+
+  // [pos, seg_end) of a page that holds fragment f: its overlap served, the rest missing.
+  Status FromFragment(uint64_t page, const Fragment& f, uint64_t pos, uint64_t seg_end) {
+    const uint64_t pstart = page * index_.info().page_size;
+    const uint64_t flo = pstart + f.lo;
+    const uint64_t fhi = pstart + f.hi;
+    const uint64_t a = std::max(pos, flo);
+    const uint64_t b = std::min(seg_end, fhi);
+    if (a >= b) {
+      Miss(pos, seg_end);
+      return OkStatus();
+    }
+    // A fragment wholly inside the request goes straight to the caller's buffer.
+    const bool direct = a == flo && b == fhi;
+    uint8_t* buf = direct ? dest_.data() + (flo - offset_) : Scratch(f.length());
+    const bool ok = FERRY_TRY(Read(frag_fd_, buf, f.length(), f.offset));
+    if (!ok || PageCrc(buf, f.length()) != f.crc) {
+      s_.bad.push_back(page);
+      Miss(pos, seg_end);
+      return OkStatus();
+    }
+    Miss(pos, a);
+    if (!direct) {
+      std::memcpy(dest_.data() + (a - offset_), buf + (a - flo), b - a);
+    }
+    served_ += b - a;
+    Miss(b, seg_end);
+    return OkStatus();
+  }
+
+  const PageIndex& index_;
+  const int data_fd_;
+  const int frag_fd_;
+  Counters& counters_;
+  const size_t request_;
+  const uint64_t offset_;
+  const std::span<uint8_t> dest_;
+  ServeScratch& s_;
+  std::vector<Piece>& missing_;
+  uint64_t served_ = 0;
+};
+
+}  // namespace
+
 Result<uint64_t> Entry::Serve(size_t request,
                               uint64_t offset,
                               std::span<uint8_t> dest,
                               ServeScratch& s,
                               std::vector<Piece>& missing) {
-  const uint64_t end = offset + dest.size();
-  const uint64_t ps = page_size_;
-  uint64_t served = 0;
-  auto miss = [&](uint64_t a, uint64_t b) {
-    if (a >= b) {
-      return;
-    }
-    if (!missing.empty() && missing.back().request == request
-        && missing.back().offset + missing.back().length == a) {
-      missing.back().length += b - a;
-      return;
-    }
-    missing.push_back({request, a, b - a});
-  };
-  auto scratch = [&](size_t n) {
-    if (s.page.size() < n) {
-      s.page.resize(std::max<size_t>(n, ps));
-    }
-    return s.page.data();
-  };
-  uint64_t pos = offset;
-  while (pos < end) {
-    const uint64_t page = pos / ps;
-    const uint64_t pstart = page * ps;
-    const uint32_t plen = index_.PageLength(page);
-    const uint64_t pend = pstart + plen;
-    const uint64_t seg_end = std::min(end, pend);
-    uint8_t* out = dest.data() + (pos - offset);
-    if (plen == 0) {  // past the end of the entry: the caller clips, so this is a bug guard
-      miss(pos, end);
-      break;
-    }
-    if (index_.full(page) && pos == pstart && seg_end == pend) {
-      // A run of whole pages inside the request: one pread straight into the caller's buffer.
-      uint64_t last = page;
-      uint64_t run_end = pend;
-      while (last - page < 255 && index_.full(last + 1)) {
-        const uint64_t qend = (last + 1) * ps + index_.PageLength(last + 1);
-        if (qend > end) {
-          break;
-        }
-        ++last;
-        run_end = qend;
-      }
-      Status st = PreadFull(data_fd_.get(), out, run_end - pstart, pstart);
-      counters_.Add(Counter::kDiskReads);
-      if (!st && st.error().code() != ErrorCode::kShortRead) {
-        return std::move(st).error();
-      }
-      for (uint64_t k = page; k <= last; ++k) {
-        const uint64_t kstart = k * ps;
-        const uint32_t klen = index_.PageLength(k);
-        if (!st || PageCrc(dest.data() + (kstart - offset), klen) != index_.crc(k)) {
-          s.bad.push_back(k);
-          miss(kstart, kstart + klen);
-        } else {
-          served += klen;
-        }
-      }
-      pos = run_end;
-      continue;
-    }
-    if (index_.full(page)) {
-      uint8_t* buf = scratch(plen);
-      Status st = PreadFull(data_fd_.get(), buf, plen, pstart);
-      counters_.Add(Counter::kDiskReads);
-      if (!st && st.error().code() != ErrorCode::kShortRead) {
-        return std::move(st).error();
-      }
-      if (!st || PageCrc(buf, plen) != index_.crc(page)) {
-        s.bad.push_back(page);
-        miss(pos, seg_end);
-      } else {
-        std::memcpy(out, buf + (pos - pstart), seg_end - pos);
-        served += seg_end - pos;
-      }
-    } else if (const Fragment* f = index_.fragment(page)) {
-      const uint64_t flo = pstart + f->lo;
-      const uint64_t fhi = pstart + f->hi;
-      const uint64_t a = std::max(pos, flo);
-      const uint64_t b = std::min(seg_end, fhi);
-      if (a < b) {
-        // A fragment wholly inside the request goes straight to the caller's buffer.
-        const bool direct = a == flo && b == fhi;
-        uint8_t* buf = direct ? dest.data() + (flo - offset) : scratch(f->length());
-        Status st = PreadFull(frag_fd_.get(), buf, f->length(), f->offset);
-        counters_.Add(Counter::kDiskReads);
-        if (!st && st.error().code() != ErrorCode::kShortRead) {
-          return std::move(st).error();
-        }
-        if (!st || PageCrc(buf, f->length()) != f->crc) {
-          s.bad.push_back(page);
-          miss(pos, seg_end);
-        } else {
-          miss(pos, a);
-          if (!direct) {
-            std::memcpy(dest.data() + (a - offset), buf + (a - flo), b - a);
-          }
-          served += b - a;
-          miss(b, seg_end);
-        }
-      } else {
-        miss(pos, seg_end);
-      }
-    } else {
-      miss(pos, seg_end);
-    }
-    pos = seg_end;
-  }
-  return served;
+  return ServeCall(index_, data_fd_.get(), frag_fd_.get(), counters_, request, offset, dest, s,
+                   missing)
+      .Run();
 }
 
 void Entry::DropPages(std::span<const uint64_t> pages) {
@@ -615,82 +683,98 @@ Status Entry::StorePiece(uint64_t offset,
       continue;
     }
     if (lo == 0 && hi == plen && !have) {
-      // A run of whole pages the index lacks: one write for all of them.
-      uint64_t last = page;
-      uint64_t run_end = seg_end;
-      {
-        ReaderLock lock(mu_);
-        while (last - page < 255) {
-          const uint64_t next = last + 1;
-          const uint32_t nlen = PageLengthOf(next, page_size_, size_);
-          if (nlen == 0 || next * ps + nlen > end || index_.full(next)
-              || index_.fragment(next) != nullptr) {
-            break;
-          }
-          last = next;
-          run_end = next * ps + nlen;
-        }
-      }
-      FERRY_TRY(
-          PwriteFull(data_fd_.get(), bytes.data() + (pstart - offset), run_end - pstart, pstart));
-      uint32_t crcs[256];
-      for (uint64_t k = page; k <= last; ++k) {
-        crcs[k - page] =
-            PageCrc(bytes.data() + (k * ps - offset), PageLengthOf(k, page_size_, size_));
-      }
-      {
-        WriterLock lock(mu_);
-        for (uint64_t k = page; k <= last; ++k) {
-          index_.SetFull(k, crcs[k - page]);
-        }
-      }
-      dirty_.store(true, std::memory_order_relaxed);
-      pos = run_end;
-      continue;
-    }
-    uint32_t nlo = lo;
-    uint32_t nhi = hi;
-    if (have && hi >= have->lo && lo <= have->hi) {
-      // Touches the held fragment: merge the two (the new bytes win where they overlap).
-      if (scratch.size() < ps) {
-        scratch.resize(ps);
-      }
-      Status st =
-          PreadFull(frag_fd_.get(), scratch.data() + have->lo, have->length(), have->offset);
-      if (st && PageCrc(scratch.data() + have->lo, have->length()) == have->crc) {
-        std::memcpy(scratch.data() + lo, data.data(), data.size());
-        nlo = std::min(lo, have->lo);
-        nhi = std::max(hi, have->hi);
-        data = std::span<const uint8_t>(scratch.data() + nlo, nhi - nlo);
-      }
-    } else if (have) {
-      // Disjoint: the longer of the two stays in the page and the other waits in memory for
-      // the bytes between them (another fetch may be storing them next).
-      if (have->length() >= hi - lo) {
-        KeepOrphan(page, lo, data);
-        continue;
-      }
-      if (scratch.size() < ps) {
-        scratch.resize(ps);
-      }
-      std::span<uint8_t> held(scratch.data(), have->length());
-      if (PreadFull(frag_fd_.get(), held.data(), held.size(), have->offset)
-          && PageCrc(held.data(), held.size()) == have->crc) {
-        KeepOrphan(page, have->lo, held);
-      }
-    }
-    if (nlo == 0 && nhi == plen) {
-      FERRY_TRY(PwriteFull(data_fd_.get(), data.data(), data.size(), pstart));
-      const uint32_t crc = PageCrc(data.data(), data.size());
-      WriterLock lock(mu_);
-      index_.SetFull(page, crc);
+      pos = FERRY_TRY(StoreFullRun(page, offset, bytes));
     } else {
-      FERRY_TRY(AppendFragment(page, nlo, data));
+      FERRY_TRY(StorePartOfPage(page, lo, data, have, scratch));
     }
-    dirty_.store(true, std::memory_order_relaxed);
-    FERRY_TRY(RetryOrphans(page, scratch));  // `data` (maybe in scratch) is no longer used
   }
   return OkStatus();
+}
+
+Result<uint64_t> Entry::StoreFullRun(uint64_t page,
+                                     uint64_t offset,
+                                     std::span<const uint8_t> bytes) {
+  const uint64_t ps = page_size_;
+  const uint64_t end = offset + bytes.size();
+  const uint64_t pstart = page * ps;
+  uint64_t last = page;
+  uint64_t run_end = pstart + PageLengthOf(page, page_size_, size_);
+  {
+    ReaderLock lock(mu_);
+    while (last - page < 255) {
+      const uint64_t next = last + 1;
+      const uint32_t nlen = PageLengthOf(next, page_size_, size_);
+      if (nlen == 0 || next * ps + nlen > end || index_.full(next)
+          || index_.fragment(next) != nullptr) {
+        break;
+      }
+      last = next;
+      run_end = next * ps + nlen;
+    }
+  }
+  FERRY_TRY(PwriteFull(data_fd_.get(), bytes.data() + (pstart - offset), run_end - pstart, pstart));
+  uint32_t crcs[256];
+  for (uint64_t k = page; k <= last; ++k) {
+    crcs[k - page] = PageCrc(bytes.data() + (k * ps - offset), PageLengthOf(k, page_size_, size_));
+  }
+  {
+    WriterLock lock(mu_);
+    for (uint64_t k = page; k <= last; ++k) {
+      index_.SetFull(k, crcs[k - page]);
+    }
+  }
+  dirty_.store(true, std::memory_order_relaxed);
+  return run_end;
+}
+
+Status Entry::StorePartOfPage(uint64_t page,
+                              uint32_t lo,
+                              std::span<const uint8_t> data,
+                              const std::optional<Fragment>& have,
+                              std::vector<uint8_t>& scratch) {
+  const uint64_t ps = page_size_;
+  const uint32_t plen = PageLengthOf(page, page_size_, size_);
+  const auto hi = static_cast<uint32_t>(lo + data.size());
+  uint32_t nlo = lo;
+  uint32_t nhi = hi;
+  if (have && hi >= have->lo && lo <= have->hi) {
+    // Touches the held fragment: merge the two (the new bytes win where they overlap).
+    if (scratch.size() < ps) {
+      scratch.resize(ps);
+    }
+    Status st = PreadFull(frag_fd_.get(), scratch.data() + have->lo, have->length(), have->offset);
+    if (st && PageCrc(scratch.data() + have->lo, have->length()) == have->crc) {
+      std::memcpy(scratch.data() + lo, data.data(), data.size());
+      nlo = std::min(lo, have->lo);
+      nhi = std::max(hi, have->hi);
+      data = std::span<const uint8_t>(scratch.data() + nlo, nhi - nlo);
+    }
+  } else if (have) {
+    // Disjoint: the longer of the two stays in the page and the other waits in memory for
+    // the bytes between them (another fetch may be storing them next).
+    if (have->length() >= hi - lo) {
+      KeepOrphan(page, lo, data);
+      return OkStatus();
+    }
+    if (scratch.size() < ps) {
+      scratch.resize(ps);
+    }
+    std::span<uint8_t> held(scratch.data(), have->length());
+    if (PreadFull(frag_fd_.get(), held.data(), held.size(), have->offset)
+        && PageCrc(held.data(), held.size()) == have->crc) {
+      KeepOrphan(page, have->lo, held);
+    }
+  }
+  if (nlo == 0 && nhi == plen) {
+    FERRY_TRY(PwriteFull(data_fd_.get(), data.data(), data.size(), page * ps));
+    const uint32_t crc = PageCrc(data.data(), data.size());
+    WriterLock lock(mu_);
+    index_.SetFull(page, crc);
+  } else {
+    FERRY_TRY(AppendFragment(page, nlo, data));
+  }
+  dirty_.store(true, std::memory_order_relaxed);
+  return RetryOrphans(page, scratch);  // `data` (maybe in scratch) is no longer used
 }
 
 void Entry::KeepOrphan(uint64_t page, uint32_t lo, std::span<const uint8_t> bytes) {

@@ -223,6 +223,16 @@ class Entry {
   Status OpenDataFiles();
   Status StorePiece(uint64_t offset, std::span<const uint8_t> bytes, std::vector<uint8_t>& scratch)
       FERRY_REQUIRES(write_mu_);
+  // StorePiece's two cases. A run of whole pages from `page` the index lacks (bytes start at
+  // `offset`): one write for all of them; returns where the run ended.
+  Result<uint64_t> StoreFullRun(uint64_t page, uint64_t offset, std::span<const uint8_t> bytes)
+      FERRY_REQUIRES(write_mu_);
+  // Part of a page from `lo`, merged with the page's fragment `have` where they touch.
+  Status StorePartOfPage(uint64_t page,
+                         uint32_t lo,
+                         std::span<const uint8_t> data,
+                         const std::optional<Fragment>& have,
+                         std::vector<uint8_t>& scratch) FERRY_REQUIRES(write_mu_);
   Status AppendFragment(uint64_t page, uint32_t lo, std::span<const uint8_t> bytes)
       FERRY_REQUIRES(write_mu_);
   // A piece a page could not keep (disjoint from its fragment, not longer): held in memory

@@ -15,6 +15,37 @@ constexpr char kTrailerMagic[4] = {'P', 'G', 'X', '1'};
 constexpr size_t kFragmentRecordBytes = 32;
 constexpr size_t kTrailerBytes = 8;
 
+// The fixed header, as docs/format/page-store.md ("Index file") lays it out: byte offsets.
+namespace header {
+constexpr size_t kVersion = 8;         // u32
+constexpr size_t kHeaderBytes = 12;    // u32, = kIndexHeaderBytes
+constexpr size_t kPageSize = 16;       // u32
+constexpr size_t kFlags = 20;          // u32, zero
+constexpr size_t kOriginSize = 24;     // u64
+constexpr size_t kOriginMtime = 32;    // i64
+constexpr size_t kEpoch = 40;          // u64
+constexpr size_t kGeneration = 48;     // u64
+constexpr size_t kFragBytes = 56;      // u64
+constexpr size_t kCreated = 64;        // i64
+constexpr size_t kValidated = 72;      // i64
+constexpr size_t kPageCount = 80;      // u64
+constexpr size_t kFullPages = 88;      // u64
+constexpr size_t kFragmentCount = 96;  // u32
+constexpr size_t kUrlBytes = 100;      // u32
+constexpr size_t kReserved = 104;      // 20 zero bytes
+constexpr size_t kCrc = 124;           // u32, CRC32C of [0, kCrc)
+}  // namespace header
+
+// One fragment record (kFragmentRecordBytes): byte offsets.
+namespace fragment {
+constexpr size_t kPage = 0;     // u64
+constexpr size_t kLo = 8;       // u32
+constexpr size_t kHi = 12;      // u32
+constexpr size_t kOffset = 16;  // u64, in KEY.frag
+constexpr size_t kCrc = 24;     // u32
+constexpr size_t kZero = 28;    // u32
+}  // namespace fragment
+
 uint64_t Pad8(uint64_t n) {
   return (n + 7) & ~uint64_t{7};
 }
@@ -167,22 +198,22 @@ void PageIndex::Encode(std::vector<uint8_t>& out) const {
   out.assign(size, 0);
   uint8_t* h = out.data();
   std::memcpy(h, kMagic, 8);
-  StoreLE<uint32_t>(h + 8, kIndexVersion);
-  StoreLE<uint32_t>(h + 12, kIndexHeaderBytes);
-  StoreLE<uint32_t>(h + 16, info_.page_size);
-  StoreLE<uint32_t>(h + 20, 0);
-  StoreLE<uint64_t>(h + 24, info_.origin_size);
-  StoreLE<int64_t>(h + 32, info_.origin_mtime);
-  StoreLE<uint64_t>(h + 40, info_.epoch);
-  StoreLE<uint64_t>(h + 48, info_.generation);
-  StoreLE<uint64_t>(h + 56, info_.frag_bytes);
-  StoreLE<int64_t>(h + 64, info_.created_unix);
-  StoreLE<int64_t>(h + 72, info_.validated_unix);
-  StoreLE<uint64_t>(h + 80, page_count_);
-  StoreLE<uint64_t>(h + 88, full_pages_);
-  StoreLE<uint32_t>(h + 96, static_cast<uint32_t>(fragments_.size()));
-  StoreLE<uint32_t>(h + 100, static_cast<uint32_t>(url_bytes));
-  StoreLE<uint32_t>(h + 124, crc32c::Value(h, 124));
+  StoreLE<uint32_t>(h + header::kVersion, kIndexVersion);
+  StoreLE<uint32_t>(h + header::kHeaderBytes, kIndexHeaderBytes);
+  StoreLE<uint32_t>(h + header::kPageSize, info_.page_size);
+  StoreLE<uint32_t>(h + header::kFlags, 0);
+  StoreLE<uint64_t>(h + header::kOriginSize, info_.origin_size);
+  StoreLE<int64_t>(h + header::kOriginMtime, info_.origin_mtime);
+  StoreLE<uint64_t>(h + header::kEpoch, info_.epoch);
+  StoreLE<uint64_t>(h + header::kGeneration, info_.generation);
+  StoreLE<uint64_t>(h + header::kFragBytes, info_.frag_bytes);
+  StoreLE<int64_t>(h + header::kCreated, info_.created_unix);
+  StoreLE<int64_t>(h + header::kValidated, info_.validated_unix);
+  StoreLE<uint64_t>(h + header::kPageCount, page_count_);
+  StoreLE<uint64_t>(h + header::kFullPages, full_pages_);
+  StoreLE<uint32_t>(h + header::kFragmentCount, static_cast<uint32_t>(fragments_.size()));
+  StoreLE<uint32_t>(h + header::kUrlBytes, static_cast<uint32_t>(url_bytes));
+  StoreLE<uint32_t>(h + header::kCrc, crc32c::Value(h, header::kCrc));
   size_t pos = kIndexHeaderBytes;
   std::memcpy(h + pos, info_.url.data(), url_bytes);
   pos += Pad8(url_bytes);
@@ -207,69 +238,87 @@ void PageIndex::Encode(std::vector<uint8_t>& out) const {
   std::sort(pages.begin(), pages.end());
   for (uint64_t page : pages) {
     const Fragment& f = fragments_.at(page);
-    StoreLE<uint64_t>(h + pos, page);
-    StoreLE<uint32_t>(h + pos + 8, f.lo);
-    StoreLE<uint32_t>(h + pos + 12, f.hi);
-    StoreLE<uint64_t>(h + pos + 16, f.offset);
-    StoreLE<uint32_t>(h + pos + 24, f.crc);
+    StoreLE<uint64_t>(h + pos + fragment::kPage, page);
+    StoreLE<uint32_t>(h + pos + fragment::kLo, f.lo);
+    StoreLE<uint32_t>(h + pos + fragment::kHi, f.hi);
+    StoreLE<uint64_t>(h + pos + fragment::kOffset, f.offset);
+    StoreLE<uint32_t>(h + pos + fragment::kCrc, f.crc);
     pos += kFragmentRecordBytes;
   }
   StoreLE<uint32_t>(h + pos, crc32c::Value(h, pos));
   std::memcpy(h + pos + 4, kTrailerMagic, 4);
 }
 
-Result<PageIndex> PageIndex::Decode(std::span<const uint8_t> bytes) {
-  if (bytes.size() < kIndexHeaderBytes + kTrailerBytes) {
-    return Corrupt("too short (" + std::to_string(bytes.size()) + " bytes)");
-  }
-  const uint8_t* h = bytes.data();
+namespace {
+
+// What the header says besides IndexInfo: the counts that size the sections after it.
+struct IndexCounts {
+  uint64_t page_count = 0;
+  uint64_t full_pages = 0;
+  uint64_t frag_count = 0;
+  uint64_t url_bytes = 0;
+  uint64_t bitmap_words = 0;
+};
+
+// The header's checks: magic, version, header CRC, sizes, flags, reserved bytes.
+Status CheckHeader(const uint8_t* h) {
   if (std::memcmp(h, kMagic, 8) != 0) {
     return Corrupt("bad magic");
   }
-  if (LoadLE<uint32_t>(h + 8) != kIndexVersion) {
-    return Corrupt("unsupported version " + std::to_string(LoadLE<uint32_t>(h + 8)));
+  if (LoadLE<uint32_t>(h + header::kVersion) != kIndexVersion) {
+    return Corrupt("unsupported version " + std::to_string(LoadLE<uint32_t>(h + header::kVersion)));
   }
-  if (LoadLE<uint32_t>(h + 124) != crc32c::Value(h, 124)) {
+  if (LoadLE<uint32_t>(h + header::kCrc) != crc32c::Value(h, header::kCrc)) {
     return Corrupt("header checksum mismatch");
   }
-  if (LoadLE<uint32_t>(h + 12) != kIndexHeaderBytes || LoadLE<uint32_t>(h + 20) != 0) {
+  if (LoadLE<uint32_t>(h + header::kHeaderBytes) != kIndexHeaderBytes
+      || LoadLE<uint32_t>(h + header::kFlags) != 0) {
     return Corrupt("bad header size or flags");
   }
-  for (size_t i = 104; i < 124; ++i) {
+  for (size_t i = header::kReserved; i < header::kCrc; ++i) {
     if (h[i] != 0) {
       return Corrupt("reserved header bytes set");
     }
   }
+  return OkStatus();
+}
+
+IndexInfo ReadInfo(const uint8_t* h) {
   IndexInfo info;
-  info.page_size = LoadLE<uint32_t>(h + 16);
-  if (!ValidPageSize(info.page_size)) {
-    return Corrupt("bad page size " + std::to_string(info.page_size));
-  }
-  info.origin_size = LoadLE<uint64_t>(h + 24);
-  info.origin_mtime = LoadLE<int64_t>(h + 32);
-  info.epoch = LoadLE<uint64_t>(h + 40);
-  info.generation = LoadLE<uint64_t>(h + 48);
-  info.frag_bytes = LoadLE<uint64_t>(h + 56);
-  info.created_unix = LoadLE<int64_t>(h + 64);
-  info.validated_unix = LoadLE<int64_t>(h + 72);
-  const auto page_count = LoadLE<uint64_t>(h + 80);
-  const auto full_pages = LoadLE<uint64_t>(h + 88);
-  const uint64_t frag_count = LoadLE<uint32_t>(h + 96);
-  const uint64_t url_bytes = LoadLE<uint32_t>(h + 100);
-  if (page_count != PagesFor(info.origin_size, info.page_size)) {
+  info.page_size = LoadLE<uint32_t>(h + header::kPageSize);
+  info.origin_size = LoadLE<uint64_t>(h + header::kOriginSize);
+  info.origin_mtime = LoadLE<int64_t>(h + header::kOriginMtime);
+  info.epoch = LoadLE<uint64_t>(h + header::kEpoch);
+  info.generation = LoadLE<uint64_t>(h + header::kGeneration);
+  info.frag_bytes = LoadLE<uint64_t>(h + header::kFragBytes);
+  info.created_unix = LoadLE<int64_t>(h + header::kCreated);
+  info.validated_unix = LoadLE<int64_t>(h + header::kValidated);
+  return info;
+}
+
+// The counts, each checked against the others and against the file's size, and the trailer.
+Result<IndexCounts> ReadCounts(std::span<const uint8_t> bytes, const IndexInfo& info) {
+  const uint8_t* h = bytes.data();
+  IndexCounts n;
+  n.page_count = LoadLE<uint64_t>(h + header::kPageCount);
+  n.full_pages = LoadLE<uint64_t>(h + header::kFullPages);
+  n.frag_count = LoadLE<uint32_t>(h + header::kFragmentCount);
+  n.url_bytes = LoadLE<uint32_t>(h + header::kUrlBytes);
+  if (n.page_count != PagesFor(info.origin_size, info.page_size)) {
     return Corrupt("page count does not match origin size");
   }
-  if (url_bytes > kMaxUrlBytes || full_pages > page_count) {
+  if (n.url_bytes > kMaxUrlBytes || n.full_pages > n.page_count) {
     return Corrupt("bad url length or page counts");
   }
   // Every section must be backed by input bytes; check before multiplying.
-  const uint64_t words = page_count / 64 + (page_count % 64 != 0 ? 1 : 0);
-  if (words > bytes.size() / 8 || full_pages > bytes.size() / 4
-      || frag_count > bytes.size() / kFragmentRecordBytes) {
+  n.bitmap_words = n.page_count / 64 + (n.page_count % 64 != 0 ? 1 : 0);
+  if (n.bitmap_words > bytes.size() / 8 || n.full_pages > bytes.size() / 4
+      || n.frag_count > bytes.size() / kFragmentRecordBytes) {
     return Corrupt("counts exceed the file size");
   }
-  const uint64_t expected = kIndexHeaderBytes + Pad8(url_bytes) + 8 * words + Pad8(4 * full_pages)
-                            + kFragmentRecordBytes * frag_count + kTrailerBytes;
+  const uint64_t expected = kIndexHeaderBytes + Pad8(n.url_bytes) + 8 * n.bitmap_words
+                            + Pad8(4 * n.full_pages) + kFragmentRecordBytes * n.frag_count
+                            + kTrailerBytes;
   if (expected != bytes.size()) {
     return Corrupt("size " + std::to_string(bytes.size()) + " != expected "
                    + std::to_string(expected));
@@ -281,60 +330,88 @@ Result<PageIndex> PageIndex::Decode(std::span<const uint8_t> bytes) {
   if (LoadLE<uint32_t>(h + body) != crc32c::Value(h, body)) {
     return Corrupt("checksum mismatch");
   }
-  info.url.assign(reinterpret_cast<const char*>(h + kIndexHeaderBytes), url_bytes);
+  return n;
+}
 
+}  // namespace
+
+Result<PageIndex> PageIndex::Decode(std::span<const uint8_t> bytes) {
+  if (bytes.size() < kIndexHeaderBytes + kTrailerBytes) {
+    return Corrupt("too short (" + std::to_string(bytes.size()) + " bytes)");
+  }
+  const uint8_t* h = bytes.data();
+  FERRY_TRY(CheckHeader(h));
+  IndexInfo info = ReadInfo(h);
+  if (!ValidPageSize(info.page_size)) {
+    return Corrupt("bad page size " + std::to_string(info.page_size));
+  }
+  const IndexCounts n = FERRY_TRY(ReadCounts(bytes, info));
+  info.url.assign(reinterpret_cast<const char*>(h + kIndexHeaderBytes), n.url_bytes);
   PageIndex index(std::move(info));
-  index.fragments_.reserve(frag_count);
-  size_t pos = kIndexHeaderBytes + Pad8(url_bytes);
+  size_t pos = kIndexHeaderBytes + Pad8(n.url_bytes);
+  FERRY_TRY(index.DecodePages(h, n.full_pages, pos));
+  FERRY_TRY(index.DecodeFragments(h, n.frag_count, pos));
+  return index;
+}
+
+// The bitmap and the full pages' CRCs at h + pos; pos is left after them.
+Status PageIndex::DecodePages(const uint8_t* h, uint64_t full_pages, size_t& pos) {
+  const size_t words = bitmap_.size();
   uint64_t bits_seen = 0;
   for (uint64_t w = 0; w < words; ++w) {
-    index.bitmap_[w] = LoadLE<uint64_t>(h + pos);
+    bitmap_[w] = LoadLE<uint64_t>(h + pos);
     pos += 8;
-    bits_seen += static_cast<uint64_t>(std::popcount(index.bitmap_[w]));
+    bits_seen += static_cast<uint64_t>(std::popcount(bitmap_[w]));
   }
-  if (page_count % 64 != 0 && words > 0 && (index.bitmap_[words - 1] >> (page_count % 64)) != 0) {
+  if (page_count_ % 64 != 0 && words > 0 && (bitmap_[words - 1] >> (page_count_ % 64)) != 0) {
     return Corrupt("bitmap bits past the last page");
   }
   if (bits_seen != full_pages) {
     return Corrupt("bitmap population does not match full_pages");
   }
-  index.full_pages_ = full_pages;
+  full_pages_ = full_pages;
   const size_t crc_start = pos;
   for (uint64_t w = 0; w < words; ++w) {
-    for (uint64_t bits = index.bitmap_[w]; bits != 0; bits &= bits - 1) {
+    for (uint64_t bits = bitmap_[w]; bits != 0; bits &= bits - 1) {
       const auto bit = static_cast<unsigned>(std::countr_zero(bits));
-      *index.CrcSlot(w * 64 + bit) = LoadLE<uint32_t>(h + pos);
+      *CrcSlot(w * 64 + bit) = LoadLE<uint32_t>(h + pos);
       pos += 4;
     }
   }
   pos = crc_start + Pad8(4 * full_pages);
+  return OkStatus();
+}
+
+// The fragment records at h + pos: sorted, one per absent page, inside the page and the log.
+Status PageIndex::DecodeFragments(const uint8_t* h, uint64_t count, size_t pos) {
+  fragments_.reserve(count);
   uint64_t last_page = 0;
-  for (uint64_t i = 0; i < frag_count; ++i) {
+  for (uint64_t i = 0; i < count; ++i) {
     const uint8_t* r = h + pos;
     pos += kFragmentRecordBytes;
-    const auto page = LoadLE<uint64_t>(r);
+    const auto page = LoadLE<uint64_t>(r + fragment::kPage);
     Fragment f;
-    f.lo = LoadLE<uint32_t>(r + 8);
-    f.hi = LoadLE<uint32_t>(r + 12);
-    f.offset = LoadLE<uint64_t>(r + 16);
-    f.crc = LoadLE<uint32_t>(r + 24);
-    if (LoadLE<uint32_t>(r + 28) != 0) {
+    f.lo = LoadLE<uint32_t>(r + fragment::kLo);
+    f.hi = LoadLE<uint32_t>(r + fragment::kHi);
+    f.offset = LoadLE<uint64_t>(r + fragment::kOffset);
+    f.crc = LoadLE<uint32_t>(r + fragment::kCrc);
+    if (LoadLE<uint32_t>(r + fragment::kZero) != 0) {
       return Corrupt("fragment reserved field set");
     }
-    if (page >= page_count || (i > 0 && page <= last_page) || index.full(page)) {
+    if (page >= page_count_ || (i > 0 && page <= last_page) || full(page)) {
       return Corrupt("fragment page out of order, out of range or full");
     }
-    const uint32_t len = index.PageLength(page);
+    const uint32_t len = PageLength(page);
     if (f.lo >= f.hi || f.hi > len || (f.lo == 0 && f.hi == len)) {
       return Corrupt("bad fragment interval");
     }
-    if (f.offset > index.info_.frag_bytes || f.length() > index.info_.frag_bytes - f.offset) {
+    if (f.offset > info_.frag_bytes || f.length() > info_.frag_bytes - f.offset) {
       return Corrupt("fragment past the end of the log");
     }
-    index.fragments_.emplace(page, f);
+    fragments_.emplace(page, f);
     last_page = page;
   }
-  return index;
+  return OkStatus();
 }
 
 }  // namespace ferry::cache

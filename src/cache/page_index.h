@@ -104,6 +104,9 @@ class PageIndex final : public fetch::CoverageMap {
 
  private:
   uint32_t* CrcSlot(uint64_t page);
+  // Decode's sections after the header (see page_index.cc).
+  Status DecodePages(const uint8_t* h, uint64_t full_pages, size_t& pos);
+  Status DecodeFragments(const uint8_t* h, uint64_t count, size_t pos);
 
   IndexInfo info_;
   uint64_t page_count_ = 0;

@@ -51,6 +51,160 @@ Error Bad(const std::string& what) {
   return CorruptionError("replica manifest: " + what);
 }
 
+// The counts of the manifest's tables, from its header.
+struct TableCounts {
+  uint32_t patches = 0;
+  uint32_t records = 0;
+  uint32_t extents = 0;
+  uint32_t trees = 0;
+  uint32_t branches = 0;
+  uint32_t rates = 0;
+};
+
+// Magic, trailer and both checksums, before any field is believed.
+Status CheckFraming(std::span<const uint8_t> bytes) {
+  if (bytes.size() < kReplicaHeaderBytes + 16 || std::memcmp(bytes.data(), kMagic, 8) != 0) {
+    return Bad("magic missing or file truncated");
+  }
+  if (std::memcmp(bytes.data() + bytes.size() - 4, kTrailer, 4) != 0) {
+    return Bad("trailer missing (truncated?)");
+  }
+  if (LoadLE<uint32_t>(bytes.data() + kHeaderCrcAt) != crc32c::Value(bytes.data(), kHeaderCrcAt)) {
+    return Bad("header checksum mismatch");
+  }
+  if (LoadLE<uint32_t>(bytes.data() + bytes.size() - 8)
+      != crc32c::Value(bytes.data(), bytes.size() - 8)) {
+    return Bad("checksum mismatch");
+  }
+  return OkStatus();
+}
+
+// The fixed header (after the magic) and the URL into m; r is left at the first table.
+Result<TableCounts> DecodeHeader(ByteReader& r, ReplicaManifest& m) {
+  if (r.U32() != kReplicaVersion) {
+    return UnsupportedError("replica manifest version is not 1");
+  }
+  if (r.U32() != kReplicaHeaderBytes) {
+    return Bad("header size");
+  }
+  m.epoch = r.U64();
+  m.origin_size = r.U64();
+  m.origin_mtime = r.I64();
+  m.generation = r.U64();
+  m.virtual_size = r.U64();
+  m.baskets_begin = r.U64();
+  m.data_bytes = r.U64();
+  m.created_unix = r.I64();
+  m.setting.algorithm = static_cast<codec::Algorithm>(r.U8());
+  m.setting.level = r.U8();
+  r.U16();
+  m.zstd_version = r.U32();
+  m.original_bytes = r.U64();
+  m.build_cpu_ns = r.U64();
+  TableCounts n;
+  n.patches = r.U32();
+  n.records = r.U32();
+  n.extents = r.U32();
+  n.trees = r.U32();
+  n.branches = r.U32();
+  n.rates = r.U32();
+  m.missing_baskets = r.U64();
+  if (r.U32() != 0) {
+    return Bad("unknown flags");
+  }
+  m.lz4_version = r.U32();
+  r.Take(kReplicaHeaderBytes - r.pos());
+  m.url = FERRY_TRY(TakeString(r, "url"));
+  // Each count must be backed by the bytes left (every entry takes at least 8 of them).
+  for (uint32_t c : {n.patches, n.records, n.extents, n.trees, n.branches, n.rates}) {
+    if (c > r.remaining() / 8) {
+      return Bad("impossible count");
+    }
+  }
+  return n;
+}
+
+// The bytes of a patch or record: a 4-byte length, 4 reserved, the bytes, padding to 8.
+Result<std::vector<uint8_t>> TakeSizedBytes(ByteReader& r, const char* what) {
+  const uint32_t n = r.U32();
+  r.U32();
+  if (!r.ok() || n > r.remaining()) {
+    return Bad(std::string(what) + " truncated");
+  }
+  auto b = r.Take(n);
+  SkipPad(r);
+  return std::vector<uint8_t>(b.begin(), b.end());
+}
+
+Status DecodeOverlay(ByteReader& r, const TableCounts& n, ReplicaManifest& m) {
+  for (uint32_t i = 0; i < n.patches; ++i) {
+    ReplicaPatch p;
+    p.offset = r.U64();
+    p.bytes = FERRY_TRY(TakeSizedBytes(r, "patch"));
+    m.patches.push_back(std::move(p));
+  }
+  for (uint32_t i = 0; i < n.records; ++i) {
+    ReplicaRecord rec;
+    rec.offset = r.U64();
+    rec.slot_bytes = r.U64();
+    rec.bytes = FERRY_TRY(TakeSizedBytes(r, "record"));
+    m.records.push_back(std::move(rec));
+  }
+  return OkStatus();
+}
+
+Status DecodeExtents(ByteReader& r, uint32_t count, ReplicaManifest& m) {
+  if (count > r.remaining() / kExtentBytes) {
+    return Bad("extent table truncated");
+  }
+  m.extents.resize(count);
+  for (ReplicaExtent& e : m.extents) {
+    e.offset = r.U64();
+    e.bytes = r.U32();
+    e.crc = r.U32();
+    e.original_offset = r.U64();
+    e.original_bytes = r.U32();
+    e.tree = r.U32();
+    e.branch = r.U32();
+    e.basket = r.U32();
+    e.setting.algorithm = static_cast<codec::Algorithm>(r.U8());
+    e.setting.level = r.U8();
+    r.U16();
+    r.U32();
+  }
+  return OkStatus();
+}
+
+Status DecodeNames(ByteReader& r, const TableCounts& n, ReplicaManifest& m) {
+  for (uint32_t i = 0; i < n.trees; ++i) {
+    m.trees.push_back(FERRY_TRY(TakeString(r, "tree")));
+  }
+  for (uint32_t i = 0; i < n.branches; ++i) {
+    ReplicaBranch b;
+    b.tree = r.U32();
+    b.name = FERRY_TRY(TakeString(r, "branch"));
+    m.branches.push_back(std::move(b));
+  }
+  return OkStatus();
+}
+
+Status DecodeRates(ByteReader& r, uint32_t count, ReplicaManifest& m) {
+  if (count > r.remaining() / kRateBytes) {
+    return Bad("rate table truncated");
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    CodecRate c;
+    c.setting.algorithm = static_cast<codec::Algorithm>(r.U8());
+    c.setting.level = r.U8();
+    r.U16();
+    r.U32();
+    c.decode_bytes_per_s = r.U64();
+    c.compressed_per_mib = r.U64();
+    m.rates.push_back(c);
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 void ReplicaManifest::Encode(std::vector<uint8_t>& out) const {
@@ -136,128 +290,15 @@ void ReplicaManifest::Encode(std::vector<uint8_t>& out) const {
 }
 
 Result<ReplicaManifest> ReplicaManifest::Decode(std::span<const uint8_t> bytes) {
-  if (bytes.size() < kReplicaHeaderBytes + 16 || std::memcmp(bytes.data(), kMagic, 8) != 0) {
-    return Bad("magic missing or file truncated");
-  }
-  if (std::memcmp(bytes.data() + bytes.size() - 4, kTrailer, 4) != 0) {
-    return Bad("trailer missing (truncated?)");
-  }
-  if (LoadLE<uint32_t>(bytes.data() + kHeaderCrcAt) != crc32c::Value(bytes.data(), kHeaderCrcAt)) {
-    return Bad("header checksum mismatch");
-  }
-  if (LoadLE<uint32_t>(bytes.data() + bytes.size() - 8)
-      != crc32c::Value(bytes.data(), bytes.size() - 8)) {
-    return Bad("checksum mismatch");
-  }
+  FERRY_TRY(CheckFraming(bytes));
   ByteReader r(bytes.first(bytes.size() - 8));
   r.Take(8);
   ReplicaManifest m;
-  if (r.U32() != kReplicaVersion) {
-    return UnsupportedError("replica manifest version is not 1");
-  }
-  if (r.U32() != kReplicaHeaderBytes) {
-    return Bad("header size");
-  }
-  m.epoch = r.U64();
-  m.origin_size = r.U64();
-  m.origin_mtime = r.I64();
-  m.generation = r.U64();
-  m.virtual_size = r.U64();
-  m.baskets_begin = r.U64();
-  m.data_bytes = r.U64();
-  m.created_unix = r.I64();
-  m.setting.algorithm = static_cast<codec::Algorithm>(r.U8());
-  m.setting.level = r.U8();
-  r.U16();
-  m.zstd_version = r.U32();
-  m.original_bytes = r.U64();
-  m.build_cpu_ns = r.U64();
-  const uint32_t npatch = r.U32();
-  const uint32_t nrecord = r.U32();
-  const uint32_t nextent = r.U32();
-  const uint32_t ntree = r.U32();
-  const uint32_t nbranch = r.U32();
-  const uint32_t nrate = r.U32();
-  m.missing_baskets = r.U64();
-  if (r.U32() != 0) {
-    return Bad("unknown flags");
-  }
-  m.lz4_version = r.U32();
-  r.Take(kReplicaHeaderBytes - r.pos());
-  m.url = FERRY_TRY(TakeString(r, "url"));
-  // Each count must be backed by the bytes left (every entry takes at least 8 of them).
-  for (uint32_t n : {npatch, nrecord, nextent, ntree, nbranch, nrate}) {
-    if (n > r.remaining() / 8) {
-      return Bad("impossible count");
-    }
-  }
-  for (uint32_t i = 0; i < npatch; ++i) {
-    ReplicaPatch p;
-    p.offset = r.U64();
-    const uint32_t n = r.U32();
-    r.U32();
-    if (!r.ok() || n > r.remaining()) {
-      return Bad("patch truncated");
-    }
-    auto b = r.Take(n);
-    p.bytes.assign(b.begin(), b.end());
-    SkipPad(r);
-    m.patches.push_back(std::move(p));
-  }
-  for (uint32_t i = 0; i < nrecord; ++i) {
-    ReplicaRecord rec;
-    rec.offset = r.U64();
-    rec.slot_bytes = r.U64();
-    const uint32_t n = r.U32();
-    r.U32();
-    if (!r.ok() || n > r.remaining()) {
-      return Bad("record truncated");
-    }
-    auto b = r.Take(n);
-    rec.bytes.assign(b.begin(), b.end());
-    SkipPad(r);
-    m.records.push_back(std::move(rec));
-  }
-  if (nextent > r.remaining() / kExtentBytes) {
-    return Bad("extent table truncated");
-  }
-  m.extents.resize(nextent);
-  for (ReplicaExtent& e : m.extents) {
-    e.offset = r.U64();
-    e.bytes = r.U32();
-    e.crc = r.U32();
-    e.original_offset = r.U64();
-    e.original_bytes = r.U32();
-    e.tree = r.U32();
-    e.branch = r.U32();
-    e.basket = r.U32();
-    e.setting.algorithm = static_cast<codec::Algorithm>(r.U8());
-    e.setting.level = r.U8();
-    r.U16();
-    r.U32();
-  }
-  for (uint32_t i = 0; i < ntree; ++i) {
-    m.trees.push_back(FERRY_TRY(TakeString(r, "tree")));
-  }
-  for (uint32_t i = 0; i < nbranch; ++i) {
-    ReplicaBranch b;
-    b.tree = r.U32();
-    b.name = FERRY_TRY(TakeString(r, "branch"));
-    m.branches.push_back(std::move(b));
-  }
-  if (nrate > r.remaining() / kRateBytes) {
-    return Bad("rate table truncated");
-  }
-  for (uint32_t i = 0; i < nrate; ++i) {
-    CodecRate c;
-    c.setting.algorithm = static_cast<codec::Algorithm>(r.U8());
-    c.setting.level = r.U8();
-    r.U16();
-    r.U32();
-    c.decode_bytes_per_s = r.U64();
-    c.compressed_per_mib = r.U64();
-    m.rates.push_back(c);
-  }
+  const TableCounts n = FERRY_TRY(DecodeHeader(r, m));
+  FERRY_TRY(DecodeOverlay(r, n, m));
+  FERRY_TRY(DecodeExtents(r, n.extents, m));
+  FERRY_TRY(DecodeNames(r, n, m));
+  FERRY_TRY(DecodeRates(r, n.rates, m));
   if (!r.ok() || r.remaining() != 0) {
     return Bad("size does not match its counts");
   }

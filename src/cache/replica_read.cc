@@ -43,6 +43,100 @@ void Fold(Status& into, const Status& st) {
   }
 }
 
+// The parts [begin, end) of `order` that one run of extents [run_offset, run_end) serves, and
+// where the run's bytes are once read: straight in the parts when they tile the run exactly
+// (`exact`), else in the scratch buffer `run`.
+class RunParts {
+ public:
+  RunParts(std::span<io::ReadRequest> parts,
+           std::span<const size_t> order,
+           size_t begin,
+           size_t end,
+           uint64_t run_offset,
+           uint64_t run_end)
+      : parts_(parts), order_(order.subspan(begin, end - begin)), run_offset_(run_offset) {
+    exact_ = part(0).offset == run_offset;
+    for (size_t k = 0; exact_ && k + 1 < order_.size(); ++k) {
+      exact_ = part(k).offset + part(k).dest.size() == part(k + 1).offset;
+    }
+    const io::ReadRequest& tail = part(order_.size() - 1);
+    exact_ = exact_ && tail.offset + tail.dest.size() == run_end;
+  }
+
+  bool exact() const { return exact_; }
+  io::ReadRequest& part(size_t k) const { return parts_[order_[k]]; }
+  size_t size() const { return order_.size(); }
+
+  // Whether virtual offset v was read (exact: inside a part; else always).
+  bool Holds(uint64_t v) const {
+    if (!exact_) {
+      return true;
+    }
+    for (size_t k = 0; k < size(); ++k) {
+      const io::ReadRequest& p = part(k);
+      if (v >= p.offset && v < p.offset + p.dest.size()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // CRC of extent e over wherever its bytes are (in exact mode they may span parts).
+  uint32_t ExtentCrc(const ReplicaExtent& e, const ByteVector& run) const {
+    if (!exact_) {
+      return crc32c::Value(run.data() + (e.offset - run_offset_), e.bytes);
+    }
+    uint32_t crc = 0;
+    for (uint64_t v = e.offset; v < e.end();) {
+      size_t k = 0;
+      while (k < size() && !(v >= part(k).offset && v < part(k).offset + part(k).dest.size())) {
+        ++k;
+      }
+      const io::ReadRequest& p = part(k);
+      const uint64_t n = std::min(e.end(), p.offset + p.dest.size()) - v;
+      crc = crc32c::Extend(crc, p.dest.data() + (v - p.offset), n);
+      v += n;
+    }
+    return crc;
+  }
+
+  // Copies an extent's correct bytes `src` (starting at virtual `at`) into the parts.
+  void Deliver(uint64_t at, std::span<const uint8_t> src) const {
+    for (size_t k = 0; k < size(); ++k) {
+      io::ReadRequest& p = part(k);
+      const uint64_t a = std::max(at, p.offset);
+      const uint64_t b = std::min(at + src.size(), p.offset + p.dest.size());
+      if (a < b) {
+        std::memcpy(p.dest.data() + (a - p.offset), src.data() + (a - at), b - a);
+      }
+    }
+  }
+
+  // Marks the parts that overlap [at, at + n) failed with st.
+  void Fail(uint64_t at, uint64_t n, const Status& st) const {
+    for (size_t k = 0; k < size(); ++k) {
+      io::ReadRequest& p = part(k);
+      if (at < p.offset + p.dest.size() && p.offset < at + n) {
+        Fold(p.status, st);
+      }
+    }
+  }
+
+  uint64_t ServedBytes() const {
+    uint64_t served = 0;
+    for (size_t k = 0; k < size(); ++k) {
+      served += part(k).status ? part(k).dest.size() : 0;
+    }
+    return served;
+  }
+
+ private:
+  std::span<io::ReadRequest> parts_;
+  std::span<const size_t> order_;
+  uint64_t run_offset_;
+  bool exact_ = false;
+};
+
 }  // namespace
 
 Status CachedFile::ReadVirtual(std::span<io::ReadRequest> requests, bool* missed_out) {
@@ -161,21 +255,13 @@ void CachedFile::ReadExtentRun(std::span<io::ReadRequest> parts,
   const uint64_t run_bytes = eb.end() - ea.offset;
   const uint64_t file_offset = run_offset - replica_->baskets_begin();
   Counters& counters = cache_->counters();
-
-  // Exact when the parts tile [ea.offset, eb.end()) in order: the data goes straight to them.
-  bool exact = parts[order[begin]].offset == run_offset;
-  for (size_t k = begin; exact && k + 1 < end; ++k) {
-    const io::ReadRequest& a = parts[order[k]];
-    exact = a.offset + a.dest.size() == parts[order[k + 1]].offset;
-  }
-  const io::ReadRequest& tail = parts[order[end - 1]];
-  exact = exact && tail.offset + tail.dest.size() == eb.end();
+  const RunParts run(parts, order, begin, end, run_offset, eb.end());
 
   bool read_ok = false;
-  if (exact) {
+  if (run.exact()) {
     vs.iov.clear();
-    for (size_t k = begin; k < end; ++k) {
-      vs.iov.push_back({parts[order[k]].dest.data(), parts[order[k]].dest.size()});
+    for (size_t k = 0; k < run.size(); ++k) {
+      vs.iov.push_back({run.part(k).dest.data(), run.part(k).dest.size()});
     }
     const ssize_t n = ::preadv(replica_->data_fd(), vs.iov.data(), static_cast<int>(vs.iov.size()),
                                static_cast<off_t>(file_offset));
@@ -186,80 +272,23 @@ void CachedFile::ReadExtentRun(std::span<io::ReadRequest> parts,
   }
   counters.Add(Counter::kReplicaReads);
 
-  // Where the bytes of virtual offset `v` are now (exact: in the parts; else in vs.run).
-  auto locate = [&](uint64_t v) -> uint8_t* {
-    if (!exact) {
-      return vs.run.data() + (v - run_offset);
-    }
-    for (size_t k = begin; k < end; ++k) {
-      const io::ReadRequest& p = parts[order[k]];
-      if (v >= p.offset && v < p.offset + p.dest.size()) {
-        return p.dest.data() + (v - p.offset);
-      }
-    }
-    return nullptr;
-  };
-  // CRC of extent e over wherever its bytes are (in exact mode they may span parts).
-  auto extent_crc = [&](const ReplicaExtent& e) {
-    if (!exact) {
-      return crc32c::Value(vs.run.data() + (e.offset - run_offset), e.bytes);
-    }
-    uint32_t crc = 0;
-    for (uint64_t v = e.offset; v < e.end();) {
-      size_t k = begin;
-      while (k < end
-             && !(v >= parts[order[k]].offset
-                  && v < parts[order[k]].offset + parts[order[k]].dest.size())) {
-        ++k;
-      }
-      const io::ReadRequest& p = parts[order[k]];
-      const uint64_t n = std::min(e.end(), p.offset + p.dest.size()) - v;
-      crc = crc32c::Extend(crc, p.dest.data() + (v - p.offset), n);
-      v += n;
-    }
-    return crc;
-  };
-  // Copies [a, b) of an extent's correct bytes `src` (starting at virtual `at`) into the parts.
-  auto deliver = [&](uint64_t at, std::span<const uint8_t> src) {
-    for (size_t k = begin; k < end; ++k) {
-      io::ReadRequest& p = parts[order[k]];
-      const uint64_t a = std::max(at, p.offset);
-      const uint64_t b = std::min(at + src.size(), p.offset + p.dest.size());
-      if (a < b) {
-        std::memcpy(p.dest.data() + (a - p.offset), src.data() + (a - at), b - a);
-      }
-    }
-  };
-  auto fail = [&](uint64_t at, uint64_t n, const Status& st) {
-    for (size_t k = begin; k < end; ++k) {
-      io::ReadRequest& p = parts[order[k]];
-      if (at < p.offset + p.dest.size() && p.offset < at + n) {
-        Fold(p.status, st);
-      }
-    }
-  };
-
   for (long e = first; e <= last; ++e) {
     const ReplicaExtent& x = m.extents[static_cast<size_t>(e)];
-    if (read_ok && locate(x.offset) != nullptr && extent_crc(x) == x.crc) {
-      if (!exact) {
-        deliver(x.offset, {vs.run.data() + (x.offset - run_offset), x.bytes});
+    if (read_ok && run.Holds(x.offset) && run.ExtentCrc(x, vs.run) == x.crc) {
+      if (!run.exact()) {
+        run.Deliver(x.offset, {vs.run.data() + (x.offset - run_offset), x.bytes});
       }
       continue;
     }
     counters.Add(Counter::kReplicaFaults);
     Status st = RebuildExtent(e, vs.rebuilt);
     if (st) {
-      deliver(x.offset, vs.rebuilt);
+      run.Deliver(x.offset, vs.rebuilt);
     } else {
-      fail(x.offset, x.bytes, st);
+      run.Fail(x.offset, x.bytes, st);
     }
   }
-  uint64_t served = 0;
-  for (size_t k = begin; k < end; ++k) {
-    served += parts[order[k]].status ? parts[order[k]].dest.size() : 0;
-  }
-  counters.Add(Counter::kBytesFromReplica, served);
+  counters.Add(Counter::kBytesFromReplica, run.ServedBytes());
 }
 
 Status CachedFile::RebuildExtent(long e, ByteVector& out) {

@@ -158,6 +158,19 @@ class Builder {
   Status Write();
   // One attempt; on kNoSpace (a tree record outgrew its slot) `need` gets the slot sizes.
   Status WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64_t>* need);
+  // WriteOnce's steps. The trees that get a basket, as used_trees_; per tree of trees_, its
+  // index in the manifest (-1: not used).
+  std::vector<int64_t> ChooseUsedTrees();
+  // Hot basket i as manifest tree `tree` appended to out: the previous replica's extent copied
+  // (after its CRC check), else re-encoded from the byte tier; an error when neither holds it.
+  Result<rootwrite::MovedBasket> PlaceBasket(rootwrite::OverlayWriter& w,
+                                             size_t i,
+                                             uint32_t tree,
+                                             ByteVector& out,
+                                             std::vector<uint8_t>& record);
+  // The overlay's patches and records, and the branches that got baskets, into next_.
+  void AdoptOverlay(const rootwrite::Overlay& overlay,
+                    const std::set<std::pair<uint32_t, int32_t>>& branches);
   Status Publish();
   void Release();
   void Pause() {
@@ -505,10 +518,7 @@ Status Builder::ChooseCodec() {
   return OkStatus();
 }
 
-Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64_t>* need) {
-  next_ = ReplicaManifest{};
-  next_.generation = previous_ ? previous_->generation + 1 : 1;
-  // Only trees that get a basket are relocated; writer tree k = manifest tree k.
+std::vector<int64_t> Builder::ChooseUsedTrees() {
   used_trees_.clear();
   std::vector<int64_t> tree_of(trees_.size(), -1);
   for (size_t i : hot_) {
@@ -518,6 +528,59 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
       used_trees_.push_back(t);
     }
   }
+  return tree_of;
+}
+
+Result<rootwrite::MovedBasket> Builder::PlaceBasket(rootwrite::OverlayWriter& w,
+                                                    size_t i,
+                                                    uint32_t tree,
+                                                    ByteVector& out,
+                                                    std::vector<uint8_t>& record) {
+  const Basket& x = baskets_[i];
+  if (const long pe = previous_extent_[i]; pe >= 0) {
+    // Already re-encoded: copied as it is.
+    const ReplicaExtent& e = previous_->extents[static_cast<size_t>(pe)];
+    record.resize(e.bytes);
+    if (PreadFull(previous_data_.get(), record.data(), e.bytes, e.offset - previous_->baskets_begin)
+        && crc32c::Value(record.data(), record.size()) == e.crc) {
+      auto moved = w.AddEncodedBasket(tree, x.branch, x.basket, record, e.setting, &out);
+      if (moved) {
+        return moved;
+      }
+    }
+  }
+  if (src_.Holds(x.seek, x.bytes)) {
+    record.resize(x.bytes);
+    if (src_.ReadAt(x.seek, record)) {
+      auto moved = w.AddBasket(tree, x.branch, x.basket, record, &out);
+      r_.new_baskets += moved ? 1u : 0u;
+      return moved;
+    }
+  }
+  return NotFoundError("not placed");
+}
+
+void Builder::AdoptOverlay(const rootwrite::Overlay& overlay,
+                           const std::set<std::pair<uint32_t, int32_t>>& branches) {
+  for (const rootwrite::Patch& p : overlay.patches) {
+    next_.patches.push_back({p.offset, p.bytes});
+  }
+  for (const rootwrite::PlacedRecord& rec : overlay.records) {
+    next_.records.push_back({rec.offset, rec.slot_bytes, {rec.record.begin(), rec.record.end()}});
+  }
+  next_.baskets_begin = overlay.baskets_begin;
+  next_.virtual_size = overlay.virtual_size;
+  for (const auto& [t, b] : branches) {
+    const rootio::TreeInfo& info = trees_[used_trees_[t]].info;
+    next_.branches.push_back({t, info.branches[static_cast<size_t>(b)].name});
+  }
+}
+
+Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64_t>* need) {
+  next_ = ReplicaManifest{};
+  next_.generation = previous_ ? previous_->generation + 1 : 1;
+  // Only trees that get a basket are relocated; writer tree k = manifest tree k.
+  const std::vector<int64_t> tree_of = ChooseUsedTrees();
   rootwrite::OverlayWriter w(entry_.size(), plan_.dense);
   w.set_encodings(plan_.candidates, [this](uint64_t raw, std::span<const uint64_t> stored) {
     return plan_.Choose(raw, stored);
@@ -542,41 +605,22 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
     const auto tree = static_cast<uint32_t>(tree_of[x.tree]);
     branches.insert({tree, x.branch});
     const size_t at = out.size();
-    Result<rootwrite::MovedBasket> moved = NotFoundError("not placed");
-    if (const long pe = previous_extent_[i]; pe >= 0) {
-      // Already re-encoded: copied as it is (after its CRC check).
-      const ReplicaExtent& e = previous_->extents[static_cast<size_t>(pe)];
-      record.resize(e.bytes);
-      if (PreadFull(previous_data_.get(), record.data(), e.bytes,
-                    e.offset - previous_->baskets_begin)
-          && crc32c::Value(record.data(), record.size()) == e.crc) {
-        moved = w.AddEncodedBasket(tree, x.branch, x.basket, record, e.setting, &out);
-      }
-    }
-    if (!moved && src_.Holds(x.seek, x.bytes)) {
-      record.resize(x.bytes);
-      if (src_.ReadAt(x.seek, record)) {
-        moved = w.AddBasket(tree, x.branch, x.basket, record, &out);
-        r_.new_baskets += moved ? 1u : 0u;
-      }
-    }
+    Result<rootwrite::MovedBasket> moved = PlaceBasket(w, i, tree, out, record);
     if (!moved) {
       r_.missing_baskets += 1;  // not held whole (or damaged): stays where it is
       out.resize(at);
       continue;
     }
-    ReplicaExtent e;
-    e.offset = moved->offset;
-    e.bytes = moved->bytes;
-    e.crc = crc32c::Value(out.data() + at, moved->bytes);
-    e.original_offset = moved->original_offset;
-    e.original_bytes = moved->original_bytes;
-    e.tree = tree;
-    e.branch = static_cast<uint32_t>(x.branch);
-    e.basket = static_cast<uint32_t>(x.basket);
-    e.setting = moved->setting;
-    next_.extents.push_back(e);
-    next_.original_bytes += e.original_bytes;
+    next_.extents.push_back({.offset = moved->offset,
+                             .bytes = moved->bytes,
+                             .crc = crc32c::Value(out.data() + at, moved->bytes),
+                             .original_offset = moved->original_offset,
+                             .original_bytes = moved->original_bytes,
+                             .tree = tree,
+                             .branch = static_cast<uint32_t>(x.branch),
+                             .basket = static_cast<uint32_t>(x.basket),
+                             .setting = moved->setting});
+    next_.original_bytes += moved->original_bytes;
     if (out.size() >= kWriteChunk) {
       FERRY_TRY(PwriteFull(data.get(), out.data(), out.size(), written));
       written += out.size();
@@ -600,19 +644,8 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
     return IoError("fdatasync " + data_path, errno);
   }
   FERRY_TRY(data.Close());
-  for (const rootwrite::Patch& p : overlay->patches) {
-    next_.patches.push_back({p.offset, p.bytes});
-  }
-  for (const rootwrite::PlacedRecord& rec : overlay->records) {
-    next_.records.push_back({rec.offset, rec.slot_bytes, {rec.record.begin(), rec.record.end()}});
-  }
-  next_.baskets_begin = overlay->baskets_begin;
-  next_.virtual_size = overlay->virtual_size;
+  AdoptOverlay(*overlay, branches);
   next_.data_bytes = written;
-  for (const auto& [t, b] : branches) {
-    const rootio::TreeInfo& info = trees_[used_trees_[t]].info;
-    next_.branches.push_back({t, info.branches[static_cast<size_t>(b)].name});
-  }
   return OkStatus();
 }
 
