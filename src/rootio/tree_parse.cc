@@ -1,7 +1,9 @@
 #include "rootio/tree_parse.h"
 
 #include <functional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "rootio/cursor.h"
@@ -30,6 +32,74 @@ constexpr LeafClass kLeafClasses[] = {
     {"TLeafD", LeafType::kFloat64, LeafType::kFloat64},
     {"TLeafC", LeafType::kString, LeafType::kString},
 };
+
+// A streamed member the parser steps over: its name, its size on disk, and the first class
+// version that streams it. The tables below list, in stream order, the members between two
+// that are read (docs/format/root.md gives the whole records); a parser skips a run with
+// SkipMembers and finds a member's position in a run with OffsetOf.
+struct Member {
+  std::string_view name;
+  uint8_t bytes;
+  int16_t since = 0;
+};
+
+// TTree, after fEntries.
+constexpr Member kTreeSizes[] = {
+    {"fTotBytes", 8},         {"fZipBytes", 8}, {"fSavedBytes", 8},
+    {"fFlushedBytes", 8, 18}, {"fWeight", 8},   {"fTimerInterval", 4},
+    {"fScanField", 4},        {"fUpdate", 4},   {"fDefaultEntryOffsetLen", 4, 17},
+};
+// TTree, after fNClusterRange (or fDefaultEntryOffsetLen before version 19).
+constexpr Member kTreeLimits[] = {
+    {"fMaxEntries", 8}, {"fMaxEntryLoop", 8}, {"fMaxVirtualSize", 8}, {"fAutoSave", 8}};
+// TTree, after fAutoFlush (version 18 on).
+constexpr Member kTreeEstimate[] = {{"fEstimate", 8}};
+// TBranch, after fWriteBasket; fIOFeatures (version 13 on) follows.
+constexpr Member kBranchEntryNumber[] = {{"fEntryNumber", 8}};
+// TBranch, after fIOFeatures.
+constexpr Member kBranchOffset[] = {{"fOffset", 4}};
+// TBranch, after fMaxBaskets.
+constexpr Member kBranchSplitLevel[] = {{"fSplitLevel", 4}};
+// TBranch, after fEntries.
+constexpr Member kBranchFirstEntry[] = {{"fFirstEntry", 8, 11}};
+// TLeaf, after fLenType: the in-memory offset (a basket's buffer is packed).
+constexpr Member kLeafOffset[] = {{"fOffset", 4}};
+// A TBasket's key header, in pieces around the fields read (fVersion, fKeylen).
+constexpr Member kKeyNbytes[] = {{"fNbytes", 4}};
+constexpr Member kKeyObjlenDatime[] = {{"fObjlen", 4}, {"fDatime", 4}};
+constexpr Member kKeyCycle[] = {{"fCycle", 2}};
+// fSeekKey and fSeekPdir: 32-bit, or 64-bit in keys of version > 1000 (files past 2 GB).
+constexpr Member kKeySeeksSmall[] = {{"fSeekKey", 4}, {"fSeekPdir", 4}};
+constexpr Member kKeySeeksBig[] = {{"fSeekKey", 8}, {"fSeekPdir", 8}};
+// The TBasket after its key's strings, before fNevBufSize.
+constexpr Member kBasketHead[] = {{"fVersion", 2}, {"fBufferSize", 4}};
+// After fNevBufSize, when it is negative: that sign says fIOBits follows.
+constexpr Member kBasketIOBits[] = {{"fIOBits", 1}};
+
+// The bytes a run of members takes in a record of class version v.
+constexpr size_t BytesOf(std::span<const Member> run, int16_t v) {
+  size_t n = 0;
+  for (const Member& m : run) {
+    n += m.since <= v ? m.bytes : 0;
+  }
+  return n;
+}
+
+// Where member `name` starts inside the run, in a record of class version v.
+constexpr size_t OffsetOf(std::span<const Member> run, std::string_view name, int16_t v) {
+  size_t n = 0;
+  for (const Member& m : run) {
+    if (m.name == name) {
+      return n;
+    }
+    n += m.since <= v ? m.bytes : 0;
+  }
+  return n;
+}
+
+static_assert(BytesOf(kTreeSizes, 16) == 8 * 3 + 8 + 4 * 3);
+static_assert(BytesOf(kTreeSizes, 18) == 8 * 4 + 8 + 4 * 3 + 4);
+static_assert(OffsetOf(kTreeSizes, "fZipBytes", 16) == 8);
 
 LeafType TypeOfLeafClass(std::string_view cls, bool is_unsigned) {
   for (const auto& lc : kLeafClasses) {
@@ -87,6 +157,10 @@ class TreeParser {
     return OkStatus();
   }
 
+  // Steps over a run of members of a record of class version v (version 0: a run whose members
+  // do not depend on it).
+  void SkipMembers(std::span<const Member> run, int16_t v = 0) { c_.Skip(BytesOf(run, v)); }
+
   Status SkipFramed(const char* what) {
     Framed f = ReadFramed(c_);
     return SkipToEnd(c_, f, what);
@@ -108,24 +182,17 @@ class TreeParser {
     FERRY_TRY(SkipFramed("TAttFill"));
     FERRY_TRY(SkipFramed("TAttMarker"));
     info_.entries = c_.I64();
-    info_.zip_bytes_pos = static_cast<uint32_t>(c_.pos() + 8);
-    c_.Skip(size_t{8} * 3);  // fTotBytes, fZipBytes, fSavedBytes
-    if (v >= 18) {
-      c_.Skip(8);  // fFlushedBytes
-    }
-    c_.Skip(8 + 4 * 3);  // fWeight, fTimerInterval, fScanField, fUpdate
-    if (v >= 17) {
-      c_.Skip(4);  // fDefaultEntryOffsetLen
-    }
+    info_.zip_bytes_pos = static_cast<uint32_t>(c_.pos() + OffsetOf(kTreeSizes, "fZipBytes", v));
+    SkipMembers(kTreeSizes, v);
     uint32_t nranges = 0;
     if (v >= 19) {
-      nranges = c_.U32();
+      nranges = c_.U32();  // fNClusterRange
     }
-    c_.Skip(size_t{8} * 4);  // fMaxEntries, fMaxEntryLoop, fMaxVirtualSize, fAutoSave
+    SkipMembers(kTreeLimits);
     if (v >= 18) {
       info_.auto_flush = c_.I64();
     }
-    c_.Skip(8);  // fEstimate
+    SkipMembers(kTreeEstimate);
     if (!c_.ok()) {
       return Truncated("TTree fields");
     }
@@ -224,17 +291,15 @@ class TreeParser {
     int32_t basket_size = c_.I32();
     int32_t entry_offset_len = c_.I32();
     int32_t write_basket = c_.I32();
-    c_.Skip(8);  // fEntryNumber
+    SkipMembers(kBranchEntryNumber);
     if (v >= 13) {
       FERRY_TRY(SkipFramed("TBranch fIOFeatures"));
     }
-    c_.Skip(4);  // fOffset
+    SkipMembers(kBranchOffset);
     int32_t max_baskets = c_.I32();
-    c_.Skip(4);  // fSplitLevel
+    SkipMembers(kBranchSplitLevel);
     int64_t entries = c_.I64();
-    if (v >= 11) {
-      c_.Skip(8);  // fFirstEntry
-    }
+    SkipMembers(kBranchFirstEntry, v);
     int64_t tot_bytes = c_.I64();
     const auto zip_bytes_pos = static_cast<uint32_t>(c_.pos());
     int64_t zip_bytes = c_.I64();
@@ -452,7 +517,7 @@ class TreeParser {
     FERRY_TRY(ReadTNamed(c_, &name, &title));
     int32_t len = c_.I32();
     int32_t len_type = c_.I32();
-    c_.Skip(4);       // fOffset (in-memory layout; the buffer is packed)
+    SkipMembers(kLeafOffset);
     (void)c_.Bool();  // fIsRange
     bool is_unsigned = c_.Bool();
     if (!c_.ok()) {
@@ -508,20 +573,19 @@ class TreeParser {
 
   Result<EmbeddedBasket> ParseEmbeddedBasket() {
     size_t key_start = c_.pos();
-    c_.Skip(4);  // fNbytes
+    SkipMembers(kKeyNbytes);
     int16_t key_version = c_.I16();
-    c_.Skip(4 + 4);  // fObjlen, fDatime
+    SkipMembers(kKeyObjlenDatime);
     auto keylen = static_cast<uint16_t>(c_.I16());
-    c_.Skip(2);                            // fCycle
-    c_.Skip(key_version > 1000 ? 16 : 8);  // fSeekKey, fSeekPdir
-    (void)c_.TString();
-    (void)c_.TString();
-    (void)c_.TString();
-    c_.Skip(2);  // basket class version
-    c_.Skip(4);  // fBufferSize
+    SkipMembers(kKeyCycle);
+    SkipMembers(key_version > 1000 ? std::span<const Member>(kKeySeeksBig) : kKeySeeksSmall);
+    (void)c_.TString();  // fClassName
+    (void)c_.TString();  // fName
+    (void)c_.TString();  // fTitle
+    SkipMembers(kBasketHead);
     int32_t nev_buf_size = c_.I32();
     if (nev_buf_size < 0) {
-      c_.Skip(1);  // fIOBits
+      SkipMembers(kBasketIOBits);
     }
     int32_t nev_buf = c_.I32();
     int32_t last = c_.I32();
