@@ -44,12 +44,13 @@ int64_t MarkAgeMs(const std::string& path) {
 
 std::chrono::milliseconds WaitForQuiet(const std::string& dir,
                                        std::chrono::milliseconds quiet,
-                                       std::chrono::milliseconds poll) {
+                                       std::chrono::milliseconds poll,
+                                       const std::function<bool()>& give_up) {
   const std::string path = dir + "/" + kActivityFile;
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
     const int64_t age = MarkAgeMs(path);
-    if (age < 0 || age >= quiet.count()) {
+    if (age < 0 || age >= quiet.count() || (give_up && give_up())) {
       break;
     }
     std::this_thread::sleep_for(poll);

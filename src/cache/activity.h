@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace ferry::cache {
@@ -32,9 +33,11 @@ class ActivityMark {
 };
 
 // Blocks while DIR/.active was modified within `quiet` of the wall clock, looking again every
-// `poll`; returns at once when the mark is older or absent. Returns the time it waited.
+// `poll`; returns at once when the mark is older or absent, or when `give_up` (if set) says
+// true at one of the looks. Returns the time it waited.
 std::chrono::milliseconds WaitForQuiet(const std::string& dir,
                                        std::chrono::milliseconds quiet,
-                                       std::chrono::milliseconds poll);
+                                       std::chrono::milliseconds poll,
+                                       const std::function<bool()>& give_up = {});
 
 }  // namespace ferry::cache

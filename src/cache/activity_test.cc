@@ -67,5 +67,16 @@ TEST(ActivityMark, WaitForQuietWaitsWhileTheMarkIsFresh) {
   EXPECT_GE(age_ms, kQuietMs);
 }
 
+TEST(ActivityMark, WaitForQuietStopsWaitingWhenAskedToGiveUp) {
+  // A fresh mark that would hold it for a minute: it returns at the first look that gives up,
+  // and keeps waiting at the looks before it.
+  testing::TempDir dir;
+  ActivityMark mark(dir.path());
+  mark.Touch(0);
+  int looks = 0;
+  WaitForQuiet(dir.path(), milliseconds(60000), milliseconds(1), [&] { return ++looks == 3; });
+  EXPECT_EQ(looks, 3);
+}
+
 }  // namespace
 }  // namespace ferry::cache

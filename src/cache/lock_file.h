@@ -23,6 +23,9 @@ inline constexpr off_t kOpenLockByte = 0;
 inline constexpr off_t kWriteLockByte = 1;
 // Held exclusively by the process building the entry's replica (docs/format/replica.md).
 inline constexpr off_t kBuildLockByte = 2;
+// Held shared by an explicit replica build waiting for kBuildLockByte: a background builder
+// that sees it gives the file up (replica_build.h).
+inline constexpr off_t kBuildWantedByte = 3;
 
 class LockFile {
  public:

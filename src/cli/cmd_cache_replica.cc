@@ -218,14 +218,15 @@ int Build(const Args& args) {
   if (background) {
     // And out of the way of a running analysis altogether: before each file and between
     // baskets, wait while any process reads through this cache (checked at most every 5 ms of
-    // building).
-    options.pause = [dir = s->config.dir,
-                     next = std::chrono::steady_clock::time_point{}]() mutable {
+    // building), and leave a file to an explicit build that asks for it.
+    options.yield = true;
+    options.pause = [dir = s->config.dir, next = std::chrono::steady_clock::time_point{}](
+                        const std::function<bool()>& give_up) mutable {
       const auto now = std::chrono::steady_clock::now();
       if (now < next) {
         return;
       }
-      cache::WaitForQuiet(dir, kQuietAfterRead, kQuietPoll);
+      cache::WaitForQuiet(dir, kQuietAfterRead, kQuietPoll, give_up);
       next = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
     };
   }

@@ -43,6 +43,7 @@ using cache::Entry;
 using cache::EntryPaths;
 using cache::IndexInfo;
 using cache::kBuildLockByte;
+using cache::kBuildWantedByte;
 using cache::kTraceMaxBytes;
 using cache::LoadIndex;
 using cache::LoadManifest;
@@ -140,8 +141,15 @@ class Builder {
           const EntryPaths& paths,
           Entry& entry,
           const ReplicaBuildOptions& options,
+          const LockFile& lock,
           ReplicaBuildReport& report)
-      : config_(config), paths_(paths), entry_(entry), src_(entry), options_(options), r_(report) {}
+      : config_(config),
+        paths_(paths),
+        entry_(entry),
+        src_(entry),
+        options_(options),
+        lock_(lock),
+        r_(report) {}
 
   Status Run();
 
@@ -173,17 +181,25 @@ class Builder {
                     const std::set<std::pair<uint32_t, int32_t>>& branches);
   Status Publish();
   void Release();
-  void Pause() {
+  // Waits while the options' pause says so; kCancelled once a background build should leave
+  // the file to an explicit build that waits for it.
+  Status Pause() {
     if (options_.pause) {
-      options_.pause();
+      options_.pause([this] { return Wanted(); });
     }
+    if (Wanted()) {
+      return Error(ErrorCode::kCancelled, "yielded to an explicit build");
+    }
+    return OkStatus();
   }
+  bool Wanted() const { return options_.yield && lock_.HeldElsewhere(kBuildWantedByte); }
 
   const Config& config_;
   const EntryPaths& paths_;
   Entry& entry_;
   HeldSource src_;
   const ReplicaBuildOptions& options_;
+  const LockFile& lock_;  // holds the entry's build byte
   ReplicaBuildReport& r_;
 
   std::optional<ReplicaManifest> previous_;
@@ -512,7 +528,7 @@ Status Builder::ChooseCodec() {
                          - static_cast<double>(records) - static_cast<double>(kept);
   const double bound =
       fresh_original == 0 ? 1.0 : std::max(0.0, allowed / static_cast<double>(fresh_original));
-  plan_ = FERRY_TRY(PlanReplicaCodec(sample, options_.codec, bound, options_.pause));
+  plan_ = FERRY_TRY(PlanReplicaCodec(sample, options_.codec, bound, [this] { return Pause(); }));
   r_.codec_why = plan_.why;
   r_.rates = plan_.rates;
   return OkStatus();
@@ -600,7 +616,7 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
   r_.missing_baskets = 0;
   r_.new_baskets = 0;
   for (size_t i : hot_) {
-    Pause();
+    FERRY_TRY(Pause());
     const Basket& x = baskets_[i];
     const auto tree = static_cast<uint32_t>(tree_of[x.tree]);
     branches.insert({tree, x.branch});
@@ -728,12 +744,12 @@ void Builder::Release() {
 Status Builder::Run() {
   cpu0_ = ThreadCpuNs();
   // Each step may take tens of milliseconds (an LZMA file's tree records decode slowly).
-  Pause();
+  FERRY_TRY(Pause());
   FERRY_TRY(LoadPrevious());
   if (!LoadTrees()) {
     return OkStatus();
   }
-  Pause();
+  FERRY_TRY(Pause());
   FindHot();
   if (hot_.empty()) {
     r_.state = ReplicaState::kNone;
@@ -755,7 +771,7 @@ Status Builder::Run() {
     r_.codec_why = "up to date";
     used_trees_.clear();
   } else {
-    Pause();
+    FERRY_TRY(Pause());
     FERRY_TRY(ChooseCodec());
     FERRY_TRY(Write());
     if (next_.extents.empty()) {
@@ -780,6 +796,19 @@ Status Builder::Run() {
     r_.hot_branches.push_back(next_.trees[b.tree] + "/" + b.name);
   }
   FillEncodings(next_, r_);
+  return OkStatus();
+}
+
+// An explicit build of a file another process builds: says so (byte kBuildWantedByte, shared,
+// which a background builder yields to at its next pause), then waits for the build lock. An
+// explicit build it waits for runs to its end.
+Status WaitForBuildLock(LockFile& lock, int wait_ms) {
+  FERRY_TRY(lock.Lock(kBuildWantedByte, /*exclusive=*/false, wait_ms));
+  Status got = lock.Lock(kBuildLockByte, /*exclusive=*/true, wait_ms);
+  (void)lock.Unlock(kBuildWantedByte);
+  if (!got) {
+    return std::move(got).error().AddContext("waiting for another process's build of the file");
+  }
   return OkStatus();
 }
 
@@ -818,15 +847,27 @@ Result<ReplicaBuildReport> BuildReplica(const Config& config,
   report.origin_bytes = index.info().origin_size;
   LockFile build_lock = FERRY_TRY(LockFile::Open(paths.lock()));
   if (!build_lock.Lock(kBuildLockByte, /*exclusive=*/true, 0)) {
-    report.state = ReplicaState::kBuilding;
-    report.reason = "another process is building it";
-    return report;
+    if (options.yield) {
+      report.state = ReplicaState::kBuilding;
+      report.reason = "another process is building it";
+      return report;
+    }
+    FERRY_TRY(WaitForBuildLock(build_lock, options.wait_ms));
   }
   Counters counters;
   Entry entry(config, counters, key, report.url);
   FERRY_TRY(entry.OpenExisting());
-  Builder b(config, paths, entry, options, report);
-  FERRY_TRY(b.Run());
+  Builder b(config, paths, entry, options, build_lock, report);
+  if (Status st = b.Run(); !st) {
+    if (st.error().code() != ErrorCode::kCancelled) {
+      return std::move(st).error();
+    }
+    // Like a crash, for the explicit build that takes over: the previous replica stays.
+    report = ReplicaBuildReport{.key = key, .url = report.url};
+    report.state = ReplicaState::kBuilding;
+    report.reason = "yielded to an explicit build";
+    return report;
+  }
   report.cpu_ns = ThreadCpuNs() - cpu0;
   report.replica_bytes = report.generation != 0 ? ReplicaDiskBytes(paths, report.generation) : 0;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

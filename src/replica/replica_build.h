@@ -14,9 +14,10 @@
 // and the codec sample (1 MiB as stored, its encodings: ~10 MiB).
 // It runs on the calling thread; the CLI runs it at idle CPU and I/O priority for `auto`.
 //
-// Concurrency: one builder per entry (byte 2 of KEY.lock); readers keep their layout; a crash
-// at any point leaves the previous replica or the new one, and at most an unused data file
-// that the next build removes.
+// Concurrency: one builder per entry (byte 2 of KEY.lock); an explicit build that waits for it
+// holds byte 3 shared, which a background builder sees at its next pause and yields to;
+// readers keep their layout; a crash or a yield at any point leaves the previous replica or
+// the new one, and at most an unused data file that the next build removes.
 #pragma once
 
 #include <cstdint>
@@ -42,9 +43,17 @@ struct ReplicaBuildOptions {
   std::string codec = "auto";          // Config::replica_codec
   uint32_t budget_percent = 0;         // Config::replica_budget_percent (0: auto)
   uint64_t sample_bytes = 1ull << 20;  // bound on the codec sample (as stored)
-  // Called before the codec is chosen and before each basket is placed; a background build
-  // waits in it while an analysis reads through the cache (activity.h). May be empty.
-  std::function<void()> pause;
+  // Called before the codec is chosen, between the steps of its sample and before each basket
+  // is placed; a background build waits in it while an analysis reads through the cache
+  // (activity.h), and returns early once `give_up()` is true. May be empty.
+  std::function<void(const std::function<bool()>& give_up)> pause;
+  // A background build (true) steps aside for an explicit one: at its next pause after an
+  // explicit build started waiting for the same file, it stops and leaves the file to it
+  // (state building, reason "yielded to an explicit build"), and it skips a file another
+  // process is building. An explicit build (false) waits for another process's build of the
+  // file, at most `wait_ms`, then builds: it returns with the file built or with a reason.
+  bool yield = false;
+  int wait_ms = 30 * 60 * 1000;
 };
 
 struct ReplicaBuildReport {

@@ -89,11 +89,10 @@ uint64_t PlannedBytes(const CodecPlan& plan,
   return total;
 }
 
-// Lets the caller yield between the sample's expensive steps (a background build).
-void Step(const std::function<void()>& pause) {
-  if (pause) {
-    pause();
-  }
+// Lets the caller wait between the sample's expensive steps (a background build), or stop the
+// planning with an error (a background build giving its file up to an explicit one).
+Status Step(const std::function<Status()>& pause) {
+  return pause ? pause() : OkStatus();
 }
 
 // The sample decompressed, and its original encoding.
@@ -107,10 +106,10 @@ struct Sample {
 };
 
 Result<Sample> DecodeSample(std::span<const std::vector<uint8_t>> records,
-                            const std::function<void()>& pause) {
+                            const std::function<Status()>& pause) {
   Sample s;
   for (const std::vector<uint8_t>& rec : records) {
-    Step(pause);
+    FERRY_TRY(Step(pause));
     rootio::Cursor c(rec);
     rootio::Key key = FERRY_TRY(rootio::ParseKey(c));
     if (key.nbytes < key.keylen || static_cast<size_t>(key.nbytes) > rec.size()) {
@@ -136,10 +135,12 @@ Result<Sample> DecodeSample(std::span<const std::vector<uint8_t>> records,
 // of magnitude slower), so the search stops at 9, and goes there only while a level still
 // shrinks the sample by more than 2%. Every level tried is rated in plan; the lowest level
 // within 0.5% of the smallest is returned.
-Result<Encoded> DensestZstd(const Sample& s, const std::function<void()>& pause, CodecPlan* plan) {
+Result<Encoded> DensestZstd(const Sample& s,
+                            const std::function<Status()>& pause,
+                            CodecPlan* plan) {
   std::vector<Encoded> levels;
   for (int level : {3, 6, 9}) {
-    Step(pause);
+    FERRY_TRY(Step(pause));
     levels.push_back(
         FERRY_TRY(Encode({codec::Algorithm::kZstd, level}, s.raw, s.objlen, s.raw_bytes)));
     const size_t n = levels.size();
@@ -168,7 +169,7 @@ Result<Encoded> DensestZstd(const Sample& s, const std::function<void()>& pause,
 // and the dense zstd level. Sets plan's reason.
 Result<std::vector<Encoded>> EncodeCandidates(const std::string& configured,
                                               const Sample& s,
-                                              const std::function<void()>& pause,
+                                              const std::function<Status()>& pause,
                                               CodecPlan* plan) {
   std::vector<Encoded> all;
   if (configured != "auto") {
@@ -178,7 +179,7 @@ Result<std::vector<Encoded>> EncodeCandidates(const std::string& configured,
     return all;
   }
   all.push_back(FERRY_TRY(Encode(*codec::Setting::Parse("none"), s.raw, s.objlen, s.raw_bytes)));
-  Step(pause);
+  FERRY_TRY(Step(pause));
   all.push_back(FERRY_TRY(Encode(*codec::Setting::Parse("lz4"), s.raw, s.objlen, s.raw_bytes)));
   all.push_back(FERRY_TRY(DensestZstd(s, pause, plan)));
   plan->why = "each basket takes the fastest decoding its share of the disk budget allows";
@@ -261,12 +262,12 @@ size_t CodecPlan::Choose(uint64_t raw_bytes, std::span<const uint64_t> stored_by
 Result<CodecPlan> PlanReplicaCodec(std::span<const std::vector<uint8_t>> records,
                                    const std::string& configured,
                                    double ratio_bound,
-                                   const std::function<void()>& pause) {
+                                   const std::function<Status()>& pause) {
   const Sample sample = FERRY_TRY(DecodeSample(records, pause));
   CodecPlan plan;
   plan.sample_bytes = sample.raw_bytes;
   // The original encoding is timed once: it is reported, not chosen (and LZMA is slow).
-  Step(pause);
+  FERRY_TRY(Step(pause));
   plan.rates.push_back(
       RateOf({sample.original_algorithm, 0}, sample.original_bytes,
              FERRY_TRY(TimeDecode(sample.original, sample.objlen, sample.raw_bytes, 1)),

@@ -54,10 +54,11 @@ struct CodecPlan {
 // `records`: basket records (key + stored payload) in their original encoding; `configured`:
 // "auto" or a codec; `ratio_bound`: stored bytes allowed per original stored byte; `pause`
 // (may be empty) is called between the decoding of sample baskets and between candidates (a
-// background build waits in it while an analysis runs; the timings are taken between calls).
+// background build waits in it while an analysis runs; the timings are taken between calls);
+// an error it returns ends the planning with that error.
 Result<CodecPlan> PlanReplicaCodec(std::span<const std::vector<uint8_t>> records,
                                    const std::string& configured,
                                    double ratio_bound,
-                                   const std::function<void()>& pause = {});
+                                   const std::function<Status()>& pause = {});
 
 }  // namespace ferry::replica

@@ -5,9 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -17,6 +21,7 @@
 #include "cache/cache.h"
 #include "cache/cached_source.h"
 #include "cache/entry_store.h"
+#include "cache/lock_file.h"
 #include "cache/memory_origin.h"
 #include "cache/replica_manifest.h"
 #include "cache/url.h"
@@ -321,6 +326,86 @@ TEST(Replica, AFileThatIsNotRootIsLeftAlone) {
   auto status = ReplicaStatusOf(PathsFor(config.dir, KeyOf(kUrl)));
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(status->state, ReplicaState::kUnsupported);
+}
+
+// A background build that holds the file when an explicit build of it starts — waiting in its
+// pause for a pass to end (`pause_call` 1, where it waits before the file) or mid-build (a later
+// pause, whose own wait does not look at give_up) — steps aside at that pause: the explicit
+// build returns with the file built, the background one with "yielded", and the replica serves.
+void ExpectExplicitBuildTakesOver(int pause_call, bool waits_for_give_up) {
+  Fixture fx;
+  {
+    auto f = fx.Open();
+    ClusterPass(*f, {"nJet", "Jet_pt", "d", "i32"});
+  }
+  ASSERT_TRUE(fx.cache->Flush());
+  const std::string key = KeyOf(kUrl);
+  auto probe = cache::LockFile::Open(PathsFor(fx.config.dir, key).lock());
+  ASSERT_TRUE(probe.has_value());
+  std::atomic<bool> holding{false};
+  int calls = 0;
+  ReplicaBuildOptions background;
+  background.yield = true;
+  background.pause = [&](const std::function<bool()>& give_up) {
+    if (++calls != pause_call) {
+      return;
+    }
+    holding = true;
+    // Bounded: the explicit build below asks within moments.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline
+           && !(waits_for_give_up ? give_up() : probe->HeldElsewhere(cache::kBuildWantedByte))) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  };
+  Result<ReplicaBuildReport> yielded = ReplicaBuildReport{};
+  std::thread builder([&] { yielded = BuildReplica(fx.config, key, background); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!holding && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(holding);
+  auto explicit_build = BuildReplica(fx.config, key, {});
+  builder.join();
+  ASSERT_TRUE(explicit_build.has_value()) << explicit_build.error().ToString();
+  EXPECT_EQ(explicit_build->state, ReplicaState::kBuilt) << explicit_build->reason;
+  EXPECT_TRUE(explicit_build->published);
+  ASSERT_TRUE(yielded.has_value()) << yielded.error().ToString();
+  EXPECT_EQ(yielded->state, ReplicaState::kBuilding);
+  EXPECT_EQ(yielded->reason, "yielded to an explicit build");
+  EXPECT_EQ(ReplicaStatusOf(PathsFor(fx.config.dir, key))->state, ReplicaState::kBuilt);
+  auto f = fx.Open();
+  ASSERT_TRUE(f->virtual_file());
+  CachedSource src(*f);
+  ExpectSame(fx.Original(), Values(src));
+}
+
+TEST(Replica, AnExplicitBuildTakesOverFromABackgroundBuildPausedByAPass) {
+  ExpectExplicitBuildTakesOver(1, /*waits_for_give_up=*/true);
+}
+
+TEST(Replica, AnExplicitBuildTakesOverFromABackgroundBuildMidBuild) {
+  // The 12th pause is among the codec sample's steps or the baskets being placed.
+  ExpectExplicitBuildTakesOver(12, /*waits_for_give_up=*/false);
+}
+
+TEST(Replica, ABackgroundBuildSkipsAFileAnExplicitBuildHolds) {
+  Fixture fx;
+  {
+    auto f = fx.Open();
+    ClusterPass(*f, {"nJet", "Jet_pt"});
+  }
+  ASSERT_TRUE(fx.cache->Flush());
+  const std::string key = KeyOf(kUrl);
+  auto held = cache::LockFile::Open(PathsFor(fx.config.dir, key).lock());
+  ASSERT_TRUE(held.has_value());
+  ASSERT_TRUE(held->Lock(cache::kBuildLockByte, /*exclusive=*/true, 0));
+  ReplicaBuildOptions background;
+  background.yield = true;
+  auto r = BuildReplica(fx.config, key, background);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->state, ReplicaState::kBuilding);
+  EXPECT_EQ(r->reason, "another process is building it");
 }
 
 TEST(ReplicaManifest, RoundTripsAndRejectsDamage) {

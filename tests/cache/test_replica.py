@@ -2,7 +2,7 @@
 """The replica tier end to end: the XrdCl plug-in in front of a real xrootd origin.
 
 usage: test_replica.py FERRY PLUGIN_LIB ROOT_DATA_DIR JSROOT_CACHE TEST
-  TEST: fidelity | agc | auto | kill
+  TEST: fidelity | agc | auto | kill | takeover
 Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, no ROOT data).
 
 - fidelity: every real file of ROOT_DATA_DIR and a generated zlib-1 and LZMA-9 set, read fully
@@ -13,6 +13,9 @@ Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, no ROOT data).
   one replica read per cluster and file and no origin request.
 - auto: with replica = auto, a pass leaves a replica built in the background.
 - kill: the builder SIGKILLed at random points 50 times: verify is clean, every read correct.
+- takeover: an explicit `replica build` while the background builder holds a file — paused by
+  a pass that is running, and mid-build — returns with every file built, and the replica
+  serves; the background builder steps aside and exits cleanly.
 """
 import json
 import os
@@ -21,6 +24,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -289,8 +293,94 @@ def test_kill():
         s.remove()
 
 
+class PassRunning:
+    """Keeps the cache's activity mark fresh, as a pass reading through the cache does (every
+    50 ms, for at most `limit` seconds), until the block ends. Off: does nothing."""
+
+    def __init__(self, cache, on=True, limit=300):
+        self.path = os.path.join(cache, ".active")
+        self.on = on
+        self.limit = limit
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._touch)
+
+    def _touch_once(self):
+        with open(self.path, "a"):
+            os.utime(self.path)
+
+    def _touch(self):
+        end = time.time() + self.limit
+        while not self.stop.is_set() and time.time() < end:
+            self._touch_once()
+            self.stop.wait(0.05)
+
+    def __enter__(self):
+        if self.on:
+            self._touch_once()
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.on:
+            self.stop.set()
+            self.thread.join()
+
+
+def wait_building(s, background, what):
+    """Waits (at most 120 s) until `replica status` says a file is building."""
+    deadline = time.time() + 120
+    while time.time() < deadline and background.poll() is None:
+        status = s.json("cache", "replica", "status", "--dir", s.cache, "--json")
+        if any(f["state"] == "building" for f in status["files"]):
+            return
+        time.sleep(0.02)
+    check(False, "%s: the background builder never held a file (exit %s)"
+          % (what, background.poll()))
+
+
+def takeover(s, urls, want, codec, pass_running):
+    """One round: the background builder holds a file, an explicit build takes it over."""
+    what = "paused by a pass" if pass_running else "mid-build"
+    # A replica releases the byte tier's baskets: dropped, they are read again by a pass.
+    subprocess.run([FERRY, "cache", "replica", "drop", "--dir", s.cache], env=s.env, check=True,
+                   stdout=subprocess.DEVNULL)
+    check(agc(s, urls)["digest"] == want, "%s: digest of the filling pass" % what)
+    args = [FERRY, "cache", "replica", "build", "--dir", s.cache, "--background", "--json",
+            "--codec", codec]
+    with PassRunning(s.cache, on=pass_running):
+        background = subprocess.Popen(args, env=s.env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True)
+        wait_building(s, background, what)
+        built = s.build()
+    out, err = background.communicate(timeout=300)
+    check(background.returncode == 0, "%s: background builder exit %d: %s"
+          % (what, background.returncode, err[-300:]))
+    check(all(f["state"] == "built" for f in built.values()),
+          "%s: the explicit build returned with every file built: %s"
+          % (what, {n: (f["state"], f["reason"]) for n, f in built.items()}))
+    stepped = [f for f in json.loads(out)["files"] if f["reason"] == "yielded to an explicit build"]
+    check(stepped, "%s: the background builder stepped aside: %s" % (what, out[-400:]))
+    before = s.stats()
+    check(agc(s, urls)["digest"] == want, "%s: digest on the replica" % what)
+    check(s.stats()["replica_reads"] > before["replica_reads"], "%s: the replica serves" % what)
+
+
+def test_takeover():
+    s = Setup()
+    try:
+        names = s.gen("zlib:1", 20000, 2000, 9)
+        with Origin(s.data) as o:
+            urls = [o.url_for(n) for n in names]
+            want = agc(s, urls)["digest"]
+            takeover(s, urls, want, "auto", pass_running=True)
+            # zstd:19 is slow: the background builder is mid-way through a file's baskets.
+            takeover(s, urls, want, "zstd:19", pass_running=False)
+    finally:
+        s.remove()
+
+
 if __name__ == "__main__":
     if not os.path.isfile(TEMPLATE):
         skip("no ROOT data")
-    run_test({"fidelity": test_fidelity, "agc": test_agc, "auto": test_auto, "kill": test_kill},
-             TEST)
+    run_test({"fidelity": test_fidelity, "agc": test_agc, "auto": test_auto, "kill": test_kill,
+              "takeover": test_takeover}, TEST)
