@@ -10,11 +10,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <mutex>
 #include <set>
 
 #include "base/fd.h"
 #include "base/json_writer.h"
+#include "base/mutex.h"
 #include "cache/dir_access.h"
 
 namespace ferry::proxy {
@@ -179,7 +179,7 @@ std::string LogPath(const std::string& dir) {
 
 // Serialises rotations of this process; another process rotating at the same moment at worst
 // drops one of the two old logs, never a record being appended (appends go to an open file).
-std::mutex g_rotate_mu;
+Mutex g_rotate_mu;
 
 void RotateIfBig(const std::string& dir) {
   struct stat st {};
@@ -187,7 +187,7 @@ void RotateIfBig(const std::string& dir) {
   if (::stat(path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_size) < kAccessLogRotateBytes) {
     return;
   }
-  std::lock_guard<std::mutex> lock(g_rotate_mu);
+  MutexLock lock(g_rotate_mu);
   if (::stat(path.c_str(), &st) == 0
       && static_cast<uint64_t>(st.st_size) >= kAccessLogRotateBytes) {
     (void)::rename(path.c_str(), (path + ".1").c_str());

@@ -7,21 +7,23 @@ namespace ferry::proxy {
 AheadScheduler::AheadScheduler(size_t threads) : threads_wanted_(std::max<size_t>(threads, 1)) {}
 
 AheadScheduler::~AheadScheduler() {
+  std::vector<std::thread> threads;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
     now_.clear();
     later_.clear();
+    threads.swap(threads_);
   }
-  cv_.notify_all();
-  for (std::thread& t : threads_) {
+  cv_.NotifyAll();
+  for (std::thread& t : threads) {
     t.join();
   }
 }
 
 void AheadScheduler::Submit(Priority priority, std::function<void()> task) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stop_) {
       return;
     }
@@ -33,11 +35,11 @@ void AheadScheduler::Submit(Priority priority, std::function<void()> task) {
       }
     }
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 size_t AheadScheduler::queued() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return now_.size() + later_.size();
 }
 
@@ -45,8 +47,10 @@ void AheadScheduler::Run() {
   for (;;) {
     std::function<void()> task;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || !now_.empty() || !later_.empty(); });
+      MutexLock lock(mu_);
+      while (!stop_ && now_.empty() && later_.empty()) {
+        cv_.Wait(mu_);
+      }
       if (stop_) {
         return;
       }

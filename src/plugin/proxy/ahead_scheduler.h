@@ -10,13 +10,13 @@
 // Thread-safety: Submit may be called from any thread, also from a task.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace ferry::proxy {
 
@@ -31,18 +31,18 @@ class AheadScheduler {
   // Drops queued tasks, waits for running ones.
   ~AheadScheduler();
 
-  void Submit(Priority priority, std::function<void()> task);
-  size_t queued() const;
+  void Submit(Priority priority, std::function<void()> task) FERRY_EXCLUDES(mu_);
+  size_t queued() const FERRY_EXCLUDES(mu_);
 
  private:
-  void Run();
+  void Run() FERRY_EXCLUDES(mu_);
   const size_t threads_wanted_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> now_;
-  std::deque<std::function<void()>> later_;
-  bool stop_ = false;
-  std::vector<std::thread> threads_;
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<std::function<void()>> now_ FERRY_GUARDED_BY(mu_);
+  std::deque<std::function<void()>> later_ FERRY_GUARDED_BY(mu_);
+  bool stop_ FERRY_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_ FERRY_GUARDED_BY(mu_);
 };
 
 }  // namespace ferry::proxy

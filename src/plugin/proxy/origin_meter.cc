@@ -20,7 +20,7 @@ void OriginMeter::AdvanceLocked(int64_t now_ns) {
 }
 
 void OriginMeter::Begin(uint64_t n) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   AdvanceLocked(Now());
   s_.inflight += n;
   s_.requests += n;
@@ -28,13 +28,13 @@ void OriginMeter::Begin(uint64_t n) {
 }
 
 void OriginMeter::End(uint64_t n) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   AdvanceLocked(Now());
   s_.inflight -= std::min(n, s_.inflight);
 }
 
 MeterSnapshot OriginMeter::Snapshot() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   AdvanceLocked(Now());
   return s_;
 }

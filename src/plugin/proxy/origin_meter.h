@@ -15,9 +15,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <utility>
 
+#include "base/mutex.h"
 #include "cache/origin.h"
 
 namespace ferry::proxy {
@@ -36,17 +36,17 @@ class OriginMeter {
   // empty: the steady clock.
   explicit OriginMeter(std::function<int64_t()> clock_ns = {}) : clock_ns_(std::move(clock_ns)) {}
 
-  void Begin(uint64_t n);
-  void End(uint64_t n);
-  MeterSnapshot Snapshot();
+  void Begin(uint64_t n) FERRY_EXCLUDES(mu_);
+  void End(uint64_t n) FERRY_EXCLUDES(mu_);
+  MeterSnapshot Snapshot() FERRY_EXCLUDES(mu_);
 
  private:
   int64_t Now() const;
-  void AdvanceLocked(int64_t now_ns);
+  void AdvanceLocked(int64_t now_ns) FERRY_REQUIRES(mu_);
   const std::function<int64_t()> clock_ns_;
-  std::mutex mu_;
-  MeterSnapshot s_;
-  int64_t last_ns_ = 0;
+  Mutex mu_;
+  MeterSnapshot s_ FERRY_GUARDED_BY(mu_);
+  int64_t last_ns_ FERRY_GUARDED_BY(mu_) = 0;
 };
 
 // An Origin that forwards to `inner` and reports to `meter` (which must outlive it).
