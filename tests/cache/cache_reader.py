@@ -4,7 +4,8 @@ plug-in when XRD_PLUGINCONFDIR names its conf) and checks every byte against loc
 usage: cache_reader.py MODE ARGS...     (run with /usr/bin/python3: it can import XRootD)
   pass URL LOCAL SEED              64-chunk vector reads + plain reads over the whole file
   ranges URL LOCAL OFF:LEN...      plain reads of the given ranges
-  loop URL LOCAL SEED              endless vector reads of fresh random ranges (killed by test)
+  loop URL LOCAL SEED              endless vector reads of fresh random ranges (killed by test),
+                                   a line "read" after each
   threads THREADS ROUNDS SEED URL=LOCAL...   threads x rounds of vector reads over several files
   copy URL OUT                     the whole file in 256 KiB reads into OUT (created only once
                                    the open succeeded): what a user got, byte for byte
@@ -87,6 +88,7 @@ def main():
             err = vector_check(f, data, chunks_for(len(data), rnd, 32))
             if err:
                 sys.exit(err)
+            print("read", flush=True)  # the killing test waits for the first
     elif mode == "threads":
         nthreads, rounds, seed = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
         files = [spec.split("=", 1) for spec in sys.argv[5:]]

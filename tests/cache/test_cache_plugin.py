@@ -19,7 +19,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "testing"))
 import ferry_harness  # noqa: E402
-from ferry_harness import PY, check, ok, run_test, skip  # noqa: E402
+from ferry_harness import PY, check, ok, run_test, skip, wait_line  # noqa: E402
 from ferry_testbed import Origin, Skip, _StateDir, _run, read_lines, wait_for  # noqa: E402
 
 FERRY, PLUGIN, ROOT_DATA, TEST = sys.argv[1:5]
@@ -118,7 +118,10 @@ def test_crash():
             for i in range(50):
                 p = subprocess.Popen([PY, READER, "loop", url, local, str(i)], env=s.env,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                time.sleep(rnd.uniform(0.15, 0.45))
+                # The kill lands while the cache fills: after the first read came back (however
+                # slow the machine is at starting the reader), at a random point after it.
+                check(wait_line(p, 60) is not None, "reader %d read through the cache" % i)
+                time.sleep(rnd.uniform(0.0, 0.3))
                 p.send_signal(signal.SIGKILL)
                 _, err = p.communicate(timeout=30)
                 check(p.returncode == -signal.SIGKILL or p.returncode == 0,

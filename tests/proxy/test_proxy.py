@@ -22,7 +22,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "testing"))
 import ferry_harness  # noqa: E402
 import ferry_testbed  # noqa: E402
-from ferry_harness import PY, check, ok, run_test  # noqa: E402
+from ferry_harness import PY, check, ok, run_test, wait_line  # noqa: E402
 from proxy_testbed import Proxy, Redirector, Skip  # noqa: E402
 from ferry_testbed import read_lines, wait_for  # noqa: E402
 
@@ -222,7 +222,10 @@ def test_crash(kills=20):
                 url = p.url_for("big.bin")
                 r = subprocess.Popen([PY, CACHE_READER, "loop", url, local, str(i)], env=s.env,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                time.sleep(rnd.uniform(0.15, 0.45))
+                # The kill lands while the proxy fills: after the reader's first read came back
+                # (however slow the machine is at starting both), at a random point after it.
+                check(wait_line(r, 60) is not None, "reader %d read through the proxy" % i)
+                time.sleep(rnd.uniform(0.0, 0.3))
                 p.kill(signal.SIGKILL)
                 r.kill()
                 _, err = r.communicate(timeout=30)

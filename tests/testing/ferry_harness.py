@@ -17,6 +17,7 @@ Run the scripts with /usr/bin/python3 (see ferry_testbed.py).
 import json
 import os
 import random
+import select
 import shutil
 import subprocess
 import sys
@@ -55,6 +56,13 @@ def finish(prefix=""):
     """Prints the closing line and exits: 1 when any check failed, else 0."""
     print("%s%d passed, %d failed" % (prefix, _passed, len(failures)), flush=True)
     sys.exit(1 if failures else 0)
+
+
+def wait_line(proc, timeout):
+    """Waits (at most `timeout` seconds) for a line on proc's stdout (a pipe opened in text
+    mode); returns it, or None when none came (the process ended or stayed silent)."""
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    return proc.stdout.readline() if ready else None
 
 
 def skip(why):
