@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "rootio/layout.h"
+#include "rootio/root_file.h"
+#include "testing/testing.h"
 
 namespace ferry::readahead {
 namespace {
@@ -35,6 +37,34 @@ rootio::LayoutSet Tree(int branches, int clusters, int64_t per_basket) {
 
 fetch::Range Basket(int branches, int branch, int cluster) {
   return {1000 + static_cast<uint64_t>(cluster * branches + branch) * 100, 100};
+}
+
+TEST(ReadAhead, PredictsTheNextClustersPagesOfAnRntuple) {
+  // 12 clusters of two columns ("one", and the vector's offsets and items): a pass that read
+  // cluster 0's pages of "one" gets the next clusters' pages of "one" predicted, and no other.
+  auto file = rootio::RootFile::OpenPath(
+      testing::RntupleDataFile("test_multiple_cluster_groups_rntuple_v1-0-0-0.root"));
+  ASSERT_TRUE(file) << file.error().ToString();
+  auto sets = rootio::LoadLayout(**file);
+  ASSERT_TRUE(sets);
+  ASSERT_EQ(sets->size(), 1u);
+  const rootio::LayoutSet set = sets->front();
+  const int32_t one = set.FindColumn("one");
+  ASSERT_GE(one, 0);
+  const std::vector<rootio::LayoutUnit>& units = set.columns[static_cast<size_t>(one)].units;
+  ASSERT_GE(units.size(), 6u);
+  ReadAhead ra(*sets, 3);
+  std::vector<fetch::Range> ahead;
+  ra.OnRead(std::vector<fetch::Range>{{units[0].offset, units[0].bytes}}, ahead);
+  ASSERT_FALSE(ahead.empty());
+  for (const fetch::Range& r : ahead) {
+    bool of_one = false;
+    for (size_t i = 1; i < units.size(); ++i) {
+      of_one = of_one || (r.offset == units[i].offset && r.length == units[i].bytes);
+    }
+    EXPECT_TRUE(of_one) << "predicted " << r.offset << "+" << r.length << " is no page of 'one'";
+  }
+  EXPECT_EQ(ahead.front().offset, units[1].offset) << "the next cluster's page first";
 }
 
 TEST(ReadAhead, PredictsTheSameBranchesOfTheNextClusters) {

@@ -14,8 +14,6 @@
 namespace ferry::rootio {
 namespace {
 
-constexpr size_t kPageChecksumSize = 8;
-
 // IEEE-754 binary16 to binary32 (exact: every half is a float).
 float HalfToFloat(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
@@ -174,7 +172,7 @@ Status ReadPage(io::ByteSource& source,
     return CorruptionError(std::string(what) + ": " + std::to_string(page.locator.size)
                            + " stored bytes cannot expand to " + std::to_string(length));
   }
-  uint64_t stored_size = page.locator.size + (page.has_checksum ? kPageChecksumSize : 0);
+  uint64_t stored_size = page.stored_bytes();
   ByteVector stored;
   FERRY_TRY(ReadBlob(source, page.locator.offset, stored_size, max_key_size, what, &stored));
   auto data = std::span<const uint8_t>(stored).first(static_cast<size_t>(page.locator.size));

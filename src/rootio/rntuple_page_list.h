@@ -11,6 +11,7 @@
 // Format: docs/format/rntuple.md ("Page list").
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -21,10 +22,15 @@
 
 namespace ferry::rootio {
 
+// A page with a checksum is stored with its XXH3 after it, outside the locator's size.
+inline constexpr size_t kPageChecksumSize = 8;
+
 struct PageInfo {
   uint32_t elements = 0;
   bool has_checksum = false;
   Locator locator;
+  // Its bytes in the file, the checksum included.
+  uint64_t stored_bytes() const { return locator.size + (has_checksum ? kPageChecksumSize : 0); }
 };
 
 struct ColumnPages {
