@@ -281,29 +281,6 @@ Status LengthsFromOffsets(const std::vector<uint64_t>& offsets,
   return OkStatus();
 }
 
-// Appends entries [from, to) of a decoded cluster to *out.
-void AppendEntries(const Column& part, int64_t from, int64_t to, Column* out) {
-  const size_t width = LeafTypeSize(part.type);
-  uint64_t first = 0;
-  uint64_t last = 0;
-  if (part.jagged) {
-    first = part.offsets[static_cast<size_t>(from)];
-    last = part.offsets[static_cast<size_t>(to)];
-    const uint64_t base = out->offsets.back();
-    for (auto i = static_cast<size_t>(from); i < static_cast<size_t>(to); ++i) {
-      out->offsets.push_back(base + part.offsets[i + 1] - first);
-    }
-  } else {
-    first = static_cast<uint64_t>(from) * part.fixed_len;
-    last = static_cast<uint64_t>(to) * part.fixed_len;
-  }
-  const size_t at = out->bytes.size();
-  out->bytes.resize(at + static_cast<size_t>(last - first) * width);
-  std::memcpy(out->bytes.data() + at, part.bytes.data() + first * width,
-              static_cast<size_t>(last - first) * width);
-  out->num_entries += to - from;
-}
-
 }  // namespace
 
 Status DecodeLeafCluster(const Rntuple& r,
@@ -349,6 +326,105 @@ Status DecodeLeafCluster(const Rntuple& r,
                            &out->bytes);
 }
 
+namespace {
+
+// Elements [a, b) of a column in a cluster (cluster-relative) appended to *out as native
+// values, reading only the pages that hold them (one request each).
+Status ReadColumnSlice(const Rntuple& r,
+                       uint32_t column,
+                       size_t cluster,
+                       uint64_t a,
+                       uint64_t b,
+                       RntupleScratch* s,
+                       ByteVector* out) {
+  const std::string what = "RNTuple '" + r.name() + "' column " + std::to_string(column)
+                           + " cluster " + std::to_string(cluster);
+  const ClusterInfo& c = r.clusters()[cluster];
+  if (column >= c.columns.size() || c.columns[column].suppressed) {
+    return CorruptionError(what + ": not in the cluster");
+  }
+  const ColumnRecord& record = r.columns()[column];
+  const size_t width = NativeElementSize(record);
+  const auto& pages = c.columns[column].pages;
+  uint64_t begin = 0;
+  for (size_t p = 0; p < pages.size() && begin < b; ++p) {
+    const uint64_t end = begin + pages[p].elements;
+    if (end > a) {
+      RntuplePageRef ref;
+      ref.column = column;
+      ref.page = static_cast<uint32_t>(p);
+      ref.offset = pages[p].locator.offset;
+      ref.size = pages[p].locator.size + (pages[p].has_checksum ? kPageChecksumBytes : 0);
+      FERRY_TRY(FetchPages(r, {&ref, 1}, ref.size, 1, &s->stored));
+      const std::string page_what = what + " page " + std::to_string(p);
+      auto bytes = FERRY_TRY(UnpackPage(s->stored, pages[p], record, page_what, &s->unpacked));
+      s->page.clear();
+      FERRY_TRY(DecodePageNative(record, bytes, pages[p].elements, page_what, &s->page));
+      const uint64_t from = std::max(a, begin) - begin;
+      const uint64_t to = std::min(b, end) - begin;
+      const size_t at = out->size();
+      out->resize(at + static_cast<size_t>(to - from) * width);
+      std::memcpy(out->data() + at, s->page.data() + from * width,
+                  static_cast<size_t>(to - from) * width);
+    }
+    begin = end;
+  }
+  if (begin < b) {
+    return CorruptionError(what + ": pages end at element " + std::to_string(begin) + ", before "
+                           + std::to_string(b));
+  }
+  return OkStatus();
+}
+
+// Entries [from, to) of a cluster (cluster-relative) appended to *out (offsets continued).
+Status AppendClusterEntries(const Rntuple& r,
+                            const RntupleLeaf& leaf,
+                            size_t cluster,
+                            uint64_t from,
+                            uint64_t to,
+                            RntupleScratch* s,
+                            Column* out) {
+  const std::string what =
+      "RNTuple '" + r.name() + "' field '" + leaf.path + "' cluster " + std::to_string(cluster);
+  if (!leaf.jagged && !leaf.cardinality) {
+    if (to > kMaxClusterElements / leaf.fixed_len) {
+      return UnsupportedError(what + ": more values than read at once");
+    }
+    out->num_entries += static_cast<int64_t>(to - from);
+    return ReadColumnSlice(r, leaf.value_column, cluster, from * leaf.fixed_len,
+                           to * leaf.fixed_len, s, &out->bytes);
+  }
+  // Entry i's items end at index[i]; the entry before `from` gives where they start.
+  const uint64_t first = from > 0 ? from - 1 : 0;
+  s->index.clear();
+  FERRY_TRY(ReadColumnSlice(r, leaf.index_column, cluster, first, to, s, &s->index));
+  std::vector<uint64_t>& offsets = s->offsets;
+  offsets.assign(1, from > 0 ? LoadLE<uint64_t>(s->index.data()) : 0);
+  for (uint64_t i = from; i < to; ++i) {
+    auto end = LoadLE<uint64_t>(s->index.data() + (i - first) * 8);
+    if (end < offsets.back() || end - offsets[0] > kMaxClusterElements) {
+      return CorruptionError(what + ": collection offsets run backwards or past the limit at "
+                             + "entry " + std::to_string(i));
+    }
+    offsets.push_back(end);
+  }
+  out->num_entries += static_cast<int64_t>(to - from);
+  if (leaf.cardinality) {
+    ByteVector lengths;
+    FERRY_TRY(LengthsFromOffsets(offsets, leaf.type, what, &lengths));
+    out->bytes.insert(out->bytes.end(), lengths.begin(), lengths.end());
+    return OkStatus();
+  }
+  const uint64_t base = out->offsets.back();
+  for (size_t i = 1; i < offsets.size(); ++i) {
+    out->offsets.push_back(base + offsets[i] - offsets[0]);
+  }
+  return ReadColumnSlice(r, leaf.value_column, cluster, offsets.front(), offsets.back(), s,
+                         &out->bytes);
+}
+
+}  // namespace
+
 Status ReadRntupleLeaf(const Rntuple& r,
                        const RntupleLeaf& leaf,
                        EntryRange range,
@@ -367,23 +443,20 @@ Status ReadRntupleLeaf(const Rntuple& r,
   out->fixed_len = leaf.fixed_len;
   out->offsets.assign(leaf.jagged ? 1 : 0, 0);
   out->bytes.clear();
-  std::vector<RntuplePageRef> pages;
-  ByteVector buffer;
-  Column part;
+  const auto begin = static_cast<uint64_t>(range.begin);
+  const auto end = static_cast<uint64_t>(range.end);
   for (size_t c = 0; c < r.clusters().size(); ++c) {
     const ClusterInfo& info = r.clusters()[c];
-    const auto begin = static_cast<int64_t>(info.first_entry);
-    const auto end = begin + static_cast<int64_t>(info.entries);
-    if (end <= range.begin || begin >= range.end) {
+    const uint64_t stop = info.first_entry + info.entries;
+    if (stop <= begin || info.first_entry >= end) {
       continue;
     }
-    pages.clear();
-    uint64_t size = 0;
-    FERRY_TRY(AppendLeafPages(r, leaf, c, &pages, &size));
-    FERRY_TRY(FetchPages(r, pages, size, 1024, &buffer));
-    FERRY_TRY(DecodeLeafCluster(r, leaf, c, pages, buffer, scratch, &part));
-    AppendEntries(part, std::max(begin, range.begin) - begin, std::min(end, range.end) - begin,
-                  out);
+    FERRY_TRY(AppendClusterEntries(r, leaf, c, std::max(begin, info.first_entry) - info.first_entry,
+                                   std::min(end, stop) - info.first_entry, scratch, out));
+  }
+  if (out->num_entries != range.size()) {
+    return CorruptionError("RNTuple '" + r.name() + "': its clusters do not cover entries ["
+                           + std::to_string(range.begin) + ", " + std::to_string(range.end) + ")");
   }
   return OkStatus();
 }

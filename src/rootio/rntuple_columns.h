@@ -79,7 +79,10 @@ Status FetchPages(const Rntuple& r,
 
 struct RntupleScratch {
   ByteVector unpacked;  // a decompressed page
-  ByteVector index;     // a cluster's Index elements
+  ByteVector index;     // Index elements
+  ByteVector stored;    // ReadRntupleLeaf: a page as read
+  ByteVector page;      // ReadRntupleLeaf: a page decoded
+  std::vector<uint64_t> offsets;
 };
 
 // Decodes a leaf's part of a cluster into *out (its entries: first_entry, num_entries, offsets
@@ -95,8 +98,10 @@ Status DecodeLeafCluster(const Rntuple& r,
                          RntupleScratch* scratch,
                          Column* out);
 
-// The leaf's values for entries [range.begin, range.end) into *out (reused), cluster by
-// cluster (one vector read each). InvalidArgument when the range passes entries().
+// The leaf's values for entries [range.begin, range.end) into *out (reused), reading and
+// decoding only the pages that hold them (one read per page: for conversion and sampling;
+// cluster-wide work plans its reads as above). InvalidArgument when the range passes
+// entries().
 Status ReadRntupleLeaf(const Rntuple& r,
                        const RntupleLeaf& leaf,
                        EntryRange range,
