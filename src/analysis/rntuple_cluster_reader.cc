@@ -78,6 +78,7 @@ Status RntupleClusterReader::Decode(size_t unit,
                                     std::vector<rootio::Column>* columns) const {
   const RntupleUnit& u = units_[unit];
   columns->resize(leaves_.size());
+  scratch->ForgetOffsets();  // the buffer holds another fetch than the last call's
   for (size_t k = 0; k < leaves_.size(); ++k) {
     std::span<const rootio::RntuplePageRef> pages(u.pages.data() + u.page_begin[k],
                                                   u.page_begin[k + 1] - u.page_begin[k]);

@@ -298,23 +298,33 @@ Status DecodeLeafCluster(const Rntuple& r,
   out->num_entries = static_cast<int64_t>(c.entries);
   out->jagged = leaf.jagged;
   out->fixed_len = leaf.fixed_len;
-  out->offsets.clear();
   out->bytes.clear();
   size_t split = 0;
   if (leaf.jagged || leaf.cardinality) {
     while (split < pages.size() && pages[split].column == leaf.index_column) {
       ++split;
     }
-    FERRY_TRY(CheckElements(r, cluster, pages.first(split), c.entries, what));
-    scratch->index.clear();
-    FERRY_TRY(DecodeColumnPages(r, cluster, pages.first(split), buffer, &scratch->unpacked,
-                                &scratch->index));
-    FERRY_TRY(IndexToOffsets(scratch->index, c.entries, what, &out->offsets));
+    // Every RVec of a collection reads its Index column: decoded once per scratch and cluster.
+    if (scratch->offsets_column != leaf.index_column || scratch->offsets_cluster != cluster) {
+      scratch->ForgetOffsets();
+      FERRY_TRY(CheckElements(r, cluster, pages.first(split), c.entries, what));
+      scratch->index.clear();
+      FERRY_TRY(DecodeColumnPages(r, cluster, pages.first(split), buffer, &scratch->unpacked,
+                                  &scratch->index));
+      FERRY_TRY(IndexToOffsets(scratch->index, c.entries, what, &scratch->index_offsets));
+      scratch->offsets_column = leaf.index_column;
+      scratch->offsets_cluster = cluster;
+    }
+    // assign, not clear + resize: a reused column's capacity is not zeroed again.
+    out->offsets.assign(scratch->index_offsets.begin(), scratch->index_offsets.end());
     if (leaf.cardinality) {
       FERRY_TRY(LengthsFromOffsets(out->offsets, leaf.type, what, &out->bytes));
       out->offsets.clear();
       return OkStatus();
     }
+  }
+  if (!leaf.jagged) {
+    out->offsets.clear();
   }
   if (!leaf.jagged && c.entries > kMaxClusterElements / leaf.fixed_len) {
     return UnsupportedError(what + ": " + std::to_string(c.entries) + " entries of "
@@ -322,6 +332,7 @@ Status DecodeLeafCluster(const Rntuple& r,
   }
   const uint64_t expected = leaf.jagged ? out->offsets.back() : c.entries * leaf.fixed_len;
   FERRY_TRY(CheckElements(r, cluster, pages.subspan(split), expected, what));
+  out->bytes.reserve(static_cast<size_t>(expected) * LeafTypeSize(leaf.type));
   return DecodeColumnPages(r, cluster, pages.subspan(split), buffer, &scratch->unpacked,
                            &out->bytes);
 }

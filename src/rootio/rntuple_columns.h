@@ -83,13 +83,24 @@ struct RntupleScratch {
   ByteVector stored;    // ReadRntupleLeaf: a page as read
   ByteVector page;      // ReadRntupleLeaf: a page decoded
   std::vector<uint64_t> offsets;
+  // DecodeLeafCluster: the entry offsets of the Index column it decoded last, reused by the
+  // next field of the same collection and cluster. ForgetOffsets before decoding a buffer
+  // with other bytes of that cluster.
+  std::vector<uint64_t> index_offsets;
+  uint32_t offsets_column = UINT32_MAX;
+  size_t offsets_cluster = SIZE_MAX;
+  void ForgetOffsets() {
+    offsets_column = UINT32_MAX;
+    offsets_cluster = SIZE_MAX;
+  }
 };
 
 // Decodes a leaf's part of a cluster into *out (its entries: first_entry, num_entries, offsets
 // relative to the cluster) from `buffer`, which FetchPages filled from `pages`, the refs
-// AppendLeafPages gave for this leaf and cluster. Checksums are verified; Corruption when the
-// pages disagree with the cluster's entries (element counts, offsets running backwards or past
-// the values).
+// AppendLeafPages gave for this leaf and cluster. The offsets of a collection come from
+// *scratch when it decoded them last (see RntupleScratch::ForgetOffsets). Checksums are verified;
+// Corruption when the pages disagree with the cluster's entries (element counts, offsets running
+// backwards or past the values).
 Status DecodeLeafCluster(const Rntuple& r,
                          const RntupleLeaf& leaf,
                          size_t cluster,
