@@ -40,8 +40,16 @@ def analyze(inputs):
 
 
 def physics(report):
-    """What must not depend on the format: events, cut flows, histograms, digest."""
-    return {k: report[k] for k in ("events", "cutflow", "histograms", "digest")}
+    """What must not depend on the format: events, cut flows, histograms, digest. A
+    histogram's mean is left out (and compared apart): the per-cluster sums merge in another
+    grouping when the clusters differ, which may change its last bit."""
+    hists = [dict(h, mean=0) for h in report["histograms"]]
+    return dict({k: report[k] for k in ("events", "cutflow", "digest")}, histograms=hists)
+
+
+def same_means(a, b):
+    return all(abs(x["mean"] - y["mean"]) <= 1e-12 * abs(x["mean"])
+               for x, y in zip(a["histograms"], b["histograms"]))
 
 
 try:
@@ -57,13 +65,14 @@ try:
         check(physics(rnt) == physics(tree),
               "%s: RNTuple digest %s differs from the TTree's %s" % (codec, rnt["digest"],
                                                                      tree["digest"]))
+        check(same_means(rnt, tree), "%s: histogram means differ" % codec)
         # The RNTuple pass reads only the AGC fields' pages: a small part of the files.
         check(0 < rnt["io"]["bytes_read"] < rnt["io"]["dataset_bytes"] / 2,
               "%s: RNTuple pass read %d of %d bytes" % (codec, rnt["io"]["bytes_read"],
                                                        rnt["io"]["dataset_bytes"]))
         check(rnt["io"]["units"] >= FILES, "%s: %d units" % (codec, rnt["io"]["units"]))
         mixed = analyze([tree_files[0], rntuple_files[1], tree_files[2]])
-        check(mixed is not None and physics(mixed) == physics(tree),
+        check(mixed is not None and physics(mixed) == physics(tree) and same_means(mixed, tree),
               "%s: a mixed TTree/RNTuple pass differs" % codec)
 
     # ROOT's importer output holds muons only: the missing field is named.
