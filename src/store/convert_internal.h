@@ -75,7 +75,10 @@ struct SlotOf {
 
 // Pass 1's result: the schema, per-run plans (ascending runs) and every entry's slots.
 struct Plans {
-  TreeSchema first;
+  TreeSchema first;  // its schema is the store's on append
+  // Per input, per column of first.schema: the input's leaf. Inputs agree on their columns by
+  // name, not order: a TTree and an RNTuple of the same events list them differently.
+  std::vector<std::vector<int32_t>> leaves;
   bool no_lumi = false;
   double bytes_per_event = 0;
   std::vector<ShardPlan> plans;
@@ -86,8 +89,9 @@ struct Plans {
   uint64_t events = 0;
 };
 // Pass 1 over opt.inputs: appends them to m.inputs; kInvalidArgument for a missing run or
-// event leaf, mixed luminosityBlock presence, no events, or a duplicate run:lumi:event (naming
-// both entries).
-Result<Plans> PlanInputs(const ConvertOptions& opt, Manifest& m);
+// event leaf, mixed luminosityBlock presence, no events, a duplicate run:lumi:event (naming
+// both entries), or an input whose columns differ (by name, type, shape, counter) from
+// `store` (an append's store schema) or else the first input's.
+Result<Plans> PlanInputs(const ConvertOptions& opt, Manifest& m, const Schema* store = nullptr);
 
 }  // namespace ferry::store::convert_internal

@@ -159,7 +159,44 @@ std::string CoordName(const Coord& c) {
   return std::to_string(c.run) + ":" + std::to_string(c.lumi) + ":" + std::to_string(c.event);
 }
 
-Result<Plans> PlanInputs(const ConvertOptions& opt, Manifest& m) {
+Error ColumnsDiffer(const std::string& path,
+                    const std::string& whose,
+                    const std::string& column,
+                    bool missing) {
+  return InvalidArgumentError("file " + path + ": columns differ from " + whose + "'s: " + column
+                              + (missing ? " is missing" : " has another type, shape or counter"));
+}
+
+// Per column of `target`, the leaf of the input's column of that name, with the same type,
+// shape and counter; `whose` names the target in errors.
+Result<std::vector<int32_t>> MatchColumns(const Schema& target,
+                                          const TreeSchema& ts,
+                                          const std::string& path,
+                                          const std::string& whose) {
+  if (target.columns.size() != ts.schema.columns.size()) {
+    return InvalidArgumentError("file " + path + " has " + std::to_string(ts.schema.columns.size())
+                                + " storable columns, " + whose + " has "
+                                + std::to_string(target.columns.size()));
+  }
+  const auto& cols = ts.schema.columns;
+  std::vector<int32_t> leaves;
+  for (const ColumnSpec& x : target.columns) {
+    auto y = std::find_if(cols.begin(), cols.end(),
+                          [&](const ColumnSpec& c) { return c.name == x.name; });
+    const bool same_counter = y != cols.end()
+                              && (x.kind != ColumnKind::kJagged
+                                  || target.columns[static_cast<size_t>(x.counter)].name
+                                         == cols[static_cast<size_t>(y->counter)].name);
+    if (y == cols.end() || x.type != y->type || x.kind != y->kind || x.len != y->len
+        || !same_counter) {
+      return ColumnsDiffer(path, whose, x.name, y == cols.end());
+    }
+    leaves.push_back(ts.leaves[static_cast<size_t>(y - cols.begin())]);
+  }
+  return leaves;
+}
+
+Result<Plans> PlanInputs(const ConvertOptions& opt, Manifest& m, const Schema* store) {
   Plans out;
   std::vector<Coord> coords;
   bool any_lumi = false;
@@ -170,11 +207,12 @@ Result<Plans> PlanInputs(const ConvertOptions& opt, Manifest& m) {
     out.input_bytes += in.file->source().size();
     TreeSchema ts = FERRY_TRY_CTX(SchemaOfInput(in), "file " + path);
     if (i == 0) {
-      out.first = std::move(ts);
-      out.bytes_per_event = FERRY_TRY_CTX(BytesPerEvent(in, out.first), "file " + path);
-    } else {
-      FERRY_TRY(SameSchema(out.first.schema, ts.schema, path));
+      out.bytes_per_event = FERRY_TRY_CTX(BytesPerEvent(in, ts), "file " + path);
+      out.first = ts;
+      out.first.schema = store != nullptr ? *store : ts.schema;
     }
+    out.leaves.push_back(FERRY_TRY(MatchColumns(
+        out.first.schema, ts, path, store != nullptr ? "the store" : "the first input")));
     bool has_run = false;
     bool has_lumi = false;
     bool has_event = false;

@@ -126,7 +126,7 @@ Result<std::vector<uint8_t>> TrainEBlockDictionary(const ConvertOptions& opt,
   std::vector<rootio::Column> cols(schema.columns.size());
   LeafScratch scratch;
   for (size_t c = 0; c < cols.size(); ++c) {
-    FERRY_TRY_CTX(in.ReadLeafInto(plans.first.leaves[c], range, &cols[c], &scratch),
+    FERRY_TRY_CTX(in.ReadLeafInto(plans.leaves[0][c], range, &cols[c], &scratch),
                   "file " + opt.inputs[0]);
   }
   const int64_t kc = int64_t{1} << log2_kc;
@@ -197,8 +197,8 @@ class Router {
               const double c0 = ThreadCpu();
               task_status[t] = OkStatus();
               for (size_t c = t; c < cur.cols.size(); c += tasks) {
-                Status st = input->ReadLeafInto(plans_.first.leaves[c], cur.range, &cur.cols[c],
-                                                &decoders[t]);
+                Status st =
+                    input->ReadLeafInto(plans_.leaves[i][c], cur.range, &cur.cols[c], &decoders[t]);
                 if (!st.has_value()) {
                   task_status[t] = std::move(st);
                   break;
@@ -523,7 +523,7 @@ Result<ConvertReport> Convert(const ConvertOptions& opt) {
   SetSettings(opt, base, &m);
   ConvertOptions in_opt = opt;
   in_opt.tree = m.tree;
-  Plans plans = FERRY_TRY(PlanInputs(in_opt, m));
+  Plans plans = FERRY_TRY(PlanInputs(in_opt, m, base != nullptr ? &base->schema : nullptr));
   trace.Mark("planned");
   report.input_bytes = plans.input_bytes;
   FERRY_TRY(SetSchemaAndShape(opt, in_opt, base, plans, trace, &m));

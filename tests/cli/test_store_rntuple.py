@@ -2,7 +2,7 @@
 """`ferry store convert|append` from RNTuple inputs and `store get --out --format rntuple`:
 stores converted from the TTree and the RNTuple forms of the same generated events (same seeds)
 hold the same values, as does one converted from one RNTuple dataset and appended another (of
-other runs); picked events written as an RNTuple read back to the TTree pick's values.
+other runs), and ones from TTrees and RNTuples mixed (inputs agree on columns by name); picked events written as an RNTuple read back to the TTree pick's values.
 
 usage: test_store_rntuple.py FERRY_BINARY ROOT_DATA_DIR   (exit 77 without the template)
 """
@@ -91,9 +91,15 @@ try:
     check("_collection" not in p.stderr, "projection sources listed as skipped: " + p.stderr[:300])
     ferry.run("store", "convert", *rntuples[:2], "--out", path("st_append"))
     ferry.run("store", "append", path("st_append"), rntuples[2])
+    # Inputs agree on columns by name: TTrees and RNTuples mix, in a convert and an append.
+    ferry.run("store", "convert", trees[0], rntuples[1], trees[2], "--out", path("st_mixed"))
+    ferry.run("store", "convert", *trees[:2], "--out", path("st_tree_append"))
+    ferry.run("store", "append", path("st_tree_append"), rntuples[2])
     want = get(path("st_tree"))
     compare(want, get(path("st_rntuple")), "converted from RNTuple")
     compare(want, get(path("st_append")), "converted and appended from RNTuple")
+    compare(want, get(path("st_mixed")), "converted from TTrees and an RNTuple")
+    compare(want, get(path("st_tree_append")), "a TTree store appended from an RNTuple")
 
     for fmt in ("ttree", "rntuple"):
         ferry.run("store", "get", path("st_rntuple"), "--events-file", path("events.txt"),
