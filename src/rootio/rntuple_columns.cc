@@ -315,13 +315,12 @@ Status DecodeLeafCluster(const Rntuple& r,
       scratch->offsets_column = leaf.index_column;
       scratch->offsets_cluster = cluster;
     }
+    if (leaf.cardinality) {
+      out->offsets.clear();
+      return LengthsFromOffsets(scratch->index_offsets, leaf.type, what, &out->bytes);
+    }
     // assign, not clear + resize: a reused column's capacity is not zeroed again.
     out->offsets.assign(scratch->index_offsets.begin(), scratch->index_offsets.end());
-    if (leaf.cardinality) {
-      FERRY_TRY(LengthsFromOffsets(out->offsets, leaf.type, what, &out->bytes));
-      out->offsets.clear();
-      return OkStatus();
-    }
   }
   if (!leaf.jagged) {
     out->offsets.clear();
