@@ -1,10 +1,11 @@
 // Fuzz target: the RNTuple reader (docs/format/rntuple.md) over arbitrary bytes.
 //
 // Input: a whole ROOT file (starting with "root"): every RNTuple is opened and every top-level
-// field read (at most 4096 entries each). Otherwise the first byte picks one parser and the
-// rest is its input:
+// field read (at most 4096 entries each), as values and, where flat, as bulk columns. Otherwise the
+// first byte picks one parser and the rest is its input:
 //   0 anchor payload        1 header payload      2 footer payload
 //   3 page-list payload     4 envelope (verify)   5 page: type, bits, element count, bytes
+//                                                   (decoded as values and as native arrays)
 // A parser may refuse its input; it must never crash, hang or allocate without bound.
 #include "rootio/rntuple.h"
 
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "io/local_source.h"
+#include "rootio/rntuple_columns.h"
 #include "rootio/rntuple_envelope.h"
 
 namespace {
@@ -37,8 +39,15 @@ void ReadWholeFile(const uint8_t* data, size_t size) {
       continue;
     }
     uint64_t n = (*r)->entries() < kMaxEntries ? (*r)->entries() : kMaxEntries;
+    RntupleScratch scratch;
+    ferry::rootio::Column column;
     for (uint32_t id : (*r)->TopLevelFields()) {
       (void)(*r)->Read(id, 0, n);
+      // The bulk path (rntuple_columns.h) over the same pages.
+      auto leaf = ResolveRntupleLeaf(**r, (*r)->FieldPath(id));
+      if (leaf.has_value()) {
+        (void)ReadRntupleLeaf(**r, *leaf, {0, static_cast<int64_t>(n)}, &scratch, &column);
+      }
     }
   }
 }
@@ -60,6 +69,8 @@ void DecodeOnePage(std::span<const uint8_t> in) {
   uint32_t elements = in[2] | (uint32_t{in[3]} << 8);
   ColumnValues out;
   (void)DecodePage(column, in.subspan(4), elements, "page", &out);
+  ferry::ByteVector native;
+  (void)DecodePageNative(column, in.subspan(4), elements, "page", &native);
 }
 
 }  // namespace

@@ -183,7 +183,11 @@ std::span<const std::string> AgcLeaves() {
   return Leaves();
 }
 
-Result<AgcColumnMap> MapAgcColumns(const ClusterReader& reader) {
+namespace {
+
+// The map from a reader's ColumnOf (ClusterReader and RntupleClusterReader name columns alike).
+template <class Reader>
+Result<AgcColumnMap> MapColumns(const Reader& reader) {
   AgcColumnMap m{};
   int* slots[] = {&m.el_pt,   &m.el_eta,      &m.el_cut_based, &m.el_sip3d, &m.mu_pt,
                   &m.mu_eta,  &m.mu_tight_id, &m.mu_sip3d,     &m.mu_iso,   &m.jet_pt,
@@ -197,6 +201,16 @@ Result<AgcColumnMap> MapAgcColumns(const ClusterReader& reader) {
     }
   }
   return m;
+}
+
+}  // namespace
+
+Result<AgcColumnMap> MapAgcColumns(const ClusterReader& reader) {
+  return MapColumns(reader);
+}
+
+Result<AgcColumnMap> MapAgcColumns(const RntupleClusterReader& reader) {
+  return MapColumns(reader);
 }
 
 Status AnalyzeUnit(const AgcColumnMap& map,

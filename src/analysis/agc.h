@@ -17,6 +17,7 @@
 #include "analysis/agc_selection.h"
 #include "analysis/cluster_reader.h"
 #include "analysis/histogram.h"
+#include "analysis/rntuple_cluster_reader.h"
 #include "base/result.h"
 #include "rootio/column.h"
 
@@ -68,7 +69,8 @@ class AgcResult {
   std::vector<Histogram> histograms_;
 };
 
-// The leaves the analysis reads (counters are added by ClusterReader).
+// The leaves the analysis reads (counters are added by ClusterReader); in an RNTuple, the
+// fields of these names (the RVecs RNTupleImporter projects from the collections).
 std::span<const std::string> AgcLeaves();
 
 // Column indices of AgcLeaves() in a ClusterReader's column order.
@@ -78,6 +80,7 @@ struct AgcColumnMap {
   int jet_pt, jet_eta, jet_phi, jet_mass, jet_btag;
 };
 Result<AgcColumnMap> MapAgcColumns(const ClusterReader& reader);
+Result<AgcColumnMap> MapAgcColumns(const RntupleClusterReader& reader);
 
 // Per-thread scratch for type conversions, reused across units.
 struct AgcScratch {

@@ -2,11 +2,12 @@
 //
 // Phases:
 // 1. open every input (the caller's opener gives a ByteSource: local file, XRootD, ...), its
-//    ROOT file, the tree and the read plan, up to `opens_in_flight` at once (an open is round
-//    trips, not CPU: over a WAN a file's open and metadata cost two or three round trips, and
-//    opening one file after the other would add them up);
+//    ROOT file, the dataset — a TTree (ClusterReader) or, when the key's class is
+//    ROOT::RNTuple, an RNTuple (RntupleClusterReader) — and the read plan, up to `opens_in_flight`
+//    at once (an open is round trips, not CPU: over a WAN a file's open and metadata cost two or
+//    three round trips, and opening one file after the other would add them up);
 // 2. process every read unit (cluster) of every file, in file order: a worker fetches a unit
-//    (ClusterReader::Fetch: one vector read), then — holding one of `threads` compute slots —
+//    (Fetch: one vector read), then — holding one of `threads` compute slots —
 //    decodes it and runs the event loops. `threads + reads_in_flight` workers exist, so up to
 //    that many units are fetched ahead while `threads` units are computed;
 // 3. merge the per-unit results in unit order (so means and digests do not depend on thread
@@ -42,7 +43,7 @@ struct PassOptions {
   // Inputs opened at once in phase 1 (at least threads + reads_in_flight); 1 opens them one
   // after the other, as a TChain does.
   unsigned opens_in_flight = 8;
-  std::string tree = "Events";
+  std::string tree = "Events";  // a TTree or an RNTuple
   uint32_t max_ranges_per_read = 1024;
   // Called after each unit with (events done, events total); may be empty.
   std::function<void(uint64_t, uint64_t)> progress;

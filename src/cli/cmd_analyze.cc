@@ -149,7 +149,7 @@ constexpr OptionSpec kAgcOptions[] = {
     {"--threads", "N", "compute threads", "cores"},
     {"--reads", "N", "clusters fetched ahead of them", "8"},
     {"--opens", "N", "input files opened at once (1: one after the other, as a TChain)", "8"},
-    {"--tree", "T", "the tree to read", "Events"},
+    {"--tree", "T", "the TTree or RNTuple to read", "Events"},
     {"--json", "", "print the report as one JSON document"},
     {"--plot", "out.png", "also draw the histograms into a PNG (needs gnuplot)"},
 };
@@ -161,7 +161,9 @@ constexpr CommandSpec kAgc{
     .options = kAgcOptions,
     .notes =
         "URL_OR_FILE: a local path or root://host//path (read through XrdCl and its "
-        "plug-ins,\nso an enabled ferry cache serves it).",
+        "plug-ins,\nso an enabled ferry cache serves it). Each file's T may be a TTree or an "
+        "RNTuple\n(NanoAOD's RVec fields, as ROOT's importer and ferry gen nanoaod "
+        "write them).",
     .run = RunAgc,
 };
 

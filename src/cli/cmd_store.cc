@@ -264,9 +264,18 @@ int RunGet(const std::string& dir, const Args& args) {
     }
     found.push_back(id);
   }
+  if (args.Has("--format") && !args.Has("--out")) {
+    return UsageError("--format goes with --out", args.spec());
+  }
   if (auto out = args.Get("--out")) {
-    auto rep =
-        store::WritePicked(s, found, args.Has("--columns") ? *cols : std::vector<int32_t>{}, *out);
+    const std::string format = args.GetOr("--format", "ttree");
+    if (format != "ttree" && format != "rntuple") {
+      return UsageError("--format is ttree or rntuple, not '" + format + "'", args.spec());
+    }
+    auto rep = store::WritePicked(
+        s, found, args.Has("--columns") ? *cols : std::vector<int32_t>{}, *out,
+        {codec::Algorithm::kZstd, 5},
+        format == "rntuple" ? store::PickFormat::kRntuple : store::PickFormat::kTree);
     if (!rep.has_value()) {
       return ReportError(rep.error());
     }
@@ -655,7 +664,9 @@ constexpr OptionSpec kGetOptions[] = {
     {"--columns", "A,B", "the columns to print or write", "every column"},
     {"--json", "", "print the events and the I/O counts as one JSON document"},
     {"--skip-missing", "", "skip events that are not in the store (else: exit 1 naming one)"},
-    {"--out", "picked.root", "write the events, in list order, as a flat TTree"},
+    {"--out", "picked.root", "write the events, in list order, as a flat TTree (or an RNTuple)"},
+    {"--format", "F", "with --out: ttree, or rntuple (RVec fields with their cardinalities)",
+     "ttree"},
     kMmap,
 };
 

@@ -37,6 +37,8 @@ class Rntuple {
   static Result<std::unique_ptr<Rntuple>> Open(const RootFile& file, std::string_view name);
 
   const std::string& name() const { return name_; }
+  // The file's bytes (for bulk reads that plan their own I/O, rntuple_columns.h).
+  io::ByteSource& source() const { return *source_; }
   const Anchor& anchor() const { return anchor_; }
   const Header& header() const { return header_; }
   const Footer& footer() const { return footer_; }

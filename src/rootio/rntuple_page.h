@@ -60,6 +60,31 @@ Status DecodePage(const ColumnRecord& column,
 // Appends `count` zero elements of the column's kind (deferred columns before their start).
 void AppendZeros(const ColumnRecord& column, uint64_t count, ColumnValues* out);
 
+// The bulk path (rntuple_page_native.cc): elements decoded straight into packed native values,
+// no widening to 64 bits. NativeElementSize gives the bytes per decoded element: 1 for Bit
+// (0/1) and the 8-bit types, 2/4/8 for integers of those widths, 4 (float) for Real16,
+// Real32Trunc, Real32Quant and Real32, 8 for Real64 and for Index columns (uint64, deltas
+// summed); 0 for Switch and unknown types, which this path does not decode.
+size_t NativeElementSize(const ColumnRecord& column);
+
+// Verifies the checksum of a page whose stored bytes the caller read (locator size bytes, then
+// the XXH3-64 when the page has one) and returns its uncompressed bytes: a view of `stored`
+// when the page is stored raw, else *scratch, filled. Corruption names `what`.
+Result<std::span<const uint8_t>> UnpackPage(std::span<const uint8_t> stored,
+                                            const PageInfo& page,
+                                            const ColumnRecord& column,
+                                            std::string_view what,
+                                            ByteVector* scratch);
+
+// Appends `elements` decoded elements of an uncompressed page to *out, NativeElementSize bytes
+// each. Unsupported for Switch columns; Corruption when bytes holds fewer than
+// PageLength(elements, column.bits) bytes.
+Status DecodePageNative(const ColumnRecord& column,
+                        std::span<const uint8_t> bytes,
+                        uint32_t elements,
+                        std::string_view what,
+                        ByteVector* out);
+
 // Checks a column record against its type: known type id, bits on storage in range.
 Status CheckColumnRecord(const ColumnRecord& column, std::string_view what);
 

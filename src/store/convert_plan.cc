@@ -14,13 +14,6 @@ constexpr int64_t kSampleEntries = 4096;
 
 }  // namespace
 
-Result<OpenInput> OpenInputTree(const std::string& path, const std::string& tree) {
-  OpenInput in;
-  in.file = FERRY_TRY(rootio::RootFile::OpenPath(path));
-  in.tree = FERRY_TRY_CTX(in.file->OpenTree(tree), "file " + path);
-  return in;
-}
-
 Result<TreeSchema> SchemaOf(const rootio::TreeInfo& info) {
   TreeSchema out;
   std::vector<ColumnSpec> cols;
@@ -102,20 +95,22 @@ struct Coord {
   uint64_t entry;
 };
 
-Result<std::vector<uint64_t>> ReadCoordinate(const rootio::Tree& tree,
+Result<std::vector<uint64_t>> ReadCoordinate(const OpenInput& in,
                                              const std::string& name,
                                              bool* present) {
-  int32_t leaf = tree.info().FindLeaf(name);
+  int32_t leaf = in.FindLeaf(name);
   *present = leaf >= 0;
   if (leaf < 0) {
     return std::vector<uint64_t>{};
   }
-  const rootio::Leaf& l = tree.info().leaves[static_cast<size_t>(leaf)];
-  if (!rootio::IsIntegerLeafType(l.type) || l.jagged() || l.len != 1) {
+  const OpenInput::Shape l = in.ShapeOf(leaf);
+  if (!rootio::IsIntegerLeafType(l.type) || l.jagged || l.len != 1) {
     return InvalidArgumentError("leaf " + name + " is not an integer scalar ("
                                 + std::string(rootio::LeafTypeName(l.type)) + ")");
   }
-  rootio::Column col = FERRY_TRY(tree.ReadLeaf(leaf, tree.All()));
+  rootio::Column col;
+  LeafScratch scratch;
+  FERRY_TRY(in.ReadLeafInto(leaf, {0, in.entries()}, &col, &scratch));
   std::vector<uint64_t> out(static_cast<size_t>(col.num_entries));
   for (size_t i = 0; i < out.size(); ++i) {
     out[i] = col.AsUint64(i);
@@ -127,21 +122,23 @@ Result<std::vector<uint64_t>> ReadCoordinate(const rootio::Tree& tree,
 }
 
 // Mean uncompressed bytes of every column per event, from a sample of the first input.
-Result<double> BytesPerEvent(const rootio::Tree& tree, const TreeSchema& ts) {
+Result<double> BytesPerEvent(const OpenInput& in, const TreeSchema& ts) {
   const Schema& s = ts.schema;
   double fixed = 0;
   for (int32_t f : s.fixed) {
     const ColumnSpec& c = s.columns[static_cast<size_t>(f)];
     fixed += static_cast<double>(c.len * c.value_size());
   }
-  if (s.jagged.empty() || tree.entries() == 0) {
+  if (s.jagged.empty() || in.entries() == 0) {
     return fixed;
   }
-  rootio::EntryRange sample{0, std::min<int64_t>(tree.entries(), kSampleEntries)};
+  rootio::EntryRange sample{0, std::min<int64_t>(in.entries(), kSampleEntries)};
   double bytes = 0;
+  LeafScratch scratch;
+  rootio::Column counts;
   for (size_t g = 0; g < s.groups(); ++g) {
     int32_t k = s.group_counters[g];
-    rootio::Column counts = FERRY_TRY(tree.ReadLeaf(ts.leaves[static_cast<size_t>(k)], sample));
+    FERRY_TRY(in.ReadLeafInto(ts.leaves[static_cast<size_t>(k)], sample, &counts, &scratch));
     double elements = 0;
     for (int64_t i = 0; i < counts.num_entries; ++i) {
       elements += static_cast<double>(counts.AsUint64(static_cast<size_t>(i)));
@@ -162,29 +159,66 @@ std::string CoordName(const Coord& c) {
   return std::to_string(c.run) + ":" + std::to_string(c.lumi) + ":" + std::to_string(c.event);
 }
 
-Result<Plans> PlanInputs(const ConvertOptions& opt, Manifest& m) {
+Error ColumnsDiffer(const std::string& path,
+                    const std::string& whose,
+                    const std::string& column,
+                    bool missing) {
+  return InvalidArgumentError("file " + path + ": columns differ from " + whose + "'s: " + column
+                              + (missing ? " is missing" : " has another type, shape or counter"));
+}
+
+// Per column of `target`, the leaf of the input's column of that name, with the same type,
+// shape and counter; `whose` names the target in errors.
+Result<std::vector<int32_t>> MatchColumns(const Schema& target,
+                                          const TreeSchema& ts,
+                                          const std::string& path,
+                                          const std::string& whose) {
+  if (target.columns.size() != ts.schema.columns.size()) {
+    return InvalidArgumentError("file " + path + " has " + std::to_string(ts.schema.columns.size())
+                                + " storable columns, " + whose + " has "
+                                + std::to_string(target.columns.size()));
+  }
+  const auto& cols = ts.schema.columns;
+  std::vector<int32_t> leaves;
+  for (const ColumnSpec& x : target.columns) {
+    auto y = std::find_if(cols.begin(), cols.end(),
+                          [&](const ColumnSpec& c) { return c.name == x.name; });
+    const bool same_counter = y != cols.end()
+                              && (x.kind != ColumnKind::kJagged
+                                  || target.columns[static_cast<size_t>(x.counter)].name
+                                         == cols[static_cast<size_t>(y->counter)].name);
+    if (y == cols.end() || x.type != y->type || x.kind != y->kind || x.len != y->len
+        || !same_counter) {
+      return ColumnsDiffer(path, whose, x.name, y == cols.end());
+    }
+    leaves.push_back(ts.leaves[static_cast<size_t>(y - cols.begin())]);
+  }
+  return leaves;
+}
+
+Result<Plans> PlanInputs(const ConvertOptions& opt, Manifest& m, const Schema* store) {
   Plans out;
   std::vector<Coord> coords;
   bool any_lumi = false;
   bool any_missing_lumi = false;
   for (size_t i = 0; i < opt.inputs.size(); ++i) {
     const std::string& path = opt.inputs[i];
-    OpenInput in = FERRY_TRY(OpenInputTree(path, opt.tree));
+    OpenInput in = FERRY_TRY(OpenInputData(path, opt.tree));
     out.input_bytes += in.file->source().size();
-    TreeSchema ts = FERRY_TRY_CTX(SchemaOf(in.tree->info()), "file " + path);
+    TreeSchema ts = FERRY_TRY_CTX(SchemaOfInput(in), "file " + path);
     if (i == 0) {
-      out.first = std::move(ts);
-      out.bytes_per_event = FERRY_TRY_CTX(BytesPerEvent(*in.tree, out.first), "file " + path);
-    } else {
-      FERRY_TRY(SameSchema(out.first.schema, ts.schema, path));
+      out.bytes_per_event = FERRY_TRY_CTX(BytesPerEvent(in, ts), "file " + path);
+      out.first = ts;
+      out.first.schema = store != nullptr ? *store : ts.schema;
     }
+    out.leaves.push_back(FERRY_TRY(MatchColumns(
+        out.first.schema, ts, path, store != nullptr ? "the store" : "the first input")));
     bool has_run = false;
     bool has_lumi = false;
     bool has_event = false;
-    auto runs = FERRY_TRY_CTX(ReadCoordinate(*in.tree, "run", &has_run), "file " + path);
-    auto lumis =
-        FERRY_TRY_CTX(ReadCoordinate(*in.tree, "luminosityBlock", &has_lumi), "file " + path);
-    auto events = FERRY_TRY_CTX(ReadCoordinate(*in.tree, "event", &has_event), "file " + path);
+    auto runs = FERRY_TRY_CTX(ReadCoordinate(in, "run", &has_run), "file " + path);
+    auto lumis = FERRY_TRY_CTX(ReadCoordinate(in, "luminosityBlock", &has_lumi), "file " + path);
+    auto events = FERRY_TRY_CTX(ReadCoordinate(in, "event", &has_event), "file " + path);
     if (!has_run || !has_event) {
       return InvalidArgumentError("file " + path + ": tree " + opt.tree + " has no '"
                                   + (has_run ? "event" : "run")
@@ -192,7 +226,7 @@ Result<Plans> PlanInputs(const ConvertOptions& opt, Manifest& m) {
     }
     any_lumi |= has_lumi;
     any_missing_lumi |= !has_lumi;
-    m.inputs.push_back({path, static_cast<uint64_t>(in.tree->entries())});
+    m.inputs.push_back({path, static_cast<uint64_t>(in.entries())});
     for (size_t e = 0; e < runs.size(); ++e) {
       coords.push_back({runs[e], has_lumi ? lumis[e] : 0, events[e], static_cast<uint32_t>(i), e});
     }

@@ -30,8 +30,9 @@
 namespace ferry::store {
 namespace {
 
+using convert_internal::LeafScratch;
 using convert_internal::OpenInput;
-using convert_internal::OpenInputTree;
+using convert_internal::OpenInputData;
 using convert_internal::PlanInputs;
 using convert_internal::Plans;
 using convert_internal::SameSchema;
@@ -120,11 +121,12 @@ Result<std::vector<uint8_t>> TrainEBlockDictionary(const ConvertOptions& opt,
                                                    const Plans& plans,
                                                    const Schema& schema,
                                                    uint8_t log2_kc) {
-  OpenInput in = FERRY_TRY(OpenInputTree(opt.inputs[0], opt.tree));
-  const rootio::EntryRange range{0, std::min(in.tree->entries(), kDictionarySampleEvents)};
+  OpenInput in = FERRY_TRY(OpenInputData(opt.inputs[0], opt.tree));
+  const rootio::EntryRange range{0, std::min(in.entries(), kDictionarySampleEvents)};
   std::vector<rootio::Column> cols(schema.columns.size());
+  LeafScratch scratch;
   for (size_t c = 0; c < cols.size(); ++c) {
-    FERRY_TRY_CTX(in.tree->ReadLeafInto(plans.first.leaves[c], range, &cols[c]),
+    FERRY_TRY_CTX(in.ReadLeafInto(plans.leaves[0][c], range, &cols[c], &scratch),
                   "file " + opt.inputs[0]);
   }
   const int64_t kc = int64_t{1} << log2_kc;
@@ -172,7 +174,7 @@ class Router {
     cur.cols.resize(schema_.columns.size());
     prev.cols.resize(schema_.columns.size());
     const size_t tasks = std::max<size_t>(1, pool_->threads()) * 4;
-    std::vector<rootio::BasketDecoder> decoders(tasks);
+    std::vector<LeafScratch> decoders(tasks);
     std::vector<Status> task_status(tasks);
     std::atomic<uint64_t> cpu_ns{0};
     bool have_prev = false;
@@ -181,22 +183,22 @@ class Router {
     std::unique_ptr<OpenInput> prev_open;
     for (size_t i = 0; i < opt_.inputs.size(); ++i) {
       prev_open = std::move(open);
-      open = std::make_unique<OpenInput>(FERRY_TRY(OpenInputTree(opt_.inputs[i], opt_.tree)));
-      for (rootio::EntryRange cluster : open->tree->info().Clusters()) {
+      open = std::make_unique<OpenInput>(FERRY_TRY(OpenInputData(opt_.inputs[i], opt_.tree)));
+      for (rootio::EntryRange cluster : open->Clusters()) {
         for (int64_t b = cluster.begin; b < cluster.end; b += kChunkEntries) {
           cur.input = i;
           cur.range = {b, std::min(cluster.end, b + kChunkEntries)};
           // Decode: the columns dealt round-robin over a few tasks per thread, so a thread
           // that finishes early takes the next task.
           std::vector<TaskPool::Ticket> tickets;
-          const rootio::Tree* tree = open->tree.get();
+          const OpenInput* input = open.get();
           for (size_t t = 0; t < tasks; ++t) {
-            tickets.push_back(pool_->Submit([&, t, tree] {
+            tickets.push_back(pool_->Submit([&, t, input] {
               const double c0 = ThreadCpu();
               task_status[t] = OkStatus();
               for (size_t c = t; c < cur.cols.size(); c += tasks) {
-                Status st = tree->ReadLeafInto(plans_.first.leaves[c], cur.range, &cur.cols[c],
-                                               &decoders[t]);
+                Status st =
+                    input->ReadLeafInto(plans_.leaves[i][c], cur.range, &cur.cols[c], &decoders[t]);
                 if (!st.has_value()) {
                   task_status[t] = std::move(st);
                   break;
@@ -521,7 +523,7 @@ Result<ConvertReport> Convert(const ConvertOptions& opt) {
   SetSettings(opt, base, &m);
   ConvertOptions in_opt = opt;
   in_opt.tree = m.tree;
-  Plans plans = FERRY_TRY(PlanInputs(in_opt, m));
+  Plans plans = FERRY_TRY(PlanInputs(in_opt, m, base != nullptr ? &base->schema : nullptr));
   trace.Mark("planned");
   report.input_bytes = plans.input_bytes;
   FERRY_TRY(SetSchemaAndShape(opt, in_opt, base, plans, trace, &m));

@@ -5,12 +5,48 @@
 #include <algorithm>
 
 #include "rootwrite/file_writer.h"
+#include "rootwrite/rntuple_writer.h"
 #include "rootwrite/tree_writer.h"
 
 namespace ferry::store {
 namespace {
 
 constexpr size_t kBatchEvents = 4096;
+constexpr const char* kTitle = "events picked by ferry store get";
+
+// The columns' branches declared, the events written in batches, the dataset closed; Writer is
+// a TreeWriter or an RntupleWriter (the same declarations and column batches).
+template <class Writer>
+Status WriteEvents(Store& store,
+                   std::span<const EventId> ids,
+                   std::span<const int32_t> cols,
+                   const std::string& path,
+                   Writer& out) {
+  const Schema& s = store.schema();
+  for (int32_t c : cols) {
+    const ColumnSpec& spec = s.columns[static_cast<size_t>(c)];
+    rootwrite::BranchSpec b{
+        .name = spec.name, .type = spec.type, .len = static_cast<int32_t>(spec.len)};
+    if (spec.jagged()) {
+      b.count = s.columns[static_cast<size_t>(spec.counter)].name;
+    }
+    FERRY_TRY_CTX(out.AddBranch(b), path);
+  }
+  std::vector<rootio::Column> values;
+  std::vector<const rootio::Column*> ptrs;
+  for (size_t at = 0; at < ids.size(); at += kBatchEvents) {
+    values.clear();
+    FERRY_TRY(
+        store.ReadEvents(ids.subspan(at, std::min(kBatchEvents, ids.size() - at)), cols, &values));
+    ptrs.clear();
+    for (const rootio::Column& v : values) {
+      ptrs.push_back(&v);
+    }
+    FERRY_TRY_CTX(out.WriteColumns(ptrs), path);
+  }
+  FERRY_TRY_CTX(out.Close(), path);
+  return OkStatus();
+}
 
 }  // namespace
 
@@ -18,7 +54,8 @@ Result<PickReport> WritePicked(Store& store,
                                std::span<const EventId> ids,
                                std::span<const int32_t> columns,
                                const std::string& path,
-                               codec::Setting compression) {
+                               codec::Setting compression,
+                               PickFormat format) {
   const Schema& s = store.schema();
   std::vector<int32_t> cols(columns.begin(), columns.end());
   if (cols.empty()) {
@@ -35,30 +72,14 @@ Result<PickReport> WritePicked(Store& store,
   cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
 
   auto file = FERRY_TRY(rootwrite::FileWriter::Create(path, {.compression = compression}));
-  rootwrite::TreeWriter tree(
-      *file, {.name = store.manifest().tree, .title = "events picked by ferry store get"});
-  for (int32_t c : cols) {
-    const ColumnSpec& spec = s.columns[static_cast<size_t>(c)];
-    rootwrite::BranchSpec b{
-        .name = spec.name, .type = spec.type, .len = static_cast<int32_t>(spec.len)};
-    if (spec.jagged()) {
-      b.count = s.columns[static_cast<size_t>(spec.counter)].name;
-    }
-    FERRY_TRY_CTX(tree.AddBranch(b), path);
+  const std::string& name = store.manifest().tree;
+  if (format == PickFormat::kRntuple) {
+    rootwrite::RntupleWriter out(*file, {.name = name, .description = kTitle});
+    FERRY_TRY(WriteEvents(store, ids, cols, path, out));
+  } else {
+    rootwrite::TreeWriter out(*file, {.name = name, .title = kTitle});
+    FERRY_TRY(WriteEvents(store, ids, cols, path, out));
   }
-  std::vector<rootio::Column> values;
-  std::vector<const rootio::Column*> ptrs;
-  for (size_t at = 0; at < ids.size(); at += kBatchEvents) {
-    values.clear();
-    FERRY_TRY(
-        store.ReadEvents(ids.subspan(at, std::min(kBatchEvents, ids.size() - at)), cols, &values));
-    ptrs.clear();
-    for (const rootio::Column& v : values) {
-      ptrs.push_back(&v);
-    }
-    FERRY_TRY_CTX(tree.WriteColumns(ptrs), path);
-  }
-  FERRY_TRY_CTX(tree.Close(), path);
   FERRY_TRY_CTX(file->Close(), path);
   PickReport rep;
   rep.events = ids.size();
