@@ -22,6 +22,7 @@
 #include "base/strings.h"
 #include "cache/entry_store.h"
 #include "cli/args.h"
+#include "cli/cmd_proxy_security.h"
 #include "cli/commands.h"
 #include "plugin/proxy/proxy_config.h"
 
@@ -60,6 +61,8 @@ struct Plan {
   std::string admin;   // xrootd's admin and pid directory
   std::string dir;     // cache directory
   bool cluster = false;
+  // Files the configuration names (keytabs), written into the admin directory, mode 0600.
+  std::vector<std::pair<std::string, std::string>> files;
 };
 
 Result<Plan> MakePlan(const Args& a) {
@@ -105,6 +108,9 @@ Result<Plan> MakePlan(const Args& a) {
   c += "ofs.osslib " + lib + "\n";
   c += "xrootd.fslib " + lib + " default\n";
   c += "xrootd.trace emsg login\n";
+  SecurityPlan security = FERRY_TRY(MakeSecurityPlan(a, p.admin));
+  c += security.config;
+  p.files = std::move(security.files);
   c += "ferry.origin " + *origin + "\n";
   c += "ferry.dir " + p.dir + "\n";
   if (!a.Has("--no-redirect")) {
@@ -192,7 +198,31 @@ pid_t Spawn(const std::vector<std::string>& argv) {
   return pid;
 }
 
+// Writes the files the configuration names (keytabs: readable by their owner only).
+Status WriteFiles(const Plan& plan) {
+  FERRY_TRY(MakeDirs(plan.admin));
+  for (const auto& [path, content] : plan.files) {
+    const std::string tmp = path + ".tmp";
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      return IoError("cannot write " + tmp, errno);
+    }
+    const bool written =
+        ::fchmod(fd, 0600) == 0
+        && ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
+    const int saved = errno;
+    if (::close(fd) != 0 || !written || ::rename(tmp.c_str(), path.c_str()) != 0) {
+      return IoError("cannot write " + path, written ? errno : saved);
+    }
+  }
+  return OkStatus();
+}
+
 int Config(const Plan& plan) {
+  // The keytab the configuration names must exist for xrootd to start: written now.
+  if (Status st = WriteFiles(plan); !st) {
+    return ReportError(st.error());
+  }
   std::fputs(plan.config.c_str(), stdout);
   return kExitOk;
 }
@@ -213,7 +243,7 @@ int Run(const Args& options, const Plan& plan) {
     return ReportError(InvalidArgumentError("no account '" + user + "' for xrootd to run as"));
   }
   // The cache directory gets its marker now, so that the library finds a ferry cache.
-  for (const Status& st : {cache::PrepareCacheDir(plan.dir), MakeDirs(plan.admin)}) {
+  for (const Status& st : {cache::PrepareCacheDir(plan.dir), WriteFiles(plan)}) {
     if (!st) {
       return ReportError(st.error());
     }
@@ -304,6 +334,18 @@ constexpr OptionSpec kConfigOptions[] = {
     {"--lib", "PATH", "the proxy library", "libXrdFerryProxy.so beside ferry"},
     {"--set", "KEY=VALUE",
      "a ferry.KEY VALUE line (any key of the proxy or the client cache); repeat for more"},
+    {"--auth", "PROTO[:ARG],...",
+     "clients must authenticate with one of these XRootD protocols: sss:KEYTAB, unix, gsi[:ARGS], "
+     "ztn[:ARGS] (sec.protocol parameters)"},
+    {"--authdb", "FILE",
+     "XRootD authorisation database checked on every open, stat and listing before the cache "
+     "(needs --auth or --https)"},
+    {"--origin-credentials", "sss:KEYTAB",
+     "the proxy's own identity at the origin (a keytab of one key; required with --auth sss)"},
+    {"--https", "PORT", "also serve HTTPS (XrdHttp) on this port, from the same cache"},
+    {"--cert", "FILE", "the server certificate (PEM) for --https"},
+    {"--key", "FILE", "its private key (PEM) for --https"},
+    {"--ca-dir", "DIR", "CA certificates (hashed) for client certificates over HTTPS"},
 };
 
 // run takes config's options and its own.

@@ -9,8 +9,12 @@
 // XrdOfs loads its storage plug-in while it configures itself, before the protocol asks for the
 // file system head, so the service is started by the first entry point and found by the second.
 // Only these functions and their version records are exported (exports.map).
+#include <sys/stat.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <string>
 
 #include <XrdSys/XrdSysLogger.hh>
 
@@ -30,6 +34,38 @@ void Say(const std::string& what) {
   std::fprintf(stderr, "ferry proxy: %s\n", what.c_str());
 }
 
+// The proxy's own identity at the origin: ferry.origin_sss is a keytab path, or "server" when
+// the server's sss keytab holds the proxy's key last (see src/cli/cmd_proxy_security.cc).
+// XrdCl's sss client reads its keytab when a channel first authenticates, long after this, from
+// XrdSecSSSKT or else $HOME/.xrd/sss.keytab. With client sss on, it must read neither: XRootD
+// 5.5.3's sss plug-in keeps one keytab object per process, a second one replaces the server's,
+// and its protocol objects then free the old one once each (a double free, seen as a crash).
+// XrdSecPROTOCOL keeps the origin channels to sss, so that they never present the account
+// xrootd runs as (unix) instead. Nothing of the keytab is logged.
+bool UseOriginCredentials(const ferry::proxy::ProxyConfig& config) {
+  const std::string& keytab = config.origin_sss;
+  if (keytab.empty()) {
+    return true;
+  }
+  // Set while xrootd configures itself, before any origin channel exists.
+  // NOLINTBEGIN(concurrency-mt-unsafe)
+  ::setenv("XrdSecPROTOCOL", "sss", 1);
+  if (keytab != "server") {
+    ::setenv("XrdSecSSSKT", keytab.c_str(), 1);
+    return true;
+  }
+  ::unsetenv("XrdSecSSSKT");
+  ::unsetenv("XrdSecsssKT");
+  const char* home = ::getenv("HOME");
+  // NOLINTEND(concurrency-mt-unsafe)
+  struct stat st = {};
+  const std::string own = std::string(home != nullptr ? home : "") + "/.xrd/sss.keytab";
+  if (::stat(own.c_str(), &st) == 0) {
+    Say(own + " exists: XRootD's sss client would load it over the server's keytab; remove it");
+    return false;
+  }
+  return true;
+}
 }  // namespace
 
 #pragma GCC visibility push(default)
@@ -51,6 +87,9 @@ XrdVERSIONINFO(XrdOssGetStorageSystem2, XrdFerryProxy)
     auto config = ferry::proxy::LoadProxyConfig(config_fn);
     if (!config) {
       Say(config.error().ToString());
+      return nullptr;
+    }
+    if (!UseOriginCredentials(*config)) {
       return nullptr;
     }
     auto service = ferry::proxy::ProxyService::Start(*config);

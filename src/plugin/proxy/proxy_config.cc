@@ -120,6 +120,12 @@ Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
       c.ahead_fetches = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 1, 256)));
     } else if (key == "timeout") {
       c.timeout_s = static_cast<uint16_t>(FERRY_TRY(ParseBounded(key, value, 1, 3600)));
+    } else if (key == "origin_sss") {
+      if (value != "server" && (value.empty() || value[0] != '/')) {
+        return InvalidArgumentError("ferry.origin_sss '" + value
+                                    + "': expected an absolute path or 'server'");
+      }
+      c.origin_sss = value;
     } else if (key == "status_ms") {
       c.status_ms = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 10, 60000)));
     } else {

@@ -53,16 +53,29 @@ TEST(ProxyConfig, DefaultsAndRequiredKeys) {
 }
 
 TEST(ProxyConfig, RejectsBadValuesNamingTheDirective) {
-  for (const char* bad : {"ferry.origin nohost\n", "ferry.origin o:0\n", "ferry.origin :1\n",
-                          "ferry.origin o:99999\n", "ferry.self a@b:1\n", "ferry.redirect 2\n",
-                          "ferry.redirect_users 0\n", "ferry.timeout x\n", "ferry.page_size 3000\n",
-                          "ferry.channels 0\n", "ferry.status_ms 0\n"}) {
+  for (const char* bad :
+       {"ferry.origin nohost\n", "ferry.origin o:0\n", "ferry.origin :1\n",
+        "ferry.origin o:99999\n", "ferry.self a@b:1\n", "ferry.redirect 2\n",
+        "ferry.redirect_users 0\n", "ferry.timeout x\n", "ferry.page_size 3000\n",
+        "ferry.channels 0\n", "ferry.status_ms 0\n", "ferry.origin_sss relative.kt\n"}) {
     auto c = ParseProxyConfig(std::string("ferry.origin o:1\nferry.dir /c\n") + bad);
     ASSERT_FALSE(c) << bad;
   }
   auto c = ParseProxyConfig("ferry.origin o:1\nferry.dir /c\nferry.redirect maybe\n");
   ASSERT_FALSE(c);
   EXPECT_NE(c.error().ToString().find("ferry.redirect"), std::string::npos);
+}
+
+TEST(ProxyConfig, OriginCredentials) {
+  auto none = ParseProxyConfig("ferry.origin o:1\nferry.dir /c\n");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->origin_sss, "");
+  for (const char* value : {"server", "/etc/ferry/proxy.kt"}) {
+    auto c = ParseProxyConfig(std::string("ferry.origin o:1\nferry.dir /c\nferry.origin_sss ")
+                              + value + "\n");
+    ASSERT_TRUE(c) << value;
+    EXPECT_EQ(c->origin_sss, value);
+  }
 }
 
 }  // namespace

@@ -56,7 +56,8 @@ class RedirectingFile final : public XrdSfsFile {
            mode_t create_mode,
            const XrdSecEntity* client,
            const char* opaque) override {
-    if (service_.config().redirects() && ReadOnly(mode) && !ProxyService::IsSyntheticUser(login_)) {
+    if (service_.config().redirects() && ReadOnly(mode) && FollowsUrlRedirects()
+        && !ProxyService::IsSyntheticUser(login_)) {
       const std::string target = SelfTarget(service_, path, opaque);
       // Port -1: XrdCl takes the message as the whole target URL.
       error.setErrInfo(-1, target.c_str());
@@ -69,6 +70,11 @@ class RedirectingFile final : public XrdSfsFile {
                 error.getErrInfo());
     return rc;
   }
+
+  // The self-redirect is a whole URL (root://ferryc<N>@...): only for clients that declared
+  // they follow URL redirects (XrdCl does). XrdHttp's requests come through XrdXrootd's bridge,
+  // which declares nothing, so an HTTP client is served here and never sees a root:// URL.
+  bool FollowsUrlRedirects() { return (error.getUCap() & XrdOucEI::uUrlOK) != 0; }
 
   int checkpoint(cpAct act, struct iov* range, int n) override {
     return inner_->checkpoint(act, range, n);

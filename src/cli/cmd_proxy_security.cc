@@ -1,0 +1,190 @@
+#include "cli/cmd_proxy_security.h"
+
+#include <cerrno>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "base/strings.h"
+
+namespace ferry::cli {
+namespace {
+
+// The protocols --auth accepts: XRootD 5.5.3's security plug-ins that Debian packages.
+constexpr std::string_view kProtocols[] = {"sss", "unix", "gsi", "ztn"};
+
+struct Protocol {
+  std::string name;
+  std::string arg;  // sss: the keytab; others: sec.protocol parameters as given ("" = none)
+};
+
+Result<std::string> ReadText(const std::string& path, const char* what) {
+  std::ifstream in(path);
+  if (!in) {
+    return IoError(std::string("cannot read the ") + what + " " + path, errno);
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// "sss:KEYTAB,unix,ztn:-expiry optional" -> its protocols, in order.
+Result<std::vector<Protocol>> ParseAuth(const std::string& spec) {
+  std::vector<Protocol> out;
+  for (std::string_view item : Split(spec, ',')) {
+    const size_t colon = item.find(':');
+    Protocol p{std::string(item.substr(0, colon)),
+               colon == std::string_view::npos ? "" : std::string(item.substr(colon + 1))};
+    bool known = false;
+    for (std::string_view name : kProtocols) {
+      known = known || p.name == name;
+    }
+    if (!known) {
+      return InvalidArgumentError("--auth '" + p.name + "': expected sss:KEYTAB, unix, gsi[:ARGS] "
+                                  "or ztn[:ARGS]");
+    }
+    if (p.name == "sss" && p.arg.empty()) {
+      return InvalidArgumentError("--auth sss needs its keytab: sss:KEYTAB");
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// The key names ("n:NAME" fields) of a keytab's lines.
+std::set<std::string> KeyNames(const std::string& keytab) {
+  std::set<std::string> names;
+  std::istringstream lines(keytab);
+  std::string word;
+  while (lines >> word) {
+    if (word.compare(0, 2, "n:") == 0) {
+      names.insert(word.substr(2));
+    }
+  }
+  return names;
+}
+
+// One keytab for both directions. XRootD 5.5.3's sss plug-in keeps a single keytab object per
+// process (XrdSecProtocolsss::ktObject, shared by its server and client sides): the server
+// decrypts a client's credentials with any key of it by key number, and an XrdCl channel of the
+// same process encrypts its own with the key that comes first in it, which is the one on the
+// file's last line (keys of new names are put in front while the file is read). So the
+// clients' keys come first and the proxy's own key last; the key names must differ, or the
+// proxy's key would merge with a client's.
+Result<std::string> MergeKeytabs(const std::string& clients_path, const std::string& own_path) {
+  std::string clients = FERRY_TRY(ReadText(clients_path, "keytab"));
+  const std::string own = FERRY_TRY(ReadText(own_path, "keytab"));
+  const std::set<std::string> own_names = KeyNames(own);
+  if (own_names.size() != 1) {
+    return InvalidArgumentError("--origin-credentials " + own_path
+                                + ": expected a keytab of one key name (xrdsssadmin -k NAME)");
+  }
+  if (KeyNames(clients).count(*own_names.begin()) != 0) {
+    return InvalidArgumentError("--origin-credentials: the key name '" + *own_names.begin()
+                                + "' is also in " + clients_path + "; give the proxy's key a "
+                                "name of its own");
+  }
+  if (!clients.empty() && clients.back() != '\n') {
+    clients += '\n';
+  }
+  return clients + own + (own.empty() || own.back() == '\n' ? "" : "\n");
+}
+
+// The xrootd lines of --auth, and the keytab file it needs.
+Result<SecurityPlan> AuthLines(const Args& a, const std::string& admin) {
+  SecurityPlan plan;
+  const auto auth = a.Get("--auth");
+  const auto origin_cred = a.Get("--origin-credentials");
+  if (origin_cred && origin_cred->compare(0, 4, "sss:") != 0) {
+    return InvalidArgumentError("--origin-credentials '" + *origin_cred
+                                + "': expected sss:KEYTAB (tokens and x509 proxies: not yet)");
+  }
+  const std::string own_keytab = origin_cred ? origin_cred->substr(4) : "";
+  const std::string shared_keytab = admin + "/sss.keytab";
+  std::string protbind = "sec.protbind * only";
+  bool server_sss = false;
+  if (auth) {
+    plan.config += "# Clients authenticate (XRootD's security framework); nobody else gets in.\n";
+    plan.config += "xrootd.seclib libXrdSec.so\n";
+    for (const Protocol& p : FERRY_TRY(ParseAuth(*auth))) {
+      if (p.name == "sss") {
+        server_sss = true;
+        if (own_keytab.empty()) {
+          // Without a key of its own, the origin channels would encrypt with the last client
+          // key of the shared keytab (see MergeKeytabs) and read the origin as that user.
+          return InvalidArgumentError(
+              "--auth sss needs --origin-credentials sss:KEYTAB: in XRootD 5.5.3 the proxy's "
+              "origin channels use the server's sss keytab");
+        }
+        plan.files.emplace_back(shared_keytab, FERRY_TRY(MergeKeytabs(p.arg, own_keytab)));
+        plan.config += "sec.protocol sss -s " + shared_keytab + "\n";
+      } else {
+        plan.config += "sec.protocol " + p.name + (p.arg.empty() ? "" : " " + p.arg) + "\n";
+      }
+      protbind += " " + p.name;
+    }
+    plan.config += protbind + "\n";
+  }
+  if (!own_keytab.empty()) {
+    if (!server_sss) {
+      // A copy the account xrootd runs as can read (the admin directory is handed to it).
+      plan.files.emplace_back(admin + "/origin-sss.keytab",
+                              FERRY_TRY(ReadText(own_keytab, "keytab")));
+    }
+    plan.config +=
+        "ferry.origin_sss " + (server_sss ? "server" : admin + "/origin-sss.keytab") + "\n";
+  }
+  return plan;
+}
+
+// The xrootd lines of --authdb.
+Result<std::string> AuthdbLines(const Args& a) {
+  const auto authdb = a.Get("--authdb");
+  if (!authdb) {
+    return std::string();
+  }
+  if (!a.Has("--auth") && !a.Has("--https")) {
+    return InvalidArgumentError(
+        "--authdb needs --auth (or --https): without authentication a "
+        "client's identity is the login name it chose");
+  }
+  FERRY_TRY(ReadText(*authdb, "authorisation database"));
+  // XrdOfs asks the authorisation library on every open, stat and directory listing before its
+  // storage plug-in (the cache) is called; denials are logged with the client's identity and
+  // address; the file is re-read within a minute of a change.
+  return "ofs.authorize\nacc.authdb " + *authdb + "\nacc.authrefresh 60\nacc.audit deny\n";
+}
+
+// The xrootd lines of --https: XrdHttp on its own port in the same server.
+Result<std::string> HttpsLines(const Args& a) {
+  const auto port = a.Get("--https");
+  if (!port) {
+    return std::string();
+  }
+  auto number = ParseUint(*port);
+  if (!number || *number == 0 || *number > 65535) {
+    return InvalidArgumentError("--https '" + *port + "': expected 1..65535");
+  }
+  const auto cert = a.Get("--cert");
+  const auto key = a.Get("--key");
+  if (!cert || !key) {
+    return InvalidArgumentError("--https needs --cert FILE and --key FILE");
+  }
+  std::string c = "# HTTPS (XrdHttp): the same namespace and cache, authorised the same way.\n";
+  c += "xrd.protocol XrdHttp:" + *port + " libXrdHttp.so\n";
+  c += "xrd.tls " + *cert + " " + *key + "\n";
+  const auto ca = a.Get("--ca-dir");
+  c += ca ? "xrd.tlsca certdir " + *ca + "\n" : "xrd.tlsca noverify\n";
+  return c;
+}
+
+}  // namespace
+
+Result<SecurityPlan> MakeSecurityPlan(const Args& args, const std::string& admin) {
+  SecurityPlan plan = FERRY_TRY(AuthLines(args, admin));
+  plan.config += FERRY_TRY(AuthdbLines(args));
+  plan.config += FERRY_TRY(HttpsLines(args));
+  return plan;
+}
+
+}  // namespace ferry::cli
