@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "testing"))
 from ferry_harness import PY, check, run_test  # noqa: E402
 from ferry_testbed import Origin, Skip, wait_for  # noqa: E402
-from proxy_testbed import Proxy, free_port  # noqa: E402
+from proxy_testbed import Proxy, free_port, wait_port  # noqa: E402
 
 FERRY, TEST = sys.argv[1:3]
 FETCH = os.path.join(HERE, "xrd_fetch.py")
@@ -192,6 +192,114 @@ def test_sss(bed, origin):
         check(proxy.proc.poll() is None, "the proxy is still serving: %s" % proxy.log_tail())
 
 
+def make_tls(bed):
+    """A CA and a server certificate for 127.0.0.1 it signed (the key readable by xrootd only);
+    returns (ca.pem, cert, key, hashed CA dir)."""
+    if shutil.which("openssl") is None or shutil.which("curl") is None:
+        raise Skip("openssl and curl are needed for the HTTPS test")
+    d = bed.mkdir("tls")
+    ca, ca_key = os.path.join(d, "ca.pem"), os.path.join(d, "ca.key")
+    cert, key, csr = (os.path.join(d, n) for n in ("server.pem", "server.key", "server.csr"))
+    ext = os.path.join(d, "san.ext")
+    with open(ext, "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n")
+    steps = [
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca,
+         "-days", "2", "-subj", "/CN=ferry test CA"],
+        ["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr,
+         "-subj", "/CN=127.0.0.1"],
+        ["openssl", "x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
+         "-out", cert, "-days", "2", "-extfile", ext],
+    ]
+    for argv in steps:
+        p = run(argv)
+        if p.returncode != 0:
+            raise RuntimeError("%s: %s" % (" ".join(argv[:3]), p.stderr))
+    cadir = bed.mkdir("tls/ca")
+    shutil.copy(ca, cadir)
+    run(["openssl", "rehash", cadir])
+    for path in (cert, key):
+        shutil.chown(path, "xrootd", "xrootd")
+    os.chmod(key, 0o600)
+    return ca, cert, key, cadir
+
+
+def curl(ca, url, *args):
+    """(status, headers text, body bytes) of one curl request that verifies the server."""
+    with tempfile.NamedTemporaryFile() as hdr, tempfile.NamedTemporaryFile() as body:
+        p = subprocess.run(["curl", "-sS", "--cacert", ca, "-D", hdr.name, "-o", body.name,
+                            "-w", "%{http_code}", "--max-time", "60", *args, url],
+                           capture_output=True, text=True, timeout=90)
+        return int(p.stdout or 0), open(hdr.name).read(), open(body.name, "rb").read()
+
+
+def header(headers, name):
+    for line in headers.splitlines():
+        if line.lower().startswith(name.lower() + ":"):
+            return line.split(":", 1)[1].strip()
+    return None
+
+
+def multipart_parts(headers, body):
+    """The (first, last, bytes) parts of a multipart/byteranges answer."""
+    boundary = header(headers, "Content-Type").split("boundary=", 1)[1].strip('"')
+    parts = []
+    for chunk in body.split(b"--" + boundary.encode())[1:]:
+        if chunk.startswith(b"--"):
+            break
+        head, _, data = chunk.partition(b"\r\n\r\n")
+        rng = [l for l in head.decode().splitlines() if l.lower().startswith("content-range")]
+        first, last = rng[0].split("bytes", 1)[1].strip().split("/")[0].split("-")
+        parts.append((int(first), int(last), data[:int(last) - int(first) + 1]))
+    return parts
+
+
+def check_https(bed, proxy, ca, https, when):
+    base = "https://127.0.0.1:%d/" % https
+    pub = bed.bytes["public"]
+    code, hdrs, body = curl(ca, base + FILES["public"])
+    check(code == 200 and body == pub, "%s: GET /public whole: %d, %d bytes" % (when, code,
+                                                                                len(body)))
+    check(header(hdrs, "Content-Length") == str(len(pub)), "%s: Content-Length %s" % (
+        when, header(hdrs, "Content-Length")))
+    code, hdrs, body = curl(ca, base + FILES["public"], "-I")
+    # curl -I writes the headers where the body would go: no byte of the file may follow them.
+    check(code == 200 and header(hdrs, "Content-Length") == str(len(pub)) and pub[:64] not in body,
+          "%s: HEAD: %d, Content-Length %s" % (when, code, header(hdrs, "Content-Length")))
+    code, hdrs, body = curl(ca, base + FILES["public"], "-r", "1000-5095")
+    check(code == 206 and body == pub[1000:5096], "%s: one range: %d, %d bytes" % (
+        when, code, len(body)))
+    code, hdrs, body = curl(ca, base + FILES["public"], "-r", "0-99,70000-70999,3000000-3000099")
+    parts = multipart_parts(hdrs, body) if code == 206 else []
+    want = [(0, 99), (70000, 70999), (3000000, 3000099)]
+    check([(a, b) for a, b, _ in parts] == want and all(d == pub[a:b + 1] for a, b, d in parts),
+          "%s: multi-range: %d, parts %s" % (when, code, [(a, b) for a, b, _ in parts]))
+    for rel in (FILES["alice"], FILES["bob"]):
+        code, hdrs, body = curl(ca, base + rel)
+        check(code in (401, 403), "%s: anonymous GET %s: %d" % (when, rel, code))
+        check(bed.bytes["alice"][:4096] not in body and bed.bytes["bob"][:4096] not in body,
+              "%s: anonymous GET %s got protected bytes" % (when, rel))
+        check("root://" not in hdrs + body.decode(errors="replace"),
+              "%s: an HTTP client saw a root:// URL: %s" % (when, hdrs))
+
+
+def test_https(bed, origin):
+    ca, cert, key, cadir = make_tls(bed)
+    cache = os.path.join(bed.root, "cache")
+    hostport = origin.url[len("root://"):].rstrip("/")
+    https = free_port()
+    extra = proxy_args(bed) + ["--https", str(https), "--cert", cert, "--key", key,
+                               "--ca-dir", cadir]
+    for when in ("cold", "after a restart"):
+        with Proxy(FERRY, hostport, cache, extra=extra, status_ms=50) as proxy:
+            check(wait_port(https, 30), "the HTTPS port opens: %s" % proxy.log_tail())
+            if when == "cold":
+                ok, got, msg = bed.fetch("alice", url_as(proxy, "", FILES["alice"]))
+                check(ok and got == bed.bytes["alice"], "alice reads her file: %s" % msg)
+            check_https(bed, proxy, ca, https, when)
+            check(proxy.proc.poll() is None, "the proxy is still serving: %s" % proxy.log_tail())
+
+
 def with_bed(test):
     bed = Bed()
     try:
@@ -202,4 +310,5 @@ def with_bed(test):
 
 
 if __name__ == "__main__":
-    run_test({"sss": lambda: with_bed(test_sss)}, TEST)
+    run_test({"sss": lambda: with_bed(test_sss),
+              "https": lambda: with_bed(test_https)}, TEST)
