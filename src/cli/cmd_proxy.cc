@@ -24,6 +24,7 @@
 #include "cli/args.h"
 #include "cli/cmd_proxy_security.h"
 #include "cli/commands.h"
+#include "cli/proxy_metrics.h"
 #include "plugin/proxy/proxy_config.h"
 
 namespace ferry::cli {
@@ -317,6 +318,36 @@ int RunXrootd(const Args& args) {
   return plan ? Run(args, *plan) : UsageError(plan.error().ToString(), args.spec());
 }
 
+// node_exporter's textfile collector reads every *.prom file of its directory whenever it is
+// scraped: the file is written beside and renamed, so that it never sees half of it.
+int PrintMetrics(const Args& args) {
+  const auto dir = args.Get("--dir");
+  if (!dir) {
+    return UsageError("--dir is required", args.spec());
+  }
+  auto text = ProxyMetricsText(*dir);
+  if (!text) {
+    return ReportError(text.error());
+  }
+  const auto out = args.Get("--out");
+  if (!out) {
+    std::fputs(text->c_str(), stdout);
+    return kExitOk;
+  }
+  const std::string tmp = *out + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << *text;
+    if (!f.flush()) {
+      return ReportError(IoError("cannot write " + tmp, errno));
+    }
+  }
+  if (::rename(tmp.c_str(), out->c_str()) != 0) {
+    return ReportError(IoError("cannot rename " + tmp + " to " + *out, errno));
+  }
+  return kExitOk;
+}
+
 constexpr OptionSpec kConfigOptions[] = {
     {"--origin", "HOST:PORT", "the origin: the proxy serves root://HOST:PORT//path"},
     {"--port", "P", "the port the proxy listens on"},
@@ -377,7 +408,25 @@ constexpr CommandSpec kRun{
     .run = RunXrootd,
 };
 
-constexpr const CommandSpec* kProxySubcommands[] = {&kConfig, &kRun};
+constexpr OptionSpec kMetricsOptions[] = {
+    {"--dir", "DIR", "the proxy's cache directory"},
+    {"--out", "FILE",
+     "write there (atomically: node_exporter's textfile collector reads FILE.prom files)",
+     "stdout"},
+};
+
+constexpr CommandSpec kMetrics{
+    .path = "proxy metrics",
+    .summary =
+        "print a proxy's live counters (cache hits and misses, bytes from the origin and served, "
+        "open files, origin requests outstanding, cache size and free space) in the Prometheus "
+        "text format",
+    .synopsis = "--dir DIR",
+    .options = kMetricsOptions,
+    .run = PrintMetrics,
+};
+
+constexpr const CommandSpec* kProxySubcommands[] = {&kConfig, &kRun, &kMetrics};
 
 }  // namespace
 

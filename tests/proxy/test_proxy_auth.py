@@ -156,6 +156,29 @@ def check_refusals(bed, proxy, when):
     check(not ok, "%s: bob's stat as ferryc2 of alice's file was answered: %s" % (when, msg))
 
 
+def check_metrics(cache, origin_reqs):
+    """`ferry proxy metrics`: Prometheus text whose values are the proxy's live counters."""
+    out = os.path.join(cache, "..", "ferry.prom")
+    p = run([FERRY, "proxy", "metrics", "--dir", cache, "--out", out])
+    check(p.returncode == 0, "ferry proxy metrics: %s" % p.stderr)
+    samples = {}
+    with open(out) as f:
+        for line in f:
+            if not line.startswith("#"):
+                name, value = line.split()
+                samples[name] = float(value)
+    check(samples.get("ferry_proxy_up") == 1, "metrics: the proxy is up: %s" % samples)
+    check(samples.get("ferry_proxy_open_files") == 0, "metrics: no file open")
+    check(samples.get("ferry_proxy_origin_requests_total") == origin_reqs,
+          "metrics: origin requests %s, status %d" % (
+              samples.get("ferry_proxy_origin_requests_total"), origin_reqs))
+    check(samples.get("ferry_cache_hits_total", 0) > 0, "metrics: the second pass hit the cache")
+    check(samples.get("ferry_cache_bytes_from_origin_total", 0) >= 3 * 1024 * 1024,
+          "metrics: bytes from the origin")
+    check(samples.get("ferry_cache_free_bytes", 0) > 0 and samples.get("ferry_cache_entries") == 1,
+          "metrics: cache size and free space: %s" % samples)
+
+
 def origin_requests(proxy):
     return proxy.status().get("origin_requests", 0)
 
@@ -175,6 +198,7 @@ def test_sss(bed, origin):
         proxy.idle()
         check(origin_requests(proxy) == before,
               "the second pass sent %d requests to the origin" % (origin_requests(proxy) - before))
+        check_metrics(cache, before)
         check_refusals(bed, proxy, "cached")
         ok, got, msg = bed.fetch("bob", url_as(proxy, "", FILES["bob"]))
         check(ok and got == bed.bytes["bob"], "bob reads his own file: %s" % msg)
