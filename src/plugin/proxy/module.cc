@@ -4,7 +4,8 @@
 //
 //   ofs.osslib   /path/libXrdFerryProxy.so            -> XrdOssGetStorageSystem2 (ProxyOss)
 //   xrootd.fslib /path/libXrdFerryProxy.so default    -> XrdSfsGetFileSystem2 (ProxySfs over
-//                                                         XrdOfs: self-redirects)
+//                                                         XrdOfs: self-redirects, keyless sss
+//                                                         logins refused)
 //
 // XrdOfs loads its storage plug-in while it configures itself, before the protocol asks for the
 // file system head, so the service is started by the first entry point and found by the second.
@@ -115,9 +116,6 @@ extern "C" __attribute__((visibility("default"))) XrdSfsFileSystem* XrdSfsGetFil
   if (native_fs == nullptr || service == nullptr) {
     Say("xrootd.fslib needs 'default' below it and ofs.osslib naming this same library");
     return nullptr;
-  }
-  if (!service->config().redirects()) {
-    return native_fs;  // nothing to add
   }
   try {
     return ferry::proxy::MakeProxySfs(native_fs, *service);
