@@ -377,6 +377,9 @@ constexpr OptionSpec kConfigOptions[] = {
     {"--cert", "FILE", "the server certificate (PEM) for --https"},
     {"--key", "FILE", "its private key (PEM) for --https"},
     {"--ca-dir", "DIR", "CA certificates (hashed) for client certificates over HTTPS"},
+    {"--gridmap", "FILE",
+     "HTTPS: map verified client certificates' DNs to user names (\"/CN=alice\" alice), for "
+     "the authdb (needs --ca-dir)"},
 };
 
 // run takes config's options and its own.

@@ -175,6 +175,17 @@ Result<std::string> HttpsLines(const Args& a) {
   c += "xrd.tls " + *cert + " " + *key + "\n";
   const auto ca = a.Get("--ca-dir");
   c += ca ? "xrd.tlsca certdir " + *ca + "\n" : "xrd.tlsca noverify\n";
+  if (const auto gridmap = a.Get("--gridmap")) {
+    // Client certificates name users only when they are verified: anyone can make a
+    // certificate that says CN=alice.
+    if (!ca) {
+      return InvalidArgumentError(
+          "--gridmap needs --ca-dir: unverified client certificates "
+          "must not name users");
+    }
+    FERRY_TRY(ReadText(*gridmap, "grid-mapfile"));
+    c += "http.gridmap " + *gridmap + "\n";
+  }
   return c;
 }
 

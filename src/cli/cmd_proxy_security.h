@@ -22,10 +22,11 @@ struct SecurityPlan {
   std::vector<std::pair<std::string, std::string>> files;
 };
 
-// From --auth, --authdb, --origin-credentials, --https, --cert, --key and --ca-dir. `admin`:
-// the absolute admin directory. Errors: a malformed or unknown protocol, files that cannot be
-// read, --authdb without --auth (a client's identity would be the login name it chose),
-// --auth sss without --origin-credentials (see the .cc), an HTTPS port without a certificate.
+// From --auth, --authdb, --origin-credentials, --https, --cert, --key, --ca-dir, --gridmap.
+// `admin`: the absolute admin directory. Errors: a malformed or unknown protocol, files that cannot
+// be read, --authdb without --auth (a client's identity would be the login name it chose),
+// --auth sss without --origin-credentials (see the .cc), an HTTPS port without a certificate,
+// --gridmap without --ca-dir.
 Result<SecurityPlan> MakeSecurityPlan(const Args& args, const std::string& admin);
 
 }  // namespace ferry::cli

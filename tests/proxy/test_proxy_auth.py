@@ -243,6 +243,25 @@ def make_tls(bed):
         p = run(argv)
         if p.returncode != 0:
             raise RuntimeError("%s: %s" % (" ".join(argv[:3]), p.stderr))
+    for user in ("alice", "bob"):  # client certificates the CA signed
+        ukey, ucsr, ucert = (os.path.join(d, user + x) for x in (".key", ".csr", ".pem"))
+        uext = os.path.join(d, "client.ext")
+        with open(uext, "w") as f:
+            f.write("extendedKeyUsage=clientAuth\n")
+        for argv in (["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", ukey, "-out",
+                      ucsr, "-subj", "/CN=" + user],
+                     ["openssl", "x509", "-req", "-in", ucsr, "-CA", ca, "-CAkey", ca_key,
+                      "-CAcreateserial", "-out", ucert, "-days", "2", "-extfile", uext]):
+            if run(argv).returncode != 0:
+                raise RuntimeError("openssl: client certificate for " + user)
+    # mallory's own CA-less certificate that claims to be alice
+    if run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+            os.path.join(d, "mallory.key"), "-out", os.path.join(d, "mallory.pem"), "-days", "2",
+            "-subj", "/CN=alice"]).returncode != 0:
+        raise RuntimeError("openssl: mallory's certificate")
+    with open(os.path.join(d, "gridmap"), "w") as f:
+        f.write('"/CN=alice" alice\n"/CN=bob" bob\n')
+    os.chmod(os.path.join(d, "gridmap"), 0o644)
     cadir = bed.mkdir("tls/ca")
     shutil.copy(ca, cadir)
     run(["openssl", "rehash", cadir])
@@ -282,6 +301,26 @@ def multipart_parts(headers, body):
     return parts
 
 
+def check_https_certs(bed, ca, https, when):
+    """Client certificates name users through the grid-mapfile: the same authdb applies."""
+    d = os.path.join(bed.root, "tls")
+    base = "https://127.0.0.1:%d/" % https
+
+    def as_(who, rel):
+        return curl(ca, base + rel, "--cert", os.path.join(d, who + ".pem"), "--key",
+                    os.path.join(d, who + ".key"))
+    code, _, body = as_("alice", FILES["alice"])
+    check(code == 200 and body == bed.bytes["alice"], "%s: alice's certificate reads her file: "
+          "%d" % (when, code))
+    for who in ("bob", "mallory"):
+        code, hdrs, body = as_(who, FILES["alice"])
+        check(code != 200 and bed.bytes["alice"][:4096] not in body,
+              "%s: %s's certificate got alice's file: %d" % (when, who, code))
+    code, _, body = as_("bob", FILES["bob"])
+    check(code == 200 and body == bed.bytes["bob"], "%s: bob's certificate reads his file: %d" % (
+        when, code))
+
+
 def check_https(bed, proxy, ca, https, when):
     base = "https://127.0.0.1:%d/" % https
     pub = bed.bytes["public"]
@@ -317,7 +356,8 @@ def test_https(bed, origin):
     hostport = origin.url[len("root://"):].rstrip("/")
     https = free_port()
     extra = proxy_args(bed) + ["--https", str(https), "--cert", cert, "--key", key,
-                               "--ca-dir", cadir]
+                               "--ca-dir", cadir, "--gridmap", os.path.join(bed.root, "tls",
+                                                                            "gridmap")]
     for when in ("cold", "after a restart"):
         with Proxy(FERRY, hostport, cache, extra=extra, status_ms=50) as proxy:
             check(wait_port(https, 30), "the HTTPS port opens: %s" % proxy.log_tail())
@@ -325,6 +365,7 @@ def test_https(bed, origin):
                 ok, got, msg = bed.fetch("alice", url_as(proxy, "", FILES["alice"]))
                 check(ok and got == bed.bytes["alice"], "alice reads her file: %s" % msg)
             check_https(bed, proxy, ca, https, when)
+            check_https_certs(bed, ca, https, when)
             check(proxy.proc.poll() is None, "the proxy is still serving: %s" % proxy.log_tail())
 
 
@@ -516,6 +557,14 @@ def test_malformed(bed, origin):
         check(ok and got == bed.bytes["alice"], "alice still reads her file: %s" % msg)
         code, _, body = curl(ca, "https://127.0.0.1:%d/%s" % (https, FILES["public"]))
         check(code == 200 and body == bed.bytes["public"], "HTTPS still serves /public: %d" % code)
+        # Without --ca-dir client certificates are not verified: one that says CN=alice, made
+        # by anyone, must not make its holder alice.
+        tls = os.path.join(bed.root, "tls")
+        code, _, body = curl(ca, "https://127.0.0.1:%d/%s" % (https, FILES["alice"]), "--cert",
+                             os.path.join(tls, "mallory.pem"), "--key",
+                             os.path.join(tls, "mallory.key"))
+        check(code != 200 and bed.bytes["alice"][:4096] not in body,
+              "an unverified certificate claiming alice got her file: %d" % code)
         ok, got, msg = bed.fetch(None, url_as(proxy, "", FILES["alice"]))
         check(not ok and got == b"", "a client without a key is still refused: %s" % msg)
 
