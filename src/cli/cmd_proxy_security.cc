@@ -131,8 +131,8 @@ Result<SecurityPlan> AuthLines(const Args& a, const std::string& admin) {
       plan.files.emplace_back(admin + "/origin-sss.keytab",
                               FERRY_TRY(ReadText(own_keytab, "keytab")));
     }
-    plan.config +=
-        "ferry.origin_sss " + (server_sss ? "server" : admin + "/origin-sss.keytab") + "\n";
+    plan.config += "ferry.origin_sss "
+                   + (server_sss ? "server:" + shared_keytab : admin + "/origin-sss.keytab") + "\n";
   }
   return plan;
 }

@@ -2,7 +2,7 @@
 """The site proxy for a site that protects its data: real xrootd servers, real sss keys, a real
 authorisation database, real TLS.
 
-usage: test_proxy_auth.py FERRY TEST     TEST: sss | https | malformed
+usage: test_proxy_auth.py FERRY TEST     TEST: sss | https | malformed | cluster
 The origin admits only sss-authenticated users and authorises with an authdb: alice may read
 /data/a, bob /data/b, the proxy's identity all of /data, anyone /public. The proxy in front
 (`ferry proxy run --auth sss:... --authdb ... --origin-credentials sss:...`) must give no
@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "testing"))
 from ferry_harness import PY, check, run_test  # noqa: E402
 from ferry_testbed import Origin, Skip, wait_for  # noqa: E402
-from proxy_testbed import Proxy, free_port, wait_port  # noqa: E402
+from proxy_testbed import Proxy, Redirector, free_port, wait_port  # noqa: E402
 
 FERRY, TEST = sys.argv[1:3]
 FETCH = os.path.join(HERE, "xrd_fetch.py")
@@ -569,6 +569,29 @@ def test_malformed(bed, origin):
         check(not ok and got == b"", "a client without a key is still refused: %s" % msg)
 
 
+def test_cluster(bed, origin):
+    """The protected proxy as a data server behind an xrootd + cmsd redirector: a client the
+    redirector sends there is authenticated and authorised by the proxy like a direct one."""
+    cache = os.path.join(bed.root, "cache")
+    hostport = origin.url[len("root://"):].rstrip("/")
+    with Redirector(bed.root) as r:
+        with Proxy(FERRY, hostport, cache, extra=proxy_args(bed) + ["--manager", r.manager],
+                   status_ms=50) as proxy:
+            check(r.wait_servers(1), "the proxy logged in to the redirector: %s" % r.log_tail())
+            ok, got, msg = bed.fetch("alice", r.url_for(FILES["alice"]))
+            check(ok and got == bed.bytes["alice"], "alice reads through the cluster: %s" % msg)
+            for who, url in (("bob", r.url_for(FILES["alice"])),
+                             ("bob", url_as(r, "ferryc1", FILES["alice"])),
+                             (None, r.url_for(FILES["alice"]))):
+                ok, got, msg = bed.fetch(who, url)
+                check(not ok and got == b"", "through the cluster, %s got alice's file (%d "
+                      "bytes): %s" % (who or "a client without a key", len(got), msg))
+            ok, got, msg = bed.fetch("bob", r.url_for(FILES["bob"]))
+            check(ok and got == bed.bytes["bob"], "bob reads his file through the cluster: %s"
+                  % msg)
+            check(proxy.proc.poll() is None, "the proxy is still serving: %s" % proxy.log_tail())
+
+
 def with_bed(test):
     bed = Bed()
     try:
@@ -581,4 +604,5 @@ def with_bed(test):
 if __name__ == "__main__":
     run_test({"sss": lambda: with_bed(test_sss),
               "https": lambda: with_bed(test_https),
-              "malformed": lambda: with_bed(test_malformed)}, TEST)
+              "malformed": lambda: with_bed(test_malformed),
+              "cluster": lambda: with_bed(test_cluster)}, TEST)

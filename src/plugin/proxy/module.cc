@@ -12,10 +12,12 @@
 // Only these functions and their version records are exported (exports.map).
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <string_view>
 
 #include <XrdSys/XrdSysLogger.hh>
 
@@ -35,24 +37,26 @@ void Say(const std::string& what) {
   std::fprintf(stderr, "ferry proxy: %s\n", what.c_str());
 }
 
-// The proxy's own identity at the origin: ferry.origin_sss is a keytab path, or "server" when
-// the server's sss keytab holds the proxy's key last (see src/cli/cmd_proxy_security.cc).
-// XrdCl's sss client reads its keytab when a channel first authenticates, long after this, from
-// XrdSecSSSKT or else $HOME/.xrd/sss.keytab. With client sss on, it must read neither: XRootD
-// 5.5.3's sss plug-in keeps one keytab object per process, a second one replaces the server's,
-// and its protocol objects then free the old one once each (a double free, seen as a crash).
-// XrdSecPROTOCOL keeps the origin channels to sss, so that they never present the account
-// xrootd runs as (unix) instead. Nothing of the keytab is logged.
+// The proxy's own identity at the origin (ferry.origin_sss). XrdCl's sss client reads its
+// keytab when a channel first authenticates, long after this, from XrdSecSSSKT or else
+// $HOME/.xrd/sss.keytab. When the keytab is also the server's (client sss on), xrootd must
+// read neither: XRootD 5.5.3's sss plug-in keeps one keytab object per process, a second one
+// replaces the server's, and its protocol objects then free the old one once each (a double
+// free, seen as a crash); the client side uses the server's, whose last key is the proxy's.
+// cmsd, which loads this library for its existence checks, has no sss server: there the
+// variable points at the keytab. XrdSecPROTOCOL keeps the origin channels to sss, so that
+// they never present the account xrootd runs as (unix) instead. Nothing of the keytab is
+// logged.
 bool UseOriginCredentials(const ferry::proxy::ProxyConfig& config) {
-  const std::string& keytab = config.origin_sss;
-  if (keytab.empty()) {
+  if (config.origin_sss.empty()) {
     return true;
   }
+  const bool in_cmsd = std::string_view(program_invocation_short_name) == "cmsd";
   // Set while xrootd configures itself, before any origin channel exists.
   // NOLINTBEGIN(concurrency-mt-unsafe)
   ::setenv("XrdSecPROTOCOL", "sss", 1);
-  if (keytab != "server") {
-    ::setenv("XrdSecSSSKT", keytab.c_str(), 1);
+  if (!config.origin_sss_shared || in_cmsd) {
+    ::setenv("XrdSecSSSKT", config.origin_sss.c_str(), 1);
     return true;
   }
   ::unsetenv("XrdSecSSSKT");
@@ -67,6 +71,7 @@ bool UseOriginCredentials(const ferry::proxy::ProxyConfig& config) {
   }
   return true;
 }
+
 }  // namespace
 
 #pragma GCC visibility push(default)

@@ -121,11 +121,13 @@ Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
     } else if (key == "timeout") {
       c.timeout_s = static_cast<uint16_t>(FERRY_TRY(ParseBounded(key, value, 1, 3600)));
     } else if (key == "origin_sss") {
-      if (value != "server" && (value.empty() || value[0] != '/')) {
+      constexpr std::string_view kShared = "server:";
+      c.origin_sss_shared = value.compare(0, kShared.size(), kShared) == 0;
+      c.origin_sss = c.origin_sss_shared ? value.substr(kShared.size()) : value;
+      if (c.origin_sss.empty() || c.origin_sss[0] != '/') {
         return InvalidArgumentError("ferry.origin_sss '" + value
-                                    + "': expected an absolute path or 'server'");
+                                    + "': expected [server:]ABSOLUTE_PATH");
       }
-      c.origin_sss = value;
     } else if (key == "status_ms") {
       c.status_ms = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 10, 60000)));
     } else {

@@ -17,9 +17,9 @@
 //   ferry.timeout S        60       origin request timeout in seconds
 //   ferry.status_ms MS     1000     how often DIR/proxy-status.json is rewritten while it
 //                                   changes (tests set it short to wait for an update)
-//   ferry.origin_sss KT    (none)   the proxy's own sss keytab for its origin channels, or
-//                                   "server": the server's sss keytab, whose last key is the
-//                                   proxy's (`ferry proxy config --origin-credentials`)
+//   ferry.origin_sss KT    (none)   the proxy's own sss keytab for its origin channels;
+//                                   "server:KT": KT is also the server's sss keytab, its last
+//                                   key the proxy's (`ferry proxy config --origin-credentials`)
 //   ferry.<cache key> V             every key of the client cache (cache/config.h): dir,
 //                                   max_size, min_free, page_size, iogap, channels, ...
 //
@@ -45,7 +45,8 @@ struct ProxyConfig {
   uint32_t ahead_fetches = 8;
   uint16_t timeout_s = 60;
   uint32_t status_ms = 1000;
-  std::string origin_sss;  // keytab path, "server" or "" (no sss identity at the origin)
+  std::string origin_sss;          // keytab path, "" = no sss identity at the origin
+  bool origin_sss_shared = false;  // origin_sss is the server's sss keytab too
   cache::Config cache;
 
   // root://origin//path (path without CGI; a missing leading '/' is added).

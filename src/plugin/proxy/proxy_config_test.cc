@@ -53,11 +53,11 @@ TEST(ProxyConfig, DefaultsAndRequiredKeys) {
 }
 
 TEST(ProxyConfig, RejectsBadValuesNamingTheDirective) {
-  for (const char* bad :
-       {"ferry.origin nohost\n", "ferry.origin o:0\n", "ferry.origin :1\n",
-        "ferry.origin o:99999\n", "ferry.self a@b:1\n", "ferry.redirect 2\n",
-        "ferry.redirect_users 0\n", "ferry.timeout x\n", "ferry.page_size 3000\n",
-        "ferry.channels 0\n", "ferry.status_ms 0\n", "ferry.origin_sss relative.kt\n"}) {
+  for (const char* bad : {"ferry.origin nohost\n", "ferry.origin o:0\n", "ferry.origin :1\n",
+                          "ferry.origin o:99999\n", "ferry.self a@b:1\n", "ferry.redirect 2\n",
+                          "ferry.redirect_users 0\n", "ferry.timeout x\n", "ferry.page_size 3000\n",
+                          "ferry.channels 0\n", "ferry.status_ms 0\n",
+                          "ferry.origin_sss relative.kt\n", "ferry.origin_sss server\n"}) {
     auto c = ParseProxyConfig(std::string("ferry.origin o:1\nferry.dir /c\n") + bad);
     ASSERT_FALSE(c) << bad;
   }
@@ -70,12 +70,15 @@ TEST(ProxyConfig, OriginCredentials) {
   auto none = ParseProxyConfig("ferry.origin o:1\nferry.dir /c\n");
   ASSERT_TRUE(none);
   EXPECT_EQ(none->origin_sss, "");
-  for (const char* value : {"server", "/etc/ferry/proxy.kt"}) {
-    auto c = ParseProxyConfig(std::string("ferry.origin o:1\nferry.dir /c\nferry.origin_sss ")
-                              + value + "\n");
-    ASSERT_TRUE(c) << value;
-    EXPECT_EQ(c->origin_sss, value);
-  }
+  auto own = ParseProxyConfig("ferry.origin o:1\nferry.dir /c\nferry.origin_sss /e/p.kt\n");
+  ASSERT_TRUE(own);
+  EXPECT_EQ(own->origin_sss, "/e/p.kt");
+  EXPECT_FALSE(own->origin_sss_shared);
+  auto shared = ParseProxyConfig("ferry.origin o:1\nferry.dir /c\nferry.origin_sss server:/a.kt\n");
+  ASSERT_TRUE(shared);
+  EXPECT_EQ(shared->origin_sss, "/a.kt");
+  EXPECT_TRUE(shared->origin_sss_shared);
+  EXPECT_FALSE(ParseProxyConfig("ferry.origin o:1\nferry.dir /c\nferry.origin_sss server:\n"));
 }
 
 }  // namespace
