@@ -148,6 +148,13 @@ Result<std::string> AuthdbLines(const Args& a) {
         "--authdb needs --auth (or --https): without authentication a "
         "client's identity is the login name it chose");
   }
+  // XrdSecunix takes the user name the client sends: an authdb would grant alice's rights to
+  // whoever says "alice".
+  if (auto auth = a.Get("--auth"); auth && auth->find("unix") != std::string::npos) {
+    return InvalidArgumentError(
+        "--auth unix with --authdb: unix names are the client's own "
+        "claim, which the authorisation database would trust");
+  }
   FERRY_TRY(ReadText(*authdb, "authorisation database"));
   // XrdOfs asks the authorisation library on every open, stat and directory listing before its
   // storage plug-in (the cache) is called; denials are logged with the client's identity and

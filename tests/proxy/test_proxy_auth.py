@@ -548,6 +548,10 @@ def test_malformed(bed, origin):
                     check(bed.bytes["alice"][:256] not in got and bed.bytes["public"][:256]
                           not in got, "keyless %s got file bytes" % user)
         check(not leaked, "alice's bytes reached malformed clients: %s" % leaked)
+        refusals = [line for line in proxy.log_tail(10**8).splitlines()
+                    if "an sss login without a key" in line]
+        check(len(refusals) == 18 and all("@[" in line for line in refusals),
+              "each keyless open is logged once with the peer's address: %d lines" % len(refusals))
         check(proxy.proc.poll() is None, "the proxy survived: %s" % proxy.log_tail())
         listed = run([FERRY, "cache", "ls", "--dir", cache, "--json"])
         entries = json.loads(listed.stdout)["entries"] if listed.returncode == 0 else []

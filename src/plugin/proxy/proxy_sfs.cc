@@ -29,9 +29,13 @@ bool KeylessSss(const XrdSecEntity* client) {
          && (client->name == nullptr || client->name[0] == '\0');
 }
 
+// Logged once per refused request with the client's trace identifier (login name, process,
+// and the peer's address), at warn: XrdXrootd's own lines for it do not say why.
 int RefuseKeyless(XrdOucErrInfo& e, const char* path) {
   e.setErrInfo(EACCES, "not authenticated");
-  FERRY_DEBUG("proxy", "%s refused: sss login without a key", path != nullptr ? path : "");
+  const char* who = e.getErrUser();
+  FERRY_WARN("proxy", "refused %s to %s: an sss login without a key",
+             path != nullptr ? path : "a request", who != nullptr ? who : "?");
   return SFS_ERROR;
 }
 
