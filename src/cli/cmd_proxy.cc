@@ -371,6 +371,9 @@ constexpr OptionSpec kConfigOptions[] = {
     {"--authdb", "FILE",
      "XRootD authorisation database checked on every open, stat and listing before the cache "
      "(needs --auth or --https)"},
+    {"--scitokens", "FILE",
+     "bearer tokens authorise by their scopes (XrdAccSciTokens configuration FILE: issuers, "
+     "base paths, audience), before the authdb; over HTTPS in the Authorization header"},
     {"--origin-credentials", "sss:KEYTAB",
      "the proxy's own identity at the origin (a keytab of one key; required with --auth sss)"},
     {"--https", "PORT", "also serve HTTPS (XrdHttp) on this port, from the same cache"},

@@ -141,6 +141,9 @@ Result<SecurityPlan> AuthLines(const Args& a, const std::string& admin) {
 Result<std::string> AuthdbLines(const Args& a) {
   const auto authdb = a.Get("--authdb");
   if (!authdb) {
+    if (a.Has("--scitokens")) {
+      return InvalidArgumentError("--scitokens needs --authdb (what tokens do not grant)");
+    }
     return std::string();
   }
   if (!a.Has("--auth") && !a.Has("--https")) {
@@ -156,10 +159,20 @@ Result<std::string> AuthdbLines(const Args& a) {
         "claim, which the authorisation database would trust");
   }
   FERRY_TRY(ReadText(*authdb, "authorisation database"));
+  std::string tokens;
+  if (const auto scitokens = a.Get("--scitokens")) {
+    // Bearer tokens (SciTokens/WLCG) authorise by their scopes first; what they do not grant
+    // falls through to the authdb. XrdHttp hands the Authorization header to the
+    // authorisation library as the CGI key authz.
+    FERRY_TRY(ReadText(*scitokens, "SciTokens configuration"));
+    tokens = "ofs.authlib ++ libXrdAccSciTokens.so config=" + *scitokens
+             + "\nhttp.header2cgi Authorization authz\n";
+  }
   // XrdOfs asks the authorisation library on every open, stat and directory listing before its
   // storage plug-in (the cache) is called; denials are logged with the client's identity and
   // address; the file is re-read within a minute of a change.
-  return "ofs.authorize\nacc.authdb " + *authdb + "\nacc.authrefresh 60\nacc.audit deny\n";
+  return "ofs.authorize\n" + tokens + "acc.authdb " + *authdb
+         + "\nacc.authrefresh 60\nacc.audit deny\n";
 }
 
 // The xrootd lines of --https: XrdHttp on its own port in the same server.

@@ -2,18 +2,20 @@
 """The site proxy for a site that protects its data: real xrootd servers, real sss keys, a real
 authorisation database, real TLS.
 
-usage: test_proxy_auth.py FERRY TEST     TEST: sss | https | malformed | cluster
+usage: test_proxy_auth.py FERRY TEST     TEST: sss | https | malformed | cluster | tokens
 The origin admits only sss-authenticated users and authorises with an authdb: alice may read
 /data/a, bob /data/b, the proxy's identity all of /data, anyone /public. The proxy in front
 (`ferry proxy run --auth sss:... --authdb ... --origin-credentials sss:...`) must give no
 client a byte of a file the rules deny it, whoever brought the file into the cache.
 Exit 0 = pass, 1 = fail, 77 = cannot run here.
 """
+import base64
 import json
 import os
 import random
 import shutil
 import socket
+import sqlite3
 import ssl
 import struct
 import subprocess
@@ -599,6 +601,98 @@ def test_cluster(bed, origin):
             check(proxy.proc.poll() is None, "the proxy is still serving: %s" % proxy.log_tail())
 
 
+ISSUER = "https://issuer.ferry.test"
+AUDIENCE = "ferry-test"
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+class Issuer:
+    """A token issuer made by the test: an RSA key, its JWKS, and signed tokens. Nothing is
+    fetched over the network: the JWKS goes into the SciTokens key cache of the proxy
+    (XDG_CACHE_HOME/scitokens/scitokens_cpp.sqllite) with an expiry far ahead."""
+
+    def __init__(self, bed):
+        try:
+            from cryptography.hazmat.primitives import hashes
+            from cryptography.hazmat.primitives.asymmetric import padding, rsa
+        except ImportError as e:
+            raise Skip("python3-cryptography is needed to sign tokens: %s" % e)
+        if not os.path.exists("/usr/lib/x86_64-linux-gnu/libXrdAccSciTokens-5.so"):
+            raise Skip("xrootd-scitokens-plugins is not installed")
+        self._hashes, self._padding = hashes, padding
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        n = self.key.public_key().public_numbers().n
+        jwks = {"keys": [{"kty": "RSA", "kid": "k1", "alg": "RS256", "use": "sig",
+                          "n": b64url(n.to_bytes((n.bit_length() + 7) // 8, "big")),
+                          "e": "AQAB"}]}
+        self.cache_home = bed.mkdir("xdg-cache")
+        db_dir = os.path.join(self.cache_home, "scitokens")
+        os.makedirs(db_dir, exist_ok=True)
+        far = int(time.time()) + 30 * 86400
+        with sqlite3.connect(os.path.join(db_dir, "scitokens_cpp.sqllite")) as db:
+            db.execute("CREATE TABLE IF NOT EXISTS keycache (issuer text UNIQUE PRIMARY KEY "
+                       "NOT NULL,keys text NOT NULL)")
+            db.execute("INSERT INTO keycache VALUES (?, ?)", (ISSUER, json.dumps(
+                {"jwks": jwks, "expires": far, "next_update": far})))
+        run(["chown", "-R", "xrootd:xrootd", self.cache_home])
+        os.chmod(db_dir, 0o700)
+        self.config = os.path.join(bed.root, "keys", "scitokens.cfg")
+        with open(self.config, "w") as f:
+            f.write("[Global]\naudience = %s\n\n[Issuer test]\nissuer = %s\nbase_path = /data\n"
+                    % (AUDIENCE, ISSUER))
+        os.chmod(self.config, 0o644)
+
+    def token(self, scope, lifetime=600, key=None):
+        now = int(time.time())
+        head = {"alg": "RS256", "typ": "JWT", "kid": "k1"}
+        claims = {"iss": ISSUER, "sub": "someone", "aud": AUDIENCE, "scope": scope,
+                  "iat": now, "nbf": now - 60, "exp": now + lifetime, "ver": "scitoken:2.0",
+                  "jti": b64url(os.urandom(8))}
+        signing = (b64url(json.dumps(head).encode()) + "." + b64url(json.dumps(claims).encode()))
+        sig = (key or self.key).sign(signing.encode(), self._padding.PKCS1v15(),
+                                     self._hashes.SHA256())
+        return signing + "." + b64url(sig)
+
+
+def test_tokens(bed, origin):
+    """Bearer tokens over HTTPS authorise by their scopes; what they do not grant is denied."""
+    issuer = Issuer(bed)
+    ca, cert, key, cadir = make_tls(bed)
+    cache = os.path.join(bed.root, "cache")
+    hostport = origin.url[len("root://"):].rstrip("/")
+    https = free_port()
+    extra = proxy_args(bed) + ["--https", str(https), "--cert", cert, "--key", key,
+                               "--ca-dir", cadir, "--scitokens", issuer.config]
+    env = dict(os.environ, XDG_CACHE_HOME=issuer.cache_home)
+    base = "https://127.0.0.1:%d/" % https
+
+    def get(rel, token):
+        return curl(ca, base + rel, "-H", "Authorization: Bearer " + token)
+    with Proxy(FERRY, hostport, cache, extra=extra, env=env, status_ms=50) as proxy:
+        check(wait_port(https, 30), "the HTTPS port opens: %s" % proxy.log_tail())
+        code, _, body = get(FILES["alice"], issuer.token("read:/a"))
+        check(code == 200 and body == bed.bytes["alice"], "a token for /a reads alice's file: "
+              "%d %s" % (code, proxy.log_tail(1500) if code != 200 else ""))
+        code, _, body = get(FILES["bob"], issuer.token("read:/b"))
+        check(code == 200 and body == bed.bytes["bob"], "a token for /b reads bob's file: %d" % code)
+        for what, token in (("a token for /b", issuer.token("read:/b")),
+                            ("an expired token", issuer.token("read:/a", lifetime=-120)),
+                            ("a token signed by another key", issuer.token("read:/a",
+                                                                           key=issuer.other)),
+                            ("a token for writing only", issuer.token("write:/a")),
+                            ("garbage", "not-a-token")):
+            code, _, body = get(FILES["alice"], token)
+            check(code in (401, 403) and bed.bytes["alice"][:4096] not in body,
+                  "%s got alice's file (cached): %d" % (what, code))
+        code, _, body = get(FILES["public"], "not-a-token")
+        check(code == 200 and body == bed.bytes["public"], "/public with a bad token: %d" % code)
+        check(proxy.proc.poll() is None, "the proxy is still serving: %s" % proxy.log_tail())
+
+
 def with_bed(test):
     bed = Bed()
     try:
@@ -612,4 +706,5 @@ if __name__ == "__main__":
     run_test({"sss": lambda: with_bed(test_sss),
               "https": lambda: with_bed(test_https),
               "malformed": lambda: with_bed(test_malformed),
-              "cluster": lambda: with_bed(test_cluster)}, TEST)
+              "cluster": lambda: with_bed(test_cluster),
+              "tokens": lambda: with_bed(test_tokens)}, TEST)
