@@ -175,6 +175,25 @@ Result<std::string> AuthdbLines(const Args& a) {
          + "\nacc.authrefresh 60\nacc.audit deny\n";
 }
 
+// The server's certificate (xrd.tls) for HTTPS and for xroot logins that send tokens.
+Result<std::string> TlsLines(const Args& a, bool ztn) {
+  const auto cert = a.Get("--cert");
+  const auto key = a.Get("--key");
+  if (!cert || !key) {
+    return InvalidArgumentError(std::string(ztn ? "--auth ztn" : "--https")
+                                + " needs --cert FILE and --key FILE");
+  }
+  std::string c = "xrd.tls " + *cert + " " + *key + "\n";
+  const auto ca = a.Get("--ca-dir");
+  c += ca ? "xrd.tlsca certdir " + *ca + "\n" : "xrd.tlsca noverify\n";
+  if (ztn) {
+    // ztn sends a bearer token only over TLS: logins and requests of clients that can are
+    // encrypted, data stays in the clear (the cache's speed; a token is not data).
+    c += "xrootd.tls capable all -data\n";
+  }
+  return c;
+}
+
 // The xrootd lines of --https: XrdHttp on its own port in the same server.
 Result<std::string> HttpsLines(const Args& a) {
   const auto port = a.Get("--https");
@@ -185,23 +204,14 @@ Result<std::string> HttpsLines(const Args& a) {
   if (!number || *number == 0 || *number > 65535) {
     return InvalidArgumentError("--https '" + *port + "': expected 1..65535");
   }
-  const auto cert = a.Get("--cert");
-  const auto key = a.Get("--key");
-  if (!cert || !key) {
-    return InvalidArgumentError("--https needs --cert FILE and --key FILE");
-  }
   std::string c = "# HTTPS (XrdHttp): the same namespace and cache, authorised the same way.\n";
   c += "xrd.protocol XrdHttp:" + *port + " libXrdHttp.so\n";
-  c += "xrd.tls " + *cert + " " + *key + "\n";
-  const auto ca = a.Get("--ca-dir");
-  c += ca ? "xrd.tlsca certdir " + *ca + "\n" : "xrd.tlsca noverify\n";
   if (const auto gridmap = a.Get("--gridmap")) {
     // Client certificates name users only when they are verified: anyone can make a
     // certificate that says CN=alice.
-    if (!ca) {
+    if (!a.Has("--ca-dir")) {
       return InvalidArgumentError(
-          "--gridmap needs --ca-dir: unverified client certificates "
-          "must not name users");
+          "--gridmap needs --ca-dir: unverified client certificates must not name users");
     }
     FERRY_TRY(ReadText(*gridmap, "grid-mapfile"));
     c += "http.gridmap " + *gridmap + "\n";
@@ -215,6 +225,10 @@ Result<SecurityPlan> MakeSecurityPlan(const Args& args, const std::string& admin
   SecurityPlan plan = FERRY_TRY(AuthLines(args, admin));
   plan.config += FERRY_TRY(AuthdbLines(args));
   plan.config += FERRY_TRY(HttpsLines(args));
+  const bool ztn = args.GetOr("--auth", "").find("ztn") != std::string::npos;
+  if (ztn || args.Has("--https")) {
+    plan.config += FERRY_TRY(TlsLines(args, ztn));
+  }
   return plan;
 }
 

@@ -118,12 +118,23 @@ class Bed:
             env["XrdSecSSSKT"] = self.kt[user]
         return env
 
-    def fetch(self, user, url):
+    def fetch(self, user, url, **env):
         """(ok, bytes read, message) of `user` reading url whole."""
         out = os.path.join(self.root, "out-%s.bin" % user)
         if os.path.exists(out):
             os.unlink(out)
-        p = run([PY, FETCH, "read", url, out], env=self.env(user))
+        p = run([PY, FETCH, "read", url, out], env=dict(self.env(user), **env))
+        got = open(out, "rb").read() if os.path.exists(out) else b""
+        return p.returncode == 0, got, (p.stdout + p.stderr).strip()[-400:]
+
+    def fetch_token(self, token, cadir, url):
+        """(ok, bytes, message) of a client that presents only a bearer token (ztn)."""
+        env = self.env(None)
+        env.update(XrdSecPROTOCOL="ztn", BEARER_TOKEN=token, X509_CERT_DIR=cadir)
+        out = os.path.join(self.root, "out-token.bin")
+        if os.path.exists(out):
+            os.unlink(out)
+        p = run([PY, FETCH, "read", url, out], env=env)
         got = open(out, "rb").read() if os.path.exists(out) else b""
         return p.returncode == 0, got, (p.stdout + p.stderr).strip()[-400:]
 
@@ -665,8 +676,10 @@ def test_tokens(bed, origin):
     cache = os.path.join(bed.root, "cache")
     hostport = origin.url[len("root://"):].rstrip("/")
     https = free_port()
-    extra = proxy_args(bed) + ["--https", str(https), "--cert", cert, "--key", key,
-                               "--ca-dir", cadir, "--scitokens", issuer.config]
+    extra = ["--auth", "sss:%s,ztn" % bed.kt["clients"], "--authdb", bed.proxy_authdb,
+             "--origin-credentials", "sss:" + bed.kt["ferryproxy"],
+             "--https", str(https), "--cert", cert, "--key", key, "--ca-dir", cadir,
+             "--scitokens", issuer.config]
     env = dict(os.environ, XDG_CACHE_HOME=issuer.cache_home)
     base = "https://127.0.0.1:%d/" % https
 
@@ -690,6 +703,20 @@ def test_tokens(bed, origin):
                   "%s got alice's file (cached): %d" % (what, code))
         code, _, body = get(FILES["public"], "not-a-token")
         check(code == 200 and body == bed.bytes["public"], "/public with a bad token: %d" % code)
+        # xroot with ztn: the token goes over TLS (the login is encrypted), the read through
+        # the self-redirect with the token again.
+        url = url_as(proxy, "", FILES["alice"])
+        for what, token, want in (("a token for /a", issuer.token("read:/a"), True),
+                                  ("a token for /b", issuer.token("read:/b"), False),
+                                  ("a forged token", issuer.token("read:/a", key=issuer.other),
+                                   False)):
+            ok, got, msg = bed.fetch_token(token, cadir, url)
+            check(ok == want and (got == bed.bytes["alice"] if want else got == b""),
+                  "xroot ztn, %s: %s %s" % (what, ok, msg))
+        # With ztn on, xroot logins are TLS for every capable client: sss clients verify the
+        # proxy's certificate too.
+        ok, got, msg = bed.fetch("alice", url, X509_CERT_DIR=cadir)
+        check(ok and got == bed.bytes["alice"], "sss still works beside ztn: %s" % msg)
         check(proxy.proc.poll() is None, "the proxy is still serving: %s" % proxy.log_tail())
 
 
