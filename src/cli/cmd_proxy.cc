@@ -201,6 +201,9 @@ pid_t Spawn(const std::vector<std::string>& argv) {
 
 // Writes the files the configuration names (keytabs: readable by their owner only).
 Status WriteFiles(const Plan& plan) {
+  if (plan.files.empty()) {
+    return OkStatus();  // `config` without security options touches nothing
+  }
   FERRY_TRY(MakeDirs(plan.admin));
   for (const auto& [path, content] : plan.files) {
     const std::string tmp = path + ".tmp";
@@ -224,6 +227,12 @@ int Config(const Plan& plan) {
   if (Status st = WriteFiles(plan); !st) {
     return ReportError(st.error());
   }
+  for (const auto& file : plan.files) {
+    // `run` hands the admin directory to xrootd's account itself; after `config` the
+    // operator does (xrootd refuses a keytab others can read, and cannot read root's).
+    std::fprintf(stderr, "ferry proxy: wrote %s (mode 0600): chown it to xrootd's account\n",
+                 file.first.c_str());
+  }
   std::fputs(plan.config.c_str(), stdout);
   return kExitOk;
 }
@@ -244,7 +253,8 @@ int Run(const Args& options, const Plan& plan) {
     return ReportError(InvalidArgumentError("no account '" + user + "' for xrootd to run as"));
   }
   // The cache directory gets its marker now, so that the library finds a ferry cache.
-  for (const Status& st : {cache::PrepareCacheDir(plan.dir), WriteFiles(plan)}) {
+  for (const Status& st :
+       {cache::PrepareCacheDir(plan.dir), MakeDirs(plan.admin), WriteFiles(plan)}) {
     if (!st) {
       return ReportError(st.error());
     }
