@@ -151,6 +151,11 @@ def proxy_args(bed):
             "--origin-credentials", "sss:" + bed.kt["ferryproxy"]]
 
 
+def proxy_for(bed, hostport, cache, extra, **kw):
+    """`ferry proxy run` in front of the origin, its logs and admin dir inside the bed."""
+    return Proxy(FERRY, hostport, cache, workdir=bed.root, extra=extra, status_ms=50, **kw)
+
+
 def url_as(proxy, user_prefix, rel):
     """root://[USER@]127.0.0.1:PORT//rel"""
     host = proxy.url[len("root://"):].rstrip("/")
@@ -203,7 +208,7 @@ def origin_requests(proxy):
 def test_sss(bed, origin):
     cache = os.path.join(bed.root, "cache")
     hostport = origin.url[len("root://"):].rstrip("/")
-    with Proxy(FERRY, hostport, cache, extra=proxy_args(bed), status_ms=50) as proxy:
+    with proxy_for(bed, hostport, cache, extra=proxy_args(bed)) as proxy:
         alice_url = url_as(proxy, "", FILES["alice"])
         ok, got, msg = bed.fetch("alice", alice_url)
         check(ok and got == bed.bytes["alice"], "alice reads her file: %s" % msg)
@@ -226,7 +231,7 @@ def test_sss(bed, origin):
         check(secret not in log, "the proxy's key is in its log")
         check(secret not in json.dumps(proxy.status()), "the proxy's key is in its status")
         check(proxy.proc.poll() is None, "the proxy is still serving: %s" % proxy.log_tail())
-    with Proxy(FERRY, hostport, cache, extra=proxy_args(bed), status_ms=50) as proxy:
+    with proxy_for(bed, hostport, cache, extra=proxy_args(bed)) as proxy:
         check_refusals(bed, proxy, "after a restart")
         ok, got, msg = bed.fetch("alice", url_as(proxy, "ferryc5", FILES["alice"]))
         check(ok and got == bed.bytes["alice"], "alice as ferryc5 after a restart: %s" % msg)
@@ -375,7 +380,7 @@ def test_https(bed, origin):
                                "--ca-dir", cadir, "--gridmap", os.path.join(bed.root, "tls",
                                                                             "gridmap")]
     for when in ("cold", "after a restart"):
-        with Proxy(FERRY, hostport, cache, extra=extra, status_ms=50) as proxy:
+        with proxy_for(bed, hostport, cache, extra=extra) as proxy:
             check(wait_port(https, 30), "the HTTPS port opens: %s" % proxy.log_tail())
             if when == "cold":
                 ok, got, msg = bed.fetch("alice", url_as(proxy, "", FILES["alice"]))
@@ -504,12 +509,12 @@ def https_session(port, rng, kind):
     ctx = ssl.create_default_context()
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
+    get = b"GET /" + FILES["alice"].encode() + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
     requests = {
         "garbage": rng.randbytes(rng.randint(1, 2000)).replace(b"\n", b"") + b"\r\n\r\n",
-        "oversized": b"GET /" + FILES["alice"].encode() + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: "
-                     + b"a" * rng.randint(16 << 10, 256 << 10) + b"\r\n\r\n",
-        "token": b"GET /" + FILES["alice"].encode() + b" HTTP/1.1\r\nHost: x\r\n"
-                 b"Connection: close\r\nAuthorization: Bearer " + rng.randbytes(300).hex().encode() + b"\r\n\r\n",
+        "oversized": get + b"X-Big: " + b"a" * rng.randint(16 << 10, 256 << 10) + b"\r\n\r\n",
+        "token": get + b"Authorization: Bearer " + rng.randbytes(300).hex().encode()
+                 + b"\r\n\r\n",
     }
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
@@ -531,7 +536,7 @@ def test_malformed(bed, origin):
     kinds = [("x", k) for k in ("random", "truncated", "badauth", "open")] + \
             [("h", k) for k in ("random", "garbage", "oversized", "token")]
     rng = random.Random(26)
-    with Proxy(FERRY, hostport, cache, extra=extra, status_ms=50) as proxy:
+    with proxy_for(bed, hostport, cache, extra=extra) as proxy:
         check(wait_port(https, 30), "the HTTPS port opens: %s" % proxy.log_tail())
         port = int(proxy.url.rstrip("/").rsplit(":", 1)[1])
         deadline = time.monotonic() + 240
@@ -595,8 +600,8 @@ def test_cluster(bed, origin):
     cache = os.path.join(bed.root, "cache")
     hostport = origin.url[len("root://"):].rstrip("/")
     with Redirector(bed.root) as r:
-        with Proxy(FERRY, hostport, cache, extra=proxy_args(bed) + ["--manager", r.manager],
-                   status_ms=50) as proxy:
+        extra = proxy_args(bed) + ["--manager", r.manager]
+        with proxy_for(bed, hostport, cache, extra=extra) as proxy:
             check(r.wait_servers(1), "the proxy logged in to the redirector: %s" % r.log_tail())
             ok, got, msg = bed.fetch("alice", r.url_for(FILES["alice"]))
             check(ok and got == bed.bytes["alice"], "alice reads through the cluster: %s" % msg)
@@ -685,13 +690,14 @@ def test_tokens(bed, origin):
 
     def get(rel, token):
         return curl(ca, base + rel, "-H", "Authorization: Bearer " + token)
-    with Proxy(FERRY, hostport, cache, extra=extra, env=env, status_ms=50) as proxy:
+    with proxy_for(bed, hostport, cache, extra=extra, env=env) as proxy:
         check(wait_port(https, 30), "the HTTPS port opens: %s" % proxy.log_tail())
         code, _, body = get(FILES["alice"], issuer.token("read:/a"))
         check(code == 200 and body == bed.bytes["alice"], "a token for /a reads alice's file: "
               "%d %s" % (code, proxy.log_tail(1500) if code != 200 else ""))
         code, _, body = get(FILES["bob"], issuer.token("read:/b"))
-        check(code == 200 and body == bed.bytes["bob"], "a token for /b reads bob's file: %d" % code)
+        check(code == 200 and body == bed.bytes["bob"],
+              "a token for /b reads bob's file: %d" % code)
         for what, token in (("a token for /b", issuer.token("read:/b")),
                             ("an expired token", issuer.token("read:/a", lifetime=-120)),
                             ("a token signed by another key", issuer.token("read:/a",
