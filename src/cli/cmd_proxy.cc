@@ -384,8 +384,10 @@ constexpr OptionSpec kConfigOptions[] = {
     {"--scitokens", "FILE",
      "bearer tokens authorise by their scopes (XrdAccSciTokens configuration FILE: issuers, "
      "base paths, audience), before the authdb; over HTTPS in the Authorization header"},
-    {"--origin-credentials", "sss:KEYTAB",
-     "the proxy's own identity at the origin (a keytab of one key; required with --auth sss)"},
+    {"--origin-credentials", "sss:KEYTAB|token:FILE",
+     "the proxy's own identity at the origin: a keytab of one key, or a bearer token file read "
+     "anew whenever an origin channel authenticates (ztn over TLS); required with --auth sss"},
+    {"--origin-ca-dir", "DIR", "CA certificates that verify the origin's TLS certificate"},
     {"--https", "PORT", "also serve HTTPS (XrdHttp) on this port, from the same cache"},
     {"--cert", "FILE", "the server certificate (PEM) for --https"},
     {"--key", "FILE", "its private key (PEM) for --https"},

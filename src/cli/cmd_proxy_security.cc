@@ -90,49 +90,76 @@ Result<std::string> MergeKeytabs(const std::string& clients_path, const std::str
   return clients + own + (own.empty() || own.back() == '\n' ? "" : "\n");
 }
 
-// The xrootd lines of --auth, and the keytab file it needs.
+// The proxy's identity at the origin (--origin-credentials): ferry.origin_* lines and the
+// file they name. `clients_keytab`: the keytab of --auth sss, "" when the server has no sss.
+Status OriginLines(const Args& a,
+                   const std::string& admin,
+                   const std::string& clients_keytab,
+                   SecurityPlan& plan) {
+  const std::string cred = a.GetOr("--origin-credentials", "");
+  if (cred.compare(0, 6, "token:") == 0 && cred.size() > 6 && cred[6] == '/') {
+    // Not copied: whatever renews the token rewrites this file, and the origin channels read
+    // it each time they authenticate (ztn, over TLS to the origin).
+    plan.config += "ferry.origin_token " + cred.substr(6) + "\n";
+    if (const auto ca = a.Get("--origin-ca-dir")) {
+      plan.config += "ferry.origin_ca_dir " + *ca + "\n";
+    }
+    return OkStatus();
+  }
+  if (cred.compare(0, 4, "sss:") != 0) {
+    return cred.empty() ? OkStatus()
+                        : InvalidArgumentError("--origin-credentials '" + cred
+                                               + "': expected sss:KEYTAB or token:/ABSOLUTE/FILE "
+                                                 "(x509 proxies: not yet)");
+  }
+  const std::string own_keytab = cred.substr(4);
+  if (!clients_keytab.empty()) {
+    const std::string shared = admin + "/sss.keytab";
+    plan.files.emplace_back(shared, FERRY_TRY(MergeKeytabs(clients_keytab, own_keytab)));
+    plan.config += "sec.protocol sss -s " + shared + "\nferry.origin_sss server:" + shared + "\n";
+    return OkStatus();
+  }
+  // A copy the account xrootd runs as can read (the admin directory is handed to it).
+  plan.files.emplace_back(admin + "/origin-sss.keytab", FERRY_TRY(ReadText(own_keytab, "keytab")));
+  plan.config += "ferry.origin_sss " + admin + "/origin-sss.keytab\n";
+  return OkStatus();
+}
+
+// The xrootd lines of --auth and --origin-credentials, and the keytab file they need.
 Result<SecurityPlan> AuthLines(const Args& a, const std::string& admin) {
   SecurityPlan plan;
-  const auto auth = a.Get("--auth");
-  const auto origin_cred = a.Get("--origin-credentials");
-  if (origin_cred && origin_cred->compare(0, 4, "sss:") != 0) {
-    return InvalidArgumentError("--origin-credentials '" + *origin_cred
-                                + "': expected sss:KEYTAB (tokens and x509 proxies: not yet)");
-  }
-  const std::string own_keytab = origin_cred ? origin_cred->substr(4) : "";
-  const std::string shared_keytab = admin + "/sss.keytab";
-  std::string protbind = "sec.protbind * only";
-  bool server_sss = false;
-  if (auth) {
+  std::string clients_keytab;
+  std::string protbind;  // after every sec.protocol line it names
+  if (const auto auth = a.Get("--auth")) {
     plan.config += "# Clients authenticate (XRootD's security framework); nobody else gets in.\n";
     plan.config += "xrootd.seclib libXrdSec.so\n";
+    protbind = "sec.protbind * only";
     for (const Protocol& p : FERRY_TRY(ParseAuth(*auth))) {
       if (p.name == "sss") {
-        server_sss = true;
-        if (own_keytab.empty()) {
-          // Without a key of its own, the origin channels would encrypt with the last client
-          // key of the shared keytab (see MergeKeytabs) and read the origin as that user.
-          return InvalidArgumentError(
-              "--auth sss needs --origin-credentials sss:KEYTAB: in XRootD 5.5.3 the proxy's "
-              "origin channels use the server's sss keytab");
-        }
-        plan.files.emplace_back(shared_keytab, FERRY_TRY(MergeKeytabs(p.arg, own_keytab)));
-        plan.config += "sec.protocol sss -s " + shared_keytab + "\n";
+        clients_keytab = p.arg;  // its sec.protocol line comes with the origin identity
       } else {
         plan.config += "sec.protocol " + p.name + (p.arg.empty() ? "" : " " + p.arg) + "\n";
       }
       protbind += " " + p.name;
     }
-    plan.config += protbind + "\n";
   }
-  if (!own_keytab.empty()) {
-    if (!server_sss) {
-      // A copy the account xrootd runs as can read (the admin directory is handed to it).
-      plan.files.emplace_back(admin + "/origin-sss.keytab",
-                              FERRY_TRY(ReadText(own_keytab, "keytab")));
+  const bool own_sss = a.GetOr("--origin-credentials", "").compare(0, 4, "sss:") == 0;
+  if (!clients_keytab.empty() && !own_sss) {
+    // XRootD 5.5.3's sss client in this process would use the server's keytab (see
+    // MergeKeytabs): without a key of the proxy's own it would read the origin as the client
+    // whose key comes last. A token identity keeps the origin channels off sss altogether.
+    if (!a.Has("--origin-credentials")) {
+      return InvalidArgumentError(
+          "--auth sss needs --origin-credentials: in XRootD 5.5.3 the proxy's origin channels "
+          "would use the server's sss keytab");
     }
-    plan.config += "ferry.origin_sss "
-                   + (server_sss ? "server:" + shared_keytab : admin + "/origin-sss.keytab") + "\n";
+    // A copy the account xrootd runs as can read (the admin directory is handed to it).
+    plan.files.emplace_back(admin + "/sss.keytab", FERRY_TRY(ReadText(clients_keytab, "keytab")));
+    plan.config += "sec.protocol sss -s " + admin + "/sss.keytab\n";
+  }
+  FERRY_TRY(OriginLines(a, admin, own_sss ? clients_keytab : "", plan));
+  if (!protbind.empty()) {
+    plan.config += protbind + "\n";
   }
   return plan;
 }

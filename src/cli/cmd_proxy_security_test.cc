@@ -16,9 +16,10 @@ int Ok(const Args& /*args*/) {
 }
 
 constexpr OptionSpec kOptions[] = {
-    {"--auth", "P", ""},   {"--authdb", "F", ""},  {"--origin-credentials", "C", ""},
-    {"--https", "P", ""},  {"--cert", "F", ""},    {"--key", "F", ""},
-    {"--ca-dir", "D", ""}, {"--gridmap", "F", ""}, {"--scitokens", "F", ""},
+    {"--auth", "P", ""},          {"--authdb", "F", ""},  {"--origin-credentials", "C", ""},
+    {"--https", "P", ""},         {"--cert", "F", ""},    {"--key", "F", ""},
+    {"--ca-dir", "D", ""},        {"--gridmap", "F", ""}, {"--scitokens", "F", ""},
+    {"--origin-ca-dir", "D", ""},
 };
 
 constexpr CommandSpec kSpec{.path = "proxy config", .summary = "", .options = kOptions, .run = Ok};
@@ -78,6 +79,7 @@ TEST_F(SecurityPlanTest, SssSharesOneKeytabWithTheProxysKeyLast) {
   const std::string& c = plan->config;
   EXPECT_NE(c.find("sec.protocol sss -s /admin/sss.keytab\n"), std::string::npos);
   EXPECT_NE(c.find("sec.protbind * only sss\n"), std::string::npos);
+  EXPECT_LT(c.find("sec.protocol sss"), c.find("sec.protbind"));
   EXPECT_NE(c.find("ferry.origin_sss server:/admin/sss.keytab\n"), std::string::npos);
   EXPECT_NE(c.find("ofs.authorize\n"), std::string::npos);
   EXPECT_NE(c.find("acc.authdb " + dir_.File("authdb")), std::string::npos);
@@ -98,19 +100,35 @@ TEST_F(SecurityPlanTest, RefusesWhatWouldWeakenIt) {
       {"--authdb", "@authdb"},                    // identities would be login names
       {"--auth", "sss:@clients.kt"},              // origin channels: a client's key
       {"--auth", "unix", "--authdb", "@authdb"},  // unix names are claims
-      {"--auth", "sss:@clients.kt", "--origin-credentials", "sss:@clash.kt"},    // same key name
-      {"--auth", "krb9"},                                                        // unknown protocol
-      {"--auth", "sss"},                                                         // no keytab
-      {"--origin-credentials", "token:/t"},                                      // not implemented
-      {"--https", "8443"},                                                       // no certificate
+      {"--auth", "sss:@clients.kt", "--origin-credentials", "sss:@clash.kt"},  // same key name
+      {"--auth", "krb9"},                                                      // unknown protocol
+      {"--auth", "sss"},                                                       // no keytab
+      {"--origin-credentials", "x509:/p"},                                     // not implemented
+      {"--origin-credentials", "token:relative"},  // renewed in place: a full path
+      {"--https", "8443"},                         // no certificate
       {"--https", "8443", "--cert", "c", "--key", "k", "--gridmap", "@authdb"},  // unverified
       {"--auth", "sss:@clients.kt", "--origin-credentials", "sss:@proxy.kt", "--scitokens",
        "@authdb"},  // tokens without an authdb
   };
   for (const auto& words : bad) {
     auto plan = Plan(words);
-    EXPECT_FALSE(plan) << words[0] << " " << words[1];
+    EXPECT_FALSE(plan) << words[0] << " " << words[1] << (words.size() > 2 ? " " + words[2] : "");
   }
+}
+
+TEST_F(SecurityPlanTest, TokenAtTheOriginKeepsTheClientsKeytabApart) {
+  auto plan = Plan({"--auth", "sss:@clients.kt", "--origin-credentials", "token:/run/t",
+                    "--origin-ca-dir", "/ca"});
+  ASSERT_TRUE(plan) << plan.error().ToString();
+  ASSERT_EQ(plan->files.size(), 1u);  // the clients' keys alone, copied for xrootd's account
+  EXPECT_EQ(plan->files[0].first, "/admin/sss.keytab");
+  EXPECT_EQ(plan->files[0].second.find("ferryproxy"), std::string::npos);
+  const std::string& c = plan->config;
+  EXPECT_NE(c.find("sec.protocol sss -s /admin/sss.keytab\n"), std::string::npos);
+  EXPECT_NE(c.find("ferry.origin_token /run/t\n"), std::string::npos);
+  EXPECT_NE(c.find("ferry.origin_ca_dir /ca\n"), std::string::npos);
+  EXPECT_EQ(c.find("ferry.origin_sss"), std::string::npos);
+  EXPECT_LT(c.find("sec.protocol sss"), c.find("sec.protbind"));
 }
 
 TEST_F(SecurityPlanTest, HttpsAndTokens) {

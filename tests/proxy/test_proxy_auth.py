@@ -2,7 +2,8 @@
 """The site proxy for a site that protects its data: real xrootd servers, real sss keys, a real
 authorisation database, real TLS.
 
-usage: test_proxy_auth.py FERRY TEST     TEST: sss | https | malformed | cluster | tokens
+usage: test_proxy_auth.py FERRY TEST     TEST: sss | https | malformed | cluster | tokens |
+                                         origin_token
 The origin admits only sss-authenticated users and authorises with an authdb: alice may read
 /data/a, bob /data/b, the proxy's identity all of /data, anyone /public. The proxy in front
 (`ferry proxy run --auth sss:... --authdb ... --origin-credentials sss:...`) must give no
@@ -726,6 +727,53 @@ def test_tokens(bed, origin):
         check(proxy.proc.poll() is None, "the proxy is still serving: %s" % proxy.log_tail())
 
 
+def test_origin_token(bed, _origin):
+    """The proxy's origin identity as a bearer token: an origin that admits only ztn (tokens
+    over TLS) is read with the token in a file, which is read anew when it changes."""
+    issuer = Issuer(bed)
+    ca, cert, key, cadir = make_tls(bed)
+    origin_cfg = os.path.join(bed.root, "keys", "origin-scitokens.cfg")
+    with open(origin_cfg, "w") as f:
+        f.write("[Global]\naudience = %s\n\n[Issuer test]\nissuer = %s\nbase_path = /\n"
+                % (AUDIENCE, ISSUER))
+    os.chmod(origin_cfg, 0o644)
+    config = ("xrootd.seclib libXrdSec.so\nsec.protocol ztn\nsec.protbind * only ztn\n"
+              "xrd.tls %s %s\nxrd.tlsca certdir %s\nxrootd.tls capable all -data\n"
+              "ofs.authorize\nofs.authlib ++ libXrdAccSciTokens.so config=%s\nacc.authdb %s\n"
+              % (cert, key, cadir, origin_cfg, bed.origin_authdb))
+    token_file = os.path.join(bed.root, "keys", "proxy.token")
+
+    def write_token(token):
+        with open(token_file + ".tmp", "w") as f:
+            f.write(token + "\n")
+        shutil.chown(token_file + ".tmp", "xrootd", "xrootd")
+        os.chmod(token_file + ".tmp", 0o600)
+        os.replace(token_file + ".tmp", token_file)
+    write_token(issuer.token("read:/data", lifetime=3600))
+    os.environ["XDG_CACHE_HOME"] = issuer.cache_home  # the origin validates with that cache
+    with Origin(bed.data, extra_config=config) as origin:
+        hostport = origin.url[len("root://"):].rstrip("/")
+        extra = ["--auth", "sss:" + bed.kt["clients"], "--authdb", bed.proxy_authdb,
+                 "--origin-credentials", "token:" + token_file, "--origin-ca-dir", cadir]
+        with proxy_for(bed, hostport, os.path.join(bed.root, "cache"), extra=extra) as proxy:
+            ok, got, msg = bed.fetch("alice", url_as(proxy, "", FILES["alice"]))
+            check(ok and got == bed.bytes["alice"], "the proxy read the origin with its token: "
+                  "%s %s" % (msg, "" if ok else proxy.log_tail(1500)))
+            ok, got, msg = bed.fetch("bob", url_as(proxy, "", FILES["alice"]))
+            check(not ok and got == b"", "bob is still refused alice's file: %s" % msg)
+            token = issuer.token("read:/data", lifetime=3600)
+            check(token not in proxy.log_tail(10**7), "the proxy's token is in its log")
+        write_token(issuer.token("read:/data", lifetime=-120))  # expired
+        with proxy_for(bed, hostport, os.path.join(bed.root, "cache2"), extra=extra) as proxy:
+            ok, got, msg = bed.fetch("bob", url_as(proxy, "", FILES["bob"]))
+            check(not ok and got == b"", "with an expired token the origin refuses the proxy: "
+                  "%s" % msg)
+            write_token(issuer.token("read:/data", lifetime=3600))  # renewed in place
+            ok, got, msg = bed.fetch("bob", url_as(proxy, "", FILES["bob"]))
+            check(ok and got == bed.bytes["bob"], "the renewed token is used without a restart: "
+                  "%s" % msg)
+
+
 def with_bed(test):
     bed = Bed()
     try:
@@ -740,4 +788,5 @@ if __name__ == "__main__":
               "https": lambda: with_bed(test_https),
               "malformed": lambda: with_bed(test_malformed),
               "cluster": lambda: with_bed(test_cluster),
-              "tokens": lambda: with_bed(test_tokens)}, TEST)
+              "tokens": lambda: with_bed(test_tokens),
+              "origin_token": lambda: with_bed(test_origin_token)}, TEST)

@@ -46,8 +46,20 @@ void Say(const std::string& what) {
 // cmsd, which loads this library for its existence checks, has no sss server: there the
 // variable points at the keytab. XrdSecPROTOCOL keeps the origin channels to sss, so that
 // they never present the account xrootd runs as (unix) instead. Nothing of the keytab is
-// logged.
+// logged. A token (ferry.origin_token) takes the channels to ztn instead, never sss.
 bool UseOriginCredentials(const ferry::proxy::ProxyConfig& config) {
+  // NOLINTBEGIN(concurrency-mt-unsafe): set before any origin channel exists
+  if (!config.origin_ca_dir.empty()) {
+    ::setenv("X509_CERT_DIR", config.origin_ca_dir.c_str(), 1);
+  }
+  if (!config.origin_token.empty()) {
+    // ztn reads the file each time a channel authenticates, over TLS only.
+    ::setenv("XrdSecPROTOCOL", "ztn", 1);
+    ::setenv("BEARER_TOKEN_FILE", config.origin_token.c_str(), 1);
+    ::unsetenv("BEARER_TOKEN");
+    return true;
+  }
+  // NOLINTEND(concurrency-mt-unsafe)
   if (config.origin_sss.empty()) {
     return true;
   }

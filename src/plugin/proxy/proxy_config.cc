@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "base/strings.h"
 
@@ -128,6 +129,13 @@ Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
         return InvalidArgumentError("ferry.origin_sss '" + value
                                     + "': expected [server:]ABSOLUTE_PATH");
       }
+    } else if (key == "origin_token" || key == "origin_ca_dir") {
+      if (value.empty() || value[0] != '/') {
+        std::string message = "ferry.";
+        message.append(key).append(" '").append(value).append("': expected an absolute path");
+        return InvalidArgumentError(std::move(message));
+      }
+      (key == "origin_token" ? c.origin_token : c.origin_ca_dir) = value;
     } else if (key == "status_ms") {
       c.status_ms = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 10, 60000)));
     } else {

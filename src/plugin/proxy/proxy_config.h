@@ -20,6 +20,9 @@
 //   ferry.origin_sss KT    (none)   the proxy's own sss keytab for its origin channels;
 //                                   "server:KT": KT is also the server's sss keytab, its last
 //                                   key the proxy's (`ferry proxy config --origin-credentials`)
+//   ferry.origin_token F   (none)   a bearer token file for the origin channels (ztn, read each
+//                                   time a channel authenticates: renewed tokens are used)
+//   ferry.origin_ca_dir D  (none)   CA certificates that verify the origin's TLS certificate
 //   ferry.<cache key> V             every key of the client cache (cache/config.h): dir,
 //                                   max_size, min_free, page_size, iogap, channels, ...
 //
@@ -47,6 +50,8 @@ struct ProxyConfig {
   uint32_t status_ms = 1000;
   std::string origin_sss;          // keytab path, "" = no sss identity at the origin
   bool origin_sss_shared = false;  // origin_sss is the server's sss keytab too
+  std::string origin_token;        // token file path, "" = none
+  std::string origin_ca_dir;       // X509_CERT_DIR of the origin channels, "" = the default
   cache::Config cache;
 
   // root://origin//path (path without CGI; a missing leading '/' is added).

@@ -79,6 +79,12 @@ TEST(ProxyConfig, OriginCredentials) {
   EXPECT_EQ(shared->origin_sss, "/a.kt");
   EXPECT_TRUE(shared->origin_sss_shared);
   EXPECT_FALSE(ParseProxyConfig("ferry.origin o:1\nferry.dir /c\nferry.origin_sss server:\n"));
+  auto token = ParseProxyConfig(
+      "ferry.origin o:1\nferry.dir /c\nferry.origin_token /run/t\nferry.origin_ca_dir /ca\n");
+  ASSERT_TRUE(token);
+  EXPECT_EQ(token->origin_token, "/run/t");
+  EXPECT_EQ(token->origin_ca_dir, "/ca");
+  EXPECT_FALSE(ParseProxyConfig("ferry.origin o:1\nferry.dir /c\nferry.origin_token t\n"));
 }
 
 }  // namespace
