@@ -21,6 +21,9 @@ packages=(
   # XRootD: origin/proxy servers, client, plug-in headers, python bindings
   xrootd-server xrootd-server-plugins xrootd-client xrootd-client-plugins
   libxrootd-client-dev libxrootd-server-dev libxrootd-private-dev python3-xrootd
+  # the site proxy's HTTPS and token tests: a test CA and certificates, an HTTP client, token
+  # validation (XrdAccSciTokens) and signing
+  openssl curl xrootd-scitokens-plugins python3-cryptography
   # WAN / LFN emulation and transfer peers
   iproute2 iptables libnetfilter-queue-dev iputils-ping iperf3 fio procps
   # bench/xfer: the bulk-transfer peers ferry send is measured against, and xxhsum

@@ -22,7 +22,9 @@
 #include "base/strings.h"
 #include "cache/entry_store.h"
 #include "cli/args.h"
+#include "cli/cmd_proxy_security.h"
 #include "cli/commands.h"
+#include "cli/proxy_metrics.h"
 #include "plugin/proxy/proxy_config.h"
 
 namespace ferry::cli {
@@ -60,6 +62,8 @@ struct Plan {
   std::string admin;   // xrootd's admin and pid directory
   std::string dir;     // cache directory
   bool cluster = false;
+  // Files the configuration names (keytabs), written into the admin directory, mode 0600.
+  std::vector<std::pair<std::string, std::string>> files;
 };
 
 Result<Plan> MakePlan(const Args& a) {
@@ -105,6 +109,9 @@ Result<Plan> MakePlan(const Args& a) {
   c += "ofs.osslib " + lib + "\n";
   c += "xrootd.fslib " + lib + " default\n";
   c += "xrootd.trace emsg login\n";
+  SecurityPlan security = FERRY_TRY(MakeSecurityPlan(a, p.admin));
+  c += security.config;
+  p.files = std::move(security.files);
   c += "ferry.origin " + *origin + "\n";
   c += "ferry.dir " + p.dir + "\n";
   if (!a.Has("--no-redirect")) {
@@ -192,7 +199,40 @@ pid_t Spawn(const std::vector<std::string>& argv) {
   return pid;
 }
 
+// Writes the files the configuration names (keytabs: readable by their owner only).
+Status WriteFiles(const Plan& plan) {
+  if (plan.files.empty()) {
+    return OkStatus();  // `config` without security options touches nothing
+  }
+  FERRY_TRY(MakeDirs(plan.admin));
+  for (const auto& [path, content] : plan.files) {
+    const std::string tmp = path + ".tmp";
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      return IoError("cannot write " + tmp, errno);
+    }
+    const bool written =
+        ::fchmod(fd, 0600) == 0
+        && ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
+    const int saved = errno;
+    if (::close(fd) != 0 || !written || ::rename(tmp.c_str(), path.c_str()) != 0) {
+      return IoError("cannot write " + path, written ? errno : saved);
+    }
+  }
+  return OkStatus();
+}
+
 int Config(const Plan& plan) {
+  // The keytab the configuration names must exist for xrootd to start: written now.
+  if (Status st = WriteFiles(plan); !st) {
+    return ReportError(st.error());
+  }
+  for (const auto& file : plan.files) {
+    // `run` hands the admin directory to xrootd's account itself; after `config` the
+    // operator does (xrootd refuses a keytab others can read, and cannot read root's).
+    std::fprintf(stderr, "ferry proxy: wrote %s (mode 0600): chown it to xrootd's account\n",
+                 file.first.c_str());
+  }
   std::fputs(plan.config.c_str(), stdout);
   return kExitOk;
 }
@@ -213,7 +253,8 @@ int Run(const Args& options, const Plan& plan) {
     return ReportError(InvalidArgumentError("no account '" + user + "' for xrootd to run as"));
   }
   // The cache directory gets its marker now, so that the library finds a ferry cache.
-  for (const Status& st : {cache::PrepareCacheDir(plan.dir), MakeDirs(plan.admin)}) {
+  for (const Status& st :
+       {cache::PrepareCacheDir(plan.dir), MakeDirs(plan.admin), WriteFiles(plan)}) {
     if (!st) {
       return ReportError(st.error());
     }
@@ -287,6 +328,36 @@ int RunXrootd(const Args& args) {
   return plan ? Run(args, *plan) : UsageError(plan.error().ToString(), args.spec());
 }
 
+// node_exporter's textfile collector reads every *.prom file of its directory whenever it is
+// scraped: the file is written beside and renamed, so that it never sees half of it.
+int PrintMetrics(const Args& args) {
+  const auto dir = args.Get("--dir");
+  if (!dir) {
+    return UsageError("--dir is required", args.spec());
+  }
+  auto text = ProxyMetricsText(*dir);
+  if (!text) {
+    return ReportError(text.error());
+  }
+  const auto out = args.Get("--out");
+  if (!out) {
+    std::fputs(text->c_str(), stdout);
+    return kExitOk;
+  }
+  const std::string tmp = *out + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << *text;
+    if (!f.flush()) {
+      return ReportError(IoError("cannot write " + tmp, errno));
+    }
+  }
+  if (::rename(tmp.c_str(), out->c_str()) != 0) {
+    return ReportError(IoError("cannot rename " + tmp + " to " + *out, errno));
+  }
+  return kExitOk;
+}
+
 constexpr OptionSpec kConfigOptions[] = {
     {"--origin", "HOST:PORT", "the origin: the proxy serves root://HOST:PORT//path"},
     {"--port", "P", "the port the proxy listens on"},
@@ -304,6 +375,26 @@ constexpr OptionSpec kConfigOptions[] = {
     {"--lib", "PATH", "the proxy library", "libXrdFerryProxy.so beside ferry"},
     {"--set", "KEY=VALUE",
      "a ferry.KEY VALUE line (any key of the proxy or the client cache); repeat for more"},
+    {"--auth", "PROTO[:ARG],...",
+     "clients must authenticate with one of these XRootD protocols: sss:KEYTAB, unix, gsi[:ARGS], "
+     "ztn[:ARGS] (sec.protocol parameters)"},
+    {"--authdb", "FILE",
+     "XRootD authorisation database checked on every open, stat and listing before the cache "
+     "(needs --auth or --https)"},
+    {"--scitokens", "FILE",
+     "bearer tokens authorise by their scopes (XrdAccSciTokens configuration FILE: issuers, "
+     "base paths, audience), before the authdb; over HTTPS in the Authorization header"},
+    {"--origin-credentials", "sss:KEYTAB|token:FILE",
+     "the proxy's own identity at the origin: a keytab of one key, or a bearer token file read "
+     "anew whenever an origin channel authenticates (ztn over TLS); required with --auth sss"},
+    {"--origin-ca-dir", "DIR", "CA certificates that verify the origin's TLS certificate"},
+    {"--https", "PORT", "also serve HTTPS (XrdHttp) on this port, from the same cache"},
+    {"--cert", "FILE", "the server certificate (PEM) for --https"},
+    {"--key", "FILE", "its private key (PEM) for --https"},
+    {"--ca-dir", "DIR", "CA certificates (hashed) for client certificates over HTTPS"},
+    {"--gridmap", "FILE",
+     "HTTPS: map verified client certificates' DNs to user names (\"/CN=alice\" alice), for "
+     "the authdb (needs --ca-dir)"},
 };
 
 // run takes config's options and its own.
@@ -335,7 +426,25 @@ constexpr CommandSpec kRun{
     .run = RunXrootd,
 };
 
-constexpr const CommandSpec* kProxySubcommands[] = {&kConfig, &kRun};
+constexpr OptionSpec kMetricsOptions[] = {
+    {"--dir", "DIR", "the proxy's cache directory"},
+    {"--out", "FILE",
+     "write there (atomically: node_exporter's textfile collector reads FILE.prom files)",
+     "stdout"},
+};
+
+constexpr CommandSpec kMetrics{
+    .path = "proxy metrics",
+    .summary =
+        "print a proxy's live counters (cache hits and misses, bytes from the origin and served, "
+        "open files, origin requests outstanding, cache size and free space) in the Prometheus "
+        "text format",
+    .synopsis = "--dir DIR",
+    .options = kMetricsOptions,
+    .run = PrintMetrics,
+};
+
+constexpr const CommandSpec* kProxySubcommands[] = {&kConfig, &kRun, &kMetrics};
 
 }  // namespace
 

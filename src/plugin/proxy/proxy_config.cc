@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "base/strings.h"
 
@@ -120,6 +121,21 @@ Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
       c.ahead_fetches = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 1, 256)));
     } else if (key == "timeout") {
       c.timeout_s = static_cast<uint16_t>(FERRY_TRY(ParseBounded(key, value, 1, 3600)));
+    } else if (key == "origin_sss") {
+      constexpr std::string_view kShared = "server:";
+      c.origin_sss_shared = value.compare(0, kShared.size(), kShared) == 0;
+      c.origin_sss = c.origin_sss_shared ? value.substr(kShared.size()) : value;
+      if (c.origin_sss.empty() || c.origin_sss[0] != '/') {
+        return InvalidArgumentError("ferry.origin_sss '" + value
+                                    + "': expected [server:]ABSOLUTE_PATH");
+      }
+    } else if (key == "origin_token" || key == "origin_ca_dir") {
+      if (value.empty() || value[0] != '/') {
+        std::string message = "ferry.";
+        message.append(key).append(" '").append(value).append("': expected an absolute path");
+        return InvalidArgumentError(std::move(message));
+      }
+      (key == "origin_token" ? c.origin_token : c.origin_ca_dir) = value;
     } else if (key == "status_ms") {
       c.status_ms = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 10, 60000)));
     } else {

@@ -17,6 +17,12 @@
 //   ferry.timeout S        60       origin request timeout in seconds
 //   ferry.status_ms MS     1000     how often DIR/proxy-status.json is rewritten while it
 //                                   changes (tests set it short to wait for an update)
+//   ferry.origin_sss KT    (none)   the proxy's own sss keytab for its origin channels;
+//                                   "server:KT": KT is also the server's sss keytab, its last
+//                                   key the proxy's (`ferry proxy config --origin-credentials`)
+//   ferry.origin_token F   (none)   a bearer token file for the origin channels (ztn, read each
+//                                   time a channel authenticates: renewed tokens are used)
+//   ferry.origin_ca_dir D  (none)   CA certificates that verify the origin's TLS certificate
 //   ferry.<cache key> V             every key of the client cache (cache/config.h): dir,
 //                                   max_size, min_free, page_size, iogap, channels, ...
 //
@@ -42,6 +48,10 @@ struct ProxyConfig {
   uint32_t ahead_fetches = 8;
   uint16_t timeout_s = 60;
   uint32_t status_ms = 1000;
+  std::string origin_sss;          // keytab path, "" = no sss identity at the origin
+  bool origin_sss_shared = false;  // origin_sss is the server's sss keytab too
+  std::string origin_token;        // token file path, "" = none
+  std::string origin_ca_dir;       // X509_CERT_DIR of the origin channels, "" = the default
   cache::Config cache;
 
   // root://origin//path (path without CGI; a missing leading '/' is added).

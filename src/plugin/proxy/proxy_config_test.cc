@@ -56,13 +56,35 @@ TEST(ProxyConfig, RejectsBadValuesNamingTheDirective) {
   for (const char* bad : {"ferry.origin nohost\n", "ferry.origin o:0\n", "ferry.origin :1\n",
                           "ferry.origin o:99999\n", "ferry.self a@b:1\n", "ferry.redirect 2\n",
                           "ferry.redirect_users 0\n", "ferry.timeout x\n", "ferry.page_size 3000\n",
-                          "ferry.channels 0\n", "ferry.status_ms 0\n"}) {
+                          "ferry.channels 0\n", "ferry.status_ms 0\n",
+                          "ferry.origin_sss relative.kt\n", "ferry.origin_sss server\n"}) {
     auto c = ParseProxyConfig(std::string("ferry.origin o:1\nferry.dir /c\n") + bad);
     ASSERT_FALSE(c) << bad;
   }
   auto c = ParseProxyConfig("ferry.origin o:1\nferry.dir /c\nferry.redirect maybe\n");
   ASSERT_FALSE(c);
   EXPECT_NE(c.error().ToString().find("ferry.redirect"), std::string::npos);
+}
+
+TEST(ProxyConfig, OriginCredentials) {
+  auto none = ParseProxyConfig("ferry.origin o:1\nferry.dir /c\n");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->origin_sss, "");
+  auto own = ParseProxyConfig("ferry.origin o:1\nferry.dir /c\nferry.origin_sss /e/p.kt\n");
+  ASSERT_TRUE(own);
+  EXPECT_EQ(own->origin_sss, "/e/p.kt");
+  EXPECT_FALSE(own->origin_sss_shared);
+  auto shared = ParseProxyConfig("ferry.origin o:1\nferry.dir /c\nferry.origin_sss server:/a.kt\n");
+  ASSERT_TRUE(shared);
+  EXPECT_EQ(shared->origin_sss, "/a.kt");
+  EXPECT_TRUE(shared->origin_sss_shared);
+  EXPECT_FALSE(ParseProxyConfig("ferry.origin o:1\nferry.dir /c\nferry.origin_sss server:\n"));
+  auto token = ParseProxyConfig(
+      "ferry.origin o:1\nferry.dir /c\nferry.origin_token /run/t\nferry.origin_ca_dir /ca\n");
+  ASSERT_TRUE(token);
+  EXPECT_EQ(token->origin_token, "/run/t");
+  EXPECT_EQ(token->origin_ca_dir, "/ca");
+  EXPECT_FALSE(ParseProxyConfig("ferry.origin o:1\nferry.dir /c\nferry.origin_token t\n"));
 }
 
 }  // namespace

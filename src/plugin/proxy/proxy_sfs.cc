@@ -1,7 +1,9 @@
 #include "plugin/proxy/proxy_sfs.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include <XrdOuc/XrdOucErrInfo.hh>
@@ -16,6 +18,25 @@ namespace {
 
 bool ReadOnly(XrdSfsFileOpenMode mode) {
   return (mode & (SFS_O_WRONLY | SFS_O_RDWR | SFS_O_CREAT | SFS_O_TRUNC)) == 0;
+}
+
+// XRootD 5.5.3's sss plug-in answers credentials shorter than its own header with success
+// (XrdSecProtocolsss::Authenticate returns Fatal(), which returns 0): the client is logged in
+// under protocol sss with no name, having sent a few bytes instead of a key. Such a client did
+// not authenticate; it gets nothing, not even what the authdb opens to everyone.
+bool KeylessSss(const XrdSecEntity* client) {
+  return client != nullptr && std::strcmp(client->prot, "sss") == 0
+         && (client->name == nullptr || client->name[0] == '\0');
+}
+
+// Logged once per refused request with the client's trace identifier (login name, process,
+// and the peer's address), at warn: XrdXrootd's own lines for it do not say why.
+int RefuseKeyless(XrdOucErrInfo& e, const char* path) {
+  e.setErrInfo(EACCES, "not authenticated");
+  const char* who = e.getErrUser();
+  FERRY_WARN("proxy", "refused %s to %s: an sss login without a key",
+             path != nullptr ? path : "a request", who != nullptr ? who : "?");
+  return SFS_ERROR;
 }
 
 // The login name of a trace identifier "user.pid:fd@host".
@@ -56,7 +77,11 @@ class RedirectingFile final : public XrdSfsFile {
            mode_t create_mode,
            const XrdSecEntity* client,
            const char* opaque) override {
-    if (service_.config().redirects() && ReadOnly(mode) && !ProxyService::IsSyntheticUser(login_)) {
+    if (KeylessSss(client)) {
+      return RefuseKeyless(error, path);
+    }
+    if (service_.config().redirects() && ReadOnly(mode) && FollowsUrlRedirects()
+        && !ProxyService::IsSyntheticUser(login_)) {
       const std::string target = SelfTarget(service_, path, opaque);
       // Port -1: XrdCl takes the message as the whole target URL.
       error.setErrInfo(-1, target.c_str());
@@ -69,6 +94,11 @@ class RedirectingFile final : public XrdSfsFile {
                 error.getErrInfo());
     return rc;
   }
+
+  // The self-redirect is a whole URL (root://ferryc<N>@...): only for clients that declared
+  // they follow URL redirects (XrdCl does). XrdHttp's requests come through XrdXrootd's bridge,
+  // which declares nothing, so an HTTP client is served here and never sees a root:// URL.
+  bool FollowsUrlRedirects() { return (error.getUCap() & XrdOucEI::uUrlOK) != 0; }
 
   int checkpoint(cpAct act, struct iov* range, int n) override {
     return inner_->checkpoint(act, range, n);
@@ -127,14 +157,40 @@ class RedirectingFile final : public XrdSfsFile {
   ProxyService& service_;
 };
 
+// A directory listing: refused to keyless sss logins, else XrdOfs's (which authorises it).
+class GuardedDir final : public XrdSfsDirectory {
+ public:
+  explicit GuardedDir(XrdSfsDirectory* inner) : XrdSfsDirectory(*inner), inner_(inner) {}
+  ~GuardedDir() override { delete inner_; }
+  GuardedDir(const GuardedDir&) = delete;
+  GuardedDir& operator=(const GuardedDir&) = delete;
+
+  int open(const char* path, const XrdSecEntity* client, const char* opaque) override {
+    return KeylessSss(client) ? RefuseKeyless(error, path) : inner_->open(path, client, opaque);
+  }
+  const char* nextEntry() override { return inner_->nextEntry(); }
+  int close() override { return inner_->close(); }
+  const char* FName() override { return inner_->FName(); }
+  int autoStat(struct stat* buf) override { return inner_->autoStat(buf); }
+
+ private:
+  XrdSfsDirectory* inner_;
+};
+
 class ProxySfs final : public XrdSfsFileSystem {
  public:
   ProxySfs(XrdSfsFileSystem* native, ProxyService& service) : native_(native), service_(service) {
     FeatureSet = native->Features();
   }
 
-  XrdSfsDirectory* newDir(char* user, int mon) override { return native_->newDir(user, mon); }
-  XrdSfsDirectory* newDir(XrdOucErrInfo& e) override { return native_->newDir(e); }
+  XrdSfsDirectory* newDir(char* user, int mon) override {
+    XrdSfsDirectory* d = native_->newDir(user, mon);
+    return d != nullptr ? new GuardedDir(d) : nullptr;
+  }
+  XrdSfsDirectory* newDir(XrdOucErrInfo& e) override {
+    XrdSfsDirectory* d = native_->newDir(e);
+    return d != nullptr ? new GuardedDir(d) : nullptr;
+  }
   XrdSfsFile* newFile(char* user, int mon) override {
     XrdSfsFile* f = native_->newFile(user, mon);
     return f != nullptr ? new RedirectingFile(f, user, service_) : nullptr;
@@ -150,7 +206,8 @@ class ProxySfs final : public XrdSfsFileSystem {
              XrdOucErrInfo& e,
              const XrdSecEntity* client,
              const char* opaque) override {
-    return native_->chksum(func, csname, path, e, client, opaque);
+    return KeylessSss(client) ? RefuseKeyless(e, path)
+                              : native_->chksum(func, csname, path, e, client, opaque);
   }
   int chmod(const char* path,
             XrdSfsMode mode,
@@ -167,7 +224,8 @@ class ProxySfs final : public XrdSfsFileSystem {
              XrdOucErrInfo& e,
              const XrdSecEntity* client,
              const char* opaque) override {
-    return native_->exists(path, how, e, client, opaque);
+    return KeylessSss(client) ? RefuseKeyless(e, path)
+                              : native_->exists(path, how, e, client, opaque);
   }
   int FAttr(XrdSfsFACtl* req, XrdOucErrInfo& e, const XrdSecEntity* client) override {
     return native_->FAttr(req, e, client);
@@ -176,13 +234,14 @@ class ProxySfs final : public XrdSfsFileSystem {
             XrdSfsFSctl& args,
             XrdOucErrInfo& e,
             const XrdSecEntity* client) override {
-    return native_->FSctl(cmd, args, e, client);
+    // Arg1 is not terminated: not logged.
+    return KeylessSss(client) ? RefuseKeyless(e, nullptr) : native_->FSctl(cmd, args, e, client);
   }
   int fsctl(const int cmd,
             const char* args,
             XrdOucErrInfo& e,
             const XrdSecEntity* client) override {
-    return native_->fsctl(cmd, args, e, client);
+    return KeylessSss(client) ? RefuseKeyless(e, args) : native_->fsctl(cmd, args, e, client);
   }
   int getChkPSize() override { return native_->getChkPSize(); }
   int getStats(char* buff, int blen) override { return native_->getStats(buff, blen); }
@@ -228,14 +287,16 @@ class ProxySfs final : public XrdSfsFileSystem {
            XrdOucErrInfo& e,
            const XrdSecEntity* client,
            const char* opaque) override {
-    return native_->stat(path, buf, e, client, opaque);
+    return KeylessSss(client) ? RefuseKeyless(e, path)
+                              : native_->stat(path, buf, e, client, opaque);
   }
   int stat(const char* path,
            mode_t& mode,
            XrdOucErrInfo& e,
            const XrdSecEntity* client,
            const char* opaque) override {
-    return native_->stat(path, mode, e, client, opaque);
+    return KeylessSss(client) ? RefuseKeyless(e, path)
+                              : native_->stat(path, mode, e, client, opaque);
   }
   int truncate(const char* path,
                XrdSfsFileOffset size,

@@ -13,6 +13,9 @@
 // The cost is one extra round trip per open on the client's side of the proxy, and up to
 // ferry.redirect_users idle connections per client process.
 //
+// It also refuses every request of a client logged in under sss without a name (XRootD 5.5.3
+// lets a few bytes of credentials pass as an sss login; see proxy_sfs.cc), and never redirects
+// a client that does not follow URL redirects (XrdHttp's bridge): an HTTP client is served here.
 // Everything else is forwarded unchanged; wrapped files share XrdOfs's error object.
 // Thread-safety: as XrdOfs's.
 #pragma once
@@ -23,7 +26,7 @@ namespace ferry::proxy {
 
 class ProxyService;
 
-// Wraps `native` (XrdOfs). The service decides whether opens are redirected.
+// Wraps `native` (XrdOfs), whether or not opens are redirected (the service decides).
 XrdSfsFileSystem* MakeProxySfs(XrdSfsFileSystem* native, ProxyService& service);
 
 }  // namespace ferry::proxy

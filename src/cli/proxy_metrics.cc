@@ -1,0 +1,156 @@
+#include "cli/proxy_metrics.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "cache/capacity.h"
+#include "cache/entry_store.h"
+
+namespace ferry::cli {
+namespace {
+
+struct StatusMetric {
+  std::string_view field;  // in proxy-status.json
+  std::string_view name;
+  std::string_view type;
+  std::string_view help;
+};
+
+// The proxy's own counters restart from zero with the process; Prometheus treats a counter
+// that goes down as a reset.
+constexpr StatusMetric kStatusMetrics[] = {
+    {"open_files", "ferry_proxy_open_files", "gauge", "Files open in the proxy."},
+    {"opens", "ferry_proxy_opens_total", "counter", "Opens served."},
+    {"redirects", "ferry_proxy_redirects_total", "counter",
+     "Opens redirected to the proxy itself (one connection per open)."},
+    {"origin_requests", "ferry_proxy_origin_requests_total", "counter",
+     "Requests sent to the origin."},
+    {"origin_inflight", "ferry_proxy_origin_requests_outstanding", "gauge",
+     "Origin requests in flight when the status was written."},
+    {"origin_max_inflight", "ferry_proxy_origin_requests_outstanding_max", "gauge",
+     "Most origin requests in flight at once."},
+    {"origin_inflight_seconds", "ferry_proxy_origin_inflight_seconds_total", "counter",
+     "Origin requests in flight integrated over time: its rate is the mean number outstanding."},
+    {"origin_busy_seconds", "ferry_proxy_origin_busy_seconds_total", "counter",
+     "Time with at least one origin request in flight."},
+    {"prefetched_bytes", "ferry_proxy_prefetched_bytes_total", "counter",
+     "Bytes fetched ahead of the clients' reads."},
+    {"prefetch_requests", "ferry_proxy_prefetch_requests_total", "counter", "Read-ahead fetches."},
+    {"records_failed", "ferry_proxy_access_records_failed_total", "counter",
+     "Access records that could not be appended."},
+    {"started_unix", "ferry_proxy_start_time_seconds", "gauge", "When the proxy started."},
+    {"updated_unix", "ferry_proxy_status_time_seconds", "gauge",
+     "When the proxy last wrote its status (only while something changes)."},
+};
+
+void Metric(std::string& out,
+            std::string_view name,
+            std::string_view type,
+            std::string_view help,
+            double value) {
+  char number[64];
+  // Counters and sizes are integers: printed exactly, not as 1.2e+10.
+  if (value == static_cast<double>(static_cast<long long>(value))) {
+    std::snprintf(number, sizeof number, "%lld", static_cast<long long>(value));
+  } else {
+    std::snprintf(number, sizeof number, "%.17g", value);
+  }
+  out.append("# HELP ").append(name).append(" ").append(help).append("\n");
+  out.append("# TYPE ").append(name).append(" ").append(type).append("\n");
+  out.append(name).append(" ").append(number).append("\n");
+}
+
+// The status file's process still runs (EPERM: it does, as another account).
+bool Alive(double pid) {
+  return pid >= 1 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+}
+
+}  // namespace
+
+std::map<std::string, double, std::less<>> NumericFields(std::string_view json) {
+  std::map<std::string, double, std::less<>> out;
+  size_t pos = json.find('{');
+  while (pos != std::string_view::npos && pos < json.size()) {
+    const size_t key_begin = json.find('"', pos);
+    const size_t key_end =
+        key_begin == std::string_view::npos ? key_begin : json.find('"', key_begin + 1);
+    const size_t colon = key_end == std::string_view::npos ? key_end : json.find(':', key_end);
+    if (colon == std::string_view::npos) {
+      break;
+    }
+    const size_t value = json.find_first_not_of(" \t\r\n", colon + 1);
+    if (value == std::string_view::npos) {
+      break;
+    }
+    if (json[value] == '"') {
+      // A string value: skip it, escaped quotes included.
+      size_t close = value + 1;
+      while (close < json.size() && json[close] != '"') {
+        close += json[close] == '\\' ? size_t{2} : size_t{1};
+      }
+      pos = json.find(',', close);
+      continue;
+    }
+    const size_t value_end = json.find_first_of(",}", value);
+    const std::string text(json.substr(value, value_end - value));
+    char* stop = nullptr;
+    const double number = std::strtod(text.c_str(), &stop);
+    if (stop != text.c_str()) {
+      out[std::string(json.substr(key_begin + 1, key_end - key_begin - 1))] = number;
+    }
+    pos = value_end;
+  }
+  return out;
+}
+
+std::string PrometheusText(const MetricsInput& in) {
+  std::string out;
+  for (size_t i = 0; i < cache::kCounterCount; ++i) {
+    const auto c = static_cast<cache::Counter>(i);
+    const std::string name = "ferry_cache_" + std::string(cache::CounterName(c)) + "_total";
+    Metric(out, name, "counter",
+           "Cache counter " + std::string(cache::CounterName(c))
+               + " (docs/format/page-store.md), merged by every process of the cache directory.",
+           static_cast<double>(in.counters[i]));
+  }
+  Metric(out, "ferry_cache_entries", "gauge", "Files in the cache.",
+         static_cast<double>(in.entries));
+  Metric(out, "ferry_cache_disk_bytes", "gauge", "Disk space the cache's entries take.",
+         static_cast<double>(in.disk_bytes));
+  Metric(out, "ferry_cache_free_bytes", "gauge", "Free space on the cache's file system.",
+         static_cast<double>(in.free_bytes));
+  Metric(out, "ferry_proxy_up", "gauge", "1 while the process that wrote the status runs.",
+         in.proxy_up ? 1 : 0);
+  for (const StatusMetric& m : kStatusMetrics) {
+    if (auto it = in.status.find(m.field); it != in.status.end()) {
+      Metric(out, m.name, m.type, m.help, it->second);
+    }
+  }
+  return out;
+}
+
+Result<std::string> ProxyMetricsText(const std::string& dir) {
+  if (!cache::IsCacheDir(dir)) {
+    return Error(ErrorCode::kNotFound, dir + " is not a ferry cache directory");
+  }
+  MetricsInput in;
+  in.counters = FERRY_TRY(cache::ReadStatsFile(dir));
+  const cache::Usage usage = FERRY_TRY(cache::MeasureUsage(dir));
+  in.entries = usage.entries;
+  in.disk_bytes = usage.disk_bytes;
+  in.free_bytes = FERRY_TRY(cache::FreeBytes(dir));
+  std::ifstream status(dir + "/proxy-status.json");
+  std::stringstream text;
+  text << status.rdbuf();
+  in.status = NumericFields(text.str());
+  auto pid = in.status.find("pid");
+  in.proxy_up = pid != in.status.end() && Alive(pid->second);
+  in.status.erase("pid");
+  return PrometheusText(in);
+}
+
+}  // namespace ferry::cli

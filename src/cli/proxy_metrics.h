@@ -1,0 +1,38 @@
+// `ferry proxy metrics`: a live proxy's counters in the Prometheus text exposition format
+// (version 0.0.4), for node_exporter's textfile collector or any scraper that reads a file.
+// Sources, all in the cache directory: DIR/stats (the cache counters every process merges),
+// DIR/proxy-status.json (the proxy's live counters, rewritten while they change), the entries'
+// disk usage and the file system's free space. Nothing is asked of the running server.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+#include "cache/stats.h"
+
+namespace ferry::cli {
+
+struct MetricsInput {
+  cache::CounterValues counters{};
+  uint64_t entries = 0;
+  uint64_t disk_bytes = 0;
+  uint64_t free_bytes = 0;
+  // The numeric fields of proxy-status.json (empty when the proxy has not written it).
+  std::map<std::string, double, std::less<>> status;
+  bool proxy_up = false;  // the process that wrote the status is alive
+};
+
+// The numeric top-level fields of a flat JSON object ({"a":1,"b":"x","c":2.5} -> a, c).
+std::map<std::string, double, std::less<>> NumericFields(std::string_view json);
+
+// One "# HELP", one "# TYPE" and one sample line per metric, every name prefixed ferry_.
+std::string PrometheusText(const MetricsInput& in);
+
+// PrometheusText of the cache directory `dir` now. Errors: not a ferry cache, an unreadable or
+// corrupt DIR/stats.
+Result<std::string> ProxyMetricsText(const std::string& dir);
+
+}  // namespace ferry::cli

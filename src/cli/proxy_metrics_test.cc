@@ -1,0 +1,56 @@
+#include "cli/proxy_metrics.h"
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace ferry::cli {
+namespace {
+
+TEST(ProxyMetrics, NumericFieldsOfTheStatusFile) {
+  auto f =
+      NumericFields(R"({"pid":12,"origin":"h:1","started_unix":1700000000,"open_files":0,)"
+                    R"("origin_inflight_seconds":2.5,"note":"a \"quoted\", value","opens":7})");
+  EXPECT_EQ(f.size(), 5u);
+  EXPECT_EQ(f["pid"], 12);
+  EXPECT_EQ(f["open_files"], 0);
+  EXPECT_EQ(f["origin_inflight_seconds"], 2.5);
+  EXPECT_EQ(f["opens"], 7);
+  EXPECT_EQ(f.count("origin"), 0u);
+  EXPECT_TRUE(NumericFields("").empty());
+  EXPECT_TRUE(NumericFields("{\"a\":").empty());
+  EXPECT_TRUE(NumericFields("{\"a\" 1}").empty());
+}
+
+TEST(ProxyMetrics, ExpositionFormat) {
+  MetricsInput in;
+  in.counters[static_cast<size_t>(cache::Counter::kHits)] = 12345678901ULL;
+  in.entries = 3;
+  in.free_bytes = 1ULL << 40;
+  in.status = {{"open_files", 2}, {"origin_inflight_seconds", 0.25}, {"unknown", 1}};
+  in.proxy_up = true;
+  const std::string text = PrometheusText(in);
+  EXPECT_NE(text.find("\nferry_cache_hits_total 12345678901\n"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE ferry_cache_hits_total counter\n"), std::string::npos);
+  EXPECT_NE(text.find("\nferry_cache_entries 3\n"), std::string::npos);
+  EXPECT_NE(text.find("\nferry_cache_free_bytes 1099511627776\n"), std::string::npos);
+  EXPECT_NE(text.find("\nferry_proxy_up 1\n"), std::string::npos);
+  EXPECT_NE(text.find("\nferry_proxy_open_files 2\n"), std::string::npos);
+  EXPECT_NE(text.find("\nferry_proxy_origin_inflight_seconds_total 0.25\n"), std::string::npos);
+  EXPECT_EQ(text.find("unknown"), std::string::npos);
+  EXPECT_EQ(text.find("ferry_proxy_opens_total"), std::string::npos);  // not in the status
+  // Every sample follows its HELP and TYPE lines; names are valid Prometheus names.
+  std::istringstream lines(text);
+  std::string help;
+  std::string type;
+  std::string sample;
+  while (std::getline(lines, help) && std::getline(lines, type) && std::getline(lines, sample)) {
+    const std::string name = sample.substr(0, sample.find(' '));
+    EXPECT_EQ(help.rfind("# HELP " + name + " ", 0), 0u) << help;
+    EXPECT_EQ(type.rfind("# TYPE " + name + " ", 0), 0u) << type;
+    EXPECT_EQ(name.find_first_not_of("abcdefghijklmnopqrstuvwxyz_0123456789"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace ferry::cli
