@@ -733,7 +733,7 @@ constexpr OptionSpec kConvertOptions[] = {
     kTree,
     {"--block-size", "64K", "uncompressed bytes of every column of the events of one E block",
      "64K"},
-    {"--codec", "zstd:3", "zstd[:L], lz4[:L], zlib[:L], lzma[:L] or none", "zstd:3"},
+    {"--codec", "zstd:2", "zstd[:L], lz4[:L], zlib[:L], lzma[:L] or none", "zstd:2"},
     {"--scan-copy", "",
      "also store the collections column-major (J chunks): collection scans read only their "
      "columns, at the price of a second copy"},
