@@ -238,6 +238,11 @@ class Store {
   Result<std::unique_ptr<io::ByteSource>> OpenCopy(const CopyEntry& entry,
                                                    const Shard& shard,
                                                    std::vector<ChunkRef>* refs);
+  // Chunk ref of a copy: a view with mmap (no read), else read into scratch; counted.
+  Status ReadCopyChunk(io::ByteSource& source,
+                       const ChunkRef& ref,
+                       std::vector<uint8_t>* scratch,
+                       std::span<const uint8_t>* out);
   // Every named copy of shard decoded to the sizes its S blocks' element totals imply.
   Status VerifyCopies(Shard& shard, std::span<const uint64_t> s_group_elements, VerifyReport* rep);
   Status ReadFixedChunks(Shard& shard,

@@ -81,6 +81,26 @@ Result<std::unique_ptr<io::ByteSource>> Store::OpenCopy(const CopyEntry& entry,
   return src;
 }
 
+Status Store::ReadCopyChunk(io::ByteSource& source,
+                            const ChunkRef& ref,
+                            std::vector<uint8_t>* scratch,
+                            std::span<const uint8_t>* out) {
+  counters_.bytes += ref.size;
+  if (options_.mode == IoMode::kMmap) {
+    if (auto view = source.View(ref.offset, ref.size); view.has_value()) {
+      ++counters_.views;
+      *out = *view;
+      return OkStatus();
+    }
+  }
+  scratch->resize(ref.size);
+  ++counters_.reads;
+  ++counters_.requests;
+  FERRY_TRY(source.ReadAt(ref.offset, *scratch));
+  *out = *scratch;
+  return OkStatus();
+}
+
 void Store::PrepareCopies(Shard& shard,
                           std::span<const int32_t> columns,
                           ScanState& st,
@@ -150,15 +170,11 @@ Status Store::FillJaggedV3(Shard& shard,
     const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[cc.q])];
     if (cc.source != nullptr) {
       const ChunkRef& ref = cc.refs[block];
-      st.copy_scratch.resize(ref.size);
-      Status got = cc.source->ReadAt(ref.offset, st.copy_scratch);
+      std::span<const uint8_t> stored;
+      Status got = ReadCopyChunk(*cc.source, ref, &st.copy_scratch, &stored);
       if (got.has_value()) {
-        got = DecodeSChunk(ref, st.copy_scratch, true, spec.value_size(),
-                           st.batch.columns[cc.q].bytes);
+        got = DecodeSChunk(ref, stored, true, spec.value_size(), st.batch.columns[cc.q].bytes);
       }
-      counters_.bytes += ref.size;
-      ++counters_.reads;
-      ++counters_.requests;
       ++counters_.block_reads;
       if (got.has_value()) {
         continue;
