@@ -3,6 +3,7 @@
 // same code as `store scan --build-copies`), --drop removes them; both publish a new manifest
 // under the store's writer lock. --list (the default) works on root:// stores too.
 #include <cstdio>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,21 @@ Result<std::vector<int32_t>> CollectionColumns(const store::Store& s, const std:
   return cols;
 }
 
+// "2026-12-03 13:10:42 UTC", or "unknown" (0: a remote store, or an unreadable time).
+std::string UtcTime(int64_t unix_seconds) {
+  if (unix_seconds <= 0) {
+    return "unknown";
+  }
+  const auto t = static_cast<time_t>(unix_seconds);
+  struct tm tm {};
+  char buf[32];
+  if (gmtime_r(&t, &tm) == nullptr
+      || std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm) == 0) {
+    return "unknown";
+  }
+  return buf;
+}
+
 int List(const std::string& dir, store::Store& s, bool json) {
   const store::Manifest& m = s.manifest();
   const std::vector<store::CopyInfo> list = store::ListCopies(dir, m, s.local());
@@ -88,10 +104,10 @@ int List(const std::string& dir, store::Store& s, bool json) {
               HumanBytes(static_cast<double>(total)).c_str(),
               s.local() ? HumanBytes(static_cast<double>(budget)).c_str() : "n/a remotely");
   for (const store::CopyInfo& c : list) {
-    std::printf("  %-24s run %-10llu %10s  last scanned %lld  %s\n", c.column.c_str(),
+    std::printf("  %-24s run %-10llu %10s  last scanned %s  %s\n", c.column.c_str(),
                 static_cast<unsigned long long>(c.entry.run),
                 HumanBytes(static_cast<double>(c.entry.bytes)).c_str(),
-                static_cast<long long>(c.last_scanned), c.entry.file_name().c_str());
+                UtcTime(c.last_scanned).c_str(), c.entry.file_name().c_str());
   }
   return kExitOk;
 }
