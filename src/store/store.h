@@ -91,8 +91,8 @@ struct ScanOptions {
   bool build_copies = false;
 };
 
-// Per requested jagged column: shards whose values came from a column copy, from the E blocks
-// (or J chunks), and copies this scan built.
+// Per requested jagged column: shards whose values came from a column copy (or the shard's own
+// J chunks), from the E blocks (C blocks in version 1), and copies this scan built.
 struct ScanColumnReport {
   int32_t column = 0;
   uint64_t shards_from_copies = 0;

@@ -90,8 +90,9 @@ Status Store::ScanShard(Shard& shard,
   if (copies) {
     PrepareCopies(shard, columns, st, build, report);
   } else {
+    // J chunks (--scan-copy, version 2) are column-major copies inside the shard.
     for (ScanColumnReport& c : report->columns) {
-      ++c.shards_from_blocks;
+      ++(shard.has_j_chunks() ? c.shards_from_copies : c.shards_from_blocks);
     }
   }
   for (uint64_t b = 0; b < h.s_blocks(); ++b) {

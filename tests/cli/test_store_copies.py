@@ -4,7 +4,8 @@ so; --build-copies (or column_copies = auto) writes copies that later scans use,
 results; copies survive `append` and the new run's copy comes from the next building scan or
 `copies --add`; `copies --drop` and `info --json` list and remove them; a corrupt copy is an
 error naming it and the scan falls back to the E blocks; a copy build killed with SIGKILL at
-random points (20 kills) leaves the store verified with each copy absent or whole.
+random points (20 kills) leaves the store verified with each copy absent or whole; a store
+converted with --scan-copy needs and gets no copies.
 
 usage: test_store_copies.py FERRY_BINARY DATA_DIR   (exit 77 when DATA_DIR is absent)
 """
@@ -130,6 +131,16 @@ try:
     run("store", "scan", store, "--columns", "Electron_pt", "--json")
     check(any(c["column"] == "Electron_pt" for c in copies(store)), "auto built the Electron_pt copies")
     os.remove(os.path.join(store, "store.conf"))
+
+    # --scan-copy at conversion still means every collection column-major (J chunks): such a
+    # store reads collections from them, and copies are neither needed nor built.
+    sc = os.path.join(tmp, "scancopy")
+    run("store", "convert", a, "--out", sc, "--scan-copy")
+    doc5, err = scan(sc, "--build-copies")
+    check(results(doc5) == results(plain) and "no column copy" not in err and copies(sc) == [],
+          f"a --scan-copy store needs no copies: {doc5['copies']} {err}")
+    p = run("store", "copies", sc, "--add", "Muon_pt", expect_rc=1)
+    check("--scan-copy" in p.stderr, f"copies --add on a --scan-copy store: {p.stderr.strip()}")
 
     # SIGKILL at random points of a copy build: the store verifies, every copy absent or whole.
     run("store", "copies", store, "--drop", "Muon_pt,Jet_eta,Electron_pt")
