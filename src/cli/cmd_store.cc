@@ -687,9 +687,11 @@ int RunVerify(const std::string& dir, const Args& args) {
     std::printf("%s\n", w.str().c_str());
   } else {
     std::printf(
-        "%s: ok, %llu records, %llu padding slots, %llu S chunks, %llu C blocks\n", dir.c_str(),
-        static_cast<unsigned long long>(v->records), static_cast<unsigned long long>(v->padding),
-        static_cast<unsigned long long>(v->s_chunks), static_cast<unsigned long long>(v->c_blocks));
+        "%s: ok, %llu records, %llu padding slots, %llu S chunks, %llu C blocks, %llu column "
+        "copies\n",
+        dir.c_str(), static_cast<unsigned long long>(v->records),
+        static_cast<unsigned long long>(v->padding), static_cast<unsigned long long>(v->s_chunks),
+        static_cast<unsigned long long>(v->c_blocks), static_cast<unsigned long long>(v->copies));
   }
   return kExitOk;
 }
