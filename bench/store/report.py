@@ -67,6 +67,19 @@ if "remote" in d:
           f"({s_['requests']} requests, {r['store_requests_per_event']:.4f}/event); TTree basket traversal "
           f"{t_['ms_per_event']:.0f} ms/event ({r['tree_requests_per_event']:.0f} requests/event, {t_['events']} events): "
           f"{r['speedup']:.0f}x")
+if "copies" in d:
+    c = d["copies"]
+    print("\n(7) column copies (issue 28): Muon_pt built from the E blocks, then read from its copy")
+    for name, r in c.items():
+        if isinstance(r, dict):
+            print(f"  {name:22} {r['seconds']:8.3f} s  cpu {r['cpu_seconds']:8.3f} s  {r['reads']:9d} reads "
+                  f"{r['bytes'] / 2**20:10.1f} MiB")
+    print(f"  AGC copies {c['agc_copy_bytes'] / 2**20:.1f} MiB ({100 * c['agc_copies_over_shards']:.1f}% of the shards), "
+          f"store with them {c['store_with_agc_copies_bytes'] / 2**30:.2f} GiB")
+if "targets" in d:
+    print("\nissue 28 targets")
+    for name, t in d["targets"].items():
+        print(f"  {name:40} {t['value']:10.3f}  {'met' if t['met'] else 'NOT met'}")
 
 
 def plot(name, title, ylabel, labels, values, log):

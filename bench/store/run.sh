@@ -7,7 +7,7 @@
 # Environment: FERRY_BUILD_DIR (a release build with bin/ferry and bin/store_bench),
 # FERRY_BENCH_OUT, EVENTS (2000000), PICKS (2000), BASELINE_PICKS (200, the slow baselines run
 # on the first ones of the same scattered list), STRACE_PICKS (50), JSROOT_PICKS (5),
-# CODECS (zstd:3,lz4,zlib:1), STORE_BENCH_INPUT (an existing file to use instead), REUSE=1
+# CODECS (zstd:2,zstd:3,lz4,zlib:1), STORE_BENCH_INPUT (an existing file to use instead), REUSE=1
 # (keep the stores and conversion figures of an earlier run in the same FERRY_BENCH_OUT),
 # WAN=0 to skip (6), the remote picks over the emulated WAN (WAN_RTT 40ms, WAN_RATE 1gbit,
 # REMOTE_BASELINE_PICKS 2: ferry's TTree reader takes ~40 s per event there); the origin serves
@@ -20,7 +20,7 @@ PICKS=${PICKS:-2000}
 BASE=${BASELINE_PICKS:-200}
 SPICKS=${STRACE_PICKS:-50}
 JSPICKS=${JSROOT_PICKS:-5}
-CODECS=${CODECS:-zstd:3,lz4,zlib:1}
+CODECS=${CODECS:-zstd:2,zstd:3,lz4,zlib:1}
 HERE=$(cd "$(dirname "$0")" && pwd)
 BENCH="$BUILD/bin/store_bench"
 mkdir -p "$OUT"

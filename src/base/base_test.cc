@@ -217,6 +217,9 @@ TEST(Strings, ParseDurationSeconds) {
 }
 
 TEST(Strings, ParseSize) {
+  EXPECT_FALSE(ParseSize("28888888888888888888888888G").has_value());  // past 2^64 (fuzzed)
+  EXPECT_FALSE(ParseSize("nan").has_value());
+  EXPECT_FALSE(ParseSize("inf").has_value());
   EXPECT_EQ(*ParseSize("4096"), 4096u);
   EXPECT_EQ(*ParseSize("64K"), 65536u);
   EXPECT_EQ(*ParseSize("16M"), 16u << 20);

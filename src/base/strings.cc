@@ -77,7 +77,12 @@ Result<uint64_t> ParseSize(std::string_view text) {
     return InvalidArgumentError("not a size: '" + std::string(text)
                                 + "' (examples: 4096, 64K, 16M, 100G)");
   }
-  return static_cast<uint64_t>(v * static_cast<double>(mult));
+  // 2^64 and above (or NaN) have no uint64 value: converting them is undefined behaviour.
+  const double bytes = v * static_cast<double>(mult);
+  if (!(bytes < 18446744073709551616.0)) {
+    return InvalidArgumentError("size too large: '" + std::string(text) + "'");
+  }
+  return static_cast<uint64_t>(bytes);
 }
 
 std::vector<std::string_view> Split(std::string_view text, char sep) {

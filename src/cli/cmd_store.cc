@@ -14,25 +14,16 @@
 #include "base/strings.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/store_cli.h"
 #include "cli/value_format.h"
 #include "store/converter.h"
+#include "store/copies.h"
 #include "store/pick.h"
 #include "store/selection.h"
 #include "store/store.h"
 #include "xrd/open_source.h"
 
 namespace ferry::cli {
-namespace {
-
-std::vector<std::string> SplitList(const std::string& text) {
-  std::vector<std::string> out;
-  for (std::string_view p : Split(text, ',')) {
-    if (!p.empty()) {
-      out.emplace_back(p);
-    }
-  }
-  return out;
-}
 
 // DIR may be a root:// URL: the store's files are then read through XrdCl (and the ferry
 // cache plug-in when it is enabled), loaded only for such URLs.
@@ -45,6 +36,18 @@ Result<std::unique_ptr<store::Store>> OpenStore(const std::string& dir, const Ar
     };
   }
   return store::Store::Open(dir, o);
+}
+
+namespace {
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::string_view p : Split(text, ',')) {
+    if (!p.empty()) {
+      out.emplace_back(p);
+    }
+  }
+  return out;
 }
 
 void WriteStats(JsonWriter& w, const store::StoreStats& s) {
@@ -336,6 +339,8 @@ struct ScanCounts {
 Status CollectSelected(store::Store& s,
                        std::span<const int32_t> cols,
                        const store::Selection& sel,
+                       const store::ScanOptions& options,
+                       store::ScanReport* report,
                        std::vector<Summary>* sums,
                        ScanCounts* counts) {
   // Read the shown columns plus those the selection needs.
@@ -351,26 +356,29 @@ Status CollectSelected(store::Store& s,
   }
   std::vector<const rootio::Column*> sel_values(sel_at.size());
   std::vector<uint8_t> mask;
-  return s.Scan(read, [&](const store::ScanBatch& b) {
-    for (size_t k = 0; k < sel_at.size(); ++k) {
-      sel_values[k] = &b.columns[sel_at[k]];
-    }
-    sel.EvaluateBatch(sel_values, b.events, &mask);
-    for (int64_t i = 0; i < b.events; ++i) {
-      if (mask[static_cast<size_t>(i)] == 0) {
-        continue;
-      }
-      ++counts->selected;
-      for (size_t k = 0; k < sums->size(); ++k) {
-        auto [lo, hi] = b.columns[k].EntryValues(i);
-        for (uint64_t v = lo; v < hi; ++v) {
-          (*sums)[k].values.push_back(b.columns[k].AsDouble(v));
+  return s.Scan(
+      read,
+      [&](const store::ScanBatch& b) {
+        for (size_t k = 0; k < sel_at.size(); ++k) {
+          sel_values[k] = &b.columns[sel_at[k]];
         }
-      }
-    }
-    counts->total += static_cast<uint64_t>(b.events);
-    return OkStatus();
-  });
+        sel.EvaluateBatch(sel_values, b.events, &mask);
+        for (int64_t i = 0; i < b.events; ++i) {
+          if (mask[static_cast<size_t>(i)] == 0) {
+            continue;
+          }
+          ++counts->selected;
+          for (size_t k = 0; k < sums->size(); ++k) {
+            auto [lo, hi] = b.columns[k].EntryValues(i);
+            for (uint64_t v = lo; v < hi; ++v) {
+              (*sums)[k].values.push_back(b.columns[k].AsDouble(v));
+            }
+          }
+        }
+        counts->total += static_cast<uint64_t>(b.events);
+        return OkStatus();
+      },
+      options, report);
 }
 
 // One column's statistics and histogram: into w, and (text) on stdout.
@@ -420,6 +428,76 @@ void ReportSummary(const Summary& sm, int bins, bool json, JsonWriter& w) {
   }
 }
 
+// On stderr (stdout stays the scan's result): copies that failed a check, collection columns
+// read from the E blocks, and the copies the scan built or could not build.
+void ReportScanCopies(const std::string& dir,
+                      const store::Schema& schema,
+                      const store::ScanReport& rep,
+                      bool asked) {
+  for (const Error& e : rep.copy_errors) {
+    std::fprintf(stderr, "ferry store scan: error: %s; read the E blocks instead\n",
+                 e.ToString().c_str());
+  }
+  for (const store::ScanColumnReport& c : rep.columns) {
+    if (c.shards_from_blocks == 0 || c.copies_built == c.shards_from_blocks) {
+      continue;
+    }
+    const std::string& name = schema.columns[static_cast<size_t>(c.column)].name;
+    const uint64_t shards = c.shards_from_blocks + c.shards_from_copies;
+    std::fprintf(stderr,
+                 "ferry store scan: %s has no column copy in %llu of %llu shards and was read "
+                 "from the E blocks (every column of every event); --build-copies or `ferry "
+                 "store copies %s --add %s` makes one\n",
+                 name.c_str(), static_cast<unsigned long long>(c.shards_from_blocks),
+                 static_cast<unsigned long long>(shards), dir.c_str(), name.c_str());
+  }
+  if (!rep.not_built.empty() && asked) {
+    std::fprintf(stderr, "ferry store scan: column copies not built: %s\n", rep.not_built.c_str());
+  }
+  if (rep.published.has_value()) {
+    const store::CopiesChange& ch = *rep.published;
+    std::fprintf(stderr,
+                 "ferry store scan: built %zu column copies; copies now take %s of a %s budget\n",
+                 ch.added.size(), HumanBytes(static_cast<double>(ch.copy_bytes)).c_str(),
+                 HumanBytes(static_cast<double>(ch.budget)).c_str());
+    for (const store::CopyEntry& e : ch.evicted) {
+      std::fprintf(stderr, "ferry store scan: evicted the copy of %s in run %llu (budget)\n",
+                   schema.columns[e.column].name.c_str(), static_cast<unsigned long long>(e.run));
+    }
+  }
+}
+
+void WriteScanCopies(JsonWriter& w, const store::Schema& schema, const store::ScanReport& rep) {
+  w.Key("copies").BeginObject().Key("columns").BeginArray();
+  for (const store::ScanColumnReport& c : rep.columns) {
+    w.BeginObject()
+        .Field("name", schema.columns[static_cast<size_t>(c.column)].name)
+        .Field("shards_from_copies", c.shards_from_copies)
+        .Field("shards_from_blocks", c.shards_from_blocks)
+        .Field("copies_built", c.copies_built)
+        .EndObject();
+  }
+  w.EndArray().Key("errors").BeginArray();
+  for (const Error& e : rep.copy_errors) {
+    w.String(e.ToString());
+  }
+  w.EndArray().Field("not_built", rep.not_built);
+  const uint64_t evicted = rep.published ? rep.published->evicted.size() : 0;
+  w.Field("evicted", evicted).EndObject();
+}
+
+// --build-copies, or `column_copies = auto` in a local store's conf.
+Result<store::ScanOptions> ScanOptionsFor(const std::string& dir,
+                                          const store::Store& s,
+                                          const Args& args) {
+  store::ScanOptions options;
+  options.build_copies = args.Has("--build-copies");
+  if (s.local() && !options.build_copies) {
+    options.build_copies = FERRY_TRY(store::ReadCopiesConf(dir)).auto_build;
+  }
+  return options;
+}
+
 int RunScan(const std::string& dir, const Args& args) {
   auto st = OpenStore(dir, args);
   if (!st.has_value()) {
@@ -449,12 +527,18 @@ int RunScan(const std::string& dir, const Args& args) {
   for (size_t k = 0; k < cols->size(); ++k) {
     sums[k].name = s.schema().columns[static_cast<size_t>((*cols)[k])].name;
   }
+  auto options = ScanOptionsFor(dir, s, args);
+  if (!options.has_value()) {
+    return ReportError(options.error());
+  }
+  store::ScanReport report;
   ScanCounts counts;
   auto t0 = std::chrono::steady_clock::now();
-  auto r = CollectSelected(s, *cols, *sel, &sums, &counts);
+  auto r = CollectSelected(s, *cols, *sel, *options, &report, &sums, &counts);
   if (!r.has_value()) {
     return ReportError(r.error());
   }
+  ReportScanCopies(dir, s.schema(), report, args.Has("--build-copies"));
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const bool json = args.Has("--json");
   JsonWriter w;
@@ -473,12 +557,25 @@ int RunScan(const std::string& dir, const Args& args) {
     ReportSummary(sm, bins, json, w);
   }
   w.EndArray();
+  WriteScanCopies(w, s.schema(), report);
   WriteStats(w, s.stats());
   w.EndObject();
   if (json) {
     std::printf("%s\n", w.str().c_str());
   }
   return kExitOk;
+}
+
+void PrintCopiesLine(const std::string& dir, const store::Manifest& m) {
+  if (m.copies.empty()) {
+    return;
+  }
+  uint64_t copy_bytes = 0;
+  for (const store::CopyEntry& c : m.copies) {
+    copy_bytes += c.bytes;
+  }
+  std::printf("column copies: %zu (%s; `ferry store copies %s --list`)\n", m.copies.size(),
+              HumanBytes(static_cast<double>(copy_bytes)).c_str(), dir.c_str());
 }
 
 int RunInfo(const std::string& dir, const Args& args) {
@@ -540,7 +637,9 @@ int RunInfo(const std::string& dir, const Args& args) {
     for (const store::InputEntry& in : m.inputs) {
       w.BeginObject().Field("path", in.path).Field("entries", in.entries).EndObject();
     }
-    w.EndArray().EndObject();
+    w.EndArray();
+    WriteCopyList(w, store::ListCopies(dir, m, (*st)->local()));
+    w.EndObject();
     std::printf("%s\n", w.str().c_str());
     return kExitOk;
   }
@@ -567,6 +666,7 @@ int RunInfo(const std::string& dir, const Args& args) {
         "note: the input had no luminosityBlock; every event has lumi 0 (address as "
         "RUN:0:EVENT)\n");
   }
+  PrintCopiesLine(dir, m);
   for (const store::RunEntry& r : m.runs) {
     std::printf("  run %-10llu %10llu events %6llu lumis %10s\n",
                 static_cast<unsigned long long>(r.run), static_cast<unsigned long long>(r.events),
@@ -590,14 +690,17 @@ int RunVerify(const std::string& dir, const Args& args) {
     w.BeginObject().Field("ok", true).Field("records", v->records).Field("padding", v->padding);
     w.Field("s_chunks", v->s_chunks)
         .Field("c_blocks", v->c_blocks)
+        .Field("copies", v->copies)
         .Field("bytes", v->bytes)
         .EndObject();
     std::printf("%s\n", w.str().c_str());
   } else {
     std::printf(
-        "%s: ok, %llu records, %llu padding slots, %llu S chunks, %llu C blocks\n", dir.c_str(),
-        static_cast<unsigned long long>(v->records), static_cast<unsigned long long>(v->padding),
-        static_cast<unsigned long long>(v->s_chunks), static_cast<unsigned long long>(v->c_blocks));
+        "%s: ok, %llu records, %llu padding slots, %llu S chunks, %llu C blocks, %llu column "
+        "copies\n",
+        dir.c_str(), static_cast<unsigned long long>(v->records),
+        static_cast<unsigned long long>(v->padding), static_cast<unsigned long long>(v->s_chunks),
+        static_cast<unsigned long long>(v->c_blocks), static_cast<unsigned long long>(v->copies));
   }
   return kExitOk;
 }
@@ -641,7 +744,7 @@ constexpr OptionSpec kConvertOptions[] = {
     kTree,
     {"--block-size", "64K", "uncompressed bytes of every column of the events of one E block",
      "64K"},
-    {"--codec", "zstd:3", "zstd[:L], lz4[:L], zlib[:L], lzma[:L] or none", "zstd:3"},
+    {"--codec", "zstd:2", "zstd[:L], lz4[:L], zlib[:L], lzma[:L] or none", "zstd:2"},
     {"--scan-copy", "",
      "also store the collections column-major (J chunks): collection scans read only their "
      "columns, at the price of a second copy"},
@@ -676,6 +779,10 @@ constexpr OptionSpec kScanOptions[] = {
      "select events: comparisons of scalar columns and numbers, n(Coll) (the counter of a "
      "collection), &&, ||, !, parentheses; e.g. 'MET_pt > 25 && n(Muon) >= 1'"},
     {"--bins", "N", "histogram bins (1..1000)", "20"},
+    {"--build-copies", "",
+     "also write a column-major copy of each collection column read from the E blocks, so later "
+     "scans read only its bytes (local stores; `column_copies = auto` in DIR/store.conf does it "
+     "always)"},
     kJson,
     kMmap,
 };
@@ -738,8 +845,8 @@ constexpr CommandSpec kVerify{
     .run = Verify,
 };
 
-constexpr const CommandSpec* kStoreSubcommands[] = {&kConvert, &kAppend, &kGet,
-                                                    &kScan,    &kInfo,   &kVerify};
+constexpr const CommandSpec* kStoreSubcommands[] = {
+    &kConvert, &kAppend, &kGet, &kScan, &kInfo, &kVerify, &kStoreCopiesCommand};
 
 }  // namespace
 
@@ -748,7 +855,8 @@ constexpr CommandSpec kStoreCommand{
     .summary = "event store",
     .notes =
         "DIR may be a local directory or a root://host:port//path/to/store URL (info, get, "
-        "scan,\nverify): the store's files are then read through XrdCl with its plug-ins.",
+        "scan,\nverify, copies --list): the store's files are then read through XrdCl with its "
+        "plug-ins,\nand column copies are used but never written.",
     .subcommands = kStoreSubcommands,
 };
 

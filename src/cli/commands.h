@@ -11,6 +11,7 @@ extern const CommandSpec kRootCommand;          // cmd_root.cc
 extern const CommandSpec kGenCommand;           // cmd_gen.cc
 extern const CommandSpec kAnalyzeCommand;       // cmd_analyze.cc
 extern const CommandSpec kStoreCommand;         // cmd_store.cc
+extern const CommandSpec kStoreCopiesCommand;   // cmd_store_copies.cc: `ferry store copies`
 extern const CommandSpec kSendCommand;          // cmd_send.cc
 extern const CommandSpec kRecvCommand;          // cmd_recv.cc
 extern const CommandSpec kCacheCommand;         // cmd_cache.cc

@@ -25,6 +25,7 @@
 #include "store/dictionary.h"
 #include "store/shard_builder.h"
 #include "store/shuffle.h"
+#include "store/store_dir.h"
 #include "store/task_pool.h"
 
 namespace ferry::store {
@@ -48,68 +49,6 @@ double ThreadCpu() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-// Shard files a manifest names, and the largest generation among them.
-std::set<std::string> NamedShards(const Manifest* m, uint32_t* max_generation) {
-  std::set<std::string> out;
-  if (m != nullptr) {
-    for (const RunEntry& r : m->runs) {
-      out.insert(r.file_name());
-      *max_generation = std::max(*max_generation, r.generation);
-    }
-  }
-  return out;
-}
-
-// Removes shard files (and a stale manifest draft) that none of the kept names mention: the
-// leftovers of a killed write, or shards superseded before the previous write.
-void RemoveUnnamed(const std::string& dir, const std::set<std::string>& keep) {
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    std::string name = entry.path().filename().string();
-    const bool shard = name.starts_with("run-") && name.ends_with(".shard");
-    if ((shard && keep.count(name) == 0) || name == std::string(kManifestName) + ".tmp") {
-      std::filesystem::remove(entry.path(), ec);
-    }
-  }
-}
-
-Status SyncDir(const std::string& dir) {
-  Fd d = FERRY_TRY(Fd::Open(dir, O_RDONLY | O_DIRECTORY, 0));
-  if (::fsync(d.get()) != 0) {
-    return IoError("fsync " + dir, errno);
-  }
-  return OkStatus();
-}
-
-// Written aside, fsynced, renamed over MANIFEST, directory fsynced: readers see the old
-// manifest or the new one, never a mix, and a crash leaves one of them.
-Status PublishManifest(const std::string& dir, Manifest& m, uint64_t* bytes) {
-  std::vector<uint8_t> manifest = m.Serialize();
-  const std::string final_path = dir + "/" + kManifestName;
-  const std::string tmp_path = final_path + ".tmp";
-  {
-    Fd fd = FERRY_TRY(Fd::Open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC, 0644));
-    FERRY_TRY_CTX(PwriteFull(fd.get(), manifest.data(), manifest.size(), 0), tmp_path);
-    if (::fsync(fd.get()) != 0) {
-      return IoError("fsync " + tmp_path, errno);
-    }
-    FERRY_TRY_CTX(fd.Close(), tmp_path);
-  }
-  if (::rename(tmp_path.c_str(), final_path.c_str()) != 0) {
-    return IoError("rename " + tmp_path, errno);
-  }
-  *bytes = manifest.size();
-  return SyncDir(dir);
-}
-
-Result<Manifest> ReadManifest(const std::string& dir) {
-  const std::string path = dir + "/" + kManifestName;
-  auto src = FERRY_TRY(io::OpenLocal(path));
-  std::vector<uint8_t> bytes(src->size());
-  FERRY_TRY_CTX(src->ReadAt(0, bytes), path);
-  return FERRY_TRY_CTX(Manifest::Parse(bytes), path);
 }
 
 // A dictionary for the E blocks, trained on the first input's first blocks, laid out exactly as
@@ -282,15 +221,6 @@ class Router {
   std::vector<EventSlot> slot_buf_;
 };
 
-// One writer at a time per store directory (an advisory lock on DIR/.lock).
-Result<Fd> LockStore(const std::string& dir) {
-  Fd fd = FERRY_TRY(Fd::Open(dir + "/.lock", O_RDWR | O_CREAT, 0644));
-  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-    return Error(ErrorCode::kIo, "another convert or append is writing " + dir, errno);
-  }
-  return fd;
-}
-
 // FERRY_STORE_TRACE=1: the phases' wall times on stderr (for tuning on a shared machine).
 class PhaseTrace {
  public:
@@ -350,6 +280,7 @@ void SetSettings(const ConvertOptions& opt, const Manifest* old, Manifest* m) {
     m->flags = old->flags;
     m->inputs = old->inputs;
     m->dictionary = old->dictionary;
+    m->next_copy_id = old->next_copy_id;
   }
 }
 
@@ -428,6 +359,16 @@ Status PlaceRuns(const ConvertOptions& opt,
   m.padding = 0;
   m.lumi_extent = 0;
   m.event_extent = 0;
+  // Column copies of untouched shards stay; a rebuilt run's copies went with its old shard
+  // (the next scan with copies, or `copies --add`, makes new ones).
+  m.copies.clear();
+  if (old != nullptr) {
+    for (const CopyEntry& c : old->copies) {
+      if (runs.at(c.run).generation == c.generation) {
+        m.copies.push_back(c);
+      }
+    }
+  }
   for (auto& [run, e] : runs) {
     m.runs.push_back(e);
     m.events += e.events;
@@ -484,10 +425,8 @@ Status BuildShards(const ConvertOptions& opt,
 void RemoveSuperseded(const ConvertOptions& opt,
                       const Manifest& m,
                       const std::set<std::string>& old_names) {
-  std::set<std::string> keep;
-  for (const RunEntry& r : m.runs) {
-    keep.insert(r.file_name());
-  }
+  uint32_t unused = 0;
+  std::set<std::string> keep = NamedFiles(&m, &unused);
   if (opt.append) {
     keep.insert(old_names.begin(), old_names.end());
   }
@@ -513,7 +452,7 @@ Result<ConvertReport> Convert(const ConvertOptions& opt) {
   const std::optional<Manifest> old = FERRY_TRY(ReadExisting(opt));
   const Manifest* const base = opt.append ? &*old : nullptr;
   uint32_t generation = 0;
-  const std::set<std::string> old_names = NamedShards(old ? &*old : nullptr, &generation);
+  const std::set<std::string> old_names = NamedFiles(old ? &*old : nullptr, &generation);
   ++generation;
   // Leftovers of killed writes go first (the current store's shards are kept).
   RemoveUnnamed(opt.out_dir, old_names);

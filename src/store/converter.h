@@ -31,7 +31,10 @@ struct ConvertOptions {
   std::string tree = "Events";
   std::string out_dir;
   uint32_t block_size = 64 * 1024;  // target uncompressed bytes of one E block (every column)
-  codec::Setting codec{codec::Algorithm::kZstd, 3};
+  // zstd:2: issue 28 asks for the level that keeps a store at or below its source (0.99-1.0x
+  // on NanoAOD) while converting at 0.3x the reader's decode rate on two threads; zstd:3
+  // makes stores ~1.6% smaller and converted at 0.27x where zstd:2 did 0.31-0.32x.
+  codec::Setting codec{codec::Algorithm::kZstd, 2};
   uint8_t log2_ks = 13;  // events per S block = 2^log2_ks
   // Also store each collection column column-major per S block (J chunks): collection scans
   // read only their columns, at the price of a second copy of the collections.

@@ -39,6 +39,20 @@ std::string ShardFileName(uint64_t run, uint32_t generation) {
   return "run-" + std::to_string(run) + ".g" + std::to_string(generation) + ".shard";
 }
 
+std::string CopyEntry::file_name() const {
+  return "run-" + std::to_string(run) + ".g" + std::to_string(generation) + ".c"
+         + std::to_string(id) + ".copy";
+}
+
+const CopyEntry* Manifest::FindCopy(uint64_t run, int32_t column) const {
+  for (const CopyEntry& c : copies) {
+    if (c.run == run && static_cast<int32_t>(c.column) == column) {
+      return &c;
+    }
+  }
+  return nullptr;
+}
+
 Result<Layout> Manifest::GridLayout() const {
   return Layout::Make(run_extent, lumi_extent, event_extent, schema.record_size, 0);
 }
@@ -52,7 +66,27 @@ int64_t Manifest::RunSlot(uint64_t run) const {
   return it - runs.begin();
 }
 
+namespace {
+
+void SerializeCopies(const Manifest& m, ByteWriter& w) {
+  w.U32(m.next_copy_id);
+  w.U32(static_cast<uint32_t>(m.copies.size()));
+  for (const CopyEntry& c : m.copies) {
+    w.U32(c.id);
+    w.U32(c.column);
+    w.U64(c.run);
+    w.U32(c.generation);
+    w.U32(0);
+    w.U64(c.bytes);
+  }
+}
+
+}  // namespace
+
 std::vector<uint8_t> Manifest::Serialize() {
+  // A store without copies keeps the manifest older readers parse.
+  flags = (copies.empty() && next_copy_id <= 1) ? (flags & ~kManifestFlagCopies)
+                                                : (flags | kManifestFlagCopies);
   ByteWriter schema_bytes;
   schema.Serialize(schema_bytes);
   schema_hash = hash::Xxh3(schema_bytes.bytes());
@@ -94,6 +128,9 @@ std::vector<uint8_t> Manifest::Serialize() {
   if (version >= 3) {
     w.U32(static_cast<uint32_t>(dictionary.size()));
     w.Bytes(dictionary);
+  }
+  if ((flags & kManifestFlagCopies) != 0) {
+    SerializeCopies(*this, w);
   }
   w.U32(crc32c::Value(w.bytes()));
   return std::move(w.bytes());
@@ -166,6 +203,42 @@ Status ParseInputsAndDictionary(ByteReader& r, Manifest* m) {
   return OkStatus();
 }
 
+// The column-copy table: ids below next_copy_id and unique, entries sorted by (run, column)
+// without duplicates, each a jagged column of a shard the run table names.
+Status ParseCopies(ByteReader& r, Manifest* m) {
+  m->next_copy_id = r.U32();
+  const uint32_t n = r.U32();
+  if (!r.ok() || n > r.remaining() / kCopyEntryBytes) {
+    return CorruptionError("manifest: truncated copy table");
+  }
+  m->copies.resize(n);
+  std::vector<uint32_t> ids;
+  for (size_t i = 0; i < n; ++i) {
+    CopyEntry& c = m->copies[i];
+    c.id = r.U32();
+    c.column = r.U32();
+    c.run = r.U64();
+    c.generation = r.U32();
+    const uint32_t zero = r.U32();
+    c.bytes = r.U64();
+    const int64_t slot = m->RunSlot(c.run);
+    const bool ordered = i == 0 || m->copies[i - 1].run < c.run
+                         || (m->copies[i - 1].run == c.run && m->copies[i - 1].column < c.column);
+    if (!r.ok() || zero != 0 || c.id == 0 || c.id >= m->next_copy_id || !ordered || slot < 0
+        || m->runs[static_cast<size_t>(slot)].generation != c.generation
+        || c.column >= m->schema.columns.size() || !m->schema.columns[c.column].jagged()) {
+      return CorruptionError("manifest: copy table entry " + std::to_string(i)
+                             + " is inconsistent");
+    }
+    ids.push_back(c.id);
+  }
+  std::sort(ids.begin(), ids.end());
+  if (std::adjacent_find(ids.begin(), ids.end()) != ids.end()) {
+    return CorruptionError("manifest: two column copies have the same id");
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Result<Manifest> Manifest::Parse(std::span<const uint8_t> bytes) {
@@ -219,6 +292,13 @@ Result<Manifest> Manifest::Parse(std::span<const uint8_t> bytes) {
   Layout grid = FERRY_TRY_CTX(m.GridLayout(), "manifest");
   FERRY_TRY(ParseRunTable(r, grid, &m));
   FERRY_TRY(ParseInputsAndDictionary(r, &m));
+  if ((m.flags & kManifestFlagCopies) != 0) {
+    if (m.version < 3) {
+      return CorruptionError("manifest: column copies in a version-" + std::to_string(m.version)
+                             + " store");
+    }
+    FERRY_TRY(ParseCopies(r, &m));
+  }
   if (!r.ok() || r.remaining() != 4) {
     return CorruptionError("manifest: bad length");
   }

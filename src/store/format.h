@@ -40,6 +40,8 @@ constexpr uint32_t kShardHeaderSize = 4096;
 constexpr uint32_t kManifestFlagNoLumi = 1;
 // Version 3: every shard has J chunks (convert --scan-copy).
 constexpr uint32_t kManifestFlagJChunks = 2;
+// The manifest has a column-copy table after the dictionary (docs/format/store.md section 12).
+constexpr uint32_t kManifestFlagCopies = 4;
 // Version 3 index record: a fixed 24-byte locator of the event's E block (section 4).
 constexpr uint32_t kRecordV3Bytes = 24;
 constexpr uint32_t kRecordPresent = 1;
@@ -61,6 +63,19 @@ struct RunEntry {
   uint64_t event_extent = 0;
   uint32_t generation = 0;
   std::string file_name() const { return ShardFileName(run, generation); }
+};
+
+// A column copy (section 12): one jagged column of one shard, column-major in its own file
+// "run-<RUN>.g<GEN>.c<ID>.copy" beside the shard. Serialized as 32 bytes: u32 id, u32 column,
+// u64 run, u32 generation, u32 0, u64 file bytes.
+constexpr size_t kCopyEntryBytes = 32;
+struct CopyEntry {
+  uint32_t id = 0;      // unique in the store, never reused (Manifest::next_copy_id)
+  uint32_t column = 0;  // schema index of a jagged column
+  uint64_t run = 0;     // the shard it copies: run and generation
+  uint32_t generation = 0;
+  uint64_t bytes = 0;  // size of the copy file
+  std::string file_name() const;
 };
 
 struct InputEntry {
@@ -91,6 +106,12 @@ struct Manifest {
   // Version 3: the zstd dictionary E blocks flagged kEBlockFlagDictionary are compressed with
   // (trained on the first input's blocks at conversion; empty when there is none).
   std::vector<uint8_t> dictionary;
+  // Column copies (flag kManifestFlagCopies): sorted by (run, column), at most one per pair,
+  // each naming a shard of the run table. next_copy_id is larger than every id ever used.
+  std::vector<CopyEntry> copies;
+  uint32_t next_copy_id = 1;
+  // The copy of (run, column), or nullptr.
+  const CopyEntry* FindCopy(uint64_t run, int32_t column) const;
 
   // Layout of the grid (index_offset of the shards' index regions is per shard; 0 here).
   Result<Layout> GridLayout() const;

@@ -51,9 +51,9 @@ Result<size_t> CompressVerified(const codec::Setting& setting,
 // One unit of work for the pool: an E block or an S block. Buffers are reused across jobs.
 struct ShardBuilder::Job {
   enum Kind { kE, kS } kind = kE;
-  // Input, unshuffled: one buffer per schema column (E block) or S-directory column (S block).
+  // S block input, unshuffled: one buffer per S-directory column. (An E job arrives with its
+  // payload already shuffled.)
   std::vector<std::vector<uint8_t>> columns;
-  std::vector<uint64_t> column_sizes;  // E block: elements per group
   uint32_t events = 0;
   std::vector<PendingRecord> records;
   // Output: the stored bytes (E: header + payload; S: chunks back to back) and chunk sizes.
@@ -134,70 +134,14 @@ Status ShardBuilder::Add(std::span<const rootio::Column> cols,
                          std::span<const EventSlot> slots) {
   size_t done = 0;
   while (done < n) {
-    // The largest piece that stays inside the open E block and S block.
-    const size_t k =
-        static_cast<size_t>(std::min<uint64_t>({n - done, kc_ - e_events_, ks_ - s_events_}));
+    // The largest piece that stays inside the open S block: its E blocks, then its S staging
+    // in one append per column (not one per E block).
+    const size_t k = static_cast<size_t>(std::min<uint64_t>(n - done, ks_ - s_events_));
     const int64_t r0 = row + static_cast<int64_t>(done);
-    const int64_t r1 = r0 + static_cast<int64_t>(k);
-    for (size_t i = 0; i < k; ++i) {
-      const EventSlot& s = slots[done + i];
-      if (s.lumi_slot >= plan_.lumis.size() || s.event_slot >= plan_.lumis[s.lumi_slot].count) {
-        return InvalidArgumentError("event slot outside the plan");
-      }
-      const uint64_t event = plan_.event_numbers[plan_.lumis[s.lumi_slot].first + s.event_slot];
-      e_records_.push_back({layout_.RecordOffset(s.lumi_slot, s.event_slot),
-                            static_cast<uint32_t>(events_ + i), static_cast<uint32_t>(event)});
-    }
-    for (size_t c = 0; c < schema_.columns.size(); ++c) {
-      const ColumnSpec& spec = schema_.columns[c];
-      const rootio::Column& col = cols[c];
-      const size_t w = spec.value_size();
-      auto [b, x] = col.EntryValues(r0);
-      auto [y, e] = col.EntryValues(r1 - 1);
-      (void)x;
-      (void)y;
-      if (col.bytes.size() < e * w) {
-        return CorruptionError("column " + spec.name + " is shorter than its entries");
-      }
-      const uint8_t* src = col.bytes.data() + b * w;
-      const size_t bytes = (e - b) * w;
-      if (spec.jagged()) {
-        // The range's values must be what its counter says (checked over the range: a
-        // per-event check would cost more than the copy).
-        const rootio::Column& counts = cols[static_cast<size_t>(spec.counter)];
-        const uint64_t want = SumCounts(
-            counts.bytes.data() + static_cast<size_t>(r0) * counts.value_size(), counts.type, k);
-        if (e - b != want * spec.len) {
-          return CorruptionError("column " + spec.name + " has " + std::to_string(e - b)
-                                 + " values where its counter says "
-                                 + std::to_string(want * spec.len));
-        }
-      }
-      AppendBytes(e_bufs_[c], src, bytes);
-      if (!spec.jagged()) {
-        AppendBytes(s_bufs_[static_cast<size_t>(spec.slot)], src, bytes);
-      } else if (j_chunks_) {
-        AppendBytes(s_bufs_[schema_.fixed.size() + static_cast<size_t>(spec.slot)], src, bytes);
-      }
-    }
-    for (size_t g = 0; g < schema_.groups(); ++g) {
-      const rootio::Column& counts = cols[static_cast<size_t>(schema_.group_counters[g])];
-      const uint64_t total =
-          e_group_elements_[g]
-          + SumCounts(counts.bytes.data() + static_cast<size_t>(r0) * counts.value_size(),
-                      counts.type, k);
-      if (total > UINT32_MAX / 8) {
-        return UnsupportedError("an E block holds too many elements; use a smaller --block-size");
-      }
-      e_group_elements_[g] = static_cast<uint32_t>(total);
-    }
-    events_ += k;
-    e_events_ += k;
+    FERRY_TRY(AddEBlocks(cols, r0, k, slots.subspan(done, k)));
+    FERRY_TRY(StageS(cols, r0, k));
     s_events_ += k;
     done += k;
-    if (e_events_ == kc_) {
-      FERRY_TRY(FlushE());
-    }
     if (s_events_ == ks_) {
       FERRY_TRY(FlushS());
     }
@@ -205,12 +149,120 @@ Status ShardBuilder::Add(std::span<const rootio::Column> cols,
   return OkStatus();
 }
 
-std::unique_ptr<ShardBuilder::Job> ShardBuilder::TakeJob() {
-  if (free_jobs_.empty()) {
+Status ShardBuilder::AddEBlocks(std::span<const rootio::Column> cols,
+                                int64_t row,
+                                size_t n,
+                                std::span<const EventSlot> slots) {
+  size_t done = 0;
+  while (done < n) {
+    const size_t k = static_cast<size_t>(std::min<uint64_t>(n - done, kc_ - e_events_));
+    const int64_t r0 = row + static_cast<int64_t>(done);
+    FERRY_TRY(QueueRecords(slots.subspan(done, k)));
+    FERRY_TRY(CheckPiece(cols, r0, k));
+    if (e_events_ == 0 && k == kc_) {
+      // A whole E block in one piece (the usual case): shuffled straight from the decoded
+      // columns into the job's payload, with no staging copy.
+      FERRY_TRY(FlushEFrom(cols, r0, k));
+    } else {
+      for (size_t c = 0; c < schema_.columns.size(); ++c) {
+        const std::span<const uint8_t> v = ValuesOf(cols[c], schema_.columns[c], r0, k);
+        AppendBytes(e_bufs_[c], v.data(), v.size());
+      }
+      for (size_t g = 0; g < schema_.groups(); ++g) {
+        e_group_elements_[g] += static_cast<uint32_t>(piece_elements_[g]);
+      }
+      e_events_ += k;
+      if (e_events_ == kc_) {
+        FERRY_TRY(FlushE());
+      }
+    }
+    events_ += k;
+    done += k;
+  }
+  return OkStatus();
+}
+
+Status ShardBuilder::QueueRecords(std::span<const EventSlot> slots) {
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const EventSlot& s = slots[i];
+    if (s.lumi_slot >= plan_.lumis.size() || s.event_slot >= plan_.lumis[s.lumi_slot].count) {
+      return InvalidArgumentError("event slot outside the plan");
+    }
+    const uint64_t event = plan_.event_numbers[plan_.lumis[s.lumi_slot].first + s.event_slot];
+    e_records_.push_back({layout_.RecordOffset(s.lumi_slot, s.event_slot),
+                          static_cast<uint32_t>(events_ + i), static_cast<uint32_t>(event)});
+  }
+  return OkStatus();
+}
+
+std::span<const uint8_t> ShardBuilder::ValuesOf(const rootio::Column& col,
+                                                const ColumnSpec& spec,
+                                                int64_t row,
+                                                size_t n) {
+  const size_t w = spec.value_size();
+  auto [b, x] = col.EntryValues(row);
+  auto [y, e] = col.EntryValues(row + static_cast<int64_t>(n) - 1);
+  (void)x;
+  (void)y;
+  return {col.bytes.data() + b * w, (e - b) * w};
+}
+
+// The checks of a piece of rows [row, row + n), before any of it is used: every column long
+// enough, every collection column holding what its counter says (summed once per collection,
+// into piece_elements_), and the E block's element totals within bounds.
+Status ShardBuilder::CheckPiece(std::span<const rootio::Column> cols, int64_t row, size_t n) {
+  piece_elements_.resize(schema_.groups());
+  for (size_t g = 0; g < schema_.groups(); ++g) {
+    const rootio::Column& counts = cols[static_cast<size_t>(schema_.group_counters[g])];
+    piece_elements_[g] = SumCounts(
+        counts.bytes.data() + static_cast<size_t>(row) * counts.value_size(), counts.type, n);
+    if (e_group_elements_[g] + piece_elements_[g] > UINT32_MAX / 8) {
+      return UnsupportedError("an E block holds too many elements; use a smaller --block-size");
+    }
+  }
+  for (size_t c = 0; c < schema_.columns.size(); ++c) {
+    const ColumnSpec& spec = schema_.columns[c];
+    const rootio::Column& col = cols[c];
+    auto [b, x] = col.EntryValues(row);
+    auto [y, e] = col.EntryValues(row + static_cast<int64_t>(n) - 1);
+    (void)x;
+    (void)y;
+    if (col.bytes.size() < e * spec.value_size()) {
+      return CorruptionError("column " + spec.name + " is shorter than its entries");
+    }
+    // Checked over the piece: a per-event check would cost more than the copy.
+    const uint64_t want = piece_elements_[static_cast<size_t>(spec.group)] * spec.len;
+    if (spec.jagged() && e - b != want) {
+      return CorruptionError("column " + spec.name + " has " + std::to_string(e - b)
+                             + " values where its counter says " + std::to_string(want));
+    }
+  }
+  return OkStatus();
+}
+
+// The S block's fixed columns (and, with J chunks, the collection columns) of rows
+// [row, row + n), which CheckPiece has checked E block by E block.
+Status ShardBuilder::StageS(std::span<const rootio::Column> cols, int64_t row, size_t n) {
+  for (size_t c = 0; c < schema_.columns.size(); ++c) {
+    const ColumnSpec& spec = schema_.columns[c];
+    if (spec.jagged() && !j_chunks_) {
+      continue;
+    }
+    const std::span<const uint8_t> v = ValuesOf(cols[c], spec, row, n);
+    const size_t slot = static_cast<size_t>(spec.slot) + (spec.jagged() ? schema_.fixed.size() : 0);
+    AppendBytes(s_bufs_[slot], v.data(), v.size());
+  }
+  return OkStatus();
+}
+
+std::unique_ptr<ShardBuilder::Job> ShardBuilder::TakeJob(bool e_block) {
+  // E and S jobs keep their own buffers: an S job's columns are 512 times an E job's.
+  auto& free = e_block ? free_e_jobs_ : free_s_jobs_;
+  if (free.empty()) {
     return std::make_unique<Job>();
   }
-  std::unique_ptr<Job> job = std::move(free_jobs_.back());
-  free_jobs_.pop_back();
+  std::unique_ptr<Job> job = std::move(free.back());
+  free.pop_back();
   return job;
 }
 
@@ -218,40 +270,67 @@ Status ShardBuilder::FlushE() {
   if (e_events_ == 0) {
     return OkStatus();
   }
-  std::unique_ptr<Job> job = TakeJob();
+  std::unique_ptr<Job> job = TakeJob(true);
   job->kind = Job::kE;
   job->events = static_cast<uint32_t>(e_events_);
   job->records.swap(e_records_);
   e_records_.clear();
-  // The columns move into the job (no copy); it shuffles them into one payload.
-  job->columns.resize(e_bufs_.size());
-  for (size_t c = 0; c < e_bufs_.size(); ++c) {
-    job->columns[c].swap(e_bufs_[c]);
+  // The payload: group totals, then every staged column byte-shuffled.
+  size_t total = 4 * e_group_elements_.size();
+  for (const auto& c : e_bufs_) {
+    total += c.size();
+  }
+  job->shuffled.resize(total);
+  uint8_t* p = job->shuffled.data();
+  for (uint32_t g : e_group_elements_) {
+    StoreLE<uint32_t>(p, g);
+    p += 4;
+  }
+  for (size_t c = 0; c < schema_.columns.size(); ++c) {
+    const size_t w = schema_.columns[c].value_size();
+    ShuffleBytes(e_bufs_[c].data(), e_bufs_[c].size() / w, w, p);
+    p += e_bufs_[c].size();
     e_bufs_[c].clear();
   }
-  job->column_sizes.assign(e_group_elements_.begin(), e_group_elements_.end());
   std::fill(e_group_elements_.begin(), e_group_elements_.end(), 0);
   e_events_ = 0;
+  SubmitE(std::move(job));
+  return OkStatus();
+}
+
+Status ShardBuilder::FlushEFrom(std::span<const rootio::Column> cols, int64_t row, size_t n) {
+  std::unique_ptr<Job> job = TakeJob(true);
+  job->kind = Job::kE;
+  job->events = static_cast<uint32_t>(n);
+  job->records.swap(e_records_);
+  e_records_.clear();
+  size_t total = 4 * schema_.groups();
+  for (size_t c = 0; c < schema_.columns.size(); ++c) {
+    total += ValuesOf(cols[c], schema_.columns[c], row, n).size();
+  }
+  job->shuffled.resize(total);
+  uint8_t* p = job->shuffled.data();
+  for (uint64_t g : piece_elements_) {
+    StoreLE<uint32_t>(p, static_cast<uint32_t>(g));
+    p += 4;
+  }
+  for (size_t c = 0; c < schema_.columns.size(); ++c) {
+    const size_t w = schema_.columns[c].value_size();
+    const std::span<const uint8_t> v = ValuesOf(cols[c], schema_.columns[c], row, n);
+    ShuffleBytes(v.data(), v.size() / w, w, p);
+    p += v.size();
+  }
+  SubmitE(std::move(job));
+  return OkStatus();
+}
+
+// Compression (with the verifying decompression), header and CRC of an E job's payload, on the
+// pool.
+void ShardBuilder::SubmitE(std::unique_ptr<Job> job) {
   Job* j = job.get();
-  const Schema* schema = &schema_;
   const codec::Setting setting = manifest_.codec;
   const Dictionary* dict = dict_;
-  j->ticket = pool_->Submit([j, schema, setting, dict] {
-    size_t total = 4 * j->column_sizes.size();
-    for (const auto& c : j->columns) {
-      total += c.size();
-    }
-    j->shuffled.resize(total);
-    uint8_t* p = j->shuffled.data();
-    for (uint64_t g : j->column_sizes) {
-      StoreLE<uint32_t>(p, static_cast<uint32_t>(g));
-      p += 4;
-    }
-    for (size_t c = 0; c < schema->columns.size(); ++c) {
-      const size_t w = schema->columns[c].value_size();
-      ShuffleBytes(j->columns[c].data(), j->columns[c].size() / w, w, p);
-      p += j->columns[c].size();
-    }
+  j->ticket = pool_->Submit([j, setting, dict] {
     j->stored.resize(kEBlockHeaderBytes);
     auto n = CompressVerified(setting, j->shuffled, &j->stored, &j->check, dict);
     if (!n.has_value()) {
@@ -267,14 +346,13 @@ Status ShardBuilder::FlushE() {
     j->status = OkStatus();
   });
   jobs_.push_back(std::move(job));
-  return OkStatus();
 }
 
 Status ShardBuilder::FlushS() {
   if (s_events_ == 0) {
     return OkStatus();
   }
-  std::unique_ptr<Job> job = TakeJob();
+  std::unique_ptr<Job> job = TakeJob(false);
   job->kind = Job::kS;
   job->columns.resize(s_bufs_.size());
   for (size_t i = 0; i < s_bufs_.size(); ++i) {
@@ -321,7 +399,8 @@ Status ShardBuilder::Drain(bool wait) {
     }
     job.ticket.Wait();
     FERRY_TRY_CTX(WriteJob(job), out_.path());
-    free_jobs_.push_back(std::move(jobs_.front()));
+    (jobs_.front()->kind == Job::kE ? free_e_jobs_ : free_s_jobs_)
+        .push_back(std::move(jobs_.front()));
     jobs_.pop_front();
   }
   return OkStatus();

@@ -74,8 +74,26 @@ class ShardBuilder {
  private:
   struct Job;
   ShardBuilder(const Manifest& manifest, ShardPlan plan, ShardOutput out, TaskPool* pool);
-  std::unique_ptr<Job> TakeJob();  // a finished job's buffers, or a new job
+  // A finished job's buffers of the same kind, or a new job.
+  std::unique_ptr<Job> TakeJob(bool e_block);
+  // The steps of Add: the E blocks of a piece within one S block (records queued, the piece
+  // checked, then shuffled straight into a job when it is a whole E block, else staged), and
+  // the S staging of the piece.
+  Status AddEBlocks(std::span<const rootio::Column> cols,
+                    int64_t row,
+                    size_t n,
+                    std::span<const EventSlot> slots);
+  Status QueueRecords(std::span<const EventSlot> slots);
+  Status CheckPiece(std::span<const rootio::Column> cols, int64_t row, size_t n);
+  Status StageS(std::span<const rootio::Column> cols, int64_t row, size_t n);
+  // The bytes of rows [row, row + n) of a column (checked by CheckPiece).
+  static std::span<const uint8_t> ValuesOf(const rootio::Column& col,
+                                           const ColumnSpec& spec,
+                                           int64_t row,
+                                           size_t n);
   Status FlushE();
+  Status FlushEFrom(std::span<const rootio::Column> cols, int64_t row, size_t n);
+  void SubmitE(std::unique_ptr<Job> job);
   Status FlushS();
   Status WriteJob(Job& job);
   Status ReadBack();
@@ -111,7 +129,9 @@ class ShardBuilder {
   std::vector<uint8_t> e_table_;
 
   std::deque<std::unique_ptr<Job>> jobs_;
-  std::vector<std::unique_ptr<Job>> free_jobs_;
+  std::vector<std::unique_ptr<Job>> free_e_jobs_;
+  std::vector<std::unique_ptr<Job>> free_s_jobs_;
+  std::vector<uint64_t> piece_elements_;  // per group: elements of the piece CheckPiece checked
   ShardBuildStats stats_;
   bool finished_ = false;
 };

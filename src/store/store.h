@@ -30,6 +30,7 @@
 #include "io/byte_source.h"
 #include "rootio/column.h"
 #include "store/block_cache.h"
+#include "store/copies.h"
 #include "store/dictionary.h"
 #include "store/format.h"
 
@@ -82,11 +83,38 @@ struct ScanBatch {
   std::vector<rootio::Column> columns;
 };
 
+// How a scan treats column copies (docs/format/store.md section 12).
+struct ScanOptions {
+  // Write a column copy of each requested collection column of each shard that has none (or
+  // whose copy is unusable), published when the scan ends. Local stores only, and only when
+  // no other writer holds the store; otherwise the scan says why in ScanReport::not_built.
+  bool build_copies = false;
+};
+
+// Per requested jagged column: shards whose values came from a column copy (or the shard's own
+// J chunks), from the E blocks (C blocks in version 1), and copies this scan built.
+struct ScanColumnReport {
+  int32_t column = 0;
+  uint64_t shards_from_copies = 0;
+  uint64_t shards_from_blocks = 0;
+  uint64_t copies_built = 0;
+};
+
+struct ScanReport {
+  std::vector<ScanColumnReport> columns;
+  // Copies that could not be used (corrupt, missing, unreadable), each naming the copy file:
+  // their shards were read from the E blocks instead.
+  std::vector<Error> copy_errors;
+  std::string not_built;                  // why copies were asked for and not built
+  std::optional<CopiesChange> published;  // the copies the scan added (and the budget evicted)
+};
+
 struct VerifyReport {
   uint64_t records = 0;
   uint64_t padding = 0;
   uint64_t s_chunks = 0;  // S-directory chunks: fixed columns, and J chunks (version 2)
   uint64_t c_blocks = 0;
+  uint64_t copies = 0;  // column copies, every chunk decoded
   uint64_t bytes = 0;
 };
 
@@ -147,6 +175,15 @@ class Store {
   // counters' S chunks plus their own J chunks (version 2; version 1: their chunks in the C
   // blocks).
   Status Scan(std::span<const int32_t> columns, const std::function<Status(const ScanBatch&)>& fn);
+  // The same, reading collection columns from their column copies where the manifest names
+  // one (a copy that fails a check is reported in report->copy_errors and its shard read from
+  // the E blocks), and building copies when options ask for it (section 12).
+  Status Scan(std::span<const int32_t> columns,
+              const std::function<Status(const ScanBatch&)>& fn,
+              const ScanOptions& options,
+              ScanReport* report);
+  // False for stores read through a SourceOpener (root://): they are never written.
+  bool local() const { return !options_.open; }
   // Checks every checksum, every record against the event arrays and the C table, and
   // decompresses every chunk.
   Result<VerifyReport> Verify();
@@ -171,10 +208,43 @@ class Store {
   // The steps of Scan (store_scan.cc): per shard, per S block, the fixed columns' chunks read
   // and decoded, the batch shaped from them, the collections filled.
   struct ScanState;
+  struct CopyBuild;
   Status ScanShard(Shard& shard,
                    std::span<const int32_t> columns,
                    ScanState& st,
-                   const std::function<Status(const ScanBatch&)>& fn);
+                   const std::function<Status(const ScanBatch&)>& fn,
+                   CopyBuild& build,
+                   ScanReport* report);
+  // Column copies in a scan (store_copies.cc). StartCopyBuild takes the writer lock when
+  // copies are to be built; PrepareCopies opens the shard's copies (or copy writers) for the
+  // requested jagged columns; FillJaggedV3 fills a batch's collections from the copies and the
+  // E blocks (feeding the writers); FinishShardCopies completes the writers; EndCopyBuild
+  // publishes what was built.
+  Status StartCopyBuild(const ScanOptions& options, CopyBuild& build, ScanReport* report);
+  void PrepareCopies(Shard& shard,
+                     std::span<const int32_t> columns,
+                     ScanState& st,
+                     CopyBuild& build,
+                     ScanReport* report);
+  Status FillJaggedV3(Shard& shard,
+                      uint64_t block,
+                      std::span<const int32_t> columns,
+                      ScanState& st,
+                      ScanReport* report);
+  Status FinishShardCopies(ScanState& st, CopyBuild& build, ScanReport* report);
+  Status EndCopyBuild(CopyBuild& build, ScanReport* report);
+  // Opens and checks the copy file of entry for shard (header against the manifest and the
+  // shard, directory); its chunk references into refs.
+  Result<std::unique_ptr<io::ByteSource>> OpenCopy(const CopyEntry& entry,
+                                                   const Shard& shard,
+                                                   std::vector<ChunkRef>* refs);
+  // Chunk ref of a copy: a view with mmap (no read), else read into scratch; counted.
+  Status ReadCopyChunk(io::ByteSource& source,
+                       const ChunkRef& ref,
+                       std::vector<uint8_t>* scratch,
+                       std::span<const uint8_t>* out);
+  // Every named copy of shard decoded to the sizes its S blocks' element totals imply.
+  Status VerifyCopies(Shard& shard, std::span<const uint64_t> s_group_elements, VerifyReport* rep);
   Status ReadFixedChunks(Shard& shard,
                          uint64_t b,
                          uint64_t first,

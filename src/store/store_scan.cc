@@ -6,6 +6,7 @@
 #include "base/crc32c.h"
 #include "base/endian.h"
 #include "store/counts.h"
+#include "store/scan_state.h"
 #include "store/shard.h"
 #include "store/shuffle.h"
 #include "store/store.h"
@@ -30,63 +31,42 @@ void Restart(const ColumnSpec& spec, uint64_t first, uint64_t n, rootio::Column*
 
 }  // namespace
 
-// What a scan reads and where it goes, and the buffers it reuses from block to block.
-struct Store::ScanState {
-  // Fixed columns to fetch: the requested ones plus the counters of requested jagged ones.
-  std::vector<int32_t> fixed;
-  // Per requested column: its entry in fixed (itself, or its counter when jagged), and the
-  // positions of the jagged ones.
-  std::vector<size_t> fixed_of;
-  std::vector<size_t> jagged_at;
-  std::vector<rootio::Column> fixed_cols;
-  ScanBatch batch;
-  std::vector<bool> swapped;
-  std::vector<size_t> first_at;
-  std::vector<uint8_t> scratch;
-  std::vector<uint8_t> header_scratch;
-  std::vector<std::vector<uint8_t>> bufs;
-  std::vector<std::span<const uint8_t>> got;
-  std::vector<std::pair<uint64_t, size_t>> ranges;
-  std::vector<ChunkRef> refs;
-
-  ScanState(const Schema& s, std::span<const int32_t> columns) {
-    for (int32_t c : columns) {
-      const ColumnSpec& spec = s.columns[static_cast<size_t>(c)];
-      int32_t f = spec.jagged() ? spec.counter : c;
-      if (std::find(fixed.begin(), fixed.end(), f) == fixed.end()) {
-        fixed.push_back(f);
-      }
-    }
-    fixed_cols.resize(fixed.size());
-    batch.columns.resize(columns.size());
-    fixed_of.resize(columns.size());
-    for (size_t q = 0; q < columns.size(); ++q) {
-      const ColumnSpec& spec = s.columns[static_cast<size_t>(columns[q])];
-      const int32_t f = spec.jagged() ? spec.counter : columns[q];
-      fixed_of[q] = static_cast<size_t>(std::find(fixed.begin(), fixed.end(), f) - fixed.begin());
-      if (spec.jagged()) {
-        jagged_at.push_back(q);
-      }
-    }
-    swapped.resize(fixed.size());
-    first_at.resize(fixed.size());
-  }
-};
-
 Status Store::Scan(std::span<const int32_t> columns,
                    const std::function<Status(const ScanBatch&)>& fn) {
+  return Scan(columns, fn, ScanOptions{}, nullptr);
+}
+
+Status Store::Scan(std::span<const int32_t> columns,
+                   const std::function<Status(const ScanBatch&)>& fn,
+                   const ScanOptions& options,
+                   ScanReport* report) {
+  ScanReport unused;
+  ScanReport* rep = report != nullptr ? report : &unused;
   ScanState st(schema(), columns);
-  for (size_t r = 0; r < manifest_.runs.size(); ++r) {
-    Shard* shard = FERRY_TRY(Attach(r));
-    FERRY_TRY(ScanShard(*shard, columns, st, fn));
+  rep->columns.clear();
+  for (const size_t q : st.jagged_at) {
+    rep->columns.push_back({.column = columns[q]});
   }
-  return OkStatus();
+  CopyBuild build;
+  FERRY_TRY(StartCopyBuild(options, build, rep));
+  for (size_t r = 0; r < manifest_.runs.size(); ++r) {
+    Result<Shard*> shard = Attach(r);
+    Status done = shard.has_value() ? ScanShard(**shard, columns, st, fn, build, rep)
+                                    : Status(std::move(shard).error());
+    if (!done.has_value()) {
+      build.Abandon(st);
+      return done;
+    }
+  }
+  return EndCopyBuild(build, rep);
 }
 
 Status Store::ScanShard(Shard& shard,
                         std::span<const int32_t> columns,
                         ScanState& st,
-                        const std::function<Status(const ScanBatch&)>& fn) {
+                        const std::function<Status(const ScanBatch&)>& fn,
+                        CopyBuild& build,
+                        ScanReport* report) {
   const Schema& s = schema();
   const ShardHeader& h = shard.header();
   const uint64_t ks = uint64_t{1} << h.log2_ks;
@@ -105,6 +85,16 @@ Status Store::ScanShard(Shard& shard,
     }
   }
   FERRY_TRY_CTX(shard.LoadSDirectory(slots), "shard " + shard.path());
+  // Version 3 without J chunks: collections from column copies where there are some.
+  const bool copies = shard.v3() && !shard.has_j_chunks() && !st.jagged_at.empty();
+  if (copies) {
+    PrepareCopies(shard, columns, st, build, report);
+  } else {
+    // J chunks (--scan-copy, version 2) are column-major copies inside the shard.
+    for (ScanColumnReport& c : report->columns) {
+      ++(shard.has_j_chunks() ? c.shards_from_copies : c.shards_from_blocks);
+    }
+  }
   for (uint64_t b = 0; b < h.s_blocks(); ++b) {
     const uint64_t first = b * ks;
     const uint64_t n = std::min(ks, h.events - first);
@@ -114,14 +104,16 @@ Status Store::ScanShard(Shard& shard,
     st.batch.first_ordinal = first;
     st.batch.events = static_cast<int64_t>(n);
     FillBatch(s, columns, first, n, st);
-    if (!st.jagged_at.empty()) {
+    if (copies) {
+      FERRY_TRY_CTX(FillJaggedV3(shard, b, columns, st, report), where);
+    } else if (!st.jagged_at.empty()) {
       FERRY_TRY_CTX(FillJagged(shard, first, n, columns, st.jagged_at, &st.batch, &st.scratch,
                                &st.header_scratch),
                     where);
     }
     FERRY_TRY(fn(st.batch));
   }
-  return OkStatus();
+  return copies ? FinishShardCopies(st, build, report) : OkStatus();
 }
 
 // Every fixed column's chunk of S block b in one request, decoded into st.fixed_cols.
@@ -352,6 +344,7 @@ Status Store::VerifyShard(Shard& shard, VerifyReport* rep) {
     rep->bytes += blocks[b].size;
   }
   FERRY_TRY(VerifySChunks(shard, where, s_group_elements, rep, &scratch, &raw));
+  FERRY_TRY(VerifyCopies(shard, s_group_elements, rep));
   return VerifyRecords(shard, where, nums, blocks, rep, &scratch);
 }
 

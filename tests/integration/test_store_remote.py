@@ -2,7 +2,8 @@
 """`ferry store info|get|scan root://...` (issue 15): stores served by a real xrootd origin on
 127.0.0.1 give the results of the local store, direct and through the ferry cache plug-in; a
 pick costs a bounded number of requests per shard, whatever the number of events; a scan reads
-in vector reads; a corrupt remote chunk is an error naming it.
+in vector reads; a corrupt remote chunk is an error naming it; column copies (issue 28) are
+used remotely and never written there.
 
 usage: test_store_remote.py FERRY_BINARY PLUGIN_LIB DATA_DIR   (exit 77 when it cannot run)
 """
@@ -33,6 +34,8 @@ def strip(doc):
     doc = dict(doc)
     for k in ("io", "seconds", "dir"):
         doc.pop(k, None)
+    if isinstance(doc.get("copies"), list):  # info: last_scanned is a local file time
+        doc["copies"] = [{k: v for k, v in c.items() if k != "last_scanned"} for c in doc["copies"]]
     return doc
 
 
@@ -87,6 +90,13 @@ try:
     ferry("store", "convert", gens[0], "--out", two)
     ferry("store", "append", two, gens[1])
     stores["two"] = two
+    # A store with column copies of Jet_pt (both shards) and Muon_pt (the first only).
+    copied = os.path.join(data, "copied")
+    ferry("store", "convert", gens[0], "--out", copied)
+    ferry("store", "copies", copied, "--add", "Muon_pt")
+    ferry("store", "append", copied, gens[1])
+    ferry("store", "copies", copied, "--add", "Jet_pt")
+    stores["copied"] = copied
     for root, dirs, files in os.walk(data):
         for d in dirs:
             os.chmod(os.path.join(root, d), 0o755)
@@ -106,7 +116,7 @@ try:
             scan_args = ["--columns", "MET_pt,Jet_pt,nMuon", "--where", "MET_pt > 20 || n(Muon) >= 1", "--json"]
             scan_l = json.loads(ferry("store", "scan", local, *scan_args).stdout)
             # Every 7th event of the store in one get: equal values, bounded requests.
-            sources = gens if name == "two" else [os.path.join(DATA, name)]
+            sources = gens if name in ("two", "copied") else [os.path.join(DATA, name)]
             ev_ids = sum((ids_of(f) for f in sources), [])
             lst = os.path.join(tmp, "ids.txt")
             with open(lst, "w") as f:
@@ -127,6 +137,25 @@ try:
         st = json.loads(subprocess.run([FERRY, "cache", "stats", "--dir", cache, "--json"], capture_output=True,
                                        text=True, env=ENV).stdout)
         check(st["hits"] > 0 and st["bytes_from_cache"] > 0, f"the cache served the warm passes: {st}")
+
+        # Column copies remotely: used where they exist, never written (--build-copies says why).
+        url = origin.url_for("copied")
+        names_before = sorted(os.listdir(copied))
+        args = ["--columns", "Jet_pt,Muon_pt", "--json"]
+        local_scan = json.loads(ferry("store", "scan", copied, *args).stdout)
+        p = ferry("store", "scan", url, *args, "--build-copies")
+        remote_scan = json.loads(p.stdout)
+        check(remote_scan["columns"] == local_scan["columns"], "remote scan with copies gives the local results")
+        cols = {c["name"]: c for c in remote_scan["copies"]["columns"]}
+        check(cols["Jet_pt"]["shards_from_copies"] == 2 and cols["Muon_pt"]["shards_from_copies"] == 1
+              and cols["Muon_pt"]["copies_built"] == 0, f"remote copies used, none built: {cols}")
+        check("remote" in remote_scan["copies"]["not_built"] and "not built" in p.stderr,
+              f"the remote scan says why it built nothing: {remote_scan['copies']} {p.stderr.strip()}")
+        check(sorted(os.listdir(copied)) == names_before, "nothing written to the remote store")
+        listed = json.loads(ferry("store", "copies", url, "--json").stdout)["copies"]
+        check(len(listed) == 3, f"copies --list of a root:// store: {listed}")
+        p = ferry("store", "copies", url, "--add", "Jet_eta", expect_rc=1)
+        check("remote" in p.stderr, f"copies --add refused remotely: {p.stderr.strip()}")
 
         # A corrupt remote chunk: an error naming it (no cache, so the origin's bytes are read).
         bad = os.path.join(data, "bad")
