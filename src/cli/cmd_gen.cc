@@ -137,7 +137,8 @@ int RunNanoAod(const Args& a) {
   auto seed = number("--seed", 1, 0, INT64_MAX);
   auto basket = number("--basket-size", 32000, 100, 1 << 30);
   auto flush = number("--auto-flush", -30000000, INT64_MIN / 2, INT64_MAX / 2);
-  for (const auto* r : {&n_events, &n_files, &seed, &basket, &flush}) {
+  auto cluster = number("--cluster-bytes", int64_t{128} << 20, 4096, int64_t{1} << 40);
+  for (const auto* r : {&n_events, &n_files, &seed, &basket, &flush, &cluster}) {
     if (!r->has_value()) {
       return UsageError(r->error().message(), a.spec());
     }
@@ -147,6 +148,7 @@ int RunNanoAod(const Args& a) {
   o.seed = static_cast<uint64_t>(*seed);
   o.basket_size = static_cast<int32_t>(*basket);
   o.auto_flush = *flush;
+  o.cluster_bytes = static_cast<uint64_t>(*cluster);
   auto codec = codec::Setting::Parse(a.GetOr("--codec", "zlib:1"));
   if (!codec.has_value()) {
     return UsageError(codec.error().message(), a.spec());
@@ -214,6 +216,7 @@ constexpr OptionSpec kNanoAodOptions[] = {
     {"--auto-flush", "N",
      "entries per cluster, or -bytes: first cluster at that many compressed bytes (ttree)",
      "-30000000, as ROOT"},
+    {"--cluster-bytes", "B", "compressed bytes per cluster (rntuple)", "134217728, as ROOT"},
     {"--json", "", "print a JSON report"},
 };
 

@@ -96,6 +96,7 @@ Result<GenFile> WriteFile(FileJob& job, int32_t f, int64_t n) {
       rootwrite::RntupleOptions ro;
       ro.name = "Events";
       ro.description = job.tmpl.tree_title;
+      ro.zipped_cluster_bytes = o.cluster_bytes;
       rootwrite::RntupleWriter w(*file, ro);
       return Fill(w, *file, job, n);
     }

@@ -48,7 +48,9 @@ struct GenOptions {
   GenMode mode = GenMode::kObject;
   OutputFormat format = OutputFormat::kTTree;
   int32_t basket_size = 32000;     // TTree only
-  int64_t auto_flush = -30000000;  // TTree only (RNTuples use ROOT's default cluster size)
+  int64_t auto_flush = -30000000;  // TTree only
+  // RNTuple only: a cluster ends at about this many compressed bytes (ROOT's default).
+  uint64_t cluster_bytes = uint64_t{128} << 20;
   int64_t batch_events = 1000;
   std::string prefix = "nanoaod";
   bool measure_agc = true;
