@@ -15,7 +15,6 @@
 namespace ferry::rootio {
 namespace {
 
-
 // Undoes a byte split: element i's byte b is at b * n + i.
 ByteVector Unsplit(std::span<const uint8_t> bytes, uint32_t n, size_t width) {
   ByteVector out(size_t{n} * width);

@@ -16,7 +16,6 @@
 namespace ferry::rootio {
 namespace {
 
-
 __m128i Load16(const uint8_t* p) {
   return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
 }
