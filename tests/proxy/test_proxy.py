@@ -3,8 +3,8 @@
 libXrdFerryProxy (started with `ferry proxy run`), real clients.
 
 usage: test_proxy.py FERRY PGREAD_PROBE ROOT_DATA_DIR TEST
-  TEST: basic | concurrency | crash | faults | storm | cluster | twolevel (and *_long variants
-  of crash and storm at full size)
+  TEST: basic | concurrency | crash | faults | storm | cluster | twolevel | rntuple (and *_long
+  variants of crash and storm at full size)
 Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, not root, no namespaces).
 """
 import json
@@ -522,6 +522,46 @@ def test_concurrency():
     finally:
         s.remove()
 
+def test_rntuple():
+    """`ferry analyze agc`, one cluster at a time, over a generated RNTuple of 1 MiB clusters
+    through the proxy: the local digest cold and warm, the proxy's read-ahead fetched pages
+    ahead (prefetched_bytes in proxy-status.json), and the warm pass adds no origin bytes."""
+    s = Setup()
+    try:
+        template = os.path.join(ROOT_DATA, "nanoAOD_2015_CMS_Open_Data_ttbar.root")
+        if not os.path.isfile(template):
+            raise Skip("no ROOT data")
+        out = os.path.join(s.root, "gen")
+        ok(s.ferry("gen", "nanoaod", "--template", template, "--events", "80000", "--codec",
+                   "zlib:1", "--format", "rntuple", "--cluster-bytes", str(1 << 20), "--out",
+                   out, "--seed", "31"), "ferry gen --format rntuple")
+        name = sorted(os.listdir(out))[0]
+        shutil.copy(os.path.join(out, name), os.path.join(s.data, "r.root"))
+        os.chmod(os.path.join(s.data, "r.root"), 0o644)
+        local = s.ferry("analyze", "agc", os.path.join(s.data, "r.root"), "--json")
+        check(local.returncode == 0, "local agc: %s" % local.stderr[-500:])
+        want = json.loads(local.stdout)["digest"]
+        with ferry_testbed.Origin(s.data) as o, \
+                Proxy(FERRY, o.url.split("//")[1].rstrip("/"), s.cache, s.root,
+                      env=s.env) as p:
+            url = p.url_for("r.root")
+            cold = s.ferry("analyze", "agc", url, "--reads", "0", "--json")
+            check(cold.returncode == 0 and json.loads(cold.stdout)["digest"] == want,
+                  "cold agc over the RNTuple through the proxy: %s" % cold.stderr[-500:])
+            # The status file is rewritten every few hundred ms: wait for the count to show.
+            st = wait_for(lambda: p.status().get("prefetched_bytes", 0) > 0 and p.status())
+            print("cold:", st, flush=True)
+            check(st and st["prefetched_bytes"] > 0,
+                  "the proxy read the RNTuple's next pages ahead: %s" % st)
+            s.settled()
+            before = s.stats()["bytes_from_origin"]
+            warm = s.ferry("analyze", "agc", url, "--reads", "0", "--json")
+            check(warm.returncode == 0 and json.loads(warm.stdout)["digest"] == want,
+                  "warm agc over the RNTuple through the proxy: %s" % warm.stderr[-500:])
+            check(s.stats()["bytes_from_origin"] == before, "the warm pass added no origin bytes")
+    finally:
+        s.remove()
+
 
 TESTS = {
     "basic": test_basic,
@@ -533,6 +573,7 @@ TESTS = {
     "storm_long": lambda: test_storm(opens=10000),
     "cluster": test_cluster,
     "twolevel": test_twolevel,
+    "rntuple": test_rntuple,
 }
 
 
