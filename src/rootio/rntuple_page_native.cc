@@ -227,6 +227,9 @@ Status DecodePageNative(const ColumnRecord& column,
     return CorruptionError(std::string(what) + ": page of " + std::to_string(bytes.size())
                            + " bytes cannot hold " + std::to_string(elements) + " elements");
   }
+  if (elements == 0) {
+    return OkStatus();  // nothing to append (and an empty buffer has no data pointer)
+  }
   const ColumnTypeInfo& info = *FindColumnType(column.type);
   const size_t at = out->size();
   out->resize(at + size_t{elements} * width);
