@@ -531,6 +531,11 @@ bool Entry::RefreshForWrite() {
   return added;
 }
 
+// Another process's published index into ours. Only adds: a page full on disk is full here too
+// (its bytes are in the shared data file, at its own offset, and its CRC comes along), and a
+// fragment we lack is taken as it is (it lies in the shared fragment log, below the frag_bytes
+// we also take). What is never merged away is ours: a page both processes grew as different
+// fragments goes to `theirs`, for the writer to combine under the write lock.
 void Entry::MergeFrom(const PageIndex& disk, std::vector<std::pair<uint64_t, Fragment>>& theirs) {
   const auto& words = disk.bitmap_words();
   const auto& mine = index_.bitmap_words();
@@ -805,6 +810,10 @@ Status Entry::RetryOrphans(uint64_t page, std::vector<uint8_t>& scratch) {
   return OkStatus();
 }
 
+// The log is append-only: a fragment that grows is written anew at the end and the old bytes
+// become garbage, so the bytes an earlier published index names stay where it says (another
+// process may still read by it) until compaction, which runs only while no other process has
+// the entry open.
 Status Entry::AppendFragment(uint64_t page, uint32_t lo, std::span<const uint8_t> bytes) {
   FERRY_TRY(PwriteFull(frag_fd_.get(), bytes.data(), bytes.size(), frag_end_));
   Fragment f;

@@ -124,6 +124,10 @@ class TreeParser {
 
   Error Truncated(const char* what) { return CorruptionError(std::string(what) + " truncated"); }
 
+  // A TObjArray: its own frame, a TObject (version 3 on) and a name (version 2 on), the count
+  // and lower bound, then one tagged object per element. After each new object the cursor moves
+  // to the end its byte count gives, so members this parser does not read (a newer class
+  // version, a class it skips) cost nothing and cannot shift what follows.
   Status ForEachInObjArray(const char* what, const ElementFn& fn) {
     Framed f = ReadFramed(c_);
     if (f.version > 2) {
@@ -137,6 +141,8 @@ class TreeParser {
     if (!c_.ok()) {
       return Truncated(what);
     }
+    // Every element takes at least its 4-byte tag: a larger count is corruption, and checking it
+    // here bounds the loop by the bytes there are.
     if (n < 0 || static_cast<size_t>(n) > c_.remaining() / 4) {
       return CorruptionError(std::string(what) + ": impossible element count " + std::to_string(n));
     }
@@ -203,6 +209,8 @@ class TreeParser {
       if (nranges > c_.remaining() / 16) {
         return CorruptionError("TTree: impossible fNClusterRange " + std::to_string(nranges));
       }
+      // fClusterRangeEnd and fClusterSize are streamed as pointers to arrays: a one-byte flag,
+      // then fNClusterRange values only when the array exists.
       for (auto* arr : {&info_.cluster_range_end, &info_.cluster_size}) {
         if (c_.U8() != 0) {
           arr->resize(nranges);
@@ -571,6 +579,10 @@ class TreeParser {
     return index;
   }
 
+  // A basket still in memory when the tree was written (the last one of a branch, not yet
+  // flushed): streamed inside the TTree record as a TBasket with its key header, its entry
+  // offsets and (flag 1 or > 10) its whole buffer, key bytes included. It has no place in the
+  // file of its own, so its bytes are copied out here.
   Result<EmbeddedBasket> ParseEmbeddedBasket() {
     size_t key_start = c_.pos();
     SkipMembers(kKeyNbytes);
