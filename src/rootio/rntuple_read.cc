@@ -104,6 +104,10 @@ class RntupleFieldReader {
   // Per entry, the slice of items its Index column points at; relative (to the cluster)
   // when absolute is false.
   Result<std::vector<Span>> Spans(uint32_t field, uint64_t first, uint64_t count, bool absolute);
+  // Spans(absolute), checked to lie in order inside [front().begin, back().end) and to hold at
+  // most max_items each; `what` names the items in the error.
+  Result<std::vector<Span>> OrderedSpans(
+      uint32_t field, uint64_t first, uint64_t count, uint64_t max_items, const char* what);
   // The element range of a field's first column in each cluster that holds some of it.
   struct Range {
     uint64_t begin = 0;
@@ -334,20 +338,31 @@ Result<std::vector<Span>> RntupleFieldReader::Spans(uint32_t field,
   return out;
 }
 
-Result<Values> RntupleFieldReader::Strings(uint32_t field, uint64_t first, uint64_t count) {
+Result<std::vector<Span>> RntupleFieldReader::OrderedSpans(
+    uint32_t field, uint64_t first, uint64_t count, uint64_t max_items, const char* what) {
   auto spans = FERRY_TRY(Spans(field, first, count, /*absolute=*/true));
+  if (spans.empty()) {
+    return spans;
+  }
+  const uint64_t lo = spans.front().begin;
+  const uint64_t hi = spans.back().end;
+  for (const Span& s : spans) {
+    if (s.begin > s.end || s.begin < lo || s.end > hi || s.end - s.begin > max_items) {
+      return CorruptionError(r_.What("field '" + r_.FieldPath(field) + "'") + ": " + what
+                             + " offsets out of order");
+    }
+  }
+  return spans;
+}
+
+Result<Values> RntupleFieldReader::Strings(uint32_t field, uint64_t first, uint64_t count) {
+  auto spans = FERRY_TRY(OrderedSpans(field, first, count, UINT64_MAX, "string"));
   Values out;
   if (count == 0) {
     return out;
   }
-  uint64_t lo = spans.front().begin;
-  uint64_t hi = spans.back().end;
-  for (const Span& s : spans) {
-    if (s.begin > s.end || s.begin < lo || s.end > hi) {
-      return CorruptionError(r_.What("field '" + r_.FieldPath(field) + "'")
-                             + ": string offsets out of order");
-    }
-  }
+  const uint64_t lo = spans.front().begin;
+  const uint64_t hi = spans.back().end;
   ColumnValues chars;
   FERRY_TRY(r_.ReadElements(field, 1, lo, hi - lo, &chars));
   out.reserve(count);
@@ -366,19 +381,14 @@ Result<Values> RntupleFieldReader::Collections(uint32_t field,
                                                uint64_t first,
                                                uint64_t count,
                                                bool optional) {
-  auto spans = FERRY_TRY(Spans(field, first, count, /*absolute=*/true));
+  auto spans =
+      FERRY_TRY(OrderedSpans(field, first, count, optional ? 1 : UINT64_MAX, "collection"));
   Values out;
   if (count == 0) {
     return out;
   }
-  uint64_t lo = spans.front().begin;
-  uint64_t hi = spans.back().end;
-  for (const Span& s : spans) {
-    if (s.begin > s.end || s.begin < lo || s.end > hi || (optional && s.end - s.begin > 1)) {
-      return CorruptionError(r_.What("field '" + r_.FieldPath(field) + "'")
-                             + ": collection offsets out of order");
-    }
-  }
+  const uint64_t lo = spans.front().begin;
+  const uint64_t hi = spans.back().end;
   Values items = FERRY_TRY(Read(r_.children_[field][0], lo, hi - lo));
   out.reserve(count);
   for (const Span& s : spans) {
