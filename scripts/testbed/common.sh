@@ -192,6 +192,12 @@ ftb_python() {
   return 1
 }
 
+# ftb_pid_listens NS PORT PID: PID itself listens on TCP PORT. A connection test is not enough:
+# when another test's server took the same port a moment earlier, it would answer for ours.
+ftb_pid_listens() {
+  ftb_nsexec "$1" timeout 2 ss -Htlnp "sport = :$2" 2>/dev/null | grep -q "pid=$3,"
+}
+
 # ftb_start_xrootd RUN HOST NS PORT CFG_FUNC: start xrootd (as $FTB_XRD_USER, listening only on
 # HOST, inside namespace NS when not empty) with the config that `CFG_FUNC PORT` prints, and
 # wait until it accepts connections. PORT empty: a free port, retried (3 tries) when another
@@ -219,13 +225,13 @@ ftb_start_xrootd() {
     for ((i = 0; i < 200; i++)); do  # 20 s
       # No name check here: right after the fork the PID may still be `env` or `ip`.
       ftb_pid_alive "$pid" || break
-      if ftb_nsexec "$ns" timeout 2 bash -c "exec 3<>/dev/tcp/$host/$port" 2>/dev/null; then
+      if ftb_pid_listens "$ns" "$port" "$pid"; then
         up=1
         break
       fi
       sleep 0.1
     done
-    if [ -n "$up" ] && ftb_pid_alive "$pid" xrootd; then
+    if [ -n "$up" ]; then
       echo "$port"
       return 0
     fi
