@@ -90,6 +90,7 @@ Status ParseClusterGroup(LeCursor& c, ClusterGroup& g) {
   g.min_entry = c.U64();
   g.entry_span = c.U64();
   g.clusters = c.U32();
+  g.link_at = c.pos();
   g.page_list.length = c.U64();
   g.page_list.locator = FERRY_TRY(ReadLocator(c, "page list link"));
   return OkStatus();

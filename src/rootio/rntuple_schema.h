@@ -106,6 +106,8 @@ struct ClusterGroup {
   uint64_t entry_span = 0;
   uint32_t clusters = 0;
   EnvelopeLink page_list;
+  // Where the page-list link starts in the footer's payload (a replica rewrites it in place).
+  size_t link_at = 0;
 };
 
 struct Footer {

@@ -206,20 +206,28 @@ Result<TreeRecordSource> TreeRecordFrom(const rootio::RootFile& f,
                                       own.keylen, static_cast<size_t>(own.nbytes - own.keylen)),
                                   own.objlen, &payload));
   t.info = FERRY_TRY(rootio::ParseTree(payload, own.keylen));
+  FERRY_TRY_CTX(ReadKeyEntry(f, path, t.key, &t.entry_offset, &t.entry), "TTree " + path);
+  return t;
+}
+
+Status ReadKeyEntry(const rootio::RootFile& f,
+                    const std::string& path,
+                    const rootio::Key& key,
+                    uint64_t* offset,
+                    std::vector<uint8_t>* entry) {
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash);
   rootio::KeysList list = FERRY_TRY(f.ReadKeysListOf(dir));
   for (size_t i = 0; i < list.keys.size(); ++i) {
-    if (list.keys[i].seek_key == t.key.seek_key) {
-      t.entry_offset = list.offsets[i];
+    if (list.keys[i].seek_key == key.seek_key) {
+      *offset = list.offsets[i];
       // The list holds the key's header (fKeylen bytes), nothing of the record itself.
-      const uint64_t n = std::min<uint64_t>(t.key.keylen, f.source().size() - t.entry_offset);
-      t.entry.resize(static_cast<size_t>(n));
-      FERRY_TRY(f.source().ReadAt(t.entry_offset, t.entry));
-      return t;
+      const uint64_t n = std::min<uint64_t>(key.keylen, f.source().size() - *offset);
+      entry->resize(static_cast<size_t>(n));
+      return f.source().ReadAt(*offset, *entry);
     }
   }
-  return NotFoundError("TTree " + path + " is not in its directory's keys list");
+  return NotFoundError("not in its directory's keys list");
 }
 
 Result<std::vector<uint8_t>> RelocateInMemory(
@@ -271,19 +279,24 @@ Result<std::vector<uint8_t>> RelocateInMemory(
     if (!overlay) {
       return std::move(overlay).error();
     }
-    std::vector<uint8_t> out(static_cast<size_t>(overlay->virtual_size), 0);
-    std::copy(file.begin(), file.end(), out.begin());
-    for (const Patch& p : overlay->patches) {
-      std::copy(p.bytes.begin(), p.bytes.end(), out.begin() + static_cast<ptrdiff_t>(p.offset));
-    }
-    for (const PlacedRecord& r : overlay->records) {
-      std::copy(r.record.begin(), r.record.end(), out.begin() + static_cast<ptrdiff_t>(r.offset));
-    }
-    std::copy(baskets.begin(), baskets.end(),
-              out.begin() + static_cast<ptrdiff_t>(overlay->baskets_begin));
-    return out;
+    return VirtualFileBytes(file, *overlay, baskets);
   }
   return Error(ErrorCode::kNoSpace, "TTree record outgrew its slot twice");
+}
+
+std::vector<uint8_t> VirtualFileBytes(std::span<const uint8_t> file,
+                                      const Overlay& overlay,
+                                      std::span<const uint8_t> units) {
+  std::vector<uint8_t> out(static_cast<size_t>(overlay.virtual_size), 0);
+  std::copy(file.begin(), file.end(), out.begin());
+  for (const Patch& p : overlay.patches) {
+    std::copy(p.bytes.begin(), p.bytes.end(), out.begin() + static_cast<ptrdiff_t>(p.offset));
+  }
+  for (const PlacedRecord& r : overlay.records) {
+    std::copy(r.record.begin(), r.record.end(), out.begin() + static_cast<ptrdiff_t>(r.offset));
+  }
+  std::copy(units.begin(), units.end(), out.begin() + static_cast<ptrdiff_t>(overlay.baskets_begin));
+  return out;
 }
 
 }  // namespace ferry::rootwrite

@@ -70,7 +70,41 @@ struct Overlay {
   std::vector<PlacedRecord> records;
 };
 
-class OverlayWriter {
+// What a replica build places its units through, whatever the format: OverlayWriter moves a
+// TTree's baskets, RntupleOverlayWriter (rntuple_overlay.h) an RNTuple's pages. A unit is named
+// (tree, branch, basket): the object's number in the writer, then the format's own two indices.
+class UnitOverlayWriter {
+ public:
+  virtual ~UnitOverlayWriter() = default;
+  // Fixes the layout of the records; units follow from baskets_begin().
+  virtual void Start() = 0;
+  virtual uint64_t baskets_begin() const = 0;
+  // Re-encodes a unit given as the original file stores it and appends it to `out`.
+  virtual Result<MovedBasket> AddBasket(uint32_t tree,
+                                        int32_t branch,
+                                        int32_t basket,
+                                        std::span<const uint8_t> record,
+                                        ByteVector* out) = 0;
+  // Appends a unit already re-encoded with `setting` (copied from an earlier replica).
+  virtual Result<MovedBasket> AddEncodedBasket(uint32_t tree,
+                                               int32_t branch,
+                                               int32_t basket,
+                                               std::span<const uint8_t> encoded,
+                                               const codec::Setting& setting,
+                                               ByteVector* out) = 0;
+  // Units get the encoding `choose` picks among `candidates`.
+  virtual void set_encodings(std::vector<codec::Setting> candidates, EncodingChooser choose) = 0;
+  // The overlay's description; `head`: the original file's first bytes (100 are enough).
+  virtual Result<Overlay> Finish(std::span<const uint8_t> head) = 0;
+};
+
+// The virtual file in memory: `file` with the overlay's patches, its records and `units` (the
+// bytes the writer appended) from baskets_begin. For tests and `ferry root relocate`.
+std::vector<uint8_t> VirtualFileBytes(std::span<const uint8_t> file,
+                                      const Overlay& overlay,
+                                      std::span<const uint8_t> units);
+
+class OverlayWriter final : public UnitOverlayWriter {
  public:
   OverlayWriter(uint64_t original_size, codec::Setting setting)
       : original_size_(original_size), setting_(setting), candidates_{setting} {}
@@ -85,8 +119,8 @@ class OverlayWriter {
                            std::span<const uint8_t> key_entry,
                            uint64_t slot_bytes = 0);
   // Fixes the slots; baskets follow.
-  void Start();
-  uint64_t baskets_begin() const { return baskets_begin_; }
+  void Start() override;
+  uint64_t baskets_begin() const override { return baskets_begin_; }
   // Slot size of a tree; after Finish() failed with kNoSpace, the size each tree needs (build
   // again with those).
   uint64_t slot_bytes(uint32_t tree) const { return trees_[tree].slot_bytes; }
@@ -100,7 +134,7 @@ class OverlayWriter {
                                 int32_t branch,
                                 int32_t basket,
                                 std::span<const uint8_t> record,
-                                ByteVector* out);
+                                ByteVector* out) override;
 
   // As AddBasket for a basket already re-encoded with this writer's setting (copied from an
   // earlier replica): `encoded` is appended with its fSeekKey set to its new place.
@@ -109,19 +143,19 @@ class OverlayWriter {
                                        int32_t basket,
                                        std::span<const uint8_t> encoded,
                                        const codec::Setting& setting,
-                                       ByteVector* out);
+                                       ByteVector* out) override;
   // Whether AddBasket decodes each re-encoded basket again to check it (default true).
   void set_verify(bool verify) { verify_ = verify; }
   // Baskets get the encoding `choose` picks among `candidates` (default: the writer's setting
   // alone). Tree records keep the writer's setting.
-  void set_encodings(std::vector<codec::Setting> candidates, EncodingChooser choose) {
+  void set_encodings(std::vector<codec::Setting> candidates, EncodingChooser choose) override {
     candidates_ = std::move(candidates);
     chooser_ = std::move(choose);
   }
 
   // The overlay's description. `head`: the original file's first bytes (at least fBEGIN, 100 is
   // enough). kNoSpace when a tree record outgrew its slot (message names the size).
-  Result<Overlay> Finish(std::span<const uint8_t> head);
+  Result<Overlay> Finish(std::span<const uint8_t> head) override;
 
   // The size a slot would need for `record_bytes` (with margin), for a retry.
   static uint64_t SlotFor(uint64_t record_bytes);
@@ -171,6 +205,14 @@ Result<TreeRecordSource> LoadTreeRecord(const rootio::RootFile& f, const std::st
 Result<TreeRecordSource> TreeRecordFrom(const rootio::RootFile& f,
                                         const std::string& path,
                                         std::vector<uint8_t> record);
+
+// The entry of the key of `path` (`key`, as FindKey gave it) in its directory's keys list: its
+// file offset and its first fKeylen bytes (what MoveKey patches).
+Status ReadKeyEntry(const rootio::RootFile& f,
+                    const std::string& path,
+                    const rootio::Key& key,
+                    uint64_t* offset,
+                    std::vector<uint8_t>* entry);
 
 // The whole virtual file built in memory from a file's bytes: the baskets of every tree that
 // `select(tree_path, branch)` accepts (all when it is empty) moved, in tree, branch, basket

@@ -186,22 +186,36 @@ Result<RelocatedTree> RelocateTree(std::span<const uint8_t> record,
   if (out.record.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
     return UnsupportedError("TTree record exceeds 2 GiB");
   }
-  const auto nbytes = static_cast<int32_t>(out.record.size());
-  if (!PatchKeyFields(out.record.data(), nbytes, record_seek)) {
-    return UnsupportedError("the TTree's key has 32-bit seeks and cannot point past 2 GiB");
+  out.key_entry = FERRY_TRY_CTX(
+      MoveKey(out.record, key_entry, key_entry_offset, record_seek), "the TTree's key");
+  return out;
+}
+
+Result<Patch> MoveKey(std::span<uint8_t> record,
+                      std::span<const uint8_t> key_entry,
+                      uint64_t key_entry_offset,
+                      uint64_t seek) {
+  if (record.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max())
+      || record.size() < kKeySeekAt + 4) {
+    return InvalidArgumentError("record of " + std::to_string(record.size()) + " bytes");
+  }
+  const auto nbytes = static_cast<int32_t>(record.size());
+  if (!PatchKeyFields(record.data(), nbytes, seek)) {
+    return UnsupportedError("32-bit seeks cannot point past 2 GiB");
   }
   // The keys-list copy of the key: same fields at the same places.
   const size_t seek_width = key_entry.size() >= kKeySeekAt + 8 && WideKey(key_entry) ? 8 : 4;
   if (key_entry.size() < kKeySeekAt + seek_width) {
-    return CorruptionError("keys-list entry of the TTree truncated");
+    return CorruptionError("keys-list entry truncated");
   }
-  out.key_entry.offset = key_entry_offset;
-  out.key_entry.bytes.assign(key_entry.begin(),
-                             key_entry.begin() + static_cast<ptrdiff_t>(kKeySeekAt + seek_width));
-  if (!PatchKeyFields(out.key_entry.bytes.data(), nbytes, record_seek)) {
-    return UnsupportedError("the TTree's keys-list entry has 32-bit seeks");
+  Patch p;
+  p.offset = key_entry_offset;
+  p.bytes.assign(key_entry.begin(),
+                 key_entry.begin() + static_cast<ptrdiff_t>(kKeySeekAt + seek_width));
+  if (!PatchKeyFields(p.bytes.data(), nbytes, seek)) {
+    return UnsupportedError("the keys-list entry has 32-bit seeks");
   }
-  return out;
+  return p;
 }
 
 Result<Patch> HeaderPatch(std::span<const uint8_t> head, uint64_t new_end) {

@@ -103,6 +103,15 @@ Result<RelocatedTree> RelocateTree(std::span<const uint8_t> record,
                                    uint64_t key_entry_offset,
                                    std::span<const uint8_t> key_entry);
 
+// A key's record (key header + payload) placed at `seek`: fNbytes (= record.size()) and fSeekKey
+// written in the record's header, and returned as the patch of its entry in the keys list
+// (`key_entry`: the entry's first bytes, at `key_entry_offset`). Unsupported when a 32-bit seek
+// cannot hold `seek`.
+Result<Patch> MoveKey(std::span<uint8_t> record,
+                      std::span<const uint8_t> key_entry,
+                      uint64_t key_entry_offset,
+                      uint64_t seek);
+
 // The file header (`head`: the file's first fBEGIN bytes, or at least the header's) with fEND =
 // `new_end`; converted to the big form when new_end passes kStartBigFile.
 Result<Patch> HeaderPatch(std::span<const uint8_t> head, uint64_t new_end);
