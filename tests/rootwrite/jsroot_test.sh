@@ -4,7 +4,8 @@
 # and of a small `ferry gen nanoaod` dataset, plus relocated copies of those and of the real files
 # (baskets re-encoded and moved as the replica tier serves them), and must see the values
 # `ferry root dump` prints. It also reads the RNTuples ferry writes (the sample under every
-# codec, a `gen nanoaod --format rntuple` dataset) to the values ferry's reader reads.
+# codec, a `gen nanoaod --format rntuple` dataset), and relocated copies of them (every page
+# re-encoded and moved as the replica tier serves them), to the values ferry's reader reads.
 #
 # usage: jsroot_test.sh FERRY FIXTURES_TOOL CACHE_DIR [ROOT_DATA_DIR]
 # jsroot is installed once into CACHE_DIR (npm install --ignore-scripts) and reused; the test
@@ -43,6 +44,10 @@ if [[ -n "$data" && -f "$template" ]] && "$ferry" gen nanoaod --help 2>&1 | grep
   "$ferry" gen nanoaod --template "$template" --events 600 --files 1 --codec zstd:3 \
     --format rntuple --out "$tmp/gen-rntuple" --seed 5 >/dev/null
   rntuples+=("$tmp"/gen-rntuple/*.root)
+  for f in "$tmp"/gen-rntuple/*.root; do
+    "$fixtures" --relocate-rntuples "$f" "$tmp/gen-rntuple" >/dev/null
+  done
+  rntuples+=("$tmp"/gen-rntuple/relocated-*.root)
 fi
 timeout 900 node "$(dirname "$checker")/jsroot_rntuple_check.mjs" "$fixtures" "${rntuples[@]}" \
   2>&1 | cut -c1-400
