@@ -169,8 +169,8 @@ Status DecodeExtents(ByteReader& r, uint32_t count, ReplicaManifest& m) {
     e.basket = r.U32();
     e.setting.algorithm = static_cast<codec::Algorithm>(r.U8());
     e.setting.level = r.U8();
-    r.U16();
-    r.U32();
+    e.unit = static_cast<ReplicaExtent::Unit>(r.U16());
+    e.raw_bytes = r.U32();
   }
   return OkStatus();
 }
@@ -266,8 +266,8 @@ void ReplicaManifest::Encode(std::vector<uint8_t>& out) const {
     w.U32(e.basket);
     w.U8(static_cast<uint8_t>(e.setting.algorithm));
     w.U8(static_cast<uint8_t>(e.setting.level));
-    w.U16(0);
-    w.U32(0);
+    w.U16(static_cast<uint16_t>(e.unit));
+    w.U32(e.raw_bytes);
   }
   for (const std::string& t : trees) {
     PutBlob(w, AsBytes(t));
@@ -348,6 +348,10 @@ Status ReplicaManifest::Validate() const {
         && e.setting.algorithm != codec::Algorithm::kLz4
         && e.setting.algorithm != codec::Algorithm::kZstd) {
       return Bad("extent with an unknown encoding");
+    }
+    if (e.unit != ReplicaExtent::Unit::kBasket && e.unit != ReplicaExtent::Unit::kPage
+        && e.unit != ReplicaExtent::Unit::kPageWithChecksum) {
+      return Bad("extent of an unknown kind");
     }
     at += e.bytes;
   }

@@ -42,6 +42,11 @@ struct ReplicaExtent {
   uint32_t branch = 0;
   uint32_t basket = 0;
   codec::Setting setting{codec::Algorithm::kNone, 0};  // its payload's encoding
+  // What the unit is: a TTree basket, or an RNTuple page (with or without its XXH3), whose
+  // decompressed size is raw_bytes (a page has no header that says it).
+  enum class Unit : uint16_t { kBasket = 0, kPage = 1, kPageWithChecksum = 3 };
+  Unit unit = Unit::kBasket;
+  uint32_t raw_bytes = 0;  // pages only
   uint64_t end() const { return offset + bytes; }
 };
 

@@ -16,7 +16,10 @@
 
 #include "base/crc32c.h"
 #include "cache/cache.h"
+#include "rootio/key.h"
+#include "rootio/rntuple_page_list.h"
 #include "rootwrite/relocate.h"
+#include "rootwrite/rntuple_page_writer.h"
 
 namespace ferry::cache {
 namespace {
@@ -291,6 +294,30 @@ void CachedFile::ReadExtentRun(std::span<io::ReadRequest> parts,
   counters.Add(Counter::kBytesFromReplica, run.ServedBytes());
 }
 
+namespace {
+
+// An extent's unit encoded again from its original bytes, as the builder encoded it.
+Result<uint32_t> ReencodeUnit(const ReplicaExtent& x,
+                              std::span<const uint8_t> original,
+                              ByteVector* scratch,
+                              ByteVector* out) {
+  if (x.unit == ReplicaExtent::Unit::kBasket) {
+    return rootwrite::ReencodeBasket(original, x.setting, x.offset, scratch, out);
+  }
+  const bool sum = x.unit == ReplicaExtent::Unit::kPageWithChecksum;
+  const size_t trailer = sum ? rootio::kPageChecksumSize : 0;
+  if (original.size() < trailer || x.raw_bytes > static_cast<uint32_t>(INT32_MAX)) {
+    return CorruptionError("RNTuple page of the replica does not fit its extent");
+  }
+  FERRY_TRY(rootio::DecodePayload(original.first(original.size() - trailer),
+                                  static_cast<int32_t>(x.raw_bytes), scratch));
+  ByteVector seal_scratch;
+  FERRY_TRY(rootwrite::SealPage(x.setting, *scratch, sum, &seal_scratch, out));
+  return static_cast<uint32_t>(out->size());
+}
+
+}  // namespace
+
 Status CachedFile::RebuildExtent(long e, ByteVector& out) {
   const ReplicaManifest& m = replica_->manifest();
   const ReplicaExtent& x = m.extents[static_cast<size_t>(e)];
@@ -303,7 +330,7 @@ Status CachedFile::RebuildExtent(long e, ByteVector& out) {
   // the same basket re-encoded the same way gives the same bytes.
   ByteVector scratch;
   out.clear();
-  auto size = rootwrite::ReencodeBasket(original, x.setting, x.offset, &scratch, &out);
+  Result<uint32_t> size = ReencodeUnit(x, original, &scratch, &out);
   if (!size || out.size() != x.bytes || crc32c::Value(out.data(), out.size()) != x.crc) {
     return IoError("replica extent at " + std::to_string(x.offset) + " of " + m.url
                        + " is damaged and could not be rebuilt",

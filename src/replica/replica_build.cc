@@ -26,9 +26,11 @@
 #include "replica/replica_codec.h"
 #include "rootio/cursor.h"
 #include "rootio/key.h"
+#include "rootio/rntuple_page.h"
 #include "rootio/root_file.h"
 #include "rootio/tree_parse.h"
 #include "rootwrite/overlay.h"
+#include "rootwrite/rntuple_overlay.h"
 
 namespace ferry::replica {
 
@@ -126,13 +128,18 @@ void FillEncodings(const ReplicaManifest& m, ReplicaBuildReport& r) {
   r.encodings.assign(mix.begin(), mix.end());
 }
 
-// One basket that has a record of its own in the original file.
+// One unit the replica may move: a basket that has a record of its own in the original file
+// (tree, branch, basket), or an RNTuple page (RNTuple, column, ordinal).
 struct Basket {
   uint64_t seek = 0;
   uint32_t bytes = 0;
   uint32_t tree = 0;
   int32_t branch = 0;
   int32_t basket = 0;
+  uint64_t first_entry = 0;
+  // Units that move together or not at all: an RNTuple's column in one cluster (its pages
+  // share one compression field); a basket alone.
+  uint64_t range = 0;
 };
 
 class Builder {
@@ -157,21 +164,40 @@ class Builder {
   Status LoadPrevious();
   // False (with state and reason set) when there is nothing to relocate.
   bool LoadTrees();
+  // The RNTuples' pages, when the file has no TTree to relocate.
+  void LoadRntuples(std::string* unsupported);
+  void AddRntuple(rootwrite::RntupleRecordSource s);
+  // RNTuple pages move by column range: hot_ grows to whole ranges, and ranges not held whole
+  // leave it (counted in range_missing_).
+  void CompleteRanges();
+  const std::string& ObjectPath(uint32_t object) const {
+    return rntuples_.empty() ? trees_[object].path : rntuples_[object].path;
+  }
+  size_t ObjectCount() const { return rntuples_.empty() ? trees_.size() : rntuples_.size(); }
   // The tree's record from the byte tier, or rebuilt from the previous replica's.
   Result<rootwrite::TreeRecordSource> LoadTree(const std::string& path);
   void AddTree(rootwrite::TreeRecordSource t);
   void FindHot();
   void AddHot(size_t basket);
   Status ChooseCodec();
+  // What the replica adds besides units for one object: its TTree record, or the RNTuple's
+  // anchor, footer and page lists.
+  uint64_t RecordBytes(uint32_t object) const;
+  // A unit as the original stores it, for the codec sample.
+  Result<StoredUnit> UnitOf(const Basket& x, std::span<const uint8_t> stored) const;
   Status Write();
   // One attempt; on kNoSpace (a tree record outgrew its slot) `need` gets the slot sizes.
   Status WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64_t>* need);
   // WriteOnce's steps. The trees that get a basket, as used_trees_; per tree of trees_, its
   // index in the manifest (-1: not used).
   std::vector<int64_t> ChooseUsedTrees();
+  // The writer of the file's format with the used objects added (`slots`: the TTree records'
+  // slot sizes, empty for the default).
+  Result<std::unique_ptr<rootwrite::UnitOverlayWriter>> MakeWriter(
+      const std::vector<uint64_t>& slots);
   // Hot basket i as manifest tree `tree` appended to out: the previous replica's extent copied
   // (after its CRC check), else re-encoded from the byte tier; an error when neither holds it.
-  Result<rootwrite::MovedBasket> PlaceBasket(rootwrite::OverlayWriter& w,
+  Result<rootwrite::MovedBasket> PlaceBasket(rootwrite::UnitOverlayWriter& w,
                                              size_t i,
                                              uint32_t tree,
                                              ByteVector& out,
@@ -206,6 +232,10 @@ class Builder {
   Fd previous_data_;
   std::unique_ptr<rootio::RootFile> file_;
   std::vector<rootwrite::TreeRecordSource> trees_;
+  std::vector<rootwrite::RntupleRecordSource> rntuples_;  // used only when trees_ is empty
+  // Per RNTuple: its pages, per column by ordinal (RntupleRecordSource::pages()).
+  std::vector<std::vector<std::vector<rootwrite::RntupleRecordSource::PageRef>>> page_refs_;
+  uint64_t range_missing_ = 0;
   std::vector<Basket> baskets_;  // sorted by seek
   std::map<std::tuple<uint32_t, int32_t, int32_t>, size_t> basket_at_;
   std::vector<long> previous_extent_;  // per basket: extent in previous_, or -1
@@ -294,7 +324,9 @@ void Builder::AddTree(rootwrite::TreeRecordSource t) {
     for (size_t k = 0; k < br.baskets.size() && static_cast<int32_t>(k) < br.write_basket; ++k) {
       if (br.baskets[k].seek != 0) {
         baskets_.push_back({br.baskets[k].seek, br.baskets[k].bytes, tree, static_cast<int32_t>(b),
-                            static_cast<int32_t>(k)});
+                            static_cast<int32_t>(k),
+                            static_cast<uint64_t>(std::max<int64_t>(br.baskets[k].first_entry, 0)),
+                            baskets_.size()});
       }
     }
   }
@@ -337,6 +369,9 @@ bool Builder::LoadTrees() {
       }
     }
   }
+  if (baskets_.empty()) {
+    LoadRntuples(&unsupported);
+  }
   std::sort(baskets_.begin(), baskets_.end(),
             [](const Basket& a, const Basket& b) { return a.seek < b.seek; });
   for (size_t i = 0; i < baskets_.size(); ++i) {
@@ -344,7 +379,8 @@ bool Builder::LoadTrees() {
   }
   if (baskets_.empty()) {
     r_.state = unsupported.empty() ? ReplicaState::kNone : ReplicaState::kUnsupported;
-    r_.reason = unsupported.empty() ? "no TTree with baskets of its own is cached" : unsupported;
+    r_.reason = unsupported.empty() ? "no TTree with baskets of its own, or RNTuple, is cached"
+                                    : unsupported;
     return false;
   }
   // Map the previous replica's extents to baskets of the trees as parsed now.
@@ -352,8 +388,8 @@ bool Builder::LoadTrees() {
   if (previous_) {
     for (size_t e = 0; e < previous_->extents.size(); ++e) {
       const ReplicaExtent& x = previous_->extents[e];
-      for (uint32_t t = 0; t < trees_.size(); ++t) {
-        if (trees_[t].path != previous_->trees[x.tree]) {
+      for (uint32_t t = 0; t < ObjectCount(); ++t) {
+        if (ObjectPath(t) != previous_->trees[x.tree]) {
           continue;
         }
         auto it =
@@ -365,6 +401,75 @@ bool Builder::LoadTrees() {
     }
   }
   return true;
+}
+
+void Builder::LoadRntuples(std::string* unsupported) {
+  auto found = rootio::FindRntuples(*file_);
+  if (!found) {
+    return;
+  }
+  for (const rootio::RntupleEntry& e : *found) {
+    auto r = rootwrite::LoadRntupleRecord(*file_, e.path);
+    if (r) {
+      AddRntuple(std::move(*r));
+    } else if (r.error().code() != ErrorCode::kNotFound) {
+      *unsupported = "RNTuple " + e.path + ": " + r.error().ToString();
+    }
+  }
+}
+
+void Builder::AddRntuple(rootwrite::RntupleRecordSource s) {
+  const auto ntuple = static_cast<uint32_t>(rntuples_.size());
+  page_refs_.push_back(s.pages());
+  const auto& refs = page_refs_.back();
+  uint64_t range = 0;
+  for (size_t c = 0; c < refs.size(); ++c) {
+    for (size_t k = 0; k < refs[c].size(); ++k) {
+      const rootio::PageInfo& page = s.Page(refs[c][k]);
+      if (refs[c][k].page == 0) {
+        range = baskets_.size();  // the range's first page names it
+      }
+      baskets_.push_back({page.locator.offset, static_cast<uint32_t>(page.stored_bytes()), ntuple,
+                          static_cast<int32_t>(c), static_cast<int32_t>(k), refs[c][k].first_entry,
+                          range});
+    }
+  }
+  rntuples_.push_back(std::move(s));
+}
+
+void Builder::CompleteRanges() {
+  range_missing_ = 0;
+  if (rntuples_.empty()) {
+    return;
+  }
+  std::unordered_map<uint64_t, std::vector<size_t>> members;
+  for (size_t i = 0; i < baskets_.size(); ++i) {
+    members[baskets_[i].range].push_back(i);
+  }
+  std::vector<size_t> hot;
+  std::vector<uint8_t> is_hot(baskets_.size(), 0);
+  std::set<uint64_t> done;
+  for (size_t i : hot_) {
+    if (!done.insert(baskets_[i].range).second) {
+      continue;
+    }
+    std::vector<size_t>& range = members[baskets_[i].range];
+    std::sort(range.begin(), range.end(),
+              [&](size_t a, size_t b) { return baskets_[a].basket < baskets_[b].basket; });
+    const bool whole = std::all_of(range.begin(), range.end(), [&](size_t j) {
+      return previous_extent_[j] >= 0 || src_.Holds(baskets_[j].seek, baskets_[j].bytes);
+    });
+    if (!whole) {
+      range_missing_ += range.size();
+      continue;
+    }
+    for (size_t j : range) {
+      is_hot[j] = 1;
+      hot.push_back(j);
+    }
+  }
+  hot_.swap(hot);
+  is_hot_.swap(is_hot);
 }
 
 void Builder::AddHot(size_t basket) {
@@ -442,16 +547,11 @@ void Builder::FindHot() {
     for (size_t i = 0; i < order.size(); ++i) {
       order[i] = i;
     }
-    auto first_entry = [&](size_t i) {
-      const Basket& x = baskets_[i];
-      return trees_[x.tree]
-          .info.branches[static_cast<size_t>(x.branch)]
-          .baskets[static_cast<size_t>(x.basket)]
-          .first_entry;
-    };
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return std::make_tuple(baskets_[a].tree, first_entry(a), baskets_[a].seek)
-             < std::make_tuple(baskets_[b].tree, first_entry(b), baskets_[b].seek);
+      const Basket& x = baskets_[a];
+      const Basket& y = baskets_[b];
+      return std::make_tuple(x.tree, x.first_entry, x.seek)
+             < std::make_tuple(y.tree, y.first_entry, y.seek);
     });
     for (size_t i : order) {
       if (previous_extent_[i] >= 0 || src_.Holds(baskets_[i].seek, baskets_[i].bytes)) {
@@ -494,7 +594,7 @@ Status Builder::ChooseCodec() {
   std::set<uint32_t> seen;
   for (size_t i : hot_) {
     if (seen.insert(baskets_[i].tree).second) {
-      records += trees_[baskets_[i].tree].record.size();
+      records += RecordBytes(baskets_[i].tree);
     }
   }
   // A sample across the new hot baskets (a fixed stride would alias with the number of
@@ -504,20 +604,25 @@ Status Builder::ChooseCodec() {
   std::vector<size_t> order = fresh;
   std::mt19937_64 rng(fresh.size());
   std::shuffle(order.begin(), order.end(), rng);
-  std::vector<std::vector<uint8_t>> sample;
+  std::vector<StoredUnit> sample;
   uint64_t taken = 0;
   codec::Algorithm original = codec::Algorithm::kNone;
   for (size_t k = 0; k < order.size() && taken < budget; ++k) {
     const Basket& x = baskets_[order[k]];
     std::vector<uint8_t> rec(x.bytes);
-    if (src_.ReadAt(x.seek, rec)) {
-      taken += rec.size();
-      const auto keylen = LoadBE<uint16_t>(rec.data() + 14);
-      if (original == codec::Algorithm::kNone && rec.size() > keylen) {
-        original = codec::DetectAlgorithm(std::span<const uint8_t>(rec).subspan(keylen));
-      }
-      sample.push_back(std::move(rec));
+    if (!src_.ReadAt(x.seek, rec)) {
+      continue;
     }
+    auto unit = UnitOf(x, rec);
+    if (!unit) {
+      continue;
+    }
+    taken += rec.size();
+    if (original == codec::Algorithm::kNone
+        && unit->stored.size() != static_cast<size_t>(unit->raw_bytes)) {
+      original = codec::DetectAlgorithm(unit->stored);
+    }
+    sample.push_back(std::move(*unit));
   }
   // LZMA is chosen to be small and paid for with slow decoding: a replica may take half again
   // its size. Other originals: no more than they take.
@@ -534,9 +639,39 @@ Status Builder::ChooseCodec() {
   return OkStatus();
 }
 
+uint64_t Builder::RecordBytes(uint32_t object) const {
+  if (rntuples_.empty()) {
+    return trees_[object].record.size();
+  }
+  const rootwrite::RntupleRecordSource& r = rntuples_[object];
+  uint64_t bytes = r.anchor_key.size() + r.anchor_payload.size() + r.footer.size();
+  for (const rootio::ClusterGroup& g : r.parsed_footer.groups) {
+    bytes += g.page_list.length;
+  }
+  return bytes;
+}
+
+Result<StoredUnit> Builder::UnitOf(const Basket& x, std::span<const uint8_t> stored) const {
+  if (rntuples_.empty()) {
+    return StoredUnitOfRecord(stored);
+  }
+  const rootwrite::RntupleRecordSource& r = rntuples_[x.tree];
+  const rootio::PageInfo& page =
+      r.Page(page_refs_[x.tree][static_cast<size_t>(x.branch)][static_cast<size_t>(x.basket)]);
+  const rootio::ColumnRecord& column = r.columns[static_cast<size_t>(x.branch)];
+  const uint64_t raw = rootio::PageLength(page.elements, column.bits);
+  if (page.locator.size > stored.size() || raw > static_cast<uint64_t>(INT32_MAX)) {
+    return CorruptionError("page of the codec sample does not fit");
+  }
+  StoredUnit u;
+  u.stored.assign(stored.begin(), stored.begin() + static_cast<ptrdiff_t>(page.locator.size));
+  u.raw_bytes = static_cast<int32_t>(raw);
+  return u;
+}
+
 std::vector<int64_t> Builder::ChooseUsedTrees() {
   used_trees_.clear();
-  std::vector<int64_t> tree_of(trees_.size(), -1);
+  std::vector<int64_t> tree_of(ObjectCount(), -1);
   for (size_t i : hot_) {
     const uint32_t t = baskets_[i].tree;
     if (tree_of[t] < 0) {
@@ -547,7 +682,7 @@ std::vector<int64_t> Builder::ChooseUsedTrees() {
   return tree_of;
 }
 
-Result<rootwrite::MovedBasket> Builder::PlaceBasket(rootwrite::OverlayWriter& w,
+Result<rootwrite::MovedBasket> Builder::PlaceBasket(rootwrite::UnitOverlayWriter& w,
                                                     size_t i,
                                                     uint32_t tree,
                                                     ByteVector& out,
@@ -586,10 +721,32 @@ void Builder::AdoptOverlay(const rootwrite::Overlay& overlay,
   }
   next_.baskets_begin = overlay.baskets_begin;
   next_.virtual_size = overlay.virtual_size;
+  std::set<std::pair<uint32_t, std::string>> named;
   for (const auto& [t, b] : branches) {
-    const rootio::TreeInfo& info = trees_[used_trees_[t]].info;
-    next_.branches.push_back({t, info.branches[static_cast<size_t>(b)].name});
+    const auto k = static_cast<size_t>(b);
+    std::string name = rntuples_.empty() ? trees_[used_trees_[t]].info.branches[k].name
+                                         : rntuples_[used_trees_[t]].column_fields[k];
+    if (named.insert({t, name}).second) {
+      next_.branches.push_back({t, std::move(name)});
+    }
   }
+}
+
+Result<std::unique_ptr<rootwrite::UnitOverlayWriter>> Builder::MakeWriter(
+    const std::vector<uint64_t>& slots) {
+  if (!rntuples_.empty()) {
+    auto w = std::make_unique<rootwrite::RntupleOverlayWriter>(entry_.size(), plan_.dense);
+    for (uint32_t t : used_trees_) {
+      w->AddRntuple(rntuples_[t]);
+    }
+    return std::unique_ptr<rootwrite::UnitOverlayWriter>(std::move(w));
+  }
+  auto w = std::make_unique<rootwrite::OverlayWriter>(entry_.size(), plan_.dense);
+  for (size_t k = 0; k < used_trees_.size(); ++k) {
+    const rootwrite::TreeRecordSource& s = trees_[used_trees_[k]];
+    FERRY_TRY(w->AddTree(s.record, s.info, s.entry_offset, s.entry, slots.empty() ? 0 : slots[k]));
+  }
+  return std::unique_ptr<rootwrite::UnitOverlayWriter>(std::move(w));
 }
 
 Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64_t>* need) {
@@ -597,14 +754,13 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
   next_.generation = previous_ ? previous_->generation + 1 : 1;
   // Only trees that get a basket are relocated; writer tree k = manifest tree k.
   const std::vector<int64_t> tree_of = ChooseUsedTrees();
-  rootwrite::OverlayWriter w(entry_.size(), plan_.dense);
+  std::unique_ptr<rootwrite::UnitOverlayWriter> writer = FERRY_TRY(MakeWriter(slots));
+  rootwrite::UnitOverlayWriter& w = *writer;
   w.set_encodings(plan_.candidates, [this](uint64_t raw, std::span<const uint64_t> stored) {
     return plan_.Choose(raw, stored);
   });
-  for (size_t k = 0; k < used_trees_.size(); ++k) {
-    const rootwrite::TreeRecordSource& s = trees_[used_trees_[k]];
-    FERRY_TRY(w.AddTree(s.record, s.info, s.entry_offset, s.entry, slots.empty() ? 0 : slots[k]));
-    next_.trees.push_back(s.path);
+  for (uint32_t t : used_trees_) {
+    next_.trees.push_back(ObjectPath(t));
   }
   w.Start();
   const std::string data_path = paths_.replica_data(next_.generation);
@@ -613,7 +769,7 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
   uint64_t written = 0;
   std::vector<uint8_t> record;
   std::set<std::pair<uint32_t, int32_t>> branches;
-  r_.missing_baskets = 0;
+  r_.missing_baskets = range_missing_;
   r_.new_baskets = 0;
   for (size_t i : hot_) {
     FERRY_TRY(Pause());
@@ -635,7 +791,11 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
                              .tree = tree,
                              .branch = static_cast<uint32_t>(x.branch),
                              .basket = static_cast<uint32_t>(x.basket),
-                             .setting = moved->setting});
+                             .setting = moved->setting,
+                             .unit = !moved->page           ? ReplicaExtent::Unit::kBasket
+                                     : moved->page_checksum ? ReplicaExtent::Unit::kPageWithChecksum
+                                                            : ReplicaExtent::Unit::kPage,
+                             .raw_bytes = moved->raw_bytes});
     next_.original_bytes += moved->original_bytes;
     if (out.size() >= kWriteChunk) {
       FERRY_TRY(PwriteFull(data.get(), out.data(), out.size(), written));
@@ -649,9 +809,10 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
   FERRY_TRY(src_.ReadAt(0, head));
   auto overlay = w.Finish(head);
   if (!overlay) {
-    if (overlay.error().code() == ErrorCode::kNoSpace) {
+    auto* trees = dynamic_cast<rootwrite::OverlayWriter*>(writer.get());
+    if (overlay.error().code() == ErrorCode::kNoSpace && trees != nullptr) {
       for (size_t k = 0; k < used_trees_.size(); ++k) {
-        need->push_back(w.needed_slot_bytes(static_cast<uint32_t>(k)));
+        need->push_back(trees->needed_slot_bytes(static_cast<uint32_t>(k)));
       }
     }
     return std::move(overlay).error();
@@ -751,6 +912,7 @@ Status Builder::Run() {
   }
   FERRY_TRY(Pause());
   FindHot();
+  CompleteRanges();
   if (hot_.empty()) {
     r_.state = ReplicaState::kNone;
     r_.reason = "no basket was read whole (nothing to relocate)";
@@ -763,7 +925,7 @@ Status Builder::Run() {
   }
   if (previous_ && !fresh) {
     next_ = *previous_;
-    r_.missing_baskets = 0;
+    r_.missing_baskets = range_missing_;
     for (size_t i : hot_) {
       r_.missing_baskets += previous_extent_[i] < 0 ? 1u : 0u;
     }

@@ -105,27 +105,21 @@ struct Sample {
   codec::Algorithm original_algorithm = codec::Algorithm::kNone;
 };
 
-Result<Sample> DecodeSample(std::span<const std::vector<uint8_t>> records,
+Result<Sample> DecodeSample(std::span<const StoredUnit> units,
                             const std::function<Status()>& pause) {
   Sample s;
-  for (const std::vector<uint8_t>& rec : records) {
+  for (const StoredUnit& u : units) {
     FERRY_TRY(Step(pause));
-    rootio::Cursor c(rec);
-    rootio::Key key = FERRY_TRY(rootio::ParseKey(c));
-    if (key.nbytes < key.keylen || static_cast<size_t>(key.nbytes) > rec.size()) {
-      return CorruptionError("basket record of the codec sample does not parse");
-    }
-    std::span<const uint8_t> stored(rec.data() + key.keylen,
-                                    static_cast<size_t>(key.nbytes - key.keylen));
     s.original.emplace_back();
-    s.original.back().assign(stored.begin(), stored.end());
+    s.original.back().assign(u.stored.begin(), u.stored.end());
     s.raw.emplace_back();
-    FERRY_TRY(rootio::DecodePayload(stored, key.objlen, &s.raw.back()));
-    s.objlen.push_back(key.objlen);
-    s.original_bytes += stored.size();
+    FERRY_TRY(rootio::DecodePayload(u.stored, u.raw_bytes, &s.raw.back()));
+    s.objlen.push_back(u.raw_bytes);
+    s.original_bytes += u.stored.size();
     s.raw_bytes += s.raw.back().size();
-    if (key.compressed() && s.original_algorithm == codec::Algorithm::kNone) {
-      s.original_algorithm = codec::DetectAlgorithm(stored);
+    if (u.stored.size() != static_cast<size_t>(u.raw_bytes)
+        && s.original_algorithm == codec::Algorithm::kNone) {
+      s.original_algorithm = codec::DetectAlgorithm(u.stored);
     }
   }
   return s;
@@ -259,11 +253,23 @@ size_t CodecPlan::Choose(uint64_t raw_bytes, std::span<const uint64_t> stored_by
   return best;
 }
 
-Result<CodecPlan> PlanReplicaCodec(std::span<const std::vector<uint8_t>> records,
+Result<StoredUnit> StoredUnitOfRecord(std::span<const uint8_t> record) {
+  rootio::Cursor c(record);
+  rootio::Key key = FERRY_TRY(rootio::ParseKey(c));
+  if (key.nbytes < key.keylen || static_cast<size_t>(key.nbytes) > record.size()) {
+    return CorruptionError("basket record of the codec sample does not parse");
+  }
+  StoredUnit u;
+  u.stored.assign(record.begin() + key.keylen, record.begin() + key.nbytes);
+  u.raw_bytes = key.objlen;
+  return u;
+}
+
+Result<CodecPlan> PlanReplicaCodec(std::span<const StoredUnit> units,
                                    const std::string& configured,
                                    double ratio_bound,
                                    const std::function<Status()>& pause) {
-  const Sample sample = FERRY_TRY(DecodeSample(records, pause));
+  const Sample sample = FERRY_TRY(DecodeSample(units, pause));
   CodecPlan plan;
   plan.sample_bytes = sample.raw_bytes;
   // The original encoding is timed once: it is reported, not chosen (and LZMA is slow).

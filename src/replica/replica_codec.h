@@ -51,12 +51,22 @@ struct CodecPlan {
   size_t Choose(uint64_t raw_bytes, std::span<const uint64_t> stored_bytes) const;
 };
 
-// `records`: basket records (key + stored payload) in their original encoding; `configured`:
+// One unit of the sample as the original file stores it: a basket's payload (its key header
+// left out) or an RNTuple page (its checksum left out), and its decompressed size. Stored
+// raw when the two sizes are equal.
+struct StoredUnit {
+  std::vector<uint8_t> stored;
+  int32_t raw_bytes = 0;
+};
+// The stored payload of a basket record (key + stored payload).
+Result<StoredUnit> StoredUnitOfRecord(std::span<const uint8_t> record);
+
+// `units`: sample units in their original encoding; `configured`:
 // "auto" or a codec; `ratio_bound`: stored bytes allowed per original stored byte; `pause`
 // (may be empty) is called between the decoding of sample baskets and between candidates (a
 // background build waits in it while an analysis runs; the timings are taken between calls);
 // an error it returns ends the planning with that error.
-Result<CodecPlan> PlanReplicaCodec(std::span<const std::vector<uint8_t>> records,
+Result<CodecPlan> PlanReplicaCodec(std::span<const StoredUnit> units,
                                    const std::string& configured,
                                    double ratio_bound,
                                    const std::function<Status()>& pause = {});

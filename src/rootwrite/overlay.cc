@@ -295,7 +295,8 @@ std::vector<uint8_t> VirtualFileBytes(std::span<const uint8_t> file,
   for (const PlacedRecord& r : overlay.records) {
     std::copy(r.record.begin(), r.record.end(), out.begin() + static_cast<ptrdiff_t>(r.offset));
   }
-  std::copy(units.begin(), units.end(), out.begin() + static_cast<ptrdiff_t>(overlay.baskets_begin));
+  std::copy(units.begin(), units.end(),
+            out.begin() + static_cast<ptrdiff_t>(overlay.baskets_begin));
   return out;
 }
 

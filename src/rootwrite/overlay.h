@@ -53,6 +53,10 @@ struct MovedBasket {
   uint64_t original_offset = 0;
   uint32_t original_bytes = 0;
   codec::Setting setting;  // the encoding its payload got
+  // An RNTuple page (rntuple_overlay.h): its decompressed size, and whether an XXH3 follows it.
+  bool page = false;
+  bool page_checksum = false;
+  uint32_t raw_bytes = 0;
 };
 
 // A new TTree record and where it goes.

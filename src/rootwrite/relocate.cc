@@ -186,8 +186,8 @@ Result<RelocatedTree> RelocateTree(std::span<const uint8_t> record,
   if (out.record.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
     return UnsupportedError("TTree record exceeds 2 GiB");
   }
-  out.key_entry = FERRY_TRY_CTX(
-      MoveKey(out.record, key_entry, key_entry_offset, record_seek), "the TTree's key");
+  out.key_entry = FERRY_TRY_CTX(MoveKey(out.record, key_entry, key_entry_offset, record_seek),
+                                "the TTree's key");
   return out;
 }
 

@@ -29,8 +29,9 @@ Result<std::vector<rootio::PageList>> GroupPageLists(const rootio::Rntuple& r,
   for (size_t g = 0; g < r.footer().groups.size(); ++g) {
     const rootio::ClusterGroup& group = r.footer().groups[g];
     const std::string what = "RNTuple '" + r.name() + "' page list envelope " + std::to_string(g);
-    rootio::Envelope env = FERRY_TRY(rootio::ReadEnvelope(
-        r.source(), group.page_list, rootio::EnvelopeType::kPageList, r.anchor().max_key_size, what));
+    rootio::Envelope env =
+        FERRY_TRY(rootio::ReadEnvelope(r.source(), group.page_list, rootio::EnvelopeType::kPageList,
+                                       r.anchor().max_key_size, what));
     lists.push_back(FERRY_TRY(rootio::ParsePageList(env.payload(), r.columns().size(), what)));
     lists.back().header_checksum = header_checksum;
   }
@@ -133,8 +134,8 @@ void RntupleOverlayWriter::Start() {
 }
 
 Result<const RntupleRecordSource::PageRef*> RntupleOverlayWriter::Claim(uint32_t ntuple,
-                                                                         int32_t column,
-                                                                         int32_t ordinal) const {
+                                                                        int32_t column,
+                                                                        int32_t ordinal) const {
   if (!started_ || ntuple >= ntuples_.size() || column < 0 || ordinal < 0) {
     return InvalidArgumentError("RNTuple page named out of range");
   }
@@ -166,6 +167,10 @@ MovedBasket RntupleOverlayWriter::Place(
   m.bytes = static_cast<uint32_t>(bytes);
   m.original_offset = page.locator.offset;
   m.original_bytes = static_cast<uint32_t>(page.stored_bytes());
+  m.page = true;
+  m.page_checksum = page.has_checksum;
+  m.raw_bytes = static_cast<uint32_t>(
+      rootio::PageLength(page.elements, n.src.columns[n.pages[c][k].column].bits));
   end_ += bytes;
   return m;
 }
@@ -249,8 +254,8 @@ Result<std::vector<std::vector<uint8_t>>> RntupleOverlayWriter::NewPageLists(
       // A range moves whole: its first page decides, the others must agree.
       const bool range_moved = n.moved[col][k - ref.page].offset != 0;
       if (moved != range_moved) {
-        return InvalidArgumentError("RNTuple '" + n.src.path + "' column "
-                                    + std::to_string(col) + ": a cluster's pages moved in part");
+        return InvalidArgumentError("RNTuple '" + n.src.path + "' column " + std::to_string(col)
+                                    + ": a cluster's pages moved in part");
       }
       if (moved) {
         range.pages[ref.page].locator = {m.offset, m.size};
@@ -280,9 +285,9 @@ Result<std::pair<std::vector<uint8_t>, Patch>> RntupleOverlayWriter::AnchorRecor
   StoreBE<uint64_t>(obj + kSeekFooterAt, n.footer_at);
   StoreBE<uint64_t>(obj + kSeekFooterAt + 8, footer_bytes);
   StoreBE<uint64_t>(obj + kSeekFooterAt + 16, footer_bytes);
-  StoreBE<uint64_t>(obj + size - L::kChecksumSize,
-                    hash::Xxh3(obj + L::kChecksummedBegin,
-                               size - L::kChecksummedBegin - L::kChecksumSize));
+  StoreBE<uint64_t>(
+      obj + size - L::kChecksumSize,
+      hash::Xxh3(obj + L::kChecksummedBegin, size - L::kChecksummedBegin - L::kChecksumSize));
   // Stored uncompressed: fObjlen stays, fNbytes is the record's size.
   Patch entry = FERRY_TRY_CTX(MoveKey(record, n.src.entry, n.src.entry_offset, n.anchor_at),
                               "RNTuple '" + n.src.path + "' anchor");
@@ -299,13 +304,15 @@ Result<Overlay> RntupleOverlayWriter::Finish(std::span<const uint8_t> head) {
     std::vector<uint8_t> footer = n.src.footer;
     for (size_t g = 0; g < lists.size(); ++g) {
       // The link: u64 uncompressed length, then the standard locator (i32 size, u64 offset).
-      uint8_t* link = footer.data() + rootio::kEnvelopePreamble + n.src.parsed_footer.groups[g].link_at;
+      uint8_t* link =
+          footer.data() + rootio::kEnvelopePreamble + n.src.parsed_footer.groups[g].link_at;
       StoreLE<uint64_t>(link, lists[g].size());
       StoreLE<int32_t>(link + 8, static_cast<int32_t>(lists[g].size()));
       StoreLE<uint64_t>(link + 12, n.page_list_at[g]);
     }
     const size_t body = footer.size() - rootio::kEnvelopeChecksumSize;
-    StoreLE<uint64_t>(footer.data() + body, hash::Xxh3(std::span<const uint8_t>(footer).first(body)));
+    StoreLE<uint64_t>(footer.data() + body,
+                      hash::Xxh3(std::span<const uint8_t>(footer).first(body)));
     auto [anchor, entry] = FERRY_TRY(AnchorRecord(n, footer.size()));
     o.patches.push_back(std::move(entry));
     auto record = [&o](uint64_t at, const std::vector<uint8_t>& bytes) {

@@ -64,7 +64,7 @@ struct RntupleRecordSource {
   std::vector<uint8_t> entry;
   std::vector<uint8_t> footer;  // the whole uncompressed footer envelope
   rootio::Footer parsed_footer;
-  std::vector<rootio::PageList> page_lists;  // per cluster group
+  std::vector<rootio::PageList> page_lists;   // per cluster group
   std::vector<rootio::ColumnRecord> columns;  // the full schema's physical columns
   std::vector<std::string> column_fields;     // per column: the path of its field
 
@@ -145,7 +145,7 @@ class RntupleOverlayWriter final : public UnitOverlayWriter {
   Result<std::vector<std::vector<uint8_t>>> NewPageLists(const NtupleState& n) const;
   // The anchor's new record (key header + patched object) and the keys-list patch.
   Result<std::pair<std::vector<uint8_t>, Patch>> AnchorRecord(const NtupleState& n,
-                                                               uint64_t footer_bytes) const;
+                                                              uint64_t footer_bytes) const;
 
   const uint64_t original_size_;
   const codec::Setting setting_;

@@ -102,9 +102,8 @@ TEST(RntupleOverlay, EveryFileRelocatedReadsToTheOriginalValues) {
   if (testing::RntupleDataDir().empty()) {
     GTEST_SKIP() << "data/rntuple not present";
   }
-  const codec::Setting settings[] = {{codec::Algorithm::kLz4, 4},
-                                     {codec::Algorithm::kZstd, 3},
-                                     {codec::Algorithm::kNone, 0}};
+  const codec::Setting settings[] = {
+      {codec::Algorithm::kLz4, 4}, {codec::Algorithm::kZstd, 3}, {codec::Algorithm::kNone, 0}};
   for (const std::string& path : testing::AllRntupleDataFiles()) {
     SCOPED_TRACE(path);
     const std::vector<uint8_t> bytes = Slurp(path);

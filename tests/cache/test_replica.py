@@ -2,7 +2,7 @@
 """The replica tier end to end: the XrdCl plug-in in front of a real xrootd origin.
 
 usage: test_replica.py FERRY PLUGIN_LIB ROOT_DATA_DIR JSROOT_CACHE TEST
-  TEST: fidelity | agc | auto | kill | takeover
+  TEST: fidelity | agc | auto | kill | takeover | rntuple
 Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, no ROOT data).
 
 - fidelity: every real file of ROOT_DATA_DIR and a generated zlib-1 and LZMA-9 set, read fully
@@ -13,6 +13,11 @@ Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, no ROOT data).
   one replica read per cluster and file and no origin request.
 - auto: with replica = auto, a pass leaves a replica built in the background.
 - kill: the builder SIGKILLed at random points 50 times: verify is clean, every read correct.
+- rntuple: every RNTuple file of data/rntuple and generated zlib-1 and LZMA-9 RNTuple sets, read
+  whole through the plug-in and replicated: the virtual file (read whole with python's
+  XRootD.client) holds the original's values for ferry's reader; `ferry analyze agc` digests
+  are the same direct, on the byte tier and on the replica, the replica pass without an origin
+  request; a flipped bit in a replica page is detected, counted and served correctly.
 - takeover: an explicit `replica build` while the background builder holds a file — paused by
   a pass that is running, and mid-build — returns with every file built, and the replica
   serves; the background builder steps aside and exits cleanly.
@@ -35,6 +40,7 @@ from ferry_testbed import Origin  # noqa: E402
 
 FERRY, PLUGIN, ROOT_DATA, JSROOT_CACHE, TEST = sys.argv[1:6]
 TEMPLATE = os.path.join(ROOT_DATA, "nanoAOD_2015_CMS_Open_Data_ttbar.root")
+RNTUPLE_DATA = os.path.join(os.path.dirname(os.path.abspath(ROOT_DATA)), "rntuple")
 JSROOT_FILES = ["nano_dy.root", "uproot-HZZ-lzma.root", "uproot-HZZ-lz4.root",
                 "uproot-HZZ-zstd.root", "uproot-sample-6.20.04-uncompressed.root",
                 "uproot-nesteddirs.root"]
@@ -53,11 +59,11 @@ class Setup(ferry_harness.Setup):
                 for f in self.json("cache", "replica", "build", "--dir", self.cache,
                                    "--json")["files"]}
 
-    def gen(self, codec, events, flush, seed):
+    def gen(self, codec, events, flush, seed, fmt="ttree"):
         out = os.path.join(self.root, "gen-" + codec.replace(":", ""))
         p = self.ferry("gen", "nanoaod", "--template", TEMPLATE, "--events", str(events),
                        "--codec", codec, "--auto-flush", str(flush), "--out", out,
-                       "--seed", str(seed))
+                       "--seed", str(seed), "--format", fmt)
         if p.returncode != 0:
             raise RuntimeError("ferry gen: %s" % p.stderr[-500:])
         names = []
@@ -74,6 +80,12 @@ def trees(setup, path):
     if p.returncode != 0:
         return None
     return [t["path"] for t in json.loads(p.stdout)["trees"]]
+
+
+def rntuples(setup, path):
+    p = setup.ferry("root", "ls", path, "--json")
+    return [r["path"] for r in json.loads(p.stdout).get("rntuples", [])] \
+        if p.returncode == 0 else []
 
 
 def dump(setup, path, tree):
@@ -231,6 +243,79 @@ def test_agc():
         s.remove()
 
 
+def damage_replicas(cache, stride=16 << 10):
+    """Flips one bit every `stride` bytes of every replica data file; how many files."""
+    n = 0
+    for dirpath, _, files in os.walk(os.path.join(cache, "entries")):
+        for f in files:
+            if ".rpd." not in f:
+                continue
+            path = os.path.join(dirpath, f)
+            with open(path, "r+b") as out:
+                for at in range(stride // 2, os.path.getsize(path), stride):
+                    out.seek(at)
+                    b = out.read(1)
+                    out.seek(at)
+                    out.write(bytes([b[0] ^ 0x10]))
+            n += 1
+    return n
+
+
+def test_rntuple():
+    if not os.path.isdir(RNTUPLE_DATA):
+        skip("no RNTuple data at %s" % RNTUPLE_DATA)
+    s = Setup(readahead="off")
+    try:
+        names = []
+        for name in sorted(os.listdir(RNTUPLE_DATA)):
+            if name.endswith(".root"):
+                shutil.copy(os.path.join(RNTUPLE_DATA, name), s.data)
+                os.chmod(os.path.join(s.data, name), 0o644)
+                names.append(name)
+        generated = s.gen("zlib:1", 3000, 1000, 7, "rntuple") + s.gen("lzma:9", 2000, 500, 8,
+                                                                      "rntuple")
+        names += generated
+        expected = {}
+        for name in names:
+            local = os.path.join(s.data, name)
+            expected[name] = {t: dump(s, local, t) for t in rntuples(s, local)}
+        with Origin(s.data) as o:
+            for name in names:
+                copy = os.path.join(s.root, "copy-" + name)
+                read_whole(s, o.url_for(name), copy)
+                os.unlink(copy)
+            built = s.build()
+            replicated = [n for n in names if built.get(n, {}).get("state") == "built"]
+            check(set(generated) <= set(replicated) and len(replicated) >= len(names) - 2,
+                  "RNTuples replicated: %s" % {n: (built.get(n, {}).get("state"),
+                                                  built.get(n, {}).get("reason"))
+                                              for n in names if n not in replicated})
+            for name in replicated:
+                path = os.path.join(s.root, "virtual-" + name)
+                size = read_whole(s, o.url_for(name), path)
+                check(size == built[name]["virtual_bytes"], "%s: virtual size" % name)
+                for t, want in expected[name].items():
+                    check(want[0] == 0 and dump(s, path, t) == want,
+                          "%s/%s: virtual file values" % (name, t))
+            urls = [o.url_for(n) for n in generated]
+            direct = agc(s, [os.path.join(s.data, n) for n in generated])
+            before = s.stats()
+            rep = agc(s, urls)
+            after = s.stats()
+            check(rep["digest"] == direct["digest"], "agc digests: replica %s, direct %s"
+                  % (rep["digest"], direct["digest"]))
+            check(after["origin_requests"] == before["origin_requests"]
+                  and after["bytes_from_replica"] > before["bytes_from_replica"],
+                  "the replica pass read the replica, not the origin")
+            # Flipped bits in replica pages: detected, counted, the bytes served from the origin.
+            check(damage_replicas(s.cache) >= len(generated), "replica data files to damage")
+            bad = agc(s, urls)
+            check(bad["digest"] == direct["digest"], "digest with a damaged replica page")
+            check(s.stats()["replica_faults"] >= 1, "the damaged page is counted")
+    finally:
+        s.remove()
+
+
 def test_auto():
     s = Setup(replica="auto")
     try:
@@ -383,4 +468,5 @@ if __name__ == "__main__":
     if not os.path.isfile(TEMPLATE):
         skip("no ROOT data")
     run_test({"fidelity": test_fidelity, "agc": test_agc, "auto": test_auto, "kill": test_kill,
-              "takeover": test_takeover}, TEST)
+              "takeover": test_takeover,
+              "rntuple": test_rntuple}, TEST)
