@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The replica tier end to end: the XrdCl plug-in in front of a real xrootd origin.
 
-usage: test_replica.py FERRY PLUGIN_LIB ROOT_DATA_DIR JSROOT_CACHE TEST
-  TEST: fidelity | agc | auto | kill | takeover | rntuple
+usage: test_replica.py FERRY PLUGIN_LIB ROOT_DATA_DIR JSROOT_CACHE TEST [FIXTURES_TOOL]
+  TEST: fidelity | agc | auto | kill | takeover | rntuple | kill_rntuple
 Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, no ROOT data).
 
 - fidelity: every real file of ROOT_DATA_DIR and a generated zlib-1 and LZMA-9 set, read fully
@@ -12,10 +12,12 @@ Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, no ROOT data).
 - agc: `ferry analyze agc` gives the same digests on the byte tier and on the replica, with
   one replica read per cluster and file and no origin request.
 - auto: with replica = auto, a pass leaves a replica built in the background.
-- kill: the builder SIGKILLed at random points 50 times: verify is clean, every read correct.
+- kill: the builder SIGKILLed at random points 50 times: verify is clean, every read correct
+  (kill_rntuple: the same over an RNTuple set).
 - rntuple: every RNTuple file of data/rntuple and generated zlib-1 and LZMA-9 RNTuple sets, read
   whole through the plug-in and replicated: the virtual file (read whole with python's
-  XRootD.client) holds the original's values for ferry's reader; `ferry analyze agc` digests
+  XRootD.client) holds the original's values for ferry's reader, and jsroot reads the
+  generated sets' virtual files to the values ferry's reader reads; `ferry analyze agc` digests
   are the same direct, on the byte tier and on the replica, the replica pass without an origin
   request; a flipped bit in a replica page is detected, counted and served correctly.
 - takeover: an explicit `replica build` while the background builder holds a file — paused by
@@ -39,6 +41,7 @@ from ferry_harness import check, run_test, skip  # noqa: E402
 from ferry_testbed import Origin  # noqa: E402
 
 FERRY, PLUGIN, ROOT_DATA, JSROOT_CACHE, TEST = sys.argv[1:6]
+FIXTURES = sys.argv[6] if len(sys.argv) > 6 else None  # rootwrite_fixtures, for jsroot on RNTuples
 TEMPLATE = os.path.join(ROOT_DATA, "nanoAOD_2015_CMS_Open_Data_ttbar.root")
 RNTUPLE_DATA = os.path.join(os.path.dirname(os.path.abspath(ROOT_DATA)), "rntuple")
 JSROOT_FILES = ["nano_dy.root", "uproot-HZZ-lzma.root", "uproot-HZZ-lz4.root",
@@ -261,6 +264,19 @@ def damage_replicas(cache, stride=16 << 10):
     return n
 
 
+def jsroot_rntuples(s, paths):
+    """jsroot reads every simple field of the RNTuples in `paths` to the values ferry reads."""
+    checker = jsroot_checker() if FIXTURES else None
+    if checker is None:
+        print("jsroot or the fixtures tool unavailable: the jsroot comparison is skipped")
+        return
+    p = subprocess.run(["node", os.path.join(os.path.dirname(checker), "jsroot_rntuple_check.mjs"),
+                        FIXTURES, *paths], capture_output=True, text=True, timeout=900)
+    out = "\n".join(line[:400] for line in (p.stdout + p.stderr).splitlines())
+    check(p.returncode == 0, "jsroot reads the virtual RNTuples as ferry does:\n%s" % out[-1500:])
+    print(out.splitlines()[-1] if out else "", flush=True)
+
+
 def test_rntuple():
     if not os.path.isdir(RNTUPLE_DATA):
         skip("no RNTuple data at %s" % RNTUPLE_DATA)
@@ -297,6 +313,7 @@ def test_rntuple():
                 for t, want in expected[name].items():
                     check(want[0] == 0 and dump(s, path, t) == want,
                           "%s/%s: virtual file values" % (name, t))
+            jsroot_rntuples(s, [os.path.join(s.root, "virtual-" + n) for n in generated])
             urls = [o.url_for(n) for n in generated]
             direct = agc(s, [os.path.join(s.data, n) for n in generated])
             before = s.stats()
@@ -342,10 +359,10 @@ def test_auto():
         s.remove()
 
 
-def test_kill():
+def test_kill(fmt="ttree"):
     s = Setup()
     try:
-        names = s.gen("zlib:1", 20000, 2000, 8)
+        names = s.gen("zlib:1", 20000, 2000, 8, fmt)
         rnd = random.Random(5)
         with Origin(s.data) as o:
             urls = [o.url_for(n) for n in names]
@@ -469,4 +486,4 @@ if __name__ == "__main__":
         skip("no ROOT data")
     run_test({"fidelity": test_fidelity, "agc": test_agc, "auto": test_auto, "kill": test_kill,
               "takeover": test_takeover,
-              "rntuple": test_rntuple}, TEST)
+              "rntuple": test_rntuple, "kill_rntuple": lambda: test_kill("rntuple")}, TEST)
