@@ -12,6 +12,7 @@
 #           (9) files made by `ferry gen nanoaod` (digests of every pass must agree)
 #   multi   8 client processes at once, one file each (cache_wan_replay -t 1): aggregate
 #           throughput through the cold proxy against the same processes reading direct
+#   https-multi, https-single (with --https, below): the replay's chunks read with curl
 # Scenarios: direct; ferry proxy cold (fresh cache, proxy restarted) and warm; XCache default
 # (128k blocks, prefetch 10) and tuned (4k, prefetch 0), cold and warm. Direct and proxy cold
 # run PROXY_WAN_REPEAT times (3) next to each other in alternating order; ratios are medians of
@@ -21,8 +22,8 @@
 # bytes), bytes and requests the proxy sent to the origin (its counters), disk footprint (du),
 # the proxy's mean outstanding origin requests over the pass (its meter), CPU idle.
 # Output: a table with the targets of issue 13 (PASS/FAIL) on stdout; proxy_wan.json and
-# proxy_wan.png in $FERRY_BENCH_OUT/proxy_wan. Needs root; exits 77 where the machine does not
-# allow namespaces.
+# proxy_wan.png in $FERRY_BENCH_OUT/proxy_wan (or a folder named by the options, below). Needs
+# root; exits 77 where the machine does not allow namespaces.
 #
 # usage: proxy_wan.sh [--auth sss] [--https] [--workloads LIST]
 #   --auth sss   the same passes with authentication everywhere: the origin admits only sss
@@ -31,7 +32,7 @@
 #                sss:KEYTAB`, and every client (direct or through the proxy) presents its own
 #                sss key. XCache is skipped (the test bed's has no origin credentials). The
 #                report puts the ratios beside those of the last run without --auth
-#                ($FERRY_BENCH_OUT/proxy_wan/proxy_wan.json) when there is one.
+#                (proxy_wan/proxy_wan.json, or proxy_wan-https/ with --https) if there is one.
 #   --https      adds the HTTPS pass (workloads https-multi and https-single): the origin also
 #                serves XrdHttp over TLS, the proxy runs with `--https PORT --cert --key` (a
 #                throwaway CA and certificate made with openssl), and bench/proxy_wan_https.py
@@ -69,7 +70,9 @@ case "$AUTH" in
   *) echo "proxy_wan: --auth $AUTH: only sss is measured" >&2; exit 2 ;;
 esac
 [ "$HTTPS" = 1 ] || HTTPS=0
-[ -n "$WORKLOADS" ] || WORKLOADS="replay,agc,multi$([ "$HTTPS" = 1 ] && echo ,https)"
+HTTPS_TAG=""  # a failing $(...) in an assignment would end the script (set -e)
+if [ "$HTTPS" = 1 ]; then HTTPS_TAG=-https; fi
+[ -n "$WORKLOADS" ] || WORKLOADS="replay,agc,multi${HTTPS_TAG:+,https}"
 WORKLOADS="${WORKLOADS//https-multi/HM}"
 WORKLOADS="${WORKLOADS//https-single/HS}"
 WORKLOADS="${WORKLOADS//https/https-multi,https-single}"
@@ -87,8 +90,9 @@ done
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=bench/lib/wan.sh
 . "$ROOT/bench/lib/wan.sh"  # BUILD TB FERRY PY; the link's set-up, clean-up and meters
-OUT="${FERRY_BENCH_OUT:-$ROOT/out/bench}/proxy_wan${AUTH:+-$AUTH}$([ "$HTTPS" = 1 ] && echo -https)"
-BASELINE="${FERRY_BENCH_OUT:-$ROOT/out/bench}/proxy_wan/proxy_wan.json"  # --auth compares with it
+OUT="${FERRY_BENCH_OUT:-$ROOT/out/bench}/proxy_wan${AUTH:+-$AUTH}$HTTPS_TAG"
+# --auth compares with the last run of the same options without it
+BASELINE="${FERRY_BENCH_OUT:-$ROOT/out/bench}/proxy_wan$HTTPS_TAG/proxy_wan.json"
 DATA="${PROXY_WAN_DATA:-/tmp/ferry-proxy-wan-data}"
 REPEAT="${PROXY_WAN_REPEAT:-3}"
 RTT="${PROXY_WAN_RTT:-40ms}"

@@ -146,7 +146,7 @@ print("auth: %s; https: %s; workloads: %s; load average at the end: %s" % (
     config.get("auth", "none"), config.get("https", False), config.get("workloads", "-"),
     config.get("load", "-")))
 hdr = "%-12s %-20s %8s %7s %9s %9s %9s %8s %9s %8s %5s %5s %s" % (
-    "load", "scenario", "wall_s", "vs_dir", "req_MB", "wan_MB", "orig_MB", "orig_rq",
+    "workload", "scenario", "wall_s", "vs_dir", "req_MB", "wan_MB", "orig_MB", "orig_rq",
     "disk_MB", "ahead_MB", "infl", "idle", "status")
 print(hdr)
 print("-" * len(hdr))
@@ -187,7 +187,8 @@ for w, rr in ratios.items():
     print("  (%s per round: cold/direct %s, direct/warm %s)" % (
         w, ["%.3f" % x for x in rr["cold_over_direct"]],
         ["%.1f" % x for x in rr["direct_over_warm"]]))
-print("  (multi per round: direct/cold %s)" % ["%.3f" % x for x in multi])
+if multi:
+    print("  (multi per round: direct/cold %s)" % ["%.3f" % x for x in multi])
 
 # ---- beside the run without --auth ----
 comparison = None
@@ -205,15 +206,16 @@ if config.get("baseline"):
                                      "%.3f" % b if b is not None else "-"))
     for w in PAIRED:
         br = base.get("ratios", {}).get(w, {})
-        if w not in ratios and not br:
+        if w not in ratios:  # only what this run measured
             continue
         rr = ratios.get(w, {})
         show("%s: proxy cold / direct" % w, median(br.get("cold_over_direct", [])),
              median(rr.get("cold_over_direct", [])))
         show("%s: direct / proxy warm" % w, median(br.get("direct_over_warm", [])),
              median(rr.get("direct_over_warm", [])))
-    show("multi: direct / proxy cold", median(base.get("multi_direct_over_cold", [])),
-         median(multi))
+    if multi:
+        show("multi: direct / proxy cold", median(base.get("multi_direct_over_cold", [])),
+             median(multi))
 
 doc = {"config": config, "scenarios": summary, "targets": targets, "ratios": ratios,
        "multi_direct_over_cold": multi, "baseline_comparison": comparison, "runs": runs}
@@ -262,8 +264,9 @@ bytes_plot = "plot " + ", ".join(
         ("#c04030", "#40a040", "#e07060", "#80d080")[i])
     for i in range(2 * len(bcols)))
 png = os.path.join(out_dir, "proxy_wan.png")
+xcache = any(s.startswith("xcache") for sw in summary.values() for s in sw)
 title = "ferry site proxy vs direct%s over a %s RTT, %s link%s" % (
-    "" if config.get("auth", "none") != "none" else " and XCache", config["rtt"], config["rate"],
+    " and XCache" if xcache else "", config["rtt"], config["rate"],
     "; auth " + config["auth"] if config.get("auth", "none") != "none" else "")
 gp = report.wall_and_bytes(
     png, "1300,540", title,
