@@ -270,6 +270,6 @@ title = "ferry site proxy vs direct%s over a %s RTT, %s link%s" % (
     "; auth " + config["auth"] if config.get("auth", "none") != "none" else "")
 gp = report.wall_and_bytes(
     png, "1300,540", title,
-    'set xtics rotate by -30\nset key top right\nset datafile missing "?"',
+    'set xtics rotate by -30\nset key top right autotitle columnhead\nset datafile missing "?"',
     wall_plot, "bytes over the WAN and disk footprint per byte requested", bytes_plot)
 report.plot_and_tell(gp, json_path, png)
