@@ -65,10 +65,13 @@ wan_up() {
     rc=$?; [ $rc = 77 ] && exit 77; exit $rc; }
 }
 
-# wan_origin DIR: a plain xrootd origin serving DIR inside the namespace: ORIGIN
-# (root://HOST:PORT/) and ORIGIN_HOSTPORT (for a proxy's --origin).
+# wan_origin DIR [EXTRA_CFG]: an xrootd origin serving DIR inside the namespace: ORIGIN
+# (root://HOST:PORT/) and ORIGIN_HOSTPORT (for a proxy's --origin). Plain, or with the
+# directives in EXTRA_CFG added (security, a second protocol: origin.sh --extra).
 wan_origin() {
-  ORIGIN="$(bash "$TB/origin.sh" start --netns "$WAN" --dir "$1" --name "$WAN")"
+  local extra=()
+  [ -z "${2:-}" ] || extra=(--extra "$2")
+  ORIGIN="$(bash "$TB/origin.sh" start --netns "$WAN" --dir "$1" --name "$WAN" "${extra[@]}")"
   ORIGIN_HOSTPORT="${ORIGIN#root://}"
   ORIGIN_HOSTPORT="${ORIGIN_HOSTPORT%/}"
 }
