@@ -16,6 +16,7 @@
 # AGC_BENCH_SMALL=1: 0.5 GB zlib-1 and 0.05 GB LZMA-9. AGC_BENCH_REPEAT (default 3) runs per
 # pass (medians). AGC_BENCH_DATA (default /srv/ferry-agc-bench) keeps the generated data for
 # the next run (remove it when done). AGC_BENCH_NO_WAN=1 serves from 127.0.0.1.
+# AGC_BENCH_RNTUPLE (default 1) adds the same two sets written as RNTuples (twice the disk).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${FERRY_BUILD_DIR:-$ROOT/build/release}"
@@ -51,11 +52,11 @@ lzma_bpe="$(bytes_per_event lzma:9)"
 
 # Disk: both sets, the cache fills (~10% of a set each) and 10 GB of headroom must fit.
 avail_gb="$(df -Pk "$DATA" | awk 'NR==2 {printf "%.1f", $4 / 1e6}')"
-read -r ZLIB_GB LZMA_GB < <("$PY" - "$avail_gb" "$ZLIB_GB" "$LZMA_GB" <<'PY'
+read -r ZLIB_GB LZMA_GB < <("$PY" - "$avail_gb" "$ZLIB_GB" "$LZMA_GB" "${AGC_BENCH_RNTUPLE:-1}" <<'PY'
 import sys
 avail, z, l = map(float, sys.argv[1:4])
 room = max(0.2, avail - 10)
-need = 1.2 * (z + l)
+need = 1.2 * (z + l) * (2 if sys.argv[4] == "1" else 1)
 if need > room:
     k = room / need
     z, l = round(z * k, 2), round(l * k, 2)
@@ -70,8 +71,13 @@ lzma_events="$("$PY" -c "print(int($LZMA_GB * 1e9 / $lzma_bpe))")"
 # LZMA-9 files each cost ~25 s of encoder set-up (one per basket, ~1000 branches), so the LZMA
 # set uses fewer files (about one per 50 MB).
 lzma_files="$("$PY" -c "print(max(2, min($FILES, round($LZMA_GB * 20))))")"
+codecs="zlib:1:$zlib_events lzma:9:$lzma_events:$lzma_files"
+# The same events as RNTuples beside them (issue 29's targets are printed per set).
+if [ "${AGC_BENCH_RNTUPLE:-1}" = 1 ]; then
+  codecs="$codecs zlib:1:$zlib_events:$FILES:rntuple lzma:9:$lzma_events:$lzma_files:rntuple"
+fi
 args=(--ferry "$FERRY" --out "$OUT" --title "bench agc_passes" --files "$FILES"
-  --codecs "zlib:1:$zlib_events lzma:9:$lzma_events:$lzma_files" --repeat "$REPEAT" --data-dir "$DATA"
+  --codecs "$codecs" --repeat "$REPEAT" --data-dir "$DATA"
   --reads "${AGC_BENCH_READS:-16}")
 echo "agc_passes: zlib-1 $zlib_events events (~$ZLIB_GB GB, $FILES files), lzma-9 $lzma_events events (~$LZMA_GB GB, $lzma_files files), $REPEAT runs per pass" >&2
 [ "${AGC_BENCH_NO_WAN:-0}" = 1 ] && args+=(--no-wan)

@@ -21,10 +21,10 @@
 # Everything else (data unless --data-dir, cache, origin, namespace) is removed at exit.
 #
 # usage: agc_passes.sh --ferry BIN --out DIR [--events N] [--files F]
-#                      [--codecs "lzma:9[:EVENTS[:FILES]] zlib:1[:EVENTS[:FILES]]"] [--threads T] [--reads R]
+#                      [--codecs "lzma:9[:EVENTS[:FILES[:FORMAT]]] zlib:1[:...]"] [--threads T] [--reads R]
 #                      [--repeat K] [--no-wan] [--data-dir DIR] [--title TEXT]
 #   --codecs        the sets to generate (in parallel), each with its own event and file counts
-#                   or --events/--files
+#                   or --events/--files, and format: ttree (the default) or rntuple
 #   --data-dir DIR  keep the generated data in DIR and reuse it when its parameters match
 #   --repeat K      run local, direct and warm K times (cold: K fresh caches); the table shows
 #                   the median wall time
@@ -164,16 +164,20 @@ mkdir -p "$DATA_ROOT"
 if "$FERRY" gen --help >/dev/null 2>&1; then
   pids=()
   for spec in $CODECS; do
-    IFS=: read -r algo level set_events set_files <<<"$spec"
+    IFS=: read -r algo level set_events set_files set_format <<<"$spec"
     set_events="${set_events:-$EVENTS}" set_files="${set_files:-$FILES}"
+    set_format="${set_format:-ttree}"
     set_name="$algo$level"
+    [ "$set_format" = ttree ] || set_name="$set_name-$set_format"
     dir="$DATA_ROOT/$set_name"
     # The generator's model is part of the stamp: data kept by --data-dir from before the object
     # model (issue 18) is made again.
     stamp="events=$set_events files=$set_files codec=$algo:$level seed=5 mode=object template=$(cksum <"$TEMPLATE" | cut -d' ' -f1)"
+    [ "$set_format" = ttree ] || stamp="$stamp format=$set_format"
     SETS+=("$set_name")
     SET_DIR[$set_name]="$dir"
     SET_LABEL[$set_name]="$algo-$level"
+    [ "$set_format" = ttree ] || SET_LABEL[$set_name]="$algo-$level-$set_format"
     if [ -f "$dir/.agc-params" ] && [ "$(cat "$dir/.agc-params")" = "$stamp" ]; then
       say "$set_name: reusing $dir"
       cp "$dir/.agc-gen.json" "$OUT/gen_$set_name.json" 2>/dev/null || true
@@ -183,7 +187,8 @@ if "$FERRY" gen --help >/dev/null 2>&1; then
     say "$set_name: generating $set_events events in $set_files files ($(elapsed) s)"
     (
       "$FERRY" gen nanoaod --template "$TEMPLATE" --events "$set_events" --files "$set_files" \
-        --codec "$algo:$level" --seed 5 --mode object --out "$dir" --json >"$OUT/gen_$set_name.json" \
+        --codec "$algo:$level" --seed 5 --mode object --format "$set_format" --out "$dir" \
+        --json >"$OUT/gen_$set_name.json" \
         2>"$WORK/gen_$set_name.err" || exit 1
       cp "$OUT/gen_$set_name.json" "$dir/.agc-gen.json"
       echo "$stamp" >"$dir/.agc-params"
