@@ -25,12 +25,17 @@
 # Output: table on stdout; readahead_wan.json and readahead_wan.png in
 # $FERRY_BENCH_OUT/readahead_wan. Needs root; exits 77 where namespaces are not allowed.
 # Env: FERRY_BUILD_DIR, READAHEAD_WAN_DATA, READAHEAD_WAN_RTT (40ms), READAHEAD_WAN_RATE (1gbit),
-# READAHEAD_WAN_REPEAT (1).
+# READAHEAD_WAN_REPEAT (1), READAHEAD_WAN_FORMAT (ttree; rntuple: the RNTuple forms of the sets
+# that bench/agc_passes writes, zlib1-rntuple and lzma9-rntuple, with the agc clients only: the
+# python client's plans are TTree baskets; output in readahead_wan-rntuple).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=bench/lib/wan.sh
 . "$ROOT/bench/lib/wan.sh"  # BUILD TB FERRY PY; the link's set-up, clean-up and meters
-OUT="${FERRY_BENCH_OUT:-$ROOT/out/bench}/readahead_wan"
+FORMAT="${READAHEAD_WAN_FORMAT:-ttree}"
+SUFFIX=""
+[ "$FORMAT" = ttree ] || SUFFIX="-$FORMAT"
+OUT="${FERRY_BENCH_OUT:-$ROOT/out/bench}/readahead_wan$SUFFIX"
 DATA="${READAHEAD_WAN_DATA:-/srv/ferry-agc-bench}"
 RTT="${READAHEAD_WAN_RTT:-40ms}"
 RATE="${READAHEAD_WAN_RATE:-1gbit}"
@@ -53,17 +58,22 @@ wan_workdir /tmp/fca-ra-wan.XXXXXX
 
 # ---- data, plans, link, origins ----
 rel=()
-for sub in zlib1 lzma9; do
+for sub in "zlib1$SUFFIX" "lzma9$SUFFIX"; do
   for f in "$DATA/$sub"/*.root; do [ -e "$f" ] && rel+=("$sub/$(basename "$f")"); done
 done
 [ ${#rel[@]} -gt 0 ] || { echo "readahead_wan: SKIP: no ROOT files in $DATA" >&2; exit 77; }
 bargs=()
 for b in "${AGC_BRANCHES[@]}"; do bargs+=(--branch "$b"); done
 read_bytes=0
-for r in "${rel[@]}"; do
-  plan="$WORK/plan-${r//\//-}.json"
-  "$FERRY" root baskets "$DATA/$r" "${bargs[@]}" >"$plan"
-done
+CLIENTS=(agc py)
+if [ "$FORMAT" = ttree ]; then
+  for r in "${rel[@]}"; do
+    plan="$WORK/plan-${r//\//-}.json"
+    "$FERRY" root baskets "$DATA/$r" "${bargs[@]}" >"$plan"
+  done
+else
+  CLIENTS=(agc)
+fi
 DATA_BYTES="$(cd "$DATA" && du -cb "${rel[@]}" | tail -1 | cut -f1)"
 echo "== data: ${#rel[@]} files, $DATA_BYTES bytes in $DATA" >&2
 cat "${rel[@]/#/$DATA/}" >/dev/null  # in the page cache: every scenario alike
@@ -144,7 +154,7 @@ PY
 }
 
 for ((k = 1; k <= REPEAT; k++)); do
-  for client in agc py; do
+  for client in "${CLIENTS[@]}"; do
     echo "== $client, round $k" >&2
     if [ "$client" = agc ]; then
       run "$client-local" "$client" file "$NOPLUG" "" "$k"
@@ -169,4 +179,4 @@ for ((k = 1; k <= REPEAT; k++)); do
 done
 
 "$PY" "$ROOT/bench/readahead_wan_report.py" "$RUNS" "$OUT" \
-  "{\"data\": \"$DATA\", \"files\": ${#rel[@]}, \"data_bytes\": $DATA_BYTES, \"rtt\": \"$RTT\", \"rate\": \"$RATE\", \"measured_bps\": $LINK_BPS, \"repeat\": $REPEAT}"
+  "{\"data\": \"$DATA\", \"format\": \"$FORMAT\", \"files\": ${#rel[@]}, \"data_bytes\": $DATA_BYTES, \"rtt\": \"$RTT\", \"rate\": \"$RATE\", \"measured_bps\": $LINK_BPS, \"repeat\": $REPEAT}"

@@ -56,12 +56,14 @@ for label in labels:
         "bytes_from_origin": median(r["delta"].get("bytes_from_origin", 0)
                                                for r in rs),
         "digest": rs[0]["out"].get("digest"),
-        "bytes_read": rs[0]["out"].get("bytes"),
+        # The python client's count, or agc's own.
+        "bytes_read": rs[0]["out"].get("bytes") or rs[0]["out"].get("io", {}).get("bytes_read"),
     }
 
 # Bytes a pass reads: the python client counts them; agc reads the same baskets.
 bytes_read = next((s["bytes_read"] for l, s in summary.items() if l.startswith("py-") and
-                   s["bytes_read"]), 0)
+                   s["bytes_read"]), 0) or next(
+    (s["bytes_read"] for l, s in summary.items() if l.startswith("agc-") and s["bytes_read"]), 0)
 print("readahead_wan: %d files, %.2f GB in %s; RTT %s, link %s; AGC baskets read %.1f MB"
       % (config["files"], config["data_bytes"] / 1e9, config["data"], config["rtt"],
          config["rate"], bytes_read / 1e6))
