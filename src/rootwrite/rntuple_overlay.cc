@@ -266,6 +266,7 @@ Result<std::vector<std::vector<uint8_t>>> RntupleOverlayWriter::NewPageLists(
     }
   }
   std::vector<std::vector<uint8_t>> out;
+  out.reserve(lists.size());
   for (const rootio::PageList& list : lists) {
     out.push_back(SerializePageList(list));
   }
@@ -277,7 +278,8 @@ Result<std::pair<std::vector<uint8_t>, Patch>> RntupleOverlayWriter::AnchorRecor
   using L = rootio::AnchorLayout;
   // The footer's fields, in place in the original object (big-endian, as streamed); the
   // checksum, in the last 8 bytes, covers everything from the epoch on.
-  constexpr size_t kSeekFooterAt = L::kChecksummedBegin + 2 * L::kVersionFields + 3 * 8;
+  constexpr size_t kSeekFooterAt =
+      L::kChecksummedBegin + 2 * L::kVersionFields + 3 * sizeof(uint64_t);
   std::vector<uint8_t> record = n.src.anchor_key;
   record.insert(record.end(), n.src.anchor_payload.begin(), n.src.anchor_payload.end());
   uint8_t* obj = record.data() + n.src.anchor_key.size();
