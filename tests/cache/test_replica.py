@@ -62,6 +62,16 @@ class Setup(ferry_harness.Setup):
                 for f in self.json("cache", "replica", "build", "--dir", self.cache,
                                    "--json")["files"]}
 
+    def copy_root_files(self, src):
+        """Copies every .root file of `src` into the data dir; their names, sorted."""
+        names = []
+        for name in sorted(os.listdir(src)):
+            if name.endswith(".root"):
+                shutil.copy(os.path.join(src, name), self.data)
+                os.chmod(os.path.join(self.data, name), 0o644)
+                names.append(name)
+        return names
+
     def gen(self, codec, events, flush, seed, fmt="ttree"):
         out = os.path.join(self.root, "gen-" + codec.replace(":", ""))
         p = self.ferry("gen", "nanoaod", "--template", TEMPLATE, "--events", str(events),
@@ -143,12 +153,7 @@ def jsroot_view(checker, path):
 def test_fidelity():
     s = Setup()
     try:
-        names = []
-        for name in sorted(os.listdir(ROOT_DATA)):
-            if name.endswith(".root"):
-                shutil.copy(os.path.join(ROOT_DATA, name), s.data)
-                os.chmod(os.path.join(s.data, name), 0o644)
-                names.append(name)
+        names = s.copy_root_files(ROOT_DATA)
         names += s.gen("zlib:1", 2000, 500, 3)
         names += s.gen("lzma:9", 1000, 250, 4)
         expected = {}
@@ -282,12 +287,7 @@ def test_rntuple():
         skip("no RNTuple data at %s" % RNTUPLE_DATA)
     s = Setup(readahead="off")
     try:
-        names = []
-        for name in sorted(os.listdir(RNTUPLE_DATA)):
-            if name.endswith(".root"):
-                shutil.copy(os.path.join(RNTUPLE_DATA, name), s.data)
-                os.chmod(os.path.join(s.data, name), 0o644)
-                names.append(name)
+        names = s.copy_root_files(RNTUPLE_DATA)
         generated = s.gen("zlib:1", 3000, 1000, 7, "rntuple") + s.gen("lzma:9", 2000, 500, 8,
                                                                       "rntuple")
         names += generated
