@@ -11,6 +11,9 @@
 #   shared  warm in the group cache once every file is confirmed (issue 30: <= 2% over warm)
 #   building  warm, while `ferry cache replica build --background` runs beside it
 #   replica root:// through the ferry cache's replica tier (built after the warm passes)
+#   autofill  cold again, in a fresh cache with replica = auto: the replica builds while the pass
+#           fills (issue 27); then the time until every file's replica is built is recorded
+#   afterfill the pass right after autofill, on that replica
 #
 # The origin runs behind the test bed's WAN emulation (scripts/testbed/wan.sh: namespace,
 # 40 ms RTT, 1 Gbit/s) or, where namespaces are not permitted, on 127.0.0.1 (said in the output).
@@ -309,6 +312,25 @@ run_pass() {
   rm -f "$base.err"
 }
 
+# wait_replicas SET RUN: seconds from now until every file of the cache has its replica built
+# (replica = auto builds them in the background), polled every 0.2 s for at most 600 s;
+# $OUT/runs/SET_autofill_RUN.ready ("-1" when they were not all built in time).
+wait_replicas() {
+  local base="$OUT/runs/${1}_autofill_$2" t0 i
+  t0=$(date +%s.%N)
+  for ((i = 0; i < 3000; i++)); do
+    if "$FERRY" cache replica status --dir "$CACHE_DIR" --json 2>/dev/null | "$PY" -c '
+import json, sys
+files = json.load(sys.stdin)["files"]
+sys.exit(0 if files and all(f["state"] == "built" for f in files) else 1)'; then
+      echo "$t0 $(date +%s.%N)" | awk '{printf "%.3f\n", $2 - $1}' >"$base.ready"
+      return 0
+    fi
+    sleep 0.2
+  done
+  echo -1 >"$base.ready"
+}
+
 # build_replica SET RUN: builds (or finishes: releases what the byte tier no longer needs) the
 # replica of the current cache, timed; $OUT/runs/SET_build_RUN.json, .disk0/.disk1 (cache disk
 # bytes before and after).
@@ -325,7 +347,7 @@ build_replica() {
 }
 
 PASSES=(local direct)
-[ "$HAVE_CACHE" = 1 ] && PASSES+=(cold warm shared1 shared building replica)
+[ "$HAVE_CACHE" = 1 ] && PASSES+=(cold warm shared1 shared building replica autofill afterfill)
 for s in "${SETS[@]}"; do
   files=() urls=()
   while IFS= read -r f; do
@@ -383,6 +405,14 @@ for s in "${SETS[@]}"; do
       run_pass "$s" building "$k" "${urls[@]}"
       build_replica "$s" "$k"
       run_pass "$s" replica "$k" "${urls[@]}"
+      # The first pass again, with replica = auto: how long after it the replica is ready, and
+      # the pass that follows.
+      cache_enable "$WORK/cache-$s-$k-auto" --set replica=auto
+      run_pass "$s" autofill "$k" "${urls[@]}"
+      wait_replicas "$s" "$k"
+      run_pass "$s" afterfill "$k" "${urls[@]}"
+      cache_disable
+      rm -rf "$WORK/cache-$s-$k-auto"
     fi
     # The fill of repeat k is no longer needed.
     if [ "$HAVE_CACHE" = 1 ]; then

@@ -232,6 +232,40 @@ def paired_ratio(set_name, num_pass, den_pass):
     return statistics.median(vals) if vals else float("nan")
 
 
+def fill_build_figures(set_name):
+    """The replica built during the fill pass (issue 27): how long after the pass it was ready,
+    in % of the pass; the pass's slowdown against the cold pass; the wall-clock balance of the
+    pass after it (time saved against a warm byte-tier pass, less the wait)."""
+    per = {}
+    for r in runs:
+        if r["set"] == set_name:
+            per.setdefault(r["pass"], {})[r["run"]] = r["wall_s"]
+    ready, pct, balance = [], [], []
+    for k, fill in per.get("autofill", {}).items():
+        path = os.path.join(a.out, "runs", f"{set_name}_autofill_{k}.ready")
+        try:
+            wait = float(open(path).read())
+        except (OSError, ValueError):
+            continue
+        if wait < 0:
+            continue
+        ready.append(wait)
+        pct.append(100 * wait / fill if fill else float("nan"))
+        if k in per.get("warm", {}) and k in per.get("afterfill", {}):
+            balance.append(per["warm"][k] - per["afterfill"][k] - wait)
+    m = lambda v: statistics.median(v) if v else None  # noqa: E731
+    slow = paired_ratio(set_name, "autofill", "cold")
+    return {"replica_ready_after_fill_s": m(ready), "replica_ready_after_fill_pct": m(pct),
+            "fill_with_build_slowdown_pct": 100 * (slow - 1) if slow == slow else None,
+            "first_replica_pass_balance_s": m(balance),
+            "replica_not_ready_runs": sum(1 for k in per.get("autofill", {})
+                                          if not os.path.exists(os.path.join(
+                                              a.out, "runs", f"{set_name}_autofill_{k}.ready"))
+                                          or open(os.path.join(a.out, "runs",
+                                                  f"{set_name}_autofill_{k}.ready")).read().strip()
+                                          == "-1")}
+
+
 # The headline figures per set, against the targets of bench/agc_passes.
 figures = []
 for set_name, label in sets:
@@ -272,6 +306,8 @@ for set_name, label in sets:
         f["cpu_saved_per_pass_s"] = saved
         f["build_repaid_after_passes"] = (f["build_cpu_s"] / saved
                                           if saved and saved > 0 and f["build_cpu_s"] else None)
+    if "autofill" in by:
+        f.update(fill_build_figures(set_name))
     figures.append(f)
 lines += ["", "figures (targets: fill overhead <= 1%, warm within 10% of local, ~6% of the bytes read;"
           " replica: 5x warm on LZMA-9, 1.5x on zlib-1, 15x fewer reads, disk <= 1.0x/1.5x):"]
@@ -311,6 +347,16 @@ for f in figures:
             f"s CPU per pass (repaid after {num(f['build_repaid_after_passes'], '.2f')} passes, target "
             f"<= 1); a pass while building: {num(f['building_slowdown_pct'], '+.1f')}% (target <= 2%)"
             + (f"; {f['replica_faults']} replica faults" if f['replica_faults'] else ""))
+    if f.get("replica_ready_after_fill_pct") is not None or f.get("replica_not_ready_runs"):
+        lines.append(
+            f"    built during the fill pass (replica = auto): ready "
+            f"{num(f['replica_ready_after_fill_s'], '.2f')} s after it, "
+            f"{num(f['replica_ready_after_fill_pct'], '.1f')}% of the pass (target <= 10%); the "
+            f"fill pass {num(f['fill_with_build_slowdown_pct'], '+.1f')}% against the cold pass "
+            f"(target <= 2%); the next pass saved {num(f['first_replica_pass_balance_s'], '+.2f')} s "
+            f"against a warm byte-tier pass, net of the wait (target >= 0)"
+            + (f"; {f['replica_not_ready_runs']} runs not ready in 600 s"
+               if f["replica_not_ready_runs"] else ""))
 
 # The cache passes must really have gone through the cache.
 for r in runs:

@@ -1,10 +1,13 @@
-// ActivityMark and WaitForQuiet: see activity.h.
+// ActivityMark, WaitForQuiet, CpuRoom and WaitForRoom: see activity.h.
 #include "cache/activity.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <fstream>
+#include <string>
 #include <ctime>
 #include <thread>
 
@@ -57,6 +60,74 @@ std::chrono::milliseconds WaitForQuiet(const std::string& dir,
   }
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now()
                                                                - start);
+}
+
+bool MayBuild(int64_t active_age_ms, int64_t filling_age_ms, int64_t quiet_ms, double spare_cores) {
+  if (active_age_ms < 0 || active_age_ms >= quiet_ms) {
+    return true;
+  }
+  const bool filling = filling_age_ms >= 0 && filling_age_ms < quiet_ms;
+  return filling && spare_cores >= kMinSpareCores;
+}
+
+std::chrono::milliseconds WaitForRoom(const std::string& dir,
+                                      std::chrono::milliseconds quiet,
+                                      std::chrono::milliseconds poll,
+                                      const std::function<double()>& spare_cores,
+                                      const std::function<bool()>& give_up) {
+  const std::string active = dir + "/" + kActivityFile;
+  const std::string filling = dir + "/" + kFillingFile;
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    const int64_t active_age = MarkAgeMs(active);
+    const int64_t filling_age = MarkAgeMs(filling);
+    const bool fill_pass = filling_age >= 0 && filling_age < quiet.count();
+    const double spare = fill_pass && spare_cores ? spare_cores() : 0.0;
+    if (MayBuild(active_age, filling_age, quiet.count(), spare) || (give_up && give_up())) {
+      break;
+    }
+    std::this_thread::sleep_for(poll);
+  }
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now()
+                                                               - start);
+}
+
+CpuRoom::Sample CpuRoom::Take() {
+  Sample s;
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  s.wall_ns = ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  s.own_ns = ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
+  // The first line of /proc/stat: every core's time in clock ticks, by state.
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  uint64_t user = 0, nice = 0, sys = 0, idle = 0, iowait = 0, irq = 0, soft = 0, steal = 0;
+  if (stat >> cpu >> user >> nice >> sys >> idle >> iowait >> irq >> soft >> steal
+      && cpu == "cpu") {
+    const long hz = ::sysconf(_SC_CLK_TCK);
+    const auto ticks = static_cast<int64_t>(user + nice + sys + irq + soft + steal);
+    s.busy_ns = hz > 0 ? ticks * (1'000'000'000LL / hz) : 0;
+  }
+  return s;
+}
+
+double CpuRoom::SpareCores() {
+  if (last_.wall_ns == 0) {
+    last_ = Take();
+    std::this_thread::sleep_for(std::chrono::milliseconds(kWindowMs));
+  }
+  Sample now = Take();
+  const int64_t wall = now.wall_ns - last_.wall_ns;
+  if (wall < kWindowMs * 1'000'000) {
+    return spare_;
+  }
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  const int64_t others = (now.busy_ns - last_.busy_ns) - (now.own_ns - last_.own_ns);
+  spare_ = static_cast<double>(cores > 0 ? cores : 1)
+           - static_cast<double>(std::max<int64_t>(others, 0)) / static_cast<double>(wall);
+  last_ = now;
+  return spare_;
 }
 
 }  // namespace ferry::cache

@@ -1,12 +1,19 @@
-// The cache directory's activity mark: DIR/.active, whose modification time says when a process
-// last read through the cache. A background replica build (replica_build.h) waits while it is
-// fresh, so that it never competes with a running analysis for the cores: its SCHED_IDLE class
-// alone left a pass 7-13% slower on a 2-core machine (a busy sibling core, a shared cache).
+// The cache directory's activity marks: DIR/.active, whose modification time says when a process
+// last read through the cache, and DIR/.filling, when a read last had to fetch from the origin.
+// A background replica build (replica_build.h) waits while a pass runs, so that it never
+// competes with a running analysis for the cores: its SCHED_IDLE class alone left a warm pass
+// 7-13% slower on a 2-core machine (a busy sibling core, a shared cache). A pass that fills the
+// cache is another matter: it waits on the link and leaves cores idle, and a replica built then
+// is ready when the pass ends. So WaitForRoom lets a build go on during a filling pass as long as
+// the machine's other processes leave at least kMinSpareCores idle, measured over each window.
 //
-// Writers: every read of a CachedFile calls ActivityMark::Touch; at most one touch per
-// kTouchEveryNs reaches the file system (an open and a futimens), the rest is one atomic load.
-// Readers: WaitForQuiet, called by a background build before each file and between baskets.
-// Thread-safety: Touch from any thread; WaitForQuiet blocks its caller only.
+// Writers: every read of a CachedFile touches .active, every read that missed touches .filling
+// (ActivityMark::Touch); at most one touch per kTouchEveryNs reaches the file system (an open
+// and a futimens), the rest is one atomic load.
+// Readers: WaitForRoom (or WaitForQuiet), called by a background build before each file and
+// between baskets.
+// Thread-safety: Touch from any thread; the waits block their caller only; CpuRoom is for one
+// thread.
 #pragma once
 
 #include <atomic>
@@ -18,12 +25,14 @@
 namespace ferry::cache {
 
 inline constexpr const char* kActivityFile = ".active";
+inline constexpr const char* kFillingFile = ".filling";
 
 class ActivityMark {
  public:
   static constexpr int64_t kTouchEveryNs = 100'000'000;
 
-  explicit ActivityMark(const std::string& dir) : path_(dir + "/" + kActivityFile) {}
+  explicit ActivityMark(const std::string& dir, const char* file = kActivityFile)
+      : path_(dir + "/" + file) {}
   // `now_ns`: the caller's clock (steady or injected); only its differences matter.
   void Touch(int64_t now_ns);
 
@@ -39,5 +48,39 @@ std::chrono::milliseconds WaitForQuiet(const std::string& dir,
                                        std::chrono::milliseconds quiet,
                                        std::chrono::milliseconds poll,
                                        const std::function<bool()>& give_up = {});
+
+// The cores the machine's other processes left idle, from /proc/stat (every core's busy time)
+// less this process's own CPU time, over windows of at least kWindowMs: a new window is measured
+// when the last one is that old, else the last figure stands. The first call measures one
+// window (it sleeps kWindowMs).
+class CpuRoom {
+ public:
+  static constexpr int64_t kWindowMs = 50;
+  double SpareCores();
+
+ private:
+  struct Sample {
+    int64_t wall_ns = 0;
+    int64_t busy_ns = 0;  // every core's non-idle time
+    int64_t own_ns = 0;   // this process's CPU time
+  };
+  static Sample Take();
+  Sample last_{};
+  double spare_ = 0;
+};
+
+// Whether a background build may run now: no pass is running (`active_age_ms` < 0: no mark, or at
+// least `quiet_ms`), or the running pass is filling (`filling_age_ms` within `quiet_ms`) and the
+// others leave `spare_cores` >= kMinSpareCores.
+inline constexpr double kMinSpareCores = 1.2;
+bool MayBuild(int64_t active_age_ms, int64_t filling_age_ms, int64_t quiet_ms, double spare_cores);
+
+// As WaitForQuiet, with MayBuild's rule: also returns while a filling pass leaves a core idle.
+// `spare_cores` (CpuRoom::SpareCores) is asked only while a filling pass runs.
+std::chrono::milliseconds WaitForRoom(const std::string& dir,
+                                      std::chrono::milliseconds quiet,
+                                      std::chrono::milliseconds poll,
+                                      const std::function<double()>& spare_cores,
+                                      const std::function<bool()>& give_up = {});
 
 }  // namespace ferry::cache

@@ -1,9 +1,11 @@
-// The activity mark: touches reach the file system at most every kTouchEveryNs, and
-// WaitForQuiet returns at once for an old or missing mark and waits while it is fresh.
+// The activity marks: touches reach the file system at most every kTouchEveryNs, and
+// WaitForQuiet returns at once for an old or missing mark and waits while it is fresh;
+// WaitForRoom also lets a build run beside a filling pass that leaves a core idle.
 #include "cache/activity.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <ctime>
 
@@ -76,6 +78,62 @@ TEST(ActivityMark, WaitForQuietStopsWaitingWhenAskedToGiveUp) {
   int looks = 0;
   WaitForQuiet(dir.path(), milliseconds(60000), milliseconds(1), [&] { return ++looks == 3; });
   EXPECT_EQ(looks, 3);
+}
+
+TEST(ActivityMark, MayBuildBesideAFillingPassThatLeavesACoreIdle) {
+  constexpr int64_t kQuiet = 300;
+  EXPECT_TRUE(MayBuild(-1, -1, kQuiet, 0.0));    // no pass ever
+  EXPECT_TRUE(MayBuild(kQuiet, 10, kQuiet, 0.0));  // the pass ended
+  // A warm pass (no recent fill): wait, however idle the machine.
+  EXPECT_FALSE(MayBuild(10, -1, kQuiet, 2.0));
+  EXPECT_FALSE(MayBuild(10, kQuiet + 1, kQuiet, 2.0));
+  // A filling pass: build while the others leave a core idle, not when they need it.
+  EXPECT_TRUE(MayBuild(10, 20, kQuiet, kMinSpareCores));
+  EXPECT_FALSE(MayBuild(10, 20, kQuiet, kMinSpareCores - 0.01));
+}
+
+TEST(ActivityMark, WaitForRoomAsksForCoresOnlyWhileAPassFills) {
+  testing::TempDir dir;
+  ActivityMark active(dir.path());
+  active.Touch(0);
+  int asked = 0;
+  // A warm pass: CPU is never asked, the wait lasts until it gives up.
+  int looks = 0;
+  WaitForRoom(
+      dir.path(), milliseconds(60000), milliseconds(1), [&] { return ++asked, 2.0; },
+      [&] { return ++looks == 3; });
+  EXPECT_EQ(asked, 0);
+  EXPECT_EQ(looks, 3);
+  // The pass fills: with a core idle it returns at the first look; without, it keeps waiting.
+  ActivityMark filling(dir.path(), kFillingFile);
+  filling.Touch(0);
+  looks = 0;
+  WaitForRoom(
+      dir.path(), milliseconds(60000), milliseconds(1), [&] { return ++asked, 2.0; },
+      [&] { return ++looks == 3; });
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(looks, 0);
+  looks = 0;
+  WaitForRoom(
+      dir.path(), milliseconds(60000), milliseconds(1), [&] { return ++asked, 0.5; },
+      [&] { return ++looks == 3; });
+  EXPECT_EQ(looks, 3);
+}
+
+TEST(ActivityMark, CpuRoomLeavesThisProcessOutOfTheOthersCpu) {
+  // This process spins through a whole window: its own CPU is not the others', so the room it
+  // reports stays within [0, cores] and counts at most what the rest of the machine used.
+  CpuRoom room;
+  (void)room.SpareCores();
+  const auto until = std::chrono::steady_clock::now() + milliseconds(2 * CpuRoom::kWindowMs);
+  volatile uint64_t spin = 0;
+  while (std::chrono::steady_clock::now() < until) {
+    spin = spin + 1;
+  }
+  const double spare = room.SpareCores();
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  EXPECT_GE(spare, -0.1);
+  EXPECT_LE(spare, static_cast<double>(cores) + 0.1);
 }
 
 }  // namespace

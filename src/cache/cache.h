@@ -96,6 +96,8 @@ class Cache : public std::enable_shared_from_this<Cache> {
   Counters& counters() { return counters_; }
   // A read went through the cache now (activity.h: a background replica build waits).
   void NoteActivity() { activity_.Touch(Now()); }
+  // A read had to fetch from the origin (activity.h: a build may go on beside a filling pass).
+  void NoteFilling() { filling_.Touch(Now()); }
   const fetch::Planner& planner() const { return planner_; }
   WriteBehind& writer() { return *writer_; }
   // Read-ahead's fetch threads, meters and branch memory; null until a handle with read-ahead
@@ -133,6 +135,7 @@ class Cache : public std::enable_shared_from_this<Cache> {
   Counters counters_;
   std::unique_ptr<AccessConfirmations> confirmations_;  // group caches only
   ActivityMark activity_{config_.dir};
+  ActivityMark filling_{config_.dir, kFillingFile};
   fetch::Planner planner_;
   std::unique_ptr<WriteBehind> writer_;
 

@@ -432,6 +432,7 @@ void CachedFile::ReadPieces(std::span<io::ReadRequest> pieces,
       meter_->End(started, got);
     }
     counters.Add(Counter::kBytesFromOrigin, got);
+    cache_->NoteFilling();
     handle_.bytes_from_origin.fetch_add(got, std::memory_order_relaxed);
     // Retry only the pieces that failed with a transient error.
     retry.clear();

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -216,17 +217,20 @@ int Build(const Args& args) {
     return UsageError("--codec must be auto, zstd:N, lz4 or none", args.spec());
   }
   if (background) {
-    // And out of the way of a running analysis altogether: before each file and between
-    // baskets, wait while any process reads through this cache (checked at most every 5 ms of
-    // building), and leave a file to an explicit build that asks for it.
+    // And out of the way of a running analysis: before each file and between baskets, wait
+    // while any process reads through this cache — unless that pass is filling the cache and
+    // leaves a core idle (checked at most every 5 ms of building) — and leave a file to an
+    // explicit build that asks for it.
     options.yield = true;
-    options.pause = [dir = s->config.dir, next = std::chrono::steady_clock::time_point{}](
+    auto room = std::make_shared<cache::CpuRoom>();
+    options.pause = [dir = s->config.dir, room, next = std::chrono::steady_clock::time_point{}](
                         const std::function<bool()>& give_up) mutable {
       const auto now = std::chrono::steady_clock::now();
       if (now < next) {
         return;
       }
-      cache::WaitForQuiet(dir, kQuietAfterRead, kQuietPoll, give_up);
+      cache::WaitForRoom(
+          dir, kQuietAfterRead, kQuietPoll, [room] { return room->SpareCores(); }, give_up);
       next = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
     };
   }
