@@ -62,18 +62,23 @@ std::chrono::milliseconds WaitForQuiet(const std::string& dir,
                                                                - start);
 }
 
-bool MayBuild(int64_t active_age_ms, int64_t filling_age_ms, int64_t quiet_ms, double spare_cores) {
+bool MayBuild(int64_t active_age_ms,
+              int64_t filling_age_ms,
+              int64_t quiet_ms,
+              double spare_cores,
+              double min_spare) {
   if (active_age_ms < 0 || active_age_ms >= quiet_ms) {
     return true;
   }
   const bool filling = filling_age_ms >= 0 && filling_age_ms < quiet_ms;
-  return filling && spare_cores >= kMinSpareCores;
+  return filling && spare_cores >= min_spare;
 }
 
 std::chrono::milliseconds WaitForRoom(const std::string& dir,
                                       std::chrono::milliseconds quiet,
                                       std::chrono::milliseconds poll,
                                       const std::function<double()>& spare_cores,
+                                      double min_spare,
                                       const std::function<bool()>& give_up) {
   const std::string active = dir + "/" + kActivityFile;
   const std::string filling = dir + "/" + kFillingFile;
@@ -83,7 +88,8 @@ std::chrono::milliseconds WaitForRoom(const std::string& dir,
     const int64_t filling_age = MarkAgeMs(filling);
     const bool fill_pass = filling_age >= 0 && filling_age < quiet.count();
     const double spare = fill_pass && spare_cores ? spare_cores() : 0.0;
-    if (MayBuild(active_age, filling_age, quiet.count(), spare) || (give_up && give_up())) {
+    if (MayBuild(active_age, filling_age, quiet.count(), spare, min_spare)
+        || (give_up && give_up())) {
       break;
     }
     std::this_thread::sleep_for(poll);

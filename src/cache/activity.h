@@ -71,16 +71,21 @@ class CpuRoom {
 
 // Whether a background build may run now: no pass is running (`active_age_ms` < 0: no mark, or at
 // least `quiet_ms`), or the running pass is filling (`filling_age_ms` within `quiet_ms`) and the
-// others leave `spare_cores` >= kMinSpareCores.
+// others leave `spare_cores` >= `min_spare` (default kMinSpareCores: a core and some margin).
 inline constexpr double kMinSpareCores = 1.2;
-bool MayBuild(int64_t active_age_ms, int64_t filling_age_ms, int64_t quiet_ms, double spare_cores);
+bool MayBuild(int64_t active_age_ms,
+              int64_t filling_age_ms,
+              int64_t quiet_ms,
+              double spare_cores,
+              double min_spare = kMinSpareCores);
 
-// As WaitForQuiet, with MayBuild's rule: also returns while a filling pass leaves a core idle.
-// `spare_cores` (CpuRoom::SpareCores) is asked only while a filling pass runs.
+// As WaitForQuiet, with MayBuild's rule: also returns while a filling pass leaves `min_spare`
+// cores idle. `spare_cores` (CpuRoom::SpareCores) is asked only while a filling pass runs.
 std::chrono::milliseconds WaitForRoom(const std::string& dir,
                                       std::chrono::milliseconds quiet,
                                       std::chrono::milliseconds poll,
                                       const std::function<double()>& spare_cores,
+                                      double min_spare,
                                       const std::function<bool()>& give_up = {});
 
 }  // namespace ferry::cache

@@ -101,7 +101,7 @@ TEST(ActivityMark, WaitForRoomAsksForCoresOnlyWhileAPassFills) {
   int looks = 0;
   WaitForRoom(
       dir.path(), milliseconds(60000), milliseconds(1), [&] { return ++asked, 2.0; },
-      [&] { return ++looks == 3; });
+      kMinSpareCores, [&] { return ++looks == 3; });
   EXPECT_EQ(asked, 0);
   EXPECT_EQ(looks, 3);
   // The pass fills: with a core idle it returns at the first look; without, it keeps waiting.
@@ -110,13 +110,13 @@ TEST(ActivityMark, WaitForRoomAsksForCoresOnlyWhileAPassFills) {
   looks = 0;
   WaitForRoom(
       dir.path(), milliseconds(60000), milliseconds(1), [&] { return ++asked, 2.0; },
-      [&] { return ++looks == 3; });
+      kMinSpareCores, [&] { return ++looks == 3; });
   EXPECT_EQ(asked, 1);
   EXPECT_EQ(looks, 0);
   looks = 0;
   WaitForRoom(
       dir.path(), milliseconds(60000), milliseconds(1), [&] { return ++asked, 0.5; },
-      [&] { return ++looks == 3; });
+      kMinSpareCores, [&] { return ++looks == 3; });
   EXPECT_EQ(looks, 3);
 }
 

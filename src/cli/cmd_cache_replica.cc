@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -223,14 +224,19 @@ int Build(const Args& args) {
     // explicit build that asks for it.
     options.yield = true;
     auto room = std::make_shared<cache::CpuRoom>();
-    options.pause = [dir = s->config.dir, room, next = std::chrono::steady_clock::time_point{}](
+    // FERRY_REPLICA_FILL_CORES: the idle cores a filling pass must leave (cache::kMinSpareCores;
+    // tests set 0 to take the machine's load out of their outcome).
+    const char* want_cores = std::getenv("FERRY_REPLICA_FILL_CORES");
+    const double cores = want_cores != nullptr ? std::atof(want_cores) : cache::kMinSpareCores;
+    options.pause = [dir = s->config.dir, room, cores,
+                     next = std::chrono::steady_clock::time_point{}](
                         const std::function<bool()>& give_up) mutable {
       const auto now = std::chrono::steady_clock::now();
       if (now < next) {
         return;
       }
       cache::WaitForRoom(
-          dir, kQuietAfterRead, kQuietPoll, [room] { return room->SpareCores(); }, give_up);
+          dir, kQuietAfterRead, kQuietPoll, [room] { return room->SpareCores(); }, cores, give_up);
       next = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
     };
   }

@@ -20,24 +20,17 @@
 
 #include "base/endian.h"
 #include "base/result.h"
+#include "rootio/cursor.h"
 
 namespace ferry::rootio {
 
 // A reader over little-endian bytes with a sticky failure flag, as Cursor is for ROOT's
 // big-endian objects: a read past the end sets ok() to false and yields zeros. The span must
 // outlive the reader.
-class LeCursor {
+class LeCursor : public ByteCursor<ByteOrder::kLittle> {
  public:
-  explicit LeCursor(std::span<const uint8_t> bytes) : bytes_(bytes) {}
+  explicit LeCursor(std::span<const uint8_t> bytes) : ByteCursor(bytes) {}
 
-  bool ok() const { return ok_; }
-  void Fail() {
-    ok_ = false;
-    pos_ = bytes_.size();
-  }
-  size_t pos() const { return pos_; }
-  size_t remaining() const { return bytes_.size() - pos_; }
-  std::span<const uint8_t> bytes() const { return bytes_; }
   // Moves to pos; fails when pos is before the current position or past the end, so a frame
   // size can never move the reader backwards (no loops on crafted input).
   void SeekForward(size_t pos) {
@@ -47,30 +40,7 @@ class LeCursor {
       pos_ = pos;
     }
   }
-
-  uint16_t U16() { return Load<uint16_t>(); }
-  uint32_t U32() { return Load<uint32_t>(); }
-  int32_t I32() { return Load<int32_t>(); }
-  uint64_t U64() { return Load<uint64_t>(); }
-  int64_t I64() { return Load<int64_t>(); }
-  double F64() { return Load<double>(); }
   std::string String();
-
- private:
-  template <class T>
-  T Load() {
-    if (sizeof(T) > remaining()) {
-      Fail();
-      return T{};
-    }
-    T v = LoadLE<T>(bytes_.data() + pos_);
-    pos_ += sizeof(T);
-    return v;
-  }
-
-  std::span<const uint8_t> bytes_;
-  size_t pos_ = 0;
-  bool ok_ = true;
 };
 
 // A frame being read: where it ends, and for list frames the number of items.

@@ -2,7 +2,7 @@
 """The replica tier end to end: the XrdCl plug-in in front of a real xrootd origin.
 
 usage: test_replica.py FERRY PLUGIN_LIB ROOT_DATA_DIR JSROOT_CACHE TEST [FIXTURES_TOOL]
-  TEST: fidelity | agc | auto | kill | takeover | rntuple | kill_rntuple
+  TEST: fidelity | agc | auto | kill | takeover | fillbuild | rntuple | kill_rntuple
 Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, no ROOT data).
 
 - fidelity: every real file of ROOT_DATA_DIR and a generated zlib-1 and LZMA-9 set, read fully
@@ -20,6 +20,7 @@ Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, no ROOT data).
   generated sets' virtual files to the values ferry's reader reads; `ferry analyze agc` digests
   are the same direct, on the byte tier and on the replica, the replica pass without an origin
   request; a flipped bit in a replica page is detected, counted and served correctly.
+- fillbuild: a background build runs to its end while a pass fills the cache.
 - takeover: an explicit `replica build` while the background builder holds a file — paused by
   a pass that is running, and mid-build — returns with every file built, and the replica
   serves; the background builder steps aside and exits cleanly.
@@ -397,18 +398,21 @@ def test_kill(fmt="ttree"):
 
 class PassRunning:
     """Keeps the cache's activity mark fresh, as a pass reading through the cache does (every
-    50 ms, for at most `limit` seconds), until the block ends. Off: does nothing."""
+    50 ms, for at most `limit` seconds), until the block ends; `filling`: its filling mark too,
+    as a pass whose reads fetch from the origin does. Off: does nothing."""
 
-    def __init__(self, cache, on=True, limit=300):
-        self.path = os.path.join(cache, ".active")
+    def __init__(self, cache, on=True, limit=300, filling=False):
+        self.paths = [os.path.join(cache, ".active")] + (
+            [os.path.join(cache, ".filling")] if filling else [])
         self.on = on
         self.limit = limit
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._touch)
 
     def _touch_once(self):
-        with open(self.path, "a"):
-            os.utime(self.path)
+        for path in self.paths:
+            with open(path, "a"):
+                os.utime(path)
 
     def _touch(self):
         end = time.time() + self.limit
@@ -467,6 +471,33 @@ def takeover(s, urls, want, codec, pass_running):
     check(s.stats()["replica_reads"] > before["replica_reads"], "%s: the replica serves" % what)
 
 
+def test_fillbuild():
+    """A background build goes on while a pass fills the cache (the activity and filling marks
+    fresh, a core to spare: FERRY_REPLICA_FILL_CORES=0 takes the machine's load out of the
+    test) and returns with every file built before the pass ends; a warm pass (the activity
+    mark alone) holds it back, as test_takeover's paused round shows."""
+    s = Setup()
+    try:
+        names = s.gen("zlib:1", 6000, 1000, 9)
+        with Origin(s.data) as o:
+            urls = [o.url_for(n) for n in names]
+            want = agc(s, urls)["digest"]
+            env = dict(s.env, FERRY_REPLICA_FILL_CORES="0")
+            with PassRunning(s.cache, filling=True) as running:
+                p = subprocess.run([FERRY, "cache", "replica", "build", "--dir", s.cache,
+                                    "--background", "--json"], env=env, capture_output=True,
+                                   text=True, timeout=280)
+                still = running.thread.is_alive()
+            check(p.returncode == 0 and still, "built while the pass filled: exit %d, %s"
+                  % (p.returncode, p.stderr[-300:]))
+            files = json.loads(p.stdout)["files"]
+            check(files and all(f["state"] == "built" for f in files),
+                  "every file built: %s" % [(f["state"], f["reason"]) for f in files])
+            check(agc(s, urls)["digest"] == want, "digest on the replica")
+    finally:
+        s.remove()
+
+
 def test_takeover():
     s = Setup()
     try:
@@ -485,5 +516,5 @@ if __name__ == "__main__":
     if not os.path.isfile(TEMPLATE):
         skip("no ROOT data")
     run_test({"fidelity": test_fidelity, "agc": test_agc, "auto": test_auto, "kill": test_kill,
-              "takeover": test_takeover,
+              "takeover": test_takeover, "fillbuild": test_fillbuild,
               "rntuple": test_rntuple, "kill_rntuple": lambda: test_kill("rntuple")}, TEST)
