@@ -18,8 +18,9 @@ struct FakeHandle {
 // A pool whose closer records the ids it closed.
 struct Fixture {
   explicit Fixture(size_t max_idle = 4, int64_t idle_ms = 1000)
-      : pool(
-          max_idle, idle_ms, [this](std::shared_ptr<FakeHandle> h) { closed.push_back(h->id); }) {}
+      : pool(max_idle, idle_ms, [this](const std::shared_ptr<FakeHandle>& h) {
+          closed.push_back(h->id);
+        }) {}
   std::vector<int> closed;
   IdlePool<FakeHandle> pool;
 };
@@ -89,11 +90,12 @@ TEST(IdlePool, CloseAllClosesEveryHandleAndLaterPuts) {
 
 TEST(IdlePool, ConcurrentTakesHandOutAHandleOnce) {
   std::atomic<int> closed{0};
-  IdlePool<FakeHandle> pool(64, 1'000'000, [&](std::shared_ptr<FakeHandle>) { ++closed; });
+  IdlePool<FakeHandle> pool(64, 1'000'000, [&](const std::shared_ptr<FakeHandle>&) { ++closed; });
   std::atomic<int> taken{0};
   for (int round = 0; round < 200; ++round) {
     pool.Put("root://o//a", std::make_shared<FakeHandle>(round), round);
     std::vector<std::thread> threads;
+    threads.reserve(4);
     for (int t = 0; t < 4; ++t) {
       threads.emplace_back([&] {
         if (pool.Take("root://o//a", round)) {
