@@ -368,18 +368,30 @@ Result<cache::OriginInfo> XrdOrigin::Restat() {
     failed_.store(true, std::memory_order_release);
     return ToError(st, "stat " + url_);
   }
-  if (opened == nullptr || opened->GetSize() != now->GetSize()
-      || opened->GetModTime() != now->GetModTime()) {
-    // Changed since this handle opened (or replaced under the same name): its channels may
-    // read the old file. Channel 0 is reopened at the path before the next read, the extra
-    // channels are dropped, and the handle is not kept again.
-    FERRY_DEBUG("origin", "%s changed since its handle opened: reopening", url_.c_str());
-    failed_.store(true, std::memory_order_release);
-    for (size_t k = 0; k < files_.size(); ++k) {
-      MarkBroken(k);
-    }
+  if (opened != nullptr && opened->GetSize() == now->GetSize()
+      && opened->GetModTime() == now->GetModTime()) {
+    return cache::OriginInfo{now->GetSize(), static_cast<int64_t>(now->GetModTime())};
   }
-  return cache::OriginInfo{now->GetSize(), static_cast<int64_t>(now->GetModTime())};
+  // Changed since this handle opened (or replaced under the same name): its channels may read
+  // the old file. Channel 0 is reopened at the path now, so that this answer and every later
+  // stat and read are of the same file; the extra channels are dropped, and the handle is not
+  // kept again.
+  FERRY_DEBUG("origin", "%s changed since its handle opened: reopening", url_.c_str());
+  failed_.store(true, std::memory_order_release);
+  for (size_t k = 0; k < files_.size(); ++k) {
+    MarkBroken(k);
+  }
+  st = Reopen();
+  if (!st.IsOK()) {
+    return ToError(st, "open " + url_);
+  }
+  XrdCl::StatInfo* reopened = nullptr;
+  st = inner().Stat(false, reopened, timeout_);
+  std::unique_ptr<XrdCl::StatInfo> owned_reopened(reopened);
+  if (!st.IsOK() || reopened == nullptr) {
+    return ToError(st, "stat " + url_);
+  }
+  return cache::OriginInfo{reopened->GetSize(), static_cast<int64_t>(reopened->GetModTime())};
 }
 
 void XrdOrigin::Read(std::span<cache::OriginRead> reads) {
