@@ -27,7 +27,10 @@ TEST(ProxyMetrics, ExpositionFormat) {
   in.counters[static_cast<size_t>(cache::Counter::kHits)] = 12345678901ULL;
   in.entries = 3;
   in.free_bytes = 1ULL << 40;
-  in.status = {{"open_files", 2}, {"origin_inflight_seconds", 0.25}, {"unknown", 1}};
+  in.status = {{"open_files", 2},
+               {"origin_inflight_seconds", 0.25},
+               {"origin_handles_reused", 9},
+               {"unknown", 1}};
   in.proxy_up = true;
   const std::string text = PrometheusText(in);
   EXPECT_NE(text.find("\nferry_cache_hits_total 12345678901\n"), std::string::npos);
@@ -37,6 +40,7 @@ TEST(ProxyMetrics, ExpositionFormat) {
   EXPECT_NE(text.find("\nferry_proxy_up 1\n"), std::string::npos);
   EXPECT_NE(text.find("\nferry_proxy_open_files 2\n"), std::string::npos);
   EXPECT_NE(text.find("\nferry_proxy_origin_inflight_seconds_total 0.25\n"), std::string::npos);
+  EXPECT_NE(text.find("\nferry_proxy_origin_handles_reused_total 9\n"), std::string::npos);
   EXPECT_EQ(text.find("unknown"), std::string::npos);
   EXPECT_EQ(text.find("ferry_proxy_opens_total"), std::string::npos);  // not in the status
   // Every sample follows its HELP and TYPE lines; names are valid Prometheus names.

@@ -3,7 +3,7 @@
 libXrdFerryProxy (started with `ferry proxy run`), real clients.
 
 usage: test_proxy.py FERRY PGREAD_PROBE ROOT_DATA_DIR TEST
-  TEST: basic | concurrency | crash | faults | storm | cluster | twolevel | rntuple (and *_long
+  TEST: basic | reuse | concurrency | crash | faults | storm | cluster | twolevel | rntuple (and *_long
   variants of crash and storm at full size)
 Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, not root, no namespaces).
 """
@@ -563,8 +563,85 @@ def test_rntuple():
         s.remove()
 
 
+def test_reuse():
+    """Origin handles are kept for the next open of the same file: a second open within
+    ferry.origin_idle_ms sends no open to the origin (XrdHttp opens per GET); after the idle
+    time the handle is closed and the next open opens again. With revalidation on every open
+    (revalidate_s=0), a reused handle still sees a file changed at the origin."""
+    s = Setup()
+    try:
+        local = s.file("r.bin", 8 * 1024 * 1024, 41)
+        with ferry_testbed.Origin(s.data) as o:
+            origin = o.url.split("//")[1].rstrip("/")
+            with Proxy(FERRY, origin, s.cache, s.root, env=s.env, status_ms=50,
+                       extra=["--set", "origin_idle_ms=10000"]) as p:
+                url = p.url_for("r.bin")
+
+                def read(offset, what):
+                    # A range no earlier read brought into the cache: it needs the origin.
+                    ok(s.reader("ranges", url, local, "%d:4096" % offset), what)
+
+                def status_shows(**want):
+                    # `opens` counts opens that completed: a status written while a reader was
+                    # still inside its open does not match.
+                    def probe():
+                        st = p.status()
+                        return st if all(st.get(k) == v for k, v in want.items()) else None
+                    return wait_for(probe, seconds=30) or p.status()
+
+                read(0, "first open reads from the origin")
+                st = status_shows(opens=1, origin_handles_idle=1, open_files=0)
+                check(st.get("origin_opens") == 1 and st.get("origin_handles_idle") == 1,
+                      "the closed file's origin handle is kept: %s" % st)
+                read(2 << 20, "second open within the idle time")
+                st = status_shows(opens=2, origin_handles_reused=1, open_files=0)
+                check(st.get("origin_handles_reused") == 1 and st.get("origin_opens") == 1,
+                      "the second open reused the handle, no second origin open: %s" % st)
+                # The status thread closes the handle once it was idle for origin_idle_ms.
+                st = status_shows(opens=2, origin_handles_idle=0, open_files=0)
+                check(st.get("origin_handles_idle") == 0, "idle handle closed: %s" % st)
+                read(4 << 20, "third open after the idle time")
+                st = status_shows(opens=3, origin_opens=2, open_files=0)
+                check(st.get("origin_opens") == 2 and st.get("origin_handles_reused") == 1,
+                      "after the idle time the file is opened at the origin again: %s" % st)
+                m = s.ferry("proxy", "metrics", "--dir", s.cache)
+                check(m.returncode == 0
+                      and "\nferry_proxy_origin_handles_reused_total 1\n" in m.stdout,
+                      "ferry proxy metrics counts reused handles: %s" % m.stdout[-300:])
+            # Every open revalidates: a reused handle must see the file as the origin has it now.
+            cache2 = os.path.join(s.root, "cache2")
+            with Proxy(FERRY, origin, cache2, s.root, env=s.env, status_ms=50,
+                       extra=["--set", "origin_idle_ms=60000",
+                              "--set", "revalidate_s=0"]) as p:
+                url = p.url_for("r.bin")
+
+                def status_shows2(**want):
+                    def probe():
+                        st = p.status()
+                        return st if all(st.get(k) == v for k, v in want.items()) else None
+                    return wait_for(probe, seconds=30) or p.status()
+
+                ok(s.reader("ranges", url, local, "0:4096"), "revalidating proxy: first read")
+                status_shows2(opens=1, origin_handles_idle=1, open_files=0)
+                ok(s.reader("ranges", url, local, "0:4096", "1048576:4096"),
+                   "revalidating proxy: unchanged file through the reused handle")
+                st = status_shows2(opens=2, origin_handles_reused=1, open_files=0)
+                check(st.get("origin_opens") == 1 and st.get("origin_handles_idle") == 1,
+                      "unchanged file: reused, no second open: %s" % st)
+                # Replaced at the origin (another size and content) while its handle is idle.
+                local = s.file("r.bin", 6 * 1024 * 1024 + 5, 42)
+                ok(s.reader("ranges", url, local, "0:4096", "3145728:4096"),
+                   "the file changed at the origin: its new bytes, none of the old")
+                st = status_shows2(opens=3, origin_handles_reused=2, open_files=0)
+                check(st.get("origin_opens") == 2 and st.get("origin_handles_idle") == 0,
+                      "the changed file's handle reopened it and was not kept: %s" % st)
+    finally:
+        s.remove()
+
+
 TESTS = {
     "basic": test_basic,
+    "reuse": test_reuse,
     "concurrency": test_concurrency,
     "crash": test_crash,
     "crash_long": lambda: test_crash(kills=50),

@@ -90,6 +90,10 @@ void SequentialAhead(const std::shared_ptr<FileState>& s, std::span<const io::Re
 // closed and its origin traffic counted (bytes_prefetched, prefetch_requests).
 void StopAhead(FileState& s);
 
+// Closes an origin handle without waiting for the origin (a WAN round trip the client's close
+// need not pay): its extra channels, then channel 0; released on a worker once XrdCl answered.
+void CloseOrigin(std::shared_ptr<plugin::XrdOrigin> origin, uint16_t timeout);
+
 // FERRY_LOG=debug in xrootd's environment: read-ahead decisions and vector-read service times
 // in xrootd's log (its stderr), with the wall-clock time.
 bool Debug();

@@ -136,6 +136,10 @@ Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
         return InvalidArgumentError(std::move(message));
       }
       (key == "origin_token" ? c.origin_token : c.origin_ca_dir) = value;
+    } else if (key == "origin_idle_ms") {
+      c.origin_idle_ms = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 0, 600000)));
+    } else if (key == "origin_idle_max") {
+      c.origin_idle_max = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 0, 65536)));
     } else if (key == "status_ms") {
       c.status_ms = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 10, 60000)));
     } else {

@@ -17,6 +17,11 @@
 //   ferry.timeout S        60       origin request timeout in seconds
 //   ferry.status_ms MS     1000     how often DIR/proxy-status.json is rewritten while it
 //                                   changes (tests set it short to wait for an update)
+//   ferry.origin_idle_ms MS 30000   how long a closed file's origin handle stays open for the
+//                                   next open of the same path (XrdHttp opens per GET): a
+//                                   reuse saves the origin open's WAN round trip (0: off)
+//   ferry.origin_idle_max N 256     origin handles kept idle at most (least recently closed
+//                                   closed first)
 //   ferry.origin_sss KT    (none)   the proxy's own sss keytab for its origin channels;
 //                                   "server:KT": KT is also the server's sss keytab, its last
 //                                   key the proxy's (`ferry proxy config --origin-credentials`)
@@ -48,6 +53,8 @@ struct ProxyConfig {
   uint32_t ahead_fetches = 8;
   uint16_t timeout_s = 60;
   uint32_t status_ms = 1000;
+  uint32_t origin_idle_ms = 30000;
+  uint32_t origin_idle_max = 256;
   std::string origin_sss;          // keytab path, "" = no sss identity at the origin
   bool origin_sss_shared = false;  // origin_sss is the server's sss keytab too
   std::string origin_token;        // token file path, "" = none

@@ -19,6 +19,8 @@ TEST(ProxyConfig, ReadsFerryDirectivesAndIgnoresTheRest) {
       "ferry.lookahead 0\n"
       "ferry.access_log off\n"
       "ferry.status_ms 100\n"
+      "ferry.origin_idle_ms 0\n"
+      "ferry.origin_idle_max 16\n"
       "pfc.blocksize 4k\n");
   ASSERT_TRUE(c) << c.error().ToString();
   EXPECT_EQ(c->origin, "origin.example:1095");
@@ -29,6 +31,8 @@ TEST(ProxyConfig, ReadsFerryDirectivesAndIgnoresTheRest) {
   EXPECT_EQ(c->lookahead, 0u);
   EXPECT_FALSE(c->access_log);
   EXPECT_EQ(c->status_ms, 100u);
+  EXPECT_EQ(c->origin_idle_ms, 0u);
+  EXPECT_EQ(c->origin_idle_max, 16u);
   EXPECT_EQ(c->cache.dir, "/srv/cache");
   EXPECT_EQ(c->cache.max_bytes, 2ull << 30);
   EXPECT_EQ(c->cache.channels, 6u);
@@ -43,6 +47,8 @@ TEST(ProxyConfig, DefaultsAndRequiredKeys) {
   EXPECT_TRUE(c->access_log);
   EXPECT_EQ(c->timeout_s, 60);
   EXPECT_EQ(c->status_ms, 1000u);
+  EXPECT_EQ(c->origin_idle_ms, 30000u);
+  EXPECT_EQ(c->origin_idle_max, 256u);
   EXPECT_FALSE(ParseProxyConfig("ferry.dir /c\n"));
   EXPECT_FALSE(ParseProxyConfig("ferry.origin o:1\n"));
   EXPECT_EQ(c->lookahead, 8u);
@@ -56,8 +62,9 @@ TEST(ProxyConfig, RejectsBadValuesNamingTheDirective) {
   for (const char* bad : {"ferry.origin nohost\n", "ferry.origin o:0\n", "ferry.origin :1\n",
                           "ferry.origin o:99999\n", "ferry.self a@b:1\n", "ferry.redirect 2\n",
                           "ferry.redirect_users 0\n", "ferry.timeout x\n", "ferry.page_size 3000\n",
-                          "ferry.channels 0\n", "ferry.status_ms 0\n",
-                          "ferry.origin_sss relative.kt\n", "ferry.origin_sss server\n"}) {
+                          "ferry.channels 0\n", "ferry.status_ms 0\n", "ferry.origin_idle_ms -1\n",
+                          "ferry.origin_idle_max x\n", "ferry.origin_sss relative.kt\n",
+                          "ferry.origin_sss server\n"}) {
     auto c = ParseProxyConfig(std::string("ferry.origin o:1\nferry.dir /c\n") + bad);
     ASSERT_FALSE(c) << bad;
   }

@@ -87,8 +87,7 @@ Status ReadThrough(FileState& s, std::span<io::ReadRequest> requests) {
   return st;
 }
 
-// Closes an origin file without waiting for the origin (a WAN round trip the client's close
-// need not pay); the handler keeps the XrdOrigin alive until XrdCl is done with it.
+// The handler of CloseOrigin: keeps the XrdOrigin alive until XrdCl is done with it.
 class OriginCloser final : public XrdCl::ResponseHandler {
  public:
   explicit OriginCloser(std::shared_ptr<plugin::XrdOrigin> origin) : origin_(std::move(origin)) {}
@@ -103,6 +102,8 @@ class OriginCloser final : public XrdCl::ResponseHandler {
   std::shared_ptr<plugin::XrdOrigin> origin_;
 };
 
+}  // namespace
+
 void CloseOrigin(std::shared_ptr<plugin::XrdOrigin> origin, uint16_t timeout) {
   origin->CloseExtraChannels();
   if (!origin->is_open()) {
@@ -116,6 +117,8 @@ void CloseOrigin(std::shared_ptr<plugin::XrdOrigin> origin, uint16_t timeout) {
     plugin::XrdOrigin::ReleaseLater(std::move(origin));
   }
 }
+
+namespace {
 
 // Serves a batch of asynchronous reads with one CachedFile::ReadV and completes each.
 void ServeAio(const std::shared_ptr<FileState>& state, std::vector<AioOp>& batch) {
@@ -233,9 +236,20 @@ int ProxyFile::Open(const char* path, int oflag, mode_t /*mode*/, XrdOucEnv& /*e
   const ProxyConfig& config = service_.config();
   const std::string url = config.OriginUrl(path);
   // The origin's CGI is not forwarded: cached bytes are shared by every client of the proxy.
-  auto origin = std::make_shared<plugin::XrdOrigin>(
-      url, XrdCl::OpenFlags::Read, XrdCl::Access::None, config.timeout_s, config.cache.channels,
-      &service_.pool(), service_.exiting());
+  // XrdOfs authorised this open before calling here. The origin handle is the proxy's own
+  // identity at the origin, never the client's, so one left open by an earlier open of the same
+  // URL serves this one (no origin open: XrdHttp opens the file for every GET); the cache checks
+  // it like a new one (a revalidating stat asks the origin by path: MarkReused).
+  std::shared_ptr<plugin::XrdOrigin> origin =
+      service_.idle_origins().Take(url, ProxyService::SteadyMs());
+  if (origin) {
+    origin->MarkReused();
+  } else {
+    origin = std::make_shared<plugin::XrdOrigin>(url, XrdCl::OpenFlags::Read, XrdCl::Access::None,
+                                                 config.timeout_s, config.cache.channels,
+                                                 &service_.pool(), service_.exiting());
+    origin->CountOpensIn(service_.origin_opens());
+  }
   auto metered = std::make_shared<MeteredOrigin>(origin, service_.meter());
   auto file = service_.cache().Open(url, metered);
   if (!file) {
@@ -386,7 +400,14 @@ int ProxyFile::Close(long long* retsz) {
   }
   s->cached->Close();
   s->cached.reset();
-  CloseOrigin(std::move(s->origin), service_.config().timeout_s);
+  // No request of this file is in flight any more (its reads returned, aio and read-ahead
+  // stopped): a handle without errors is kept for the next open of the URL, the others closed.
+  std::shared_ptr<plugin::XrdOrigin> origin = std::move(s->origin);
+  if (origin->reusable() && !service_.exiting()->load()) {
+    service_.idle_origins().Put(s->url, std::move(origin), ProxyService::SteadyMs());
+  } else {
+    CloseOrigin(std::move(origin), service_.config().timeout_s);
+  }
   r.close_unix = UnixNow();
   service_.Record(r);
   service_.OnClose();

@@ -12,6 +12,7 @@
 #include "base/fd.h"
 #include "base/json_writer.h"
 #include "cache/dir_access.h"
+#include "plugin/proxy/file_state.h"
 
 namespace ferry::proxy {
 namespace {
@@ -71,9 +72,23 @@ ProxyService::ProxyService(const ProxyConfig& config)
     : config_(config),
       pool_(std::make_unique<plugin::WorkerPool>(config.cache.workers)),
       scheduler_(std::make_unique<AheadScheduler>(config.ahead_fetches)),
+      idle_origins_(std::make_unique<IdlePool<plugin::XrdOrigin>>(
+          config.origin_idle_max,
+          config.origin_idle_ms,
+          [timeout = config.timeout_s](std::shared_ptr<plugin::XrdOrigin> origin) {
+            CloseOrigin(std::move(origin), timeout);
+          })),
       started_unix_(UnixNow()) {}
 
+int64_t ProxyService::SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 void ProxyService::AtExit() {
+  // Idle origin handles are closed while their closes can still be released normally.
+  idle_origins_->CloseAll();
   exiting_ = true;
   {
     std::lock_guard<std::mutex> lock(loop_mu_);
@@ -127,6 +142,9 @@ void ProxyService::WriteStatus() {
   w.Field("origin_busy_seconds", m.busy_seconds);
   w.Field("prefetched_bytes", prefetched_bytes_.load());
   w.Field("prefetch_requests", prefetch_requests_.load());
+  w.Field("origin_opens", origin_opens_.load());
+  w.Field("origin_handles_reused", idle_origins_->reused());
+  w.Field("origin_handles_idle", static_cast<uint64_t>(idle_origins_->idle()));
   w.Field("records_failed", records_failed_.load()).EndObject();
   std::string text = w.Take();
   text += '\n';
@@ -149,15 +167,19 @@ void ProxyService::StatusLoop() {
   uint64_t last_requests = UINT64_MAX;
   uint64_t last_opens = UINT64_MAX;
   int64_t last_open_files = -1;
+  size_t last_idle = SIZE_MAX;
   std::unique_lock<std::mutex> lock(loop_mu_);
   while (!stop_) {
     lock.unlock();
+    // Idle origin handles past ferry.origin_idle_ms are closed here, within status_ms.
+    const size_t idle = idle_origins_->Sweep(SteadyMs());
     const MeterSnapshot m = meter_.Snapshot();
     // Only while something changes: an idle proxy does not touch its disk. Closes count as a
     // change (a status that still shows the storm's last open files would be wrong for good).
     const auto open_files = static_cast<int64_t>(open_files_.load());
     if (m.requests != last_requests || opens_.load() != last_opens || m.inflight > 0
-        || open_files != last_open_files) {
+        || open_files != last_open_files || idle != last_idle) {
+      last_idle = idle;
       last_requests = m.requests;
       last_opens = opens_.load();
       last_open_files = open_files;

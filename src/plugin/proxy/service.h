@@ -7,7 +7,8 @@
 //   {"pid":N,"origin":"H:P","started_unix":T,"updated_unix":T,"open_files":N,"opens":N,
 //    "redirects":N,"origin_requests":N,"origin_inflight":N,"origin_max_inflight":N,
 //    "origin_inflight_seconds":X,"origin_busy_seconds":X,"prefetched_bytes":N,
-//    "prefetch_requests":N}
+//    "prefetch_requests":N,"origin_opens":N,"origin_handles_reused":N,
+//    "origin_handles_idle":N}
 //
 // Lifetime: created once by the library's entry point (Start) and never destroyed: xrootd has
 // no orderly plug-in shutdown, and XrdCl objects must not be destroyed after XrdCl finalised
@@ -27,10 +28,15 @@
 #include "cache/cache.h"
 #include "plugin/proxy/access_log.h"
 #include "plugin/proxy/ahead_scheduler.h"
+#include "plugin/proxy/idle_pool.h"
 #include "plugin/proxy/origin_meter.h"
 #include "plugin/proxy/proxy_config.h"
 #include "plugin/xrdcl/worker_pool.h"
 #include "readahead/read_ahead.h"
+
+namespace ferry::plugin {
+class XrdOrigin;
+}  // namespace ferry::plugin
 
 namespace ferry::proxy {
 
@@ -59,6 +65,14 @@ class ProxyService {
   OriginMeter& meter() { return meter_; }
   // Branches the clients of each tree name read last (read-ahead across files).
   readahead::BranchMemory& branches() { return branches_; }
+
+  // Origin handles of closed files, kept open for the next open of the same URL within
+  // ferry.origin_idle_ms (idle_pool.h); swept by the status thread, closed at exit.
+  IdlePool<plugin::XrdOrigin>& idle_origins() { return *idle_origins_; }
+  // Counts the opens every origin handle sends (XrdOrigin::CountOpensIn).
+  std::atomic<uint64_t>* origin_opens() { return &origin_opens_; }
+  // Milliseconds of the monotonic clock (the idle pool's time).
+  static int64_t SteadyMs();
 
   // Synthetic user for the next self-redirect: "ferryc<N>", N cycling through redirect_users.
   std::string NextSyntheticUser();
@@ -94,6 +108,8 @@ class ProxyService {
   std::atomic<uint64_t> prefetched_bytes_{0};
   std::atomic<uint64_t> prefetch_requests_{0};
   std::atomic<uint64_t> records_failed_{0};
+  std::atomic<uint64_t> origin_opens_{0};
+  std::unique_ptr<IdlePool<plugin::XrdOrigin>> idle_origins_;
   double started_unix_ = 0;
   bool serving_ = true;  // false inside cmsd
 

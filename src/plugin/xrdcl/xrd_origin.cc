@@ -3,6 +3,8 @@
 #include <thread>
 
 #include <XProtocol/XProtocol.hh>
+#include <XrdCl/XrdClFileSystem.hh>
+#include <XrdCl/XrdClURL.hh>
 #include <XrdCl/XrdClXRootDResponses.hh>
 
 #include "base/log.h"
@@ -64,6 +66,9 @@ class ReadHandler final : public XrdCl::ResponseHandler {
     std::unique_ptr<XrdCl::AnyObject> resp(response);
     if (st && !st->IsOK() && LeavesFileBroken(*st)) {
       origin_.MarkBroken(channel_);
+    }
+    if (!st || !st->IsOK()) {
+      origin_.MarkFailed();
     }
     if (!st || !st->IsOK()) {
       const Error e = st ? ToError(*st, vector_ ? "vector read" : "read")
@@ -208,6 +213,7 @@ XrdCl::XRootDStatus XrdOrigin::Reopen() {
     return {};  // another thread reopened it
   }
   auto file = std::make_unique<XrdCl::File>(false);
+  CountOpen();
   XrdCl::XRootDStatus st = file->Open(url_, flags_, mode_, timeout_);
   if (st.IsOK()) {
     main_.store(file.get(), std::memory_order_release);
@@ -223,6 +229,7 @@ XrdCl::XRootDStatus XrdOrigin::EnsureOpen() {
   MutexLock lock(open_mu_);
   if (!open_tried_) {
     FERRY_DEBUG("origin", "open %s", url_.c_str());
+    CountOpen();
     open_status_ = files_[0]->file.Open(url_, flags_, mode_, timeout_);
     open_tried_ = true;
     if (open_status_.IsOK()) {
@@ -329,15 +336,62 @@ bool XrdOrigin::channel_ready(size_t channel) const {
 Result<cache::OriginInfo> XrdOrigin::Stat() {
   XrdCl::XRootDStatus st = EnsureOpen();
   if (!st.IsOK()) {
+    failed_.store(true, std::memory_order_release);
     return ToError(st, "open " + url_);
   }
+  if (restat_.exchange(false, std::memory_order_acq_rel)) {
+    return Restat();
+  }
+  // The stat XrdCl received with the open (no round trip).
   XrdCl::StatInfo* info = nullptr;
   st = inner().Stat(false, info, timeout_);
   std::unique_ptr<XrdCl::StatInfo> owned(info);
   if (!st.IsOK() || info == nullptr) {
+    failed_.store(true, std::memory_order_release);
     return ToError(st, "stat " + url_);
   }
   return cache::OriginInfo{info->GetSize(), static_cast<int64_t>(info->GetModTime())};
+}
+
+Result<cache::OriginInfo> XrdOrigin::Restat() {
+  // The cache stats only to revalidate its entry: it must see the file as the origin has it
+  // now, as the open of a new handle would show it, not as it was when this handle opened.
+  XrdCl::StatInfo* opened = nullptr;
+  XrdCl::XRootDStatus st = inner().Stat(false, opened, timeout_);
+  std::unique_ptr<XrdCl::StatInfo> owned_opened(opened);
+  const XrdCl::URL url(url_);
+  XrdCl::FileSystem fs(url, /*enablePlugIns=*/false);
+  XrdCl::StatInfo* now = nullptr;
+  st = fs.Stat(url.GetPath(), now, timeout_);
+  std::unique_ptr<XrdCl::StatInfo> owned_now(now);
+  if (!st.IsOK() || now == nullptr) {
+    failed_.store(true, std::memory_order_release);
+    return ToError(st, "stat " + url_);
+  }
+  if (opened != nullptr && opened->GetSize() == now->GetSize()
+      && opened->GetModTime() == now->GetModTime()) {
+    return cache::OriginInfo{now->GetSize(), static_cast<int64_t>(now->GetModTime())};
+  }
+  // Changed since this handle opened (or replaced under the same name): its channels may read
+  // the old file. Channel 0 is reopened at the path now, so that this answer and every later
+  // stat and read are of the same file; the extra channels are dropped, and the handle is not
+  // kept again.
+  FERRY_DEBUG("origin", "%s changed since its handle opened: reopening", url_.c_str());
+  failed_.store(true, std::memory_order_release);
+  for (size_t k = 0; k < files_.size(); ++k) {
+    MarkBroken(k);
+  }
+  st = Reopen();
+  if (!st.IsOK()) {
+    return ToError(st, "open " + url_);
+  }
+  XrdCl::StatInfo* reopened = nullptr;
+  st = inner().Stat(false, reopened, timeout_);
+  std::unique_ptr<XrdCl::StatInfo> owned_reopened(reopened);
+  if (!st.IsOK() || reopened == nullptr) {
+    return ToError(st, "stat " + url_);
+  }
+  return cache::OriginInfo{reopened->GetSize(), static_cast<int64_t>(reopened->GetModTime())};
 }
 
 void XrdOrigin::Read(std::span<cache::OriginRead> reads) {

@@ -17,12 +17,20 @@
 // Recovery: when a request fails because the connection or the file handle is gone (the origin
 // restarted), channel 0 is reopened (a new XrdCl::File) before the next read, so the cache's
 // retries complete once the origin is back.
+// Reuse (the site proxy keeps closed handles idle for the next open of the same URL):
+// reusable() is false once any open, stat or read of the handle failed; MarkReused() makes
+// the next Stat() ask the origin again by path instead of answering from the open's stat
+// (which may be older than the cache's revalidation window), and a file that changed since
+// the handle opened makes the handle reopen channel 0, drop its extra channels and stop being
+// reusable. The client plug-in uses none of this.
+//
 // Lifetime: always held by a shared_ptr; asynchronous opens and closes of the extra channels
 // keep it alive until they complete (the last reference is then dropped off XrdCl's thread).
 // Thread-safety: all methods may be called concurrently.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,9 +80,22 @@ class XrdOrigin final : public cache::Origin, public std::enable_shared_from_thi
   // nothing the origin says at close changes what was read).
   void CloseInBackground();
 
+  // False once an open, stat or read of this handle failed, or its file changed at the origin
+  // (see MarkReused): such a handle is closed, never kept for another open.
+  bool reusable() const {
+    return is_open() && !failed_.load(std::memory_order_acquire)
+           && !broken_.load(std::memory_order_acquire);
+  }
+  // The handle is handed to a new open: its next Stat() stats the path at the origin.
+  void MarkReused() { restat_.store(true, std::memory_order_release); }
+  // Counts every open of channel 0 sent to the origin in `*counter` (set before first use).
+  void CountOpensIn(std::atomic<uint64_t>* counter) { opens_counter_ = counter; }
+
   // A request on `channel` failed in a way that leaves its XrdCl::File unusable (connection
   // lost, file handle gone): channel 0 is reopened before the next read, others are dropped.
   void MarkBroken(size_t channel);
+  // A request failed (any error): the handle is not kept for another open.
+  void MarkFailed() { failed_.store(true, std::memory_order_release); }
 
   // Called by the channel open handler.
   void OnChannelOpened(size_t k, bool ok);
@@ -94,6 +115,13 @@ class XrdOrigin final : public cache::Origin, public std::enable_shared_from_thi
   bool SendClose(XrdCl::File& file, size_t k);
   // Reopens channel 0 after MarkBroken(0); the status of that open.
   XrdCl::XRootDStatus Reopen();
+  // Stat() of a reused handle: the path's stat at the origin now (see MarkReused).
+  Result<cache::OriginInfo> Restat();
+  void CountOpen() {
+    if (opens_counter_ != nullptr) {
+      opens_counter_->fetch_add(1, std::memory_order_relaxed);
+    }
+  }
 
   const std::string url_;
   const XrdCl::OpenFlags::Flags flags_;
@@ -106,6 +134,9 @@ class XrdOrigin final : public cache::Origin, public std::enable_shared_from_thi
   std::atomic<bool> open_{false};
   std::atomic<XrdCl::File*> main_{nullptr};
   std::atomic<bool> broken_{false};
+  std::atomic<bool> failed_{false};
+  std::atomic<bool> restat_{false};
+  std::atomic<uint64_t>* opens_counter_ = nullptr;
   std::vector<std::unique_ptr<XrdCl::File>> reopened_ FERRY_GUARDED_BY(open_mu_);
   // Guards every Channel's `state` too (a member of another struct, which the analysis cannot
   // name): OpenExtraChannels, OnChannelOpened/Closed and CloseChannelLocked hold it.
