@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <ctime>
 #include <fstream>
 #include <string>
-#include <ctime>
 #include <thread>
 
 #include "cache/dir_access.h"

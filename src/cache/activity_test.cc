@@ -82,7 +82,7 @@ TEST(ActivityMark, WaitForQuietStopsWaitingWhenAskedToGiveUp) {
 
 TEST(ActivityMark, MayBuildBesideAFillingPassThatLeavesACoreIdle) {
   constexpr int64_t kQuiet = 300;
-  EXPECT_TRUE(MayBuild(-1, -1, kQuiet, 0.0));    // no pass ever
+  EXPECT_TRUE(MayBuild(-1, -1, kQuiet, 0.0));      // no pass ever
   EXPECT_TRUE(MayBuild(kQuiet, 10, kQuiet, 0.0));  // the pass ended
   // A warm pass (no recent fill): wait, however idle the machine.
   EXPECT_FALSE(MayBuild(10, -1, kQuiet, 2.0));

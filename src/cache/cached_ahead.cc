@@ -110,4 +110,10 @@ void CachedFile::CountAhead(uint64_t hits, uint64_t unused_bytes) {
   cache_->counters().Add(Counter::kPrefetchUnusedBytes, unused_bytes);
 }
 
+void CachedFile::WarmUp() {
+  if (ahead_) {
+    ahead_->WarmUp();
+  }
+}
+
 }  // namespace ferry::cache

@@ -97,6 +97,9 @@ class CachedFile final : public readahead::AheadTarget {
   void CountAhead(uint64_t hits, uint64_t unused_bytes) override;
   // The handle's read-ahead, or null (tests).
   const readahead::FileAhead* read_ahead() const { return ahead_.get(); }
+  // Starts read-ahead before the application's first read (FileAhead::WarmUp): for a file
+  // opened ahead of its reader. Nothing without read-ahead.
+  void WarmUp();
   // The handle reads as a copy does (bulk_detect.h): its reads pass through uncached.
   bool bypassing() const { return bypass_.load(std::memory_order_relaxed); }
 

@@ -81,6 +81,10 @@ std::string_view CounterName(Counter c) {
       return "access_checks";
     case Counter::kAccessRefused:
       return "access_refused";
+    case Counter::kNextFilesWarmed:
+      return "next_files_warmed";
+    case Counter::kNextFilesAdopted:
+      return "next_files_adopted";
     case Counter::kCount:
       break;
   }

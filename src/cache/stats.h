@@ -42,6 +42,8 @@ enum class Counter : uint8_t {
                          // cached file (access_confirm.h), at most one per user, file and
                          // shared_reauth
   kAccessRefused,        // ... of those, the origin refused (the user got its error, no byte)
+  kNextFilesWarmed,      // files opened ahead of their reader (readahead/open_sequence.h)
+  kNextFilesAdopted,     // ... of those, opened by the reader within the time they were kept
   kCount
 };
 inline constexpr size_t kCounterCount = static_cast<size_t>(Counter::kCount);

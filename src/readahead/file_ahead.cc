@@ -157,6 +157,13 @@ void FileAhead::AfterRead(std::span<const io::ReadRequest> requests, bool missed
   StartLoad();
 }
 
+void FileAhead::WarmUp() {
+  if (root_name_ && !file_.virtual_file()) {
+    header_read_.store(true, std::memory_order_relaxed);
+    StartLoad();
+  }
+}
+
 void FileAhead::StartLoad() {
   // The trees load beside the application's own metadata reads (identical ones join), so that
   // the branches learned from the files read before (BranchMemory) seed this one's first

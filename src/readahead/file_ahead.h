@@ -103,6 +103,10 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   // The handle closes: queued fetches are dropped, running ones waited for; landed predictions
   // never read are counted unused.
   void Stop();
+  // Before any read: loads the file's trees now (the metadata in one fetch) and seeds the first
+  // clusters of the branches read in the files before, as the first read of a cold file would.
+  // For a file opened ahead of its reader (open_sequence.h).
+  void WarmUp();
 
   // For tests and debugging.
   struct Snapshot {

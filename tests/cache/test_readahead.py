@@ -3,7 +3,7 @@
 xrootd origin on 127.0.0.1.
 
 usage: test_readahead.py FERRY PLUGIN_LIB ROOT_DATA_DIR TEST
-  TEST: bypass | readahead | rntuple
+  TEST: bypass | readahead | rntuple | nextfile
 - bypass: `xrdcp` of a 1 GiB file leaves the cache's disk use unchanged and counts every byte as
   bypassed; a Python script copying a 256 MiB file in order is detected after its first quarter
   (the rest bypassed, not cached); an uproot-like pass over 30% of the branches of a ROOT file is
@@ -16,6 +16,9 @@ usage: test_readahead.py FERRY PLUGIN_LIB ROOT_DATA_DIR TEST
 - rntuple: the same analysis over an RNTuple of 1 MiB clusters, one cluster at a time: the
   next clusters' pages of the columns it reads are fetched ahead and used, the digest is the
   local one.
+- nextfile: `ferry analyze agc --opens 1` over a directory of five files (one after the other,
+  as a TChain): from its second open on, the next file is opened ahead (its metadata and first
+  clusters fetched) and the reader's open takes it over; the digest is the local one.
 Exit 0 = pass, 1 = fail, 77 = cannot run here.
 """
 import json
@@ -273,6 +276,34 @@ def test_rntuple():
         s.remove()
 
 
+def test_nextfile():
+    s = Setup()
+    try:
+        out = os.path.join(s.root, "gen-set")
+        p = s.ferry("gen", "nanoaod", "--template", TEMPLATE, "--events", "60000", "--files",
+                    "5", "--codec", "zlib:1", "--auto-flush", "2000", "--out", out, "--seed", "31")
+        check(p.returncode == 0, "ferry gen: %s" % p.stderr[-300:])
+        os.makedirs(os.path.join(s.data, "set"))
+        names = sorted(os.listdir(out))
+        for n in names:
+            s.place(os.path.join(out, n), os.path.join("set", n), 1700000000)
+        local = [os.path.join(s.data, "set", n) for n in names]
+        args = ["--opens", "1", "--threads", "1", "--reads", "0", "--json"]
+        want = json.loads(s.ferry("analyze", "agc", *local, *args).stdout)["digest"]
+        with Origin(s.data) as o:
+            p = s.ferry("analyze", "agc", *[o.url_for("set/" + n) for n in names], *args)
+            check(p.returncode == 0, "agc through the cache: %s" % p.stderr[-500:])
+            check(json.loads(p.stdout)["digest"] == want, "the digest is the local one")
+            st = s.stats()
+            print("next files:", {k: st.get(k) for k in ("next_files_warmed",
+                                                         "next_files_adopted", "misses")})
+            check(st.get("next_files_warmed", 0) >= 2, "files opened ahead: %s" % st)
+            check(1 <= st.get("next_files_adopted", 0) <= st["next_files_warmed"],
+                  "the reader took them over: %s" % st)
+    finally:
+        s.remove()
+
+
 if __name__ == "__main__":
-    run_test({"bypass": test_bypass, "readahead": test_readahead, "rntuple": test_rntuple},
-             TEST)
+    run_test({"bypass": test_bypass, "readahead": test_readahead, "rntuple": test_rntuple,
+              "nextfile": test_nextfile}, TEST)

@@ -51,6 +51,9 @@ std::shared_ptr<Context> MakeContext(const std::map<std::string, std::string>& c
   ctx->copy_tool = ctx->cache != nullptr && ctx->config.bypass
                    && readahead::IsCopyTool(ctx->config.bypass_tools);
   ctx->pool = std::make_unique<WorkerPool>(ctx->config.workers);
+  if (ctx->cache && ctx->config.readahead && !ctx->copy_tool) {
+    ctx->next_files = std::make_unique<NextFiles>(*ctx);
+  }
   MutexLock lock(g_mu);
   if (g_contexts == nullptr) {
     g_contexts = new std::vector<std::shared_ptr<Context>>();

@@ -14,6 +14,7 @@
 
 #include "cache/cache.h"
 #include "cache/config.h"
+#include "plugin/xrdcl/next_files.h"
 #include "plugin/xrdcl/worker_pool.h"
 
 namespace ferry::plugin {
@@ -22,6 +23,8 @@ struct Context {
   cache::Config config;
   std::shared_ptr<cache::Cache> cache;  // null: pass-through only
   std::unique_ptr<WorkerPool> pool;
+  // Files opened ahead of a reader that opens a directory's files in order (readahead on).
+  std::unique_ptr<NextFiles> next_files;
   std::string disabled_reason;
   // This process is a copy tool (cache/bulk_detect.h): its files are read through uncached.
   bool copy_tool = false;

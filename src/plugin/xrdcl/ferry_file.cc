@@ -70,6 +70,18 @@ XRootDStatus NotOpen() {
   return {XrdCl::stError, XrdCl::errInvalidOp};
 }
 
+// The handle's open succeeded with `file`.
+void Adopt(FileState& s, std::unique_ptr<cache::CachedFile> file) {
+  {
+    WriterLock lock(s.io_mu);
+    s.cached = std::move(file);
+    s.virtual_file = s.cached->virtual_file();
+    s.size = s.cached->size();
+    s.mtime = s.cached->mtime();
+  }
+  s.open = true;
+}
+
 bool IsWriteMode(XrdCl::OpenFlags::Flags flags) {
   using F = XrdCl::OpenFlags;
   return (flags & (F::Update | F::Write | F::New | F::Delete)) != 0;
@@ -216,6 +228,15 @@ XRootDStatus FerryFile::Open(const std::string& url,
       Answer(handler, st);
       return;
     }
+    NextFiles* next = s->ctx->next_files.get();
+    if (auto warm = next != nullptr ? next->Take(s->url) : std::nullopt) {
+      // Opened ahead of this reader (next_files.h): its origin handle and trees are ready.
+      s->origin = std::move(warm->origin);
+      Adopt(*s, std::move(warm->file));
+      next->OnOpen(s->url);
+      Answer(handler, XRootDStatus());
+      return;
+    }
     cache::OpenOptions options;
     options.read_ahead = true;  // when the conf's readahead is on
     options.detect_bulk = true;
@@ -230,14 +251,10 @@ XRootDStatus FerryFile::Open(const std::string& url,
       Answer(handler, st);
       return;
     }
-    {
-      WriterLock lock(s->io_mu);
-      s->cached = std::move(*file);
-      s->virtual_file = s->cached->virtual_file();
-      s->size = s->cached->size();
-      s->mtime = s->cached->mtime();
+    Adopt(*s, std::move(*file));
+    if (next != nullptr) {
+      next->OnOpen(s->url);
     }
-    s->open = true;
     Answer(handler, XRootDStatus());
   });
   return {};

@@ -1,0 +1,168 @@
+#include "plugin/xrdcl/next_files.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include <XrdCl/XrdClFileSystem.hh>
+
+#include "plugin/xrdcl/context.h"
+
+namespace ferry::plugin {
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// A URL cut at its file name: "root://h//d/f.root?cgi" -> dir "root://h//d", name "f.root",
+// query "?cgi" (kept for the next file: a token in it covers the directory).
+struct UrlParts {
+  std::string dir;
+  std::string name;
+  std::string query;
+};
+
+std::optional<UrlParts> Split(const std::string& url) {
+  const size_t q = url.find('?');
+  const std::string base = url.substr(0, q);
+  const size_t slash = base.rfind('/');
+  const size_t scheme = base.find("://");
+  if (slash == std::string::npos || scheme == std::string::npos || slash <= scheme + 3) {
+    return std::nullopt;
+  }
+  UrlParts p{base.substr(0, slash), base.substr(slash + 1),
+             q == std::string::npos ? "" : url.substr(q)};
+  if (p.name.size() <= 5 || !p.name.ends_with(".root")) {
+    return std::nullopt;  // read-ahead warms ROOT files only
+  }
+  return p;
+}
+
+}  // namespace
+
+std::optional<NextFiles::Warm> NextFiles::Take(const std::string& url) {
+  MutexLock lock(mu_);
+  auto it = kept_.find(url);
+  if (it == kept_.end()) {
+    return std::nullopt;
+  }
+  Warm w = std::move(it->second.warm);
+  kept_.erase(it);
+  ctx_.cache->counters().Add(cache::Counter::kNextFilesAdopted);
+  return w;
+}
+
+void NextFiles::OnOpen(const std::string& url) {
+  const auto parts = Split(url);
+  if (!parts) {
+    return;
+  }
+  std::vector<Warm> expired;
+  std::optional<std::string> next;
+  bool list = false;
+  {
+    MutexLock lock(mu_);
+    expired = ExpiredLocked(NowMs(), /*all=*/false);
+    last_open_[parts->dir] = parts->name;
+    auto it = listings_.find(parts->dir);
+    if (it == listings_.end()) {
+      listings_[parts->dir] = {};
+      list = true;
+    } else {
+      next = sequence_.OnOpen(parts->dir, parts->name, it->second);
+    }
+    if (next) {
+      const std::string next_url = parts->dir + "/" + *next + parts->query;
+      next = kept_.size() < kMaxWarm && kept_.count(next_url) == 0
+                 ? std::optional<std::string>(next_url)
+                 : std::nullopt;
+    }
+  }
+  Close(std::move(expired));
+  if (list) {
+    ctx_.pool->Submit([this, url, dir = parts->dir] { FetchListing(url, dir); });
+  }
+  if (next) {
+    ctx_.pool->Submit([this, next_url = *next] { WarmFile(next_url); });
+  }
+}
+
+void NextFiles::FetchListing(const std::string& url, const std::string& dir) {
+  // The directory's path as the server knows it: the URL's path up to its file name.
+  const XrdCl::URL parsed(url);
+  std::string path = parsed.GetPath();
+  path = path.substr(0, path.rfind('/') + 1);
+  XrdCl::FileSystem fs(parsed, /*enablePlugIns=*/false);
+  XrdCl::DirectoryList* list = nullptr;
+  const XrdCl::XRootDStatus st = fs.DirList(path, XrdCl::DirListFlags::None, list);
+  std::vector<std::string> names;
+  if (st.IsOK() && list != nullptr) {
+    for (auto it = list->Begin(); it != list->End(); ++it) {
+      names.push_back((*it)->GetName());
+    }
+  }
+  delete list;  // NOLINT(cppcoreguidelines-owning-memory): XrdCl hands over a raw pointer
+  std::sort(names.begin(), names.end());
+  MutexLock lock(mu_);
+  // The open that asked for the listing starts the directory's sequence.
+  auto last = last_open_.find(dir);
+  if (last != last_open_.end()) {
+    (void)sequence_.OnOpen(dir, last->second, names);
+  }
+  listings_[dir] = std::move(names);
+}
+
+void NextFiles::WarmFile(const std::string& url) {
+  auto origin = std::make_shared<XrdOrigin>(url, XrdCl::OpenFlags::Read, XrdCl::Access::None, 0,
+                                            ctx_.config.channels, ctx_.pool.get(), &ctx_.exiting);
+  cache::OpenOptions options;
+  options.read_ahead = true;
+  options.detect_bulk = true;
+  options.bulk_reader = ctx_.copy_tool;
+  auto file = ctx_.cache->Open(url, origin, options);
+  if (!file) {
+    origin->CloseInBackground();
+    return;
+  }
+  (*file)->WarmUp();
+  ctx_.cache->counters().Add(cache::Counter::kNextFilesWarmed);
+  std::vector<Warm> unwanted;
+  {
+    MutexLock lock(mu_);
+    if (ctx_.exiting || kept_.count(url) != 0) {
+      unwanted.push_back({origin, std::move(*file)});
+    } else {
+      kept_[url] = {{origin, std::move(*file)}, NowMs()};
+    }
+  }
+  Close(std::move(unwanted));
+}
+
+std::vector<NextFiles::Warm> NextFiles::ExpiredLocked(int64_t now_ms, bool all) {
+  std::vector<Warm> out;
+  for (auto it = kept_.begin(); it != kept_.end();) {
+    if (all || now_ms - it->second.since_ms > kKeepMs) {
+      out.push_back(std::move(it->second.warm));
+      it = kept_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return out;
+}
+
+void NextFiles::Close(std::vector<Warm> warm) {
+  for (Warm& w : warm) {
+    if (w.file) {
+      w.file->Close();
+    }
+    if (w.origin && w.origin->is_open()) {
+      w.origin->CloseInBackground();
+    }
+  }
+}
+
+}  // namespace ferry::plugin

@@ -1,0 +1,54 @@
+// OpenSequence: predicts the next file a reader will open from the order of its opens.
+//
+// A reader that decodes a dataset's files one after another — ROOT's TChain over a sorted
+// listing, uproot's iterate, `ferry analyze agc --threads 1` — opens each file only after the
+// last one is done, and pays the new file's open and metadata round trips while its cores wait.
+// Such a reader opens the files of one directory in name order, so once two opens in a row were
+// neighbours in the directory's sorted listing, the name after the last one is predicted, and
+// the caller fetches that file's metadata before it is opened.
+//
+// Each directory has its own sequence (two datasets read interleaved are two sequences). A
+// prediction that the next open in its directory does not take is wasted; once a directory's
+// wasted predictions outnumber its used ones by kMaxWastedLead, it is predicted no more (a
+// reader whose opens do not follow the listing, such as a shuffled file list).
+//
+// Pure logic: the caller supplies each directory's sorted listing (or none yet) and does the
+// fetching. Thread-safety: none (the caller serialises OnOpen).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ferry::readahead {
+
+class OpenSequence {
+ public:
+  static constexpr uint64_t kMaxWastedLead = 2;
+
+  // A file `name` of directory `dir` was opened; `listing`: the directory's file names, sorted
+  // (empty when not known yet). Returns the name to fetch ahead, if any.
+  std::optional<std::string> OnOpen(const std::string& dir,
+                                    const std::string& name,
+                                    const std::vector<std::string>& listing);
+
+  uint64_t predicted() const { return predicted_; }
+  uint64_t used() const { return used_; }
+  uint64_t wasted() const { return wasted_; }
+
+ private:
+  struct Dir {
+    long last = -1;         // index in the listing of the last open, -1: none
+    std::string pending;    // predicted, not opened yet
+    uint64_t used = 0;
+    uint64_t wasted = 0;
+  };
+  std::map<std::string, Dir> dirs_;
+  uint64_t predicted_ = 0;
+  uint64_t used_ = 0;
+  uint64_t wasted_ = 0;
+};
+
+}  // namespace ferry::readahead
