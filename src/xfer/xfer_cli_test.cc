@@ -160,7 +160,8 @@ class XferCli : public ::testing::Test {
     auto p = std::make_unique<Proc>(argv, tmp_.File("recv" + tag + ".out"),
                                     tmp_.File("recv" + tag + ".err"));
     *port = 0;
-    for (int i = 0; i < 250 && *port == 0; ++i) {
+    // Up to 30 s: a loaded machine (a parallel build, tests at -j) can take seconds to start it.
+    for (int i = 0; i < 1500 && *port == 0; ++i) {
       std::string out = p->out();
       size_t nl = out.find('\n');
       if (nl != std::string::npos) {
