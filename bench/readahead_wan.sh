@@ -27,12 +27,15 @@
 # Env: FERRY_BUILD_DIR, READAHEAD_WAN_DATA, READAHEAD_WAN_RTT (40ms), READAHEAD_WAN_RATE (1gbit),
 # READAHEAD_WAN_REPEAT (1), READAHEAD_WAN_FORMAT (ttree; rntuple: the RNTuple forms of the sets
 # that bench/agc_passes writes, zlib1-rntuple and lzma9-rntuple, with the agc clients only: the
-# python client's plans are TTree baskets; output in readahead_wan-rntuple).
+# python client's plans are TTree baskets; output in readahead_wan-rntuple), READAHEAD_WAN_OPENS
+# (1: agc opens its files one after another, as a TChain does), READAHEAD_WAN_NEXT (auto | off:
+# the plug-in's readahead_next, the next file opened ahead).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=bench/lib/wan.sh
 . "$ROOT/bench/lib/wan.sh"  # BUILD TB FERRY PY; the link's set-up, clean-up and meters
 FORMAT="${READAHEAD_WAN_FORMAT:-ttree}"
+OPENS="${READAHEAD_WAN_OPENS:-1}"  # agc opens its files one after another, as a TChain
 SUFFIX=""
 [ "$FORMAT" = ttree ] || SUFFIX="-$FORMAT"
 OUT="${FERRY_BENCH_OUT:-$ROOT/out/bench}/readahead_wan$SUFFIX"
@@ -105,8 +108,8 @@ echo "== link measured by iperf3 -R -P 4: $LINK_BPS bit/s" >&2
 # conf DIR CACHE READAHEAD
 conf() {
   mkdir -p "$1"
-  printf 'url = root://*\nlib = %s\nenable = true\ndir = %s\nreplica = off\nreadahead = %s\n' \
-    "$PLUGIN" "$2" "$3" >"$1/ferry.conf"
+  printf 'url = root://*\nlib = %s\nenable = true\ndir = %s\nreplica = off\nreadahead = %s\nreadahead_next = %s\n' \
+    "$PLUGIN" "$2" "$3" "${READAHEAD_WAN_NEXT:-auto}" >"$1/ferry.conf"
 }
 
 # run LABEL CLIENT PREFIX CONF_DIR CACHE_DIR [ROUND]: one pass; appends a JSON line.
@@ -122,7 +125,7 @@ run() {
       done
       idle="$(idle_pct)"; rx0="$(rx_bytes)"; t0=$(date +%s.%N)
       out="$(env -u XRD_PLUGIN XRD_PLUGINCONFDIR="$confdir" timeout 1200 "$FERRY" analyze agc \
-        "${args[@]}" --reads "$reads" --threads 1 --json)" || rc=$?
+        "${args[@]}" --reads "$reads" --threads 1 --opens "$OPENS" --json)" || rc=$?
       ;;
     py)
       for r in "${rel[@]}"; do args+=("$WORK/plan-${r//\//-}.json" "$prefix/$r"); done

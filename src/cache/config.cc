@@ -204,6 +204,7 @@ constexpr Key kKeys[] = {
     {"replica_builder", TextOf<&Config::replica_builder>},
     {"readahead", AutoOffOf<&Config::readahead>},
     {"readahead_max", SizeOf<&Config::readahead_max_bytes, 1u << 20>},
+    {"readahead_next", AutoOffOf<&Config::readahead_next>},
     {"bypass", AutoOffOf<&Config::bypass>},
     {"bypass_fraction", SetBypassFraction},
     {"bypass_tools", ListOf<&Config::bypass_tools>},

@@ -35,6 +35,8 @@
 //                            also turns its ROOT read-ahead off (lookahead 0)
 //   readahead_max  64M       most bytes read-ahead may have in flight or fetched and not yet
 //                            read, per process (also a file's largest window)
+//   readahead_next auto      open the next file of a directory ahead of a reader that opens
+//                            them in order (readahead/open_sequence.h): auto | off
 //   bypass         auto      bulk readers (copy tools; a handle reading most of a large file in
 //                            order) read through without caching (bulk_detect.h): auto | off
 //   bypass_fraction 25%      share of a file a handle reads in order, in large reads from its
@@ -90,6 +92,7 @@ struct Config {
   std::string replica_builder;
   bool readahead = true;
   uint64_t readahead_max_bytes = 64ull << 20;
+  bool readahead_next = true;
   bool bypass = true;
   uint32_t bypass_percent = 25;
   std::vector<std::string> bypass_tools = {"xrdcp",    "xrdcopy",    "hadd",      "gfal-copy",

@@ -51,7 +51,7 @@ std::shared_ptr<Context> MakeContext(const std::map<std::string, std::string>& c
   ctx->copy_tool = ctx->cache != nullptr && ctx->config.bypass
                    && readahead::IsCopyTool(ctx->config.bypass_tools);
   ctx->pool = std::make_unique<WorkerPool>(ctx->config.workers);
-  if (ctx->cache && ctx->config.readahead && !ctx->copy_tool) {
+  if (ctx->cache && ctx->config.readahead && ctx->config.readahead_next && !ctx->copy_tool) {
     ctx->next_files = std::make_unique<NextFiles>(*ctx);
   }
   MutexLock lock(g_mu);
