@@ -40,8 +40,8 @@ class OpenSequence {
 
  private:
   struct Dir {
-    long last = -1;         // index in the listing of the last open, -1: none
-    std::string pending;    // predicted, not opened yet
+    long last = -1;       // index in the listing of the last open, -1: none
+    std::string pending;  // predicted, not opened yet
     uint64_t used = 0;
     uint64_t wasted = 0;
   };
