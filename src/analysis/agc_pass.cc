@@ -203,7 +203,8 @@ class UnitPass {
         options_(options),
         compute_(std::min<unsigned>(threads, 4096)),
         first_error_(first_error),
-        pending_(units.size()) {
+        pending_(units.size()),
+        file_cpu_(in.size(), 0.0) {
     for (const Input& i : in) {
       events_total_ += static_cast<uint64_t>(i.entries);
     }
@@ -230,6 +231,11 @@ class UnitPass {
     st->analysis_cpu_s = analysis_;
     return std::move(total_);
   }
+  // Per input: the CPU seconds of its units (call after Run).
+  std::vector<double> FileCpu() FERRY_EXCLUDES(merge_mu_) {
+    MutexLock lock(merge_mu_);
+    return file_cpu_;
+  }
 
  private:
   // One worker's buffers and times.
@@ -247,7 +253,8 @@ class UnitPass {
     for (size_t k = next_.fetch_add(1); k < units_.size() && !first_error_->failed();
          k = next_.fetch_add(1)) {
       auto part = std::make_unique<AgcResult>();
-      Status s = RunUnit(units_[k], &me, part.get());
+      double cpu = 0;
+      Status s = RunUnit(units_[k], &me, part.get(), &cpu);
       if (!s.has_value()) {
         first_error_->Set(std::move(s).error().AddContext(inputs_[units_[k].input]));
         break;
@@ -255,7 +262,7 @@ class UnitPass {
       const Input& input = in_[units_[k].input];
       const auto n = static_cast<uint64_t>(input.UnitEntries(units_[k].unit));
       const uint64_t done = events_done_.fetch_add(n) + n;
-      Merge(k, std::move(part));
+      Merge(k, std::move(part), units_[k].input, cpu);
       if (options_.progress) {
         options_.progress(done, events_total_);
       }
@@ -266,7 +273,7 @@ class UnitPass {
     analysis_ += me.analysis;
   }
 
-  Status RunUnit(const UnitRef& ref, Worker* me, AgcResult* part) {
+  Status RunUnit(const UnitRef& ref, Worker* me, AgcResult* part, double* cpu) {
     const Input& input = in_[ref.input];
     const auto t0 = Clock::now();
     FERRY_TRY(input.Fetch(ref.unit, &me->buffer));
@@ -284,11 +291,14 @@ class UnitPass {
     compute_.release();
     me->decompress += c1 - c0;
     me->analysis += c2 - c1;
+    *cpu = c2 - c0;
     return s;
   }
 
-  void Merge(size_t k, std::unique_ptr<AgcResult> part) FERRY_EXCLUDES(merge_mu_) {
+  void Merge(size_t k, std::unique_ptr<AgcResult> part, uint32_t input, double cpu)
+      FERRY_EXCLUDES(merge_mu_) {
     MutexLock lock(merge_mu_);
+    file_cpu_[input] += cpu;
     pending_[k] = std::move(part);
     while (merge_next_ < pending_.size() && pending_[merge_next_] != nullptr) {
       total_.Merge(*pending_[merge_next_]);
@@ -313,6 +323,7 @@ class UnitPass {
   double io_wait_ FERRY_GUARDED_BY(merge_mu_) = 0;
   double decompress_ FERRY_GUARDED_BY(merge_mu_) = 0;
   double analysis_ FERRY_GUARDED_BY(merge_mu_) = 0;
+  std::vector<double> file_cpu_ FERRY_GUARDED_BY(merge_mu_);
 };
 
 // Phase 3's accounting: the inputs' I/O counters.
@@ -365,6 +376,10 @@ Result<AgcReport> RunAgcPass(std::span<const std::string> inputs,
   st.units = units.size();
   st.events = pass.events_done();
   report.result = pass.TakeTotal(&st);
+  const std::vector<double> file_cpu = pass.FileCpu();
+  for (size_t i = 0; i < report.files.size() && i < file_cpu.size(); ++i) {
+    report.files[i].cpu_s = file_cpu[i];
+  }
   st.wall_s = Seconds(Clock::now() - t_start);
   st.cpu_s = ProcessCpuSeconds() - cpu_start;
   return report;
@@ -383,6 +398,7 @@ std::string AgcReportJson(const AgcReport& report, int indent) {
         .Field("entries", f.entries)
         .Field("units", f.units)
         .Field("planned_bytes", f.planned_bytes)
+        .Field("cpu_s", f.cpu_s)
         .EndObject();
   }
   w.EndArray();

@@ -80,6 +80,9 @@ struct FileSummary {
   int64_t entries = 0;
   uint64_t units = 0;
   uint64_t planned_bytes = 0;
+  // CPU seconds its units took to decode and analyze (what an in-order reader spends on it
+  // once its bytes are there; bench/readahead_wan's in-order limit).
+  double cpu_s = 0;
 };
 
 struct AgcReport {
