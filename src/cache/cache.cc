@@ -116,7 +116,9 @@ Result<std::unique_ptr<CachedFile>> Cache::PassThrough(std::shared_ptr<Origin> o
 readahead::Prefetcher& Cache::EnsurePrefetcher() {
   MutexLock lock(prefetcher_mu_);
   if (!prefetcher_) {
-    prefetcher_ = std::make_unique<readahead::Prefetcher>(config_.readahead_max_bytes);
+    prefetcher_ = std::make_unique<readahead::Prefetcher>(config_.readahead_max_bytes,
+                                                          config_.readahead_fetches,
+                                                          config_.readahead_fetches_app_waits);
     prefetcher_ptr_.store(prefetcher_.get(), std::memory_order_release);
   }
   return *prefetcher_;
@@ -185,7 +187,8 @@ Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
     file->meter_ = &p.Meter(HostOf(*normalized));
     file->ahead_ = std::make_shared<readahead::FileAhead>(
         *file, p, *file->meter_, config_.readahead_max_bytes, config_.max_chunks,
-        PathEndsWith(*normalized, ".root"));
+        PathEndsWith(*normalized, ".root"),
+        readahead::FileAheadOptions{options.ahead_scope, options.sequential_ahead});
   }
   return file;
 }

@@ -63,6 +63,12 @@ class CachedFile;
 struct OpenOptions {
   // TTree-aware read-ahead for the handle (file_ahead.h), when Config::readahead is on.
   bool read_ahead = false;
+  // With read_ahead: also sequential read-ahead for plain reads that follow each other (a copy
+  // through the site proxy; FileAheadOptions::sequential).
+  bool sequential_ahead = false;
+  // With read_ahead: the branch memory's scope (FileAheadOptions::memory_scope; the site
+  // proxy: the client's host). Empty: one memory for the process.
+  std::string ahead_scope;
   // The process is a copy tool (bulk_detect.h IsCopyTool): with Config::bypass on, the handle
   // reads through without caching (bypassed_bytes) and the cache is not touched.
   bool bulk_reader = false;

@@ -199,7 +199,9 @@ Status CachedFile::ReadOriginal(std::span<io::ReadRequest> requests, bool* misse
   entry_->DropPages(ts.serve.bad);
   ts.serve.bad.clear();
   counters.Add(Counter::kBytesFromCache, served);
-  handle_.bytes_from_cache.fetch_add(served, std::memory_order_relaxed);
+  if (!UntrackedRead()) {  // the cache's own reads (tree loads) are not the reader's hits
+    handle_.bytes_from_cache.fetch_add(served, std::memory_order_relaxed);
+  }
   size_t nonempty = 0;
   for (const io::ReadRequest& r : requests) {
     nonempty += r.dest.empty() ? 0u : 1u;
@@ -239,7 +241,9 @@ void CachedFile::ServeAgain(std::span<io::ReadRequest> requests, std::vector<Pie
   }
   entry_->DropPages(scratch.bad);
   cache_->counters().Add(Counter::kBytesFromCache, served);
-  handle_.bytes_from_cache.fetch_add(served, std::memory_order_relaxed);
+  if (!UntrackedRead()) {  // the cache's own reads (tree loads) are not the reader's hits
+    handle_.bytes_from_cache.fetch_add(served, std::memory_order_relaxed);
+  }
   todo.swap(still);
 }
 
@@ -434,6 +438,10 @@ void CachedFile::ReadPieces(std::span<io::ReadRequest> pieces,
     counters.Add(Counter::kBytesFromOrigin, got);
     cache_->NoteFilling();
     handle_.bytes_from_origin.fetch_add(got, std::memory_order_relaxed);
+    if (ahead) {
+      handle_.prefetch_bytes.fetch_add(got, std::memory_order_relaxed);
+      handle_.prefetch_requests.fetch_add(batch_groups.size(), std::memory_order_relaxed);
+    }
     // Retry only the pieces that failed with a transient error.
     retry.clear();
     retry_index.clear();

@@ -36,9 +36,12 @@ class Cache;
 
 // What one handle cost, for per-file access records (the proxy writes one at close).
 struct HandleCounters {
-  std::atomic<uint64_t> bytes_from_cache{0};   // bytes served from the cache
+  std::atomic<uint64_t> bytes_from_cache{0};   // bytes served from the cache to the reader
   std::atomic<uint64_t> bytes_from_origin{0};  // bytes this handle fetched (gaps included)
   std::atomic<uint64_t> origin_requests{0};    // vector reads / reads this handle sent
+  // Of those, what read-ahead fetched (Prefetch: predictions, metadata, sequential windows).
+  std::atomic<uint64_t> prefetch_bytes{0};
+  std::atomic<uint64_t> prefetch_requests{0};
 };
 
 class CachedFile final : public readahead::AheadTarget {

@@ -93,6 +93,12 @@ struct Config {
   bool readahead = true;
   uint64_t readahead_max_bytes = 64ull << 20;
   bool readahead_next = true;
+  // Not conf keys: read-ahead's fetches at once per process, and while an application read
+  // waits on a miss of its own (readahead/prefetcher.h). The client plug-in keeps these; the
+  // site proxy, whose many clients nearly always have a miss out, sets both to
+  // ferry.ahead_fetches.
+  uint32_t readahead_fetches = 8;
+  uint32_t readahead_fetches_app_waits = 2;
   bool bypass = true;
   uint32_t bypass_percent = 25;
   std::vector<std::string> bypass_tools = {"xrdcp",    "xrdcopy",    "hadd",      "gfal-copy",

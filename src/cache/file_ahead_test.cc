@@ -2,7 +2,7 @@
 // written by rootwrite: cluster passes (bytes identical to the origin's, predictions used,
 // nothing fetched twice, nothing unused), a reader with its own read-ahead, a file replaced at
 // the origin between passes, random reads, files that are not ROOT files, warm passes, the
-// link meter.
+// branch memory's scopes, sequential read-ahead, the link meter.
 #include "readahead/file_ahead.h"
 
 #include <atomic>
@@ -391,6 +391,69 @@ TEST(FileAhead, AFileOpenedAndNeverReadCostsAtMostItsWindow) {
   EXPECT_LE(unused, s.window + cluster);
   EXPECT_LE(fx.Get(Counter::kBytesFromOrigin) - read,
             unused + FileAhead::kHeadBytes + Prefetcher::kDefaultMetadataTail);
+}
+
+TEST(FileAhead, BranchMemoryIsKeptPerScope) {
+  // The site proxy scopes the memory by client host: a file another host opens is not seeded
+  // with what this one read; one the same host opens is.
+  Fixture fx(50, 1);
+  const std::vector<Unit> units = Units(fx.bytes, kBranches);
+  OpenOptions o;
+  o.read_ahead = true;
+  o.ahead_scope = "host-a";
+  auto a = fx.cache->Open(kUrl, fx.origin, o).value();
+  OpenTree(*a);
+  ReadAll(*a, units, fx.bytes);
+  a->Close();
+  o.ahead_scope = "host-b";
+  auto other = fx.cache->Open(kSecondUrl, fx.origin, o).value();
+  OpenTree(*other);
+  ASSERT_TRUE(other->read_ahead()->WaitDecided(10000));
+  EXPECT_FALSE(other->read_ahead()->WaitLanded(1, 300));
+  other->Close();
+  // (A third file: the second one's metadata is held now, and a file that only hits loads
+  // nothing.)
+  o.ahead_scope = "host-a";
+  auto same = fx.cache->Open("root://origin.example:1094//data/ahead-3.root", fx.origin, o).value();
+  OpenTree(*same);
+  EXPECT_TRUE(same->read_ahead()->WaitLanded(1, 10000));
+  same->Close();
+}
+
+TEST(FileAhead, SequentialReadsFetchTheNextWindowOfAnyFile) {
+  testing::TempDir dir;
+  Config config = testing::CacheTestConfig(dir.path() + "/cache");
+  auto cache = Cache::Create(config).value();
+  const uint64_t size = 24 << 20;
+  const auto bytes = testing::PseudoRandomBytes(size, 5);
+  auto origin = std::make_shared<MemoryOrigin>(bytes, 1700000000, /*channels=*/2);
+  origin->SetReadDelay(std::chrono::milliseconds(2));
+  OpenOptions o;
+  o.read_ahead = true;
+  o.sequential_ahead = true;
+  auto f = cache->Open("root://origin.example:1094//data/copy.bin", origin, o).value();
+  // A copy: 1 MiB reads one after another; the reads with gaps (a vector read) do not count.
+  constexpr uint64_t kRead = 1 << 20;
+  for (uint64_t off = 0; off < size; off += kRead) {
+    ReadUnit(*f, {{off, kRead}}, bytes);
+  }
+  f->Close();
+  const uint64_t prefetched = cache->counters().Get(Counter::kPrefetchBytes);
+  EXPECT_GE(prefetched, FileAhead::kSeqWindowMin);
+  EXPECT_EQ(f->handle_counters().prefetch_bytes.load(), prefetched);
+  // Nothing twice: the reads joined or hit what was fetched ahead.
+  EXPECT_LE(cache->counters().Get(Counter::kBytesFromOrigin), size + (64u << 10));
+  // Without the option (the client plug-in), a copy gets none.
+  o.sequential_ahead = false;
+  auto g = cache
+               ->Open("root://origin.example:1094//data/copy-2.bin",
+                      std::make_shared<MemoryOrigin>(bytes), o)
+               .value();
+  for (uint64_t off = 0; off < 8 * kRead; off += kRead) {
+    ReadUnit(*g, {{off, kRead}}, bytes);
+  }
+  g->Close();
+  EXPECT_EQ(cache->counters().Get(Counter::kPrefetchBytes), prefetched);
 }
 
 TEST(FileAhead, OffByOptionOrSetting) {

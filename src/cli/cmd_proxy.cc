@@ -371,7 +371,7 @@ constexpr OptionSpec kConfigOptions[] = {
     {"--manager", "HOST:PORT",
      "the cmsd of a redirector: the proxy joins its cluster as a data server (cmsd beside xrootd)"},
     {"--no-redirect", "", "no redirect of opens to the proxy itself"},
-    {"--lookahead", "N", "windows of baskets of ROOT files fetched ahead", "8"},
+    {"--lookahead", "N", "read-ahead of the files served (0: off)", "8"},
     {"--lib", "PATH", "the proxy library", "libXrdFerryProxy.so beside ferry"},
     {"--set", "KEY=VALUE",
      "a ferry.KEY VALUE line (any key of the proxy or the client cache); repeat for more"},

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "base/log.h"
 #include "rootio/layout.h"
@@ -80,17 +81,22 @@ FileAhead::FileAhead(AheadTarget& file,
                      LinkMeter& meter,
                      uint64_t max_window,
                      uint32_t max_chunks,
-                     bool root_name)
+                     bool root_name,
+                     FileAheadOptions options)
     : file_(file),
       prefetcher_(prefetcher),
       meter_(meter),
       max_window_(std::max<uint64_t>(max_window, kMinUnit)),
       max_chunks_(std::max<uint32_t>(max_chunks, 1)),
-      root_name_(root_name) {}
+      root_name_(root_name),
+      options_(std::move(options)) {}
 
 bool FileAhead::BeforeRead(std::span<const io::ReadRequest> requests) {
   if (reading_.fetch_add(1, std::memory_order_relaxed) >= kOwnAheadDepth) {
     overlapped_.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (options_.sequential) {
+    Sequential(requests);
   }
   const State state = state_.load(std::memory_order_acquire);
   if (state == State::kOff) {
@@ -232,7 +238,7 @@ void FileAhead::Load() {
   for (const std::string& tree : names) {
     std::weak_ptr<FileAhead> weak = weak_from_this();
     auto branches = prefetcher_.branches().RecallOrWait(
-        tree, [weak, tree](const std::vector<std::string>& learned_branches) {
+        MemoryKey(tree), [weak, tree](const std::vector<std::string>& learned_branches) {
           auto self = weak.lock();
           if (!self) {
             return false;
@@ -535,7 +541,7 @@ void FileAhead::Submit(std::vector<Group>& groups) {
 
 void FileAhead::Learn(std::map<std::string, std::vector<std::string>>& learned) {
   for (const auto& [tree, branches] : learned) {
-    prefetcher_.branches().Learn(tree, branches);
+    prefetcher_.branches().Learn(MemoryKey(tree), branches);
   }
   learned.clear();
 }
@@ -599,6 +605,71 @@ void FileAhead::RunFetch(const std::vector<fetch::Range>& group) {
     FillLocked(groups);
   }
   Submit(groups);
+}
+
+std::string FileAhead::MemoryKey(const std::string& tree) const {
+  return options_.memory_scope.empty() ? tree : options_.memory_scope + "\n" + tree;
+}
+
+void FileAhead::Sequential(std::span<const io::ReadRequest> requests) {
+  uint64_t lo = UINT64_MAX;
+  uint64_t hi = 0;
+  uint64_t bytes = 0;
+  for (const io::ReadRequest& r : requests) {
+    if (!r.dest.empty()) {
+      lo = std::min(lo, r.offset);
+      hi = std::max<uint64_t>(hi, r.offset + r.dest.size());
+      bytes += r.dest.size();
+    }
+  }
+  if (hi == 0 || bytes < hi - lo) {
+    return;  // nothing, or chunks with gaps between them: not a plain read
+  }
+  std::vector<fetch::Range> ahead;
+  {
+    MutexLock lock(mu_);
+    // Reads of a copy arrive a few at a time and slightly out of order (several in flight):
+    // a read that starts before where the last one ended and reaches past it continues the run.
+    const bool continues = lo <= seq_next_ && hi > seq_next_;
+    seq_run_ = continues ? seq_run_ + 1 : (lo == 0 ? 1 : 0);
+    seq_next_ = hi;
+    if (seq_run_ < kSeqRunToStart || stopping_) {
+      return;
+    }
+    const uint64_t window =
+        std::min(kSeqWindowMax, kSeqWindowMin << std::min<uint32_t>(seq_run_ - kSeqRunToStart, 2));
+    const uint64_t until = std::min(file_.size(), hi + window);
+    uint64_t from = std::max(seq_queued_, hi);
+    if (until <= from || until - from < kSeqFetch / 2) {
+      return;
+    }
+    for (; from < until; from += kSeqFetch) {
+      ahead.push_back({from, std::min(kSeqFetch, until - from)});
+    }
+    seq_queued_ = until;
+    FERRY_DEBUG("readahead", "sequential reads (%u): %zu fetches ahead to %llu", seq_run_,
+                ahead.size(), static_cast<unsigned long long>(until));
+  }
+  for (const fetch::Range& r : ahead) {
+    prefetcher_.Submit(Prefetcher::Kind::kNow, r.length,
+                       [self = shared_from_this(), r] { self->RunSequentialFetch(r); });
+  }
+}
+
+void FileAhead::RunSequentialFetch(const fetch::Range& range) {
+  {
+    MutexLock lock(mu_);
+    if (stopping_) {
+      return;
+    }
+    ++running_;
+  }
+  // What the cache holds or has in flight already is not fetched again (Prefetch).
+  std::vector<fetch::Range> fetched;
+  file_.Prefetch({&range, 1}, fetched);
+  MutexLock lock(mu_);
+  --running_;
+  cv_.NotifyAll();
 }
 
 void FileAhead::Stop() {

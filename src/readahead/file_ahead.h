@@ -31,8 +31,15 @@
 //    that opened its files up front and is busy decoding one of them (LZMA) leaves the link
 //    idle, and the next files' clusters can come meanwhile. The Prefetcher runs kLater tasks
 //    only in what the files being read leave (prefetcher.h).
-// A reader that reads ahead itself (3 or more of its reads at once) gets none: what is queued
-// is dropped and the window stays 0.
+// 6. Sequential read-ahead (FileAheadOptions::sequential, any file): plain reads that follow each
+// other
+//    through the file (a copy) fetch the next kSeqWindowMin..kSeqWindowMax bytes in fetches of
+//    kSeqFetch (kNow tasks) once kSeqRunToStart such reads came; a read with gaps between its
+//    chunks (a vector read of baskets) neither starts nor breaks a run. Counted as fetched bytes
+//    only (no per-unit hits or unused bytes).
+// A reader that reads ahead itself (3 or more of its reads at once) gets no TTree read-ahead:
+// what is queued is dropped and the window stays 0 (sequential read-ahead is not affected: a
+// copy through the site proxy has several reads in flight).
 // Never at the application's cost: predictions the application reads before they were sent are
 // dropped (it fetches them itself, once); a prediction in flight is joined by the application's
 // read (the entry's in-flight registry), and Prefetch skips what the application already has in
@@ -66,6 +73,15 @@
 
 namespace ferry::readahead {
 
+// What a host of FileAhead sets beyond the defaults (the client plug-in sets none).
+struct FileAheadOptions {
+  // The branch memory's key is "<memory_scope>\n<tree>" (the tree alone when empty): a host
+  // serving many clients (the site proxy: the client's host) keeps each one's branches apart.
+  std::string memory_scope;
+  // Sequential read-ahead (FileAhead, item 6).
+  bool sequential = false;
+};
+
 class FileAhead : public std::enable_shared_from_this<FileAhead> {
  public:
   // Levels of confidence: the window is target >> (kTopLevel - level) (1: one read); 0 is off.
@@ -82,13 +98,22 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   // and at most 1/kMaxTailShare of the file from its end.
   static constexpr uint64_t kHeadBytes = 4096;
   static constexpr uint64_t kMaxTailShare = 8;
+  // Sequential read-ahead (item 6): after this many plain reads that follow each other, the
+  // next window is fetched; the window doubles from kSeqWindowMin up to kSeqWindowMax, in
+  // fetches of kSeqFetch. (An xrdcp of 200 MiB through a cold site proxy: 22 s without, 3.9 s
+  // with it, 3.0 s direct.)
+  static constexpr uint32_t kSeqRunToStart = 3;
+  static constexpr uint64_t kSeqWindowMin = 4 << 20;
+  static constexpr uint64_t kSeqWindowMax = 16 << 20;
+  static constexpr uint64_t kSeqFetch = 2 << 20;
 
   FileAhead(AheadTarget& file,
             Prefetcher& prefetcher,
             LinkMeter& meter,
             uint64_t max_window,
             uint32_t max_chunks,
-            bool root_name);
+            bool root_name,
+            FileAheadOptions options = {});
   FileAhead(const FileAhead&) = delete;
   FileAhead& operator=(const FileAhead&) = delete;
   ~FileAhead() = default;
@@ -153,6 +178,11 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   void LoadedLocked(std::vector<Group>& groups) FERRY_REQUIRES(mu_);
   void SeedFrom(const std::string& tree, const std::vector<std::string>& branches);
   void RunFetch(const std::vector<fetch::Range>& group);
+  // Item 6: notes a read, queues the next window's fetches when it continues a run.
+  void Sequential(std::span<const io::ReadRequest> requests) FERRY_EXCLUDES(mu_);
+  void RunSequentialFetch(const fetch::Range& range) FERRY_EXCLUDES(mu_);
+  // The branch memory's key of `tree` (FileAheadOptions::memory_scope).
+  std::string MemoryKey(const std::string& tree) const;
   // Handles one observation; returns the basket records the read covered.
   size_t ObserveLocked(std::span<const fetch::Range> chunks,
                        std::map<std::string, std::vector<std::string>>& learned)
@@ -187,6 +217,7 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   // The URL's path ends in ".root": the file is taken for a ROOT file before its header is
   // read, so a cold open fetches its metadata at once (PrefetchMetadata).
   const bool root_name_;
+  const FileAheadOptions options_;
 
   // Application reads of the handle running now, and how many started while kOwnAheadDepth
   // or more others ran: a reader with several reads of its own in flight (its own read-ahead,
@@ -225,6 +256,11 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   uint32_t running_ FERRY_GUARDED_BY(mu_) = 0;  // tasks using file_
   uint64_t hits_ FERRY_GUARDED_BY(mu_) = 0;
   uint64_t unused_bytes_ FERRY_GUARDED_BY(mu_) = 0;
+  // Sequential read-ahead: where the reads will continue, how many followed each other, and up
+  // to where fetches were queued.
+  uint64_t seq_next_ FERRY_GUARDED_BY(mu_) = 0;
+  uint32_t seq_run_ FERRY_GUARDED_BY(mu_) = 0;
+  uint64_t seq_queued_ FERRY_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace ferry::readahead

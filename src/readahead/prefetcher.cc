@@ -4,7 +4,10 @@
 
 namespace ferry::readahead {
 
-Prefetcher::Prefetcher(uint64_t max_bytes) : max_bytes_(std::max<uint64_t>(max_bytes, 1)) {}
+Prefetcher::Prefetcher(uint64_t max_bytes, size_t max_fetches, size_t max_fetches_app_waits)
+    : max_bytes_(std::max<uint64_t>(max_bytes, 1)),
+      max_fetches_(std::max<size_t>(max_fetches, 1)),
+      max_fetches_app_waits_(std::clamp<size_t>(max_fetches_app_waits, 1, max_fetches_)) {}
 
 Prefetcher::~Prefetcher() {
   Stop();
@@ -36,8 +39,8 @@ void Prefetcher::Submit(Kind kind, uint64_t bytes, std::function<void()> task) {
     q.push_back({kind, bytes, std::move(task)});
     if (threads_.empty()) {
       // Started with the first task: a process that never reads ahead runs none.
-      threads_.reserve(kMaxFetches + kMaxLoads);
-      for (size_t i = 0; i < kMaxFetches + kMaxLoads; ++i) {
+      threads_.reserve(max_fetches_ + kMaxLoads);
+      for (size_t i = 0; i < max_fetches_ + kMaxLoads; ++i) {
         threads_.emplace_back([this] { Run(); });
       }
     }
@@ -92,7 +95,9 @@ bool Prefetcher::TakeLocked(Task& out) {
     ++running_loads_;
     return true;
   }
-  if (running_fetches_ >= (app_fetches_ > 0 ? kMaxFetchesWhileAppWaits : kMaxFetches)) {
+  // An application read waits on a miss, and the host holds read-ahead back meanwhile.
+  const bool app_waits = app_fetches_ > 0 && max_fetches_app_waits_ < max_fetches_;
+  if (running_fetches_ >= (app_waits ? max_fetches_app_waits_ : max_fetches_)) {
     return false;
   }
   const uint64_t used = outstanding_.load(std::memory_order_relaxed) + starting_bytes_;
@@ -100,7 +105,7 @@ bool Prefetcher::TakeLocked(Task& out) {
   uint64_t limit = max_bytes_;
   if (!now_.empty()) {
     q = &now_;
-  } else if (!later_.empty() && running_later_ < kMaxLaterFetches && app_fetches_ == 0) {
+  } else if (!later_.empty() && running_later_ < kMaxLaterFetches && !app_waits) {
     q = &later_;
     limit = max_bytes_ / 2;
   }

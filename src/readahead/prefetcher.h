@@ -3,7 +3,8 @@
 //
 // Work comes as tasks from FileAhead (file_ahead.h): loading a file's trees, and fetching a
 // group of predicted baskets. A fetch task starts only when
-// - fewer than kMaxFetches fetches run, or kMaxFetchesWhileAppWaits while the application waits
+// - fewer than `max_fetches` (kMaxFetches) fetches run, or `max_fetches_app_waits`
+//   (kMaxFetchesWhileAppWaits) while the application waits
 //   on an origin fetch of its own (AppFetchBegin/End): read-ahead then leaves it most of the
 //   link (its fetches also keep off the channel the application's requests use, see
 //   CachedFile::ReadPieces), without stopping (a reader that always has a fetch of its own
@@ -15,7 +16,9 @@
 // submission order. kLater tasks take what the files being read leave: at most
 // kMaxLaterFetches at once, none while the application waits on a fetch of its own, and only
 // while the process's read-ahead bytes stay within half of `readahead_max`, so the file being
-// read always has room in the budget and most of the link.
+// read always has room in the budget and most of the link. A host whose reads are not one
+// application's (the site proxy: many clients, one of them nearly always waiting) sets
+// `max_fetches_app_waits` to `max_fetches`: then nothing is held back while a read waits.
 //
 // Also kept here, per process: the link meters (per origin host, link_meter.h) and the branch
 // memory across files (read_ahead.h).
@@ -50,8 +53,11 @@ class Prefetcher {
   static constexpr size_t kMaxLoads = 4;
   static constexpr size_t kMaxLaterFetches = 2;
 
-  // `max_bytes`: the process's bound on read-ahead bytes outstanding (readahead_max).
-  explicit Prefetcher(uint64_t max_bytes);
+  // `max_bytes`: the process's bound on read-ahead bytes outstanding (readahead_max);
+  // `max_fetches`, `max_fetches_app_waits`: fetches at once (above).
+  explicit Prefetcher(uint64_t max_bytes,
+                      size_t max_fetches = kMaxFetches,
+                      size_t max_fetches_app_waits = kMaxFetchesWhileAppWaits);
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
   ~Prefetcher();
@@ -95,6 +101,8 @@ class Prefetcher {
   bool TakeLocked(Task& out) FERRY_REQUIRES(mu_);
 
   const uint64_t max_bytes_;
+  const size_t max_fetches_;
+  const size_t max_fetches_app_waits_;
   mutable Mutex mu_;
   CondVar cv_;
   std::deque<Task> loads_ FERRY_GUARDED_BY(mu_);

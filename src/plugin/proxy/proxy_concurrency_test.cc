@@ -4,14 +4,12 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "plugin/proxy/ahead_scheduler.h"
 #include "plugin/proxy/origin_meter.h"
 #include "readahead/read_ahead.h"
 #include "rootio/layout.h"
@@ -119,65 +117,6 @@ TEST(ProxyConcurrency, MeterBalancesUnderConcurrentUse) {
   EXPECT_EQ(s.requests, 16000u);
   EXPECT_EQ(s.inflight, 0u);
   EXPECT_LE(s.max_inflight, 16u);
-}
-
-TEST(ProxyConcurrency, SchedulerBoundsFetchesAndServesNowBeforeLater) {
-  std::atomic<int> running{0};
-  std::atomic<int> peak{0};
-  std::atomic<int> done{0};
-  std::mutex order_mu;
-  std::vector<int> order;
-  {
-    AheadScheduler sched(3);
-    std::mutex gate;
-    std::unique_lock<std::mutex> hold(gate);  // the first tasks wait until everything is queued
-    auto task = [&](int id) {
-      return [&, id] {
-        const int now = ++running;
-        int p = peak.load();
-        while (now > p && !peak.compare_exchange_weak(p, now)) {
-        }
-        { std::lock_guard<std::mutex> g(gate); }
-        {
-          std::lock_guard<std::mutex> lock(order_mu);
-          order.push_back(id);
-        }
-        --running;
-        ++done;
-      };
-    };
-    for (int i = 0; i < 3; ++i) {
-      sched.Submit(AheadScheduler::Priority::kLater, task(100 + i));  // take the 3 threads
-    }
-    while (running.load() < 3) {
-      std::this_thread::yield();
-    }
-    std::vector<std::thread> submitters;
-    for (int t = 0; t < 4; ++t) {
-      submitters.emplace_back([&, t] {
-        for (int i = 0; i < 10; ++i) {
-          sched.Submit(AheadScheduler::Priority::kLater, task(1000 + t * 10 + i));
-          sched.Submit(AheadScheduler::Priority::kNow, task(t * 10 + i));
-        }
-      });
-    }
-    for (auto& th : submitters) {
-      th.join();
-    }
-    hold.unlock();
-    while (done.load() < 83) {
-      std::this_thread::yield();
-    }
-  }
-  EXPECT_LE(peak.load(), 3);
-  ASSERT_EQ(order.size(), 83u);
-  // After the three that held the threads, the "now" tasks ran before the queued "later" ones
-  // (up to two of those may finish while the last "now" tasks still run).
-  int later_early = 0;
-  for (size_t i = 3; i < 43; ++i) {
-    later_early += order[i] >= 1000 ? 1 : 0;
-  }
-  EXPECT_LE(later_early, 2);
 }
 
 }  // namespace

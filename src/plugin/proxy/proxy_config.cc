@@ -160,6 +160,9 @@ Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
   if (c.cache.dir.empty()) {
     return InvalidArgumentError("ferry.dir (the cache directory) is missing");
   }
+  // Read-ahead's fetches at once: a client waiting on a miss holds back no other's read-ahead.
+  c.cache.readahead_fetches = c.ahead_fetches;
+  c.cache.readahead_fetches_app_waits = c.ahead_fetches;
   if (!c.cache.readahead) {
     c.lookahead = 0;  // the client cache's switch turns the proxy's read-ahead off too
   }

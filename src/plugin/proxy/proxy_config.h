@@ -10,10 +10,14 @@
 //   ferry.redirect_users N 64       synthetic users handed out in turn (bounds the channels a
 //                                   client process keeps open to the proxy)
 //   ferry.access_log 0|1   1        per-file access records in DIR/access.jsonl
-//   ferry.lookahead N      8        ROOT-aware read-ahead: cluster units fetched ahead of a
-//                                   client's vector reads (0: off; ferry.readahead off too)
+//   ferry.lookahead N      8        read-ahead on (the cache engine's, readahead/file_ahead.h:
+//                                   ROOT-aware and sequential) when N > 0; 0: off
+//                                   (ferry.readahead off too). Its window is the engine's (the
+//                                   link's bandwidth-delay product, readahead_max), not N.
 //   ferry.ahead_fetches N  8        read-ahead fetches in flight at once over all files (about a
-//                                   bandwidth-delay product of one-unit fetches)
+//                                   bandwidth-delay product of one-unit fetches), also while
+//                                   clients wait on misses (the client plug-in's engine runs 2
+//                                   then: cache::Config::readahead_fetches*)
 //   ferry.timeout S        60       origin request timeout in seconds
 //   ferry.status_ms MS     1000     how often DIR/proxy-status.json is rewritten while it
 //                                   changes (tests set it short to wait for an update)

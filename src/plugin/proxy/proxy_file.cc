@@ -5,19 +5,17 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include <XrdCl/XrdClFile.hh>
 #include <XrdOuc/XrdOucEnv.hh>
 
+#include "base/log.h"
 #include "cache/cache.h"
 #include "plugin/proxy/access_log.h"
 #include "plugin/proxy/file_state.h"
@@ -29,6 +27,20 @@
 #include <XrdSfs/XrdSfsAio.hh>
 
 namespace ferry::proxy {
+
+bool Debug() {
+  return log::Enabled(log::Level::kDebug);
+}
+
+__attribute__((format(printf, 1, 2))) void DebugLog(const char* format, ...) {
+  char line[512];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(line, sizeof line, format, args);
+  va_end(args);
+  // The wall-clock time lets a vector read be matched with the origin's log.
+  log::Printf(log::Level::kDebug, "proxy", "%.3f %s", UnixNow(), line);
+}
 
 namespace {
 
@@ -137,8 +149,6 @@ void ServeAio(const std::shared_ptr<FileState>& state, std::vector<AioOp>& batch
     }
   }
   if (!requests.empty()) {
-    MaybeLoadAhead(state, requests);
-    SequentialAhead(state, requests);
     (void)ReadThrough(s, requests);
   }
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -169,13 +179,13 @@ void DrainAio(const std::shared_ptr<FileState>& s) {
   std::vector<AioOp> batch;
   for (bool first = true;; first = false) {
     {
-      std::lock_guard<std::mutex> lock(s->aio_mu);
+      MutexLock lock(s->aio_mu);
       if (first) {
         --s->aio_starting;
       }
       if (s->aio_pending.empty()) {
         --s->aio_drainers;
-        s->aio_cv.notify_all();
+        s->aio_cv.NotifyAll();
         return;
       }
       batch.swap(s->aio_pending);
@@ -191,7 +201,7 @@ int QueueAio(const std::shared_ptr<FileState>& s, XrdSfsAio* aio, bool pg) {
   }
   bool start = false;
   {
-    std::lock_guard<std::mutex> lock(s->aio_mu);
+    MutexLock lock(s->aio_mu);
     s->aio_pending.push_back({aio, pg});
     // The segments of one request arrive together: the worker about to take a batch takes them
     // all (one cache read, one planned origin request). Segments that come while every worker
@@ -231,7 +241,6 @@ int ProxyFile::Open(const char* path, int oflag, mode_t /*mode*/, XrdOucEnv& /*e
   }
   s.path = path;
   s.user = UserOf(tident);
-  s.client = HostOf(tident);
   s.open_unix = UnixNow();
   const ProxyConfig& config = service_.config();
   const std::string url = config.OriginUrl(path);
@@ -251,14 +260,20 @@ int ProxyFile::Open(const char* path, int oflag, mode_t /*mode*/, XrdOucEnv& /*e
     origin->CountOpensIn(service_.origin_opens());
   }
   auto metered = std::make_shared<MeteredOrigin>(origin, service_.meter());
-  auto file = service_.cache().Open(url, metered);
+  // Read-ahead is the cache engine's (readahead::FileAhead, as in the client plug-in), with
+  // sequential read-ahead for copies, and the branches learned kept per client host: the next
+  // files a client opens are seeded with what that client read, not what another one did.
+  cache::OpenOptions options;
+  options.read_ahead = config.lookahead > 0;
+  options.sequential_ahead = true;
+  options.ahead_scope = HostOf(tident);
+  auto file = service_.cache().Open(url, metered, options);
   if (!file) {
     CloseOrigin(std::move(origin), config.timeout_s);
     return -ToErrno(file.error());
   }
   s.cached = std::move(*file);
   s.origin = std::move(origin);
-  s.metered = std::move(metered);
   s.url = url;
   service_.OnOpen();
   return XrdOssOK;
@@ -295,8 +310,6 @@ ssize_t ProxyFile::Read(void* buffer, off_t offset, size_t size) {
     return 0;
   }
   io::ReadRequest r{static_cast<uint64_t>(offset), {static_cast<uint8_t*>(buffer), n}, {}};
-  MaybeLoadAhead(state_, {&r, 1});
-  SequentialAhead(state_, {&r, 1});
   Status st = ReadThrough(s, {&r, 1});
   return st ? static_cast<ssize_t>(n) : -ToErrno(st.error());
 }
@@ -342,9 +355,8 @@ ssize_t ProxyFile::ReadV(XrdOucIOVec* readV, int rdvcnt) {
   if (reqs.empty()) {
     return 0;
   }
-  // The next vector reads' baskets start on their way before this one is served.
-  MaybeLoadAhead(state_, reqs);
-  ReadAheadOf(state_, reqs);
+  // The next vector reads' baskets start on their way before this one is served (the cache
+  // engine's read-ahead, inside CachedFile::ReadV).
   const bool debug = Debug();
   const double t0 = debug ? UnixNow() : 0;
   const bool held = debug && s.cached->AllHeld(reqs);
@@ -376,11 +388,13 @@ int ProxyFile::Close(long long* retsz) {
   }
   {
     // Queued asynchronous reads still write into XrdXrootd's buffers: finish them first.
-    std::unique_lock<std::mutex> lock(s->aio_mu);
-    s->aio_cv.wait(lock, [&] { return s->aio_drainers == 0; });
+    MutexLock lock(s->aio_mu);
+    while (s->aio_drainers != 0) {
+      s->aio_cv.Wait(s->aio_mu);
+    }
   }
-  // Read-ahead stops before the origin file is closed under its running fetches.
-  StopAhead(*s);
+  // Read-ahead stops (its running fetches finish) before the origin file is closed under them.
+  s->cached->Close();
   const cache::HandleCounters& h = s->cached->handle_counters();
   AccessRecord r;
   r.path = s->path;
@@ -392,13 +406,14 @@ int ProxyFile::Close(long long* retsz) {
   r.bytes_hit = std::min(h.bytes_from_cache.load(), r.bytes_read);
   r.bytes_bypassed = s->bytes_bypassed.load();
   r.bytes_missed = r.bytes_read - std::min(r.bytes_read, r.bytes_hit + r.bytes_bypassed);
-  r.bytes_prefetched = s->bytes_prefetched.load();
-  r.origin_bytes = h.bytes_from_origin.load() + r.bytes_prefetched;
-  r.origin_requests = h.origin_requests.load() + s->prefetch_requests.load();
+  // The handle's origin traffic includes what read-ahead fetched through it.
+  r.bytes_prefetched = h.prefetch_bytes.load();
+  r.origin_bytes = h.bytes_from_origin.load();
+  r.origin_requests = h.origin_requests.load();
+  service_.OnPrefetch(r.bytes_prefetched, h.prefetch_requests.load());
   if (retsz != nullptr) {
     *retsz = static_cast<long long>(r.size);
   }
-  s->cached->Close();
   s->cached.reset();
   // No request of this file is in flight any more (its reads returned, aio and read-ahead
   // stopped): a handle without errors is kept for the next open of the URL, the others closed.

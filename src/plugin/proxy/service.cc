@@ -71,7 +71,6 @@ ProxyService* ProxyService::Get() {
 ProxyService::ProxyService(const ProxyConfig& config)
     : config_(config),
       pool_(std::make_unique<plugin::WorkerPool>(config.cache.workers)),
-      scheduler_(std::make_unique<AheadScheduler>(config.ahead_fetches)),
       idle_origins_(std::make_unique<IdlePool<plugin::XrdOrigin>>(
           config.origin_idle_max,
           config.origin_idle_ms,

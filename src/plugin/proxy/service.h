@@ -1,6 +1,6 @@
 // ProxyService: the process-wide state of ferry's site proxy inside an xrootd server — its
-// settings, the cache engine of its directory (the same page store as the client cache), the
-// worker threads of asynchronous reads and read-ahead, the origin meter, the access log, and
+// settings, the cache engine of its directory (the same page store and read-ahead as the client
+// cache), the worker threads of asynchronous reads, the origin meter, the access log, and
 // the status file DIR/proxy-status.json (rewritten every ferry.status_ms, 1 s, while it
 // changes):
 //
@@ -27,12 +27,10 @@
 #include "base/result.h"
 #include "cache/cache.h"
 #include "plugin/proxy/access_log.h"
-#include "plugin/proxy/ahead_scheduler.h"
 #include "plugin/proxy/idle_pool.h"
 #include "plugin/proxy/origin_meter.h"
 #include "plugin/proxy/proxy_config.h"
 #include "plugin/xrdcl/worker_pool.h"
-#include "readahead/read_ahead.h"
 
 namespace ferry::plugin {
 class XrdOrigin;
@@ -56,15 +54,9 @@ class ProxyService {
   cache::Cache& cache() { return *cache_; }
   // Workers of asynchronous client reads and deferred releases.
   plugin::WorkerPool& pool() { return *pool_; }
-  // Read-ahead fetches of every file (a bounded number in flight; see ahead_scheduler.h), on
-  // threads of their own, so that predictions waiting for the origin never delay a client's
-  // own reads.
-  AheadScheduler& scheduler() { return *scheduler_; }
   // Set at process exit: XrdCl objects must not be released any more.
   const std::atomic<bool>* exiting() const { return &exiting_; }
   OriginMeter& meter() { return meter_; }
-  // Branches the clients of each tree name read last (read-ahead across files).
-  readahead::BranchMemory& branches() { return branches_; }
 
   // Origin handles of closed files, kept open for the next open of the same URL within
   // ferry.origin_idle_ms (idle_pool.h); swept by the status thread, closed at exit.
@@ -82,6 +74,7 @@ class ProxyService {
   void OnOpen() { opens_.fetch_add(1, std::memory_order_relaxed), open_files_.fetch_add(1); }
   void OnClose() { open_files_.fetch_sub(1); }
   void OnRedirect() { redirects_.fetch_add(1, std::memory_order_relaxed); }
+  // A closed file's read-ahead traffic (its handle's prefetch counters).
   void OnPrefetch(uint64_t bytes, uint64_t requests);
   // Appends an access record (when enabled); failures are counted, not reported.
   void Record(const AccessRecord& r);
@@ -97,9 +90,7 @@ class ProxyService {
   const ProxyConfig config_;
   std::shared_ptr<cache::Cache> cache_;
   std::unique_ptr<plugin::WorkerPool> pool_;
-  std::unique_ptr<AheadScheduler> scheduler_;
   OriginMeter meter_;
-  readahead::BranchMemory branches_;
   std::atomic<bool> exiting_{false};
   std::atomic<uint64_t> next_user_{0};
   std::atomic<uint64_t> opens_{0};
