@@ -17,8 +17,8 @@
 namespace ferry::proxy {
 namespace {
 
-std::mutex g_mu;
-ProxyService* g_service = nullptr;  // leaked on purpose (see service.h)
+Mutex g_mu;
+ProxyService* g_service FERRY_GUARDED_BY(g_mu) = nullptr;  // leaked on purpose (see service.h)
 
 constexpr std::string_view kSyntheticPrefix = "ferryc";
 
@@ -29,7 +29,7 @@ double UnixNow() {
 }
 
 Result<ProxyService*> ProxyService::Start(const ProxyConfig& config) {
-  std::lock_guard<std::mutex> lock(g_mu);
+  MutexLock lock(g_mu);
   if (g_service != nullptr) {
     return g_service;
   }
@@ -64,7 +64,7 @@ Result<ProxyService*> ProxyService::Start(const ProxyConfig& config) {
 }
 
 ProxyService* ProxyService::Get() {
-  std::lock_guard<std::mutex> lock(g_mu);
+  MutexLock lock(g_mu);
   return g_service;
 }
 
@@ -90,10 +90,10 @@ void ProxyService::AtExit() {
   idle_origins_->CloseAll();
   exiting_ = true;
   {
-    std::lock_guard<std::mutex> lock(loop_mu_);
+    MutexLock lock(loop_mu_);
     stop_ = true;
   }
-  loop_cv_.notify_all();
+  loop_cv_.NotifyAll();
   if (status_thread_.joinable()) {
     status_thread_.join();
   }
@@ -147,7 +147,7 @@ void ProxyService::WriteStatus() {
   w.Field("records_failed", records_failed_.load()).EndObject();
   std::string text = w.Take();
   text += '\n';
-  std::lock_guard<std::mutex> lock(status_mu_);
+  MutexLock lock(status_mu_);
   // Written beside and renamed: a reader (ferry cache stats) never sees half a file.
   const std::string path = config_.cache.dir + "/proxy-status.json";
   const std::string tmp = path + ".tmp";
@@ -167,9 +167,9 @@ void ProxyService::StatusLoop() {
   uint64_t last_opens = UINT64_MAX;
   int64_t last_open_files = -1;
   size_t last_idle = SIZE_MAX;
-  std::unique_lock<std::mutex> lock(loop_mu_);
+  MutexLock lock(loop_mu_);
   while (!stop_) {
-    lock.unlock();
+    lock.Unlock();
     // Idle origin handles past ferry.origin_idle_ms are closed here, within status_ms.
     const size_t idle = idle_origins_->Sweep(SteadyMs());
     const MeterSnapshot m = meter_.Snapshot();
@@ -184,8 +184,11 @@ void ProxyService::StatusLoop() {
       last_open_files = open_files;
       WriteStatus();
     }
-    lock.lock();
-    loop_cv_.wait_for(lock, std::chrono::milliseconds(config_.status_ms), [&] { return stop_; });
+    lock.Lock();
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.status_ms);
+    while (!stop_ && loop_cv_.WaitUntil(loop_mu_, deadline)) {
+    }
   }
 }
 

@@ -18,12 +18,11 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "base/mutex.h"
 #include "base/result.h"
 #include "cache/cache.h"
 #include "plugin/proxy/access_log.h"
@@ -104,10 +103,10 @@ class ProxyService {
   double started_unix_ = 0;
   bool serving_ = true;  // false inside cmsd
 
-  std::mutex status_mu_;  // one writer of the status file at a time
-  std::mutex loop_mu_;
-  std::condition_variable loop_cv_;
-  bool stop_ = false;
+  Mutex status_mu_;  // one writer of the status file at a time
+  Mutex loop_mu_;
+  CondVar loop_cv_;
+  bool stop_ FERRY_GUARDED_BY(loop_mu_) = false;
   std::thread status_thread_;
 };
 
