@@ -195,7 +195,12 @@ TEST(CacheConcurrencyTest, AVirtualFileStaysWholeAcrossARebuild) {
     ASSERT_TRUE(other->Flush());
     auto second = BuildReplica(config, key, {});
     ASSERT_TRUE(second.has_value());
-    EXPECT_EQ(second->state, ReplicaState::kBuilt);
+    // The readers' random reads are traced too: one that covers most of a basket it did not
+    // read whole makes that basket hot but not held, and the rebuild is then partial. Either
+    // way it publishes generation 2, which is what the readers must live through.
+    EXPECT_TRUE(second->state == ReplicaState::kBuilt || second->state == ReplicaState::kPartial)
+        << second->reason;
+    EXPECT_TRUE(second->published);
     EXPECT_EQ(second->generation, 2u);
   }
   for (auto& t : readers) {
