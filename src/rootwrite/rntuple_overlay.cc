@@ -19,13 +19,11 @@ namespace ferry::rootwrite {
 namespace {
 
 // The page lists of an opened RNTuple, one per cluster group, as the footer orders them.
-// Rntuple keeps its clusters in entry order across groups; groups are laid out in the footer
-// in the same order as their clusters, so group g takes the next footer.groups[g].clusters.
-Result<std::vector<rootio::PageList>> GroupPageLists(const rootio::Rntuple& r,
-                                                     uint64_t header_checksum) {
+// Read again per group (Rntuple keeps only the clusters, merged in entry order), so each list
+// keeps its own cluster order and serialises back to its own bytes. Rntuple::Open checked their
+// checksums and header checksums already.
+Result<std::vector<rootio::PageList>> GroupPageLists(const rootio::Rntuple& r) {
   std::vector<rootio::PageList> lists;
-  std::vector<rootio::ClusterInfo> clusters;
-  // Re-read per group so that the order is the page list's own, not the merged entry order.
   for (size_t g = 0; g < r.footer().groups.size(); ++g) {
     const rootio::ClusterGroup& group = r.footer().groups[g];
     const std::string what = "RNTuple '" + r.name() + "' page list envelope " + std::to_string(g);
@@ -33,7 +31,6 @@ Result<std::vector<rootio::PageList>> GroupPageLists(const rootio::Rntuple& r,
         FERRY_TRY(rootio::ReadEnvelope(r.source(), group.page_list, rootio::EnvelopeType::kPageList,
                                        r.anchor().max_key_size, what));
     lists.push_back(FERRY_TRY(rootio::ParsePageList(env.payload(), r.columns().size(), what)));
-    lists.back().header_checksum = header_checksum;
   }
   return lists;
 }
@@ -92,7 +89,7 @@ Result<RntupleRecordSource> LoadRntupleRecord(const rootio::RootFile& f, const s
       return UnsupportedError("RNTuple '" + path + "': a page list link is not a standard locator");
     }
   }
-  s.page_lists = FERRY_TRY(GroupPageLists(*r, r->footer().header_checksum));
+  s.page_lists = FERRY_TRY(GroupPageLists(*r));
   s.columns = r->columns();
   s.column_fields.resize(s.columns.size());
   for (size_t c = 0; c < s.columns.size(); ++c) {

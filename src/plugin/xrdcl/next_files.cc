@@ -65,7 +65,7 @@ void NextFiles::OnOpen(const std::string& url) {
   bool list = false;
   {
     MutexLock lock(mu_);
-    expired = ExpiredLocked(NowMs(), /*all=*/false);
+    expired = ExpiredLocked(NowMs());
     last_open_[parts->dir] = parts->name;
     auto it = listings_.find(parts->dir);
     if (it == listings_.end()) {
@@ -141,10 +141,10 @@ void NextFiles::WarmFile(const std::string& url) {
   Close(std::move(unwanted));
 }
 
-std::vector<NextFiles::Warm> NextFiles::ExpiredLocked(int64_t now_ms, bool all) {
+std::vector<NextFiles::Warm> NextFiles::ExpiredLocked(int64_t now_ms) {
   std::vector<Warm> out;
   for (auto it = kept_.begin(); it != kept_.end();) {
-    if (all || now_ms - it->second.since_ms > kKeepMs) {
+    if (now_ms - it->second.since_ms > kKeepMs) {
       out.push_back(std::move(it->second.warm));
       it = kept_.erase(it);
     } else {

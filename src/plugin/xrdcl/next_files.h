@@ -53,8 +53,8 @@ class NextFiles {
   };
   void FetchListing(const std::string& url, const std::string& dir_path);
   void WarmFile(const std::string& url);
-  // Removes the kept handles older than kKeepMs (all with `all`); the caller closes them.
-  std::vector<Warm> ExpiredLocked(int64_t now_ms, bool all) FERRY_REQUIRES(mu_);
+  // Removes the kept handles older than kKeepMs; the caller closes them.
+  std::vector<Warm> ExpiredLocked(int64_t now_ms) FERRY_REQUIRES(mu_);
   static void Close(std::vector<Warm> warm);
 
   Context& ctx_;
