@@ -167,11 +167,11 @@ TEST(LumiTable, Validates) {
 namespace ferry::store {
 namespace {
 
-// The SSE2 transposes (widths 4 and 8, 16 values at a time) and the bytewise tail agree with
-// the definition, for every width and for counts around the vector length.
+// The SSE2 transposes (widths 2, 4 and 8, 16 values at a time, both ways) and the bytewise tail
+// agree with the definition, for every width and for counts around the vector length.
 TEST(Shuffle, RoundTripAndGatherEveryWidth) {
-  for (size_t w : {1u, 2u, 4u, 8u}) {
-    for (size_t n : {0u, 1u, 15u, 16u, 17u, 33u, 100u}) {
+  for (size_t w : {1u, 2u, 3u, 4u, 8u}) {
+    for (size_t n : {0u, 1u, 15u, 16u, 17u, 33u, 100u, 1000u}) {
       std::vector<uint8_t> src(n * w);
       for (size_t i = 0; i < src.size(); ++i) {
         src[i] = static_cast<uint8_t>(i * 7 + w);

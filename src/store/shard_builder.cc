@@ -258,7 +258,10 @@ Status ShardBuilder::StageS(std::span<const rootio::Column> cols, int64_t row, s
   return OkStatus();
 }
 
-std::unique_ptr<ShardBuilder::Job> ShardBuilder::TakeJob(bool e_block) {
+Result<std::unique_ptr<ShardBuilder::Job>> ShardBuilder::TakeJob(bool e_block) {
+  while (jobs_.size() >= kJobsPerThread * std::max<size_t>(1, pool_->threads())) {
+    FERRY_TRY(WriteFront());
+  }
   // E and S jobs keep their own buffers: an S job's columns are 512 times an E job's.
   auto& free = e_block ? free_e_jobs_ : free_s_jobs_;
   if (free.empty()) {
@@ -273,7 +276,7 @@ Status ShardBuilder::FlushE() {
   if (e_events_ == 0) {
     return OkStatus();
   }
-  std::unique_ptr<Job> job = TakeJob(true);
+  std::unique_ptr<Job> job = FERRY_TRY(TakeJob(true));
   job->kind = Job::kE;
   job->events = static_cast<uint32_t>(e_events_);
   job->records.swap(e_records_);
@@ -302,7 +305,7 @@ Status ShardBuilder::FlushE() {
 }
 
 Status ShardBuilder::FlushEFrom(std::span<const rootio::Column> cols, int64_t row, size_t n) {
-  std::unique_ptr<Job> job = TakeJob(true);
+  std::unique_ptr<Job> job = FERRY_TRY(TakeJob(true));
   job->kind = Job::kE;
   job->events = static_cast<uint32_t>(n);
   job->records.swap(e_records_);
@@ -355,7 +358,7 @@ Status ShardBuilder::FlushS() {
   if (s_events_ == 0) {
     return OkStatus();
   }
-  std::unique_ptr<Job> job = TakeJob(false);
+  std::unique_ptr<Job> job = FERRY_TRY(TakeJob(false));
   job->kind = Job::kS;
   job->columns.resize(s_bufs_.size());
   for (size_t i = 0; i < s_bufs_.size(); ++i) {
@@ -400,12 +403,17 @@ Status ShardBuilder::Drain(bool wait) {
     if (!wait && !job.ticket.done()) {
       break;
     }
-    job.ticket.Wait();
-    FERRY_TRY_CTX(WriteJob(job), out_.path());
-    (jobs_.front()->kind == Job::kE ? free_e_jobs_ : free_s_jobs_)
-        .push_back(std::move(jobs_.front()));
-    jobs_.pop_front();
+    FERRY_TRY(WriteFront());
   }
+  return OkStatus();
+}
+
+Status ShardBuilder::WriteFront() {
+  Job& job = *jobs_.front();
+  job.ticket.Wait();
+  FERRY_TRY_CTX(WriteJob(job), out_.path());
+  (job.kind == Job::kE ? free_e_jobs_ : free_s_jobs_).push_back(std::move(jobs_.front()));
+  jobs_.pop_front();
   return OkStatus();
 }
 
