@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 
 #include "cache/cache.h"
-#include "cache/cached_source.h"
 #include "cache/entry_store.h"
 #include "cache/memory_origin.h"
+#include "cache/testing/cached_source.h"
 #include "cache/url.h"
 #include "cache/verify.h"
 #include "replica/replica_build.h"

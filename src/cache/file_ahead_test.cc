@@ -17,9 +17,9 @@
 
 #include "cache/access_trace.h"
 #include "cache/cache.h"
-#include "cache/cached_source.h"
 #include "cache/entry_store.h"
 #include "cache/memory_origin.h"
+#include "cache/testing/cached_source.h"
 #include "cache/url.h"
 #include "readahead/link_meter.h"
 #include "rootio/root_file.h"

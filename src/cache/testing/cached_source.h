@@ -1,5 +1,6 @@
 // CachedSource: an io::ByteSource over a CachedFile, so that ROOT structures parse and ferry's
-// readers run through the cache engine in-process (tests, tools). ReadV is one CachedFile::ReadV
+// readers run through the cache engine in-process. Test support only: the plug-in and the
+// proxy read through CachedFile directly. ReadV is one CachedFile::ReadV
 // (so one access-trace record, as an application's vector read).
 // Lifetime: borrows the CachedFile. Thread-safety: as CachedFile (reads may run concurrently).
 #pragma once
