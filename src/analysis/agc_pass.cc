@@ -6,7 +6,6 @@
 #include <atomic>
 #include <chrono>
 #include <ctime>
-#include <mutex>
 #include <optional>
 #include <semaphore>
 #include <thread>
@@ -120,18 +119,22 @@ Status OpenInput(const std::string& name,
 class FirstError {
  public:
   void Set(Error e) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!error_.has_value()) {
       error_ = std::move(e);
     }
     failed_.store(true, std::memory_order_relaxed);
   }
   bool failed() const { return failed_.load(std::memory_order_relaxed); }
-  Error Take() { return std::move(*error_); }
+  // After every thread that may Set() was joined.
+  Error Take() {
+    MutexLock lock(mu_);
+    return std::move(*error_);
+  }
 
  private:
-  std::mutex mu_;
-  std::optional<Error> error_;
+  Mutex mu_;
+  std::optional<Error> error_ FERRY_GUARDED_BY(mu_);
   std::atomic<bool> failed_{false};
 };
 

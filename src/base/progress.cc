@@ -32,42 +32,49 @@ Progress::~Progress() {
 
 void Progress::Add(uint64_t n) {
   done_.fetch_add(n, std::memory_order_relaxed);
-  MaybeDraw(false);
+  MaybeDraw();
 }
 
 void Progress::Set(uint64_t done) {
   done_.store(done, std::memory_order_relaxed);
-  MaybeDraw(false);
+  MaybeDraw();
 }
 
 void Progress::SetNote(std::string note) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   note_ = std::move(note);
 }
 
 void Progress::Finish() {
-  if (!enabled_ || finished_) {
+  if (!enabled_) {
     return;
   }
-  MaybeDraw(true);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
+  if (finished_) {
+    return;
+  }
+  DrawLocked(std::chrono::steady_clock::now());
   finished_ = true;
   std::fputs("\r\033[K", stderr);
   (void)std::fflush(stderr);  // the progress line is cosmetic: a failed write loses nothing
 }
 
-void Progress::MaybeDraw(bool force) {
+void Progress::MaybeDraw() {
   if (!enabled_) {
     return;
   }
   auto now = std::chrono::steady_clock::now();
-  std::unique_lock lock(mu_, std::try_to_lock);
-  if (!lock.owns_lock() || finished_) {
+  // A thread that finds the line being drawn skips: the next Add() draws it again.
+  if (!mu_.TryLock()) {
     return;
   }
-  if (!force && now - last_draw_ < std::chrono::milliseconds(200)) {
-    return;
+  if (!finished_ && now - last_draw_ >= std::chrono::milliseconds(200)) {
+    DrawLocked(now);
   }
+  mu_.Unlock();
+}
+
+void Progress::DrawLocked(std::chrono::steady_clock::time_point now) {
   last_draw_ = now;
   double secs = std::chrono::duration<double>(now - start_).count();
   auto done = static_cast<double>(done_.load(std::memory_order_relaxed));

@@ -8,8 +8,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <string>
+
+#include "base/mutex.h"
 
 namespace ferry {
 
@@ -33,18 +34,20 @@ class Progress {
   static bool TerminalEnabled();
 
  private:
-  void MaybeDraw(bool force);
+  // Draws at most every 200 ms; skips when another thread is drawing.
+  void MaybeDraw();
+  void DrawLocked(std::chrono::steady_clock::time_point now) FERRY_REQUIRES(mu_);
 
   std::string label_;
   uint64_t total_;
   std::string unit_;
   bool enabled_;
-  bool finished_ = false;
   std::atomic<uint64_t> done_{0};
   std::chrono::steady_clock::time_point start_;
-  std::mutex mu_;
-  std::chrono::steady_clock::time_point last_draw_;
-  std::string note_;
+  Mutex mu_;
+  bool finished_ FERRY_GUARDED_BY(mu_) = false;
+  std::chrono::steady_clock::time_point last_draw_ FERRY_GUARDED_BY(mu_);
+  std::string note_ FERRY_GUARDED_BY(mu_);
 };
 
 }  // namespace ferry

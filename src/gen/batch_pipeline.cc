@@ -14,10 +14,10 @@ BatchPipeline::BatchPipeline(Resampler& resampler,
 
 BatchPipeline::~BatchPipeline() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
-  free_.notify_all();
+  free_.NotifyAll();
   if (producer_.joinable()) {
     producer_.join();
   }
@@ -27,19 +27,21 @@ void BatchPipeline::Produce() {
   const auto n = static_cast<int64_t>(sizes_.size());
   for (int64_t i = 0; i < n; ++i) {
     {
-      std::unique_lock lock(mu_);
+      MutexLock lock(mu_);
       // Slot i % 2 is free once the consumer released batch i - 2.
-      free_.wait(lock, [&] { return stop_ || i - released_ < 2; });
+      while (!stop_ && i - released_ >= 2) {
+        free_.Wait(mu_);
+      }
       if (stop_) {
         return;
       }
     }
     resampler_->NextBatch(sizes_[static_cast<size_t>(i)], *ids_, &slots_[i % 2]);
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       produced_ = i + 1;
     }
-    ready_.notify_one();
+    ready_.NotifyOne();
   }
 }
 
@@ -53,15 +55,17 @@ const std::vector<rootio::Column>* BatchPipeline::Next() {
     resampler_->NextBatch(sizes_[static_cast<size_t>(current_)], *ids_, &slot);
     return &slot;
   }
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   if (current_ >= 0) {
     released_ = current_ + 1;
-    free_.notify_one();
+    free_.NotifyOne();
   }
   if (++current_ >= n) {
     return nullptr;
   }
-  ready_.wait(lock, [&] { return produced_ > current_; });
+  while (produced_ <= current_) {
+    ready_.Wait(mu_);
+  }
   return &slots_[current_ % 2];
 }
 

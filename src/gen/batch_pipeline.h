@@ -7,12 +7,11 @@
 // until the following Next() or the destructor, which stops and joins the producer.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "gen/event_ids.h"
 #include "gen/resampler.h"
 #include "rootio/column.h"
@@ -42,12 +41,12 @@ class BatchPipeline {
   std::vector<rootio::Column> slots_[2];
   int64_t current_ = -1;  // batch the consumer holds
 
-  std::mutex mu_;
-  std::condition_variable ready_;  // a batch was produced
-  std::condition_variable free_;   // a slot was released
-  int64_t produced_ = 0;           // batches finished by the producer
-  int64_t released_ = 0;           // batches the consumer is done with
-  bool stop_ = false;
+  Mutex mu_;
+  CondVar ready_;                               // a batch was produced
+  CondVar free_;                                // a slot was released
+  int64_t produced_ FERRY_GUARDED_BY(mu_) = 0;  // batches finished by the producer
+  int64_t released_ FERRY_GUARDED_BY(mu_) = 0;  // batches the consumer is done with
+  bool stop_ FERRY_GUARDED_BY(mu_) = false;
   std::thread producer_;
 };
 

@@ -9,33 +9,33 @@ BasketPipeline::BasketPipeline(FileWriter& file, codec::Setting setting, size_t 
 
 BasketPipeline::~BasketPipeline() {
   {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     // Bounded: the background thread finishes what is queued (or drops it after an error).
-    space_.wait(lock, [&] { return count_ == 0; });
+    while (count_ != 0) {
+      space_.Wait(mu_);
+    }
     stop_ = true;
   }
-  work_.notify_all();
+  work_.NotifyAll();
   thread_.join();
 }
 
-Result<BasketPipeline::Slot*> BasketPipeline::Acquire(std::unique_lock<std::mutex>& lock,
-                                                      size_t bytes) {
+Result<BasketPipeline::Slot*> BasketPipeline::Acquire(size_t bytes) {
   // A basket larger than the whole budget still goes through once the queue is empty.
-  space_.wait(lock, [&] {
-    return error_ != nullptr
-           || (count_ < kSlots && (count_ == 0 || queued_bytes_ + bytes <= max_queued_bytes_));
-  });
+  while (error_ == nullptr
+         && (count_ >= kSlots || (count_ != 0 && queued_bytes_ + bytes > max_queued_bytes_))) {
+    space_.Wait(mu_);
+  }
   if (error_ != nullptr) {
     return Error(*error_);
   }
   return &slots_[(head_ + count_) % kSlots];
 }
 
-void BasketPipeline::Publish(std::unique_lock<std::mutex>& lock, size_t bytes) {
+void BasketPipeline::Publish(size_t bytes) {
   ++count_;
   queued_bytes_ += bytes;
-  lock.unlock();
-  work_.notify_one();
+  work_.NotifyOne();
 }
 
 Status BasketPipeline::Submit(BranchBuffer& branch) {
@@ -43,36 +43,36 @@ Status BasketPipeline::Submit(BranchBuffer& branch) {
     return OkStatus();
   }
   const size_t bytes = branch.pending_bytes();
-  std::unique_lock lock(mu_);
-  Slot* slot = FERRY_TRY(Acquire(lock, bytes));
-  // The slot is outside the queue until Publish: the background thread does not touch it.
+  MutexLock lock(mu_);
+  Slot* slot = FERRY_TRY(Acquire(bytes));
   retained_bytes_ -= slot->basket.payload.capacity();  // it goes to the branch
-  lock.unlock();
+  lock.Unlock();
   slot->mark = nullptr;
   Status sealed = branch.SealBasket(&slot->basket);
+  lock.Lock();
   if (!sealed.has_value()) {
-    lock.lock();
     retained_bytes_ += slot->basket.payload.capacity();  // nothing moved: the slot keeps it
     return std::move(sealed).error();
   }
-  lock.lock();
-  Publish(lock, slot->basket.payload.size());
+  Publish(slot->basket.payload.size());
   return OkStatus();
 }
 
 Status BasketPipeline::Mark(int64_t* out) {
-  std::unique_lock lock(mu_);
-  Slot* slot = FERRY_TRY(Acquire(lock, 0));
+  MutexLock lock(mu_);
+  Slot* slot = FERRY_TRY(Acquire(0));
   retained_bytes_ -= slot->basket.payload.capacity();  // counted again when it is done
   slot->basket.branch = nullptr;
   slot->mark = out;
-  Publish(lock, 0);
+  Publish(0);
   return OkStatus();
 }
 
 Status BasketPipeline::Drain() {
-  std::unique_lock lock(mu_);
-  space_.wait(lock, [&] { return count_ == 0; });
+  MutexLock lock(mu_);
+  while (count_ != 0) {
+    space_.Wait(mu_);
+  }
   if (error_ != nullptr) {
     return Error(*error_);
   }
@@ -84,8 +84,10 @@ void BasketPipeline::Run() {
     Slot* slot = nullptr;
     bool failed = false;
     {
-      std::unique_lock lock(mu_);
-      work_.wait(lock, [&] { return stop_ || count_ > 0; });
+      MutexLock lock(mu_);
+      while (!stop_ && count_ == 0) {
+        work_.Wait(mu_);
+      }
       if (count_ == 0) {
         return;  // stop_ with nothing queued
       }
@@ -100,12 +102,12 @@ void BasketPipeline::Run() {
       if (st.has_value()) {
         zip_bytes_.fetch_add(slot->basket.branch->zip_bytes() - before, std::memory_order_relaxed);
       } else {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         error_ = std::make_unique<Error>(std::move(st).error());
       }
     }
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       ByteVector& payload = slot->basket.payload;
       queued_bytes_ -= slot->basket.branch == nullptr ? 0 : payload.size();
       payload.clear();
@@ -118,7 +120,7 @@ void BasketPipeline::Run() {
       head_ = (head_ + 1) % kSlots;
       --count_;
     }
-    space_.notify_all();
+    space_.NotifyAll();
   }
 }
 

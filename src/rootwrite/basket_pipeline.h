@@ -17,13 +17,12 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/result.h"
 #include "codec/compression.h"
 #include "rootwrite/basket_writer.h"
@@ -55,9 +54,10 @@ class BasketPipeline {
     SealedBasket basket;      // basket.branch == nullptr: a marker
     int64_t* mark = nullptr;  // marker target
   };
-  // Waits for a free slot and returns it (under mu_), or the sticky error.
-  Result<Slot*> Acquire(std::unique_lock<std::mutex>& lock, size_t bytes);
-  void Publish(std::unique_lock<std::mutex>& lock, size_t bytes);
+  // Waits for a free slot and returns it, or the sticky error. The slot stays outside the
+  // queue (the background thread does not touch it) until Publish() queues it.
+  Result<Slot*> Acquire(size_t bytes) FERRY_REQUIRES(mu_);
+  void Publish(size_t bytes) FERRY_REQUIRES(mu_);
   void Run();
 
   FileWriter* file_;
@@ -66,15 +66,15 @@ class BasketPipeline {
   BasketScratch scratch_;  // the background thread's
   std::vector<Slot> slots_;
 
-  std::mutex mu_;
-  std::condition_variable work_;   // a slot was queued, or stop
-  std::condition_variable space_;  // a slot was finished
-  size_t head_ = 0;                // next slot to write
-  size_t count_ = 0;               // queued slots, the one being written included
-  size_t queued_bytes_ = 0;
-  size_t retained_bytes_ = 0;  // buffer capacity held by idle slots
-  bool stop_ = false;
-  std::unique_ptr<Error> error_;
+  Mutex mu_;
+  CondVar work_;                            // a slot was queued, or stop
+  CondVar space_;                           // a slot was finished
+  size_t head_ FERRY_GUARDED_BY(mu_) = 0;   // next slot to write
+  size_t count_ FERRY_GUARDED_BY(mu_) = 0;  // queued slots, the one being written included
+  size_t queued_bytes_ FERRY_GUARDED_BY(mu_) = 0;
+  size_t retained_bytes_ FERRY_GUARDED_BY(mu_) = 0;  // buffer capacity held by idle slots
+  bool stop_ FERRY_GUARDED_BY(mu_) = false;
+  std::unique_ptr<Error> error_ FERRY_GUARDED_BY(mu_);
   std::atomic<int64_t> zip_bytes_{0};
   std::thread thread_;
 };

@@ -2,20 +2,32 @@
 
 namespace ferry::store {
 
-void TaskPool::Ticket::Wait() const {
-  if (state_ == nullptr) {
-    return;
+void TaskPool::Ticket::State::MarkDone() {
+  MutexLock lock(mu_);
+  done_ = true;
+  cv_.NotifyAll();
+}
+
+void TaskPool::Ticket::State::WaitDone() {
+  MutexLock lock(mu_);
+  while (!done_) {
+    cv_.Wait(mu_);
   }
-  std::unique_lock lock(state_->mu);
-  state_->cv.wait(lock, [&] { return state_->done; });
+}
+
+bool TaskPool::Ticket::State::IsDone() {
+  MutexLock lock(mu_);
+  return done_;
+}
+
+void TaskPool::Ticket::Wait() const {
+  if (state_ != nullptr) {
+    state_->WaitDone();
+  }
 }
 
 bool TaskPool::Ticket::done() const {
-  if (state_ == nullptr) {
-    return true;
-  }
-  std::lock_guard lock(state_->mu);
-  return state_->done;
+  return state_ == nullptr || state_->IsDone();
 }
 
 TaskPool::TaskPool(size_t threads) {
@@ -26,10 +38,10 @@ TaskPool::TaskPool(size_t threads) {
 
 TaskPool::~TaskPool() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   for (std::thread& t : workers_) {
     t.join();
   }
@@ -39,15 +51,15 @@ TaskPool::Ticket TaskPool::Submit(std::function<void()> task) {
   Ticket t;
   t.state_ = std::make_shared<Ticket::State>();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     queue_.emplace_back(std::move(task), t.state_);
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
   return t;
 }
 
 size_t TaskPool::queued() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return queue_.size();
 }
 
@@ -56,9 +68,11 @@ void TaskPool::Work() {
     std::function<void()> task;
     std::shared_ptr<Ticket::State> state;
     {
-      std::unique_lock lock(mu_);
+      MutexLock lock(mu_);
       // Drain the queue before stopping: a queued task may own buffers a ticket waits on.
-      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      while (!stop_ && queue_.empty()) {
+        cv_.Wait(mu_);
+      }
       if (queue_.empty()) {
         return;
       }
@@ -67,11 +81,7 @@ void TaskPool::Work() {
       queue_.pop_front();
     }
     task();
-    {
-      std::lock_guard lock(state->mu);
-      state->done = true;
-    }
-    state->cv.notify_all();
+    state->MarkDone();
   }
 }
 

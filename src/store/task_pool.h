@@ -6,14 +6,14 @@
 // may not Wait on a task submitted after it (FIFO order makes earlier ones safe).
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace ferry::store {
 
@@ -26,10 +26,16 @@ class TaskPool {
 
    private:
     friend class TaskPool;
-    struct State {
-      std::mutex mu;
-      std::condition_variable cv;
-      bool done = false;
+    class State {
+     public:
+      void MarkDone();
+      void WaitDone();
+      bool IsDone();
+
+     private:
+      Mutex mu_;
+      CondVar cv_;
+      bool done_ FERRY_GUARDED_BY(mu_) = false;
     };
     std::shared_ptr<State> state_;
   };
@@ -47,10 +53,11 @@ class TaskPool {
  private:
   void Work();
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::pair<std::function<void()>, std::shared_ptr<Ticket::State>>> queue_;
-  bool stop_ = false;
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<std::pair<std::function<void()>, std::shared_ptr<Ticket::State>>> queue_
+      FERRY_GUARDED_BY(mu_);
+  bool stop_ FERRY_GUARDED_BY(mu_) = false;
   std::vector<std::thread> workers_;
 };
 

@@ -51,7 +51,7 @@ FaultProxy::~FaultProxy() {
   acceptor_.join();
   std::vector<std::thread> pumps;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (auto& l : links_) {
       (void)::shutdown(l->client.get(), SHUT_RDWR);
       (void)::shutdown(l->server.get(), SHUT_RDWR);
@@ -64,7 +64,7 @@ FaultProxy::~FaultProxy() {
 }
 
 uint64_t FaultProxy::forwarded(int index) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto& l : links_) {
     if (l->index == index) {
       return l->up_forwarded.load();
@@ -98,7 +98,7 @@ void FaultProxy::AcceptLoop() {
     link->index = accepted_.fetch_add(1);
     link->client = std::move(client);
     link->server = std::move(server);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     links_.push_back(link);
     pumps_.emplace_back([this, link] { Pump(link, true); });
     pumps_.emplace_back([this, link] { Pump(link, false); });
@@ -158,7 +158,7 @@ void FaultProxy::Pump(const std::shared_ptr<Link>& link, bool upstream) {
       }
       link->up_bytes += g;
       if (total_.fetch_add(g) + g >= cut_all_after_) {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         cuts_.fetch_add(1);
         for (auto& l : links_) {
           l->Reset();

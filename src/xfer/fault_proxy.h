@@ -10,11 +10,11 @@
 #include <limits>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "base/fd.h"
+#include "base/mutex.h"
 
 namespace ferry::xfer::testing {
 
@@ -56,9 +56,9 @@ class FaultProxy {
   std::atomic<int> flips_{0};
   std::atomic<uint64_t> total_{0};
   std::thread acceptor_;
-  std::mutex mu_;
-  std::vector<std::thread> pumps_;
-  std::vector<std::shared_ptr<Link>> links_;
+  Mutex mu_;
+  std::vector<std::thread> pumps_ FERRY_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<Link>> links_ FERRY_GUARDED_BY(mu_);
 };
 
 }  // namespace ferry::xfer::testing

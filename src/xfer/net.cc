@@ -248,7 +248,7 @@ Status Conn::SendRaw(const FrameHeader& h, std::span<const uint8_t> payload) {
   iovec iov[2] = {{head, sizeof head}, {const_cast<uint8_t*>(payload.data()), payload.size()}};
   size_t total = sizeof head + payload.size();
   size_t done = 0;
-  std::lock_guard lock(send_mu_);
+  MutexLock lock(send_mu_);
   // Bounded: every sendmsg either progresses or fails within SO_SNDTIMEO.
   while (done < total) {
     msghdr msg{};

@@ -11,13 +11,13 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/fd.h"
+#include "base/mutex.h"
 #include "base/result.h"
 #include "xfer/payload_hasher.h"
 #include "xfer/protocol.h"
@@ -132,7 +132,7 @@ class Conn {
 
  private:
   Fd fd_;
-  std::mutex send_mu_;
+  Mutex send_mu_;  // serialises whole frames on the socket
 };
 
 // A listening socket on addr:port (addr "" or "0.0.0.0" = any IPv4, "::" = any IPv6).

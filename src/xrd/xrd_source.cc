@@ -2,14 +2,14 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <condition_variable>
-#include <mutex>
 #include <utility>
 
 #include <XProtocol/XProtocol.hh>
 #include <XrdCl/XrdClFile.hh>
 #include <XrdCl/XrdClURL.hh>
 #include <XrdCl/XrdClXRootDResponses.hh>
+
+#include "base/mutex.h"
 
 namespace ferry::xrd {
 namespace {
@@ -36,11 +36,34 @@ std::string Range(uint64_t offset, uint64_t size) {
   return "[" + std::to_string(offset) + ", +" + std::to_string(size) + ")";
 }
 
-// Completion of the vector-read requests of one ReadV call.
-struct VectorBatchState {
-  std::mutex mu;
-  std::condition_variable cv;
-  size_t in_flight = 0;
+// Completion of the vector-read requests of one ReadV call. Waits are bounded: every
+// outstanding request is answered by XrdCl within its timeout.
+class VectorBatchState {
+ public:
+  // Waits for a free request slot of at most `limit`, then takes it.
+  void Acquire(size_t limit) {
+    MutexLock lock(mu_);
+    while (in_flight_ >= limit) {
+      cv_.Wait(mu_);
+    }
+    ++in_flight_;
+  }
+  void Release() {
+    MutexLock lock(mu_);
+    --in_flight_;
+    cv_.NotifyAll();
+  }
+  void WaitIdle() {
+    MutexLock lock(mu_);
+    while (in_flight_ != 0) {
+      cv_.Wait(mu_);
+    }
+  }
+
+ private:
+  Mutex mu_;
+  CondVar cv_;
+  size_t in_flight_ FERRY_GUARDED_BY(mu_) = 0;
 };
 
 // Receives one VectorRead answer. XrdCl calls HandleResponse exactly once (also on timeout);
@@ -73,9 +96,7 @@ class VectorHandler final : public XrdCl::ResponseHandler {
         }
       }
     }
-    std::lock_guard<std::mutex> lock(state_->mu);
-    --state_->in_flight;
-    state_->cv.notify_all();
+    state_->Release();
   }
 
   const std::optional<XrdCl::XRootDStatus>& error() const { return error_; }
@@ -219,12 +240,7 @@ void XrdSource::DoReadV(std::span<io::ReadRequest> requests) {
   const size_t max_in_flight = std::max<uint32_t>(options_.max_requests_in_flight, 1);
 
   for (size_t b = 0; b < batches.size(); ++b) {
-    {
-      // Bounded: every outstanding request is answered by XrdCl within its timeout.
-      std::unique_lock<std::mutex> lock(state.mu);
-      state.cv.wait(lock, [&] { return state.in_flight < max_in_flight; });
-      ++state.in_flight;
-    }
+    state.Acquire(max_in_flight);
     XrdCl::ChunkList chunks;
     chunks.reserve(batches[b].size());
     for (const VectorChunk& c : batches[b]) {
@@ -238,14 +254,10 @@ void XrdSource::DoReadV(std::span<io::ReadRequest> requests) {
     if (!st.IsOK()) {
       // Not sent: the handler will never be called.
       submit_errors[b] = st;
-      std::lock_guard<std::mutex> lock(state.mu);
-      --state.in_flight;
+      state.Release();
     }
   }
-  {
-    std::unique_lock<std::mutex> lock(state.mu);
-    state.cv.wait(lock, [&] { return state.in_flight == 0; });
-  }
+  state.WaitIdle();
 
   for (size_t b = 0; b < batches.size(); ++b) {
     const VectorHandler& h = *handlers[b];
