@@ -12,18 +12,13 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testing"))
+from ferry_harness import check, finish  # noqa: E402
+
 FERRY, DATA = sys.argv[1], sys.argv[2]
 if not os.path.isdir(DATA):
     print("skip: no data folder", DATA)
     sys.exit(77)
-
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def run(*args, expect_rc=0):
@@ -147,5 +142,4 @@ with tempfile.TemporaryDirectory() as tmp:
     p = run("root", "dump", bad, "--json", expect_rc=1)
     check("checksum mismatch" in p.stderr and "flipped.root" in p.stderr, f"page checksum: {p.stderr.strip()[:200]}")
 
-print("cli_rntuple:", "FAILED" if failures else "ok", f"({len(failures)} failures)")
-sys.exit(1 if failures else 0)
+finish("cli_rntuple: ")
