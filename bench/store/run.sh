@@ -37,8 +37,8 @@ fi
 
 "$BENCH" run --root "$INPUT" --work "$OUT/work" --json "$OUT/store-run.json" --picks "$PICKS" \
   --baseline-picks "$BASE" --codecs "$CODECS" --reuse "${REUSE:-0}"
-STORE="$OUT/work/store-${CODECS%%:*}"
-STORE="${STORE%%,*}"
+FIRST_CODEC=${CODECS%%,*}
+STORE="$OUT/work/store-${FIRST_CODEC/:/-}"  # store_bench's folder of the first codec
 
 # Read system calls per event: strace -c of pick-only runs, minus a run that picks nothing
 # (opening the file and reading run/lumi/event to build the list cost the same in both).
