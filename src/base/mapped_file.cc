@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <cerrno>
 
@@ -31,21 +30,6 @@ Result<MappedFile> MappedFile::Map(const std::string& path, Advice advice) {
   Fd fd = FERRY_TRY(Fd::Open(path, O_RDONLY));
   uint64_t size = FERRY_TRY(FileSize(fd.get()));
   return FERRY_TRY_CTX(MapFd(fd.get(), size, advice), "mmap " + path);
-}
-
-void MappedFile::Prefault(std::span<const uint8_t> range) {
-#ifdef MADV_POPULATE_READ
-  if (range.empty()) {
-    return;
-  }
-  static const auto kPage = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto begin = reinterpret_cast<uintptr_t>(range.data()) & ~(kPage - 1);
-  const auto end = reinterpret_cast<uintptr_t>(range.data() + range.size());
-  // NOLINTNEXTLINE(performance-no-int-to-ptr): madvise takes the page-aligned address
-  (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ);
-#else
-  (void)range;
-#endif
 }
 
 Result<MappedFile> MappedFile::MapFd(int fd, uint64_t size, Advice advice) {

@@ -29,11 +29,6 @@ class MappedFile {
   static Result<MappedFile> MapFd(int fd, uint64_t size, Advice advice = Advice::kNormal);
 
   std::span<const uint8_t> data() const { return {static_cast<const uint8_t*>(addr_), size_}; }
-
-  // Maps the pages of `range` (inside some mapping) in one system call instead of one page
-  // fault per page (MADV_POPULATE_READ, Linux 5.14): for a reader about to touch all of a
-  // block. Advisory: on an older kernel, or on an error, the faults happen as before.
-  static void Prefault(std::span<const uint8_t> range);
   size_t size() const { return size_; }
 
  private:

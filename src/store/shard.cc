@@ -5,7 +5,6 @@
 
 #include "base/crc32c.h"
 #include "base/endian.h"
-#include "base/mapped_file.h"
 #include "io/local_source.h"
 
 namespace ferry::store {
@@ -103,9 +102,6 @@ Result<std::span<const uint8_t>> Shard::Bytes(uint64_t offset,
                              + ") is past the end of " + path_ + " (truncated?)");
     }
     ++counters_->views;
-    if (size > 4096) {
-      MappedFile::Prefault(*view);  // a block is read whole: map its pages at once
-    }
     return *view;
   }
   scratch->resize(size);
