@@ -259,8 +259,8 @@ class Store {
                       std::span<const int32_t> columns,
                       std::vector<rootio::Column>* out);
   // The steps of ReadEventsV3 (see store_v3.cc), over one shard's events (list: indices into
-  // ids and wants): records checked, E blocks found in the cache or read and decoded; then the
-  // values of every event gathered into out.
+  // ids and wants): records checked, E blocks found in the cache or read and decoded, each
+  // block's picked events copied out of it at once; then every event's values into out.
   struct PickV3;
   Status ReadPickedRecords(Shard& shard,
                            std::span<const EventId> ids,
@@ -268,11 +268,16 @@ class Store {
                            std::span<PickV3> wants);
   Status ReadPickedBlocks(size_t run_slot,
                           std::span<const EventId> ids,
+                          std::span<const int32_t> columns,
                           std::span<const size_t> list,
                           std::span<PickV3> wants);
-  Status GatherPicked(std::span<const EventId> ids,
+  Status CopyOutPicks(const DecodedBlock& block,
+                      std::span<const EventId> ids,
                       std::span<const int32_t> columns,
-                      std::span<const PickV3> wants,
+                      std::span<const size_t> picks,
+                      std::span<PickV3> wants) const;
+  void AssemblePicked(std::span<const int32_t> columns,
+                      std::span<PickV3> wants,
                       std::vector<rootio::Column>* out) const;
   // Decodes a version-3 E block (CRC checked) into a cacheable chunk.
   Result<Chunk> DecodeEBlock(std::span<const uint8_t> bytes, uint64_t first_ordinal);

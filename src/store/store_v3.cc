@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <string>
 
 #include "base/crc32c.h"
 #include "base/endian.h"
@@ -20,10 +21,10 @@ constexpr size_t kMaxRangesPerRequest = 1024;
 
 // Appends values [first, first + count) of a shuffled column of n values of width w.
 void AppendGathered(
-    rootio::Column* o, const uint8_t* col, size_t n, size_t w, size_t first, size_t count) {
-  const size_t at = o->bytes.size();
-  o->bytes.resize(at + count * w);
-  GatherShuffled(col, n, w, first, count, o->bytes.data() + at);
+    ByteVector* o, const uint8_t* col, size_t n, size_t w, size_t first, size_t count) {
+  const size_t at = o->size();
+  o->resize(at + count * w);
+  GatherShuffled(col, n, w, first, count, o->data() + at);
 }
 
 }  // namespace
@@ -79,13 +80,16 @@ Result<Chunk> Store::DecodeEBlock(std::span<const uint8_t> bytes, uint64_t first
   return Chunk(std::move(out));
 }
 
-// One event of a version-3 pick: where its record is, then the record and its E block.
+// One event of a version-3 pick: where its record is, the record, then its values copied out
+// of its E block as soon as the block is decoded. Holding the blocks themselves until the end
+// made a pick list's memory grow by a whole decoded block (~70 KB) per event.
 struct Store::PickV3 {
   size_t shard;
   uint64_t record_offset;
   uint64_t event;
   RecordV3 rec;
-  Chunk block;
+  ByteVector values;              // the requested columns' values, one column after another
+  std::vector<uint32_t> lengths;  // values of each requested jagged column, in order
 };
 
 Status Store::ReadEventsV3(std::span<const EventId> ids,
@@ -96,18 +100,17 @@ Status Store::ReadEventsV3(std::span<const EventId> ids,
   std::map<size_t, std::vector<size_t>> by_shard;  // run slot -> indices into wants
   for (size_t i = 0; i < ids.size(); ++i) {
     const Resolved at = FERRY_TRY(Resolve(ids[i]));
-    wants[i] = {at.run_slot,
-                at.shard->layout().RecordOffset(at.lumi_slot, at.event_slot),
-                ids[i].event,
-                {},
-                nullptr};
+    wants[i].shard = at.run_slot;
+    wants[i].record_offset = at.shard->layout().RecordOffset(at.lumi_slot, at.event_slot);
+    wants[i].event = ids[i].event;
     by_shard[at.run_slot].push_back(i);
   }
   for (auto& [r, list] : by_shard) {
     FERRY_TRY(ReadPickedRecords(*shards_[r], ids, list, wants));
-    FERRY_TRY(ReadPickedBlocks(r, ids, list, wants));
+    FERRY_TRY(ReadPickedBlocks(r, ids, columns, list, wants));
   }
-  return GatherPicked(ids, columns, wants, out);
+  AssemblePicked(columns, wants, out);
+  return OkStatus();
 }
 
 // 2. Every record of the shard's events: one request per batch.
@@ -150,21 +153,22 @@ Status Store::ReadPickedRecords(Shard& shard,
 // 3. The E blocks not cached: one request per batch, each decoded once.
 Status Store::ReadPickedBlocks(size_t r,
                                std::span<const EventId> ids,
+                               std::span<const int32_t> columns,
                                std::span<const size_t> list,
                                std::span<PickV3> wants) {
   Shard& shard = *shards_[r];
   const uint64_t kc_log2 = shard.header().log2_kc;
-  std::map<uint64_t, Chunk> blocks;
-  std::vector<uint64_t> missing;
+  std::map<uint64_t, std::vector<size_t>> picks_of;  // E block offset -> its picks
   for (size_t i : list) {
-    const PickV3& w = wants[i];
-    if (blocks.count(w.rec.block_offset) != 0) {
-      continue;
-    }
-    Chunk c = cache_->Find({r, w.rec.block_offset});
-    blocks[w.rec.block_offset] = c;
+    picks_of[wants[i].rec.block_offset].push_back(i);
+  }
+  std::vector<const std::vector<size_t>*> missing;
+  for (const auto& [offset, picks] : picks_of) {
+    Chunk c = cache_->Find({r, offset});
     if (c == nullptr) {
-      missing.push_back(i);
+      missing.push_back(&picks);
+    } else {
+      FERRY_TRY(CopyOutPicks(*c, ids, columns, picks, wants));
     }
   }
   std::vector<std::vector<uint8_t>> bufs;
@@ -174,31 +178,64 @@ Status Store::ReadPickedBlocks(size_t r,
     const size_t n = std::min(kMaxRangesPerRequest, missing.size() - at);
     ranges.clear();
     for (size_t k = 0; k < n; ++k) {
-      const PickV3& w = wants[missing[at + k]];
+      const PickV3& w = wants[missing[at + k]->front()];
       ranges.emplace_back(w.rec.block_offset, w.rec.block_size);
     }
     FERRY_TRY_CTX(shard.BytesV(ranges, &bufs, &got), "shard " + shard.path() + " > E blocks");
     for (size_t k = 0; k < n; ++k) {
-      const PickV3& w = wants[missing[at + k]];
+      const std::vector<size_t>& picks = *missing[at + k];
+      const PickV3& w = wants[picks.front()];
       const uint64_t first = (uint64_t{w.rec.ordinal} >> kc_log2) << kc_log2;
-      Chunk c = FERRY_TRY_CTX(DecodeEBlock(got[k], first),
-                              "shard " + shard.path() + " > E block at "
-                                  + std::to_string(w.rec.block_offset) + " (event "
-                                  + ids[missing[at + k]].ToString() + ")");
+      auto where = [&] {
+        return "shard " + shard.path() + " > E block at " + std::to_string(w.rec.block_offset)
+               + " (event " + ids[picks.front()].ToString() + ")";
+      };
+      Chunk c = FERRY_TRY_CTX(DecodeEBlock(got[k], first), where());
       cache_->Insert({r, w.rec.block_offset}, c);
-      blocks[w.rec.block_offset] = std::move(c);
+      FERRY_TRY_CTX(CopyOutPicks(*c, ids, columns, picks, wants), where());
     }
-  }
-  for (size_t i : list) {
-    wants[i].block = blocks[wants[i].rec.block_offset];
   }
   return OkStatus();
 }
 
-// 4. Values, in list order (fixed columns' buffers sized once for the list).
-Status Store::GatherPicked(std::span<const EventId> ids,
+// The values of the block's picked events, each into its PickV3.
+Status Store::CopyOutPicks(const DecodedBlock& b,
+                           std::span<const EventId> ids,
                            std::span<const int32_t> columns,
-                           std::span<const PickV3> wants,
+                           std::span<const size_t> picks,
+                           std::span<PickV3> wants) const {
+  const Schema& s = schema();
+  const size_t n = b.events;
+  for (size_t i : picks) {
+    PickV3& w = wants[i];
+    const uint64_t pos = w.rec.ordinal - b.first_ordinal;
+    if (w.rec.ordinal < b.first_ordinal || pos >= b.events) {
+      return CorruptionError("event " + ids[i].ToString() + ": ordinal " + std::to_string(pos)
+                             + " is outside its E block");
+    }
+    for (const int32_t column : columns) {
+      const ColumnSpec& c = s.columns[static_cast<size_t>(column)];
+      const uint8_t* col = b.data.data() + b.begin[static_cast<size_t>(column)];
+      const size_t wsz = c.value_size();
+      if (!c.jagged()) {
+        AppendGathered(&w.values, col, n * c.len, wsz, pos * c.len, c.len);
+        continue;
+      }
+      const uint32_t* p = b.prefix.data() + static_cast<size_t>(c.group) * (n + 1);
+      const size_t total =
+          (b.end[static_cast<size_t>(column)] - b.begin[static_cast<size_t>(column)]) / wsz;
+      const uint64_t count = uint64_t{p[pos + 1] - p[pos]} * c.len;
+      AppendGathered(&w.values, col, total, wsz, uint64_t{p[pos]} * c.len, count);
+      w.lengths.push_back(static_cast<uint32_t>(count));
+    }
+  }
+  return OkStatus();
+}
+
+// 4. Values, in list order (fixed columns' buffers sized once for the list); each event's
+// copy is released once it is in the output.
+void Store::AssemblePicked(std::span<const int32_t> columns,
+                           std::span<PickV3> wants,
                            std::vector<rootio::Column>* out) const {
   const Schema& s = schema();
   for (size_t k = 0; k < columns.size(); ++k) {
@@ -207,35 +244,28 @@ Status Store::GatherPicked(std::span<const EventId> ids,
       (*out)[k].bytes.reserve((*out)[k].bytes.size() + wants.size() * c.len * c.value_size());
     }
   }
-  for (size_t i = 0; i < wants.size(); ++i) {
-    const PickV3& w = wants[i];
-    const DecodedBlock& b = *w.block;
-    const uint64_t pos = w.rec.ordinal - b.first_ordinal;
-    if (w.rec.ordinal < b.first_ordinal || pos >= b.events) {
-      return CorruptionError("event " + ids[i].ToString() + ": ordinal " + std::to_string(pos)
-                             + " is outside its E block");
-    }
-    const size_t n = b.events;
+  for (PickV3& w : wants) {
+    size_t at = 0;
+    size_t jagged = 0;
     for (size_t k = 0; k < columns.size(); ++k) {
       const ColumnSpec& c = s.columns[static_cast<size_t>(columns[k])];
-      const uint8_t* col = b.data.data() + b.begin[static_cast<size_t>(columns[k])];
       const size_t wsz = c.value_size();
+      const size_t bytes = (c.jagged() ? w.lengths[jagged++] : c.len) * wsz;
       rootio::Column& o = (*out)[k];
-      if (!c.jagged()) {
-        AppendGathered(&o, col, n * c.len, wsz, pos * c.len, c.len);
-      } else {
-        const uint32_t* p = b.prefix.data() + static_cast<size_t>(c.group) * (n + 1);
-        const size_t total =
-            (b.end[static_cast<size_t>(columns[k])] - b.begin[static_cast<size_t>(columns[k])])
-            / wsz;
-        AppendGathered(&o, col, total, wsz, uint64_t{p[pos]} * c.len,
-                       uint64_t{p[pos + 1] - p[pos]} * c.len);
+      const size_t o_at = o.bytes.size();
+      o.bytes.resize(o_at + bytes);
+      if (bytes != 0) {
+        std::memcpy(o.bytes.data() + o_at, w.values.data() + at, bytes);
+      }
+      at += bytes;
+      if (c.jagged()) {
         o.offsets.push_back(o.bytes.size() / wsz);
       }
       ++o.num_entries;
     }
+    w.values = ByteVector();
+    w.lengths = {};
   }
-  return OkStatus();
 }
 
 Status Store::FillJaggedFromE(Shard& shard,
