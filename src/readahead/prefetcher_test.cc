@@ -1,9 +1,8 @@
 // Prefetcher: fetches at once, with and without an application read waiting on a miss.
 #include "readahead/prefetcher.h"
 
-#include <atomic>
+#include <algorithm>
 #include <chrono>
-#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -12,56 +11,68 @@
 namespace ferry::readahead {
 namespace {
 
-// Submits `tasks` kNow fetches that hold until released and returns how many ran at once.
-size_t PeakFetches(Prefetcher& p, int tasks) {
+struct Peak {
+  size_t running = 0;  // the most fetches that ran at once (0: `expected` never ran within 10 s)
+  size_t queued = 0;   // tasks not started when `expected` ran
+};
+
+// Submits `tasks` kNow fetches that hold until released, waits until `expected` of them run at
+// once, notes what is still queued, releases them, and returns the peak.
+Peak PeakFetches(Prefetcher& p, size_t tasks, size_t expected) {
   Mutex mu;
   CondVar cv;
   bool open = false;
-  std::atomic<int> running{0};
-  std::atomic<int> peak{0};
-  std::atomic<int> done{0};
-  for (int i = 0; i < tasks; ++i) {
+  size_t running = 0;
+  size_t peak = 0;
+  size_t done = 0;
+  for (size_t i = 0; i < tasks; ++i) {
     p.Submit(Prefetcher::Kind::kNow, 1, [&] {
-      const int now = ++running;
-      int seen = peak.load();
-      while (now > seen && !peak.compare_exchange_weak(seen, now)) {
-      }
-      {
-        MutexLock lock(mu);
-        while (!open) {
-          cv.Wait(mu);
-        }
+      MutexLock lock(mu);
+      peak = std::max(peak, ++running);
+      cv.NotifyAll();
+      while (!open) {
+        cv.Wait(mu);
       }
       --running;
       ++done;
+      cv.NotifyAll();
     });
   }
-  // Long enough for every thread allowed to take a task to take one.
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  {
-    MutexLock lock(mu);
-    open = true;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  MutexLock lock(mu);
+  while (running < expected && cv.WaitUntil(mu, deadline)) {
   }
+  Peak result;
+  result.queued = p.queued();  // a fetch past the limit would have left the queue
+  result.running = running >= expected ? peak : 0;
+  open = true;
   cv.NotifyAll();
-  while (done.load() < tasks) {
-    std::this_thread::yield();
+  // Every task runs to its end before `mu` and the counters go (bounded: each is released).
+  while (done < tasks) {
+    cv.Wait(mu);
   }
-  return static_cast<size_t>(peak.load());
+  return result;
 }
 
 TEST(Prefetcher, FewerFetchesWhileTheApplicationWaits) {
   Prefetcher p(1 << 30);
   p.AppFetchBegin();
-  EXPECT_EQ(PeakFetches(p, 12), Prefetcher::kMaxFetchesWhileAppWaits);
+  Peak waiting = PeakFetches(p, 12, Prefetcher::kMaxFetchesWhileAppWaits);
+  EXPECT_EQ(waiting.running, Prefetcher::kMaxFetchesWhileAppWaits);
+  EXPECT_EQ(waiting.queued, 12 - Prefetcher::kMaxFetchesWhileAppWaits);
   p.AppFetchEnd();
-  EXPECT_EQ(PeakFetches(p, 12), Prefetcher::kMaxFetches);
+  Peak free = PeakFetches(p, 12, Prefetcher::kMaxFetches);
+  EXPECT_EQ(free.running, Prefetcher::kMaxFetches);
+  EXPECT_EQ(free.queued, 12 - Prefetcher::kMaxFetches);
 }
 
 TEST(Prefetcher, AHostOfManyReadersHoldsNothingBackWhileOneWaits) {
   // The site proxy: ferry.ahead_fetches for both.
   Prefetcher p(1 << 30, 5, 5);
   p.AppFetchBegin();
-  EXPECT_EQ(PeakFetches(p, 12), 5u);
+  Peak waiting = PeakFetches(p, 12, 5);
+  EXPECT_EQ(waiting.running, 5u);
+  EXPECT_EQ(waiting.queued, 7u);
   p.AppFetchEnd();
 }
 
