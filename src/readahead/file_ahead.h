@@ -31,12 +31,11 @@
 //    that opened its files up front and is busy decoding one of them (LZMA) leaves the link
 //    idle, and the next files' clusters can come meanwhile. The Prefetcher runs kLater tasks
 //    only in what the files being read leave (prefetcher.h).
-// 6. Sequential read-ahead (FileAheadOptions::sequential, any file): plain reads that follow each
-// other
-//    through the file (a copy) fetch the next kSeqWindowMin..kSeqWindowMax bytes in fetches of
-//    kSeqFetch (kNow tasks) once kSeqRunToStart such reads came; a read with gaps between its
-//    chunks (a vector read of baskets) neither starts nor breaks a run. Counted as fetched bytes
-//    only (no per-unit hits or unused bytes).
+// 6. Sequential read-ahead (FileAheadOptions::sequential, any file): plain reads that follow
+//    each other through the file (a copy) fetch the next kSeqWindowMin..kSeqWindowMax bytes
+//    in fetches of kSeqFetch (kNow tasks) once kSeqRunToStart such reads came; a read with
+//    gaps between its chunks (a vector read of baskets) neither starts nor breaks a run.
+//    Counted as fetched bytes only (no per-unit hits or unused bytes).
 // A reader that reads ahead itself (3 or more of its reads at once) gets no TTree read-ahead:
 // what is queued is dropped and the window stays 0 (sequential read-ahead is not affected: a
 // copy through the site proxy has several reads in flight).
