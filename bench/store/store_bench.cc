@@ -135,9 +135,10 @@ std::string LargestShard(const std::string& dir) {
   uint64_t best_bytes = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     const std::string p = e.path().string();
-    if (p.ends_with(".shard") && ApparentBytes(p) > best_bytes) {
+    const uint64_t bytes = p.ends_with(".shard") ? ApparentBytes(p) : 0;
+    if (bytes > best_bytes) {
       best = p;
-      best_bytes = ApparentBytes(p);
+      best_bytes = bytes;
     }
   }
   return best;
