@@ -377,24 +377,25 @@ constexpr OptionSpec kConfigOptions[] = {
      "a ferry.KEY VALUE line (any key of the proxy or the client cache); repeat for more"},
     {"--auth", "PROTO[:ARG],...",
      "clients must authenticate with one of these XRootD protocols: sss:KEYTAB, unix, gsi[:ARGS], "
-     "ztn[:ARGS] (sec.protocol parameters)"},
+     "ztn[:ARGS] (sec.protocol parameters; gsi alone takes --cert, --key, --ca-dir, --gridmap)"},
     {"--authdb", "FILE",
      "XRootD authorisation database checked on every open, stat and listing before the cache "
      "(needs --auth or --https)"},
     {"--scitokens", "FILE",
      "bearer tokens authorise by their scopes (XrdAccSciTokens configuration FILE: issuers, "
      "base paths, audience), before the authdb; over HTTPS in the Authorization header"},
-    {"--origin-credentials", "sss:KEYTAB|token:FILE",
-     "the proxy's own identity at the origin: a keytab of one key, or a bearer token file read "
-     "anew whenever an origin channel authenticates (ztn over TLS); required with --auth sss"},
-    {"--origin-ca-dir", "DIR", "CA certificates that verify the origin's TLS certificate"},
+    {"--origin-credentials", "sss:KEYTAB|token:FILE|x509:PROXYFILE",
+     "the proxy's own identity at the origin: a keytab of one key, or a bearer token file (ztn "
+     "over TLS) or X.509 proxy (gsi) read anew whenever an origin channel authenticates; "
+     "required with --auth sss"},
+    {"--origin-ca-dir", "DIR", "CA certificates that verify the origin's TLS or host certificate"},
     {"--https", "PORT", "also serve HTTPS (XrdHttp) on this port, from the same cache"},
-    {"--cert", "FILE", "the server certificate (PEM) for --https"},
-    {"--key", "FILE", "its private key (PEM) for --https"},
-    {"--ca-dir", "DIR", "CA certificates (hashed) for client certificates over HTTPS"},
+    {"--cert", "FILE", "the server certificate (PEM) for --https, ztn and gsi"},
+    {"--key", "FILE", "its private key (PEM)"},
+    {"--ca-dir", "DIR", "CA certificates (hashed) for client certificates (HTTPS, gsi)"},
     {"--gridmap", "FILE",
-     "HTTPS: map verified client certificates' DNs to user names (\"/CN=alice\" alice), for "
-     "the authdb (needs --ca-dir)"},
+     "HTTPS and gsi: map verified client certificates' DNs to user names (\"/CN=alice\" alice), "
+     "for the authdb (needs --ca-dir; gsi refuses DNs it does not map)"},
 };
 
 // run takes config's options and its own.

@@ -97,20 +97,27 @@ Status OriginLines(const Args& a,
                    const std::string& clients_keytab,
                    SecurityPlan& plan) {
   const std::string cred = a.GetOr("--origin-credentials", "");
-  if (cred.compare(0, 6, "token:") == 0 && cred.size() > 6 && cred[6] == '/') {
-    // Not copied: whatever renews the token rewrites this file, and the origin channels read
-    // it each time they authenticate (ztn, over TLS to the origin).
-    plan.config += "ferry.origin_token " + cred.substr(6) + "\n";
-    if (const auto ca = a.Get("--origin-ca-dir")) {
-      plan.config += "ferry.origin_ca_dir " + *ca + "\n";
+  for (const std::string_view kind : {"token", "x509"}) {
+    const size_t n = kind.size() + 1;  // "token:" or "x509:"
+    if (cred.size() > n && cred.compare(0, n - 1, kind) == 0 && cred[n - 1] == ':') {
+      if (cred[n] != '/') {
+        return InvalidArgumentError("--origin-credentials " + std::string(kind)
+                                    + ": needs an absolute path (the file is renewed in place)");
+      }
+      // Not copied: whatever renews the token or the X.509 proxy rewrites this file, and the
+      // origin channels read it each time they authenticate (ztn over TLS, or gsi).
+      plan.config += "ferry.origin_" + std::string(kind) + " " + cred.substr(n) + "\n";
+      if (const auto ca = a.Get("--origin-ca-dir")) {
+        plan.config += "ferry.origin_ca_dir " + *ca + "\n";
+      }
+      return OkStatus();
     }
-    return OkStatus();
   }
   if (cred.compare(0, 4, "sss:") != 0) {
     return cred.empty() ? OkStatus()
                         : InvalidArgumentError("--origin-credentials '" + cred
-                                               + "': expected sss:KEYTAB or token:/ABSOLUTE/FILE "
-                                                 "(x509 proxies: not yet)");
+                                               + "': expected sss:KEYTAB, token:/ABSOLUTE/FILE "
+                                                 "or x509:/ABSOLUTE/PROXYFILE");
   }
   const std::string own_keytab = cred.substr(4);
   if (!clients_keytab.empty()) {
@@ -125,6 +132,26 @@ Status OriginLines(const Args& a,
   return OkStatus();
 }
 
+// `--auth gsi` without parameters: the server's certificate and CAs of --cert, --key and
+// --ca-dir; with --gridmap, a certificate's DN must map to a user name, which the authdb then
+// sees (unmapped DNs are refused, not let in under their DN).
+Result<std::string> GsiParameters(const Args& a) {
+  const auto cert = a.Get("--cert");
+  const auto key = a.Get("--key");
+  const auto ca = a.Get("--ca-dir");
+  if (!cert || !key || !ca) {
+    return InvalidArgumentError(
+        "--auth gsi needs --cert FILE, --key FILE and --ca-dir DIR (or "
+        "gsi:PARAMETERS as sec.protocol takes them)");
+  }
+  std::string p = "-certdir:" + *ca + " -cert:" + *cert + " -key:" + *key;
+  if (const auto gridmap = a.Get("--gridmap")) {
+    FERRY_TRY(ReadText(*gridmap, "grid-mapfile"));
+    p += " -gridmap:" + *gridmap + " -gmapopt:2";
+  }
+  return p;
+}
+
 // The xrootd lines of --auth and --origin-credentials, and the keytab file they need.
 Result<SecurityPlan> AuthLines(const Args& a, const std::string& admin) {
   SecurityPlan plan;
@@ -137,6 +164,8 @@ Result<SecurityPlan> AuthLines(const Args& a, const std::string& admin) {
     for (const Protocol& p : FERRY_TRY(ParseAuth(*auth))) {
       if (p.name == "sss") {
         clients_keytab = p.arg;  // its sec.protocol line comes with the origin identity
+      } else if (p.name == "gsi" && p.arg.empty()) {
+        plan.config += "sec.protocol gsi " + FERRY_TRY(GsiParameters(a)) + "\n";
       } else {
         plan.config += "sec.protocol " + p.name + (p.arg.empty() ? "" : " " + p.arg) + "\n";
       }

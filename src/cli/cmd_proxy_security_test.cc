@@ -103,7 +103,8 @@ TEST_F(SecurityPlanTest, RefusesWhatWouldWeakenIt) {
       {"--auth", "sss:@clients.kt", "--origin-credentials", "sss:@clash.kt"},  // same key name
       {"--auth", "krb9"},                                                      // unknown protocol
       {"--auth", "sss"},                                                       // no keytab
-      {"--origin-credentials", "x509:/p"},                                     // not implemented
+      {"--origin-credentials", "x509:p"},          // renewed in place: a full path
+      {"--auth", "gsi"},                           // no certificate, key or CAs
       {"--origin-credentials", "token:relative"},  // renewed in place: a full path
       {"--https", "8443"},                         // no certificate
       {"--https", "8443", "--cert", "c", "--key", "k", "--gridmap", "@authdb"},  // unverified
@@ -129,6 +130,27 @@ TEST_F(SecurityPlanTest, TokenAtTheOriginKeepsTheClientsKeytabApart) {
   EXPECT_NE(c.find("ferry.origin_ca_dir /ca\n"), std::string::npos);
   EXPECT_EQ(c.find("ferry.origin_sss"), std::string::npos);
   EXPECT_LT(c.find("sec.protocol sss"), c.find("sec.protbind"));
+}
+
+TEST_F(SecurityPlanTest, GsiClientsAndAnX509ProxyAtTheOrigin) {
+  auto plan = Plan({"--auth", "gsi", "--authdb", "@authdb", "--cert", "/c.pem", "--key", "/k.pem",
+                    "--ca-dir", "/ca", "--gridmap", "@authdb", "--origin-credentials",
+                    "x509:/run/x509up", "--origin-ca-dir", "/oca"});
+  ASSERT_TRUE(plan) << plan.error().ToString();
+  EXPECT_TRUE(plan->files.empty());  // the proxy file is read where it is renewed
+  const std::string& c = plan->config;
+  EXPECT_NE(c.find("sec.protocol gsi -certdir:/ca -cert:/c.pem -key:/k.pem -gridmap:"),
+            std::string::npos);
+  EXPECT_NE(c.find(" -gmapopt:2\n"), std::string::npos);  // unmapped DNs are refused
+  EXPECT_NE(c.find("sec.protbind * only gsi\n"), std::string::npos);
+  EXPECT_NE(c.find("ferry.origin_x509 /run/x509up\n"), std::string::npos);
+  EXPECT_NE(c.find("ferry.origin_ca_dir /oca\n"), std::string::npos);
+  EXPECT_EQ(c.find("xrd.tls "), std::string::npos);  // gsi brings its own handshake
+  // Parameters given with the protocol are written as given.
+  auto given = Plan({"--auth", "gsi:-certdir:/x -cert:/y -key:/z"});
+  ASSERT_TRUE(given) << given.error().ToString();
+  EXPECT_NE(given->config.find("sec.protocol gsi -certdir:/x -cert:/y -key:/z\n"),
+            std::string::npos);
 }
 
 TEST_F(SecurityPlanTest, HttpsAndTokens) {

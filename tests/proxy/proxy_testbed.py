@@ -185,9 +185,10 @@ class Proxy(Server):
 
 
 class Redirector(Server):
-    """A plain xrootd + cmsd manager: clients open here and are sent to a data server."""
+    """A plain xrootd + cmsd manager: clients open here and are sent to a data server.
+    extra_config: more lines for both (a site's security and authorisation)."""
 
-    def __init__(self, workdir, lifetime=900):
+    def __init__(self, workdir, lifetime=900, extra_config=""):
         self.workdir = workdir
         self.port, self.cms_port = free_port(), free_port()
         run = os.path.join(workdir, "redirector-%d" % self.port)
@@ -196,8 +197,8 @@ class Redirector(Server):
         with open(cfg, "w") as f:
             f.write("all.role manager\nall.manager 127.0.0.1:%d\nxrd.port %d\n"
                     "all.export /\nall.adminpath %s/admin\nall.pidpath %s/admin\n"
-                    "xrootd.trace emsg login\ncms.delay startup 1 lookup 1\n"
-                    % (self.cms_port, self.port, run, run))
+                    "xrootd.trace emsg login\ncms.delay startup 1 lookup 1\n%s"
+                    % (self.cms_port, self.port, run, run, extra_config))
         subprocess.run(["chown", "-R", "xrootd:", run], check=True)
         env = dict(os.environ, LD_PRELOAD=bindshim(workdir), FERRY_TB_BIND_ADDR="127.0.0.1")
         log = os.path.join(run, "xrootd.log")

@@ -3,7 +3,7 @@
 authorisation database, real TLS.
 
 usage: test_proxy_auth.py FERRY TEST     TEST: sss | https | malformed | cluster | tokens |
-                                         origin_token
+                                         origin_token | gsi | unix | origin_x509
 The origin admits only sss-authenticated users and authorises with an authdb: alice may read
 /data/a, bob /data/b, the proxy's identity all of /data, anyone /public. The proxy in front
 (`ferry proxy run --auth sss:... --authdb ... --origin-credentials sss:...`) must give no
@@ -81,6 +81,7 @@ class Bed:
             "u * /public rl"])
         self.proxy_authdb = self.write_authdb("proxy.authdb", [
             "u alice /data/a rl", "u bob /data/b rl", "u * /public rl"])
+        self.x509 = {}  # use_gsi()
 
     def mkdir(self, rel):
         path = os.path.join(self.root, rel)
@@ -110,14 +111,41 @@ class Bed:
                 "ofs.authorize\n" % (self.keytab, self.origin_authdb))
 
     def env(self, user):
-        """A client's environment: only its own key (user None: no key at all)."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("XRD", "XrdSec"))}
+        """A client's environment: only its own key, or its own X.509 proxy once use_gsi() was
+        called (user None: no credentials at all)."""
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("XRD", "XrdSec", "X509_"))}
         home = self.mkdir("home-%s" % user)
         env.update(HOME=home, XRD_PLUGINCONFDIR=home, XRD_CONNECTIONRETRY="1",
                    XRD_REQUESTTIMEOUT="20", XrdSecPROTOCOL="sss")
-        if user:
+        if self.x509:
+            # gsi never makes a proxy of its own here (XrdSecGSICREATEPROXY=0): a client
+            # without one has no credentials. The servers' certificates name 127.0.0.1.
+            env.update(XrdSecPROTOCOL="gsi", X509_CERT_DIR=self.x509["cadir"],
+                       XrdSecGSICREATEPROXY="0", XrdSecGSISRVNAMES="127.0.0.1")
+            env["X509_USER_PROXY"] = self.x509.get(user) or os.path.join(home, "no-proxy")
+        elif user:
             env["XrdSecSSSKT"] = self.kt[user]
         return env
+
+    def use_gsi(self, cadir):
+        """Clients authenticate with gsi from now on: an X.509 proxy (RFC 3820, made by
+        xrdgsiproxy) of each user's certificate from make_tls, and mallory's of a certificate
+        no trusted CA signed that claims to be alice."""
+        if shutil.which("xrdgsiproxy") is None:
+            raise Skip("xrdgsiproxy is not installed")
+        tls = os.path.join(self.root, "tls")
+        proxies = {"cadir": cadir}
+        for user in ("alice", "bob", "ferryproxy", "mallory"):
+            out = os.path.join(tls, user + ".x509up")
+            p = run(["xrdgsiproxy", "init", "-cert", os.path.join(tls, user + ".pem"), "-key",
+                     os.path.join(tls, user + ".key"), "-certdir", cadir, "-out", out,
+                     "-valid", "2:00"])
+            if p.returncode != 0 or not os.path.exists(out):
+                raise RuntimeError("xrdgsiproxy for %s: %s" % (user, p.stdout + p.stderr))
+            proxies[user] = out
+        self.x509 = proxies
+        return proxies
 
     def fetch(self, user, url, **env):
         """(ok, bytes read, message) of `user` reading url whole."""
@@ -140,8 +168,17 @@ class Bed:
         return p.returncode == 0, got, (p.stdout + p.stderr).strip()[-400:]
 
     def stat(self, user, url):
-        p = run([PY, FETCH, "stat", url], env=self.env(user))
-        return p.returncode == 0, (p.stdout + p.stderr).strip()[-400:]
+        ok, _, msg = self.query(user, "stat", url)
+        return ok, msg
+
+    def query(self, user, mode, url):
+        """(ok, answer, message) of `user`'s stat, locate or dirlist of url's path."""
+        p = run([PY, FETCH, mode, url], env=self.env(user))
+        try:
+            answer = json.loads(p.stdout.splitlines()[-1])["answer"]
+        except (IndexError, ValueError, KeyError):
+            answer = []
+        return p.returncode == 0, answer, (p.stdout + p.stderr).strip()[-400:]
 
     def remove(self):
         shutil.rmtree(self.root, ignore_errors=True)
@@ -177,6 +214,14 @@ def check_refusals(bed, proxy, when):
     check(not ok, "%s: bob's stat of alice's file was answered: %s" % (when, msg))
     ok, msg = bed.stat("bob", url_as(proxy, "ferryc2", FILES["alice"]))
     check(not ok, "%s: bob's stat as ferryc2 of alice's file was answered: %s" % (when, msg))
+    for mode, rel in (("locate", FILES["alice"]), ("dirlist", os.path.dirname(FILES["alice"]))):
+        ok, answer, msg = bed.query("bob", mode, url_as(proxy, "", rel))
+        check(not ok and answer == [], "%s: bob's %s of %s was answered: %s %s"
+              % (when, mode, rel, answer, msg))
+    ok, answer, msg = bed.query("alice", "dirlist", url_as(proxy, "", os.path.dirname(
+        FILES["alice"])))
+    check(ok and answer == [os.path.basename(FILES["alice"])],
+          "%s: alice lists her directory: %s %s" % (when, answer, msg))
 
 
 def check_metrics(cache, origin_reqs):
@@ -262,7 +307,7 @@ def make_tls(bed):
         p = run(argv)
         if p.returncode != 0:
             raise RuntimeError("%s: %s" % (" ".join(argv[:3]), p.stderr))
-    for user in ("alice", "bob"):  # client certificates the CA signed
+    for user in ("alice", "bob", "ferryproxy"):  # client certificates the CA signed
         ukey, ucsr, ucert = (os.path.join(d, user + x) for x in (".key", ".csr", ".pem"))
         uext = os.path.join(d, "client.ext")
         with open(uext, "w") as f:
@@ -279,7 +324,7 @@ def make_tls(bed):
             "-subj", "/CN=alice"]).returncode != 0:
         raise RuntimeError("openssl: mallory's certificate")
     with open(os.path.join(d, "gridmap"), "w") as f:
-        f.write('"/CN=alice" alice\n"/CN=bob" bob\n')
+        f.write('"/CN=alice" alice\n"/CN=bob" bob\n"/CN=ferryproxy" ferryproxy\n')
     os.chmod(os.path.join(d, "gridmap"), 0o644)
     cadir = bed.mkdir("tls/ca")
     shutil.copy(ca, cadir)
@@ -616,6 +661,33 @@ def test_cluster(bed, origin):
             check(ok and got == bed.bytes["bob"], "bob reads his file through the cluster: %s"
                   % msg)
             check(proxy.proc.poll() is None, "the proxy is still serving: %s" % proxy.log_tail())
+    # A locate is answered by the redirector, from what its cmsd learnt of the data servers,
+    # which never see the client: only a redirector that authorises with the site's authdb
+    # keeps bob from learning where alice's file is.
+    keytab = os.path.join(bed.root, "keys", "redirector.kt")
+    shutil.copy(bed.kt["clients"], keytab)
+    shutil.chown(keytab, "xrootd", "xrootd")
+    security = ("xrootd.seclib libXrdSec.so\nsec.protocol sss -s %s\nsec.protbind * only sss\n"
+                "ofs.authorize\nacc.authdb %s\n" % (keytab, bed.proxy_authdb))
+    with Redirector(bed.root, extra_config=security) as r:
+        extra = proxy_args(bed) + ["--manager", r.manager]
+        with proxy_for(bed, hostport, cache, extra=extra) as proxy:
+            check(r.wait_servers(1), "the proxy logged in to the redirector: %s" % r.log_tail())
+            proxy_at = proxy.url[len("root://"):].rstrip("/")
+            ok, answer, msg = bed.query("alice", "locate", r.url_for(FILES["alice"]))
+            check(ok and any(proxy_at.split(":")[1] in a for a in answer),
+                  "the redirector tells alice where her file is: %s %s" % (answer, msg))
+            for who, rel in (("bob", FILES["alice"]), (None, FILES["alice"]),
+                             ("bob", os.path.dirname(FILES["alice"]) + "/other.bin")):
+                ok, answer, msg = bed.query(who, "locate", r.url_for(rel))
+                check(not ok and answer == [], "the redirector told %s where %s is: %s %s"
+                      % (who or "a client without a key", rel, answer, msg))
+            ok, got, msg = bed.fetch("alice", r.url_for(FILES["alice"]))
+            check(ok and got == bed.bytes["alice"], "alice reads through the protected "
+                  "redirector: %s" % msg)
+            ok, got, msg = bed.fetch("bob", r.url_for(FILES["alice"]))
+            check(not ok and got == b"", "bob got alice's file through the protected "
+                  "redirector: %s" % msg)
 
 
 ISSUER = "https://issuer.ferry.test"
@@ -774,6 +846,103 @@ def test_origin_token(bed, _origin):
                   "%s" % msg)
 
 
+def test_gsi(bed, origin):
+    """Clients authenticate with X.509 proxies (gsi); the grid-mapfile names them for the
+    authdb, and a certificate no trusted CA signed names nobody."""
+    ca, cert, key, cadir = make_tls(bed)
+    bed.use_gsi(cadir)
+    cache = os.path.join(bed.root, "cache")
+    hostport = origin.url[len("root://"):].rstrip("/")
+    extra = ["--auth", "gsi", "--cert", cert, "--key", key, "--ca-dir", cadir, "--gridmap",
+             os.path.join(bed.root, "tls", "gridmap"), "--authdb", bed.proxy_authdb,
+             "--origin-credentials", "sss:" + bed.kt["ferryproxy"]]
+    with proxy_for(bed, hostport, cache, extra=extra) as proxy:
+        alice_url = url_as(proxy, "", FILES["alice"])
+        ok, got, msg = bed.fetch("alice", alice_url)
+        check(ok and got == bed.bytes["alice"], "alice reads her file with gsi: %s %s"
+              % (msg, "" if ok else proxy.log_tail(1500)))
+        check(proxy.idle() is not None, "the proxy settles after alice's first pass")
+        check_refusals(bed, proxy, "gsi")
+        ok, got, msg = bed.fetch("mallory", alice_url)
+        check(not ok and got == b"", "a proxy of an unsigned certificate claiming alice: %s"
+              % msg)
+        ok, got, msg = bed.fetch("bob", url_as(proxy, "", FILES["bob"]))
+        check(ok and got == bed.bytes["bob"], "bob reads his own file with gsi: %s" % msg)
+        check(proxy.proc.poll() is None, "the proxy is still serving: %s" % proxy.log_tail())
+
+
+def test_unix(bed, origin):
+    """unix is a user name the client claims: it may open the proxy to named local users, but
+    never together with an authdb, which would trust the claim."""
+    cache = os.path.join(bed.root, "cache")
+    hostport = origin.url[len("root://"):].rstrip("/")
+    p = run([FERRY, "proxy", "config", "--origin", hostport, "--dir", cache, "--port", "1094",
+             "--auth", "unix", "--authdb", bed.proxy_authdb, "--origin-credentials",
+             "sss:" + bed.kt["ferryproxy"]])
+    check(p.returncode != 0 and "--auth unix with --authdb" in p.stderr,
+          "--auth unix with --authdb is refused: %s" % (p.stdout + p.stderr)[-300:])
+    extra = ["--auth", "unix", "--origin-credentials", "sss:" + bed.kt["ferryproxy"]]
+    with proxy_for(bed, hostport, cache, extra=extra) as proxy:
+        ok, got, msg = bed.fetch(None, url_as(proxy, "", FILES["public"]), XrdSecPROTOCOL="unix")
+        check(ok and got == bed.bytes["public"], "a unix client reads through the proxy: %s %s"
+              % (msg, "" if ok else proxy.log_tail(1500)))
+        ok, got, msg = bed.fetch("alice", url_as(proxy, "", FILES["alice"]))
+        check(not ok and got == b"", "an sss client is refused where only unix is bound: %s"
+              % msg)
+        # The redirected open (ferryc0@) is logged in under the same claimed name.
+        check("ferryc0." in proxy.log_tail(10**7) and " login as root" in proxy.log_tail(10**7),
+              "the unix logins carry the client's claimed name: %s" % proxy.log_tail(600))
+
+
+def test_origin_x509(bed, _origin):
+    """The proxy's origin identity as an X.509 proxy: an origin that admits only gsi is read
+    with the proxy file, which is read anew when it changes. The proxy's clients use gsi too:
+    XRootD's gsi server and client sides share the process (as sss's would, see README)."""
+    ca, cert, key, cadir = make_tls(bed)
+    proxies = bed.use_gsi(cadir)
+    tls = os.path.join(bed.root, "tls")
+    config = ("xrootd.seclib libXrdSec.so\nsec.protocol gsi -certdir:%s -cert:%s -key:%s "
+              "-gridmap:%s -gmapopt:2\nsec.protbind * only gsi\nofs.authorize\nacc.authdb %s\n"
+              % (cadir, cert, key, os.path.join(tls, "gridmap"), bed.origin_authdb))
+    held = os.path.join(bed.root, "keys", "proxy.x509up")
+
+    def hold(source):  # renewed in place, as a site's renewal would
+        shutil.copy(source, held + ".tmp")
+        shutil.chown(held + ".tmp", "xrootd", "xrootd")
+        os.chmod(held + ".tmp", 0o600)
+        os.replace(held + ".tmp", held)
+    hold(proxies["ferryproxy"])
+    with Origin(bed.data, extra_config=config) as origin:
+        hostport = origin.url[len("root://"):].rstrip("/")
+        extra = ["--auth", "gsi", "--cert", cert, "--key", key, "--ca-dir", cadir, "--gridmap",
+                 os.path.join(tls, "gridmap"), "--authdb", bed.proxy_authdb,
+                 "--origin-credentials", "x509:" + held, "--origin-ca-dir", cadir]
+        env = dict(os.environ, XrdSecGSISRVNAMES="127.0.0.1")
+        with proxy_for(bed, hostport, os.path.join(bed.root, "cache"), extra=extra,
+                       env=env) as proxy:
+            ok, got, msg = bed.fetch("alice", url_as(proxy, "", FILES["alice"]))
+            check(ok and got == bed.bytes["alice"], "the proxy read the origin with its X.509 "
+                  "proxy: %s %s" % (msg, "" if ok else proxy.log_tail(1500)))
+            ok, got, msg = bed.fetch("bob", url_as(proxy, "", FILES["alice"]))
+            check(not ok and got == b"", "bob is still refused alice's file: %s" % msg)
+            with open(held) as f:
+                pem = f.read()
+            secret = pem[pem.index("PRIVATE KEY-----"):].splitlines()[1:4]
+            log = proxy.log_tail(10**7) + json.dumps(proxy.status())
+            check(len(secret) == 3 and not any(line in log for line in secret),
+                  "the proxy's private key is in its log or status")
+        hold(proxies["mallory"])  # a certificate the origin's CAs did not sign
+        with proxy_for(bed, hostport, os.path.join(bed.root, "cache2"), extra=extra,
+                       env=env) as proxy:
+            ok, got, msg = bed.fetch("bob", url_as(proxy, "", FILES["bob"]))
+            check(not ok and got == b"", "with an untrusted X.509 proxy the origin refuses the "
+                  "proxy: %s" % msg)
+            hold(proxies["ferryproxy"])  # renewed in place
+            ok, got, msg = bed.fetch("bob", url_as(proxy, "", FILES["bob"]))
+            check(ok and got == bed.bytes["bob"], "the renewed X.509 proxy is used without a "
+                  "restart: %s %s" % (msg, "" if ok else proxy.log_tail(1500)))
+
+
 def with_bed(test):
     bed = Bed()
     try:
@@ -789,4 +958,7 @@ if __name__ == "__main__":
               "malformed": lambda: with_bed(test_malformed),
               "cluster": lambda: with_bed(test_cluster),
               "tokens": lambda: with_bed(test_tokens),
-              "origin_token": lambda: with_bed(test_origin_token)}, TEST)
+              "origin_token": lambda: with_bed(test_origin_token),
+              "gsi": lambda: with_bed(test_gsi),
+              "unix": lambda: with_bed(test_unix),
+              "origin_x509": lambda: with_bed(test_origin_x509)}, TEST)

@@ -3,8 +3,11 @@ keytab once, from XrdSecSSSKT), so each read or stat as some user is a process o
 
 usage: xrd_fetch.py read URL OUT   open URL, read it whole, write what was read to OUT
        xrd_fetch.py stat URL       stat URL
-Prints {"ok": bool, "error": "..."}; exit 0 when ok, 1 when refused or failed. OUT holds every
-byte the server sent, so a test can check that a refused client got none.
+       xrd_fetch.py locate URL     ask where URL's file is (a redirector answers with servers)
+       xrd_fetch.py dirlist URL    list URL's directory
+Prints {"ok": bool, "error": "...", "answer": [...]}; exit 0 when ok, 1 when refused or failed.
+OUT holds every byte the server sent, so a test can check that a refused client got none;
+"answer" holds what locate and dirlist were told.
 """
 import json
 import sys
@@ -28,17 +31,29 @@ def read(url, out):
     return st
 
 
-def stat(url):
+def query(mode, url):
+    """(status, answer) of stat, locate or dirlist of the path in url."""
     fs = client.FileSystem(url)
     path = "/" + url.split("//", 2)[2].lstrip("/")
-    st, _ = fs.stat(path, timeout=30)
-    return st
+    if mode == "stat":
+        st, _ = fs.stat(path, timeout=30)
+        return st, []
+    if mode == "locate":
+        st, got = fs.locate(path, OpenFlags.NONE, timeout=30)
+        return st, [loc.address for loc in got] if st.ok and got else []
+    st, got = fs.dirlist(path, timeout=30)
+    return st, [entry.name for entry in got] if st.ok and got else []
 
 
 def main():
     mode = sys.argv[1]
-    st = read(sys.argv[2], sys.argv[3]) if mode == "read" else stat(sys.argv[2])
-    print(json.dumps({"ok": bool(st.ok), "error": "" if st.ok else st.message}), flush=True)
+    answer = []
+    if mode == "read":
+        st = read(sys.argv[2], sys.argv[3])
+    else:
+        st, answer = query(mode, sys.argv[2])
+    print(json.dumps({"ok": bool(st.ok), "error": "" if st.ok else st.message,
+                      "answer": answer}), flush=True)
     sys.exit(0 if st.ok else 1)
 
 

@@ -46,7 +46,8 @@ void Say(const std::string& what) {
 // cmsd, which loads this library for its existence checks, has no sss server: there the
 // variable points at the keytab. XrdSecPROTOCOL keeps the origin channels to sss, so that
 // they never present the account xrootd runs as (unix) instead. Nothing of the keytab is
-// logged. A token (ferry.origin_token) takes the channels to ztn instead, never sss.
+// logged. A token (ferry.origin_token) takes the channels to ztn instead, an X.509 proxy
+// (ferry.origin_x509) to gsi; neither ever to sss.
 bool UseOriginCredentials(const ferry::proxy::ProxyConfig& config) {
   // NOLINTBEGIN(concurrency-mt-unsafe): set before any origin channel exists
   if (!config.origin_ca_dir.empty()) {
@@ -57,6 +58,16 @@ bool UseOriginCredentials(const ferry::proxy::ProxyConfig& config) {
     ::setenv("XrdSecPROTOCOL", "ztn", 1);
     ::setenv("BEARER_TOKEN_FILE", config.origin_token.c_str(), 1);
     ::unsetenv("BEARER_TOKEN");
+    return true;
+  }
+  if (!config.origin_x509.empty()) {
+    // gsi reads the proxy file each time a channel authenticates (a renewed proxy is used by
+    // the next channel). It must never make a proxy of its own from a certificate and key the
+    // account xrootd runs as happens to have.
+    ::setenv("XrdSecPROTOCOL", "gsi", 1);
+    ::setenv("X509_USER_PROXY", config.origin_x509.c_str(), 1);
+    ::setenv("XrdSecGSIUSERPROXY", config.origin_x509.c_str(), 1);  // read before X509_*
+    ::setenv("XrdSecGSICREATEPROXY", "0", 1);
     return true;
   }
   // NOLINTEND(concurrency-mt-unsafe)

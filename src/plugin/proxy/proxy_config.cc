@@ -129,13 +129,15 @@ Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
         return InvalidArgumentError("ferry.origin_sss '" + value
                                     + "': expected [server:]ABSOLUTE_PATH");
       }
-    } else if (key == "origin_token" || key == "origin_ca_dir") {
+    } else if (key == "origin_token" || key == "origin_x509" || key == "origin_ca_dir") {
       if (value.empty() || value[0] != '/') {
         std::string message = "ferry.";
         message.append(key).append(" '").append(value).append("': expected an absolute path");
         return InvalidArgumentError(std::move(message));
       }
-      (key == "origin_token" ? c.origin_token : c.origin_ca_dir) = value;
+      (key == "origin_token"  ? c.origin_token
+       : key == "origin_x509" ? c.origin_x509
+                              : c.origin_ca_dir) = value;
     } else if (key == "origin_idle_ms") {
       c.origin_idle_ms = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 0, 600000)));
     } else if (key == "origin_idle_max") {
@@ -159,6 +161,11 @@ Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
   }
   if (c.cache.dir.empty()) {
     return InvalidArgumentError("ferry.dir (the cache directory) is missing");
+  }
+  // The origin knows the proxy by one identity; two would leave it to XrdCl which one it shows.
+  if (int{!c.origin_sss.empty()} + int{!c.origin_token.empty()} + int{!c.origin_x509.empty()} > 1) {
+    return InvalidArgumentError(
+        "ferry.origin_sss, ferry.origin_token and ferry.origin_x509: give at most one");
   }
   // Read-ahead's fetches at once: a client waiting on a miss holds back no other's read-ahead.
   c.cache.readahead_fetches = c.ahead_fetches;

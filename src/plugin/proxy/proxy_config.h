@@ -31,7 +31,10 @@
 //                                   key the proxy's (`ferry proxy config --origin-credentials`)
 //   ferry.origin_token F   (none)   a bearer token file for the origin channels (ztn, read each
 //                                   time a channel authenticates: renewed tokens are used)
-//   ferry.origin_ca_dir D  (none)   CA certificates that verify the origin's TLS certificate
+//   ferry.origin_x509 F    (none)   an X.509 proxy certificate file for the origin channels
+//                                   (gsi, read each time a channel authenticates)
+//   ferry.origin_ca_dir D  (none)   CA certificates that verify the origin's TLS or host
+//                                   certificate
 //   ferry.<cache key> V             every key of the client cache (cache/config.h): dir,
 //                                   max_size, min_free, page_size, iogap, channels, ...
 //
@@ -62,6 +65,7 @@ struct ProxyConfig {
   std::string origin_sss;          // keytab path, "" = no sss identity at the origin
   bool origin_sss_shared = false;  // origin_sss is the server's sss keytab too
   std::string origin_token;        // token file path, "" = none
+  std::string origin_x509;         // X.509 proxy file path, "" = none
   std::string origin_ca_dir;       // X509_CERT_DIR of the origin channels, "" = the default
   cache::Config cache;
 

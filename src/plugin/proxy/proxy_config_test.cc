@@ -92,6 +92,12 @@ TEST(ProxyConfig, OriginCredentials) {
   EXPECT_EQ(token->origin_token, "/run/t");
   EXPECT_EQ(token->origin_ca_dir, "/ca");
   EXPECT_FALSE(ParseProxyConfig("ferry.origin o:1\nferry.dir /c\nferry.origin_token t\n"));
+  auto x509 = ParseProxyConfig("ferry.origin o:1\nferry.dir /c\nferry.origin_x509 /tmp/x509up\n");
+  ASSERT_TRUE(x509);
+  EXPECT_EQ(x509->origin_x509, "/tmp/x509up");
+  EXPECT_FALSE(ParseProxyConfig("ferry.origin o:1\nferry.dir /c\nferry.origin_x509 x509up\n"));
+  EXPECT_FALSE(ParseProxyConfig(  // one identity at the origin
+      "ferry.origin o:1\nferry.dir /c\nferry.origin_x509 /x\nferry.origin_token /t\n"));
 }
 
 }  // namespace
