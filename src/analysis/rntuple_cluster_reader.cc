@@ -79,6 +79,11 @@ Status RntupleClusterReader::Decode(size_t unit,
   const RntupleUnit& u = units_[unit];
   columns->resize(leaves_.size());
   scratch->ForgetOffsets();  // the buffer holds another fetch than the last call's
+  // The last unit's columns share the scratch's offsets: let go of them, so that each
+  // collection's offsets are decoded again into the same memory.
+  for (rootio::Column& c : *columns) {
+    c.offsets.clear();
+  }
   for (size_t k = 0; k < leaves_.size(); ++k) {
     std::span<const rootio::RntuplePageRef> pages(u.pages.data() + u.page_begin[k],
                                                   u.page_begin[k + 1] - u.page_begin[k]);

@@ -75,12 +75,13 @@ void GatherFixed(uint8_t* dst, const uint8_t* src, std::span<const uint32_t> pic
 }
 
 void GatherRanges(const Column& src, std::span<const uint32_t> picks, size_t unit, Column* out) {
-  out->offsets.resize(picks.size() + 1);
+  std::vector<uint64_t>& offsets = out->offsets.Mutable();
+  offsets.resize(picks.size() + 1);
   uint64_t total = 0;
-  out->offsets[0] = 0;
+  offsets[0] = 0;
   for (size_t e = 0; e < picks.size(); ++e) {
     total += src.offsets[picks[e] + 1] - src.offsets[picks[e]];
-    out->offsets[e + 1] = total;
+    offsets[e + 1] = total;
   }
   out->bytes.reserve(total * unit + kGatherSlack);
   out->bytes.resize(total * unit);

@@ -180,7 +180,7 @@ void EventResampler::NextBatch(int64_t n, EventIdSequence& ids, std::vector<Colu
   // A new noise key per batch, from the stream, so batches differ.
   noise_key_ = rng_.Next();
   for (Group& g : groups_) {
-    const std::vector<uint64_t>& so = tmpl_->branches[g.branch].values.offsets;
+    const std::vector<uint64_t>& so = tmpl_->branches[g.branch].values.offsets.vector();
     g.starts.resize(picks_.size());
     g.offsets.resize(picks_.size() + 1);
     uint64_t total = 0;

@@ -243,9 +243,10 @@ void ObjectResampler::Gather(size_t b, const Column& src, Column* out) const {
   if (len == 1) {
     out->offsets.assign(d.offsets.begin(), d.offsets.end());
   } else {
-    out->offsets.resize(d.offsets.size());
+    std::vector<uint64_t>& offsets = out->offsets.Mutable();
+    offsets.resize(d.offsets.size());
     for (size_t e = 0; e < d.offsets.size(); ++e) {
-      out->offsets[e] = d.offsets[e] * len;
+      offsets[e] = d.offsets[e] * len;
     }
   }
   out->bytes.resize(d.objects.size() * len * vs);

@@ -305,22 +305,25 @@ Status DecodeLeafCluster(const Rntuple& r,
       ++split;
     }
     // Every RVec of a collection reads its Index column: decoded once per scratch and cluster.
-    if (scratch->offsets_column != leaf.index_column || scratch->offsets_cluster != cluster) {
-      scratch->ForgetOffsets();
+    RntupleScratch::CollectionOffsets& held = scratch->OffsetsOf(leaf.index_column);
+    if (held.cluster != cluster) {
+      held.cluster = SIZE_MAX;
       FERRY_TRY(CheckElements(r, cluster, pages.first(split), c.entries, what));
       scratch->index.clear();
       FERRY_TRY(DecodeColumnPages(r, cluster, pages.first(split), buffer, &scratch->unpacked,
                                   &scratch->index));
-      FERRY_TRY(IndexToOffsets(scratch->index, c.entries, what, &scratch->index_offsets));
-      scratch->offsets_column = leaf.index_column;
-      scratch->offsets_cluster = cluster;
+      if (out->offsets.SharesWith(held.offsets)) {
+        out->offsets.clear();
+      }
+      // In place when no column holds it any more, else a new vector.
+      FERRY_TRY(IndexToOffsets(scratch->index, c.entries, what, &held.offsets.Overwrite()));
+      held.cluster = cluster;
     }
     if (leaf.cardinality) {
       out->offsets.clear();
-      return LengthsFromOffsets(scratch->index_offsets, leaf.type, what, &out->bytes);
+      return LengthsFromOffsets(held.offsets.vector(), leaf.type, what, &out->bytes);
     }
-    // assign, not clear + resize: a reused column's capacity is not zeroed again.
-    out->offsets.assign(scratch->index_offsets.begin(), scratch->index_offsets.end());
+    out->offsets.Share(held.offsets);
   }
   if (!leaf.jagged) {
     out->offsets.clear();

@@ -83,22 +83,38 @@ struct RntupleScratch {
   ByteVector stored;    // ReadRntupleLeaf: a page as read
   ByteVector page;      // ReadRntupleLeaf: a page decoded
   std::vector<uint64_t> offsets;
-  // DecodeLeafCluster: the entry offsets of the Index column it decoded last, reused by the
-  // next field of the same collection and cluster. ForgetOffsets before decoding a buffer
-  // with other bytes of that cluster.
-  std::vector<uint64_t> index_offsets;
-  uint32_t offsets_column = UINT32_MAX;
-  size_t offsets_cluster = SIZE_MAX;
+  // DecodeLeafCluster: each collection's entry offsets (by its Index column) as last decoded,
+  // for `cluster`. Every field of the collection shares them (Offsets::Share); a collection
+  // decoded again refills its vector in place once the columns that shared it dropped it
+  // (Column::offsets.clear()). ForgetOffsets before decoding a buffer with other bytes of a
+  // cluster.
+  struct CollectionOffsets {
+    uint32_t index_column = UINT32_MAX;
+    size_t cluster = SIZE_MAX;
+    Offsets offsets;
+  };
+  std::vector<CollectionOffsets> collections;
+  CollectionOffsets& OffsetsOf(uint32_t index_column) {
+    for (CollectionOffsets& c : collections) {
+      if (c.index_column == index_column) {
+        return c;
+      }
+    }
+    collections.push_back(CollectionOffsets{index_column, SIZE_MAX, {}});
+    return collections.back();
+  }
   void ForgetOffsets() {
-    offsets_column = UINT32_MAX;
-    offsets_cluster = SIZE_MAX;
+    for (CollectionOffsets& c : collections) {
+      c.cluster = SIZE_MAX;
+    }
   }
 };
 
 // Decodes a leaf's part of a cluster into *out (its entries: first_entry, num_entries, offsets
 // relative to the cluster) from `buffer`, which FetchPages filled from `pages`, the refs
 // AppendLeafPages gave for this leaf and cluster. The offsets of a collection come from
-// *scratch when it decoded them last (see RntupleScratch::ForgetOffsets). Checksums are verified;
+// *scratch when it decoded them for this cluster (see RntupleScratch::ForgetOffsets), and are
+// shared with the other columns of the collection, not copied. Checksums are verified;
 // Corruption when the pages disagree with the cluster's entries (element counts, offsets running
 // backwards or past the values).
 Status DecodeLeafCluster(const Rntuple& r,

@@ -352,6 +352,40 @@ TEST(RntupleFormat, SplitZigzagAndDeltaEncodings) {
             (std::vector<double>{1.5, -0.0, 1e300}));
 }
 
+// The bulk decoder transposes split pages 16 or 32 elements at a time (SSE2, AVX2 where the
+// CPU has it) and the rest one by one: every length around those blocks gives back the values.
+TEST(RntupleFormat, SplitPagesOfEveryLengthDecodeNatively) {
+  for (uint32_t n : {0u, 1u, 15u, 16u, 17u, 31u, 32u, 33u, 47u, 63u, 64u, 65u, 100u, 1000u}) {
+    for (auto [type, width] :
+         {std::pair{ColumnType::kSplitUInt16, 2}, std::pair{ColumnType::kSplitUInt32, 4},
+          std::pair{ColumnType::kSplitUInt64, 8}, std::pair{ColumnType::kSplitIndex32, 4}}) {
+      std::vector<uint8_t> plain(size_t{n} * static_cast<size_t>(width));
+      for (size_t i = 0; i < plain.size(); ++i) {
+        plain[i] = static_cast<uint8_t>(i * 131 + i / 7 + 3);  // every byte plane differs
+      }
+      ColumnRecord column;
+      column.type = static_cast<uint16_t>(type);
+      column.bits = static_cast<uint16_t>(8 * width);
+      ByteVector out;
+      ASSERT_TRUE(
+          DecodePageNative(column, Split(plain, static_cast<size_t>(width)), n, "page", &out)
+              .has_value());
+      if (type != ColumnType::kSplitIndex32) {
+        EXPECT_EQ(std::vector<uint8_t>(out.begin(), out.end()), plain)
+            << "width " << width << ", " << n << " elements";
+        continue;
+      }
+      // Index32: deltas within the page, summed and widened to uint64.
+      ASSERT_EQ(out.size(), size_t{n} * 8);
+      uint64_t sum = 0;
+      for (size_t i = 0; i < n; ++i) {
+        sum += LoadLE<uint32_t>(plain.data() + 4 * i);
+        ASSERT_EQ(LoadLE<uint64_t>(out.data() + 8 * i), sum) << n << " elements, element " << i;
+      }
+    }
+  }
+}
+
 TEST(RntupleFormat, HalfFloats) {
   Bytes halves;
   for (uint16_t h : std::vector<uint16_t>{0x3C00, 0xC100, 0x7BFF, 0x0001, 0x7C00, 0x8000}) {

@@ -183,9 +183,10 @@ Status AppendJaggedByOffsets(const Leaf& l,
   const auto shift = static_cast<unsigned>(std::countr_zero(elem));
   const auto n = static_cast<size_t>(hi - lo);
   const size_t at = out->offsets.size();
-  ReserveGeometric(&out->offsets, at + n);
-  out->offsets.resize(at + n);
-  uint64_t* dst = out->offsets.data() + at;
+  std::vector<uint64_t>& offsets = out->offsets.Mutable();
+  ReserveGeometric(&offsets, at + n);
+  offsets.resize(at + n);
+  uint64_t* dst = offsets.data() + at;
   const uint32_t* src = view.offsets.data() + lo + 1;
   uint32_t misaligned = 0;
   for (size_t k = 0; k < n; ++k) {

@@ -155,9 +155,10 @@ void Store::FillBatch(
     const rootio::Column& counts = st.fixed_cols[st.fixed_of[q]];
     rootio::Column& col = st.batch.columns[q];
     Restart(spec, first, n, &col);
-    col.offsets.resize(n + 1);
-    col.offsets[0] = 0;
-    uint64_t* off = col.offsets.data();
+    std::vector<uint64_t>& offsets = col.offsets.Mutable();
+    offsets.resize(n + 1);
+    offsets[0] = 0;
+    uint64_t* off = offsets.data();
     ForEachCount(counts.bytes.data(), counts.type, n,
                  [&](size_t i, uint64_t v) { off[i + 1] = off[i] + v * spec.len; });
     col.bytes.resize(col.offsets[n] * spec.value_size());
