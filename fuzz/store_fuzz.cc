@@ -50,7 +50,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       auto block = shard.subspan(offset, bytes);
       auto eh = ParseEBlockHeader(block, true);
       if (eh.has_value() && eh->raw_size == bytes - kEBlockHeaderBytes) {
-        (void)LayoutEPayload(block.subspan(kEBlockHeaderBytes), schema, eh->events);
+        std::vector<uint64_t> begin;
+        std::vector<uint64_t> end;
+        (void)LayoutEPayload(block.subspan(kEBlockHeaderBytes), schema, eh->events, &begin, &end);
       }
     };
     const uint64_t slots = std::min<uint64_t>(layout->shard_slots(), 256);

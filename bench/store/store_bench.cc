@@ -973,8 +973,8 @@ int PickOnly(int argc, char** argv) {
   } else {
     r = PickStore(dir, mode == "mmap" ? store::IoMode::kMmap : store::IoMode::kPread, picks.ids);
   }
-  std::printf("{\"mode\":\"%s\",\"events\":%zu,\"seconds\":%.6f,\"reads\":%llu}\n", mode.c_str(),
-              r.events, r.seconds, static_cast<unsigned long long>(r.reads));
+  std::printf("{\"mode\":\"%s\",\"events\":%zu,\"seconds\":%.6f,\"cpu_s\":%.6f,\"reads\":%llu}\n",
+              mode.c_str(), r.events, r.seconds, r.cpu, static_cast<unsigned long long>(r.reads));
   return 0;
 }
 

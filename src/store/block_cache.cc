@@ -13,6 +13,24 @@ Chunk BlockCache::Find(const Key& key) {
   return it->second->chunk;
 }
 
+bool BlockCache::Admit(const Key& key) {
+  if (capacity_ == 0) {
+    return false;
+  }
+  if (recent_set_.erase(key) != 0) {
+    // Left in the queue: a stale entry there erases nothing when it is dropped, at worst it
+    // shortens how long the key's next miss is remembered.
+    return true;
+  }
+  if (recent_misses_.size() == kRecentMisses) {
+    recent_set_.erase(recent_misses_.front());
+    recent_misses_.pop_front();
+  }
+  recent_misses_.push_back(key);
+  recent_set_.insert(key);
+  return false;
+}
+
 void BlockCache::Insert(const Key& key, Chunk chunk) {
   if (capacity_ == 0 || chunk == nullptr || chunk->bytes() > capacity_) {
     return;

@@ -7,9 +7,11 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <map>
 #include <memory>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -47,6 +49,12 @@ class BlockCache {
 
   // The cached chunk or null.
   Chunk Find(const Key& key);
+  // Whether a block that Find missed is worth keeping: only when it was missed before, among
+  // the last kRecentMisses misses (those are remembered here, keys only). Picks of scattered
+  // events touch each block once; keeping those blocks would fill the cache with memory no
+  // one reads again, and allocate it fresh for every block until the cache is full.
+  bool Admit(const Key& key);
+  static constexpr size_t kRecentMisses = 4096;
   // Inserts (replacing any entry of the key) and evicts the least recently used to fit.
   void Insert(const Key& key, Chunk chunk);
   size_t bytes() const { return bytes_; }
@@ -64,6 +72,8 @@ class BlockCache {
   uint64_t misses_ = 0;
   std::list<Entry> lru_;  // front = most recent
   std::map<Key, std::list<Entry>::iterator> index_;
+  std::deque<Key> recent_misses_;  // oldest first, at most kRecentMisses
+  std::set<Key> recent_set_;
 };
 
 }  // namespace ferry::store

@@ -588,37 +588,43 @@ Result<EBlockHeader> ParseEBlockHeader(std::span<const uint8_t> bytes, bool veri
   return h;
 }
 
-Result<EPayloadLayout> LayoutEPayload(std::span<const uint8_t> payload,
-                                      const Schema& schema,
-                                      uint32_t events) {
+Status LayoutEPayload(std::span<const uint8_t> payload,
+                      const Schema& schema,
+                      uint32_t events,
+                      std::vector<uint64_t>* begin,
+                      std::vector<uint64_t>* end) {
   const size_t groups = schema.groups();
   if (payload.size() < 4 * groups) {
     return CorruptionError("E block payload shorter than its group totals");
   }
-  EPayloadLayout l;
-  l.begin.resize(schema.columns.size());
-  l.size.resize(schema.columns.size());
+  if (schema.payload_columns.size() != schema.columns.size()) {
+    return InvalidArgumentError("E block layout of a schema that was not built or parsed");
+  }
+  // Elements per group, then per-column byte counts: a walk of 8-byte entries, no branches
+  // on the column's kind (a fixed column counts `events` elements, at index 0).
+  std::vector<uint64_t> count(groups + 1);
+  count[0] = events;
+  for (size_t g = 0; g < groups; ++g) {
+    count[g + 1] = LoadLE<uint32_t>(payload.data() + 4 * g);
+  }
+  begin->resize(schema.columns.size());
+  end->resize(schema.columns.size());
   uint64_t at = 4 * groups;
-  for (size_t c = 0; c < schema.columns.size(); ++c) {
-    const ColumnSpec& spec = schema.columns[c];
-    const uint64_t count =
-        spec.jagged()
-            ? uint64_t{LoadLE<uint32_t>(payload.data() + 4 * static_cast<size_t>(spec.group))}
-            : uint64_t{events};
-    const uint64_t bytes = count * spec.len * spec.value_size();
-    l.begin[c] = at;
-    l.size[c] = bytes;
-    at += bytes;
-    if (at > payload.size()) {
-      return CorruptionError("E block columns overrun the payload (" + spec.name + ")");
+  for (size_t c = 0; c < schema.payload_columns.size(); ++c) {
+    const Schema::PayloadColumn& pc = schema.payload_columns[c];
+    (*begin)[c] = at;
+    at += count[pc.count_slot] * pc.element_bytes;  // each < 2^32 * 2^23
+    (*end)[c] = at;
+    if (at > payload.size()) {  // checked per column, so the sum cannot wrap
+      return CorruptionError("E block columns overrun the payload (" + schema.columns[c].name
+                             + ")");
     }
   }
   if (at != payload.size()) {
     return CorruptionError("E block columns fill " + std::to_string(at) + " of "
                            + std::to_string(payload.size()) + " payload bytes");
   }
-  l.total = at;
-  return l;
+  return OkStatus();
 }
 
 }  // namespace ferry::store

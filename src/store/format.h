@@ -256,18 +256,17 @@ struct EBlockHeader {
   uint32_t flags = 0;     // kEBlockFlagDictionary or 0
 };
 // Raw payload layout: u32 elements per group, then every column in schema order, its values of
-// the block's events byte-shuffled (section 5). ColumnSpan gives each column's place.
-struct EPayloadLayout {
-  std::vector<uint64_t> begin;  // per schema column: first byte in the raw payload
-  std::vector<uint64_t> size;   // per schema column: bytes
-  uint64_t total = 0;           // must equal raw_size
-};
+// the block's events byte-shuffled (section 5). LayoutEPayload gives each column's place.
 // Parses and checks a whole E block (CRC when verify_crc). bytes.size() is the block size.
 Result<EBlockHeader> ParseEBlockHeader(std::span<const uint8_t> bytes, bool verify_crc);
-// The layout of a decoded payload of `events` events: reads the group totals from its start.
-// kCorruption when the payload is too short for them or they do not add up to payload.size().
-Result<EPayloadLayout> LayoutEPayload(std::span<const uint8_t> payload,
-                                      const Schema& schema,
-                                      uint32_t events);
+// The layout of a decoded payload of `events` events, from the group totals at its start:
+// column c (schema order) is payload[(*begin)[c], (*end)[c]). The vectors are resized, their
+// capacity reused. kCorruption when the payload is too short for the totals or the columns do
+// not add up to payload.size().
+Status LayoutEPayload(std::span<const uint8_t> payload,
+                      const Schema& schema,
+                      uint32_t events,
+                      std::vector<uint64_t>* begin,
+                      std::vector<uint64_t>* end);
 
 }  // namespace ferry::store

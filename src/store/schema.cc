@@ -61,6 +61,7 @@ Result<Schema> Schema::Build(std::vector<ColumnSpec> columns) {
 Status Schema::DeriveAndValidate() {
   fixed.clear();
   jagged.clear();
+  payload_columns.clear();
   std::unordered_set<std::string_view> names;
   const uint64_t record_bits = static_cast<uint64_t>(record_size) * 8;
   const uint64_t data_start = kRecordHeaderBytes + 4 * static_cast<uint64_t>(group_counters.size());
@@ -115,6 +116,8 @@ Status Schema::DeriveAndValidate() {
     } else {
       return CorruptionError(where + ": unknown kind " + std::to_string(static_cast<int>(c.kind)));
     }
+    payload_columns.push_back({c.jagged() ? static_cast<uint32_t>(c.group) + 1 : 0,
+                               c.len * static_cast<uint32_t>(c.value_size())});  // len <= kMaxLen
   }
   for (size_t g = 0; g < group_counters.size(); ++g) {
     int32_t k = group_counters[g];

@@ -50,6 +50,14 @@ struct Schema {
   uint32_t record_size = 0;
   std::vector<int32_t> fixed;   // column indices of fixed columns, schema order
   std::vector<int32_t> jagged;  // column indices of jagged columns, schema order
+  // Derived, not stored: each column's bytes in an E block's payload per element, and what
+  // counts its elements: 0 for a fixed column (one per event), g + 1 for a column of group g.
+  // Eight bytes a column: the layout of every decoded E block walks all of them.
+  struct PayloadColumn {
+    uint32_t count_slot = 0;
+    uint32_t element_bytes = 0;
+  };
+  std::vector<PayloadColumn> payload_columns;
 
   // Assigns groups, slots, record offsets and the record size. Columns need name, type, kind,
   // len and (jagged) counter. InvalidArgument for a bad counter or a duplicate name.

@@ -275,11 +275,15 @@ class Store {
                       std::span<const EventId> ids,
                       std::span<const int32_t> columns,
                       std::span<const size_t> picks,
-                      std::span<PickV3> wants) const;
+                      std::span<PickV3> wants);
   void AssemblePicked(std::span<const int32_t> columns,
                       std::span<PickV3> wants,
                       std::vector<rootio::Column>* out) const;
-  // Decodes a version-3 E block (CRC checked) into a cacheable chunk.
+  // Decodes a version-3 E block (CRC checked) into *out, reusing its buffers.
+  Status DecodeEBlockInto(std::span<const uint8_t> bytes,
+                          uint64_t first_ordinal,
+                          DecodedBlock* out);
+  // The same into a new, cacheable chunk.
   Result<Chunk> DecodeEBlock(std::span<const uint8_t> bytes, uint64_t first_ordinal);
   // Version 3 collections of events [first, first + n) from the E blocks (no J chunks).
   Status FillJaggedFromE(Shard& shard,
@@ -367,6 +371,11 @@ class Store {
   std::unique_ptr<BlockCache> cache_;
   StoreStats counters_;
   ByteVector unshuffle_scratch_;
+  // An E block decoded for one use (a scan's, a verify's, a pick the cache does not admit):
+  // decoding into the same memory every time spares a fresh allocation, and its page faults,
+  // per block.
+  DecodedBlock block_scratch_;
+  size_t pick_bytes_hint_ = 0;              // the largest picked event's values so far
   std::shared_ptr<const Dictionary> dict_;  // version 3: the manifest's dictionary, digested
 };
 

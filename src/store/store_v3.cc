@@ -30,9 +30,16 @@ void AppendGathered(
 }  // namespace
 
 Result<Chunk> Store::DecodeEBlock(std::span<const uint8_t> bytes, uint64_t first_ordinal) {
+  auto out = std::make_shared<DecodedBlock>();
+  FERRY_TRY(DecodeEBlockInto(bytes, first_ordinal, out.get()));
+  return Chunk(std::move(out));
+}
+
+Status Store::DecodeEBlockInto(std::span<const uint8_t> bytes,
+                               uint64_t first_ordinal,
+                               DecodedBlock* out) {
   const Schema& s = schema();
   EBlockHeader h = FERRY_TRY(ParseEBlockHeader(bytes, true));
-  auto out = std::make_shared<DecodedBlock>();
   out->data.resize(h.raw_size);
   if ((h.flags & kEBlockFlagDictionary) != 0) {
     if (dict_ == nullptr) {
@@ -43,14 +50,9 @@ Result<Chunk> Store::DecodeEBlock(std::span<const uint8_t> bytes, uint64_t first
   } else {
     FERRY_TRY(DecodeChunk(bytes.subspan(kEBlockHeaderBytes), out->data));
   }
-  EPayloadLayout l = FERRY_TRY(LayoutEPayload(out->data, s, h.events));
+  FERRY_TRY(LayoutEPayload(out->data, s, h.events, &out->begin, &out->end));
   out->events = h.events;
   out->first_ordinal = first_ordinal;
-  out->begin = std::move(l.begin);
-  out->end = out->begin;
-  for (size_t c = 0; c < out->end.size(); ++c) {
-    out->end[c] += l.size[c];
-  }
   // Element prefix sums per group, from the counters in the block; they must add up to the
   // group totals the payload starts with.
   const size_t n = h.events;
@@ -77,7 +79,7 @@ Result<Chunk> Store::DecodeEBlock(std::span<const uint8_t> bytes, uint64_t first
     }
   }
   ++counters_.block_reads;
-  return Chunk(std::move(out));
+  return OkStatus();
 }
 
 // One event of a version-3 pick: where its record is, the record, then its values copied out
@@ -190,9 +192,19 @@ Status Store::ReadPickedBlocks(size_t r,
         return "shard " + shard.path() + " > E block at " + std::to_string(w.rec.block_offset)
                + " (event " + ids[picks.front()].ToString() + ")";
       };
-      Chunk c = FERRY_TRY_CTX(DecodeEBlock(got[k], first), where());
-      cache_->Insert({r, w.rec.block_offset}, c);
-      FERRY_TRY_CTX(CopyOutPicks(*c, ids, columns, picks, wants), where());
+      // A block is kept once it is missed a second time (BlockCache::Admit); a scattered
+      // list's blocks are decoded into the same scratch, one after another.
+      const BlockCache::Key key{r, w.rec.block_offset};
+      const DecodedBlock* block = &block_scratch_;
+      Chunk kept;
+      if (cache_->Admit(key)) {
+        kept = FERRY_TRY_CTX(DecodeEBlock(got[k], first), where());
+        cache_->Insert(key, kept);
+        block = kept.get();
+      } else {
+        FERRY_TRY_CTX(DecodeEBlockInto(got[k], first, &block_scratch_), where());
+      }
+      FERRY_TRY_CTX(CopyOutPicks(*block, ids, columns, picks, wants), where());
     }
   }
   return OkStatus();
@@ -203,11 +215,12 @@ Status Store::CopyOutPicks(const DecodedBlock& b,
                            std::span<const EventId> ids,
                            std::span<const int32_t> columns,
                            std::span<const size_t> picks,
-                           std::span<PickV3> wants) const {
+                           std::span<PickV3> wants) {
   const Schema& s = schema();
   const size_t n = b.events;
   for (size_t i : picks) {
     PickV3& w = wants[i];
+    w.values.reserve(pick_bytes_hint_);  // grown from empty, it reallocated a dozen times
     const uint64_t pos = w.rec.ordinal - b.first_ordinal;
     if (w.rec.ordinal < b.first_ordinal || pos >= b.events) {
       return CorruptionError("event " + ids[i].ToString() + ": ordinal " + std::to_string(pos)
@@ -228,40 +241,65 @@ Status Store::CopyOutPicks(const DecodedBlock& b,
       AppendGathered(&w.values, col, total, wsz, uint64_t{p[pos]} * c.len, count);
       w.lengths.push_back(static_cast<uint32_t>(count));
     }
+    pick_bytes_hint_ = std::max(pick_bytes_hint_, w.values.size());
   }
   return OkStatus();
 }
 
-// 4. Values, in list order (fixed columns' buffers sized once for the list); each event's
-// copy is released once it is in the output.
+// 4. Values, in list order (every column's buffers sized once for the list: grown value by
+// value they reallocated and faulted in fresh pages over and over); each event's copy is
+// released once it is in the output.
 void Store::AssemblePicked(std::span<const int32_t> columns,
                            std::span<PickV3> wants,
                            std::vector<rootio::Column>* out) const {
   const Schema& s = schema();
+  // Where each column's values go: its bytes are sized for the whole list first.
+  struct Sink {
+    size_t width;
+    uint32_t len;                    // values per event (fixed columns)
+    std::vector<uint64_t>* offsets;  // jagged columns only
+    uint8_t* base;
+    size_t at;
+  };
+  std::vector<Sink> sinks(columns.size());
+  std::vector<uint64_t> values(columns.size(), 0);  // of the whole list, per column
   for (size_t k = 0; k < columns.size(); ++k) {
     const ColumnSpec& c = s.columns[static_cast<size_t>(columns[k])];
-    if (!c.jagged()) {
-      (*out)[k].bytes.reserve((*out)[k].bytes.size() + wants.size() * c.len * c.value_size());
-    }
+    sinks[k] = {c.value_size(), c.len, c.jagged() ? &(*out)[k].offsets.Mutable() : nullptr, nullptr,
+                0};
+    values[k] = c.jagged() ? 0 : uint64_t{wants.size()} * c.len;
   }
-  for (PickV3& w : wants) {
-    size_t at = 0;
+  for (const PickV3& w : wants) {
     size_t jagged = 0;
     for (size_t k = 0; k < columns.size(); ++k) {
-      const ColumnSpec& c = s.columns[static_cast<size_t>(columns[k])];
-      const size_t wsz = c.value_size();
-      const size_t bytes = (c.jagged() ? w.lengths[jagged++] : c.len) * wsz;
-      rootio::Column& o = (*out)[k];
-      const size_t o_at = o.bytes.size();
-      o.bytes.resize(o_at + bytes);
+      if (sinks[k].offsets != nullptr) {
+        values[k] += w.lengths[jagged++];
+      }
+    }
+  }
+  for (size_t k = 0; k < columns.size(); ++k) {
+    rootio::Column& o = (*out)[k];
+    sinks[k].at = o.bytes.size();
+    o.bytes.resize(sinks[k].at + values[k] * sinks[k].width);  // not zeroed: all overwritten
+    sinks[k].base = o.bytes.data();
+    if (sinks[k].offsets != nullptr) {
+      sinks[k].offsets->reserve(sinks[k].offsets->size() + wants.size() + 1);
+    }
+    o.num_entries += static_cast<int64_t>(wants.size());
+  }
+  for (PickV3& w : wants) {
+    size_t from = 0;
+    size_t jagged = 0;
+    for (Sink& sink : sinks) {
+      const size_t bytes = (sink.offsets != nullptr ? w.lengths[jagged++] : sink.len) * sink.width;
       if (bytes != 0) {
-        std::memcpy(o.bytes.data() + o_at, w.values.data() + at, bytes);
+        std::memcpy(sink.base + sink.at, w.values.data() + from, bytes);
       }
-      at += bytes;
-      if (c.jagged()) {
-        o.offsets.push_back(o.bytes.size() / wsz);
+      from += bytes;
+      sink.at += bytes;
+      if (sink.offsets != nullptr) {
+        sink.offsets->push_back(sink.at / sink.width);
       }
-      ++o.num_entries;
     }
     w.values = ByteVector();
     w.lengths = {};
@@ -293,9 +331,9 @@ Status Store::FillJaggedFromE(Shard& shard,
     }
     FERRY_TRY(shard.BytesV(ranges, &bufs, &got));
     for (uint64_t b = at; b < end; ++b) {
-      Chunk block =
-          FERRY_TRY_CTX(DecodeEBlock(got[b - at], b << kc_log2), "E block " + std::to_string(b));
-      const DecodedBlock& d = *block;
+      FERRY_TRY_CTX(DecodeEBlockInto(got[b - at], b << kc_log2, &block_scratch_),
+                    "E block " + std::to_string(b));
+      const DecodedBlock& d = block_scratch_;
       // The block's events inside [first, first + n) (a scan batch is a whole S block, which
       // holds whole E blocks; the clamp keeps partial ranges right too).
       const uint64_t lo = std::max<uint64_t>(first, d.first_ordinal) - d.first_ordinal;
@@ -336,11 +374,12 @@ Result<std::optional<uint64_t>> Store::VerifyEBlock(Shard& shard,
                                                     std::span<uint64_t> group_elements,
                                                     std::vector<uint8_t>* scratch) {
   auto bytes = FERRY_TRY_CTX(shard.Bytes(ref.offset, ref.size, scratch), bw);
-  Chunk d = FERRY_TRY_CTX(DecodeEBlock(bytes, b << shard.header().log2_kc), bw);
+  FERRY_TRY_CTX(DecodeEBlockInto(bytes, b << shard.header().log2_kc, &block_scratch_), bw);
+  const DecodedBlock& d = block_scratch_;
   for (size_t g = 0; g < group_elements.size(); ++g) {
-    group_elements[g] += d->prefix[g * (d->events + 1) + d->events];
+    group_elements[g] += d.prefix[g * (d.events + 1) + d.events];
   }
-  return d->events;
+  return d.events;
 }
 
 }  // namespace ferry::store

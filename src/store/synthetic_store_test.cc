@@ -288,5 +288,37 @@ TEST(SyntheticStore, RunsLumisPaddingAndValues) {
   }
 }
 
+// A scattered pick list's E blocks are decoded into scratch, not cached; a block missed a second
+// time is kept and the third pick of it hits. Values are the same every time.
+TEST(SyntheticStore, PickedBlocksAreCachedOnlyOnceMissedTwice) {
+  testing::TempDir dir;
+  WriteSynthetic(dir.path(), 1, 2, 3);
+  for (IoMode mode : {IoMode::kPread, IoMode::kMmap}) {
+    auto s = std::move(*Store::Open(dir.path(), {.mode = mode}));
+    std::vector<EventId> ids;
+    for (const Ev& e : Events())
+      ids.push_back({e.run, e.lumi, e.event});
+    const auto cols = *s->ResolveColumns({});
+    std::vector<std::vector<rootio::Column>> got(3);
+    std::vector<StoreStats> stats;
+    for (auto& out : got) {
+      s->ResetStats();
+      ASSERT_TRUE(s->ReadEvents(ids, cols, &out).has_value());
+      stats.push_back(s->stats());
+    }
+    EXPECT_EQ(stats[0].cache_hits, 0u);
+    EXPECT_EQ(stats[1].cache_hits, 0u);
+    EXPECT_GT(stats[1].block_reads, 0u) << "the second pass decodes its blocks again";
+    EXPECT_EQ(stats[1].block_reads, stats[0].block_reads);
+    EXPECT_EQ(stats[2].block_reads, 0u) << "the third pass finds every block cached";
+    EXPECT_EQ(stats[2].cache_hits, stats[0].block_reads);
+    for (size_t k = 0; k < cols.size(); ++k) {
+      EXPECT_EQ(got[1][k].bytes, got[0][k].bytes) << "column " << k;
+      EXPECT_EQ(got[2][k].bytes, got[0][k].bytes) << "column " << k;
+      EXPECT_EQ(got[2][k].offsets, got[0][k].offsets) << "column " << k;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ferry::store
