@@ -16,7 +16,8 @@
 # AGC_BENCH_SMALL=1: 0.5 GB zlib-1 and 0.05 GB LZMA-9. AGC_BENCH_REPEAT (default 3) runs per
 # pass (medians). AGC_BENCH_DATA (default /srv/ferry-agc-bench) keeps the generated data for
 # the next run (remove it when done). AGC_BENCH_NO_WAN=1 serves from 127.0.0.1.
-# AGC_BENCH_RNTUPLE (default 1) adds the same two sets written as RNTuples (twice the disk).
+# AGC_BENCH_RNTUPLE (default 1) adds the same two sets written as RNTuples (twice the disk);
+# AGC_BENCH_RNTUPLE=only runs the RNTuple sets alone.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${FERRY_BUILD_DIR:-$ROOT/build/release}"
@@ -56,7 +57,7 @@ read -r ZLIB_GB LZMA_GB < <("$PY" - "$avail_gb" "$ZLIB_GB" "$LZMA_GB" "${AGC_BEN
 import sys
 avail, z, l = map(float, sys.argv[1:4])
 room = max(0.2, avail - 10)
-need = 1.2 * (z + l) * (2 if sys.argv[4] == "1" else 1)
+need = 1.2 * (z + l) * (2 if sys.argv[4] == "1" else 1)  # "only": one form
 if need > room:
     k = room / need
     z, l = round(z * k, 2), round(l * k, 2)
@@ -73,9 +74,12 @@ lzma_events="$("$PY" -c "print(int($LZMA_GB * 1e9 / $lzma_bpe))")"
 lzma_files="$("$PY" -c "print(max(2, min($FILES, round($LZMA_GB * 20))))")"
 codecs="zlib:1:$zlib_events lzma:9:$lzma_events:$lzma_files"
 # The same events as RNTuples beside them (issue 29's targets are printed per set).
-if [ "${AGC_BENCH_RNTUPLE:-1}" = 1 ]; then
-  codecs="$codecs zlib:1:$zlib_events:$FILES:rntuple lzma:9:$lzma_events:$lzma_files:rntuple"
-fi
+# AGC_BENCH_RNTUPLE=only: the RNTuple sets alone.
+rntuple_sets="zlib:1:$zlib_events:$FILES:rntuple lzma:9:$lzma_events:$lzma_files:rntuple"
+case "${AGC_BENCH_RNTUPLE:-1}" in
+  1) codecs="$codecs $rntuple_sets" ;;
+  only) codecs="$rntuple_sets" ;;
+esac
 args=(--ferry "$FERRY" --out "$OUT" --title "bench agc_passes" --files "$FILES"
   --codecs "$codecs" --repeat "$REPEAT" --data-dir "$DATA"
   --reads "${AGC_BENCH_READS:-16}")

@@ -214,6 +214,14 @@ void DecodeIndex(const ColumnTypeInfo& info,
       Unsplits().w4(src, n, dst + size_t{n} * 4);
       src = dst + size_t{n} * 4;
     }
+    if (info.delta) {  // widened and summed in one pass (element i is read before it is written)
+      uint64_t sum = 0;
+      for (size_t i = 0; i < n; ++i) {
+        sum += LoadLE<uint32_t>(src + i * 4);  // unsigned: damaged deltas wrap, caught later
+        StoreLE<uint64_t>(dst + i * 8, sum);
+      }
+      return;
+    }
     for (size_t i = 0; i < n; ++i) {
       StoreLE<uint64_t>(dst + i * 8, LoadLE<uint32_t>(src + i * 4));
     }
