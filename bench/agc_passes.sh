@@ -17,7 +17,8 @@
 # pass (medians). AGC_BENCH_DATA (default /srv/ferry-agc-bench) keeps the generated data for
 # the next run (remove it when done). AGC_BENCH_NO_WAN=1 serves from 127.0.0.1.
 # AGC_BENCH_RNTUPLE (default 1) adds the same two sets written as RNTuples (twice the disk);
-# AGC_BENCH_RNTUPLE=only runs the RNTuple sets alone.
+# AGC_BENCH_RNTUPLE=only runs the RNTuple sets alone. AGC_BENCH_CACHE_SET="KEY=VALUE ..." adds
+# cache settings (e.g. replica_codec=lz4).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${FERRY_BUILD_DIR:-$ROOT/build/release}"

@@ -132,7 +132,10 @@ cache_enable() {  # DIR [--shared GROUP]
   shift
   # replica = manual: the cold and warm passes measure the byte tier, and the replica is built
   # (and timed) between the passes, not by a background builder whenever a pass ends.
-  "$FERRY" cache enable --dir "$CACHE_DIR" --lib "$PLUGIN_LIB" --set replica=manual "$@" \
+  # AGC_BENCH_CACHE_SET="KEY=VALUE ...": more cache settings (e.g. replica_codec=lz4).
+  local extra=()
+  for kv in ${AGC_BENCH_CACHE_SET:-}; do extra+=(--set "$kv"); done
+  "$FERRY" cache enable --dir "$CACHE_DIR" --lib "$PLUGIN_LIB" --set replica=manual "${extra[@]}" "$@" \
     >"$WORK/cache-enable.log" 2>&1 ||
     die "ferry cache enable failed: $(tail -n 3 "$WORK/cache-enable.log")"
   CACHE_ON=1

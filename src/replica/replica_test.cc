@@ -308,6 +308,44 @@ TEST(Replica, AChangedOriginFileInvalidatesTheReplica) {
   EXPECT_NE(status->state, ReplicaState::kBuilt);
 }
 
+// The same drop for an RNTuple file's replica: what is checked (the manifest's epoch, size and
+// mtime against the origin's) does not depend on the format.
+TEST(Replica, AChangedOriginRntupleInvalidatesTheReplica) {
+  if (testing::RntupleDataDir().empty()) {
+    GTEST_SKIP() << "data/rntuple not present";
+  }
+  testing::TempDir dir;
+  Config config = TestConfig(dir.path() + "/cache");
+  config.revalidate_s = 0;
+  const std::string url = "root://origin.example:1094//data/muons.root";
+  const std::vector<uint8_t> bytes = testing::ReadWholeFile(
+      testing::RntupleDataDir() + "/Run2012BC_DoubleMuParked_Muons_1000evts_rntuple_v1-0-0-0.root");
+  auto origin = std::make_shared<MemoryOrigin>(bytes);
+  auto cache = Cache::Create(config).value();
+  {
+    auto f = cache->Open(url, origin).value();
+    std::vector<uint8_t> whole(bytes.size());
+    ASSERT_TRUE(f->Read(0, whole));  // every page read whole: all of them hot
+  }
+  ASSERT_TRUE(cache->Flush());
+  auto built = BuildReplica(config, KeyOf(url), {});
+  ASSERT_TRUE(built.has_value()) << built.error().ToString();
+  ASSERT_EQ(built->state, ReplicaState::kBuilt) << built->reason;
+  cache = Cache::Create(config).value();  // a new process
+  EXPECT_TRUE(cache->Open(url, origin).value()->virtual_file());
+  cache.reset();
+  std::vector<uint8_t> changed = bytes;
+  changed.push_back(0);
+  origin->Replace(changed, 1800000000);
+  cache = Cache::Create(config).value();
+  auto f = cache->Open(url, origin).value();
+  EXPECT_FALSE(f->virtual_file());
+  EXPECT_EQ(f->size(), changed.size());
+  auto status = ReplicaStatusOf(PathsFor(config.dir, KeyOf(url)));
+  ASSERT_TRUE(status.has_value());
+  EXPECT_NE(status->state, ReplicaState::kBuilt);
+}
+
 TEST(Replica, AFileThatIsNotRootIsLeftAlone) {
   testing::TempDir dir;
   Config config = TestConfig(dir.path() + "/cache");
