@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <initializer_list>
 #include <iterator>
-#include <memory>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/byte_vector.h"
@@ -26,63 +26,90 @@ namespace ferry::rootio {
 // instead of copying 8 bytes per entry for every field. Reads never copy; the mutators below
 // (and Mutable()) take a private vector first. clear() drops a shared vector rather than copy
 // it, so the decoder that shared it can fill it again in place.
+// The count of holders is our own atomic, not a shared_ptr's: whether a holder is the last one
+// must be an acquire load (it orders this holder's writes after the reads another thread made
+// through a copy it has since dropped), and shared_ptr only offers a relaxed use_count().
 class Offsets {
  public:
   Offsets() = default;
   Offsets(std::initializer_list<uint64_t> values)  // NOLINT(google-explicit-constructor)
-      : v_(std::make_shared<std::vector<uint64_t>>(values)) {}
+      : r_(NewRep(values)) {}
+  Offsets(const Offsets& o) : r_(Ref(o.r_)) {}
+  Offsets(Offsets&& o) noexcept : r_(std::exchange(o.r_, nullptr)) {}
+  Offsets& operator=(const Offsets& o) {
+    if (this != &o) {
+      Share(o);
+    }
+    return *this;
+  }
+  Offsets& operator=(Offsets&& o) noexcept {
+    if (this != &o) {
+      Unref(r_);
+      r_ = std::exchange(o.r_, nullptr);
+    }
+    return *this;
+  }
   Offsets& operator=(std::initializer_list<uint64_t> values) {
     Mutable().assign(values);
     return *this;
   }
+  ~Offsets() { Unref(r_); }
 
-  size_t size() const { return v_ ? v_->size() : 0; }
+  size_t size() const { return r_ != nullptr ? r_->v.size() : 0; }
   bool empty() const { return size() == 0; }
-  uint64_t operator[](size_t i) const { return (*v_)[i]; }
-  uint64_t front() const { return v_->front(); }
-  uint64_t back() const { return v_->back(); }
-  const uint64_t* data() const { return v_ ? v_->data() : nullptr; }
+  uint64_t operator[](size_t i) const { return r_->v[i]; }
+  uint64_t front() const { return r_->v.front(); }
+  uint64_t back() const { return r_->v.back(); }
+  const uint64_t* data() const { return r_ != nullptr ? r_->v.data() : nullptr; }
   const uint64_t* begin() const { return data(); }
   const uint64_t* end() const { return data() + size(); }
   operator std::span<const uint64_t>() const {  // NOLINT(google-explicit-constructor)
     return {data(), size()};
   }
-  const std::vector<uint64_t>& vector() const { return v_ ? *v_ : Empty(); }
-  bool operator==(const Offsets& o) const { return v_ == o.v_ || vector() == o.vector(); }
+  const std::vector<uint64_t>& vector() const { return r_ != nullptr ? r_->v : Empty(); }
+  bool operator==(const Offsets& o) const { return r_ == o.r_ || vector() == o.vector(); }
 
   // This holds other's vector, without copying it.
-  void Share(const Offsets& other) { v_ = other.v_; }
+  void Share(const Offsets& other) {
+    if (r_ != other.r_) {
+      Rep* held = Ref(other.r_);
+      Unref(r_);
+      r_ = held;
+    }
+  }
   // Whether this and other hold the same vector (Share).
-  bool SharesWith(const Offsets& other) const { return v_ != nullptr && v_ == other.v_; }
+  bool SharesWith(const Offsets& other) const { return r_ != nullptr && r_ == other.r_; }
 
   std::vector<uint64_t>& Mutable() {
-    if (!v_) {
-      v_ = std::make_shared<std::vector<uint64_t>>();
+    if (r_ == nullptr) {
+      r_ = NewRep({});
     } else if (!Unique()) {
-      v_ = std::make_shared<std::vector<uint64_t>>(*v_);
+      Rep* own = NewRep(r_->v);
+      Unref(r_);
+      r_ = own;
     }
-    return *v_;
+    return r_->v;
   }
   // A private vector for the caller to overwrite whole: this one as it is (size and values
   // kept, so a resize to the same size writes nothing) when no copy shares it, else a new
   // empty one; never a copy of shared values about to be replaced.
   std::vector<uint64_t>& Overwrite() {
-    if (v_ && !Unique()) {
-      v_.reset();
+    if (r_ != nullptr && !Unique()) {
+      Unref(std::exchange(r_, nullptr));
     }
     return Mutable();
   }
   void clear() {
-    if (v_ && !Unique()) {
-      v_.reset();
-    } else if (v_) {
-      v_->clear();
+    if (r_ != nullptr && !Unique()) {
+      Unref(std::exchange(r_, nullptr));
+    } else if (r_ != nullptr) {
+      r_->v.clear();
     }
   }
   void push_back(uint64_t x) { Mutable().push_back(x); }
   void resize(size_t n) { Mutable().resize(n); }
   void reserve(size_t n) { Mutable().reserve(n); }
-  size_t capacity() const { return v_ ? v_->capacity() : 0; }
+  size_t capacity() const { return r_ != nullptr ? r_->v.capacity() : 0; }
   template <std::input_iterator It>
   void assign(It first, It last) {
     Mutable().assign(first, last);
@@ -90,20 +117,32 @@ class Offsets {
   void assign(size_t n, uint64_t value) { Mutable().assign(n, value); }
 
  private:
-  // No other Offsets holds the vector. The fence orders this holder's writes after the reads
-  // another thread made through a copy it has since dropped (use_count() loads relaxed).
-  bool Unique() const {
-    if (v_.use_count() != 1) {
-      return false;
-    }
-    std::atomic_thread_fence(std::memory_order_acquire);
-    return true;
+  struct Rep {
+    std::atomic<uint32_t> holders;
+    std::vector<uint64_t> v;
+  };
+  // One holder; freed by the Unref that drops the last one.
+  static Rep* NewRep(std::vector<uint64_t> v) {
+    return new Rep{{1}, std::move(v)};  // NOLINT(cppcoreguidelines-owning-memory)
   }
+  static Rep* Ref(Rep* r) {
+    if (r != nullptr) {
+      r->holders.fetch_add(1, std::memory_order_relaxed);
+    }
+    return r;
+  }
+  // Release: this holder's reads happen before the last holder's Unique() sees it gone.
+  static void Unref(Rep* r) {
+    if (r != nullptr && r->holders.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      delete r;  // NOLINT(cppcoreguidelines-owning-memory): the count owns it
+    }
+  }
+  bool Unique() const { return r_->holders.load(std::memory_order_acquire) == 1; }
   static const std::vector<uint64_t>& Empty() {
     static const std::vector<uint64_t> empty;
     return empty;
   }
-  std::shared_ptr<std::vector<uint64_t>> v_;
+  Rep* r_ = nullptr;
 };
 
 struct Column {
