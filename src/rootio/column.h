@@ -79,6 +79,8 @@ class Offsets {
   }
   // Whether this and other hold the same vector (Share).
   bool SharesWith(const Offsets& other) const { return r_ != nullptr && r_ == other.r_; }
+  // Whether another Offsets, maybe in another thread, still holds this one's vector.
+  bool Shared() const { return r_ != nullptr && !Unique(); }
 
   std::vector<uint64_t>& Mutable() {
     if (r_ == nullptr) {
