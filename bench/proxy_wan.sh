@@ -48,7 +48,8 @@
 # $FERRY_BENCH_OUT, so runs of each kind stay side by side.
 # Env: FERRY_BUILD_DIR, PROXY_WAN_DATA (/tmp/ferry-proxy-wan-data, kept), PROXY_WAN_REPEAT,
 # PROXY_WAN_RTT (40ms), PROXY_WAN_RATE (1gbit), PROXY_WAN_AGC_FILES (9), PROXY_WAN_AGC_EVENTS
-# (1800000), PROXY_WAN_SKIP_XCACHE=1; the options as PROXY_WAN_AUTH=sss, PROXY_WAN_HTTPS=1 and
+# (1800000), PROXY_WAN_SKIP_XCACHE=1, PROXY_WAN_PROXY_ARGS (more `ferry proxy run` options, e.g.
+# "--channels 4 --set ahead_fetches=8" to compare settings); the options as PROXY_WAN_AUTH=sss, PROXY_WAN_HTTPS=1 and
 # PROXY_WAN_WORKLOADS=LIST (so `make bench BENCH=proxy_wan PROXY_WAN_AUTH=sss` works).
 set -euo pipefail
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
@@ -242,6 +243,8 @@ free_port() {
 start_proxy() {
   stop_proxy
   local cache=$1 i port extra=("${PROXY_SEC[@]}")
+  # shellcheck disable=SC2206  # PROXY_WAN_PROXY_ARGS is a list of options, split on spaces
+  extra+=(${PROXY_WAN_PROXY_ARGS:-})
   PROXY_PORT="$(free_port)"
   PROXY_HTTPS_PORT=""
   if [ "${2:-}" = https ]; then

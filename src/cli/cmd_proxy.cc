@@ -120,7 +120,7 @@ Result<Plan> MakePlan(const Args& a) {
   if (auto v = a.Get("--max-size")) {
     c += "ferry.max_size " + *v + "\n";
   }
-  c += "ferry.channels " + a.GetOr("--channels", "4") + "\n";
+  c += "ferry.channels " + a.GetOr("--channels", "1") + "\n";
   if (auto v = a.Get("--lookahead")) {
     c += "ferry.lookahead " + *v + "\n";
   }
@@ -363,7 +363,7 @@ constexpr OptionSpec kConfigOptions[] = {
     {"--port", "P", "the port the proxy listens on"},
     {"--dir", "DIR", "the cache directory"},
     {"--max-size", "S", "the most disk space the cache takes"},
-    {"--channels", "N", "connections to the origin", "4"},
+    {"--channels", "N", "connections to the origin", "1"},
     {"--host", "NAME",
      "the name clients reach the proxy by; opens are redirected to it under synthetic user names",
      "this host's name"},

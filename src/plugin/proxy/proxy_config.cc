@@ -149,9 +149,14 @@ Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
     }
   }
   // A proxy serves many files at once: more workers (asynchronous reads of different files run
-  // on them concurrently) and origin channels than a client needs.
+  // on them concurrently) than a client needs. One origin channel: every file's fetches share
+  // one TCP connection, which the metadata of the first opens has already grown out of slow
+  // start when the data fetches begin. Extra channels start cold and cost a first pass more
+  // than they give (bench/proxy_wan, AGC cold: 1.35x direct with 4, 1.05x with 1; the replay
+  // and 8 processes unchanged). An origin that serves each connection's reads slowly (disk
+  // seeks) is the case for `channels` > 1.
   cache_keys.try_emplace("workers", "64");
-  cache_keys.try_emplace("channels", "4");
+  cache_keys.try_emplace("channels", "1");
   // No replica tier here yet: a replica's virtual file has its own size, and the proxy answers
   // stat by path from the byte tier's index (XrdOss::Stat), which would disagree with it.
   cache_keys.try_emplace("replica", "off");

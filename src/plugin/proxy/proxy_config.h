@@ -14,10 +14,12 @@
 //                                   ROOT-aware and sequential) when N > 0; 0: off
 //                                   (ferry.readahead off too). Its window is the engine's (the
 //                                   link's bandwidth-delay product, readahead_max), not N.
-//   ferry.ahead_fetches N  8        read-ahead fetches in flight at once over all files (about a
-//                                   bandwidth-delay product of one-unit fetches), also while
-//                                   clients wait on misses (the client plug-in's engine runs 2
-//                                   then: cache::Config::readahead_fetches*)
+//   ferry.ahead_fetches N  32       read-ahead fetches in flight at once over all files, also
+//                                   while clients wait on misses (the client plug-in's engine
+//                                   runs 2 then: cache::Config::readahead_fetches*). A fetch is
+//                                   about one cluster (0.4-0.6 MB of AGC baskets): 8 of them
+//                                   carried ~75 MB/s over 40 ms (bytes in flight / RTT), short
+//                                   of a 1 Gbit/s link; 32 fill it with room for longer RTTs
 //   ferry.timeout S        60       origin request timeout in seconds
 //   ferry.status_ms MS     1000     how often DIR/proxy-status.json is rewritten while it
 //                                   changes (tests set it short to wait for an update)
@@ -57,7 +59,7 @@ struct ProxyConfig {
   uint32_t redirect_users = 64;
   bool access_log = true;
   uint32_t lookahead = 8;
-  uint32_t ahead_fetches = 8;
+  uint32_t ahead_fetches = 32;
   uint16_t timeout_s = 60;
   uint32_t status_ms = 1000;
   uint32_t origin_idle_ms = 30000;
