@@ -4,33 +4,44 @@
 
 namespace ferry::readahead {
 
-std::optional<std::string> OpenSequence::OnOpen(const std::string& dir,
-                                                const std::string& name,
-                                                const std::vector<std::string>& listing) {
+std::vector<std::string> OpenSequence::OnOpen(const std::string& dir,
+                                              const std::string& name,
+                                              const std::vector<std::string>& listing) {
   Dir& d = dirs_[dir];
+  // The predictions this open settles: the one it takes is used, those it skipped are wasted;
+  // an open that takes none wastes them all (the reader left the sequence).
+  bool took = false;
   if (!d.pending.empty()) {
-    const bool taken = d.pending == name;
-    d.used += taken ? 1 : 0;
-    d.wasted += taken ? 0 : 1;
-    used_ += taken ? 1 : 0;
-    wasted_ += taken ? 0 : 1;
-    d.pending.clear();
+    const auto hit = std::find(d.pending.begin(), d.pending.end(), name);
+    took = hit != d.pending.end();
+    const auto skipped = static_cast<uint64_t>(hit - d.pending.begin());
+    d.used += took ? 1 : 0;
+    used_ += took ? 1 : 0;
+    d.wasted += skipped;
+    wasted_ += skipped;
+    d.pending.erase(d.pending.begin(), took ? hit + 1 : hit);
   }
   auto it = std::lower_bound(listing.begin(), listing.end(), name);
   if (it == listing.end() || *it != name) {
     d.last = -1;  // not in the listing (or no listing yet): no sequence to follow
-    return std::nullopt;
+    return {};
   }
   const long at = it - listing.begin();
-  const bool follows = d.last >= 0 && at == d.last + 1;
+  const bool follows = took || (d.last >= 0 && at == d.last + 1);
   d.last = at;
-  if (!follows || d.wasted >= d.used + kMaxWastedLead
-      || static_cast<size_t>(at + 1) >= listing.size()) {
-    return std::nullopt;
+  if (!follows || d.wasted >= d.used + kMaxWastedLead) {
+    return {};
   }
-  d.pending = listing[static_cast<size_t>(at + 1)];
-  ++predicted_;
-  return d.pending;
+  std::vector<std::string> fresh;
+  const size_t end = std::min(listing.size(), static_cast<size_t>(at) + 1 + kDepth);
+  for (size_t i = static_cast<size_t>(at) + 1; i < end; ++i) {
+    if (std::find(d.pending.begin(), d.pending.end(), listing[i]) == d.pending.end()) {
+      d.pending.push_back(listing[i]);
+      fresh.push_back(listing[i]);
+    }
+  }
+  predicted_ += fresh.size();
+  return fresh;
 }
 
 }  // namespace ferry::readahead

@@ -4,21 +4,26 @@
 // listing, uproot's iterate, `ferry analyze agc --threads 1` — opens each file only after the
 // last one is done, and pays the new file's open and metadata round trips while its cores wait.
 // Such a reader opens the files of one directory in name order, so once two opens in a row were
-// neighbours in the directory's sorted listing, the name after the last one is predicted, and
-// the caller fetches that file's metadata before it is opened.
+// neighbours in the directory's sorted listing, the kDepth names after the last one are
+// predicted, and the caller fetches those files' metadata before they are opened. More than one:
+// a reader that opens its files one after another before reading any (`ferry analyze agc
+// --opens 1`) asks for the next file about as soon as the last one is open, sooner than one
+// file's open and metadata fetch take, so only a few fetched at once keep ahead of it.
 //
 // Each directory has its own sequence (two datasets read interleaved are two sequences). A
-// prediction that the next open in its directory does not take is wasted; once a directory's
-// wasted predictions outnumber its used ones by kMaxWastedLead, it is predicted no more (a
-// reader whose opens do not follow the listing, such as a shuffled file list).
+// prediction is used when a later open in its directory takes it; one that open skipped is
+// wasted, and an open that takes none of the pending predictions wastes them all (the reader
+// left the sequence). Once a directory's wasted predictions outnumber its used ones by
+// kMaxWastedLead, it is predicted no more (a reader whose opens do not follow the listing, such
+// as a shuffled file list).
 //
 // Pure logic: the caller supplies each directory's sorted listing (or none yet) and does the
 // fetching. Thread-safety: none (the caller serialises OnOpen).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,12 +32,14 @@ namespace ferry::readahead {
 class OpenSequence {
  public:
   static constexpr uint64_t kMaxWastedLead = 2;
+  static constexpr size_t kDepth = 3;
 
   // A file `name` of directory `dir` was opened; `listing`: the directory's file names, sorted
-  // (empty when not known yet). Returns the name to fetch ahead, if any.
-  std::optional<std::string> OnOpen(const std::string& dir,
-                                    const std::string& name,
-                                    const std::vector<std::string>& listing);
+  // (empty when not known yet). Returns the names to fetch ahead that were not predicted before,
+  // in listing order (none when the opens do not follow the listing).
+  std::vector<std::string> OnOpen(const std::string& dir,
+                                   const std::string& name,
+                                   const std::vector<std::string>& listing);
 
   uint64_t predicted() const { return predicted_; }
   uint64_t used() const { return used_; }
@@ -40,8 +47,8 @@ class OpenSequence {
 
  private:
   struct Dir {
-    long last = -1;       // index in the listing of the last open, -1: none
-    std::string pending;  // predicted, not opened yet
+    long last = -1;                    // index in the listing of the last open, -1: none
+    std::vector<std::string> pending;  // predicted, not opened yet, in listing order
     uint64_t used = 0;
     uint64_t wasted = 0;
   };

@@ -45,6 +45,17 @@ std::optional<UrlParts> Split(const std::string& url) {
 
 std::optional<NextFiles::Warm> NextFiles::Take(const std::string& url) {
   MutexLock lock(mu_);
+  auto queued = warming_.find(url);
+  if (queued != warming_.end() && !queued->second) {
+    warming_.erase(queued);  // still queued: the reader's own open is sooner (WarmFile skips it)
+    return std::nullopt;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kJoinMs);
+  while (warming_.count(url) != 0) {
+    if (!warmed_.WaitUntil(mu_, deadline)) {
+      return std::nullopt;  // a stuck warming: the reader opens the file itself
+    }
+  }
   auto it = kept_.find(url);
   if (it == kept_.end()) {
     return std::nullopt;
@@ -61,7 +72,7 @@ void NextFiles::OnOpen(const std::string& url) {
     return;
   }
   std::vector<Warm> expired;
-  std::optional<std::string> next;
+  std::vector<std::string> warm;
   bool list = false;
   {
     MutexLock lock(mu_);
@@ -72,21 +83,21 @@ void NextFiles::OnOpen(const std::string& url) {
       listings_[parts->dir] = {};
       list = true;
     } else {
-      next = sequence_.OnOpen(parts->dir, parts->name, it->second);
-    }
-    if (next) {
-      const std::string next_url = parts->dir + "/" + *next + parts->query;
-      next = kept_.size() < kMaxWarm && kept_.count(next_url) == 0
-                 ? std::optional<std::string>(next_url)
-                 : std::nullopt;
+      for (const std::string& name : sequence_.OnOpen(parts->dir, parts->name, it->second)) {
+        std::string next_url = parts->dir + "/" + name + parts->query;
+        if (kept_.size() + warming_.size() < kMaxWarm && kept_.count(next_url) == 0
+            && warming_.try_emplace(next_url, false).second) {
+          warm.push_back(std::move(next_url));
+        }
+      }
     }
   }
   Close(std::move(expired));
   if (list) {
     ctx_.pool->Submit([this, url, dir = parts->dir] { FetchListing(url, dir); });
   }
-  if (next) {
-    ctx_.pool->Submit([this, next_url = *next] { WarmFile(next_url); });
+  for (std::string& next_url : warm) {
+    ctx_.pool->Submit([this, next_url = std::move(next_url)] { WarmFile(next_url); });
   }
 }
 
@@ -116,6 +127,14 @@ void NextFiles::FetchListing(const std::string& url, const std::string& dir) {
 }
 
 void NextFiles::WarmFile(const std::string& url) {
+  {
+    MutexLock lock(mu_);
+    auto w = warming_.find(url);
+    if (w == warming_.end()) {
+      return;  // the reader's open came first and opens it itself
+    }
+    w->second = true;
+  }
   auto origin = std::make_shared<XrdOrigin>(url, XrdCl::OpenFlags::Read, XrdCl::Access::None, 0,
                                             ctx_.config.channels, ctx_.pool.get(), &ctx_.exiting);
   cache::OpenOptions options;
@@ -125,6 +144,8 @@ void NextFiles::WarmFile(const std::string& url) {
   auto file = ctx_.cache->Open(url, origin, options);
   if (!file) {
     origin->CloseInBackground();
+    MutexLock lock(mu_);
+    EndWarmingLocked(url);
     return;
   }
   (*file)->WarmUp();
@@ -132,6 +153,7 @@ void NextFiles::WarmFile(const std::string& url) {
   std::vector<Warm> unwanted;
   {
     MutexLock lock(mu_);
+    EndWarmingLocked(url);
     if (ctx_.exiting || kept_.count(url) != 0) {
       unwanted.push_back({origin, std::move(*file)});
     } else {
@@ -139,6 +161,11 @@ void NextFiles::WarmFile(const std::string& url) {
     }
   }
   Close(std::move(unwanted));
+}
+
+void NextFiles::EndWarmingLocked(const std::string& url) {
+  warming_.erase(url);
+  warmed_.NotifyAll();  // an open waiting for it finds the handle, or opens the file itself
 }
 
 std::vector<NextFiles::Warm> NextFiles::ExpiredLocked(int64_t now_ms) {

@@ -1,15 +1,18 @@
 // NextFiles: the plug-in's side of next-file prediction (readahead/open_sequence.h).
 //
-// After each open of a cached ROOT file, OpenSequence says whether the next file of the
-// directory can be named. If so, a worker opens that file through the cache and starts its
-// read-ahead (the metadata in one fetch, then the first clusters of the branches the files
+// After each open of a cached ROOT file, OpenSequence names the next files of the directory, if
+// the opens follow its listing. For each, a worker opens that file through the cache and starts
+// its read-ahead (the metadata in one fetch, then the first clusters of the branches the files
 // before were read for), so that a reader which opens its files one after another finds the
-// next one's open, metadata and first clusters done. The reader's open of that URL adopts the
-// warm handle — its origin connection and its loaded trees — instead of opening anew.
+// next ones' opens, metadata and first clusters done. The reader's open of such a URL adopts
+// the warm handle — its origin connection and its loaded trees — instead of opening anew; when
+// the warming is under way, the open waits for it (at most kJoinMs) rather than fetch the same
+// metadata a second time, and when it has not started yet, the open takes it over.
 //
 // A directory's listing (one XrdCl DirList, on a worker) is fetched at its first open;
 // predictions start once it is there. A warm handle not adopted within kKeepMs is closed at a
-// later open; at most kMaxWarm are kept. Counted: next_files_warmed, next_files_adopted.
+// later open; at most kMaxWarm are warming or kept. Counted: next_files_warmed,
+// next_files_adopted.
 // Thread-safety: all methods may be called concurrently.
 #pragma once
 
@@ -32,8 +35,11 @@ struct Context;
 
 class NextFiles {
  public:
-  static constexpr int64_t kKeepMs = 30'000;
-  static constexpr size_t kMaxWarm = 4;
+  // Long enough for a reader that decodes a file for a minute or two before it opens the next
+  // ones (their handles hold an origin open and the trees' metadata).
+  static constexpr int64_t kKeepMs = 180'000;
+  static constexpr size_t kMaxWarm = readahead::OpenSequence::kDepth + 1;
+  static constexpr int64_t kJoinMs = 60'000;
 
   explicit NextFiles(Context& ctx) : ctx_(ctx) {}
 
@@ -41,7 +47,8 @@ class NextFiles {
     std::shared_ptr<XrdOrigin> origin;
     std::unique_ptr<cache::CachedFile> file;
   };
-  // The handle warmed for `url`, if there is one: the caller's open takes it over.
+  // The handle warmed for `url`, if there is one (waiting for a warming under way): the
+  // caller's open takes it over.
   std::optional<Warm> Take(const std::string& url);
   // `url` was opened through the cache: predict the next file and warm it.
   void OnOpen(const std::string& url);
@@ -53,6 +60,8 @@ class NextFiles {
   };
   void FetchListing(const std::string& url, const std::string& dir_path);
   void WarmFile(const std::string& url);
+  // A warming ended (kept or failed): wakes the opens waiting for it.
+  void EndWarmingLocked(const std::string& url) FERRY_REQUIRES(mu_);
   // Removes the kept handles older than kKeepMs; the caller closes them.
   std::vector<Warm> ExpiredLocked(int64_t now_ms) FERRY_REQUIRES(mu_);
   static void Close(std::vector<Warm> warm);
@@ -63,6 +72,9 @@ class NextFiles {
   // Directory path -> its sorted file names (empty while being listed).
   std::map<std::string, std::vector<std::string>> listings_ FERRY_GUARDED_BY(mu_);
   std::map<std::string, Kept> kept_ FERRY_GUARDED_BY(mu_);
+  // URLs being warmed: true once a worker started on it (false: queued; an open takes it over).
+  std::map<std::string, bool> warming_ FERRY_GUARDED_BY(mu_);
+  CondVar warmed_;  // a warming ended
   // Directory -> the name last opened in it (starts its sequence when the listing arrives).
   std::map<std::string, std::string> last_open_ FERRY_GUARDED_BY(mu_);
 };
