@@ -8,6 +8,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import report  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from inorder_limit import describe as describe_limit, inorder_limit  # noqa: E402
 from report import median  # noqa: E402
 
 runs, out_dir, config = report.load(sys.argv)
@@ -111,32 +113,18 @@ for client in ("agc", "py"):
 # last files' decoding with transfers that ended before it,
 #   L = max over k of (link time of files 1..k + local CPU of files k..n) + one RTT per file,
 # with per-file bytes and CPU from the agc runs of this run (local CPU: the local pass).
-def inorder_limit(label_local, label_cold):
-    local = next((r for r in runs if r["label"] == label_local and r["out"].get("files")), None)
-    cold = next((r for r in runs if r["label"] == label_cold and r["out"].get("files")), None)
-    if not local or not cold or not link:
+def agc_inorder_limit():
+    local = next((r for r in runs if r["label"] == "agc-local" and r["out"].get("files")), None)
+    if not local:
         return None
-    files = local["out"]["files"]
-    cpu = [f.get("cpu_s", 0.0) for f in files]
-    xfer = [f.get("planned_bytes", 0) / link for f in files]
-    best, at = 0.0, 0
-    for k in range(len(files)):
-        t = sum(xfer[:k + 1]) + sum(cpu[k:])
-        if t > best:
-            best, at = t, k
     rtt = float(config["rtt"].rstrip("ms")) / 1000 if config["rtt"].endswith("ms") else 0.0
-    opens = len(files) * rtt
-    return {"limit_s": best + opens, "link_s": sum(xfer[:at + 1]), "cpu_s": sum(cpu[at:]),
-            "opens_s": opens, "split_file": at + 1, "files": len(files)}
+    return inorder_limit(local["out"]["files"], link, rtt)
 
 
-L = inorder_limit("agc-local", "agc-cold-ahead")
+L = agc_inorder_limit()
 if L and "agc-cold-ahead" in summary:
     cold = summary["agc-cold-ahead"]["seconds"]
-    print("agc in-order limit L = %.2f s: link %.2f s for files 1..%d + CPU %.2f s for files "
-          "%d..%d + %d opens x RTT %.2f s" % (L["limit_s"], L["link_s"], L["split_file"],
-                                             L["cpu_s"], L["split_file"], L["files"],
-                                             L["files"], L["opens_s"]))
+    print("agc in-order limit " + describe_limit(L))
     target("agc cold with read-ahead / in-order limit L", round(cold / L["limit_s"], 2),
            "<= 1.10", cold <= 1.10 * L["limit_s"])
 if "agc4-cold-ahead" in summary:

@@ -14,6 +14,10 @@
 #   autofill  cold again, in a fresh cache with replica = auto: the replica builds while the pass
 #           fills (issue 27); then the time until every file's replica is built is recorded
 #   afterfill the pass right after autofill, on that replica
+#   inorder a cold pass (fresh cache) of a client that decodes its files in order:
+#           `--threads 1 --reads 0 --opens 1`, as a TChain; against the limit L such a client can
+#           reach (scripts/inorder_limit.py), computed from
+#   inlocal the same in-order client on the local files (its per-file CPU)      [behind the WAN]
 #
 # The origin runs behind the test bed's WAN emulation (scripts/testbed/wan.sh: namespace,
 # 40 ms RTT, 1 Gbit/s) or, where namespaces are not permitted, on 127.0.0.1 (said in the output).
@@ -296,8 +300,9 @@ run_pass() {
   local base="$OUT/runs/${set_name}_${pass}_$run" rx0 rx1 plot=()
   if [ "$pass" = local ] && [ "$run" = 1 ]; then plot=(--plot "$OUT/observables_$set_name.png"); fi
   say "$set_name: $pass pass $run/$REPEAT over $# files ($(elapsed) s)"
-  local cached=0 builder=""
-  [ "$pass" = local ] || [ "$pass" = direct ] || cached=1
+  local cached=0 builder="" shape=(--threads "$THREADS" --reads "$READS")
+  [ "$pass" = local ] || [ "$pass" = direct ] || [ "$pass" = inlocal ] || cached=1
+  case "$pass" in inorder | inlocal) shape=(--threads 1 --reads 0 --opens 1) ;; esac
   if [ "$cached" = 1 ]; then cache_stats >"$base.cache0"; fi
   cut -d' ' -f1 /proc/loadavg >"$base.load"
   rx0="$(wire_rx)"
@@ -306,7 +311,7 @@ run_pass() {
     "$FERRY" cache replica build --dir "$CACHE_DIR" --background --json >"$base.build" 2>&1 &
     builder=$!
   fi
-  "$FERRY" analyze agc "$@" --threads "$THREADS" --reads "$READS" --json "${plot[@]}" \
+  "$FERRY" analyze agc "$@" "${shape[@]}" --json "${plot[@]}" \
     >"$base.json" 2>"$base.err" || die "ferry analyze agc failed ($set_name $pass): $(tail -n 3 "$base.err")"
   rx1="$(wire_rx)"
   echo $((rx1 - rx0)) >"$base.wire"
@@ -351,6 +356,8 @@ build_replica() {
 
 PASSES=(local direct)
 [ "$HAVE_CACHE" = 1 ] && PASSES+=(cold warm shared1 shared building replica autofill afterfill)
+# The in-order limit needs the link's rate and round trip: behind the WAN emulation only.
+[ "$HAVE_CACHE" = 1 ] && [ -n "$WAN_NAME" ] && PASSES+=(inorder inlocal)
 for s in "${SETS[@]}"; do
   files=() urls=()
   while IFS= read -r f; do
@@ -416,6 +423,15 @@ for s in "${SETS[@]}"; do
       run_pass "$s" afterfill "$k" "${urls[@]}"
       cache_disable
       rm -rf "$WORK/cache-$s-$k-auto"
+      if [ -n "$WAN_NAME" ]; then
+        # The in-order client, cold (read-ahead and the next files opened ahead: the defaults),
+        # then on the local files for its per-file CPU.
+        cache_enable "$WORK/cache-$s-$k-inorder"
+        run_pass "$s" inorder "$k" "${urls[@]}"
+        cache_disable
+        rm -rf "$WORK/cache-$s-$k-inorder"
+        run_pass "$s" inlocal "$k" "${files[@]}"
+      fi
     fi
     # The fill of repeat k is no longer needed.
     if [ "$HAVE_CACHE" = 1 ]; then
@@ -433,7 +449,8 @@ for s in "${SETS[@]}"; do printf '%s\t%s\n' "$s" "${SET_LABEL[$s]}"; done >"$WOR
 set +e
 "$PY" "$HERE/agc_summary.py" --out "$OUT" --sets "$WORK/sets" --passes "${PASSES[*]}" \
   --repeat "$REPEAT" --where "$WHERE" --mode "$([ -n "$WAN_NAME" ] && echo wan || echo loopback)" \
-  --title "$TITLE" --bars "$WORK/bars.dat" --cpu "$WORK/cpu.dat"
+  --title "$TITLE" --bars "$WORK/bars.dat" --cpu "$WORK/cpu.dat" \
+  $([ -n "$WAN_NAME" ] && echo "--link-bytes-per-s 125000000 --rtt-s 0.040")
 summary_rc=$?
 set -e
 [ -f "$WORK/bars.dat" ] && bash "$ROOT/bench/plot_bars.sh" "$TITLE: wall time per pass (median of $REPEAT)" \

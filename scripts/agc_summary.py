@@ -13,6 +13,9 @@ import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from inorder_limit import describe as describe_limit, inorder_limit  # noqa: E402
+
 p = argparse.ArgumentParser()
 p.add_argument("--out", required=True)
 p.add_argument("--sets", required=True, help="file: one 'set<TAB>label' per line")
@@ -23,6 +26,9 @@ p.add_argument("--mode", default="loopback")
 p.add_argument("--title", default="ferry analyze agc")
 p.add_argument("--bars")
 p.add_argument("--cpu")
+p.add_argument("--link-bytes-per-s", type=float, default=0,
+               help="the emulated link's rate, for the in-order limit (0: no limit computed)")
+p.add_argument("--rtt-s", type=float, default=0)
 a = p.parse_args()
 
 sets = [l.rstrip("\n").split("\t") for l in open(a.sets) if l.strip()]
@@ -92,7 +98,7 @@ for set_name, label in sets:
             }
             # What the origin served: the client's own reads without a cache; the cache's
             # counters with one (falling back to the link bytes when the counters are missing).
-            if ps == "local":
+            if ps in ("local", "inlocal"):
                 run["bytes_from_origin"], run["origin_requests"] = 0, 0
             elif ps == "direct":
                 run["bytes_from_origin"], run["origin_requests"] = io["bytes_read"], io["requests"]
@@ -266,6 +272,26 @@ def fill_build_figures(set_name):
                                           == "-1")}
 
 
+def inorder_figures(set_name):
+    """The in-order client's cold pass against the limit L it can reach (issue 27): L from the
+    local in-order pass of the same repeat (per-file CPU and bytes), the cold pass's median over
+    repeats."""
+    ratios, limits = [], []
+    for k in range(1, a.repeat + 1):
+        base = os.path.join(a.out, "runs", f"{set_name}_%s_{k}")
+        local, cold = load(base % "inlocal" + ".json"), load(base % "inorder" + ".json")
+        if not local or not cold:
+            continue
+        limit = inorder_limit(local.get("files"), a.link_bytes_per_s, a.rtt_s)
+        if limit:
+            limits.append(limit)
+            ratios.append(cold["time"]["wall_s"] / limit["limit_s"])
+    if not ratios:
+        return {}
+    mid = sorted(range(len(ratios)), key=lambda i: ratios[i])[len(ratios) // 2]
+    return {"cold_vs_inorder_limit": ratios[mid], "inorder_limit": limits[mid]}
+
+
 # The headline figures per set, against the targets of bench/agc_passes.
 figures = []
 for set_name, label in sets:
@@ -308,6 +334,8 @@ for set_name, label in sets:
                                           if saved and saved > 0 and f["build_cpu_s"] else None)
     if "autofill" in by:
         f.update(fill_build_figures(set_name))
+    if "inorder" in by and "inlocal" in by:
+        f.update(inorder_figures(set_name))
     figures.append(f)
 lines += ["", "figures (targets: fill overhead <= 1%, warm within 10% of local, ~6% of the bytes read;"
           " replica: 5x warm on LZMA-9, 1.5x on zlib-1, 15x fewer reads, disk <= 1.0x/1.5x):"]
@@ -357,6 +385,11 @@ for f in figures:
             f"against a warm byte-tier pass, net of the wait (target >= 0)"
             + (f"; {f['replica_not_ready_runs']} runs not ready in 600 s"
                if f["replica_not_ready_runs"] else ""))
+    if f.get("cold_vs_inorder_limit") is not None:
+        lines.append(
+            f"    in-order client (agc --threads 1 --reads 0 --opens 1), cold through the cache: "
+            f"{f['cold_vs_inorder_limit']:.2f}x its limit (target <= 1.10), "
+            f"{describe_limit(f['inorder_limit'])} (the link at its nominal {f['inorder_limit']['link_bytes_per_s'] / 1e6:.0f} MB/s)")
 
 # The cache passes must really have gone through the cache.
 for r in runs:

@@ -1,0 +1,39 @@
+"""The in-order limit L of a cold pass (issue 27), shared by scripts/agc_summary.py and
+bench/readahead_wan_report.py.
+
+A client that decodes its files one after another (ROOT's TChain, uproot's iterate, `ferry
+analyze agc --threads 1 --reads 0 --opens 1`) cannot overlap the decoding of its last files with
+transfers that already ended, so max(bytes / link, local pass) is out of its reach. What it can
+reach is
+
+  L = max over k of (link time of the bytes of files 1..k + local CPU time of files k..n)
+      + one round trip per file it opens one after another,
+
+the files in the order it reads them, each file's CPU from a local in-order pass and its bytes
+the ones it reads (`ferry analyze agc --json`: files[].cpu_s, files[].planned_bytes).
+"""
+
+
+def inorder_limit(files, link_bytes_per_s, rtt_s):
+    """L and its parts for `files` (dicts with cpu_s and planned_bytes, in read order), or None
+    without files or a link rate."""
+    if not files or not link_bytes_per_s:
+        return None
+    cpu = [f.get("cpu_s", 0.0) for f in files]
+    xfer = [f.get("planned_bytes", 0) / link_bytes_per_s for f in files]
+    best, at = 0.0, 0
+    for k in range(len(files)):
+        t = sum(xfer[:k + 1]) + sum(cpu[k:])
+        if t > best:
+            best, at = t, k
+    opens = len(files) * rtt_s
+    return {"limit_s": best + opens, "link_s": sum(xfer[:at + 1]), "cpu_s": sum(cpu[at:]),
+            "opens_s": opens, "split_file": at + 1, "files": len(files),
+            "link_bytes_per_s": link_bytes_per_s, "rtt_s": rtt_s}
+
+
+def describe(limit):
+    """One line naming L's parts."""
+    return ("L = %.2f s: link %.2f s for files 1..%d + CPU %.2f s for files %d..%d + %d opens x "
+            "RTT %.2f s" % (limit["limit_s"], limit["link_s"], limit["split_file"], limit["cpu_s"],
+                            limit["split_file"], limit["files"], limit["files"], limit["opens_s"]))
