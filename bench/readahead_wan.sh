@@ -123,27 +123,32 @@ run() {
       for r in "${rel[@]}"; do
         if [ "$prefix" = file ]; then args+=("$DATA/$r"); else args+=("$prefix/$r"); fi
       done
-      idle="$(idle_pct)"; rx0="$(rx_bytes)"; t0=$(date +%s.%N)
+      idle="$(idle_pct)"; rx0="$(rx_bytes)"; wan_sample_start "$WORK/link.txt"; t0=$(date +%s.%N)
       out="$(env -u XRD_PLUGIN XRD_PLUGINCONFDIR="$confdir" timeout 1200 "$FERRY" analyze agc \
         "${args[@]}" --reads "$reads" --threads 1 --opens "$OPENS" --json)" || rc=$?
       ;;
     py)
       for r in "${rel[@]}"; do args+=("$WORK/plan-${r//\//-}.json" "$prefix/$r"); done
-      idle="$(idle_pct)"; rx0="$(rx_bytes)"; t0=$(date +%s.%N)
+      idle="$(idle_pct)"; rx0="$(rx_bytes)"; wan_sample_start "$WORK/link.txt"; t0=$(date +%s.%N)
       out="$(env -u XRD_PLUGIN XRD_PLUGINCONFDIR="$confdir" timeout 1200 "$PY" "$CLIENT" \
         "${args[@]}")" || rc=$?
       ;;
   esac
   t1=$(date +%s.%N)
+  wan_sample_stop
   rx1="$(rx_bytes)"
   local stats="{}"
   if [ -n "$cache" ] && [ -d "$cache" ]; then
     stats="$("$FERRY" cache stats --dir "$cache" --json)"
   fi
   "$PY" - "$label" "$client" "$rc" "$idle" "$rx0" "$rx1" "$t0" "$t1" "$out" "$stats" "$round" \
-    <<'PY' >>"$RUNS"
+    "$WORK/link.txt" <<'PY' >>"$RUNS"
 import json, sys
-label, client, rc, idle, rx0, rx1, t0, t1, out, stats, rnd = sys.argv[1:12]
+label, client, rc, idle, rx0, rx1, t0, t1, out, stats, rnd, link = sys.argv[1:13]
+try:
+    samples = [[float(x) for x in line.split()] for line in open(link) if line.strip()]
+except OSError:
+    samples = []
 try:
     r = json.loads(out) if out.strip() else {}
 except ValueError:
@@ -151,7 +156,7 @@ except ValueError:
 print(json.dumps({"label": label, "client": client, "round": int(rnd), "exit": int(rc),
                   "idle_pct": float(idle or 0), "wan_bytes": int(rx1) - int(rx0),
                   "seconds": float(t1) - float(t0), "out": r,
-                  "cache_stats": json.loads(stats)}))
+                  "cache_stats": json.loads(stats), "link_samples": samples}))
 PY
   echo "   $label: $(tail -1 "$RUNS" | cut -c1-200)" >&2
 }

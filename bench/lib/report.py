@@ -35,6 +35,27 @@ def median(xs):
     return statistics.median(xs) if xs else None
 
 
+def transfer_rate(samples, link_bytes_per_s, bin_s=0.1, busy=0.25):
+    """The link's rate during a pass's transfer phases, from link_sampler.py's samples
+    ([seconds, bytes] pairs): the pass cut into `bin_s` bins, a bin busy when it carried at least
+    `busy` x the link's rate; returns {"bytes_per_s": bytes of the busy bins / their time,
+    "busy_s": that time, "total_s": the sampled time}, or None without samples. The other bins
+    are the pass's opens and decoding, which read-ahead cannot fill."""
+    if len(samples) < 2 or not link_bytes_per_s:
+        return None
+    bins, edge, last = [], samples[0][0] + bin_s, samples[0][1]
+    for t, b in samples:
+        while t >= edge:
+            bins.append(b - last)
+            last, edge = b, edge + bin_s
+    busy_bins = [b for b in bins if b >= busy * link_bytes_per_s * bin_s]
+    if not busy_bins:
+        return None
+    busy_s = len(busy_bins) * bin_s
+    return {"bytes_per_s": sum(busy_bins) / busy_s, "busy_s": busy_s,
+            "total_s": samples[-1][0] - samples[0][0]}
+
+
 def write_json(out_dir, name, doc):
     """Writes doc to OUT_DIR/NAME (made if need be); returns its path."""
     os.makedirs(out_dir, exist_ok=True)

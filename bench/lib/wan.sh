@@ -80,6 +80,20 @@ wan_origin() {
 # over the WAN, on the wire (read it before and after a run).
 rx_bytes() { bash "$TB/wan.sh" bytes --name "$WAN" | sed -n 's/.*rx_bytes=\([0-9]*\).*/\1/p'; }
 
+# wan_sample_start FILE / wan_sample_stop: the link's received bytes sampled every 20 ms
+# (bench/lib/link_sampler.py) from start to stop, into FILE ("seconds bytes" lines).
+SAMPLER_PID=""
+wan_sample_start() {
+  "$PY" "$ROOT/bench/lib/link_sampler.py" "/sys/class/net/$WAN-h/statistics/rx_bytes" "$1" 3600 &
+  SAMPLER_PID=$!
+}
+wan_sample_stop() {
+  [ -n "$SAMPLER_PID" ] || return 0
+  kill -TERM "$SAMPLER_PID" 2>/dev/null || true
+  wait "$SAMPLER_PID" 2>/dev/null || true
+  SAMPLER_PID=""
+}
+
 # idle_pct: CPU idle % over the second before a run: the machine is shared, and a run with
 # little idle CPU is slowed by others.
 idle_pct() { vmstat 1 2 | tail -1 | awk '{print $15}'; }
