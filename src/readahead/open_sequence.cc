@@ -33,7 +33,7 @@ std::vector<std::string> OpenSequence::OnOpen(const std::string& dir,
     return {};
   }
   std::vector<std::string> fresh;
-  const size_t end = std::min(listing.size(), static_cast<size_t>(at) + 1 + kDepth);
+  const size_t end = std::min(listing.size(), static_cast<size_t>(at) + 1 + d.depth);
   for (size_t i = static_cast<size_t>(at) + 1; i < end; ++i) {
     if (std::find(d.pending.begin(), d.pending.end(), listing[i]) == d.pending.end()) {
       d.pending.push_back(listing[i]);
@@ -42,6 +42,22 @@ std::vector<std::string> OpenSequence::OnOpen(const std::string& dir,
   }
   predicted_ += fresh.size();
   return fresh;
+}
+
+void OpenSequence::CaughtUp(const std::string& dir) {
+  Dir& d = dirs_[dir];
+  d.depth = std::min(kMaxDepth, 2 * d.depth);
+}
+
+void OpenSequence::Expired(const std::string& dir, const std::string& name) {
+  Dir& d = dirs_[dir];
+  d.depth = std::max(kMinDepth, d.depth / 2);
+  std::erase(d.pending, name);
+}
+
+size_t OpenSequence::depth(const std::string& dir) const {
+  auto it = dirs_.find(dir);
+  return it == dirs_.end() ? kMinDepth : it->second.depth;
 }
 
 }  // namespace ferry::readahead

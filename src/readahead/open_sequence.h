@@ -4,11 +4,14 @@
 // listing, uproot's iterate, `ferry analyze agc --threads 1` — opens each file only after the
 // last one is done, and pays the new file's open and metadata round trips while its cores wait.
 // Such a reader opens the files of one directory in name order, so once two opens in a row were
-// neighbours in the directory's sorted listing, the kDepth names after the last one are
-// predicted, and the caller fetches those files' metadata before they are opened. More than one:
-// a reader that opens its files one after another before reading any (`ferry analyze agc
-// --opens 1`) asks for the next file about as soon as the last one is open, sooner than one
-// file's open and metadata fetch take, so only a few fetched at once keep ahead of it.
+// neighbours in the directory's sorted listing, the next names are predicted, and the caller
+// fetches those files' metadata (and first clusters) before they are opened. How many: a
+// directory's depth, kMinDepth at first. A reader that opens its files back to back (`ferry
+// analyze agc --opens 1`), or reads small files quickly, asks for the next file sooner than one
+// file's open, metadata and first clusters take (three round trips), so only several fetched at
+// once keep ahead of it: each time the reader catches up with a prediction still being
+// fetched (CaughtUp) the depth doubles, up to kMaxDepth; each time a prediction was dropped
+// unopened because the reader was slow to come to it (Expired) it halves again.
 //
 // Each directory has its own sequence (two datasets read interleaved are two sequences). A
 // prediction is used when a later open in its directory takes it; one that open skipped is
@@ -32,7 +35,8 @@ namespace ferry::readahead {
 class OpenSequence {
  public:
   static constexpr uint64_t kMaxWastedLead = 2;
-  static constexpr size_t kDepth = 3;
+  static constexpr size_t kMinDepth = 3;
+  static constexpr size_t kMaxDepth = 8;
 
   // A file `name` of directory `dir` was opened; `listing`: the directory's file names, sorted
   // (empty when not known yet). Returns the names to fetch ahead that were not predicted before,
@@ -40,6 +44,14 @@ class OpenSequence {
   std::vector<std::string> OnOpen(const std::string& dir,
                                    const std::string& name,
                                    const std::vector<std::string>& listing);
+
+  // The reader opened a predicted file of `dir` before its fetch ended: predict further ahead.
+  void CaughtUp(const std::string& dir);
+  // The predicted `name` of `dir` was dropped unopened (kept too long): predict less far ahead;
+  // the name may be predicted again when an open brings it into reach.
+  void Expired(const std::string& dir, const std::string& name);
+  // How many names after an open `dir` predicts now.
+  size_t depth(const std::string& dir) const;
 
   uint64_t predicted() const { return predicted_; }
   uint64_t used() const { return used_; }
@@ -51,6 +63,7 @@ class OpenSequence {
     std::vector<std::string> pending;  // predicted, not opened yet, in listing order
     uint64_t used = 0;
     uint64_t wasted = 0;
+    size_t depth = kMinDepth;
   };
   std::map<std::string, Dir> dirs_;
   uint64_t predicted_ = 0;

@@ -27,7 +27,7 @@ TEST(OpenSequence, ASortedDirectoryIsPredictedFromItsSecondOpen) {
   OpenSequence seq;
   const auto listing = Names("ttbar", 6);
   EXPECT_TRUE(seq.OnOpen("/d", listing[0], listing).empty());  // one open is no sequence yet
-  // The second open predicts the next kDepth files; each later open the one that comes into
+  // The second open predicts the next kMinDepth files; each later open the one that comes into
   // reach, until the listing ends.
   EXPECT_EQ(seq.OnOpen("/d", listing[1], listing), (NameList{listing[2], listing[3], listing[4]}));
   EXPECT_EQ(seq.OnOpen("/d", listing[2], listing), (NameList{listing[5]}));
@@ -50,21 +50,48 @@ TEST(OpenSequence, AShuffledListStopsBeingPredicted) {
   EXPECT_EQ(seq.used(), 0u);
   // The first jump wastes the first predictions, and they lead by kMaxWastedLead or more: no
   // prediction after that.
-  EXPECT_EQ(seq.predicted(), OpenSequence::kDepth);
-  EXPECT_EQ(seq.wasted(), OpenSequence::kDepth);
+  EXPECT_EQ(seq.predicted(), OpenSequence::kMinDepth);
+  EXPECT_EQ(seq.wasted(), OpenSequence::kMinDepth);
 }
 
 TEST(OpenSequence, AFileTheReaderSkipsIsWastedAndTheSequenceGoesOn) {
   OpenSequence seq;
   const auto listing = Names("s", 8);
   seq.OnOpen("/d", listing[0], listing);
-  EXPECT_EQ(seq.OnOpen("/d", listing[1], listing).size(), OpenSequence::kDepth);  // 2, 3, 4
+  EXPECT_EQ(seq.OnOpen("/d", listing[1], listing).size(), OpenSequence::kMinDepth);  // 2, 3, 4
   // 2 is skipped (a file the reader's list leaves out): 3 was predicted, so it still follows.
   EXPECT_EQ(seq.OnOpen("/d", listing[3], listing), (NameList{listing[5], listing[6]}));
   EXPECT_EQ(seq.used(), 1u);
   EXPECT_EQ(seq.wasted(), 1u);
   EXPECT_EQ(seq.OnOpen("/d", listing[4], listing), (NameList{listing[7]}));
   EXPECT_EQ(seq.used(), 2u);
+}
+
+TEST(OpenSequence, AReaderThatCatchesUpIsPredictedFurtherAheadAndASlowOneLessFar) {
+  OpenSequence seq;
+  const auto listing = Names("deep", 30);
+  seq.OnOpen("/d", listing[0], listing);
+  EXPECT_EQ(seq.OnOpen("/d", listing[1], listing).size(), OpenSequence::kMinDepth);  // 2..4
+  // The reader opened 2 while it was still being fetched: twice as far ahead, up to kMaxDepth.
+  seq.CaughtUp("/d");
+  EXPECT_EQ(seq.depth("/d"), 2 * OpenSequence::kMinDepth);
+  EXPECT_EQ(seq.OnOpen("/d", listing[2], listing),
+            (NameList{listing[5], listing[6], listing[7], listing[8]}));  // up to 2 + 6
+  seq.CaughtUp("/d");
+  seq.CaughtUp("/d");
+  EXPECT_EQ(seq.depth("/d"), OpenSequence::kMaxDepth);
+  EXPECT_EQ(seq.OnOpen("/d", listing[3], listing),
+            (NameList{listing[9], listing[10], listing[11]}));  // up to 3 + 8
+  // 10 was dropped unopened (the reader came too slowly): half as far, and 10 is predicted again
+  // once an open brings it into reach (6 + 4).
+  seq.Expired("/d", listing[10]);
+  EXPECT_EQ(seq.depth("/d"), OpenSequence::kMaxDepth / 2);
+  EXPECT_TRUE(seq.OnOpen("/d", listing[4], listing).empty());  // up to 8: all pending
+  EXPECT_TRUE(seq.OnOpen("/d", listing[5], listing).empty());  // up to 9
+  EXPECT_EQ(seq.OnOpen("/d", listing[6], listing), (NameList{listing[10]}));
+  EXPECT_TRUE(seq.OnOpen("/d", listing[7], listing).empty());  // up to 11
+  EXPECT_EQ(seq.used(), 6u);
+  EXPECT_EQ(seq.wasted(), 0u);
 }
 
 TEST(OpenSequence, TwoInterleavedDatasetsAreTwoSequences) {

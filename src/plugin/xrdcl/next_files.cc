@@ -7,6 +7,7 @@
 #include <XrdCl/XrdClFileSystem.hh>
 
 #include "plugin/xrdcl/context.h"
+#include "readahead/file_ahead.h"
 
 namespace ferry::plugin {
 namespace {
@@ -41,11 +42,28 @@ std::optional<UrlParts> Split(const std::string& url) {
   return p;
 }
 
+// Whether a warm handle's read-ahead is still on its way: its trees not loaded yet, or its first
+// clusters asked for and none landed. A reader that takes such a handle caught up with the
+// warming.
+bool StillWarming(const cache::CachedFile& file) {
+  const readahead::FileAhead* ahead = file.read_ahead();
+  if (ahead == nullptr) {
+    return false;
+  }
+  const readahead::FileAhead::Snapshot s = ahead->snapshot();
+  return !s.on || (s.landed == 0 && s.queued + s.in_flight > 0);
+}
+
 }  // namespace
 
 std::optional<NextFiles::Warm> NextFiles::Take(const std::string& url) {
   MutexLock lock(mu_);
+  const auto parts = Split(url);
   auto queued = warming_.find(url);
+  const bool was_warming = queued != warming_.end();
+  if (was_warming && parts) {
+    sequence_.CaughtUp(parts->dir);  // the reader is as fast as the warming: go further ahead
+  }
   if (queued != warming_.end() && !queued->second) {
     warming_.erase(queued);  // still queued: the reader's own open is sooner (WarmFile skips it)
     return std::nullopt;
@@ -62,6 +80,9 @@ std::optional<NextFiles::Warm> NextFiles::Take(const std::string& url) {
   }
   Warm w = std::move(it->second.warm);
   kept_.erase(it);
+  if (!was_warming && parts && w.file && StillWarming(*w.file)) {
+    sequence_.CaughtUp(parts->dir);
+  }
   ctx_.cache->counters().Add(cache::Counter::kNextFilesAdopted);
   return w;
 }
@@ -172,6 +193,9 @@ std::vector<NextFiles::Warm> NextFiles::ExpiredLocked(int64_t now_ms) {
   std::vector<Warm> out;
   for (auto it = kept_.begin(); it != kept_.end();) {
     if (now_ms - it->second.since_ms > kKeepMs) {
+      if (const auto parts = Split(it->first)) {
+        sequence_.Expired(parts->dir, parts->name);  // the reader is slower: less far ahead
+      }
       out.push_back(std::move(it->second.warm));
       it = kept_.erase(it);
     } else {

@@ -10,8 +10,10 @@
 // metadata a second time, and when it has not started yet, the open takes it over.
 //
 // A directory's listing (one XrdCl DirList, on a worker) is fetched at its first open;
-// predictions start once it is there. A warm handle not adopted within kKeepMs is closed at a
-// later open; at most kMaxWarm are warming or kept. Counted: next_files_warmed,
+// predictions start once it is there. An open that finds its file still warming (or queued)
+// tells the sequence that the reader caught up (it then predicts further ahead). A warm handle
+// not adopted within kKeepMs is closed at a later open (and the sequence predicts less far);
+// at most kMaxWarm are warming or kept. Counted: next_files_warmed,
 // next_files_adopted.
 // Thread-safety: all methods may be called concurrently.
 #pragma once
@@ -38,7 +40,7 @@ class NextFiles {
   // Long enough for a reader that decodes a file for a minute or two before it opens the next
   // ones (their handles hold an origin open and the trees' metadata).
   static constexpr int64_t kKeepMs = 180'000;
-  static constexpr size_t kMaxWarm = readahead::OpenSequence::kDepth + 1;
+  static constexpr size_t kMaxWarm = readahead::OpenSequence::kMaxDepth + 1;
   static constexpr int64_t kJoinMs = 60'000;
 
   explicit NextFiles(Context& ctx) : ctx_(ctx) {}
