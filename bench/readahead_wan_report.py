@@ -143,7 +143,7 @@ for client, L in limits.items():
         continue
     cold = summary[label]["seconds"]
     print("%s in-order limit %s" % (client, describe_limit(L)))
-    target("%s cold with read-ahead / in-order limit L" % client, round(cold / L["limit_s"], 2),
+    target("%s cold with read-ahead / in-order limit L" % client, round(cold / L["limit_s"], 3),
            "<= 1.10", cold <= 1.10 * L["limit_s"])
     phases[client] = transfer_phase(label)
     if phases[client] and measured > 0:
@@ -152,7 +152,7 @@ for client, L in limits.items():
         print("%s transfer phases: %.1f MB/s over %.1f s of the %.1f s pass (busy 100 ms bins)"
               % (client, p["bytes_per_s"] / 1e6, p["busy_s"], p["total_s"]))
         target("%s read-ahead's rate in the transfer phases / iperf3's" % client,
-               round(ratio, 2), ">= 0.90", ratio >= 0.90)
+               round(ratio, 3), ">= 0.90", ratio >= 0.90)
 if "agc4-cold-ahead" in summary:
     a = summary["agc4-cold-ahead"]["seconds"]
     b = summary["agc4-cold-noahead"]["seconds"]
