@@ -58,6 +58,14 @@ bool StillWarming(const cache::CachedFile& file) {
 
 std::optional<NextFiles::Warm> NextFiles::Take(const std::string& url) {
   MutexLock lock(mu_);
+  std::optional<Warm> warm = TakeLocked(url);
+  // Inserted only now: a warming this open waited for had to be kept for it (WarmFile drops
+  // warm handles of URLs the reader opened).
+  opened_.insert(url);
+  return warm;
+}
+
+std::optional<NextFiles::Warm> NextFiles::TakeLocked(const std::string& url) {
   const auto parts = Split(url);
   auto queued = warming_.find(url);
   const bool was_warming = queued != warming_.end();
@@ -107,7 +115,7 @@ void NextFiles::OnOpen(const std::string& url) {
       for (const std::string& name : sequence_.OnOpen(parts->dir, parts->name, it->second)) {
         std::string next_url = parts->dir + "/" + name + parts->query;
         if (kept_.size() + warming_.size() < kMaxWarm && kept_.count(next_url) == 0
-            && warming_.try_emplace(next_url, false).second) {
+            && opened_.count(next_url) == 0 && warming_.try_emplace(next_url, false).second) {
           warm.push_back(std::move(next_url));
         }
       }
@@ -175,7 +183,7 @@ void NextFiles::WarmFile(const std::string& url) {
   {
     MutexLock lock(mu_);
     EndWarmingLocked(url);
-    if (ctx_.exiting || kept_.count(url) != 0) {
+    if (ctx_.exiting || kept_.count(url) != 0 || opened_.count(url) != 0) {
       unwanted.push_back({origin, std::move(*file)});
     } else {
       kept_[url] = {{origin, std::move(*file)}, NowMs()};

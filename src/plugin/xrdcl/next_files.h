@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,7 +51,8 @@ class NextFiles {
     std::unique_ptr<cache::CachedFile> file;
   };
   // The handle warmed for `url`, if there is one (waiting for a warming under way): the
-  // caller's open takes it over.
+  // caller's open takes it over. Every reader open comes here first: a URL the reader opened is
+  // never warmed afterwards.
   std::optional<Warm> Take(const std::string& url);
   // `url` was opened through the cache: predict the next file and warm it.
   void OnOpen(const std::string& url);
@@ -60,6 +62,7 @@ class NextFiles {
     Warm warm;
     int64_t since_ms = 0;
   };
+  std::optional<Warm> TakeLocked(const std::string& url) FERRY_REQUIRES(mu_);
   void FetchListing(const std::string& url, const std::string& dir_path);
   void WarmFile(const std::string& url);
   // A warming ended (kept or failed): wakes the opens waiting for it.
@@ -77,6 +80,10 @@ class NextFiles {
   // URLs being warmed: true once a worker started on it (false: queued; an open takes it over).
   std::map<std::string, bool> warming_ FERRY_GUARDED_BY(mu_);
   CondVar warmed_;  // a warming ended
+  // URLs the reader opened itself (Take). A reader opening several files at once can open a
+  // file before an earlier open's prediction names it; a warm handle of such a file would
+  // never be taken, and would keep the file open (its replica build waits for the last close).
+  std::set<std::string> opened_ FERRY_GUARDED_BY(mu_);
   // Directory -> the name last opened in it (starts its sequence when the listing arrives).
   std::map<std::string, std::string> last_open_ FERRY_GUARDED_BY(mu_);
 };
