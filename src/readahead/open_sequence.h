@@ -42,8 +42,8 @@ class OpenSequence {
   // (empty when not known yet). Returns the names to fetch ahead that were not predicted before,
   // in listing order (none when the opens do not follow the listing).
   std::vector<std::string> OnOpen(const std::string& dir,
-                                   const std::string& name,
-                                   const std::vector<std::string>& listing);
+                                  const std::string& name,
+                                  const std::vector<std::string>& listing);
 
   // The reader opened a predicted file of `dir` before its fetch ended: predict further ahead.
   void CaughtUp(const std::string& dir);
