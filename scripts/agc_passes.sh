@@ -259,15 +259,19 @@ start_own_origin() {
 }
 
 WHERE=""
+# The emulated link, given to the test bed and to the summary's in-order limit L alike.
+WAN_RTT_MS=40
+WAN_MBIT=1000
 if [ "$NO_WAN" = 1 ]; then
   WHERE="on 127.0.0.1, without WAN emulation (--no-wan)"
 elif [ "$(id -u)" != 0 ]; then
   WHERE="on 127.0.0.1, without WAN emulation (network namespaces need root)"
 else
   name="ftb-agc$(($$ % 100000))"
-  if addr="$(bash "$TB/wan.sh" up --rtt 40ms --rate 1gbit --name "$name" 2>"$WORK/wan.err")"; then
+  if addr="$(bash "$TB/wan.sh" up --rtt "${WAN_RTT_MS}ms" --rate "${WAN_MBIT}mbit" --name "$name" \
+    2>"$WORK/wan.err")"; then
     WAN_NAME="$name"
-    WHERE="behind the WAN emulation: namespace $name at $addr, 40 ms RTT, 1 Gbit/s"
+    WHERE="behind the WAN emulation: namespace $name at $addr, $WAN_RTT_MS ms RTT, $WAN_MBIT Mbit/s"
   else
     WHERE="on 127.0.0.1, without WAN emulation: $(tail -n 1 "$WORK/wan.err" | sed 's/^ftb: //')"
   fi
@@ -450,7 +454,7 @@ set +e
 "$PY" "$HERE/agc_summary.py" --out "$OUT" --sets "$WORK/sets" --passes "${PASSES[*]}" \
   --repeat "$REPEAT" --where "$WHERE" --mode "$([ -n "$WAN_NAME" ] && echo wan || echo loopback)" \
   --title "$TITLE" --bars "$WORK/bars.dat" --cpu "$WORK/cpu.dat" \
-  $([ -n "$WAN_NAME" ] && echo "--link-bytes-per-s 125000000 --rtt-s 0.040")
+  $([ -n "$WAN_NAME" ] && echo "--link-bytes-per-s $((WAN_MBIT * 125000)) --rtt-s $(awk "BEGIN {print $WAN_RTT_MS / 1000}")")
 summary_rc=$?
 set -e
 [ -f "$WORK/bars.dat" ] && bash "$ROOT/bench/plot_bars.sh" "$TITLE: wall time per pass (median of $REPEAT)" \

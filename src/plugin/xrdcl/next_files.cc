@@ -72,7 +72,7 @@ std::optional<NextFiles::Warm> NextFiles::TakeLocked(const std::string& url) {
   if (was_warming && parts) {
     sequence_.CaughtUp(parts->dir);  // the reader is as fast as the warming: go further ahead
   }
-  if (queued != warming_.end() && !queued->second) {
+  if (was_warming && !queued->second) {
     warming_.erase(queued);  // still queued: the reader's own open is sooner (WarmFile skips it)
     return std::nullopt;
   }
