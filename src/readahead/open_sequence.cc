@@ -24,11 +24,15 @@ std::vector<std::string> OpenSequence::OnOpen(const std::string& dir,
   auto it = std::lower_bound(listing.begin(), listing.end(), name);
   if (it == listing.end() || *it != name) {
     d.last = -1;  // not in the listing (or no listing yet): no sequence to follow
+    d.finished = false;
+    last_dir_ = dir;
     return {};
   }
   const long at = it - listing.begin();
-  const bool follows = took || (d.last >= 0 && at == d.last + 1);
+  const bool follows = took || (d.last >= 0 && at == d.last + 1) || GoesOn(dir, d, at);
   d.last = at;
+  d.finished = took && it + 1 == listing.end();
+  last_dir_ = dir;
   if (!follows || d.wasted >= d.used + kMaxWastedLead) {
     return {};
   }
@@ -42,6 +46,18 @@ std::vector<std::string> OpenSequence::OnOpen(const std::string& dir,
   }
   predicted_ += fresh.size();
   return fresh;
+}
+
+bool OpenSequence::GoesOn(const std::string& dir, Dir& d, long at) {
+  if (at != 0 || d.last >= 0 || d.used + d.wasted > 0 || last_dir_ == dir) {
+    return false;
+  }
+  auto prev = dirs_.find(last_dir_);
+  if (prev == dirs_.end() || !prev->second.finished) {
+    return false;
+  }
+  d.depth = prev->second.depth;
+  return true;
 }
 
 void OpenSequence::CaughtUp(const std::string& dir) {

@@ -13,6 +13,11 @@
 // fetched (CaughtUp) the depth doubles, up to kMaxDepth; each time a prediction was dropped
 // unopened because the reader was slow to come to it (Expired) it halves again.
 //
+// A reader that finished one directory's sequence (its last open took a prediction and was the
+// listing's last name) and then opens the first name of another directory is going on to the
+// next dataset of its list (a TChain over several): that first open already follows, at the
+// depth the reader reached, so the new dataset's second file is not opened cold.
+//
 // Each directory has its own sequence (two datasets read interleaved are two sequences). A
 // prediction is used when a later open in its directory takes it; one that open skipped is
 // wasted, and an open that takes none of the pending predictions wastes them all (the reader
@@ -60,12 +65,18 @@ class OpenSequence {
  private:
   struct Dir {
     long last = -1;                    // index in the listing of the last open, -1: none
+    bool finished = false;             // the last open took a prediction and ended the listing
     std::vector<std::string> pending;  // predicted, not opened yet, in listing order
     uint64_t used = 0;
     uint64_t wasted = 0;
     size_t depth = kMinDepth;
   };
+  // Whether `dir`'s first open at `at` goes on from the sequence the reader just finished;
+  // then takes that sequence's depth.
+  bool GoesOn(const std::string& dir, Dir& d, long at);
+
   std::map<std::string, Dir> dirs_;
+  std::string last_dir_;  // the directory of the last open
   uint64_t predicted_ = 0;
   uint64_t used_ = 0;
   uint64_t wasted_ = 0;

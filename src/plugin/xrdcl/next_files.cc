@@ -26,6 +26,11 @@ struct UrlParts {
   std::string query;
 };
 
+// Read-ahead warms ROOT files only.
+bool IsRootName(const std::string& name) {
+  return name.size() > 5 && name.ends_with(".root");
+}
+
 std::optional<UrlParts> Split(const std::string& url) {
   const size_t q = url.find('?');
   const std::string base = url.substr(0, q);
@@ -36,8 +41,8 @@ std::optional<UrlParts> Split(const std::string& url) {
   }
   UrlParts p{base.substr(0, slash), base.substr(slash + 1),
              q == std::string::npos ? "" : url.substr(q)};
-  if (p.name.size() <= 5 || !p.name.ends_with(".root")) {
-    return std::nullopt;  // read-ahead warms ROOT files only
+  if (!IsRootName(p.name)) {
+    return std::nullopt;
   }
   return p;
 }
@@ -112,21 +117,35 @@ void NextFiles::OnOpen(const std::string& url) {
       listings_[parts->dir] = {};
       list = true;
     } else {
-      for (const std::string& name : sequence_.OnOpen(parts->dir, parts->name, it->second)) {
-        std::string next_url = parts->dir + "/" + name + parts->query;
-        if (kept_.size() + warming_.size() < kMaxWarm && kept_.count(next_url) == 0
-            && opened_.count(next_url) == 0 && warming_.try_emplace(next_url, false).second) {
-          warm.push_back(std::move(next_url));
-        }
-      }
+      warm = QueueLocked(parts->dir, parts->query,
+                         sequence_.OnOpen(parts->dir, parts->name, it->second));
     }
   }
   Close(std::move(expired));
   if (list) {
     ctx_.pool->Submit([this, url, dir = parts->dir] { FetchListing(url, dir); });
   }
-  for (std::string& next_url : warm) {
-    ctx_.pool->Submit([this, next_url = std::move(next_url)] { WarmFile(next_url); });
+  Submit(std::move(warm));
+}
+
+std::vector<std::string> NextFiles::QueueLocked(const std::string& dir,
+                                                const std::string& query,
+                                                const std::vector<std::string>& names) {
+  std::vector<std::string> warm;
+  for (const std::string& name : names) {
+    std::string next_url = dir;
+    next_url.append("/").append(name).append(query);
+    if (kept_.size() + warming_.size() < kMaxWarm && kept_.count(next_url) == 0
+        && opened_.count(next_url) == 0 && warming_.try_emplace(next_url, false).second) {
+      warm.push_back(std::move(next_url));
+    }
+  }
+  return warm;
+}
+
+void NextFiles::Submit(std::vector<std::string> urls) {
+  for (std::string& url : urls) {
+    ctx_.pool->Submit([this, url = std::move(url)] { WarmFile(url); });
   }
 }
 
@@ -141,18 +160,28 @@ void NextFiles::FetchListing(const std::string& url, const std::string& dir) {
   std::vector<std::string> names;
   if (st.IsOK() && list != nullptr) {
     for (auto it = list->Begin(); it != list->End(); ++it) {
-      names.push_back((*it)->GetName());
+      // Only the files a sequence can go through: a dataset's first file is then the
+      // listing's first name, whatever else its directory holds.
+      if (IsRootName((*it)->GetName())) {
+        names.push_back((*it)->GetName());
+      }
     }
   }
   delete list;  // NOLINT(cppcoreguidelines-owning-memory): XrdCl hands over a raw pointer
   std::sort(names.begin(), names.end());
-  MutexLock lock(mu_);
-  // The open that asked for the listing starts the directory's sequence.
-  auto last = last_open_.find(dir);
-  if (last != last_open_.end()) {
-    (void)sequence_.OnOpen(dir, last->second, names);
+  std::vector<std::string> warm;
+  {
+    MutexLock lock(mu_);
+    // The open that asked for the listing starts the directory's sequence (and predicts at
+    // once when the reader goes on to this directory from one it finished).
+    auto last = last_open_.find(dir);
+    const auto parts = Split(url);
+    if (last != last_open_.end() && parts) {
+      warm = QueueLocked(dir, parts->query, sequence_.OnOpen(dir, last->second, names));
+    }
+    listings_[dir] = std::move(names);
   }
-  listings_[dir] = std::move(names);
+  Submit(std::move(warm));
 }
 
 void NextFiles::WarmFile(const std::string& url) {

@@ -64,6 +64,12 @@ class NextFiles {
   };
   std::optional<Warm> TakeLocked(const std::string& url) FERRY_REQUIRES(mu_);
   void FetchListing(const std::string& url, const std::string& dir_path);
+  // Marks the predicted `names` of `dir` as warming, but for those already warm, warming or
+  // opened by the reader, and within kMaxWarm; returns their URLs for Submit.
+  std::vector<std::string> QueueLocked(const std::string& dir,
+                                       const std::string& query,
+                                       const std::vector<std::string>& names) FERRY_REQUIRES(mu_);
+  void Submit(std::vector<std::string> urls);
   void WarmFile(const std::string& url);
   // A warming ended (kept or failed): wakes the opens waiting for it.
   void EndWarmingLocked(const std::string& url) FERRY_REQUIRES(mu_);
