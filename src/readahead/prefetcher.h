@@ -16,9 +16,11 @@
 // submission order. kLater tasks take what the files being read leave: at most
 // kMaxLaterFetches at once, none while the application waits on a fetch of its own, and only
 // while the process's read-ahead bytes stay within half of `readahead_max`, so the file being
-// read always has room in the budget and most of the link. A host whose reads are not one
-// application's (the site proxy: many clients, one of them nearly always waiting) sets
-// `max_fetches_app_waits` to `max_fetches`: then nothing is held back while a read waits.
+// read always has room in the budget and most of the link. Both hosts now set
+// `max_fetches_app_waits` to `max_fetches`, so nothing is held back while a read waits: the
+// site proxy because one of its many clients nearly always waits, the client plug-in because
+// an in-order reader's misses are mostly the fetches read-ahead would make next
+// (cache/config.h, readahead_fetches_app_waits).
 //
 // Also kept here, per process: the link meters (per origin host, link_meter.h) and the branch
 // memory across files (read_ahead.h).
