@@ -29,15 +29,18 @@ std::vector<std::string> OpenSequence::OnOpen(const std::string& dir,
     return {};
   }
   const long at = it - listing.begin();
-  const bool follows = took || (d.last >= 0 && at == d.last + 1) || GoesOn(dir, d, at);
+  const bool first = at == 0 && d.last < 0 && d.used + d.wasted == 0;
+  const bool follows = took || (d.last >= 0 && at == d.last + 1) || (first && GoesOn(dir, d));
+  // A directory's first name opened first: only the next file, a cheap bet that a chain starts.
+  const size_t depth = follows ? d.depth : first ? 1 : 0;
   d.last = at;
   d.finished = took && it + 1 == listing.end();
   last_dir_ = dir;
-  if (!follows || d.wasted >= d.used + kMaxWastedLead) {
+  if (depth == 0 || d.wasted >= d.used + kMaxWastedLead) {
     return {};
   }
   std::vector<std::string> fresh;
-  const size_t end = std::min(listing.size(), static_cast<size_t>(at) + 1 + d.depth);
+  const size_t end = std::min(listing.size(), static_cast<size_t>(at) + 1 + depth);
   for (size_t i = static_cast<size_t>(at) + 1; i < end; ++i) {
     if (std::find(d.pending.begin(), d.pending.end(), listing[i]) == d.pending.end()) {
       d.pending.push_back(listing[i]);
@@ -48,8 +51,8 @@ std::vector<std::string> OpenSequence::OnOpen(const std::string& dir,
   return fresh;
 }
 
-bool OpenSequence::GoesOn(const std::string& dir, Dir& d, long at) {
-  if (at != 0 || d.last >= 0 || d.used + d.wasted > 0 || last_dir_ == dir) {
+bool OpenSequence::GoesOn(const std::string& dir, Dir& d) {
+  if (last_dir_ == dir) {
     return false;
   }
   auto prev = dirs_.find(last_dir_);

@@ -6,12 +6,15 @@
 // Such a reader opens the files of one directory in name order, so once two opens in a row were
 // neighbours in the directory's sorted listing, the next names are predicted, and the caller
 // fetches those files' metadata (and first clusters) before they are opened. How many: a
-// directory's depth, kMinDepth at first. A reader that opens its files back to back (`ferry
-// analyze agc --opens 1`), or reads small files quickly, asks for the next file sooner than one
-// file's open, metadata and first clusters take (three round trips), so only several fetched at
-// once keep ahead of it: each time the reader catches up with a prediction still being
-// fetched (CaughtUp) the depth doubles, up to kMaxDepth; each time a prediction was dropped
-// unopened because the reader was slow to come to it (Expired) it halves again.
+// directory's depth, kMinDepth at first. A directory's first open that is its listing's first
+// name predicts the next file alone: a cheap bet (one file's metadata and first clusters) that
+// a chain starts there, which saves the second file's cold open when it does. A reader that opens
+// its files back to back (`ferry analyze agc --opens 1`), or reads small files quickly, asks for
+// the next file sooner than one file's open, metadata and first clusters take (three round trips),
+// so only several fetched at once keep ahead of it: each time the reader catches up with a
+// prediction still being fetched (CaughtUp) the depth doubles, up to kMaxDepth; each time a
+// prediction was dropped unopened because the reader was slow to come to it (Expired) it halves
+// again.
 //
 // A reader that finished one directory's sequence (its last open took a prediction and was the
 // listing's last name) and then opens the first name of another directory is going on to the
@@ -71,9 +74,9 @@ class OpenSequence {
     uint64_t wasted = 0;
     size_t depth = kMinDepth;
   };
-  // Whether `dir`'s first open at `at` goes on from the sequence the reader just finished;
-  // then takes that sequence's depth.
-  bool GoesOn(const std::string& dir, Dir& d, long at);
+  // Whether `dir`'s first open, at its first name, goes on from the sequence the reader just
+  // finished in another directory; then `d` takes that sequence's depth.
+  bool GoesOn(const std::string& dir, Dir& d);
 
   std::map<std::string, Dir> dirs_;
   std::string last_dir_;  // the directory of the last open

@@ -23,34 +23,48 @@ std::vector<std::string> Names(const std::string& prefix, int n) {
 
 using NameList = std::vector<std::string>;
 
-TEST(OpenSequence, ASortedDirectoryIsPredictedFromItsSecondOpen) {
+TEST(OpenSequence, ASortedDirectoryIsPredictedFromItsFirstName) {
   OpenSequence seq;
   const auto listing = Names("ttbar", 6);
-  EXPECT_TRUE(seq.OnOpen("/d", listing[0], listing).empty());  // one open is no sequence yet
-  // The second open predicts the next kMinDepth files; each later open the one that comes into
-  // reach, until the listing ends.
+  // One open is no sequence yet, but the listing's first name bets on the next file alone.
+  EXPECT_EQ(seq.OnOpen("/d", listing[0], listing), (NameList{listing[1]}));
+  // The second open in a row predicts the next kMinDepth files; each later open the one that
+  // comes into reach, until the listing ends.
   EXPECT_EQ(seq.OnOpen("/d", listing[1], listing), (NameList{listing[2], listing[3], listing[4]}));
   EXPECT_EQ(seq.OnOpen("/d", listing[2], listing), (NameList{listing[5]}));
   for (size_t i = 3; i < 6; ++i) {
     EXPECT_TRUE(seq.OnOpen("/d", listing[i], listing).empty()) << i;
   }
-  EXPECT_EQ(seq.predicted(), 4u);
-  EXPECT_EQ(seq.used(), 4u);
+  EXPECT_EQ(seq.predicted(), 5u);
+  EXPECT_EQ(seq.used(), 5u);
   EXPECT_EQ(seq.wasted(), 0u);
+}
+
+TEST(OpenSequence, AFirstOpenElsewhereInTheListingIsNoSequence) {
+  OpenSequence seq;
+  const auto listing = Names("f", 6);
+  EXPECT_TRUE(seq.OnOpen("/d", listing[3], listing).empty());
+  EXPECT_EQ(seq.OnOpen("/d", listing[4], listing), (NameList{listing[5]}));  // now a sequence
+  // A bet on a directory's first name that the reader does not take is wasted.
+  OpenSequence alone;
+  EXPECT_EQ(alone.OnOpen("/e", listing[0], listing), (NameList{listing[1]}));
+  EXPECT_TRUE(alone.OnOpen("/e", listing[4], listing).empty());
+  EXPECT_EQ(alone.wasted(), 1u);
 }
 
 TEST(OpenSequence, AShuffledListStopsBeingPredicted) {
   OpenSequence seq;
   const auto listing = Names("f", 40);
-  // 0,1 (predictions of 2..4, wasted), then jumps; now and then two neighbours by chance.
+  // 0 (1 predicted), 1 (2..4 predicted, wasted), then jumps; now and then two neighbours by
+  // chance.
   const int order[] = {0, 1, 7, 8, 20, 21, 3, 4, 30, 31, 12, 13, 25, 26, 38, 39, 5, 6, 15, 16};
   for (int i : order) {
     seq.OnOpen("/d", listing[static_cast<size_t>(i)], listing);
   }
-  EXPECT_EQ(seq.used(), 0u);
-  // The first jump wastes the first predictions, and they lead by kMaxWastedLead or more: no
+  EXPECT_EQ(seq.used(), 1u);
+  // The first jump wastes the predictions of 1, and they lead by kMaxWastedLead or more: no
   // prediction after that.
-  EXPECT_EQ(seq.predicted(), OpenSequence::kMinDepth);
+  EXPECT_EQ(seq.predicted(), 1 + OpenSequence::kMinDepth);
   EXPECT_EQ(seq.wasted(), OpenSequence::kMinDepth);
 }
 
@@ -61,10 +75,10 @@ TEST(OpenSequence, AFileTheReaderSkipsIsWastedAndTheSequenceGoesOn) {
   EXPECT_EQ(seq.OnOpen("/d", listing[1], listing).size(), OpenSequence::kMinDepth);  // 2, 3, 4
   // 2 is skipped (a file the reader's list leaves out): 3 was predicted, so it still follows.
   EXPECT_EQ(seq.OnOpen("/d", listing[3], listing), (NameList{listing[5], listing[6]}));
-  EXPECT_EQ(seq.used(), 1u);
+  EXPECT_EQ(seq.used(), 2u);  // 1 and 3
   EXPECT_EQ(seq.wasted(), 1u);
   EXPECT_EQ(seq.OnOpen("/d", listing[4], listing), (NameList{listing[7]}));
-  EXPECT_EQ(seq.used(), 2u);
+  EXPECT_EQ(seq.used(), 3u);
 }
 
 TEST(OpenSequence, AReaderThatCatchesUpIsPredictedFurtherAheadAndASlowOneLessFar) {
@@ -90,7 +104,7 @@ TEST(OpenSequence, AReaderThatCatchesUpIsPredictedFurtherAheadAndASlowOneLessFar
   EXPECT_TRUE(seq.OnOpen("/d", listing[5], listing).empty());  // up to 9
   EXPECT_EQ(seq.OnOpen("/d", listing[6], listing), (NameList{listing[10]}));
   EXPECT_TRUE(seq.OnOpen("/d", listing[7], listing).empty());  // up to 11
-  EXPECT_EQ(seq.used(), 6u);
+  EXPECT_EQ(seq.used(), 7u);
   EXPECT_EQ(seq.wasted(), 0u);
 }
 
@@ -101,15 +115,55 @@ TEST(OpenSequence, TwoInterleavedDatasetsAreTwoSequences) {
   for (size_t i = 0; i < 5; ++i) {
     auto pa = seq.OnOpen("/data/a", a[i], a);
     auto pb = seq.OnOpen("/data/b", b[i], b);
-    if (i == 1) {
+    if (i == 0) {  // each first name bets on its next file
+      EXPECT_EQ(pa, (NameList{a[1]}));
+      EXPECT_EQ(pb, (NameList{b[1]}));
+    } else if (i == 1) {
       EXPECT_EQ(pa, (NameList{a[2], a[3], a[4]}));
       EXPECT_EQ(pb, (NameList{b[2], b[3], b[4]}));
     } else {
       EXPECT_TRUE(pa.empty() && pb.empty()) << i;
     }
   }
-  EXPECT_EQ(seq.used(), 6u);
+  EXPECT_EQ(seq.used(), 8u);
   EXPECT_EQ(seq.wasted(), 0u);
+}
+
+TEST(OpenSequence, TheNextDatasetIsPredictedFromItsFirstOpenAtTheDepthReached) {
+  OpenSequence seq;
+  const auto a = Names("zlib", 5);
+  const auto b = Names("lzma", 12);
+  for (size_t i = 0; i < a.size(); ++i) {
+    seq.OnOpen("/data/a", a[i], a);
+    if (i == 2) {
+      seq.CaughtUp("/data/a");  // the reader caught up: 2 x kMinDepth ahead
+    }
+  }
+  // The reader ended /data/a through its predictions and starts /data/b at its first name.
+  const size_t depth = 2 * OpenSequence::kMinDepth;
+  EXPECT_EQ(seq.OnOpen("/data/b", b[0], b), NameList(b.begin() + 1, b.begin() + 1 + depth));
+  EXPECT_EQ(seq.depth("/data/b"), depth);
+  EXPECT_EQ(seq.OnOpen("/data/b", b[1], b), (NameList{b[1 + depth]}));
+  EXPECT_EQ(seq.wasted(), 0u);
+}
+
+TEST(OpenSequence, AFirstNameAfterAnUnfinishedSequenceIsOnlyABet) {
+  OpenSequence seq;
+  const auto a = Names("a", 6);
+  const auto b = Names("b", 6);
+  seq.OnOpen("/data/a", a[0], a);
+  seq.OnOpen("/data/a", a[1], a);
+  seq.OnOpen("/data/a", a[2], a);
+  // Left /data/a before its end: /data/b's first name only bets on its next file; so does a
+  // first name of a directory after another's unpredicted last file.
+  EXPECT_EQ(seq.OnOpen("/data/b", b[0], b), (NameList{b[1]}));
+  seq.OnOpen("/data/c", b[5], b);
+  EXPECT_EQ(seq.OnOpen("/data/d", a[0], a), (NameList{a[1]}));
+  // A directory's first open that is not its first name does not go on either.
+  seq.OnOpen("/data/a", a[3], a);
+  seq.OnOpen("/data/a", a[4], a);
+  seq.OnOpen("/data/a", a[5], a);  // took a prediction, the listing's end
+  EXPECT_TRUE(seq.OnOpen("/data/e", b[1], b).empty());
 }
 
 TEST(OpenSequence, NoListingNoPrediction) {
