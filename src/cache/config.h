@@ -37,7 +37,7 @@
 //   readahead      auto      TTree-aware read-ahead of the client plug-in (file_ahead.h): auto =
 //                            on for ROOT files read in a pattern; off. In a site proxy, off
 //                            also turns its ROOT read-ahead off (lookahead 0)
-//   readahead_max  64M       most bytes read-ahead may have in flight or fetched and not yet
+//   readahead_max  128M      most bytes read-ahead may have in flight or fetched and not yet
 //                            read, per process (also a file's largest window)
 //   readahead_next auto      open the next file of a directory ahead of a reader that opens
 //                            them in order (readahead/open_sequence.h): auto | off
@@ -95,7 +95,12 @@ struct Config {
   uint32_t replica_budget_percent = 0;  // 0: auto
   std::string replica_builder;
   bool readahead = true;
-  uint64_t readahead_max_bytes = 64ull << 20;
+  // Shared by the files being read (a window each of 2x the loaded path's bandwidth-delay
+  // product: ~20 MB at 40 ms / 1 Gbit/s) and the files opened ahead (seeds and a window each,
+  // up to half). At 64 MB, `agc --opens 1` (two files read, 8 ahead) left its file waiting for
+  // room between fetches: 40 files at 40 ms / 1 Gbit/s, the link carried 98-102 MB/s in the
+  // transfer phases against 112 at 128 MB (7.8 s against 7.5 s).
+  uint64_t readahead_max_bytes = 128ull << 20;
   bool readahead_next = true;
   // Not conf keys: read-ahead's fetches at once per process, and while an application read
   // waits on a miss of its own (readahead/prefetcher.h); the site proxy sets both to

@@ -34,7 +34,7 @@ TEST(ConfigTest, ConfKeysAndDefaults) {
   EXPECT_EQ(c->min_free_bytes, 1ull << 30);  // default
   EXPECT_EQ(c->planner().page_size, 8192u);
   EXPECT_TRUE(c->readahead);
-  EXPECT_EQ(c->readahead_max_bytes, 64u << 20);
+  EXPECT_EQ(c->readahead_max_bytes, 128u << 20);
   EXPECT_TRUE(c->bypass);
   EXPECT_EQ(c->bypass_percent, 25u);
   EXPECT_NE(std::find(c->bypass_tools.begin(), c->bypass_tools.end(), "xrdcp"),

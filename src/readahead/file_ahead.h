@@ -42,8 +42,8 @@
 // Never at the application's cost: predictions the application reads before they were sent are
 // dropped (it fetches them itself, once); a prediction in flight is joined by the application's
 // read (the entry's in-flight registry), and Prefetch skips what the application already has in
-// flight, so nothing is fetched twice; fetches wait while the application waits on a fetch of
-// its own (Prefetcher).
+// flight, so nothing is fetched twice; a host may have fetches wait while the application
+// waits on a fetch of its own (Prefetcher; neither host does now).
 //
 // Layout: offsets are those the handle serves — for a replica's virtual file, the virtual
 // file's tree records are loaded, so predictions in its overlay are held (skipped) and those
