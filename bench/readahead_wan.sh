@@ -191,4 +191,4 @@ for ((k = 1; k <= REPEAT; k++)); do
 done
 
 "$PY" "$ROOT/bench/readahead_wan_report.py" "$RUNS" "$OUT" \
-  "{\"data\": \"$DATA\", \"format\": \"$FORMAT\", \"files\": ${#rel[@]}, \"data_bytes\": $DATA_BYTES, \"rtt\": \"$RTT\", \"rate\": \"$RATE\", \"measured_bps\": $LINK_BPS, \"iperf_link_samples\": \"$WORK/iperf-link.txt\", \"repeat\": $REPEAT}"
+  "{\"data\": \"$DATA\", \"format\": \"$FORMAT\", \"files\": ${#rel[@]}, \"data_bytes\": $DATA_BYTES, \"rtt\": \"$RTT\", \"rate\": \"$RATE\", \"measured_bps\": $LINK_BPS, \"opens\": $OPENS, \"iperf_link_samples\": \"$WORK/iperf-link.txt\", \"repeat\": $REPEAT}"

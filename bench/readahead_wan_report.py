@@ -121,7 +121,10 @@ def inorder_limits():
         return {}
     rtt = float(config["rtt"].rstrip("ms")) / 1000 if config["rtt"].endswith("ms") else 0.0
     files = local["out"]["files"]
-    limits = {"agc": inorder_limit(files, link, rtt), "agc4": inorder_limit(files, link, rtt)}
+    # agc opens READAHEAD_WAN_OPENS files at a time; the python client one after another.
+    opens = int(config.get("opens", 1))
+    limits = {"agc": inorder_limit(files, link, rtt, opens),
+              "agc4": inorder_limit(files, link, rtt, opens)}
     if "py-local" in summary:
         share = summary["py-local"]["seconds"] / len(files)
         py_files = [{"planned_bytes": f.get("planned_bytes", 0), "cpu_s": share} for f in files]

@@ -9,12 +9,15 @@ reach is
   L = max over k of (link time of the bytes of files 1..k + local CPU time of files k..n)
       + one round trip per file it opens one after another,
 
+(a client that keeps `opens_at_once` files opening at a time, `--opens N`, overlaps all but one
+open round trip in N),
+
 the files in the order it reads them, each file's CPU from a local in-order pass and its bytes
 the ones it reads (`ferry analyze agc --json`: files[].cpu_s, files[].planned_bytes).
 """
 
 
-def inorder_limit(files, link_bytes_per_s, rtt_s):
+def inorder_limit(files, link_bytes_per_s, rtt_s, opens_at_once=1):
     """L and its parts for `files` (dicts with cpu_s and planned_bytes, in read order), or None
     without files or a link rate."""
     if not files or not link_bytes_per_s:
@@ -26,14 +29,18 @@ def inorder_limit(files, link_bytes_per_s, rtt_s):
         t = sum(xfer[:k + 1]) + sum(cpu[k:])
         if t > best:
             best, at = t, k
-    opens = len(files) * rtt_s
+    serial_opens = -(-len(files) // max(1, opens_at_once))
+    opens = serial_opens * rtt_s
     return {"limit_s": best + opens, "link_s": sum(xfer[:at + 1]), "cpu_s": sum(cpu[at:]),
-            "opens_s": opens, "split_file": at + 1, "files": len(files),
+            "opens_s": opens, "serial_opens": serial_opens, "split_file": at + 1,
+            "files": len(files),
             "link_bytes_per_s": link_bytes_per_s, "rtt_s": rtt_s}
 
 
 def describe(limit):
     """One line naming L's parts."""
-    return ("L = %.2f s: link %.2f s for files 1..%d + CPU %.2f s for files %d..%d + %d opens x "
-            "RTT %.2f s" % (limit["limit_s"], limit["link_s"], limit["split_file"], limit["cpu_s"],
-                            limit["split_file"], limit["files"], limit["files"], limit["opens_s"]))
+    return ("L = %.2f s: link %.2f s for files 1..%d + CPU %.2f s for files %d..%d + %d opens "
+            "one after another x RTT = %.2f s"
+            % (limit["limit_s"], limit["link_s"], limit["split_file"], limit["cpu_s"],
+               limit["split_file"], limit["files"],
+               limit.get("serial_opens", limit["files"]), limit["opens_s"]))
