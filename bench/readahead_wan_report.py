@@ -111,7 +111,8 @@ for client in ("agc", "py"):
            "<= 2%", frac <= 0.02)
 # The in-order limit (issue 27): a client that decodes its files in order cannot overlap its
 # last files' decoding with transfers that ended before it,
-#   L = max over k of (link time of files 1..k + local CPU of files k..n) + one RTT per file,
+#   L = max over k of (link time of files 1..k + local CPU of files k..n) + one RTT per file
+#       opened one after another (scripts/inorder_limit.py),
 # with per-file bytes and CPU from the agc runs of this run (local CPU: the local pass). agc
 # --reads 4 decodes as agc does and has the same L; the python client reads the same baskets and
 # decodes nothing: its per-file time is its local pass's time shared out evenly.

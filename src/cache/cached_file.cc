@@ -331,7 +331,9 @@ void CachedFile::RunOwnFetch(Fetch& mine, const fetch::FetchPlan& plan) {
     pieces[i].offset = plan.chunks[i].offset;
     pieces[i].dest = mine.ChunkBuffer(i);
   }
-  // The application waits on this fetch: read-ahead starts fewer fetches until it is answered.
+  // The application waits on this fetch: a host whose readahead_fetches_app_waits is below
+  // readahead_fetches has read-ahead start fewer fetches until it is answered (neither host's
+  // default is: cache/config.h).
   readahead::Prefetcher* ahead = UntrackedRead() ? nullptr : cache_->prefetcher();
   if (ahead != nullptr) {
     ahead->AppFetchBegin();

@@ -15,8 +15,8 @@
 //                                   (ferry.readahead off too). Its window is the engine's (the
 //                                   link's bandwidth-delay product, readahead_max), not N.
 //   ferry.ahead_fetches N  32       read-ahead fetches in flight at once over all files, also
-//                                   while clients wait on misses (the client plug-in's engine
-//                                   runs 2 then: cache::Config::readahead_fetches*). A fetch is
+//                                   while clients wait on misses (as in the client plug-in:
+//                                   cache::Config::readahead_fetches*). A fetch is
 //                                   about one cluster (0.4-0.6 MB of AGC baskets): 8 of them
 //                                   carried ~75 MB/s over 40 ms (bytes in flight / RTT), short
 //                                   of a 1 Gbit/s link; 32 fill it with room for longer RTTs

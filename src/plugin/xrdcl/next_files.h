@@ -13,8 +13,7 @@
 // predictions start once it is there. An open that finds its file still warming (or queued)
 // tells the sequence that the reader caught up (it then predicts further ahead). A warm handle
 // not adopted within kKeepMs is closed at a later open (and the sequence predicts less far);
-// at most kMaxWarm are warming or kept. Counted: next_files_warmed,
-// next_files_adopted.
+// at most kMaxWarm are warming or kept. Counted: next_files_warmed, next_files_adopted.
 // Thread-safety: all methods may be called concurrently.
 #pragma once
 
