@@ -24,6 +24,9 @@ packages=(
   # the site proxy's HTTPS and token tests: a test CA and certificates, an HTTP client, token
   # validation (XrdAccSciTokens) and signing
   openssl curl xrootd-scitokens-plugins python3-cryptography
+  # XRootD's server library rebuilt with ferry's patches (scripts/xrootd/): Debian's source
+  # package (dpkg-source) and the build dependencies of that library
+  dpkg-dev patch uuid-dev
   # WAN / LFN emulation and transfer peers
   iproute2 iptables libnetfilter-queue-dev iputils-ping iperf3 fio procps
   # bench/xfer: the bulk-transfer peers ferry send is measured against, and xxhsum

@@ -1,7 +1,9 @@
 // ferry proxy config|run: ferry's site cache inside a stock xrootd server (the library
 // libXrdFerryProxy-5.so, src/plugin/proxy). `config` prints a complete xrootd configuration;
 // `run` writes it, prepares the cache directory for the account xrootd drops to, and runs
-// xrootd in the foreground (with cmsd beside it when the proxy joins a cluster).
+// xrootd in the foreground (with cmsd beside it when the proxy joins a cluster), supervised:
+// restarted at once when it crashes (proxy_supervisor.h), with ferry's patched XRootD server
+// library when it matches the installed version (proxy_xrootd_build.h).
 #include <fcntl.h>
 #include <ftw.h>
 #include <grp.h>
@@ -13,6 +15,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -25,6 +28,8 @@
 #include "cli/cmd_proxy_security.h"
 #include "cli/commands.h"
 #include "cli/proxy_metrics.h"
+#include "cli/proxy_supervisor.h"
+#include "cli/proxy_xrootd_build.h"
 #include "plugin/proxy/proxy_config.h"
 
 namespace ferry::cli {
@@ -61,6 +66,7 @@ struct Plan {
   std::string config;  // the xrootd configuration text
   std::string admin;   // xrootd's admin and pid directory
   std::string dir;     // cache directory
+  int port = 0;        // the xroot port
   bool cluster = false;
   // Files the configuration names (keytabs), written into the admin directory, mode 0600.
   std::vector<std::pair<std::string, std::string>> files;
@@ -78,6 +84,7 @@ Result<Plan> MakePlan(const Args& a) {
     return InvalidArgumentError("--port '" + *port + "': expected 1..65535");
   }
   Plan p;
+  p.port = static_cast<int>(*port_number);
   p.dir = Absolute(*dir);
   p.admin = Absolute(a.GetOr("--admin", "/var/tmp/ferry-proxy-" + *port));
   const std::string host = a.GetOr("--host", HostName());
@@ -172,33 +179,6 @@ Status MakeDirs(const std::string& path) {
   return OkStatus();
 }
 
-// Children started by Run, stopped together.
-pid_t g_children[2] = {-1, -1};
-
-void Forward(int sig) {
-  for (pid_t pid : g_children) {
-    if (pid > 0) {
-      ::kill(pid, sig);
-    }
-  }
-}
-
-pid_t Spawn(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  args.reserve(argv.size() + 1);  // + the terminating nullptr
-  for (const std::string& s : argv) {
-    args.push_back(const_cast<char*>(s.c_str()));
-  }
-  args.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::execvp(args[0], args.data());
-    std::fprintf(stderr, "ferry proxy: cannot run %s: %s\n", args[0], ErrnoText(errno).c_str());
-    ::_exit(127);
-  }
-  return pid;
-}
-
 // Writes the files the configuration names (keytabs: readable by their owner only).
 Status WriteFiles(const Plan& plan) {
   if (plan.files.empty()) {
@@ -235,6 +215,25 @@ int Config(const Plan& plan) {
   }
   std::fputs(plan.config.c_str(), stdout);
   return kExitOk;
+}
+
+// xrootd's environment: ferry's patched server library first on its library path, and the
+// connection guard preloaded beside whatever the caller preloads (proxy_supervisor.h).
+std::vector<std::string> XrootdEnvironment(const XrootdBuild& build) {
+  std::vector<std::string> env;
+  auto current = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr ? std::string(v) : std::string();
+  };
+  if (build.patched()) {
+    const std::string path = current("LD_LIBRARY_PATH");
+    env.push_back("LD_LIBRARY_PATH=" + build.patched_dir + (path.empty() ? "" : ":" + path));
+  }
+  if (const std::string guard = FindLibrary("libferry_xrd_guard.so"); !guard.empty()) {
+    const std::string preload = current("LD_PRELOAD");
+    env.push_back("LD_PRELOAD=" + (preload.empty() ? guard : preload + " " + guard));
+  }
+  return env;
 }
 
 int Run(const Args& options, const Plan& plan) {
@@ -288,34 +287,38 @@ int Run(const Args& options, const Plan& plan) {
     }
     return args;
   };
-  if (!plan.cluster) {
-    // Nothing to supervise: xrootd replaces this process (systemd and tests see it directly).
-    std::vector<std::string> args = command("xrootd");
-    std::vector<char*> raw;
-    raw.reserve(args.size() + 1);  // + the terminating nullptr
-    for (std::string& s : args) {
-      raw.push_back(s.data());
-    }
-    raw.push_back(nullptr);
-    ::execvp(raw[0], raw.data());
-    return ReportError(IoError("cannot run xrootd", errno));
+  const XrootdBuild build = FindXrootdBuild(options.GetOr("--xrootd-lib", "auto"));
+  std::fprintf(stderr, "ferry proxy: %s\n", build.Describe().c_str());
+  SupervisorOptions s;
+  s.xrootd_argv = command("xrootd");
+  if (plan.cluster) {
+    s.cmsd_argv = command("cmsd");
   }
-  // A cluster member: cmsd beside xrootd; a signal to us goes to both, and when one ends the
-  // other is stopped.
-  // signal() fails only for an invalid signal number.
-  (void)::signal(SIGTERM, Forward);
-  (void)::signal(SIGINT, Forward);
-  g_children[0] = Spawn(command("xrootd"));
-  g_children[1] = Spawn(command("cmsd"));
-  int status = 0;
-  const pid_t first = ::wait(&status);
-  Forward(SIGTERM);
-  for (pid_t pid : g_children) {
-    if (pid > 0 && pid != first) {
-      (void)::waitpid(pid, nullptr, 0);
+  s.xrootd_env = XrootdEnvironment(build);
+  s.cmsd_env = XrootdEnvironment(XrootdBuild{});  // the guard's lifeline, the system's library
+  if (!FindLibrary("libferry_xrd_guard.so").empty()) {
+    s.guard_map = plan.admin + "/guard.map";
+  }
+  s.cache_dir = plan.dir;
+  s.listen_ports.push_back(plan.port);
+  if (auto https = options.Get("--https")) {
+    if (auto n = ParseUint(*https)) {
+      s.listen_ports.push_back(static_cast<int>(*n));
     }
   }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : kExitBadInput;
+  s.owner_uid = root ? pw->pw_uid : ::getuid();
+  s.owner_gid = root ? pw->pw_gid : ::getgid();
+  for (auto [flag, field] :
+       {std::pair{"--refuse-after", &s.refuse_after}, std::pair{"--refuse-for", &s.refuse_for_s}}) {
+    if (auto v = options.Get(flag)) {
+      auto n = ParseUint(*v);
+      if (!n || *n > 1000000) {
+        return UsageError(std::string(flag) + " '" + *v + "': expected a count", options.spec());
+      }
+      *field = static_cast<int>(*n);
+    }
+  }
+  return Supervise(s);
 }
 
 int PrintConfig(const Args& args) {
@@ -405,6 +408,15 @@ constexpr auto kRunOptions = JoinOptions(
         {"--user", "NAME", "the account xrootd drops to when started as root", "xrootd"},
         {"--log", "FILE", "xrootd's log file (cmsd's: FILE.cmsd)", "stderr"},
         {"--config-out", "FILE", "where the configuration is written", "xrootd.cfg in --admin"},
+        {"--xrootd-lib", "auto|system|DIR",
+         "XRootD's server library: ferry's patched build when it matches the installed xrootd "
+         "(auto), the system's, or the folder of another patched libXrdServer.so.3",
+         "auto"},
+        {"--refuse-after", "N",
+         "refuse a peer's connections after N crashes of xrootd came from its requests within "
+         "10 minutes (0: never)",
+         "3"},
+        {"--refuse-for", "SECONDS", "how long such a peer is refused", "600"},
     });
 
 constexpr CommandSpec kConfig{
@@ -421,7 +433,7 @@ constexpr CommandSpec kRun{
     .path = "proxy run",
     .summary =
         "write that configuration and run xrootd in the foreground (and cmsd, with "
-        "--manager)",
+        "--manager), restarting it at once when it crashes",
     .synopsis = "--origin HOST:PORT --port P --dir DIR",
     .options = kRunOptions,
     .run = RunXrootd,

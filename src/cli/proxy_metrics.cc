@@ -53,6 +53,24 @@ constexpr StatusMetric kStatusMetrics[] = {
      "When the proxy last wrote its status (only while something changes)."},
 };
 
+// DIR/proxy-supervisor.json, written by `ferry proxy run` (cli/proxy_supervisor.h). Its counters
+// live as long as the supervisor.
+constexpr StatusMetric kSupervisorMetrics[] = {
+    {"xrootd_restarts", "ferry_proxy_xrootd_restarts_total", "counter",
+     "Times xrootd died of a signal and was started again."},
+    {"last_crash_unix", "ferry_proxy_last_crash_time_seconds", "gauge",
+     "When xrootd last died of a signal (0: never)."},
+    {"last_crash_signal", "ferry_proxy_last_crash_signal", "gauge",
+     "The signal xrootd last died of (11: SIGSEGV, 9: SIGKILL, 6: SIGABRT)."},
+    {"entries_removed_after_crash", "ferry_proxy_entries_removed_after_crash_total", "counter",
+     "Cache entries a crash left damaged, removed before the restart."},
+    {"peers_refused", "ferry_proxy_peers_refused_total", "counter",
+     "Peers refused for a while because crashes came from their requests."},
+    {"peers_refused_now", "ferry_proxy_refused_peers", "gauge", "Peers refused now."},
+    {"connections_refused", "ferry_proxy_connections_refused_total", "counter",
+     "Connections from refused peers closed at accept (since the last restart)."},
+};
+
 void Metric(std::string& out,
             std::string_view name,
             std::string_view type,
@@ -136,6 +154,11 @@ std::string PrometheusText(const MetricsInput& in) {
       Metric(out, m.name, m.type, m.help, it->second);
     }
   }
+  for (const StatusMetric& m : kSupervisorMetrics) {
+    if (auto it = in.supervisor.find(m.field); it != in.supervisor.end()) {
+      Metric(out, m.name, m.type, m.help, it->second);
+    }
+  }
   return out;
 }
 
@@ -156,6 +179,10 @@ Result<std::string> ProxyMetricsText(const std::string& dir) {
   auto pid = in.status.find("pid");
   in.proxy_up = pid != in.status.end() && Alive(pid->second);
   in.status.erase("pid");
+  std::ifstream supervisor(dir + "/proxy-supervisor.json");
+  std::stringstream supervisor_text;
+  supervisor_text << supervisor.rdbuf();
+  in.supervisor = NumericFields(supervisor_text.str());
   return PrometheusText(in);
 }
 

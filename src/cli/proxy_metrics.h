@@ -1,7 +1,8 @@
 // `ferry proxy metrics`: a live proxy's counters in the Prometheus text exposition format
 // (version 0.0.4), for node_exporter's textfile collector or any scraper that reads a file.
 // Sources, all in the cache directory: DIR/stats (the cache counters every process merges),
-// DIR/proxy-status.json (the proxy's live counters, rewritten while they change), the entries'
+// DIR/proxy-status.json (the proxy's live counters, rewritten while they change),
+// DIR/proxy-supervisor.json (restarts of a crashed xrootd, refused peers), the entries'
 // disk usage and the file system's free space. Nothing is asked of the running server.
 #pragma once
 
@@ -23,6 +24,8 @@ struct MetricsInput {
   // The numeric fields of proxy-status.json (empty when the proxy has not written it).
   std::map<std::string, double, std::less<>> status;
   bool proxy_up = false;  // the process that wrote the status is alive
+  // The numeric fields of proxy-supervisor.json (`ferry proxy run`'s restarts and refusals).
+  std::map<std::string, double, std::less<>> supervisor;
 };
 
 // The numeric top-level fields of a flat JSON object ({"a":1,"b":"x","c":2.5} -> a, c).

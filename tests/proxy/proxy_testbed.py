@@ -65,6 +65,14 @@ def children(pid):
         return []
 
 
+def _zombie(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
 class Server:
     """A process started under `timeout` that listens on 127.0.0.1:port."""
 
@@ -89,17 +97,47 @@ class Server:
         return self
 
     def pids(self):
-        """The timeout process's children (the servers), for signals."""
+        """The timeout process's children (the servers; for `ferry proxy run`, the supervisor),
+        for signals."""
         return children(self.proc.pid) if self.proc else []
 
+    def tree(self):
+        """Every process under the timeout process: `ferry proxy run` and the xrootd (and cmsd)
+        it supervises."""
+        out, todo = [], self.pids()
+        while todo:
+            pid = todo.pop()
+            out.append(pid)
+            todo += children(pid)
+        return out
+
     def kill(self, sig=signal.SIGKILL):
-        for pid in self.pids():
+        """sig to the servers. SIGKILL is a machine's crash: every process of the tree dies, and
+        the call returns once all are gone (the port is free again)."""
+        pids = self.tree() if sig == signal.SIGKILL else self.pids()
+        for pid in pids:
             try:
                 os.kill(pid, sig)
             except ProcessLookupError:
                 pass
         if sig == signal.SIGKILL:
             self.proc.wait(timeout=30)
+            deadline = time.time() + 30
+            while any(os.path.exists("/proc/%d" % pid) and not _zombie(pid) for pid in pids):
+                if time.time() > deadline:
+                    raise RuntimeError("processes %s outlived SIGKILL" % pids)
+                time.sleep(0.01)
+
+    def xrootd_pid(self):
+        """The xrootd process serving now (the supervisor's child), or None."""
+        for pid in self.tree():
+            try:
+                with open("/proc/%d/comm" % pid) as f:
+                    if f.read().strip() == "xrootd":
+                        return pid
+            except OSError:
+                pass
+        return None
 
     def stop(self):
         if self.proc is None or self.proc.poll() is not None:

@@ -15,6 +15,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import socket
 import sqlite3
 import ssl
@@ -456,6 +457,8 @@ def xroot_session(port, rng, kind):
                 got = recv_response(s) + recv_response(s)  # the handshake's, the login's
                 if kind == "badauth":
                     creds = b"sss\0" + rng.randbytes(rng.randint(0, 600))
+                    if rng.random() < 0.1:
+                        creds = b""  # no credentials at all: patches/xrootd 0001
                     s.sendall(struct.pack(">2sH12s4si", b"\0\2", 3000, b"\0" * 12, b"sss\0",
                                           len(creds)) + creds)
                 else:  # "open": no kXR_auth at all
@@ -585,10 +588,12 @@ def test_malformed(bed, origin):
     with proxy_for(bed, hostport, cache, extra=extra) as proxy:
         check(wait_port(https, 30), "the HTTPS port opens: %s" % proxy.log_tail())
         port = int(proxy.url.rstrip("/").rsplit(":", 1)[1])
+        check(xrootd_answers(port), "the proxy answers")
+        xrootd = proxy.xrootd_pid()
         deadline = time.monotonic() + 240
         done, leaked, seconds, answers = 0, [], {}, {}
         for i in range(1000):
-            if time.monotonic() > deadline or proxy.proc.poll() is not None:
+            if time.monotonic() > deadline or proxy.xrootd_pid() != xrootd:
                 break
             side, kind = kinds[i % len(kinds)]
             t0 = time.monotonic()
@@ -605,7 +610,7 @@ def test_malformed(bed, origin):
         check(done == 1000, "all 1000 malformed sessions ran (%d) while the proxy lived" % done)
         # XRootD 5.5.3 logs a client in under sss when its credentials are shorter than the
         # protocol's header (a few bytes, no key): the proxy must refuse it everything. (No
-        # credentials at all, dlen 0, crash any 5.5.3 xrootd: not sent, see README.)
+        # credentials at all, dlen 0, crash a stock 5.5.3 xrootd: patches/xrootd; sent above.)
         for user in ("alice", "ferryc1", "mallory"):
             for creds in (b"sss\0", b"sss\0" + rng.randbytes(8), b"sss\0" + rng.randbytes(40)):
                 for rel in (FILES["alice"], FILES["public"]):
@@ -619,7 +624,8 @@ def test_malformed(bed, origin):
                     if "an sss login without a key" in line]
         check(len(refusals) == 18 and all("@[" in line for line in refusals),
               "each keyless open is logged once with the peer's address: %d lines" % len(refusals))
-        check(proxy.proc.poll() is None, "the proxy survived: %s" % proxy.log_tail())
+        check(proxy.xrootd_pid() == xrootd and "died of" not in proxy.log_tail(10**8),
+              "one xrootd process served every session: %s" % proxy.log_tail())
         listed = run([FERRY, "cache", "ls", "--dir", cache, "--json"])
         entries = json.loads(listed.stdout)["entries"] if listed.returncode == 0 else []
         check(entries == [], "nothing was cached: %s" % entries)
@@ -638,6 +644,134 @@ def test_malformed(bed, origin):
               "an unverified certificate claiming alice got her file: %d" % code)
         ok, got, msg = bed.fetch(None, url_as(proxy, "", FILES["alice"]))
         check(not ok and got == b"", "a client without a key is still refused: %s" % msg)
+
+
+def empty_auth(port, source="127.0.0.1"):
+    """The request that stops a stock XRootD 5.5.3 with sss (patches/xrootd): handshake, login,
+    then kXR_auth with credential type sss and no credentials (dlen 0), from `source`. Returns
+    the server's answers (empty when it hung up or died)."""
+    handshake = struct.pack(">iiiii", 0, 0, 0, 4, 2012)
+    login = struct.pack(">2sHi8sBBBBi", b"\0\1", 3007, os.getpid(), b"mallory\0", 0, 0, 5, 0, 0)
+    got = b""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5,
+                                      source_address=(source, 0)) as s:
+            s.sendall(handshake + login)
+            got = recv_response(s) + recv_response(s)
+            s.sendall(struct.pack(">2sH12s4si", b"\0\2", 3000, b"\0" * 12, b"sss\0", 0))
+            got += recv_response(s)
+    except OSError:
+        pass
+    return got
+
+
+def xrootd_answers(port):
+    """True when an xrootd answers a handshake on the port (the supervisor holds the listening
+    socket, so an open port alone says nothing)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(struct.pack(">iiiii", 0, 0, 0, 4, 2012))
+            return len(recv_response(s)) >= 8
+    except OSError:
+        return False
+
+
+def wait_restart(proxy, old_pid, seconds=30):
+    """Waits for a new xrootd under the supervisor that answers on the port: (pid, seconds
+    from the call), or (None, seconds) at the deadline."""
+    t0 = time.monotonic()
+    port = int(proxy.url.rstrip("/").rsplit(":", 1)[1])
+    while time.monotonic() - t0 < seconds:
+        pid = proxy.xrootd_pid()
+        if pid not in (None, old_pid) and xrootd_answers(port):
+            return pid, time.monotonic() - t0
+        time.sleep(0.01)
+    return None, time.monotonic() - t0
+
+
+def refused_at_once(port, source):
+    """True when a connection from `source` is closed by the server before any answer."""
+    handshake = struct.pack(">iiiii", 0, 0, 0, 4, 2012)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5,
+                                      source_address=(source, 0)) as s:
+            s.sendall(handshake)
+            return s.recv(16) == b""
+    except OSError:
+        return True
+
+
+def metric(cache, name):
+    out = run([FERRY, "proxy", "metrics", "--dir", cache]).stdout
+    for line in out.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return None
+
+
+def test_supervise(bed, origin):
+    """`ferry proxy run` supervises its xrootd. With the system's (unpatched) XRootD library,
+    an empty kXR_auth from 127.0.0.2 crashes the server: it is back on the same cache, the crash
+    is logged with its signal and peer and counted, a client reading through it finishes with
+    the right bytes, and after three crashes 127.0.0.2 is refused while 127.0.0.1 is served.
+    SIGKILL and SIGSEGV sent to xrootd are restarts too; `ferry cache verify` stays clean."""
+    cache = os.path.join(bed.root, "cache")
+    hostport = origin.url[len("root://"):].rstrip("/")
+    extra = proxy_args(bed) + ["--xrootd-lib", "system", "--refuse-after", "3",
+                               "--refuse-for", "300"]
+    url = None
+    with proxy_for(bed, hostport, cache, extra=extra) as proxy:
+        check("with the system's libXrdServer" in proxy.log_tail(10**6),
+              "the proxy says which XRootD build it runs: %s" % proxy.log_tail(2000))
+        port = int(proxy.url.rstrip("/").rsplit(":", 1)[1])
+        url = url_as(proxy, "", FILES["alice"])
+        ok, got, msg = bed.fetch("alice", url)
+        check(ok and got == bed.bytes["alice"], "alice reads her file: %s" % msg)
+        out = os.path.join(bed.root, "passes.bin")
+        # XrdCl's own retry count (the bed's clients give up after one, to fail fast).
+        reader = subprocess.Popen([PY, FETCH, "passes", url, out, "400"],
+                                  env=dict(bed.env("alice"), XRD_CONNECTIONRETRY="5"),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        check(reader.stdout.readline().startswith("pass"), "the reader read a pass")
+        times = []
+        for crash in range(3):
+            pid = proxy.xrootd_pid()
+            check(pid is not None, "an xrootd serves")
+            empty_auth(port, "127.0.0.2")
+            new_pid, seconds = wait_restart(proxy, pid)
+            check(new_pid is not None, "crash %d: xrootd is back: %s" % (crash, proxy.log_tail()))
+            times.append(round(seconds, 2))
+            check(reader.stdout.readline().startswith("pass"),
+                  "crash %d: the reader goes on through the new server" % crash)
+        print("back after the empty-auth crashes in (s):", times, flush=True)
+        said, err = reader.communicate(timeout=240)
+        check(reader.returncode == 0 and open(out, "rb").read() == bed.bytes["alice"],
+              "the reader finished through three restarts with alice's bytes: %s %s"
+              % (said[-400:], err[-400:]))
+        log = proxy.log_tail(10**7)
+        check(log.count("died of SIGSEGV; request from 127.0.0.2") == 3,
+              "each crash logged with its signal and peer: %s" % log[-3000:])
+        check("refusing 127.0.0.2 for 300 s" in log, "the peer is refused: %s" % log[-2000:])
+        check(metric(cache, "ferry_proxy_xrootd_restarts_total") == 3,
+              "metrics count the restarts")
+        check(refused_at_once(port, "127.0.0.2"), "127.0.0.2 is refused at accept")
+        check(not refused_at_once(port, "127.0.0.1"), "127.0.0.1 is still served")
+        check(metric(cache, "ferry_proxy_refused_peers") == 1, "metrics count the refused peer")
+        for sig in (signal.SIGKILL, signal.SIGSEGV):
+            pid = proxy.xrootd_pid()
+            os.kill(pid, sig)
+            new_pid, seconds = wait_restart(proxy, pid)
+            check(new_pid is not None, "after %s xrootd is back" % sig.name)
+            print("back after %s in %.2f s" % (sig.name, seconds), flush=True)
+            ok, got, msg = bed.fetch("alice", url)
+            check(ok and got == bed.bytes["alice"], "alice reads after %s: %s" % (sig.name, msg))
+        log = proxy.log_tail(10**7)
+        check("died of SIGKILL; request from (unknown)" in log
+              and "died of SIGSEGV; request from (unknown)" in log,
+              "signals from outside are restarts with no peer blamed: %s" % log[-2000:])
+        check_refusals(bed, proxy, "after the restarts")
+    v = run([FERRY, "cache", "verify", "--dir", cache, "--json"])
+    check(v.returncode == 0, "the cache verifies clean after five restarts: %s" % v.stdout[-500:])
 
 
 def test_cluster(bed, origin):
@@ -956,6 +1090,7 @@ if __name__ == "__main__":
     run_test({"sss": lambda: with_bed(test_sss),
               "https": lambda: with_bed(test_https),
               "malformed": lambda: with_bed(test_malformed),
+              "supervise": lambda: with_bed(test_supervise),
               "cluster": lambda: with_bed(test_cluster),
               "tokens": lambda: with_bed(test_tokens),
               "origin_token": lambda: with_bed(test_origin_token),

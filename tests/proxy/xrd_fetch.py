@@ -2,6 +2,8 @@
 keytab once, from XrdSecSSSKT), so each read or stat as some user is a process of its own.
 
 usage: xrd_fetch.py read URL OUT   open URL, read it whole, write what was read to OUT
+       xrd_fetch.py passes URL OUT N   open URL once and read it whole N times in 64 KiB reads,
+                                   printing "pass K" after each; OUT gets the last pass
        xrd_fetch.py stat URL       stat URL
        xrd_fetch.py locate URL     ask where URL's file is (a redirector answers with servers)
        xrd_fetch.py dirlist URL    list URL's directory
@@ -31,6 +33,28 @@ def read(url, out):
     return st
 
 
+def passes(url, out, n):
+    """Reads url whole n times through one open file, so that a server restart between two
+    reads is recovered by XrdCl (a new connection, the file opened again) unseen by the caller."""
+    f = client.File()
+    st, _ = f.open(url, OpenFlags.READ, timeout=30)
+    got = b""
+    if st.ok:
+        st, info = f.stat(timeout=30)
+        for k in range(n if st.ok else 0):
+            got = b""
+            while st.ok and len(got) < info.size:
+                st, chunk = f.read(len(got), min(65536, info.size - len(got)), timeout=60)
+                got += chunk or b""
+            if not st.ok:
+                break
+            print("pass %d" % k, flush=True)
+        f.close()
+    with open(out, "wb") as o:
+        o.write(got)
+    return st
+
+
 def query(mode, url):
     """(status, answer) of stat, locate or dirlist of the path in url."""
     fs = client.FileSystem(url)
@@ -50,6 +74,8 @@ def main():
     answer = []
     if mode == "read":
         st = read(sys.argv[2], sys.argv[3])
+    elif mode == "passes":
+        st = passes(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     else:
         st, answer = query(mode, sys.argv[2])
     print(json.dumps({"ok": bool(st.ok), "error": "" if st.ok else st.message,
