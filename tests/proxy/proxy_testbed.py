@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import tempfile
 import time
@@ -63,6 +64,17 @@ def children(pid):
             return [int(x) for x in f.read().split()]
     except OSError:
         return []
+
+
+def _answers(port):
+    """True when an xrootd answers the handshake on 127.0.0.1:port."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(struct.pack(">iiiii", 0, 0, 0, 4, 2012))
+            s.settimeout(5)
+            return len(s.recv(8)) > 0
+    except OSError:
+        return False
 
 
 def _zombie(pid):
@@ -193,6 +205,19 @@ class Proxy(Server):
         super().__init__(argv, port, log, env=env, lifetime=lifetime)
         self.url = "root://127.0.0.1:%d/" % port
         self.start()
+
+    def start(self, wait=30):
+        """As Server.start, and then until xrootd itself answers: `ferry proxy run` holds the
+        listening socket, so an open port does not yet mean a server behind it."""
+        super().start(wait)
+        deadline = time.time() + wait
+        while not _answers(self.port):
+            if time.time() > deadline or self.proc.poll() is not None:
+                tail = self.log_tail()
+                self.stop()
+                raise RuntimeError("xrootd on port %d did not answer: %s" % (self.port, tail))
+            time.sleep(0.05)
+        return self
 
     def url_for(self, path):
         return self.url + "/" + path.lstrip("/")
