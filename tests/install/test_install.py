@@ -20,7 +20,7 @@ import tempfile
 
 BUILD, SOURCE, TEST = sys.argv[1:4]
 sys.path.insert(0, os.path.join(SOURCE, "tests", "testing"))
-from ferry_harness import check, run_test  # noqa: E402
+from ferry_harness import PY, check, run_test  # noqa: E402
 from ferry_testbed import Origin, Skip  # noqa: E402
 
 
@@ -37,6 +37,14 @@ def test_prefix():
         check(p.returncode == 0, "cmake --install: %s" % p.stderr[-500:])
         ferry = os.path.join(prefix, "bin", "ferry")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("FERRY_", "XRD_"))}
+        # The installed patched libXrdServer keeps a stock xrootd alive through the request
+        # that stops the system's (patches/xrootd/README.md).
+        patched = os.path.join(prefix, "lib", "ferry", "xrootd")
+        r = run([PY, os.path.join(SOURCE, "patches", "xrootd", "reproduce_empty_auth.py"),
+                 "--lib-dir", patched, "--json"])
+        check(r.returncode == 0 and json.loads(r.stdout.splitlines()[-1])["survived"],
+              "xrootd with the installed patched library survives an empty kXR_auth: %s %s"
+              % (r.stdout[-300:], r.stderr[-300:]))
         work = os.path.join(root, "work")  # nothing beside it: no source tree, no data
         os.mkdir(work)
         v = run([ferry, "--version"], cwd=work, env=env)
@@ -95,7 +103,10 @@ def test_package():
                  "./usr/share/ferry/nanoAOD_2015_CMS_Open_Data_ttbar.root",
                  "./usr/share/man/man1/ferry-cache.1", "./usr/share/man/man1/ferry.1",
                  "./usr/share/bash-completion/completions/ferry",
-                 "./usr/share/doc/ferry/format/replica.md"]:
+                 "./usr/share/doc/ferry/format/replica.md",
+                 "./usr/lib/ferry/libferry_xrd_guard.so",
+                 "./usr/lib/ferry/xrootd/libXrdServer.so.3",
+                 "./usr/lib/ferry/xrootd/patched.info"]:
         check(path in contents, "package holds " + path)
     depends = run(["dpkg-deb", "-f", deb, "Depends"]).stdout
     for lib in ["libxrdcl", "libxrdutils", "libzstd", "liblzma", "libc6"]:
