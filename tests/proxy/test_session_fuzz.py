@@ -15,7 +15,8 @@ usage: test_session_fuzz.py FERRY MODE [options]
   find     fuzz one server until its xrootd dies, find and minimise the session that kills it
            and write it to --out (default: a temporary dir). Options: --server stock|proxy,
            --seed N, --count N, --concurrency N, --seconds N, --https-share F, --stock-lib
-           (run the stock xrootd with the patched library too).
+           (run the stock xrootd with the patched library too), --avoid-known (leave out
+           sessions with the known dlen-0 kXR_auth, to look past it on an unpatched server).
 
 The patched library: $FERRY_XRD_PATCHED_LIB, else SOURCE/build/xrootd-patched/lib. When it
 holds libXrdServer.so.3, both servers run with it first in LD_LIBRARY_PATH; without it the
@@ -286,6 +287,8 @@ def test_find(bed, origin, a):
         runner = sf.Runner(target.watch(), out=out, secrets=secrets(bed), restart=target.restart,
                            read_check=target.read_check, log=log,
                            minimise_seconds=a.minimise_seconds)
+        if a.avoid_known:
+            runner.avoid = sf.known_xrd553
         t0 = time.monotonic()
         alive = runner.run(a.seed, a.count, a.concurrency, a.seconds, a.https_share, corpus,
                            batch=a.batch)
@@ -315,6 +318,8 @@ def main():
     ap.add_argument("--corpus")
     ap.add_argument("--out")
     ap.add_argument("--stock-lib", action="store_true")
+    ap.add_argument("--avoid-known", action="store_true",
+                    help="leave out sessions with the known XRootD 5.5.3 fault (dlen-0 auth)")
     a = ap.parse_args(sys.argv[3:])
     t0 = time.monotonic()
     skipped = False
