@@ -18,6 +18,8 @@ usage: test_session_fuzz.py FERRY MODE [options]
            (run the stock xrootd with the patched library too), --avoid-known (leave out
            sessions with the known dlen-0 kXR_auth, to look past it on an unpatched server).
 
+`long` with FERRY_SESSION_FUZZ_AVOID_KNOWN=1 leaves out the dlen-0 kXR_auth sessions (to look
+past that fault on an unpatched server); FERRY_SESSION_FUZZ_OUT: where it writes crashers.
 The patched library: $FERRY_XRD_PATCHED_LIB, else SOURCE/build/xrootd-patched/lib. When it
 holds libXrdServer.so.3, both servers run with it first in LD_LIBRARY_PATH; without it the
 proxy half leaves out the sessions named xrd553-* (faults of XRootD 5.5.3 itself that only the
@@ -248,6 +250,8 @@ def test_long(bed, origin):
             t0 = time.monotonic()
             runner = sf.Runner(watch, out=out, secrets=secrets(bed), restart=target.restart,
                                read_check=None, log=log, minimise_seconds=180)
+            if os.environ.get("FERRY_SESSION_FUZZ_AVOID_KNOWN") == "1":
+                runner.avoid = sf.known_xrd553
             alive = runner.run(1000 + rnd, 10000, concurrency=16, seconds=3600, corpus=corpus)
             xs = runner.sessions
             if alive:
