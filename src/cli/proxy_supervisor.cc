@@ -191,6 +191,7 @@ int ListenOn(int port) {
 // Returns the lifeline's new number (-1 without one).
 int PlaceDescriptors(const std::vector<int>& pass, int lifeline) {
   std::vector<int> moved;  // first out of the way of 3..N, which any of them may occupy
+  moved.reserve(pass.size());
   for (int fd : pass) {
     moved.push_back(::fcntl(fd, F_DUPFD_CLOEXEC, 256));
   }
@@ -206,35 +207,63 @@ int PlaceDescriptors(const std::vector<int>& pass, int lifeline) {
   return lifeline_fd;
 }
 
+// The environment of a child: this process's, with `env` (NAME=VALUE) replacing or adding.
+// What Spawn sets per child (descriptors handed to it) is never inherited from ferry's own.
+std::vector<std::string> ChildEnvironment(const std::vector<std::string>& env) {
+  static constexpr const char* kPerChild[] = {"LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES",
+                                              "FERRY_GUARD_LIFELINE"};
+  std::vector<std::string> out;
+  auto name_of = [](const std::string& kv) {
+    return kv.substr(0, kv.find('='));
+  };
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string kv = *e;
+    const bool replaced = std::any_of(env.begin(), env.end(), [&](const std::string& mine) {
+      return name_of(mine) == name_of(kv);
+    });
+    const bool per_child = std::any_of(std::begin(kPerChild), std::end(kPerChild),
+                                       [&](const char* n) { return name_of(kv) == n; });
+    if (!replaced && !per_child) {
+      out.push_back(kv);
+    }
+  }
+  out.insert(out.end(), env.begin(), env.end());
+  return out;
+}
+
+std::vector<char*> Pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);  // + the terminating nullptr
+  for (std::string& s : strings) {
+    out.push_back(s.data());
+  }
+  out.push_back(nullptr);
+  return out;
+}
+
 // `pass`: listening sockets for the child (LISTEN_FDS); `lifeline`: the read end of the
 // lifeline pipe, or -1.
 pid_t Spawn(const std::vector<std::string>& argv,
             const std::vector<std::string>& env,
             const std::vector<int>& pass,
             int lifeline) {
-  std::vector<char*> args;
-  args.reserve(argv.size() + 1);  // + the terminating nullptr
-  for (const std::string& s : argv) {
-    args.push_back(const_cast<char*>(s.c_str()));
-  }
-  args.push_back(nullptr);
+  std::vector<std::string> args = argv;
+  std::vector<std::string> vars = ChildEnvironment(env);
   const pid_t pid = ::fork();
   if (pid == 0) {
-    // The child of a single-threaded parent: setenv is safe here.
-    for (const std::string& kv : env) {
-      const size_t eq = kv.find('=');
-      ::setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
-    }
+    // The child of a single-threaded parent: allocating here is safe.
     const int lifeline_fd = PlaceDescriptors(pass, lifeline);
     if (lifeline_fd >= 0) {
-      ::setenv("FERRY_GUARD_LIFELINE", std::to_string(lifeline_fd).c_str(), 1);
+      vars.push_back("FERRY_GUARD_LIFELINE=" + std::to_string(lifeline_fd));
     }
     if (!pass.empty()) {
-      ::setenv("LISTEN_PID", std::to_string(::getpid()).c_str(), 1);
-      ::setenv("LISTEN_FDS", std::to_string(pass.size()).c_str(), 1);
+      vars.push_back("LISTEN_PID=" + std::to_string(::getpid()));
+      vars.push_back("LISTEN_FDS=" + std::to_string(pass.size()));
     }
-    ::execvp(args[0], args.data());
-    std::fprintf(stderr, "ferry proxy: cannot run %s: %s\n", args[0], ErrnoText(errno).c_str());
+    std::vector<char*> arg_ptrs = Pointers(args);
+    std::vector<char*> env_ptrs = Pointers(vars);
+    ::execvpe(arg_ptrs[0], arg_ptrs.data(), env_ptrs.data());
+    std::fprintf(stderr, "ferry proxy: cannot run %s: %s\n", arg_ptrs[0], ErrnoText(errno).c_str());
     ::_exit(127);
   }
   return pid;

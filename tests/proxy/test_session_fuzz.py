@@ -20,7 +20,7 @@ usage: test_session_fuzz.py FERRY MODE [options]
 
 `long` with FERRY_SESSION_FUZZ_AVOID_KNOWN=1 leaves out the dlen-0 kXR_auth sessions (to look
 past that fault on an unpatched server); FERRY_SESSION_FUZZ_OUT: where it writes crashers.
-The patched library: $FERRY_XRD_PATCHED_LIB, else SOURCE/build/xrootd-patched/lib. When it
+The patched library: $FERRY_XRD_PATCHED_LIB, else SOURCE/build/release/lib/xrootd. When it
 holds libXrdServer.so.3, both servers run with it first in LD_LIBRARY_PATH; without it the
 proxy half leaves out the sessions named xrd553-* (faults of XRootD 5.5.3 itself that only the
 patch fixes) and says so. xrootd's liveness is that of the pid in its admin dir's xrootd.pid,
@@ -51,8 +51,8 @@ KNOWN_XRD = "xrd553-"  # corpus files that crash XRootD 5.5.3 without the patch
 
 
 def patched_lib():
-    d = os.environ.get("FERRY_XRD_PATCHED_LIB") or os.path.join(SOURCE, "build",
-                                                                  "xrootd-patched", "lib")
+    d = os.environ.get("FERRY_XRD_PATCHED_LIB") or os.path.join(SOURCE, "build", "release",
+                                                                  "lib", "xrootd")
     return d if os.path.exists(os.path.join(d, "libXrdServer.so.3")) else None
 
 
@@ -156,8 +156,10 @@ def proxy_target(bed, origin, ca, cert, key, lib):
     hostport = origin.url[len("root://"):].rstrip("/")
     cache = os.path.join(bed.root, "cache")
     https = free_port()
-    extra = tpa.proxy_args(bed) + ["--https", str(https), "--cert", cert, "--key", key]
-    env = lib_env(lib)
+    # The proxy takes its server library by option: the patched one, or the system's.
+    extra = tpa.proxy_args(bed) + ["--https", str(https), "--cert", cert, "--key", key,
+                                   "--xrootd-lib", lib or "system"]
+    env = dict(os.environ)
 
     def make(old):
         if old is not None:
@@ -213,8 +215,8 @@ def test_replay(bed, origin):
     proxy_files = files
     if not lib:
         proxy_files = [p for p in files if not os.path.basename(p).startswith(KNOWN_XRD)]
-        log("NOTE: no patched XRootD library (FERRY_XRD_PATCHED_LIB or build/xrootd-patched/"
-            "lib): the proxy half leaves out %d session(s) that crash XRootD 5.5.3 itself (%s*)"
+        log("NOTE: no patched XRootD library (FERRY_XRD_PATCHED_LIB or build/release/"
+            "lib/xrootd): the proxy half leaves out %d session(s) that crash XRootD 5.5.3 itself (%s*)"
             % (len(files) - len(proxy_files), KNOWN_XRD))
         skipped = len(proxy_files) < len(files)
     else:
@@ -226,7 +228,7 @@ def test_replay(bed, origin):
         target.stop()
     if not lib:
         log("SKIP: the stock-xrootd half: the patched libXrdServer.so.3 is not built "
-            "(issue 43; expected in %s)" % os.path.join(SOURCE, "build", "xrootd-patched", "lib"))
+            "(issue 43; expected in %s)" % os.path.join(SOURCE, "build", "release", "lib", "xrootd"))
         skipped = True
     else:
         target = stock_target(bed, ca, cert, key, lib)

@@ -11,19 +11,19 @@
 #ifndef FERRY_PLUGIN_PROXY_GUARD_MAP_H_
 #define FERRY_PLUGIN_PROXY_GUARD_MAP_H_
 
-#include <stdint.h>
+#include <stdint.h>  // NOLINT(modernize-deprecated-headers): a C header too
 
 #define FERRY_GUARD_MAGIC 0x64726175477246ULL /* "FrGuard" */
 #define FERRY_GUARD_VERSION 1u
 #define FERRY_GUARD_RING 64u /* peers accepted, newest last */
 #define FERRY_GUARD_DENY 64u /* addresses refused */
 
-struct ferry_guard_peer {
+struct ferry_guard_peer {  // NOLINT(readability-identifier-naming): C
   uint8_t addr[16];
   uint64_t unix_ms; /* when accepted (ring) or until when refused (deny); 0: empty slot */
 };
 
-struct ferry_guard_map {
+struct ferry_guard_map {  // NOLINT(readability-identifier-naming): C
   uint64_t magic;
   uint32_t version;
   uint32_t pad0;
