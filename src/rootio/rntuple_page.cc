@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/byte_plane.h"
 #include "base/endian.h"
 #include "base/hash.h"
 #include "codec/compression.h"
@@ -18,11 +19,7 @@ namespace {
 // Undoes a byte split: element i's byte b is at b * n + i.
 ByteVector Unsplit(std::span<const uint8_t> bytes, uint32_t n, size_t width) {
   ByteVector out(size_t{n} * width);
-  for (size_t b = 0; b < width; ++b) {
-    for (size_t i = 0; i < n; ++i) {
-      out[i * width + b] = bytes[b * n + i];
-    }
-  }
+  UnsplitBytes(bytes.data(), n, width, out.data());
   return out;
 }
 

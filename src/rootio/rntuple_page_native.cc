@@ -1,14 +1,13 @@
 // The bulk page decoder: RNTuple elements into packed native values, for readers that fill
 // arrays (the analysis, conversion) rather than RntupleValue trees. Byte-split pages are
-// transposed straight into the output, and zigzag and delta are undone there in place, so a
-// page costs one pass over its bytes plus one for the integer transforms; bit columns unpack
-// eight at a time from a table.
-#include <immintrin.h>
-
+// transposed straight into the output (base/byte_plane.h), and zigzag and delta are undone there in
+// place, so a page costs one pass over its bytes plus one for the integer transforms; bit columns
+// unpack eight at a time from a table.
 #include <array>
 #include <cstring>
 #include <string>
 
+#include "base/byte_plane.h"
 #include "base/endian.h"
 #include "base/hash.h"
 #include "rootio/rntuple_bits.h"
@@ -18,156 +17,12 @@
 namespace ferry::rootio {
 namespace {
 
-__m128i Load16(const uint8_t* p) {
-  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-}
-
-void Store16(uint8_t* p, __m128i v) {
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v);
-}
-
-// 16 elements of W bytes from the W byte planes, interleaved by unpacking bytes, then pairs
-// of bytes, then quads (SSE2, every x86-64 has it): the compiler does not vectorise the
-// strided gather of the plain loop, which made the transpose most of a split page's cost.
-template <size_t W>
-void Unsplit16(const uint8_t* src, size_t n, uint8_t* dst) {
-  if constexpr (W == 2) {
-    const __m128i b0 = Load16(src);
-    const __m128i b1 = Load16(src + n);
-    Store16(dst, _mm_unpacklo_epi8(b0, b1));
-    Store16(dst + 16, _mm_unpackhi_epi8(b0, b1));
-  } else {
-    // Bytes 0-3 of the 16 elements, as four vectors of four elements each.
-    __m128i q[2][4];
-    for (size_t half = 0; half < W / 4; ++half) {
-      const uint8_t* s = src + half * 4 * n;
-      const __m128i b0 = Load16(s);
-      const __m128i b1 = Load16(s + n);
-      const __m128i b2 = Load16(s + 2 * n);
-      const __m128i b3 = Load16(s + 3 * n);
-      const __m128i lo01 = _mm_unpacklo_epi8(b0, b1);
-      const __m128i hi01 = _mm_unpackhi_epi8(b0, b1);
-      const __m128i lo23 = _mm_unpacklo_epi8(b2, b3);
-      const __m128i hi23 = _mm_unpackhi_epi8(b2, b3);
-      q[half][0] = _mm_unpacklo_epi16(lo01, lo23);
-      q[half][1] = _mm_unpackhi_epi16(lo01, lo23);
-      q[half][2] = _mm_unpacklo_epi16(hi01, hi23);
-      q[half][3] = _mm_unpackhi_epi16(hi01, hi23);
-    }
-    for (size_t k = 0; k < 4; ++k) {
-      if constexpr (W == 4) {
-        Store16(dst + 16 * k, q[0][k]);
-      } else {
-        Store16(dst + 32 * k, _mm_unpacklo_epi32(q[0][k], q[1][k]));
-        Store16(dst + 32 * k + 16, _mm_unpackhi_epi32(q[0][k], q[1][k]));
-      }
-    }
-  }
-}
-
-// Unsplit16 on 32 elements with AVX2 (W = 4 or 8): the same unpacks, which act within each
-// 128-bit lane, so lane 0 holds elements 0-15 and lane 1 elements 16-31; the stores put the
-// lanes' quarters back in element order. Half the instructions per byte of SSE2's.
-__attribute__((target("avx2"))) __m256i Load32(const uint8_t* p) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-}
-
-__attribute__((target("avx2"))) void Store32(uint8_t* p, __m256i v) {
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
-}
-
-template <size_t W>
-__attribute__((target("avx2"))) void Unsplit32Avx2(const uint8_t* src, size_t n, uint8_t* dst) {
-  __m256i q[2][4];
-  for (size_t half = 0; half < W / 4; ++half) {
-    const uint8_t* s = src + half * 4 * n;
-    const __m256i b0 = Load32(s);
-    const __m256i b1 = Load32(s + n);
-    const __m256i b2 = Load32(s + 2 * n);
-    const __m256i b3 = Load32(s + 3 * n);
-    const __m256i lo01 = _mm256_unpacklo_epi8(b0, b1);
-    const __m256i hi01 = _mm256_unpackhi_epi8(b0, b1);
-    const __m256i lo23 = _mm256_unpacklo_epi8(b2, b3);
-    const __m256i hi23 = _mm256_unpackhi_epi8(b2, b3);
-    q[half][0] = _mm256_unpacklo_epi16(lo01, lo23);
-    q[half][1] = _mm256_unpackhi_epi16(lo01, lo23);
-    q[half][2] = _mm256_unpacklo_epi16(hi01, hi23);
-    q[half][3] = _mm256_unpackhi_epi16(hi01, hi23);
-  }
-  if constexpr (W == 4) {  // q[0][k], lane l: elements 16l + 4k .. 16l + 4k + 3
-    Store32(dst, _mm256_permute2x128_si256(q[0][0], q[0][1], 0x20));
-    Store32(dst + 32, _mm256_permute2x128_si256(q[0][2], q[0][3], 0x20));
-    Store32(dst + 64, _mm256_permute2x128_si256(q[0][0], q[0][1], 0x31));
-    Store32(dst + 96, _mm256_permute2x128_si256(q[0][2], q[0][3], 0x31));
-  } else {  // lo/hi, lane l: elements 16l + 4k, +1 and 16l + 4k + 2, +3
-    for (size_t k = 0; k < 4; ++k) {
-      const __m256i lo = _mm256_unpacklo_epi32(q[0][k], q[1][k]);
-      const __m256i hi = _mm256_unpackhi_epi32(q[0][k], q[1][k]);
-      Store32(dst + 32 * k, _mm256_permute2x128_si256(lo, hi, 0x20));
-      Store32(dst + 128 + 32 * k, _mm256_permute2x128_si256(lo, hi, 0x31));
-    }
-  }
-}
-
-// Element i's byte b is at src[b * n + i]; dst gets the n elements of W bytes back to back.
-template <size_t W>
-void UnsplitTail(const uint8_t* src, size_t n, size_t i, uint8_t* dst) {
-  for (; i + 16 <= n; i += 16) {
-    Unsplit16<W>(src + i, n, dst + i * W);
-  }
-  for (; i < n; ++i) {
-    for (size_t b = 0; b < W; ++b) {
-      dst[i * W + b] = src[b * n + i];
-    }
-  }
-}
-
-template <size_t W>
-__attribute__((target("avx2"))) void UnsplitIntoAvx2(const uint8_t* src, size_t n, uint8_t* dst) {
-  size_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    Unsplit32Avx2<W>(src + i, n, dst + i * W);
-  }
-  UnsplitTail<W>(src, n, i, dst);
-}
-
-template <size_t W>
-void UnsplitInto(const uint8_t* src, size_t n, uint8_t* dst) {
-  UnsplitTail<W>(src, n, 0, dst);
-}
-
-using UnsplitFn = void (*)(const uint8_t*, size_t, uint8_t*);
-
-struct UnsplitTable {
-  UnsplitFn w4, w8;
-};
-
-// Chosen on first use (safe from static initialisers of other files).
-const UnsplitTable& Unsplits() {
-  static const UnsplitTable table = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") ? UnsplitTable{UnsplitIntoAvx2<4>, UnsplitIntoAvx2<8>}
-                                          : UnsplitTable{UnsplitInto<4>, UnsplitInto<8>};
-  }();
-  return table;
-}
-
 void CopyElements(const uint8_t* src, size_t n, size_t width, bool split, uint8_t* dst) {
   if (!split) {
     std::memcpy(dst, src, n * width);
     return;
   }
-  switch (width) {
-    case 2:
-      UnsplitInto<2>(src, n, dst);
-      break;
-    case 4:
-      Unsplits().w4(src, n, dst);
-      break;
-    default:
-      Unsplits().w8(src, n, dst);
-      break;
-  }
+  UnsplitBytes(src, n, width, dst);
 }
 
 // One byte of a bit column as the 8 bytes (0 or 1, lowest bit first) it unpacks to.
@@ -211,7 +66,7 @@ void DecodeIndex(const ColumnTypeInfo& info,
     if (info.split_width != 0) {
       // Transposed into the upper half of dst, then widened forward: element i's 8 bytes end
       // at 8i + 8 <= 4n + 4i + 4 whenever i < n, so no unread element is overwritten.
-      Unsplits().w4(src, n, dst + size_t{n} * 4);
+      UnsplitBytes(src, n, 4, dst + size_t{n} * 4);
       src = dst + size_t{n} * 4;
     }
     if (info.delta) {  // widened and summed in one pass (element i is read before it is written)
@@ -255,7 +110,7 @@ void DecodeNarrowReals(const ColumnRecord& col,
     const uint8_t* src = bytes.data();
     if (info.split_width != 0) {
       halves.resize(size_t{n} * 2);
-      UnsplitInto<2>(src, n, halves.data());
+      UnsplitBytes(src, n, 2, halves.data());
       src = halves.data();
     }
     for (size_t i = 0; i < n; ++i) {

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "base/byte_plane.h"
 #include "base/endian.h"
 #include "base/hash.h"
 
@@ -63,14 +64,6 @@ void Transform(const rootio::ColumnTypeInfo& info,
   }
 }
 
-void Split(const uint8_t* in, size_t count, size_t width, uint8_t* out) {
-  for (size_t i = 0; i < count; ++i) {
-    for (size_t b = 0; b < width; ++b) {
-      out[b * count + i] = in[i * width + b];
-    }
-  }
-}
-
 }  // namespace
 
 size_t NativeElementSize(ColumnType type) {
@@ -121,12 +114,12 @@ void EncodePage(ColumnType type, std::span<const uint8_t> native, size_t count, 
     return;
   }
   if (!info.zigzag && !info.delta) {
-    Split(native.data(), count, info.split_width, out->data());
+    SplitBytes(native.data(), count, info.split_width, out->data());
     return;
   }
   ByteVector transformed(bytes);
   Transform(info, native, count, transformed.data());
-  Split(transformed.data(), count, info.split_width, out->data());
+  SplitBytes(transformed.data(), count, info.split_width, out->data());
 }
 
 Status SealPage(const codec::Setting& setting,
