@@ -149,7 +149,14 @@ Status CachedFile::ReadV(std::span<io::ReadRequest> requests) {
     bypass_.store(true, std::memory_order_relaxed);  // a copy: from this read on, uncached
   }
   if (bypass_.load(std::memory_order_relaxed)) {
-    return ReadBypassed(requests);
+    if (!replica_) {
+      return ReadBypassed(requests);
+    }
+    // A copy of a virtual file: its layout is the replica's, whose bytes past origin_size()
+    // the origin does not have and whose original region carries patches. ReadOriginal passes
+    // the original region through uncached; the rest is the replica's as usual.
+    bool missed = false;
+    return ReadVirtual(requests, &missed);
   }
   cache_->NoteActivity();
   // Predictions first, so they go out while this read is served.
@@ -175,6 +182,9 @@ Status CachedFile::ReadV(std::span<io::ReadRequest> requests) {
 Status CachedFile::ReadOriginal(std::span<io::ReadRequest> requests, bool* missed_out) {
   if (pass_through()) {
     return ReadDirect(requests);
+  }
+  if (bypass_.load(std::memory_order_relaxed)) {
+    return ReadBypassed(requests);  // a virtual file's copy (ReadV): its original region
   }
   Counters& counters = cache_->counters();
   ReadScratch& ts = tls_scratch;
