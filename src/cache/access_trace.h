@@ -1,6 +1,7 @@
-// The access trace of a cache entry (`KEY.acc`): the application's reads that missed the byte
-// tier, one record per read call, so that the replica builder can lay baskets out in the order
-// an analysis fetched them together. Byte layout: docs/format/replica.md ("Access trace").
+// The access trace of a cache entry (`KEY.acc`): the application's reads of a pass that fills
+// the byte tier (misses, and a handle's later first reads of bytes, hits included), one record per
+// read call, so that the replica builder can lay baskets out in the order an analysis fetched them
+// together. Byte layout: docs/format/replica.md ("Access trace").
 //
 // Encoding is append-only and self-delimiting: a record carries its own CRC, and decoding stops
 // at the first record that does not validate (a torn tail after a crash), keeping the ones

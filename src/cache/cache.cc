@@ -180,7 +180,7 @@ Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
   std::unique_ptr<CachedFile> file(new CachedFile(
       shared_from_this(), std::move(entry), std::move(origin), size, mtime, std::move(replica)));
   if (options.detect_bulk && config_.bypass && size >= readahead::BulkDetector::kMinBytes) {
-    file->bulk_ = std::make_unique<readahead::BulkDetector>(size, config_.bypass_percent);
+    file->bulk_ = std::make_unique<readahead::BulkDetector>(file->size(), config_.bypass_percent);
   }
   if (options.read_ahead && config_.readahead) {
     readahead::Prefetcher& p = EnsurePrefetcher();

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -32,6 +34,28 @@ std::chrono::milliseconds Backoff(uint32_t base_ms, uint32_t attempt) {
   std::uniform_real_distribution<double> jitter(0.5, 1.5);
   const double ms = std::min(2000.0, exp * jitter(rng));
   return std::chrono::milliseconds(static_cast<int64_t>(ms));
+}
+
+// Adds [a, b) to `ranges` (disjoint, merged: start -> end). True when it holds bytes that
+// `ranges` did not; a range already held allocates nothing.
+bool AddRange(std::map<uint64_t, uint64_t>& ranges, uint64_t a, uint64_t b) {
+  auto it = ranges.upper_bound(a);
+  if (it != ranges.begin()) {
+    auto before = std::prev(it);
+    if (before->second >= b) {
+      return false;
+    }
+    if (before->second >= a) {
+      a = before->first;
+      it = before;
+    }
+  }
+  while (it != ranges.end() && it->first <= b) {
+    b = std::max(b, it->second);
+    it = ranges.erase(it);
+  }
+  ranges.emplace(a, b);
+  return true;
 }
 
 // Groups consecutive pieces into vector reads within the planner's limits.
@@ -101,6 +125,22 @@ Status CachedFile::Read(uint64_t offset, std::span<uint8_t> dest) {
   return ReadV({&r, 1});
 }
 
+bool CachedFile::Traced(std::span<const io::ReadRequest> requests, bool missed) {
+  if (missed) {
+    traced_.store(true, std::memory_order_relaxed);
+  } else if (!traced_.load(std::memory_order_relaxed)) {
+    return false;
+  }
+  bool fresh = false;
+  MutexLock lock(read_mu_);
+  for (const io::ReadRequest& r : requests) {
+    if (!r.dest.empty()) {
+      fresh = AddRange(read_, r.offset, r.offset + r.dest.size()) || fresh;
+    }
+  }
+  return missed || fresh;
+}
+
 uint32_t CachedFile::page_size() const {
   return pass_through() ? 0 : entry_->page_size();
 }
@@ -149,7 +189,14 @@ Status CachedFile::ReadV(std::span<io::ReadRequest> requests) {
     bypass_.store(true, std::memory_order_relaxed);  // a copy: from this read on, uncached
   }
   if (bypass_.load(std::memory_order_relaxed)) {
-    return ReadBypassed(requests);
+    if (!replica_) {
+      return ReadBypassed(requests);
+    }
+    // A copy of a virtual file: its layout is the replica's, whose bytes past origin_size()
+    // the origin does not have and whose original region carries patches. ReadOriginal passes
+    // the original region through uncached; the rest is the replica's as usual.
+    bool missed = false;
+    return ReadVirtual(requests, &missed);
   }
   cache_->NoteActivity();
   // Predictions first, so they go out while this read is served.
@@ -161,8 +208,9 @@ Status CachedFile::ReadV(std::span<io::ReadRequest> requests) {
   } else {
     st = ReadOriginal(requests, &missed);
     // The fill pass's reads make the access trace (the replica's layout): those read-ahead
-    // follows count too, or a file read-ahead fetched whole would leave no trace at all.
-    if ((missed || filling) && entry_) {
+    // follows count too, or a file read-ahead fetched whole would leave no trace at all; and
+    // so do its first reads of bytes that a miss fetched beside what it asked for (Traced).
+    if ((Traced(requests, missed) || filling) && entry_) {
       entry_->RecordAccess(0, requests);
     }
   }
@@ -175,6 +223,9 @@ Status CachedFile::ReadV(std::span<io::ReadRequest> requests) {
 Status CachedFile::ReadOriginal(std::span<io::ReadRequest> requests, bool* missed_out) {
   if (pass_through()) {
     return ReadDirect(requests);
+  }
+  if (bypass_.load(std::memory_order_relaxed)) {
+    return ReadBypassed(requests);  // a virtual file's copy (ReadV): its original region
   }
   Counters& counters = cache_->counters();
   ReadScratch& ts = tls_scratch;

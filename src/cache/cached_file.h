@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -122,6 +123,15 @@ class CachedFile final : public readahead::AheadTarget {
   Status ReadVirtual(std::span<io::ReadRequest> requests, bool* missed);
   // True in a thread doing ReadUntracked.
   static bool UntrackedRead();
+  // Whether an application read goes into the access trace: a miss (`missed`) does, and once
+  // one of the handle's reads missed, so does every read of bytes the handle had not read
+  // since, hits included. What a miss fetches is the page store's business (the bytes between
+  // a page's valid interval and the read: small units of other columns beside it), so a pass
+  // that fills the cache reads many units as hits; left out of the trace, they would never be
+  // relocated (an RNTuple of small pages, whose metadata reads fetched its pages, got no
+  // replica at all). Reading again what the handle read (a warm pass) is not traced again, and
+  // allocates nothing.
+  bool Traced(std::span<const io::ReadRequest> requests, bool missed);
   // Parts of the overlay (offsets >= origin_size()); statuses per part.
   void ReadOverlay(std::span<io::ReadRequest> parts);
   // Reads the extents [first, last] of the replica into the parts that lie in them.
@@ -167,6 +177,10 @@ class CachedFile final : public readahead::AheadTarget {
   std::shared_ptr<const ReplicaView> replica_;
   fetch::ChannelPool channels_;
   std::atomic<bool> closed_{false};
+  // Traced(): whether a read missed, and the byte ranges read since (start -> end).
+  std::atomic<bool> traced_{false};
+  Mutex read_mu_;
+  std::map<uint64_t, uint64_t> read_ FERRY_GUARDED_BY(read_mu_);
   HandleCounters handle_;
   // Read-ahead (set by Cache::Open for OpenOptions::read_ahead): the handle's predictor and
   // window, and the meter of its origin's link (origin requests are timed when set).

@@ -162,9 +162,10 @@ class Entry {
   std::shared_ptr<const ReplicaView> CurrentReplica();
 
   // ---- access trace (docs/format/replica.md) ----
-  // Records one application read that missed, as read by a handle whose layout has replica
-  // generation `generation` (0: the original file). Bounded: beyond 1 MiB pending, or once the
-  // trace file is full, records are dropped.
+  // Records one application read of a pass that fills the cache (a miss, and later reads of
+  // bytes the same handle had not read: CachedFile::Traced), as read by a handle whose layout
+  // has replica generation `generation` (0: the original file). Bounded: beyond 1 MiB pending,
+  // or once the trace file is full, records are dropped.
   void RecordAccess(uint64_t generation, std::span<const io::ReadRequest> requests);
   bool trace_pending() const { return trace_pending_.load(std::memory_order_relaxed); }
   // True since a read missed (new bytes may extend a replica); Take clears it.

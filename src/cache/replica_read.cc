@@ -186,7 +186,7 @@ Status CachedFile::ReadVirtual(std::span<io::ReadRequest> requests, bool* missed
     }
   }
   *missed_out = missed;
-  if (missed && entry_ && !UntrackedRead()) {
+  if (entry_ && !UntrackedRead() && Traced(requests, missed)) {
     entry_->RecordAccess(replica_->generation(), requests);
   }
   for (const io::ReadRequest& r : requests) {

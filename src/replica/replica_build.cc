@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -504,7 +505,9 @@ void Builder::FindHot() {
       if (rec.generation == 0 || a < origin) {
         auto it = std::upper_bound(baskets_.begin(), baskets_.end(), a,
                                    [](uint64_t off, const Basket& x) { return off < x.seek; });
-        if (it != baskets_.begin()) {
+        // Back to the first unit that reaches a: units may share bytes (ROOT writes a page
+        // identical to one already written once, and every column with it names that page).
+        while (it != baskets_.begin() && std::prev(it)->seek + std::prev(it)->bytes > a) {
           --it;
         }
         for (; it != baskets_.end() && it->seek < b; ++it) {

@@ -1,0 +1,371 @@
+// A replica's virtual file read as a copy reads it (large reads in order, which the cache
+// passes through as a bulk reader's), and by reads of any size straddling each boundary of the
+// virtual layout, for TTree and RNTuple files; and replicas of the ROOT-written RNTuple sample
+// files (data/rntuple), each read field by field as an analysis does.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cache/cache.h"
+#include "cache/entry_store.h"
+#include "cache/memory_origin.h"
+#include "cache/replica_view.h"
+#include "cache/testing/cached_source.h"
+#include "cache/url.h"
+#include "io/byte_source.h"
+#include "io/local_source.h"
+#include "replica/replica_build.h"
+#include "rootio/rntuple.h"
+#include "rootio/root_file.h"
+#include "rootwrite/file_writer.h"
+#include "rootwrite/rntuple_overlay.h"
+#include "rootwrite/rntuple_writer.h"
+#include "rootwrite/sample_tree.h"
+#include "rootwrite/tree_writer.h"
+#include "testing/cache_testing.h"
+#include "testing/testing.h"
+
+namespace ferry::replica {
+namespace {
+
+using cache::Cache;
+using cache::CachedFile;
+using cache::CachedSource;
+using cache::Config;
+using cache::MemoryOrigin;
+using cache::PathsFor;
+
+constexpr const char* kUrl = "root://origin.example:1094//data/big.root";
+
+std::string KeyOf(const std::string& url) {
+  return cache::EntryKey(cache::NormalizeUrl(url, {}).value());
+}
+
+// Columns "a", "b", "c" of random doubles (incompressible, so that the file is large for few
+// entries), entries [first, first + n).
+std::vector<rootio::Column> RandomBatch(int64_t first, int64_t n, std::mt19937_64& rng) {
+  std::vector<rootio::Column> cols(3);
+  for (rootio::Column& c : cols) {
+    c.type = rootio::LeafType::kFloat64;
+    c.first_entry = first;
+    c.num_entries = n;
+    c.bytes.resize(static_cast<size_t>(n) * 8);
+    for (size_t k = 0; k < c.bytes.size(); k += 8) {
+      const uint64_t v = rng() >> 12 | uint64_t{0x3ff} << 52;  // a double in [1, 2)
+      std::memcpy(c.bytes.data() + k, &v, 8);
+    }
+  }
+  return cols;
+}
+
+constexpr int64_t kEntries = 900000;  // 3 x 7.2 MB: over BulkDetector::kMinBytes
+constexpr int64_t kBatch = 100000;
+
+template <class Writer>
+Status WriteRandom(Writer& w, rootwrite::FileWriter& file) {
+  for (const char* name : {"a", "b", "c"}) {
+    FERRY_TRY(w.AddBranch({name, rootio::LeafType::kFloat64}));
+  }
+  std::mt19937_64 rng(38);
+  for (int64_t first = 0; first < kEntries; first += kBatch) {
+    std::vector<rootio::Column> cols = RandomBatch(first, kBatch, rng);
+    std::vector<const rootio::Column*> ptrs;
+    for (const rootio::Column& c : cols) {
+      ptrs.push_back(&c);
+    }
+    FERRY_TRY(w.WriteColumns(ptrs));
+  }
+  FERRY_TRY(w.Close());
+  return file.Close();
+}
+
+std::vector<uint8_t> RandomTreeFile(const testing::TempDir& dir) {
+  const std::string path = dir.File("tree.root");
+  auto file = rootwrite::FileWriter::Create(path, rootwrite::sample::Fixed()).value();
+  rootwrite::TreeOptions to;
+  to.auto_flush = 200000;
+  rootwrite::TreeWriter w(*file, to);
+  Status st = WriteRandom(w, *file);
+  EXPECT_TRUE(st) << st.error().ToString();
+  return testing::ReadWholeFile(path);
+}
+
+std::vector<uint8_t> RandomRntupleFile(const testing::TempDir& dir) {
+  const std::string path = dir.File("ntuple.root");
+  auto file =
+      rootwrite::FileWriter::Create(path, rootwrite::sample::Fixed({codec::Algorithm::kZstd, 1}))
+          .value();
+  rootwrite::RntupleOptions o;
+  o.zipped_cluster_bytes = 5u << 20;
+  o.page_bytes = 512u << 10;
+  rootwrite::RntupleWriter w(*file, o);
+  Status st = WriteRandom(w, *file);
+  EXPECT_TRUE(st) << st.error().ToString();
+  return testing::ReadWholeFile(path);
+}
+
+// Every value of every TTree leaf and RNTuple top-level field, as JSON-ish text by name
+// (an RNTuple of more than 10,000,000 entries: its last 1,000, as rntuple_test.cc does).
+// `only`: the names to read (all when empty).
+std::map<std::string, std::string> Values(io::ByteSource& src,
+                                          const std::set<std::string>& only = {}) {
+  std::map<std::string, std::string> out;
+  auto f = rootio::RootFile::Open(src);
+  EXPECT_TRUE(f.has_value()) << f.error().ToString();
+  if (!f) {
+    return out;
+  }
+  auto wanted = [&](const std::string& name) {
+    return only.empty() || only.count(name) != 0;
+  };
+  for (const std::string& p : (*f)->TreePaths().value_or(std::vector<std::string>{})) {
+    auto t = (*f)->OpenTree(p);
+    EXPECT_TRUE(t.has_value()) << t.error().ToString();
+    for (size_t li = 0; t && li < (*t)->info().leaves.size(); ++li) {
+      const std::string name = p + "/" + (*t)->info().leaves[li].name;
+      if (!wanted(name) || !(*t)->CheckReadable(static_cast<int32_t>(li))) {
+        continue;
+      }
+      auto c = (*t)->ReadLeaf(static_cast<int32_t>(li), (*t)->All());
+      EXPECT_TRUE(c.has_value()) << c.error().ToString();
+      if (c) {
+        out[name] = std::string(c->bytes.begin(), c->bytes.end());
+      }
+    }
+  }
+  auto names = rootio::RntupleNames(**f);
+  for (const std::string& n : names.value_or(std::vector<std::string>{})) {
+    auto r = rootio::Rntuple::Open(**f, n);
+    EXPECT_TRUE(r.has_value()) << n << ": " << r.error().ToString();
+    if (!r) {
+      continue;
+    }
+    const uint64_t entries = (*r)->entries();
+    const uint64_t first = entries > 10000000 ? entries - 1000 : 0;
+    for (uint32_t id : (*r)->TopLevelFields()) {
+      const std::string name = n + "/" + (*r)->FieldPath(id);
+      if (!wanted(name)) {
+        continue;
+      }
+      auto v = (*r)->Read(id, first, entries - first);
+      EXPECT_TRUE(v.has_value()) << name << ": " << v.error().ToString();
+      std::string& text = out[name];
+      for (const rootio::RntupleValue& x : v.value_or(std::vector<rootio::RntupleValue>{})) {
+        text += x.ToJson();
+        text += ',';
+      }
+    }
+  }
+  return out;
+}
+
+// The pages of every RNTuple of a file; nullopt when one has more than 10,000,000 entries (of
+// which Values reads only the last pages).
+std::optional<uint64_t> PagesOf(const std::vector<uint8_t>& bytes) {
+  io::MemorySource src(bytes);
+  auto f = rootio::RootFile::Open(src).value();
+  const std::vector<rootio::RntupleEntry> found = rootio::FindRntuples(*f).value();
+  uint64_t pages = 0;
+  for (const rootio::RntupleEntry& e : found) {
+    auto r = rootwrite::LoadRntupleRecord(*f, e.path).value();
+    if (rootio::Rntuple::Open(*f, e.path).value()->entries() > 10000000) {
+      return std::nullopt;
+    }
+    for (const auto& column : r.pages()) {
+      pages += column.size();
+    }
+  }
+  return pages;
+}
+
+std::map<std::string, std::string> ValuesOf(const std::vector<uint8_t>& bytes) {
+  io::MemorySource src(bytes);
+  return Values(src);
+}
+
+// Reads [offset, offset + n) of f and compares it with `want`; a message when they differ.
+std::string CheckRead(CachedFile& f,
+                      const std::vector<uint8_t>& want,
+                      uint64_t offset,
+                      uint64_t n) {
+  std::vector<uint8_t> got(n);
+  Status st = f.Read(offset, got);
+  const std::string where = std::to_string(offset) + "+" + std::to_string(n);
+  if (!st) {
+    return "read " + where + ": " + st.error().ToString();
+  }
+  if (std::memcmp(got.data(), want.data() + offset, n) != 0) {
+    const auto bad =
+        std::mismatch(got.begin(), got.end(), want.begin() + static_cast<ptrdiff_t>(offset));
+    return "read " + where + " differs at "
+           + std::to_string(offset + static_cast<uint64_t>(bad.first - got.begin()));
+  }
+  return "";
+}
+
+// The boundaries of the virtual layout: the original's end, the tree records' slots, the
+// patches, the data file's start, extents (the first, the last and some between) and the end.
+std::vector<uint64_t> Boundaries(const cache::ReplicaManifest& m) {
+  std::set<uint64_t> b = {0, m.origin_size, m.baskets_begin, m.virtual_size};
+  for (const cache::ReplicaPatch& p : m.patches) {
+    b.insert(p.offset);
+    b.insert(p.offset + p.bytes.size());
+  }
+  for (const cache::ReplicaRecord& r : m.records) {
+    b.insert(r.offset);
+    b.insert(r.offset + r.bytes.size());
+    b.insert(r.offset + r.slot_bytes);
+  }
+  const size_t n = m.extents.size();
+  const size_t stride = std::max<size_t>(1, n / 8);
+  for (size_t e = 0; e < n; ++e) {
+    if (e % stride == 0 || e + 1 == n) {
+      b.insert(m.extents[e].offset);
+      b.insert(m.extents[e].end());
+    }
+  }
+  return {b.begin(), b.end()};
+}
+
+// Reads of 1 byte to 64 MiB ending at, straddling and starting at every boundary.
+void ExpectBoundaryReads(CachedFile& f,
+                         const std::vector<uint8_t>& want,
+                         const std::vector<uint64_t>& boundaries) {
+  const uint64_t size = want.size();
+  constexpr uint64_t kMi = 1u << 20;
+  const uint64_t sizes[] = {1, 4095, 4096, 4097, kMi - 1, kMi, kMi + 1, 8 * kMi, 64 * kMi};
+  std::set<std::pair<uint64_t, uint64_t>> reads;
+  for (uint64_t b : boundaries) {
+    for (uint64_t n : sizes) {
+      n = std::min(n, size);
+      for (uint64_t start :
+           {b - std::min(b, n), b - std::min(b, n / 2), b - std::min<uint64_t>(b, 1), b}) {
+        reads.insert({std::min(start, size - n), n});
+      }
+    }
+  }
+  size_t bad = 0;
+  for (const auto& [offset, n] : reads) {
+    const std::string error = CheckRead(f, want, offset, n);
+    if (!error.empty() && ++bad <= 5) {
+      ADD_FAILURE() << error;
+    }
+  }
+  EXPECT_EQ(bad, 0u) << "of " << reads.size() << " reads";
+}
+
+// The reproduction and the boundary reads, over a file whose replica holds `hot`.
+void ExpectVirtualFileReadsWhole(const std::vector<uint8_t>& bytes,
+                                 const std::set<std::string>& hot) {
+  testing::TempDir dir;
+  const Config config = testing::CacheTestConfig(dir.path() + "/cache");
+  auto origin = std::make_shared<MemoryOrigin>(bytes);
+  auto cache = Cache::Create(config).value();
+  const auto original = ValuesOf(bytes);
+  {
+    auto f = cache->Open(kUrl, origin).value();
+    CachedSource src(*f);
+    ASSERT_EQ(Values(src, hot).size(), hot.size());  // the analysis: the hot columns, whole
+  }
+  ASSERT_TRUE(cache->Flush());
+  auto built = BuildReplica(config, KeyOf(kUrl), {});
+  ASSERT_TRUE(built.has_value()) << built.error().ToString();
+  ASSERT_EQ(built->state, ReplicaState::kBuilt) << built->reason;
+  const auto manifest = cache::LoadManifest(PathsFor(config.dir, KeyOf(kUrl))).value();
+  ASSERT_GT(manifest.virtual_size, manifest.origin_size);
+
+  // The virtual file in 64 KiB reads (the read path's usual case), which holds the original's
+  // values: the bytes every other read must return.
+  std::vector<uint8_t> want(manifest.virtual_size);
+  {
+    auto f = cache->Open(kUrl, origin).value();
+    ASSERT_TRUE(f->virtual_file());
+    ASSERT_EQ(f->size(), want.size());
+    for (uint64_t at = 0; at < want.size(); at += 64u << 10) {
+      const uint64_t n = std::min<uint64_t>(64u << 10, want.size() - at);
+      ASSERT_TRUE(f->Read(at, {want.data() + at, n})) << at;
+    }
+  }
+  EXPECT_EQ(ValuesOf(want), original);
+  const std::vector<uint64_t> boundaries = Boundaries(manifest);
+
+  // A copy: 8 MiB reads in order, as python's XRootD client makes, on a handle that watches for
+  // bulk readers (the XrdCl plug-in's). It turns into one after a quarter of the file, and its
+  // reads then pass the original region through uncached.
+  cache::OpenOptions copy;
+  copy.detect_bulk = true;
+  {
+    auto f = cache->Open(kUrl, origin, copy).value();
+    for (uint64_t at = 0; at < want.size(); at += 8u << 20) {
+      const std::string error =
+          CheckRead(*f, want, at, std::min<uint64_t>(8u << 20, want.size() - at));
+      ASSERT_EQ(error, "");
+    }
+    EXPECT_TRUE(f->bypassing());
+    ExpectBoundaryReads(*f, want, boundaries);
+  }
+  // The same reads on a handle that caches them.
+  auto f = cache->Open(kUrl, origin).value();
+  ExpectBoundaryReads(*f, want, boundaries);
+  EXPECT_FALSE(f->bypassing());
+}
+
+TEST(ReplicaVirtualFile, TreeReadsWholeAndAcrossEveryBoundary) {
+  testing::TempDir dir;
+  ExpectVirtualFileReadsWhole(RandomTreeFile(dir), {"Events/a", "Events/b"});
+}
+
+TEST(ReplicaVirtualFile, RntupleReadsWholeAndAcrossEveryBoundary) {
+  testing::TempDir dir;
+  ExpectVirtualFileReadsWhole(RandomRntupleFile(dir), {"Events/a", "Events/b"});
+}
+
+// Every ROOT-written sample RNTuple, each field read on its own as an analysis reads it: a
+// replica is built, and its virtual file holds the original's values.
+TEST(ReplicaVirtualFile, RootWrittenRntuplesGetReplicas) {
+  if (testing::RntupleDataDir().empty()) {
+    GTEST_SKIP() << "data/rntuple not present";
+  }
+  for (const std::string& path : testing::AllRntupleDataFiles()) {
+    SCOPED_TRACE(path);
+    testing::TempDir dir;
+    const Config config = testing::CacheTestConfig(dir.path() + "/cache");
+    const std::vector<uint8_t> bytes = testing::ReadWholeFile(path);
+    auto origin = std::make_shared<MemoryOrigin>(bytes);
+    auto cache = Cache::Create(config).value();
+    const auto original = ValuesOf(bytes);
+    ASSERT_FALSE(original.empty());
+    {
+      auto f = cache->Open(kUrl, origin).value();
+      CachedSource src(*f);
+      for (const auto& [name, values] : original) {
+        ASSERT_EQ(Values(src, {name}).at(name), values) << name;
+      }
+    }
+    ASSERT_TRUE(cache->Flush());
+    auto built = BuildReplica(config, KeyOf(kUrl), {});
+    ASSERT_TRUE(built.has_value()) << built.error().ToString();
+    EXPECT_EQ(built->state, ReplicaState::kBuilt) << built->reason;
+    // Every page was read, so every page is relocated: tiny ones that the pass's first reads
+    // fetched beside the metadata, and those several columns share (ROOT writes identical
+    // pages once).
+    if (const std::optional<uint64_t> pages = PagesOf(bytes)) {
+      EXPECT_EQ(built->baskets, *pages);
+    }
+    auto f = cache->Open(kUrl, origin).value();
+    ASSERT_EQ(f->virtual_file(), built->state == ReplicaState::kBuilt);
+    CachedSource src(*f);
+    EXPECT_EQ(Values(src), original);
+  }
+}
+
+}  // namespace
+}  // namespace ferry::replica
