@@ -227,25 +227,25 @@ std::string ProbeLibrary(const std::string& lib) {
   ::close(fds[1]);
   std::string answer;
   char buf[4096];
+  bool ended = false;  // the child closed its end: it has exited or is exiting
   const Clock::time_point start = Clock::now();
-  for (int rounds = 0; rounds < 1000 && MsSince(start) < 20000; ++rounds) {
+  for (int rounds = 0; rounds < 1000 && MsSince(start) < 20000 && !ended; ++rounds) {
     struct pollfd p = {fds[0], POLLIN, 0};
     if (::poll(&p, 1, 1000) <= 0) {
       continue;
     }
     const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n <= 0) {
-      break;
-    }
-    answer.append(buf, static_cast<size_t>(n));
+    ended = n <= 0;
+    answer.append(buf, n > 0 ? static_cast<size_t>(n) : 0);
   }
   ::close(fds[0]);
   int status = 0;
-  if (::waitpid(pid, &status, WNOHANG) == 0) {
+  if (!ended) {
     ::kill(pid, SIGKILL);
     (void)::waitpid(pid, &status, 0);
     return "Eloading it did not finish within 20 s";
   }
+  (void)::waitpid(pid, &status, 0);
   if (WIFSIGNALED(status)) {
     return "Eloading it crashed the process (signal " + std::to_string(WTERMSIG(status)) + ")";
   }

@@ -406,8 +406,9 @@ std::pair<int, std::string> RunCaptured(const std::vector<std::string>& argv,
   ::close(fds[1]);
   std::string out;
   char buf[4096];
+  bool ended = false;  // the child closed its output: it has exited or is exiting
   const Clock::time_point start = Clock::now();
-  for (int rounds = 0; rounds < 10000; ++rounds) {
+  for (int rounds = 0; rounds < 10000 && !ended; ++rounds) {
     const auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start);
     if (elapsed.count() >= timeout_s) {
       break;
@@ -417,18 +418,19 @@ std::pair<int, std::string> RunCaptured(const std::vector<std::string>& argv,
       continue;
     }
     const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n <= 0) {
-      break;
+    ended = n <= 0;
+    if (n > 0 && out.size() < 65536) {
+      out.append(buf, static_cast<size_t>(n));
     }
-    out.append(buf, static_cast<size_t>(std::min<ssize_t>(n, 65536)));
   }
   ::close(fds[0]);
   int status = 0;
-  if (::waitpid(pid, &status, WNOHANG) == 0) {
+  if (!ended) {
     ::kill(pid, SIGKILL);
     (void)::waitpid(pid, &status, 0);
     return {-1, out + " (no answer within " + std::to_string(timeout_s) + " s)"};
   }
+  (void)::waitpid(pid, &status, 0);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
