@@ -113,7 +113,9 @@ std::vector<PluginConf> ReadableConfs() {
     }
     std::sort(names.begin(), names.end());
     for (const std::string& name : names) {
-      PluginConf c{dir + "/" + name, cache::ReadConfFile(dir + "/" + name)};
+      std::string path = dir;
+      path.append("/").append(name);
+      PluginConf c{path, cache::ReadConfFile(path)};
       if (c.kv.count("url") != 0 && c.kv.count("lib") != 0 && c.kv.count("enable") != 0) {
         out.push_back(std::move(c));
       }

@@ -195,7 +195,9 @@ void CheckKeytab(DoctorReport& report, const std::string& what, const std::strin
       continue;
     }
     if (expires > 0 && expires < std::time(nullptr)) {
-      problem = problem.empty() ? "key " + name + " expired" : problem;
+      if (problem.empty()) {
+        problem.append("key ").append(name).append(" expired");
+      }
     }
     names.insert(name);
     ++keys;
@@ -243,11 +245,15 @@ void CheckAdminKeytabs(DoctorReport& report, const std::string& admin, const std
       continue;
     }
     if ((st.st_mode & 0077) != 0 || (root && st.st_uid != found->pw_uid)) {
+      std::string fix = "chmod 600 " + path;
+      if (root) {
+        fix.append("; chown ").append(user).append(" ").append(path);
+      }
       report.Add("keytab", CheckStatus::kFail,
                  path + " (written by a previous run) has mode " + OctalMode(st.st_mode)
                      + " and owner uid " + std::to_string(st.st_uid)
                      + ": xrootd wants it 0600 and its own",
-                 "chmod 600 " + path + (root ? "; chown " + user + " " + path : ""));
+                 fix);
     }
   }
 }

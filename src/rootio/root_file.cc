@@ -241,9 +241,8 @@ Result<std::unique_ptr<Tree>> RootFile::OpenTree(std::string_view path) const {
   auto found = FindKey(path);
   if (!found && found.error().code() == ErrorCode::kNotFound) {
     // Name the trees there are: a misspelt name is the usual cause.
-    const std::string_view dir = path.substr(0, path.rfind('/') == std::string_view::npos
-                                                    ? 0
-                                                    : path.rfind('/'));
+    const std::string_view dir =
+        path.substr(0, path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/'));
     std::string trees;
     for (const Key& k : ListKeys(dir).value_or(std::vector<Key>{})) {
       if ((k.class_name == "TTree" || k.class_name == "ROOT::RNTuple")
@@ -253,8 +252,7 @@ Result<std::unique_ptr<Tree>> RootFile::OpenTree(std::string_view path) const {
       }
     }
     return NotFoundError("no TTree '" + std::string(path) + "' in " + name() + "; "
-                         + (trees.empty() ? std::string("it holds no tree")
-                                          : "its trees: " + trees)
+                         + (trees.empty() ? std::string("it holds no tree") : "its trees: " + trees)
                          + " (ferry root ls " + name() + " lists them; give the name with --tree)");
   }
   Key key = FERRY_TRY_CTX(std::move(found), ctx);
