@@ -269,12 +269,22 @@ void CheckPlugin(DoctorReport& report, const std::string& lib) {
         "plugin", CheckStatus::kFail,
         lib + " loads but carries no ferry version: a build older than this ferry (" + mine + ")",
         fix);
-  } else if (answer.substr(1) != mine) {
+  } else if (answer.compare(1, std::string::npos, Version(), 0, std::string::npos) != 0
+             && !answer.substr(1).starts_with(std::string(Version()) + " ")) {
     report
         .Add("plugin", CheckStatus::kFail,
              lib + " is ferry " + answer.substr(1) + ", this ferry is " + mine
                  + ": the cache format or settings may differ",
              fix)
+        .Text("version", answer.substr(1));
+  } else if (answer.substr(1) != mine) {
+    // The same release from another commit: the formats are the release's, so the cache
+    // works; a rebuild of one of the two is likely forgotten.
+    report
+        .Add("plugin", CheckStatus::kWarn,
+             lib + " is ferry " + answer.substr(1) + ", this ferry is " + mine
+                 + ": the same release from another commit",
+             "rebuild both (cmake --build), or 'ferry cache enable --dir DIR' names this one's")
         .Text("version", answer.substr(1));
   } else {
     report.Add("plugin", CheckStatus::kOk, lib + " loads, ferry " + mine)

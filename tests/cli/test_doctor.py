@@ -176,6 +176,10 @@ def test_cache_mistakes():
         rc, c = doctor(s, "cache", "doctor", down, env=env)
         check(rc == 1, "origin down: exit 1")
         expect(c, "origin", "fail", "xrdfs 127.0.0.1:%s stat /a.bin" % port)
+        p = s.ferry("root", "ls", down, env=env)
+        check(p.returncode == 1 and "does not answer" in p.stderr
+              and "xrdfs 127.0.0.1:%s query config version" % port in p.stderr,
+              "ferry root ls of a down origin names the cause and the fix: %s" % p.stderr)
         p = s.ferry("cache", "netbench", down, "--seconds", "1", env=env)
         check(p.returncode == 1 and "fix: check that the origin runs" in p.stderr,
               "netbench names the fix: %s" % p.stderr)
