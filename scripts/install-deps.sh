@@ -33,6 +33,8 @@ packages=(
   rsync aria2 nginx-light globus-gass-copy-progs globus-gridftp-server-progs xxhash
   # plots
   gnuplot-nox
+  # the Grafana dashboard's test: a real Prometheus scrapes a proxy (tests/proxy/test_grafana.py)
+  prometheus
   # jsroot (independent ROOT reader) runs under node
   nodejs
 )

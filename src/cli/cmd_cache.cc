@@ -740,8 +740,18 @@ constexpr CommandSpec kPin{
 };
 
 constexpr const CommandSpec* kCacheSubcommands[] = {
-    &kEnable, &kDisable, &kStatus, &kLs,  &kStats,
-    &kVerify, &kEvict,   &kClear,  &kPin, &kCacheReplicaCommand,
+    &kEnable,
+    &kDisable,
+    &kStatus,
+    &kLs,
+    &kStats,
+    &kVerify,
+    &kEvict,
+    &kClear,
+    &kPin,
+    &kCacheReplicaCommand,
+    &kCacheDoctorCommand,
+    &kCacheNetBenchCommand,
 };
 
 }  // namespace

@@ -457,9 +457,12 @@ constexpr CommandSpec kMetrics{
     .run = PrintMetrics,
 };
 
-constexpr const CommandSpec* kProxySubcommands[] = {&kConfig, &kRun, &kMetrics};
+constexpr const CommandSpec* kProxySubcommands[] = {&kConfig, &kRun, &kMetrics,
+                                                    &kProxyDoctorCommand};
 
 }  // namespace
+
+const std::span<const OptionSpec> kProxyRunOptions = kRunOptions;
 
 constexpr CommandSpec kProxyCommand{
     .path = "proxy",

@@ -7,16 +7,21 @@
 
 namespace ferry::cli {
 
-extern const CommandSpec kRootCommand;          // cmd_root.cc
-extern const CommandSpec kGenCommand;           // cmd_gen.cc
-extern const CommandSpec kAnalyzeCommand;       // cmd_analyze.cc
-extern const CommandSpec kStoreCommand;         // cmd_store.cc
-extern const CommandSpec kStoreCopiesCommand;   // cmd_store_copies.cc: `ferry store copies`
-extern const CommandSpec kSendCommand;          // cmd_send.cc
-extern const CommandSpec kRecvCommand;          // cmd_recv.cc
-extern const CommandSpec kCacheCommand;         // cmd_cache.cc
-extern const CommandSpec kCacheReplicaCommand;  // cmd_cache_replica.cc: `ferry cache replica`
-extern const CommandSpec kProxyCommand;         // cmd_proxy.cc
+extern const CommandSpec kRootCommand;           // cmd_root.cc
+extern const CommandSpec kGenCommand;            // cmd_gen.cc
+extern const CommandSpec kAnalyzeCommand;        // cmd_analyze.cc
+extern const CommandSpec kStoreCommand;          // cmd_store.cc
+extern const CommandSpec kStoreCopiesCommand;    // cmd_store_copies.cc: `ferry store copies`
+extern const CommandSpec kSendCommand;           // cmd_send.cc
+extern const CommandSpec kRecvCommand;           // cmd_recv.cc
+extern const CommandSpec kCacheCommand;          // cmd_cache.cc
+extern const CommandSpec kCacheReplicaCommand;   // cmd_cache_replica.cc: `ferry cache replica`
+extern const CommandSpec kCacheDoctorCommand;    // cmd_cache_doctor.cc: `ferry cache doctor`
+extern const CommandSpec kCacheNetBenchCommand;  // cmd_cache_doctor.cc: `ferry cache netbench`
+extern const CommandSpec kProxyCommand;          // cmd_proxy.cc
+extern const CommandSpec kProxyDoctorCommand;    // cmd_proxy_doctor.cc: `ferry proxy doctor`
+// The options of `ferry proxy run` (cmd_proxy.cc), which `proxy doctor` takes too.
+extern const std::span<const OptionSpec> kProxyRunOptions;
 
 // `ferry` itself: the group of all the commands above.
 extern const CommandSpec kFerryCommand;

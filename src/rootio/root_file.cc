@@ -238,10 +238,31 @@ Result<std::vector<uint8_t>> RootFile::ReadObject(const Key& key) const {
 
 Result<std::unique_ptr<Tree>> RootFile::OpenTree(std::string_view path) const {
   const std::string ctx = "file " + name();
-  Key key = FERRY_TRY_CTX(FindKey(path), ctx);
+  auto found = FindKey(path);
+  if (!found && found.error().code() == ErrorCode::kNotFound) {
+    // Name the trees there are: a misspelt name is the usual cause.
+    const std::string_view dir =
+        path.substr(0, path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/'));
+    std::string trees;
+    for (const Key& k : ListKeys(dir).value_or(std::vector<Key>{})) {
+      if ((k.class_name == "TTree" || k.class_name == "ROOT::RNTuple")
+          && trees.find("'" + k.name + "'") == std::string::npos) {
+        trees += (trees.empty() ? "'" : ", '") + k.name + "'"
+                 + (k.class_name == "TTree" ? "" : " (an RNTuple)");
+      }
+    }
+    return NotFoundError("no TTree '" + std::string(path) + "' in " + name() + "; "
+                         + (trees.empty() ? std::string("it holds no tree") : "its trees: " + trees)
+                         + " (ferry root ls " + name() + " lists them; give the name with --tree)");
+  }
+  Key key = FERRY_TRY_CTX(std::move(found), ctx);
   if (key.class_name != "TTree") {
-    return InvalidArgumentError("'" + std::string(path) + "' is a " + key.class_name
-                                + ", not a TTree")
+    const bool rntuple = key.class_name == "ROOT::RNTuple";
+    return InvalidArgumentError(
+               "'" + std::string(path) + "' is a " + key.class_name + ", not a TTree"
+               + (rntuple ? ": this command reads TTrees only; ferry root dump, ferry analyze agc "
+                            "and ferry store convert read RNTuples too"
+                          : "; ferry root ls " + name() + " shows what the file holds"))
         .AddContext(ctx);
   }
   std::vector<uint8_t> payload = FERRY_TRY_CTX(ReadObject(key), ctx);

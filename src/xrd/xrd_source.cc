@@ -32,6 +32,27 @@ Error RemoteError(const XrdCl::XRootDStatus& st, const std::string& what) {
   return {ErrorCode::kRemote, what + ": " + text, ErrnoOf(st)};
 }
 
+// What an open's failure most likely means and what to do, for the messages a newcomer meets
+// first (an origin that is down, a wrong key); "" when the status says enough.
+std::string OpenHint(const XrdCl::XRootDStatus& st, const XrdCl::URL& url) {
+  const std::string host = url.GetHostId();
+  switch (st.code) {
+    case XrdCl::errConnectionError:
+    case XrdCl::errSocketTimeout:
+    case XrdCl::errSocketError:
+    case XrdCl::errOperationExpired:
+    case XrdCl::errInvalidAddr:
+      return " (the origin " + host + " does not answer: check that its xrootd runs and the "
+             "host and port; 'xrdfs " + host + " query config version' asks it, 'ferry cache "
+             "doctor URL' measures it)";
+    case XrdCl::errAuthFailed:
+      return " (" + host + " refused your credentials: check XrdSecPROTOCOL and your sss key, "
+             "token or X.509 proxy)";
+    default:
+      return "";
+  }
+}
+
 std::string Range(uint64_t offset, uint64_t size) {
   return "[" + std::to_string(offset) + ", +" + std::to_string(size) + ")";
 }
@@ -178,7 +199,8 @@ Result<std::unique_ptr<XrdSource>> XrdSource::Open(const std::string& url,
   XrdCl::XRootDStatus st =
       file->Open(url, XrdCl::OpenFlags::Read, XrdCl::Access::None, options.timeout_seconds);
   if (!st.IsOK()) {
-    return RemoteError(st, "open " + name);
+    Error e = RemoteError(st, "open " + name);
+    return Error(e.code(), e.message() + OpenHint(st, parsed), e.sys_errno());
   }
   XrdCl::StatInfo* raw_info = nullptr;
   st = file->Stat(false, raw_info, options.timeout_seconds);

@@ -8,6 +8,7 @@
 
 #include <XrdCl/XrdClPlugInInterface.hh>
 
+#include "base/version.h"
 #include "plugin/xrdcl/context.h"
 #include "plugin/xrdcl/ferry_file.h"
 #include "plugin/xrdcl/filesystem_plugin.h"
@@ -49,4 +50,14 @@ XrdVERSIONINFO(XrdClGetPlugIn, XrdClFerry)
   } catch (const std::exception&) {
     return nullptr;  // XrdCl continues without the plug-in
   }
+}
+
+// The ferry build the library comes from, as `ferry --version` prints it after "ferry ":
+// `ferry cache doctor` compares it with its own (a conf naming a plug-in of another build).
+extern "C" __attribute__((visibility("default"))) const char* FerryXrdClVersion() {
+  static const std::string version = [] {
+    const std::string git = ferry::GitDescription();
+    return std::string(ferry::Version()) + (git.empty() ? "" : " (" + git + ")");
+  }();
+  return version.c_str();
 }
