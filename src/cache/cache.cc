@@ -26,6 +26,9 @@ constexpr int64_t kCheckIntervalNs = 2'000'000'000;
 // ... and, while known to be over the cap, not more often than this.
 constexpr int64_t kMinCheckGapNs = 100'000'000;
 constexpr uint64_t kCheckEveryBytes = 64ull << 20;
+// Inodes a new entry is assumed to take until the next scan counts them: index, data,
+// fragments, lock, access trace, and its subdirectory when it is the first there.
+constexpr uint64_t kInodesPerEntry = 6;
 constexpr int64_t kMergeIntervalNs = 5'000'000'000;
 
 // "root://host:port/path" -> "host:port": the link a read-ahead window is sized for.
@@ -243,13 +246,46 @@ int64_t Cache::Now() const {
   return config_.clock_ns ? config_.clock_ns() : NowNs();
 }
 
+namespace {
+
+// Usage and free space as measured, against the configured limits.
+struct Measured {
+  uint64_t bytes = 0;
+  uint64_t free_bytes = 0;
+  uint64_t listed = 0;  // entries with any file
+  uint64_t free_inodes = 0;
+};
+
+// The first limit `m` passes, or nullptr.
+const char* Overrun(const Config& c, const Measured& m) {
+  if (m.bytes > c.max_bytes) {
+    return "max_size";
+  }
+  if (m.free_bytes < c.min_free_bytes) {
+    return "min_free";
+  }
+  if (c.max_entries != 0 && m.listed > c.max_entries) {
+    return "max_entries";
+  }
+  return m.free_inodes < c.min_free_inodes ? "min_free_inodes" : nullptr;
+}
+
+}  // namespace
+
+bool Cache::MaybeOver() const {
+  const uint64_t bytes = last_usage_ + written_since_check_.load(std::memory_order_relaxed);
+  const uint64_t admitted = admitted_since_check_.load(std::memory_order_relaxed);
+  return bytes > config_.max_bytes
+         || (config_.max_entries != 0 && last_listed_ + admitted > config_.max_entries)
+         || last_free_inodes_ < config_.min_free_inodes + admitted * kInodesPerEntry;
+}
+
 bool Cache::CheckCapacity(bool force) {
   MutexLock lock(capacity_mu_);
   const int64_t now = Now();
-  // Between scans, usage is estimated as the last scan plus what this process wrote since.
-  const uint64_t estimate = last_usage_ + written_since_check_.load(std::memory_order_relaxed);
-  const bool maybe_over = estimate > config_.max_bytes;
-  if (!force && now - last_check_ns_ < kCheckIntervalNs && (!maybe_over || over_)) {
+  // Between scans, usage is estimated as the last scan plus what this process wrote and
+  // created since.
+  if (!force && now - last_check_ns_ < kCheckIntervalNs && (!MaybeOver() || over_)) {
     return !over_;
   }
   if (over_ && now - last_check_ns_ < kMinCheckGapNs) {
@@ -257,31 +293,59 @@ bool Cache::CheckCapacity(bool force) {
   }
   last_check_ns_ = now;
   written_since_check_.store(0, std::memory_order_relaxed);
-  auto usage = MeasureUsage(config_.dir);
-  auto free_bytes = FreeBytes(config_.dir);
-  if (!usage || !free_bytes) {
-    over_ = true;  // cannot tell: admit nothing new, keep serving what is there
-  } else {
-    last_usage_ = usage->disk_bytes;
-    over_ = usage->disk_bytes > config_.max_bytes || *free_bytes < config_.min_free_bytes;
-    if (over_) {
-      EvictOptions opts;
-      opts.target_bytes = config_.max_bytes - config_.max_bytes / 10;  // evict to 90%
-      opts.min_free_bytes = config_.min_free_bytes;
-      auto r = Evict(config_.dir, opts);
-      if (r) {
-        counters_.Add(Counter::kEvictions, r->evicted);
-        last_usage_ = r->after.disk_bytes;
-        over_ = r->after.disk_bytes > config_.max_bytes
-                || (r->still_over && FreeBytes(config_.dir).value_or(0) < config_.min_free_bytes);
-      }
+  admitted_since_check_.store(0, std::memory_order_relaxed);
+  const char* over = MeasureAndEvict();
+  if ((over != nullptr) != over_) {
+    // The cache stops or starts taking new files: pages of files not admitted are read through
+    // and counted (admissions_declined); the log says why.
+    if (over != nullptr) {
+      FERRY_WARN("cache", "%s: over %s after eviction: new files are read through uncached",
+                 config_.dir.c_str(), over);
+    } else {
+      FERRY_INFO("cache", "%s: back under its limits: caching new files again",
+                 config_.dir.c_str());
     }
   }
+  over_ = over != nullptr;
   writer_->SetBlocked(over_);
   return !over_;
 }
 
+const char* Cache::MeasureAndEvict() {
+  auto usage = MeasureUsage(config_.dir);
+  auto free_bytes = FreeBytes(config_.dir);
+  auto free_inodes = FreeInodes(config_.dir);
+  if (!usage || !free_bytes || !free_inodes) {
+    return "unmeasurable usage";  // cannot tell: admit nothing new, keep serving what is there
+  }
+  last_usage_ = usage->disk_bytes;
+  last_listed_ = usage->listed;
+  last_free_inodes_ = *free_inodes;
+  if (Overrun(config_, {usage->disk_bytes, *free_bytes, usage->listed, *free_inodes}) == nullptr) {
+    return nullptr;
+  }
+  // Evict to 90% of the caps and 110% of the inode floor, so that the next new files do not
+  // start another scan at once.
+  EvictOptions opts;
+  opts.target_bytes = config_.max_bytes - config_.max_bytes / 10;
+  opts.min_free_bytes = config_.min_free_bytes;
+  opts.target_entries =
+      config_.max_entries != 0 ? config_.max_entries - config_.max_entries / 10 : UINT64_MAX;
+  opts.min_free_inodes = config_.min_free_inodes + config_.min_free_inodes / 10;
+  auto r = Evict(config_.dir, opts);
+  if (!r || r->busy) {
+    return "eviction running elsewhere";  // the other evictor frees room: check again soon
+  }
+  counters_.Add(Counter::kEvictions, r->evicted);
+  last_usage_ = r->after.disk_bytes;
+  last_listed_ = r->after.listed;
+  last_free_inodes_ = FreeInodes(config_.dir).value_or(0);
+  return Overrun(config_, {r->after.disk_bytes, FreeBytes(config_.dir).value_or(0), r->after.listed,
+                           last_free_inodes_});
+}
+
 bool Cache::Admit() {
+  admitted_since_check_.fetch_add(1, std::memory_order_relaxed);
   if (CheckCapacity(/*force=*/false)) {
     return true;
   }

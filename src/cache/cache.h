@@ -131,6 +131,11 @@ class Cache : public std::enable_shared_from_this<Cache> {
   bool Admit();
   // Measures usage, evicts when over, and blocks or unblocks the write-behind queue.
   bool CheckCapacity(bool force);
+  // The estimate since the last scan may pass a limit.
+  bool MaybeOver() const FERRY_REQUIRES(capacity_mu_);
+  // Measures usage and free space, evicts when a limit is passed: the limit still passed after
+  // eviction (a config key), or nullptr when under them all.
+  const char* MeasureAndEvict() FERRY_REQUIRES(capacity_mu_);
   int64_t Now() const;  // config_.clock_ns, else the steady clock
   void OnWritten(uint64_t bytes);
   // The last handle of `entry` closed and its pages are published (write-behind thread).
@@ -150,8 +155,11 @@ class Cache : public std::enable_shared_from_this<Cache> {
   Mutex capacity_mu_;
   int64_t last_check_ns_ FERRY_GUARDED_BY(capacity_mu_) = 0;
   uint64_t last_usage_ FERRY_GUARDED_BY(capacity_mu_) = 0;
+  uint64_t last_listed_ FERRY_GUARDED_BY(capacity_mu_) = 0;
+  uint64_t last_free_inodes_ FERRY_GUARDED_BY(capacity_mu_) = 0;
   bool over_ FERRY_GUARDED_BY(capacity_mu_) = false;
   std::atomic<uint64_t> written_since_check_{0};
+  std::atomic<uint64_t> admitted_since_check_{0};  // new entries
   std::atomic<int64_t> last_merge_ns_{0};
 
   Mutex prefetcher_mu_;

@@ -182,6 +182,8 @@ constexpr Key kKeys[] = {
     {"dir", TextOf<&Config::dir>},
     {"max_size", SizeOf<&Config::max_bytes>},
     {"min_free", SizeOf<&Config::min_free_bytes>},
+    {"max_entries", UintOf<&Config::max_entries, UINT64_MAX>},
+    {"min_free_inodes", UintOf<&Config::min_free_inodes, UINT64_MAX>},
     {"page_size", SetPageSize},
     {"round_pages", UintOf<&Config::round_to_pages, 1>},
     {"iogap", SizeOf<&Config::iogap>},

@@ -5,6 +5,9 @@
 //   dir            (none)    cache directory; without it every read passes through
 //   max_size       100G      size cap of the directory (entries' allocated bytes)
 //   min_free       1G        free-space floor of the filesystem
+//   max_entries    0         most entries (files cached, a few inodes each); 0: no cap
+//   min_free_inodes 10000    free-inode floor of the filesystem (statvfs f_favail): many small
+//                            files fill an inode table long before its disk; 0: none
 //   page_size      4096      page size of new entries (power of two, 512..1M)
 //   round_pages    0         1: fetch whole pages instead of the requested bytes only
 //   iogap          512       bridge gaps up to this many bytes between fetched runs
@@ -74,6 +77,8 @@ struct Config {
   std::string dir;
   uint64_t max_bytes = 100ull << 30;
   uint64_t min_free_bytes = 1ull << 30;
+  uint64_t max_entries = 0;  // 0: no cap
+  uint64_t min_free_inodes = 10000;
   uint32_t page_size = 4096;
   bool round_to_pages = false;
   uint64_t iogap = 512;

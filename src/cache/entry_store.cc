@@ -305,6 +305,7 @@ Result<std::vector<EntryListing>> ScanEntries(const std::string& cache_dir) {
       if (::stat(full.c_str(), &st) != 0) {
         continue;
       }
+      l.inodes += 1;
       // Every file of the entry but its lock, pin and status files takes disk space that counts
       // against the cap: the byte tier, the replica (manifest, data of any generation, a
       // manifest being published) and the access trace.

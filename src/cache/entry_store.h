@@ -97,6 +97,7 @@ struct EntryListing {
   std::string key;
   EntryPaths paths;
   uint64_t disk_bytes = 0;   // allocated bytes of idx + data + frag
+  uint64_t inodes = 0;       // files of the entry (every one, lock and pin too)
   int64_t last_read_ns = 0;  // mtime of the lock file (else of the index)
   bool pinned = false;
   bool has_index = false;

@@ -550,8 +550,10 @@ int Evict(const Args& args) {
     o.target_bytes = *b;
   }
   if (o.older_than_s == 0 && o.target_bytes == UINT64_MAX) {
-    o.target_bytes = config->max_bytes;  // enforce the configured cap
+    o.target_bytes = config->max_bytes;  // enforce the configured caps and floors
     o.min_free_bytes = config->min_free_bytes;
+    o.target_entries = config->max_entries != 0 ? config->max_entries : UINT64_MAX;
+    o.min_free_inodes = config->min_free_inodes;
   }
   auto r = cache::Evict(config->dir, o);
   if (!r) {

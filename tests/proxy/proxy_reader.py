@@ -10,6 +10,9 @@ usage: proxy_reader.py MODE ARGS...     (run with /usr/bin/python3: it can impor
                                       each (or N on one file): prints {"seconds":S,"ok":bool}
   storm THREADS OPENS SEED URL=LOCAL... each thread opens files at random, reads 2 bytes,
                                       stats and closes, OPENS times: prints {"opens":N,...}
+  answers URL LOCAL OFF:LEN...        opens URL, reads each range (a read, then a one-chunk
+                                      vector read): prints {"open":A,"reads":[A...]}, each A
+                                      "ok" or [errno, code, message]; bytes read are checked
 Exit 0 when every byte read matched; 1 (with a message) otherwise.
 """
 import json
@@ -109,6 +112,30 @@ def do_storm(threads, opens, seed, files):
         sys.exit(1)
 
 
+def answer(st):
+    return "ok" if st.ok else [st.errno, st.code, st.message]
+
+
+def do_answers(url, local, ranges):
+    """What the proxy answers, error or bytes, to an open and to reads of `ranges`."""
+    data = open(local, "rb").read()
+    f = client.File()
+    st, _ = f.open(url, OpenFlags.READ)
+    out = {"open": answer(st), "reads": []}
+    if st.ok:
+        for r in ranges:
+            off, n = (int(x) for x in r.split(":"))
+            st, buf = f.read(off, n)
+            if st.ok and buf != data[off:off + n]:
+                sys.exit("read mismatch at %d+%d" % (off, n))
+            st2, res = f.vector_read([(off, n)])
+            if st2.ok and res.chunks[0].buffer != data[off:off + n]:
+                sys.exit("vector read mismatch at %d+%d" % (off, n))
+            out["reads"].append([answer(st), answer(st2)])
+        f.close()
+    print(json.dumps(out))
+
+
 def main():
     mode = sys.argv[1]
     if mode == "bigv":
@@ -131,6 +158,8 @@ def main():
         print("ok" if st.ok else "errno %d %s" % (st.errno, st.message))
     elif mode == "concurrent":
         do_concurrent(sys.argv[2], int(sys.argv[3]), pairs(sys.argv[4:]))
+    elif mode == "answers":
+        do_answers(sys.argv[2], sys.argv[3], sys.argv[4:])
     elif mode == "storm":
         do_storm(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), pairs(sys.argv[5:]))
     else:

@@ -3,7 +3,8 @@
 libXrdFerryProxy (started with `ferry proxy run`), real clients.
 
 usage: test_proxy.py FERRY PGREAD_PROBE ROOT_DATA_DIR TEST
-  TEST: basic | reuse | concurrency | crash | faults | storm | cluster | twolevel | rntuple (and *_long
+  TEST: basic | reuse | concurrency | crash | faults | storm | cluster | twolevel | rntuple |
+  cached_only (and *_long
   variants of crash and storm at full size)
 Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, not root, no namespaces).
 """
@@ -639,6 +640,50 @@ def test_reuse():
         s.remove()
 
 
+def test_cached_only():
+    """ferry.only_if_cached=1 in the URL's opaque part: held bytes are served, a read of any byte
+    not held is an error (ENODATA: "no data available"), an uncached file fails at open, and the
+    origin gets no request and no open for any of it."""
+    s = Setup()
+    try:
+        local = s.file("c.bin", 4 * 1024 * 1024, 9)
+        other = s.file("u.bin", 1024 * 1024, 10)
+        with ferry_testbed.Origin(s.data) as o, \
+                Proxy(FERRY, o.url.split("//")[1].rstrip("/"), s.cache, s.root, env=s.env,
+                      status_ms=50, extra=["--lookahead", "0"]) as p:
+            url = p.url_for("c.bin")
+            ok(s.reader("ranges", url, local, "0:1048576"), "fill the first MiB")
+            s.settled()
+            before = p.idle()
+            check(before, "the proxy went idle after the fill")
+            only = "?ferry.only_if_cached=1"
+            q = s.reader("answers", url + only, local, "4096:65536", "2097152:65536",
+                         "1040000:16384")
+            ok(q, "only-if-cached reads")
+            a = json.loads(q.stdout or "{}")
+            print("only-if-cached:", json.dumps(a), flush=True)
+            reads = a.get("reads", [])
+            check(a.get("open") == "ok" and len(reads) == 3, "open of a cached file: %s" % a)
+            check(reads and reads[0] == ["ok", "ok"], "held range served: %s" % reads)
+            for r in reads[1:]:
+                check(all(x != "ok" and "no data available" in x[2].lower() for x in r),
+                      "a range not (wholly) held is a clear error: %s" % r)
+            q = s.reader("answers", p.url_for("u.bin") + only, other, "0:4096")
+            ok(q, "only-if-cached open of an uncached file")
+            a = json.loads(q.stdout or "{}")
+            check(a.get("open") != "ok" and "no data available" in a.get("open")[2].lower(),
+                  "an uncached file fails at open: %s" % a)
+            after = p.idle()
+            check(after, "the proxy went idle after the only-if-cached reads")
+            for k in ("origin_requests", "origin_opens"):
+                check(after.get(k) == before.get(k),
+                      "no origin %s: %s -> %s" % (k, before.get(k), after.get(k)))
+            ok(s.reader("ranges", url, local, "2097152:65536"),
+               "without the switch the same range comes from the origin")
+    finally:
+        s.remove()
+
+
 TESTS = {
     "basic": test_basic,
     "reuse": test_reuse,
@@ -651,6 +696,7 @@ TESTS = {
     "cluster": test_cluster,
     "twolevel": test_twolevel,
     "rntuple": test_rntuple,
+    "cached_only": test_cached_only,
 }
 
 

@@ -35,7 +35,8 @@ struct FileState {
   std::string url;
   std::string user;
   std::unique_ptr<cache::CachedFile> cached;  // set by a successful Open, reset by Close
-  std::shared_ptr<plugin::XrdOrigin> origin;
+  std::shared_ptr<plugin::XrdOrigin> origin;  // null for an only-if-cached handle
+  bool only_if_cached = false;                // cached_only.h
   double open_unix = 0;
   std::atomic<uint64_t> reads{0};
   std::atomic<uint64_t> bytes_read{0};

@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "cache/cache.h"
 #include "plugin/proxy/access_log.h"
+#include "plugin/proxy/cached_only.h"
 #include "plugin/proxy/file_state.h"
 #include "plugin/proxy/origin_meter.h"
 #include "plugin/proxy/segment_crcs.h"
@@ -48,6 +49,9 @@ namespace {
 thread_local std::vector<io::ReadRequest> tls_requests;
 
 int ToErrno(const Error& e) {
+  if (IsNotCached(e)) {
+    return ENODATA;
+  }
   switch (e.code()) {
     case ErrorCode::kNotFound:
       return ENOENT;
@@ -88,8 +92,13 @@ Status ReadThrough(FileState& s, std::span<io::ReadRequest> requests) {
     bytes += r.dest.size();
   }
   const bool bypass = s.cached->pass_through();
-  Status st = s.cached->ReadV(requests);
   s.reads.fetch_add(1, std::memory_order_relaxed);
+  // Checked before the read, not left to the handle's origin: a miss would otherwise start a
+  // fetch that other handles of the entry could join, and they would get its error.
+  if (s.only_if_cached && !s.cached->AllHeld(requests)) {
+    return FailNotCached(requests);
+  }
+  Status st = s.cached->ReadV(requests);
   if (st) {
     s.bytes_read.fetch_add(bytes, std::memory_order_relaxed);
     if (bypass) {
@@ -231,7 +240,26 @@ ProxyFile::~ProxyFile() {
   }
 }
 
-int ProxyFile::Open(const char* path, int oflag, mode_t /*mode*/, XrdOucEnv& /*env*/) {
+std::shared_ptr<plugin::XrdOrigin> ProxyFile::OriginFor(const std::string& url) {
+  const ProxyConfig& config = service_.config();
+  // The origin handle is the proxy's own identity at the origin, never the client's, so one left
+  // open by an earlier open of the same URL serves this one (no origin open: XrdHttp opens the
+  // file for every GET); the cache checks it like a new one (a revalidating stat asks the
+  // origin by path: MarkReused).
+  std::shared_ptr<plugin::XrdOrigin> origin =
+      service_.idle_origins().Take(url, ProxyService::SteadyMs());
+  if (origin) {
+    origin->MarkReused();
+    return origin;
+  }
+  origin = std::make_shared<plugin::XrdOrigin>(url, XrdCl::OpenFlags::Read, XrdCl::Access::None,
+                                               config.timeout_s, config.cache.channels,
+                                               &service_.pool(), service_.exiting());
+  origin->CountOpensIn(service_.origin_opens());
+  return origin;
+}
+
+int ProxyFile::Open(const char* path, int oflag, mode_t /*mode*/, XrdOucEnv& env) {
   if ((oflag & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) != 0) {
     return -EROFS;
   }
@@ -242,34 +270,30 @@ int ProxyFile::Open(const char* path, int oflag, mode_t /*mode*/, XrdOucEnv& /*e
   s.path = path;
   s.user = UserOf(tident);
   s.open_unix = UnixNow();
+  s.only_if_cached = OnlyIfCachedValue(env.Get(kOnlyIfCachedKey.data()));
   const ProxyConfig& config = service_.config();
   const std::string url = config.OriginUrl(path);
   // The origin's CGI is not forwarded: cached bytes are shared by every client of the proxy.
-  // XrdOfs authorised this open before calling here. The origin handle is the proxy's own
-  // identity at the origin, never the client's, so one left open by an earlier open of the same
-  // URL serves this one (no origin open: XrdHttp opens the file for every GET); the cache checks
-  // it like a new one (a revalidating stat asks the origin by path: MarkReused).
-  std::shared_ptr<plugin::XrdOrigin> origin =
-      service_.idle_origins().Take(url, ProxyService::SteadyMs());
+  // XrdOfs authorised this open before calling here.
+  std::shared_ptr<plugin::XrdOrigin> origin = s.only_if_cached ? nullptr : OriginFor(url);
+  std::shared_ptr<cache::Origin> metered;
   if (origin) {
-    origin->MarkReused();
+    metered = std::make_shared<MeteredOrigin>(origin, service_.meter());
   } else {
-    origin = std::make_shared<plugin::XrdOrigin>(url, XrdCl::OpenFlags::Read, XrdCl::Access::None,
-                                                 config.timeout_s, config.cache.channels,
-                                                 &service_.pool(), service_.exiting());
-    origin->CountOpensIn(service_.origin_opens());
+    metered = std::make_shared<CachedOnlyOrigin>();
   }
-  auto metered = std::make_shared<MeteredOrigin>(origin, service_.meter());
   // Read-ahead is the cache engine's (readahead::FileAhead, as in the client plug-in), with
   // sequential read-ahead for copies, and the branches learned kept per client host: the next
   // files a client opens are seeded with what that client read, not what another one did.
   cache::OpenOptions options;
-  options.read_ahead = config.lookahead > 0;
+  options.read_ahead = config.lookahead > 0 && !s.only_if_cached;
   options.sequential_ahead = true;
   options.ahead_scope = HostOf(tident);
   auto file = service_.cache().Open(url, metered, options);
   if (!file) {
-    CloseOrigin(std::move(origin), config.timeout_s);
+    if (origin) {
+      CloseOrigin(std::move(origin), config.timeout_s);
+    }
     return -ToErrno(file.error());
   }
   s.cached = std::move(*file);
@@ -418,9 +442,9 @@ int ProxyFile::Close(long long* retsz) {
   // No request of this file is in flight any more (its reads returned, aio and read-ahead
   // stopped): a handle without errors is kept for the next open of the URL, the others closed.
   std::shared_ptr<plugin::XrdOrigin> origin = std::move(s->origin);
-  if (origin->reusable() && !service_.exiting()->load()) {
+  if (origin && origin->reusable() && !service_.exiting()->load()) {
     service_.idle_origins().Put(s->url, std::move(origin), ProxyService::SteadyMs());
-  } else {
+  } else if (origin) {  // only-if-cached handles have none
     CloseOrigin(std::move(origin), service_.config().timeout_s);
   }
   r.close_unix = UnixNow();

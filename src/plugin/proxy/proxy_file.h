@@ -12,6 +12,8 @@
 //   misses become one planned origin request instead of one per segment.
 // - Errors are negative errno values, as XrdOss requires: the origin's own error (ENOENT,
 //   EACCES, ETIMEDOUT, EIO) when it failed; cache faults never surface (the engine fails open).
+// - An open whose opaque part asks for ferry.only_if_cached=1 reads held bytes only
+//   (cached_only.h): no origin handle, no read-ahead, ENODATA for a byte not held.
 // - Writes, truncation and write-mode opens are refused with EROFS: the proxy is read-only.
 // - Close() waits for queued asynchronous reads, closes the cache handle (its pages are
 //   published by the write-behind thread) and appends the file's access record.
@@ -25,6 +27,7 @@
 #include <sys/stat.h>
 
 #include <memory>
+#include <string>
 
 #include <XrdOss/XrdOss.hh>
 
@@ -32,6 +35,13 @@ namespace ferry::proxy {
 
 class ProxyService;
 struct FileState;
+}  // namespace ferry::proxy
+
+namespace ferry::plugin {
+class XrdOrigin;
+}  // namespace ferry::plugin
+
+namespace ferry::proxy {
 
 class ProxyFile final : public XrdOssDF {
  public:
@@ -61,6 +71,9 @@ class ProxyFile final : public XrdOssDF {
   int Fsync() override { return 0; }
 
  private:
+  // An idle origin handle of `url` (idle_pool.h), else a new one (opened lazily).
+  std::shared_ptr<plugin::XrdOrigin> OriginFor(const std::string& url);
+
   ProxyService& service_;
   std::shared_ptr<FileState> state_;
 };
