@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Builds libXrdServer.so.3 from Debian's source package of the installed XRootD, with the
+# Builds XRootD's server libraries that ferry patches (libXrdServer.so.3, the xroot protocol;
+# libXrdHttpUtils.so.2, XrdHttp) from Debian's source package of the installed XRootD, with the
 # patches in patches/xrootd/<upstream version>/, the way a distribution ships a fix before
 # upstream does (patches/xrootd/README.md says which faults they fix and why).
 #
 # Usage: scripts/xrootd/build-patched-server.sh OUT_DIR
 #
-# Writes OUT_DIR/libXrdServer.so.3 and OUT_DIR/patched.info (the version, the patches and
-# their digest). `ferry proxy run` puts OUT_DIR (lib/xrootd of the build tree, lib/ferry/xrootd
-# installed) first on xrootd's library path when the versions match. Only the server library is compiled: it is linked
-# against the system's libXrdUtils of the same version, so nothing else changes.
+# Writes OUT_DIR/libXrdServer.so.3, OUT_DIR/libXrdHttpUtils.so.2 and OUT_DIR/patched.info (the
+# version, the patches and their digest). `ferry proxy run` puts OUT_DIR (lib/xrootd of the
+# build tree, lib/ferry/xrootd installed) first on xrootd's library path when the versions
+# match. Only these libraries' objects are compiled, each linked against the system's other
+# XRootD libraries of the same version, so nothing else changes.
 #
 # Idempotent: does nothing when OUT_DIR already holds a build of the same version and
 # patches. When no patch exists for the installed version, says so and leaves OUT_DIR empty
@@ -31,11 +33,11 @@ patches_dir="$here/patches/xrootd/$upstream"
 if ! compgen -G "$patches_dir/*.patch" >/dev/null; then
   echo "xrootd-patched: no patch for XRootD $full (patches/xrootd/$upstream); the system's" \
        "library is used as it is" >&2
-  rm -f "$out/libXrdServer.so.3" "$out/patched.info"
+  rm -f "$out/libXrdServer.so.3" "$out/libXrdHttpUtils.so.2" "$out/patched.info"
   exit 0
 fi
 digest=$( (echo "$full"; cat "$patches_dir"/*.patch) | sha256sum | cut -c1-16)
-if [ -f "$out/libXrdServer.so.3" ] && grep -qx "digest=$digest" \
+if [ -f "$out/libXrdServer.so.3" ] && [ -f "$out/libXrdHttpUtils.so.2" ] && grep -qx "digest=$digest" \
      "$out/patched.info" 2>/dev/null; then
   exit 0
 fi
@@ -43,7 +45,7 @@ fi
 work="$out/src"
 rm -rf "$work"
 mkdir -p "$work"
-echo "xrootd-patched: building libXrdServer $full with $(ls "$patches_dir" | wc -l) patch(es)" >&2
+echo "xrootd-patched: building libXrdServer and libXrdHttpUtils $full with $(ls "$patches_dir" | wc -l) patch(es)" >&2
 
 # Debian's source package of exactly the installed version. apt needs a deb-src entry; this
 # adds one for the Debian archive (same suites as the binary entries) when none is there.
@@ -80,30 +82,43 @@ cmake -S "$tree" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=None \
   -DCMAKE_C_FLAGS="$(flags CFLAGS) $(flags CPPFLAGS)" \
   -DCMAKE_CXX_FLAGS="$(flags CXXFLAGS) $(flags CPPFLAGS)" \
   -DENABLE_FUSE=OFF -DENABLE_KRB5=OFF -DENABLE_READLINE=OFF -DENABLE_XRDCL=OFF \
-  -DENABLE_HTTP=OFF -DENABLE_PYTHON=OFF -DENABLE_VOMS=OFF -DENABLE_XRDCLHTTP=OFF \
+  -DENABLE_HTTP=ON -DENABLE_PYTHON=OFF -DENABLE_VOMS=OFF -DENABLE_XRDCLHTTP=OFF \
   -DENABLE_SCITOKENS=OFF -DENABLE_MACAROONS=OFF -DXRDCEPH_SUBMODULE=OFF \
   -DENABLE_TESTS=OFF >"$work/configure.log" 2>&1 || {
   tail -30 "$work/configure.log" >&2
   exit 1
 }
 
-# The server library's objects only, then one link against the system's libXrdUtils.so.3.
-mapfile -t objects < <(ninja -C "$work/build" -t targets all |
-                       sed -n 's#^\(src/CMakeFiles/XrdServer.dir/[^:]*\.o\): .*#\1#p')
-ninja -C "$work/build" -j "$(nproc)" "${objects[@]}" >"$work/build.log" 2>&1 || {
-  tail -30 "$work/build.log" >&2
-  exit 1
-}
+# Each library's objects only, then one link against the system's other XRootD libraries
+# (what Debian's build of it needs: readelf -d).
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-(cd "$work/build" &&
-  g++ -shared $(flags LDFLAGS) -Wl,-soname,libXrdServer.so.3 -o "$out/libXrdServer.so.3.tmp" \
-    "${objects[@]}" "/usr/lib/$multiarch/libXrdUtils.so.3" -ldl -lpthread)
-objcopy --strip-debug "$out/libXrdServer.so.3.tmp"
-mv "$out/libXrdServer.so.3.tmp" "$out/libXrdServer.so.3"
+sys="/usr/lib/$multiarch"
+build_lib() {  # TARGET SONAME LINK...
+  local target=$1 soname=$2
+  shift 2
+  local objects
+  mapfile -t objects < <(ninja -C "$work/build" -t targets all |
+                         sed -n "s#^\(src/CMakeFiles/$target.dir/[^:]*\.o\): .*#\1#p")
+  if [ ${#objects[@]} -eq 0 ]; then
+    echo "xrootd-patched: no objects for $target" >&2
+    exit 1
+  fi
+  ninja -C "$work/build" -j "$(nproc)" "${objects[@]}" >"$work/build-$target.log" 2>&1 || {
+    tail -30 "$work/build-$target.log" >&2
+    exit 1
+  }
+  (cd "$work/build" &&
+    g++ -shared $(flags LDFLAGS) -Wl,-soname,"$soname" -o "$out/$soname.tmp" "${objects[@]}" "$@")
+  objcopy --strip-debug "$out/$soname.tmp"
+  mv "$out/$soname.tmp" "$out/$soname"
+}
+build_lib XrdServer libXrdServer.so.3 "$sys/libXrdUtils.so.3" -ldl -lpthread
+build_lib XrdHttpUtils libXrdHttpUtils.so.2 "$sys/libXrdServer.so.3" "$sys/libXrdCrypto.so.2" \
+  "$sys/libXrdUtils.so.3" -lssl -lcrypto -ldl -lpthread
 {
   echo "xrootd_version=$full"
   echo "digest=$digest"
   echo "patches=$(cd "$patches_dir" && ls -- *.patch | paste -sd, -)"
 } >"$out/patched.info"
 rm -rf "$work"
-echo "xrootd-patched: $out/libXrdServer.so.3" >&2
+echo "xrootd-patched: $out/libXrdServer.so.3 $out/libXrdHttpUtils.so.2" >&2

@@ -18,7 +18,7 @@ struct XrootdBuild {
   std::string why_system;  // when patched_dir is "": why the system's library is used
 
   bool patched() const { return !patched_dir.empty(); }
-  // The empty-kXR_auth crash: every upstream release checked has it (patches/xrootd).
+  // The faults patches/xrootd fixes: every upstream release checked has them.
   bool known_affected() const { return !patched(); }
   // One line for the log and `ferry proxy doctor`.
   std::string Describe() const;

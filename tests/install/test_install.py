@@ -37,14 +37,15 @@ def test_prefix():
         check(p.returncode == 0, "cmake --install: %s" % p.stderr[-500:])
         ferry = os.path.join(prefix, "bin", "ferry")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("FERRY_", "XRD_"))}
-        # The installed patched libXrdServer keeps a stock xrootd alive through the request
-        # that stops the system's (patches/xrootd/README.md).
+        # The installed patched libraries keep a stock xrootd alive through the requests that
+        # stop the system's (patches/xrootd/README.md).
         patched = os.path.join(prefix, "lib", "ferry", "xrootd")
-        r = run([PY, os.path.join(SOURCE, "patches", "xrootd", "reproduce_empty_auth.py"),
-                 "--lib-dir", patched, "--json"])
-        check(r.returncode == 0 and json.loads(r.stdout.splitlines()[-1])["survived"],
-              "xrootd with the installed patched library survives an empty kXR_auth: %s %s"
-              % (r.stdout[-300:], r.stderr[-300:]))
+        for fault in ("auth", "propfind"):
+            r = run([PY, os.path.join(SOURCE, "patches", "xrootd", "reproduce.py"), "--fault",
+                     fault, "--lib-dir", patched, "--json"])
+            check(r.returncode == 0 and json.loads(r.stdout.splitlines()[-1])["survived"],
+                  "xrootd with the installed patched libraries survives the %s request: %s %s"
+                  % (fault, r.stdout[-300:], r.stderr[-300:]))
         work = os.path.join(root, "work")  # nothing beside it: no source tree, no data
         os.mkdir(work)
         v = run([ferry, "--version"], cwd=work, env=env)
@@ -106,6 +107,7 @@ def test_package():
                  "./usr/share/doc/ferry/format/replica.md",
                  "./usr/lib/ferry/libferry_xrd_guard.so",
                  "./usr/lib/ferry/xrootd/libXrdServer.so.3",
+                 "./usr/lib/ferry/xrootd/libXrdHttpUtils.so.2",
                  "./usr/lib/ferry/xrootd/patched.info"]:
         check(path in contents, "package holds " + path)
     depends = run(["dpkg-deb", "-f", deb, "Depends"]).stdout

@@ -25,6 +25,7 @@ import concurrent.futures
 import hashlib
 import os
 import random
+import re
 import socket
 import ssl
 import struct
@@ -985,10 +986,13 @@ def requests_in(session):
 
 
 def known_xrd553(session):
-    """The fault of issue 43: a kXR_auth without data (dlen 0) kills any xrootd 5.5.3 with a
-    sec.protocol configured (do_Auth reads the absent argument buffer), whatever its credential
-    type. Looked for at every offset: lying lengths make the server's framing differ from the
-    session's."""
+    """The faults patches/xrootd fixes. 0001: a kXR_auth without data (dlen 0) kills any xrootd
+    5.5.3 with a sec.protocol configured (do_Auth reads the absent argument buffer), whatever
+    its credential type; looked for at every offset, since lying lengths make the server's
+    framing differ from the session's. 0002: an HTTPS PROPFIND whose body length (its
+    Content-Length, or the sum of its Range header's ranges) is over 2 GiB aborts XrdHttp."""
+    if session.target == "h":
+        return _propfind_over_2g(session)
     if session.target != "x":
         return False
     data = b"".join(d for op, d in session.chunks if op == "S")
@@ -997,6 +1001,26 @@ def known_xrd553(session):
         if p >= 2 and data[p + 18:p + 22] == b"\0\0\0\0" and len(data) >= p + 22:
             return True
         p = data.find(b"\x0b\xb8", p + 1)
+    return False
+
+
+def _propfind_over_2g(session):
+    data = b"".join(d for op, d in session.chunks if op == "S")
+    for req in data.split(b"\r\n\r\n"):
+        head = req.lstrip()
+        if not head.upper().startswith(b"PROPFIND"):
+            continue
+        total = 0
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            name = name.strip().lower()
+            if name == b"content-length" and value.strip().isdigit():
+                total = max(total, int(value.strip()))
+            elif name == b"range":
+                for r in re.findall(rb"(\d+)-(\d+)", value):
+                    total += max(0, int(r[1]) - int(r[0]) + 1)
+        if total > 2**31 - 1:
+            return True
     return False
 
 

@@ -1,14 +1,16 @@
 #!/usr/bin/python3
-"""Reproducer for the fault that patches/xrootd/*/0001-do_Auth-... fixes: one kXR_auth request
-without credentials (dlen 0) stops an xrootd server configured with `sec.protocol sss`.
+"""Reproducer for the faults patches/xrootd/*/ fix, each one request that stops a stock xrootd:
+- 0001 (`--fault auth`, the default): a kXR_auth without credentials (dlen 0) after
+  kXR_login, on a server configured with `sec.protocol sss`;
+- 0002 (`--fault propfind`): an HTTP PROPFIND with `Content-Length: 3000000000` (XrdHttp).
 
-    reproduce_empty_auth.py [--lib-dir DIR] [--json]
+    reproduce.py [--fault auth|propfind] [--lib-dir DIR] [--json]
 
-Starts a stock xrootd (the system's, or with DIR first on its library path: a patched
-libXrdServer.so.3) on 127.0.0.1 with sss required, sends handshake + kXR_protocol +
-kXR_login + kXR_auth(credtype "sss", dlen 0), then checks that the server still runs and
-still answers a new connection. Exit status: 0 the server survived, 1 it died (the fault),
-2 the reproducer could not run (no xrootd, not root, no port). Run as root (xrootd -R xrootd).
+Starts a stock xrootd (the system's, or with DIR first on its library path: ferry's patched
+libXrdServer.so.3 and libXrdHttpUtils.so.2) on 127.0.0.1 with sss required and XrdHttp on a
+second port, sends the request, then checks that the server still runs and still answers a
+new connection. Exit status: 0 the server survived, 1 it died (the fault), 2 the reproducer
+could not run (no xrootd, not root, no port). Run as root (xrootd -R xrootd).
 """
 import json
 import os
@@ -76,6 +78,19 @@ def empty_auth(port):
             return b""
 
 
+def propfind_over_2g(port):
+    """The trigger of 0002: XrdHttp reads a PROPFIND body through an int, so a declared length
+    over 2 GiB wraps negative and moves its buffer backwards (abort)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(b"PROPFIND /tmp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                  b"Content-Length: 3000000000\r\n\r\n")
+        s.settimeout(5)
+        try:
+            return s.recv(4096)
+        except OSError:
+            return b""
+
+
 def answers(port):
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
@@ -101,12 +116,14 @@ def main():
                    check=True, capture_output=True)
     shutil.chown(keytab, "xrootd", "xrootd")
     os.chmod(keytab, 0o600)
-    port = free_port()
+    fault = sys.argv[sys.argv.index("--fault") + 1] if "--fault" in sys.argv else "auth"
+    port, http = free_port(), free_port()
     cfg = os.path.join(work, "xrootd.cfg")
     with open(cfg, "w") as f:
         f.write("xrd.port %d\nall.export /tmp\nall.adminpath %s\nall.pidpath %s\n"
                 "xrootd.seclib libXrdSec.so\nsec.protocol sss -s %s\nsec.protbind * only sss\n"
-                % (port, work, work, keytab))
+                "xrd.protocol XrdHttp:%d libXrdHttp.so\n"
+                % (port, work, work, keytab, http))
     shutil.chown(work, "xrootd", "xrootd")
     shim = os.path.join(work, "bindshim.so")
     subprocess.run(["cc", "-O2", "-fPIC", "-shared", "-o", shim, BINDSHIM_C, "-ldl"], check=True)
@@ -117,7 +134,7 @@ def main():
     server = subprocess.Popen(["timeout", "-k", "5", "120", "xrootd", "-R", "xrootd", "-c", cfg,
                                "-l", log], env=env, stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    result = {"lib_dir": lib_dir, "port": port}
+    result = {"lib_dir": lib_dir, "port": port, "fault": fault}
     try:
         deadline = time.monotonic() + 30
         while not answers(port):
@@ -125,9 +142,13 @@ def main():
                 print("reproduce: xrootd did not start; see %s" % log, file=sys.stderr)
                 return 2
             time.sleep(0.05)
-        got = empty_auth(port)
-        status = struct.unpack(">2sHi", got[:8])[1] if len(got) >= 8 else None
-        result["auth_answer_status"] = status  # 3001 = kXR_ArgMissing with the patch
+        if fault == "propfind":
+            got = propfind_over_2g(http)
+            status = got.split(b"\r\n", 1)[0].decode(errors="replace") if got else None
+        else:
+            got = empty_auth(port)
+            status = struct.unpack(">2sHi", got[:8])[1] if len(got) >= 8 else None
+        result["answer"] = status  # with the patches: 4003 (kXR_error) or HTTP/1.1 413
         # The crash, when it comes, is immediate: a fresh connection and a short wait tell.
         alive = answers(port)
         deadline = time.monotonic() + 2
@@ -147,8 +168,8 @@ def main():
     if "--json" in sys.argv:
         print(json.dumps(result))
     else:
-        print("xrootd %s the empty kXR_auth (answer status %s)"
-              % ("survived" if result["survived"] else "DIED of", status))
+        print("xrootd %s the %s request (answer %s)"
+              % ("survived" if result["survived"] else "DIED of", fault, status))
     return 0 if result["survived"] else 1
 
 
