@@ -227,31 +227,15 @@ std::string ProbeLibrary(const std::string& lib) {
     ::_exit(0);
   }
   ::close(fds[1]);
-  std::string answer;
-  char buf[4096];
-  bool ended = false;  // the child closed its end: it has exited or is exiting
-  const Clock::time_point start = Clock::now();
-  for (int rounds = 0; rounds < 1000 && MsSince(start) < 20000 && !ended; ++rounds) {
-    struct pollfd p = {fds[0], POLLIN, 0};
-    if (::poll(&p, 1, 1000) <= 0) {
-      continue;
-    }
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    ended = n <= 0;
-    answer.append(buf, n > 0 ? static_cast<size_t>(n) : 0);
-  }
-  ::close(fds[0]);
-  int status = 0;
-  if (!ended) {
-    ::kill(pid, SIGKILL);
-    (void)::waitpid(pid, &status, 0);
+  const ChildOutput child = CollectChild(pid, fds[0], 20000, 4096);
+  if (!child.finished) {
     return "Eloading it did not finish within 20 s";
   }
-  (void)::waitpid(pid, &status, 0);
-  if (WIFSIGNALED(status)) {
-    return "Eloading it crashed the process (signal " + std::to_string(WTERMSIG(status)) + ")";
+  if (WIFSIGNALED(child.status)) {
+    return "Eloading it crashed the process (signal " + std::to_string(WTERMSIG(child.status))
+           + ")";
   }
-  return answer.empty() ? "Eloading it gave no answer" : answer;
+  return child.out.empty() ? "Eloading it gave no answer" : child.out;
 }
 
 void CheckPlugin(DoctorReport& report, const std::string& lib) {

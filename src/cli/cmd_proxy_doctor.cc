@@ -410,34 +410,11 @@ std::pair<int, std::string> RunCaptured(const std::vector<std::string>& argv,
     ::_exit(127);
   }
   ::close(fds[1]);
-  std::string out;
-  char buf[4096];
-  bool ended = false;  // the child closed its output: it has exited or is exiting
-  const Clock::time_point start = Clock::now();
-  for (int rounds = 0; rounds < 10000 && !ended; ++rounds) {
-    const auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start);
-    if (elapsed.count() >= timeout_s) {
-      break;
-    }
-    struct pollfd p = {fds[0], POLLIN, 0};
-    if (::poll(&p, 1, 500) <= 0) {
-      continue;
-    }
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    ended = n <= 0;
-    if (n > 0 && out.size() < 65536) {
-      out.append(buf, static_cast<size_t>(n));
-    }
+  const ChildOutput child = CollectChild(pid, fds[0], timeout_s * 1000, 65536);
+  if (!child.finished) {
+    return {-1, child.out + " (no answer within " + std::to_string(timeout_s) + " s)"};
   }
-  ::close(fds[0]);
-  int status = 0;
-  if (!ended) {
-    ::kill(pid, SIGKILL);
-    (void)::waitpid(pid, &status, 0);
-    return {-1, out + " (no answer within " + std::to_string(timeout_s) + " s)"};
-  }
-  (void)::waitpid(pid, &status, 0);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return {WIFEXITED(child.status) ? WEXITSTATUS(child.status) : -1, child.out};
 }
 
 std::string OneLine(std::string text) {

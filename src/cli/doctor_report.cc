@@ -1,8 +1,14 @@
 #include "cli/doctor_report.h"
 
+#include <poll.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 
 #include "base/error.h"
@@ -142,6 +148,31 @@ void CheckDiskSpace(DoctorReport& report,
   }
   c->Value("inodes_free", static_cast<double>(inodes_free));
   c->Value("inodes_total", static_cast<double>(vfs.f_files));
+}
+
+ChildOutput CollectChild(int pid, int fd, int timeout_ms, size_t cap) {
+  using Clock = std::chrono::steady_clock;
+  ChildOutput r;
+  char buf[4096];
+  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  // Bounded by the deadline; the count only guards against a clock that does not move.
+  for (int rounds = 0; rounds < 100000 && !r.finished && Clock::now() < deadline; ++rounds) {
+    struct pollfd p = {fd, POLLIN, 0};
+    if (::poll(&p, 1, 500) <= 0) {
+      continue;
+    }
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    r.finished = n <= 0;  // the child closed its end: it has exited or is exiting
+    if (n > 0 && r.out.size() < cap) {
+      r.out.append(buf, std::min(static_cast<size_t>(n), cap - r.out.size()));
+    }
+  }
+  ::close(fd);
+  if (!r.finished) {
+    ::kill(pid, SIGKILL);
+  }
+  (void)::waitpid(pid, &r.status, 0);
+  return r;
 }
 
 }  // namespace ferry::cli

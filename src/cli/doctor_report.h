@@ -9,6 +9,7 @@
 // Exit status: 0 when no check failed (warnings allowed), 1 when one did. Not thread-safe.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -19,6 +20,17 @@
 namespace ferry::cli {
 
 enum class CheckStatus : uint8_t { kOk, kWarn, kFail, kSkip };
+
+// What a checking child process (a dlopen probe, an xrdfs login) said and how it ended.
+struct ChildOutput {
+  bool finished = false;  // it closed its output within the time; else it was killed
+  int status = 0;         // waitpid's status when finished
+  std::string out;        // at most `cap` bytes of what it wrote
+};
+
+// Reads what child `pid` writes on `fd` (the read end of its pipe, closed here) until it
+// closes it or `timeout_ms` pass, then reaps it, killing it first when it did not finish.
+ChildOutput CollectChild(int pid, int fd, int timeout_ms, size_t cap);
 
 struct Check {
   std::string name;  // "conf", "plugin", "dir", ...: stable keys of the JSON
