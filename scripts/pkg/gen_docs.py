@@ -39,7 +39,7 @@ def man_page(name, summary, body):
         '.TH %s 1 "" "ferry %s" "ferry manual"' % (name.upper(), VERSION),
         ".SH NAME", "%s \\- %s" % (name, summary),
         ".SH SYNOPSIS AND OPTIONS", ".nf", roff(body), ".fi",
-        ".SH SEE ALSO", "ferry(1), and the project's README.md and docs/format/*.md.", ""])
+        ".SH SEE ALSO", "ferry(1), and the project's README.md, docs/*.md and docs/format/*.md.", ""])
 
 
 def command_table():

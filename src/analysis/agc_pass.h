@@ -99,7 +99,7 @@ Result<AgcReport> RunAgcPass(std::span<const std::string> inputs,
                              const SourceOpener& open,
                              const PassOptions& options = {});
 
-// The report as one JSON document (see README "ferry analyze agc").
+// The report as one JSON document (see docs/analysis.md).
 std::string AgcReportJson(const AgcReport& report, int indent = 0);
 
 }  // namespace ferry::analysis

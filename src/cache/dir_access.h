@@ -1,5 +1,6 @@
 // Who may use a cache directory, and the modes of everything the cache creates in it
-// (docs/format/page-store.md, "Permissions"; README, "A cache on a shared machine").
+// (docs/format/page-store.md, "Permissions"; docs/cache.md, "A cache on a machine several
+// users share").
 //
 // A cache directory is either
 // - private (the default): owned by its user, mode 0700, every file 0600 and every directory

@@ -394,7 +394,7 @@ def check_https(bed, proxy, ca, https, when):
                                                                                 len(body)))
     check(header(hdrs, "Content-Length") == str(len(pub)), "%s: Content-Length %s" % (
         when, header(hdrs, "Content-Length")))
-    # XrdHttp 5.5.3 sends neither ETag nor Last-Modified (README): shown, not checked.
+    # XrdHttp 5.5.3 sends neither ETag nor Last-Modified (docs/proxy.md): shown, not checked.
     print("%s: GET answer: %s" % (when, " | ".join(hdrs.splitlines())), flush=True)
     code, hdrs, body = curl(ca, base + FILES["public"], "-I")
     print("%s: HEAD answer: %s" % (when, " | ".join(hdrs.splitlines())), flush=True)
@@ -1031,7 +1031,7 @@ def test_unix(bed, origin):
 def test_origin_x509(bed, _origin):
     """The proxy's origin identity as an X.509 proxy: an origin that admits only gsi is read
     with the proxy file, which is read anew when it changes. The proxy's clients use gsi too:
-    XRootD's gsi server and client sides share the process (as sss's would, see README)."""
+    XRootD's gsi server and client sides share the process (as sss's would, see docs/proxy.md)."""
     ca, cert, key, cadir = make_tls(bed)
     proxies = bed.use_gsi(cadir)
     tls = os.path.join(bed.root, "tls")

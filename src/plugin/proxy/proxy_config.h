@@ -1,6 +1,6 @@
 // ProxyConfig: the settings of ferry's site proxy, read from `ferry.<key> <value>` directives in
 // the xrootd configuration file that loads the proxy library (xrootd ignores directives of
-// prefixes it does not know). `ferry proxy config` writes them; docs: README.md, "Site proxy".
+// prefixes it does not know). `ferry proxy config` writes them; docs: docs/proxy.md.
 //
 //   directive              default  meaning
 //   ferry.origin HOST:PORT (none)   the origin every path is read from: root://HOST:PORT//path
