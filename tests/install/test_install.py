@@ -110,6 +110,10 @@ def test_package():
                  "./usr/lib/ferry/xrootd/libXrdHttpUtils.so.2",
                  "./usr/lib/ferry/xrootd/patched.info"]:
         check(path in contents, "package holds " + path)
+    # The systemd units name the binary where the package puts it.
+    for unit in ("ferry-proxy@.service", "ferry-proxy-metrics@.service"):
+        text = open(os.path.join(SOURCE, "scripts", "systemd", unit)).read()
+        check("ExecStart=/usr/bin/ferry " in text, "%s runs the packaged /usr/bin/ferry" % unit)
     depends = run(["dpkg-deb", "-f", deb, "Depends"]).stdout
     for lib in ["libxrdcl", "libxrdutils", "libzstd", "liblzma", "libc6"]:
         check(lib in depends, "depends on %s: %s" % (lib, depends.strip()))

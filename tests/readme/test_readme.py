@@ -156,7 +156,7 @@ def check_shape():
 
 def check_units():
     """The systemd units the site admin installs: `systemd-analyze verify` on an instance of
-    each, with the binary path they name pointed at this build (it is /usr/local/bin/ferry
+    each, with the binary path they name pointed at this build (it is /usr/bin/ferry
     once installed)."""
     if shutil.which("systemd-analyze") is None:
         print("SKIP: systemd-analyze is not installed")
@@ -169,7 +169,7 @@ def check_units():
         for unit in ("ferry-proxy@.service", "ferry-proxy-metrics@.service",
                      "ferry-proxy-metrics@.timer"):
             body = open(os.path.join(units, unit)).read()
-            body = body.replace("/usr/local/bin/ferry", os.path.abspath(FERRY))
+            body = body.replace("/usr/bin/ferry", os.path.abspath(FERRY))
             body = body.replace("/etc/ferry/proxy-%i.env", env_file)
             path = os.path.join(d, unit.replace("@.", "@disk1."))
             with open(path, "w") as f:
