@@ -10,6 +10,11 @@ usage: proxy_reader.py MODE ARGS...     (run with /usr/bin/python3: it can impor
                                       each (or N on one file): prints {"seconds":S,"ok":bool}
   storm THREADS OPENS SEED URL=LOCAL... each thread opens files at random, reads 2 bytes,
                                       stats and closes, OPENS times: prints {"opens":N,...}
+  rounds URL LOCAL SEED N GATE        opens URL once, then N rounds of 32-chunk vector reads of
+                                      random ranges; after half of them prints "half" and waits
+                                      (at most 120 s) until the file GATE exists, then reads the
+                                      rest through the same open file (a test kills a server
+                                      before it makes GATE: XrdCl must recover)
   answers URL LOCAL OFF:LEN...        opens URL, reads each range (a read, then a one-chunk
                                       vector read): prints {"open":A,"reads":[A...]}, each A
                                       "ok" or [errno, code, message]; bytes read are checked
@@ -23,9 +28,25 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cache"))
-from cache_reader import chunks_for, open_file  # noqa: E402
+from cache_reader import chunks_for, open_file, vector_check  # noqa: E402
 from XRootD import client  # noqa: E402
 from XRootD.client.flags import OpenFlags  # noqa: E402
+
+
+def do_rounds(url, local, seed, n, gate):
+    data = open(local, "rb").read()
+    f = open_file(url)
+    rnd = random.Random(seed)
+    for k in range(n):
+        if k == n // 2:
+            print("half", flush=True)
+            deadline = time.time() + 120
+            while not os.path.exists(gate) and time.time() < deadline:
+                time.sleep(0.05)
+        err = vector_check(f, data, chunks_for(len(data), rnd, 32))
+        if err:
+            sys.exit("round %d: %s" % (k, err))
+    print("rounds %d" % n, flush=True)
 
 
 def pairs(args):
@@ -160,6 +181,8 @@ def main():
         do_concurrent(sys.argv[2], int(sys.argv[3]), pairs(sys.argv[4:]))
     elif mode == "answers":
         do_answers(sys.argv[2], sys.argv[3], sys.argv[4:])
+    elif mode == "rounds":
+        do_rounds(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
     elif mode == "storm":
         do_storm(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), pairs(sys.argv[5:]))
     else:

@@ -418,6 +418,62 @@ def test_cluster():
         s.remove()
 
 
+def test_failover():
+    """Two proxies behind a redirector, 16 clients reading through it; one proxy is SIGKILLed
+    (supervisor, xrootd and cmsd: a machine gone) while they read. Every client finishes with
+    the right bytes through XrdCl's recovery (back to the redirector, which sends it to the
+    survivor), and the survivor's cache verifies clean."""
+    s = Setup()
+    try:
+        files = [s.file("f/%d.bin" % i, 3 * 1024 * 1024 + 17 * i, 700 + i) for i in range(8)]
+        with ferry_testbed.Origin(s.data) as o, Redirector(s.root) as r:
+            caches = [os.path.join(s.root, "cache-a"), os.path.join(s.root, "cache-b")]
+            proxies = [Proxy(FERRY, origin_hostport(o), c, s.root, env=s.env, status_ms=50,
+                             extra=["--manager", r.manager]) for c in caches]
+            try:
+                check(r.wait_servers(2), "both proxies logged in to the redirector")
+                # XrdCl's own recovery settings, not the fail-fast ones of the other tests.
+                env = dict(s.env, XRD_CONNECTIONRETRY="5", XRD_CONNECTIONWINDOW="5",
+                           XRD_STREAMERRORWINDOW="0")
+                gate = os.path.join(s.root, "killed")
+                readers = [subprocess.Popen(
+                    [PY, READER, "rounds", r.url_for("f/%d.bin" % (i % 8)), files[i % 8],
+                     str(i), "40", gate], env=env, stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, text=True) for i in range(16)]
+                for i, rd in enumerate(readers):
+                    check((wait_line(rd, 120) or "").strip() == "half", "reader %d read half its rounds" % i)
+                # The proxy that serves more of the readers goes, once the statuses count an
+                # open of each of the 8 files (XrdOfs may share one open among its readers).
+                def opens():
+                    n = [p.status().get("opens", 0) for p in proxies]
+                    return n if sum(n) >= 8 else None
+                served = wait_for(opens) or [p.status().get("opens", 0) for p in proxies]
+                victim = 0 if served[0] >= served[1] else 1
+                check(served[victim] > 0, "the proxy to kill serves readers: %s" % served)
+                print("opens before the kill:", served, "killing", victim, flush=True)
+                proxies[victim].kill(signal.SIGKILL)
+                open(gate, "w").close()
+                failed = []
+                for i, rd in enumerate(readers):
+                    out, err = rd.communicate(timeout=300)
+                    if rd.returncode != 0 or "rounds 40" not in out:
+                        failed.append((i, rd.returncode, err[-300:]))
+                check(not failed, "every reader finished all rounds with the right bytes: %s"
+                      % failed)
+                survivor = proxies[1 - victim]
+                took = wait_for(lambda: survivor.status().get("opens", 0) > served[1 - victim])
+                check(took, "the survivor took over the victim's files: %s" % survivor.status())
+            finally:
+                for p in proxies:
+                    p.stop()
+            rc, v = s.verify(caches[1 - victim])
+            print("survivor's cache:", v, flush=True)
+            check(rc == 0 and v.get("pages_bad") == 0 and v.get("fragments_bad") == 0,
+                  "the survivor's cache holds only verified data: %s" % v)
+    finally:
+        s.remove()
+
+
 def test_twolevel():
     """The ferry client cache (XrdCl plug-in) in front of a ferry proxy: both levels fill on the
     first pass and count it; the second pass is served by the client cache alone."""
@@ -694,6 +750,7 @@ TESTS = {
     "storm": lambda: test_storm(opens=2000),
     "storm_long": lambda: test_storm(opens=10000),
     "cluster": test_cluster,
+    "failover": test_failover,
     "twolevel": test_twolevel,
     "rntuple": test_rntuple,
     "cached_only": test_cached_only,
