@@ -190,6 +190,7 @@ def test_cache_mistakes():
 # ---- proxy doctor ----
 
 def make_cert(dir_, name, host, days_from, days_to, key=None):
+    import ipaddress
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -201,7 +202,9 @@ def make_cert(dir_, name, host, days_from, days_to, key=None):
             .public_key(key.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(now + datetime.timedelta(days=days_from))
             .not_valid_after(now + datetime.timedelta(days=days_to))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
+            .add_extension(x509.SubjectAlternativeName(
+                [x509.IPAddress(ipaddress.ip_address(host)) if host[0].isdigit()
+                 else x509.DNSName(host)]), critical=False)
             .sign(key, hashes.SHA256()))
     cert_path = os.path.join(dir_, name + ".pem")
     key_path = os.path.join(dir_, name + ".key")
@@ -281,6 +284,13 @@ def test_proxy():
                     ["does not name localhost", "--host"], (good, other), (good_key, other_key))
             mistake("a key of another certificate", "cert", ["is not the key of"],
                     (good_key, other_key))
+            # A proxy reached by its address: an IP subject alternative name covers it.
+            by_ip, by_ip_key = make_cert(keys, "by-ip", "127.0.0.1", -1, 90)
+            a = list(args)
+            a[a.index("localhost")] = "127.0.0.1"
+            a[a.index(good)], a[a.index(good_key)] = by_ip, by_ip_key
+            rc, c = doctor(s, *a)
+            expect(c, "cert", "ok")
             with open(authdb, "w") as f:
                 f.write("u alice /data/a rl\nq bob /data rl\nu carol /data l\n")
             mistake("a bad authdb", "authdb", ["line 2", "'q' is not an identity type"])
@@ -289,7 +299,7 @@ def test_proxy():
             rc, c = doctor(s, *args)
             expect(c, "authdb", "warn", "can read nothing: u carol")
             with socket.socket() as busy:
-                busy.bind(("0.0.0.0", 0))
+                busy.bind(("127.0.0.1", 0))  # the doctor binds the wildcard: this clashes
                 busy.listen(1)
                 port = str(busy.getsockname()[1])
                 mistake("a port in use", "ports", ["in use", "ss -ltnp"], (base[3], port))
