@@ -56,7 +56,8 @@ Result<std::shared_ptr<Cache>> Cache::Create(const Config& config) {
   Config effective = config;
   if (!config.key_file.empty() && !config.master_key) {
     // A key that cannot be used stops the cache, not the reads: the caller reads through.
-    effective.master_key = std::make_shared<const MasterKey>(FERRY_TRY(MasterKey::Load(config.key_file)));
+    effective.master_key =
+        std::make_shared<const MasterKey>(FERRY_TRY(MasterKey::Load(config.key_file)));
   }
   if (effective.master_key) {
     // Replica extents are not sealed (docs/format/replica.md): an encrypted cache keeps none.

@@ -231,8 +231,8 @@ Status Entry::CheckKey(const PageIndex& index) const {
                           "cache entry " + paths_.base + " is encrypted (master key id " + held
                               + ") and no cache_key_file (--encrypt-key) is set")
                   : Error(ErrorCode::kPermission,
-                          "cache entry " + paths_.base + " is encrypted under master key id "
-                              + held + ", but the key file " + config_.key_file + " has id "
+                          "cache entry " + paths_.base + " is encrypted under master key id " + held
+                              + ", but the key file " + config_.key_file + " has id "
                               + KeyIdHex(master->id()) + " (wrong key file?)");
   // Once per process, not per file: every entry of the directory says the same.
   static std::atomic<bool> warned{false};
@@ -248,8 +248,8 @@ Status Entry::AdoptIndex(PageIndex index, const IndexStamp& stamp) {
   FERRY_TRY(CheckKey(index));
   if (index.encrypted()) {
     KeyBytes data_key = FERRY_TRY(config_.master_key->Unwrap(index.info().wrapped_key));
-    sealer_ = std::make_unique<const PageSealer>(
-        data_key, std::strtoull(key_.c_str(), nullptr, 16), index.info().epoch);
+    sealer_ = std::make_unique<const PageSealer>(data_key, std::strtoull(key_.c_str(), nullptr, 16),
+                                                 index.info().epoch);
     WipeKey(data_key);
   }
   epoch_ = index.info().epoch;
@@ -508,8 +508,8 @@ Result<uint64_t> Entry::Serve(size_t request,
                               std::span<uint8_t> dest,
                               ServeScratch& s,
                               std::vector<Piece>& missing) {
-  return ServeCall(index_, sealer_.get(), data_fd_.get(), frag_fd_.get(), counters_, request, offset, dest, s,
-                   missing)
+  return ServeCall(index_, sealer_.get(), data_fd_.get(), frag_fd_.get(), counters_, request,
+                   offset, dest, s, missing)
       .Run();
 }
 
@@ -905,11 +905,8 @@ Status Entry::AppendFragment(uint64_t page, uint32_t lo, std::span<const uint8_t
   return OkStatus();
 }
 
-std::span<const uint8_t> Entry::SealForWrite(uint64_t page,
-                                             uint32_t lo,
-                                             std::span<const uint8_t> plain,
-                                             uint32_t& crc,
-                                             Seal& seal) {
+std::span<const uint8_t> Entry::SealForWrite(
+    uint64_t page, uint32_t lo, std::span<const uint8_t> plain, uint32_t& crc, Seal& seal) {
   if (!sealer_) {
     crc = PageCrc(plain.data(), plain.size());
     return plain;

@@ -518,7 +518,8 @@ Status PageIndex::DecodeFragments(const uint8_t* h, uint64_t count, size_t pos) 
     f.offset = LoadLE<uint64_t>(r + fragment::kOffset);
     if (info_.encrypted) {
       f.seal = LoadSeal(r + fragment::kSeal);
-    } else if (f.crc = LoadLE<uint32_t>(r + fragment::kCrc); LoadLE<uint32_t>(r + fragment::kZero) != 0) {
+    } else if (f.crc = LoadLE<uint32_t>(r + fragment::kCrc);
+               LoadLE<uint32_t>(r + fragment::kZero) != 0) {
       return Corrupt("fragment reserved field set");
     }
     if (page >= page_count_ || (i > 0 && page <= last_page) || full(page)) {

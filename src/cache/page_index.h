@@ -12,8 +12,8 @@
 // An encrypted entry (IndexInfo::encrypted) keeps a 24-byte Seal per full page and fragment in
 // place of the CRC32C, and its wrapped data key after the URL.
 //
-// Memory: the bitmap costs 1 bit per page, CRCs 4 bytes (seals 24) per full page (allocated in groups of
-// 64 pages on first use) plus 8 bytes per 64 pages, fragments ~64 bytes each.
+// Memory: the bitmap costs 1 bit per page, CRCs 4 bytes (seals 24) per full page (allocated in
+// groups of 64 pages on first use) plus 8 bytes per 64 pages, fragments ~64 bytes each.
 // Thread-safety: none; the owner (cache::Entry) guards it with a shared mutex. Lookups
 // (full(), crc(), fragment(), Cover()) do not allocate.
 #pragma once

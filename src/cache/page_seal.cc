@@ -87,8 +87,8 @@ struct MacContext {
   }
 };
 
-void MakeAad(uint8_t* a, uint64_t entry_key, uint64_t epoch, uint64_t page, uint32_t lo,
-             uint32_t hi) {
+void MakeAad(
+    uint8_t* a, uint64_t entry_key, uint64_t epoch, uint64_t page, uint32_t lo, uint32_t hi) {
   StoreLE<uint64_t>(a + aad::kEntryKey, entry_key);
   StoreLE<uint64_t>(a + aad::kEpoch, epoch);
   StoreLE<uint64_t>(a + aad::kPage, page);
@@ -105,12 +105,13 @@ void MakeNonce(uint8_t* n, uint64_t nonce_id, uint64_t page) {
 uint64_t SyntheticNonce(const KeyBytes& nonce_key, const uint8_t* a, std::span<const uint8_t> in) {
   thread_local MacContext m;
   char digest[] = "SHA256";
-  const OSSL_PARAM params[] = {
-      OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0), OSSL_PARAM_END};
+  const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                               OSSL_PARAM_END};
   uint8_t out[32];
   size_t n = 0;
   if (m.ctx == nullptr || EVP_MAC_init(m.ctx, nonce_key.data(), nonce_key.size(), params) != 1
-      || EVP_MAC_update(m.ctx, a, kAadBytes) != 1 || EVP_MAC_update(m.ctx, in.data(), in.size()) != 1
+      || EVP_MAC_update(m.ctx, a, kAadBytes) != 1
+      || EVP_MAC_update(m.ctx, in.data(), in.size()) != 1
       || EVP_MAC_final(m.ctx, out, &n, sizeof out) != 1) {
     std::abort();  // libcrypto without HMAC-SHA256
   }
@@ -152,9 +153,9 @@ Result<MasterKey> MasterKey::Load(const std::string& path) {
                                 + "): chown it and chmod 600 it");
   }
   if (st.st_size != static_cast<off_t>(kKeyBytes)) {
-    return InvalidArgumentError("encryption key file " + path + " must hold exactly 32 bytes (it has "
-                                + std::to_string(st.st_size)
-                                + "); make one with: head -c 32 /dev/urandom > FILE");
+    return InvalidArgumentError(
+        "encryption key file " + path + " must hold exactly 32 bytes (it has "
+        + std::to_string(st.st_size) + "); make one with: head -c 32 /dev/urandom > FILE");
   }
   KeyBytes bytes{};
   if (::pread(fd->get(), bytes.data(), bytes.size(), 0) != static_cast<ssize_t>(bytes.size())) {
@@ -274,8 +275,7 @@ bool PageSealer::OpenBytes(uint64_t page,
   int tail = 0;
   const bool ok =
       ctx != nullptr && EVP_DecryptUpdate(ctx, nullptr, &n, a, sizeof a) == 1
-      && EVP_DecryptUpdate(ctx, bytes.data(), &n, bytes.data(), static_cast<int>(bytes.size()))
-             == 1
+      && EVP_DecryptUpdate(ctx, bytes.data(), &n, bytes.data(), static_cast<int>(bytes.size())) == 1
       && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, kTagBytes, tag.data()) == 1
       && EVP_DecryptFinal_ex(ctx, bytes.data() + n, &tail) == 1;
   if (!ok) {

@@ -35,8 +35,8 @@ TEST(PageSealTest, RoundTripAndBinding) {
     return ok;
   };
   EXPECT_TRUE(open(sealer, 5, 0, seal));
-  EXPECT_FALSE(open(sealer, 6, 0, seal));                           // another page
-  EXPECT_FALSE(open(sealer, 5, 1, seal));                           // another interval
+  EXPECT_FALSE(open(sealer, 6, 0, seal));                            // another page
+  EXPECT_FALSE(open(sealer, 5, 1, seal));                            // another interval
   EXPECT_FALSE(open(PageSealer(KeyOf(1), 0x1235, 77), 5, 0, seal));  // another entry
   EXPECT_FALSE(open(PageSealer(KeyOf(1), 0x1234, 78), 5, 0, seal));  // another epoch
   EXPECT_FALSE(open(PageSealer(KeyOf(2), 0x1234, 77), 5, 0, seal));  // another data key
