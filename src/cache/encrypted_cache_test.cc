@@ -80,9 +80,10 @@ void Fill(const Config& config, const std::shared_ptr<Origin>& origin, const cha
   auto f = (*cache)->Open(url, origin);
   ASSERT_TRUE(f);
   ASSERT_FALSE((*f)->pass_through());
-  std::vector<uint8_t> buf(256 * 1024);
+  std::vector<uint8_t> buf(size_t{256} * 1024);
   ASSERT_TRUE((*f)->Read(0, buf));
-  for (uint64_t off = 300 * 1024 + 17; off < 1000 * 1024; off += 37 * 1024) {
+  for (uint64_t off = uint64_t{300} * 1024 + 17; off < uint64_t{1000} * 1024;
+       off += uint64_t{37} * 1024) {
     std::vector<uint8_t> small(3000);
     ASSERT_TRUE((*f)->Read(off, small));
   }
@@ -101,7 +102,8 @@ void ReadTree(const std::string& dir, std::vector<std::pair<std::string, std::st
     if (name == "." || name == "..") {
       continue;
     }
-    const std::string path = dir + "/" + name;
+    std::string path = dir;
+    path.append("/").append(name);
     struct stat st = {};
     if (::lstat(path.c_str(), &st) != 0) {
       continue;
@@ -168,7 +170,7 @@ TEST(EncryptedCacheTest, NoRunOfTheContentOnDisk) {
   EXPECT_FALSE(FilesWithContent(plain.config.dir, plain.bytes).empty());
   // And the encrypted cache serves it back from disk alone.
   auto offline = std::make_shared<MemoryOrigin>(fx.bytes);
-  EXPECT_EQ(ReadChecked(fx.config, offline, fx.bytes, 1000, 200 * 1024), 0u);
+  EXPECT_EQ(ReadChecked(fx.config, offline, fx.bytes, 1000, size_t{200} * 1024), 0u);
   EXPECT_EQ(offline->read_calls(), 0u);
 }
 
