@@ -12,6 +12,7 @@
 #include "cache/capacity.h"
 #include "cache/dir_access.h"
 #include "cache/entry_store.h"
+#include "cache/page_seal.h"
 #include "cache/replica_queue.h"
 #include "cache/url.h"
 #include "readahead/bulk_detect.h"
@@ -52,9 +53,19 @@ Result<std::shared_ptr<Cache>> Cache::Create(const Config& config) {
   FERRY_TRY(CheckCacheDir(config.dir, config.shared));
   const Sharing sharing = config.shared.empty() ? Sharing::kPrivate : Sharing::kGroup;
   const gid_t gid = sharing == Sharing::kGroup ? FERRY_TRY(GroupId(config.shared)) : 0;
+  Config effective = config;
+  if (!config.key_file.empty() && !config.master_key) {
+    // A key that cannot be used stops the cache, not the reads: the caller reads through.
+    effective.master_key =
+        std::make_shared<const MasterKey>(FERRY_TRY(MasterKey::Load(config.key_file)));
+  }
+  if (effective.master_key) {
+    // Replica extents are not sealed (docs/format/replica.md): an encrypted cache keeps none.
+    effective.replica = ReplicaMode::kOff;
+  }
   FERRY_TRY(PrepareCacheDir(config.dir, sharing, gid));
   (void)EnsureStatsFile(config.dir);
-  return std::shared_ptr<Cache>(new Cache(config));
+  return std::shared_ptr<Cache>(new Cache(effective));
 }
 
 Result<std::shared_ptr<Cache>> Cache::Get(const Config& config) {

@@ -147,7 +147,8 @@ uint32_t CachedFile::page_size() const {
 
 void CachedFile::StoredPageCrcs(uint64_t first_page, std::span<std::optional<uint32_t>> out) const {
   std::fill(out.begin(), out.end(), std::nullopt);
-  if (pass_through()) {
+  // An encrypted page's CRC is not kept (its tag authenticates it): the caller computes it.
+  if (pass_through() || entry_->sealer() != nullptr) {
     return;
   }
   ReaderLock lock(entry_->mu());

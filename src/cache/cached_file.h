@@ -80,6 +80,7 @@ class CachedFile final : public readahead::AheadTarget {
   // holds full (out[i] for page first_page + i; nullopt for the others). Index only, no I/O.
   // A hit was verified against these CRCs, so a caller that must checksum what it read (the
   // site proxy's pgread answers, plugin/proxy/segment_crcs.h) need not compute them again.
+  // An encrypted entry keeps no CRCs: all nullopt.
   void StoredPageCrcs(uint64_t first_page, std::span<std::optional<uint32_t>> out) const;
 
   // Ends the handle: read-ahead stops (its running fetches are waited for), the entry's index is

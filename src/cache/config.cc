@@ -212,6 +212,7 @@ constexpr Key kKeys[] = {
     {"bypass_tools", ListOf<&Config::bypass_tools>},
     {"shared", TextOf<&Config::shared>},
     {"shared_reauth", SecondsOf<&Config::shared_reauth_s>},
+    {"cache_key_file", TextOf<&Config::key_file>},
 };
 
 std::string EnvName(const std::string& key) {

@@ -54,6 +54,9 @@
 //                            GROUP: the group cache of GROUP (setgid 2770, files 0660), where a
 //                            user is served a cached file only once the origin let that user
 //                            open it (dir_access.h, access_confirm.h)
+//   cache_key_file (empty)   a 32-byte master key file (mode 0600): entries are encrypted at rest
+//                            (docs/format/page-store.md, "Encryption at rest"); replicas are then
+//                            not kept. Empty: no encryption
 //   shared_reauth  3600      seconds an origin's yes for (user, file) is trusted in a group cache
 //                            (0: ask the origin at every open)
 //
@@ -63,11 +66,16 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "base/result.h"
 #include "fetch/planner.h"
+
+namespace ferry::cache {
+class MasterKey;
+}  // namespace ferry::cache
 
 namespace ferry::cache {
 
@@ -122,6 +130,10 @@ struct Config {
                                            "gfal-cat", "xrdadler32", "davix-get", "rucio"};
   std::string shared;  // group of a group cache; empty: private
   int64_t shared_reauth_s = 3600;
+  std::string key_file;  // cache_key_file
+  // Not a conf key: the master key read from key_file (Cache::Create loads it; null: entries are
+  // not encrypted, and encrypted ones are not opened).
+  std::shared_ptr<const MasterKey> master_key;
   // Not a conf key: tests inject a clock (nanoseconds, monotonic) so the capacity re-check and
   // the stats merge intervals pass without sleeping. Empty: the steady clock.
   std::function<int64_t()> clock_ns;

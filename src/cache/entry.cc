@@ -163,21 +163,27 @@ Status Entry::OpenLocked(Origin& origin, const std::function<bool()>& admit, Ope
       state = OpenState::kCollision;
       return OkStatus();
     }
+    // A key that does not open the entry leaves it alone (it may be a misconfiguration); a
+    // plaintext entry met with a key is replaced by an encrypted one below.
+    FERRY_TRY(CheckKey(*loaded));
+    const bool plain_with_key = config_.master_key && !loaded->encrypted();
     const int64_t now = std::time(nullptr);
-    if (config_.revalidate_s == 0 || now - loaded->info().validated_unix >= config_.revalidate_s) {
+    if (plain_with_key || config_.revalidate_s == 0
+        || now - loaded->info().validated_unix >= config_.revalidate_s) {
       auto info = origin.Stat();
       if (!info) {
         origin_failed_ = true;
         return std::move(info).error();
       }
-      if (info->size != loaded->info().origin_size || info->mtime != loaded->info().origin_mtime) {
+      if (plain_with_key || info->size != loaded->info().origin_size
+          || info->mtime != loaded->info().origin_mtime) {
         FERRY_TRY(Create(*info, /*recreate=*/true));
         return OpenDataFiles();
       }
       loaded->mutable_info().validated_unix = now;
       dirty_ = true;
     }
-    AdoptIndex(std::move(*loaded), stamp);
+    FERRY_TRY(AdoptIndex(std::move(*loaded), stamp));
     return OpenDataFiles();
   }
   if (loaded.error().code() == ErrorCode::kNotFound) {
@@ -214,9 +220,38 @@ Status Entry::Create(const OriginInfo& info, bool recreate) {
   return st;
 }
 
-void Entry::AdoptIndex(PageIndex index, const IndexStamp& stamp) {
+Status Entry::CheckKey(const PageIndex& index) const {
+  const MasterKey* master = config_.master_key.get();
+  if (!index.encrypted() || (master != nullptr && master->id() == index.info().key_id)) {
+    return OkStatus();
+  }
+  const std::string held = KeyIdHex(index.info().key_id);
+  Error why = master == nullptr
+                  ? Error(ErrorCode::kPermission,
+                          "cache entry " + paths_.base + " is encrypted (master key id " + held
+                              + ") and no cache_key_file (--encrypt-key) is set")
+                  : Error(ErrorCode::kPermission,
+                          "cache entry " + paths_.base + " is encrypted under master key id " + held
+                              + ", but the key file " + config_.key_file + " has id "
+                              + KeyIdHex(master->id()) + " (wrong key file?)");
+  // Once per process, not per file: every entry of the directory says the same.
+  static std::atomic<bool> warned{false};
+  if (!warned.exchange(true)) {
+    FERRY_WARN("cache", "%s; reading from the origin", why.message().c_str());
+  }
+  return why;
+}
+
+Status Entry::AdoptIndex(PageIndex index, const IndexStamp& stamp) {
   // One opener runs this before any reader sees the entry, so the copies below need no lock
   // when read later; index_ itself is guarded because refreshes replace it.
+  FERRY_TRY(CheckKey(index));
+  if (index.encrypted()) {
+    KeyBytes data_key = FERRY_TRY(config_.master_key->Unwrap(index.info().wrapped_key));
+    sealer_ = std::make_unique<const PageSealer>(data_key, std::strtoull(key_.c_str(), nullptr, 16),
+                                                 index.info().epoch);
+    WipeKey(data_key);
+  }
   epoch_ = index.info().epoch;
   size_ = index.info().origin_size;
   mtime_ = index.info().origin_mtime;
@@ -227,15 +262,18 @@ void Entry::AdoptIndex(PageIndex index, const IndexStamp& stamp) {
   }
   MutexLock guard(refresh_mu_);
   stamp_ = stamp;
+  return OkStatus();
 }
 
 Status Entry::CreateLocked(const OriginInfo& info, bool recreate) {
   IndexStamp stamp;
   auto existing = LoadIndex(paths_.idx(), &stamp);
+  const bool keyed = config_.master_key != nullptr;
   if (!recreate && existing && existing->info().url == url_
-      && existing->info().origin_size == info.size && existing->info().origin_mtime == info.mtime) {
+      && existing->info().origin_size == info.size && existing->info().origin_mtime == info.mtime
+      && existing->encrypted() == keyed) {
     // Another process created it between our look and our lock.
-    AdoptIndex(std::move(*existing), stamp);
+    FERRY_TRY(AdoptIndex(std::move(*existing), stamp));
   } else {
     IndexInfo fresh;
     fresh.url = url_;
@@ -246,6 +284,17 @@ Status Entry::CreateLocked(const OriginInfo& info, bool recreate) {
     fresh.generation = 1;
     fresh.created_unix = std::time(nullptr);
     fresh.validated_unix = fresh.created_unix;
+    if (keyed) {
+      // A new incarnation, a new data key: pages of an earlier one never open under it.
+      KeyBytes data_key = RandomDataKey();
+      fresh.encrypted = true;
+      fresh.key_id = config_.master_key->id();
+      fresh.wrapped_key = config_.master_key->Wrap(data_key);
+      WipeKey(data_key);
+      // A replica of a plaintext predecessor would leave its baskets on disk in the clear.
+      ::unlink(paths_.manifest().c_str());
+      RemoveReplicaData(paths_, 0);
+    }
     for (const std::string& f : {paths_.data(), paths_.frag()}) {
       Fd fd = FERRY_TRY(OpenCacheFile(f, O_RDWR | O_TRUNC));
     }
@@ -253,7 +302,7 @@ Status Entry::CreateLocked(const OriginInfo& info, bool recreate) {
     std::vector<uint8_t> scratch;
     // No fsync: after a crash there is either no index or this empty one, both harmless.
     FERRY_TRY(PublishIndex(paths_, index, /*sync=*/false, scratch, &stamp));
-    AdoptIndex(std::move(index), stamp);
+    FERRY_TRY(AdoptIndex(std::move(index), stamp));
   }
   frag_end_ = 0;
   return OkStatus();
@@ -282,6 +331,7 @@ namespace {
 class ServeCall {
  public:
   ServeCall(const PageIndex& index,
+            const PageSealer* sealer,
             int data_fd,
             int frag_fd,
             Counters& counters,
@@ -291,6 +341,7 @@ class ServeCall {
             ServeScratch& s,
             std::vector<Piece>& missing)
       : index_(index),
+        sealer_(sealer),
         data_fd_(data_fd),
         frag_fd_(frag_fd),
         counters_(counters),
@@ -361,7 +412,9 @@ class ServeCall {
   }
 
   // A run of whole pages inside the request from `page` on: one pread straight into the
-  // caller's buffer, then each page's CRC. Returns where the run ended.
+  // caller's buffer, then each page's CRC (or, encrypted, each page opened in place: AES-GCM
+  // decrypts at memory speed, so the warm path keeps its single copy). Returns where the run
+  // ended.
   Result<uint64_t> FullRun(uint64_t page, uint64_t end) {
     const uint64_t ps = index_.info().page_size;
     const uint64_t pstart = page * ps;
@@ -380,7 +433,7 @@ class ServeCall {
     for (uint64_t k = page; k <= last; ++k) {
       const uint64_t kstart = k * ps;
       const uint32_t klen = index_.PageLength(k);
-      if (!ok || PageCrc(dest_.data() + (kstart - offset_), klen) != index_.crc(k)) {
+      if (!ok || !CheckPageBytes(index_, sealer_, k, {dest_.data() + (kstart - offset_), klen})) {
         s_.bad.push_back(k);
         Miss(kstart, kstart + klen);
       } else {
@@ -396,7 +449,7 @@ class ServeCall {
     const uint32_t plen = index_.PageLength(page);
     uint8_t* buf = Scratch(plen);
     const bool ok = FERRY_TRY(Read(data_fd_, buf, plen, pstart));
-    if (!ok || PageCrc(buf, plen) != index_.crc(page)) {
+    if (!ok || !CheckPageBytes(index_, sealer_, page, {buf, plen})) {
       s_.bad.push_back(page);
       Miss(pos, seg_end);
     } else {
@@ -421,7 +474,7 @@ class ServeCall {
     const bool direct = a == flo && b == fhi;
     uint8_t* buf = direct ? dest_.data() + (flo - offset_) : Scratch(f.length());
     const bool ok = FERRY_TRY(Read(frag_fd_, buf, f.length(), f.offset));
-    if (!ok || PageCrc(buf, f.length()) != f.crc) {
+    if (!ok || !CheckFragmentBytes(sealer_, page, f, {buf, f.length()})) {
       s_.bad.push_back(page);
       Miss(pos, seg_end);
       return OkStatus();
@@ -436,6 +489,7 @@ class ServeCall {
   }
 
   const PageIndex& index_;
+  const PageSealer* const sealer_;
   const int data_fd_;
   const int frag_fd_;
   Counters& counters_;
@@ -454,8 +508,8 @@ Result<uint64_t> Entry::Serve(size_t request,
                               std::span<uint8_t> dest,
                               ServeScratch& s,
                               std::vector<Piece>& missing) {
-  return ServeCall(index_, data_fd_.get(), frag_fd_.get(), counters_, request, offset, dest, s,
-                   missing)
+  return ServeCall(index_, sealer_.get(), data_fd_.get(), frag_fd_.get(), counters_, request,
+                   offset, dest, s, missing)
       .Run();
 }
 
@@ -523,7 +577,7 @@ bool Entry::RefreshForWrite() {
   for (const auto& [page, f] : theirs) {
     buf.resize(f.length());
     if (PreadFull(frag_fd_.get(), buf.data(), buf.size(), f.offset)
-        && PageCrc(buf.data(), buf.size()) == f.crc) {
+        && CheckFragmentBytes(sealer_.get(), page, f, buf)) {
       (void)StorePiece(page * page_size_ + f.lo, buf, scratch);
       added = true;
     }
@@ -542,7 +596,11 @@ void Entry::MergeFrom(const PageIndex& disk, std::vector<std::pair<uint64_t, Fra
   for (size_t w = 0; w < words.size() && w < mine.size(); ++w) {
     for (uint64_t bits = words[w] & ~mine[w]; bits != 0; bits &= bits - 1) {
       const uint64_t page = w * 64 + static_cast<unsigned>(std::countr_zero(bits));
-      index_.SetFull(page, disk.crc(page));
+      if (index_.encrypted()) {
+        index_.SetFullSealed(page, disk.seal(page));
+      } else {
+        index_.SetFull(page, disk.crc(page));
+      }
     }
   }
   for (const auto& [page, f] : disk.fragments()) {
@@ -560,6 +618,10 @@ void Entry::MergeFrom(const PageIndex& disk, std::vector<std::pair<uint64_t, Fra
   info.frag_bytes = std::max(info.frag_bytes, disk.info().frag_bytes);
   info.generation = std::max(info.generation, disk.info().generation);
   info.validated_unix = std::max(info.validated_unix, disk.info().validated_unix);
+  // The published wrapping is the current one (`ferry cache rekey` may have replaced it under
+  // the write lock): ours would undo the rotation at our next publish.
+  info.key_id = disk.info().key_id;
+  info.wrapped_key = disk.info().wrapped_key;
 }
 
 // ---- Entry: in-flight registry ----
@@ -717,15 +779,28 @@ Result<uint64_t> Entry::StoreFullRun(uint64_t page,
       run_end = next * ps + nlen;
     }
   }
-  FERRY_TRY(PwriteFull(data_fd_.get(), bytes.data() + (pstart - offset), run_end - pstart, pstart));
+  const std::span<const uint8_t> run = bytes.subspan(pstart - offset, run_end - pstart);
   uint32_t crcs[256];
-  for (uint64_t k = page; k <= last; ++k) {
-    crcs[k - page] = PageCrc(bytes.data() + (k * ps - offset), PageLengthOf(k, page_size_, size_));
+  Seal seals[256];
+  const uint8_t* out = run.data();
+  if (sealer_) {
+    sealed_.resize(run.size());
+    out = sealed_.data();
   }
+  for (uint64_t k = page; k <= last; ++k) {
+    const uint64_t at = (k - page) * ps;
+    const std::span<const uint8_t> plain = run.subspan(at, PageLengthOf(k, page_size_, size_));
+    if (sealer_) {
+      seals[k - page] = sealer_->SealBytes(k, 0, plain, sealed_.data() + at);
+    } else {
+      crcs[k - page] = PageCrc(plain.data(), plain.size());
+    }
+  }
+  FERRY_TRY(PwriteFull(data_fd_.get(), out, run.size(), pstart));
   {
     WriterLock lock(mu_);
     for (uint64_t k = page; k <= last; ++k) {
-      index_.SetFull(k, crcs[k - page]);
+      sealer_ ? index_.SetFullSealed(k, seals[k - page]) : index_.SetFull(k, crcs[k - page]);
     }
   }
   dirty_.store(true, std::memory_order_relaxed);
@@ -747,8 +822,9 @@ Status Entry::StorePartOfPage(uint64_t page,
     if (scratch.size() < ps) {
       scratch.resize(ps);
     }
-    Status st = PreadFull(frag_fd_.get(), scratch.data() + have->lo, have->length(), have->offset);
-    if (st && PageCrc(scratch.data() + have->lo, have->length()) == have->crc) {
+    std::span<uint8_t> held(scratch.data() + have->lo, have->length());
+    if (PreadFull(frag_fd_.get(), held.data(), held.size(), have->offset)
+        && CheckFragmentBytes(sealer_.get(), page, *have, held)) {
       std::memcpy(scratch.data() + lo, data.data(), data.size());
       nlo = std::min(lo, have->lo);
       nhi = std::max(hi, have->hi);
@@ -766,15 +842,17 @@ Status Entry::StorePartOfPage(uint64_t page,
     }
     std::span<uint8_t> held(scratch.data(), have->length());
     if (PreadFull(frag_fd_.get(), held.data(), held.size(), have->offset)
-        && PageCrc(held.data(), held.size()) == have->crc) {
+        && CheckFragmentBytes(sealer_.get(), page, *have, held)) {
       KeepOrphan(page, have->lo, held);
     }
   }
   if (nlo == 0 && nhi == plen) {
-    FERRY_TRY(PwriteFull(data_fd_.get(), data.data(), data.size(), page * ps));
-    const uint32_t crc = PageCrc(data.data(), data.size());
+    uint32_t crc = 0;
+    Seal seal;
+    const std::span<const uint8_t> out = SealForWrite(page, 0, data, crc, seal);
+    FERRY_TRY(PwriteFull(data_fd_.get(), out.data(), out.size(), page * ps));
     WriterLock lock(mu_);
-    index_.SetFull(page, crc);
+    sealer_ ? index_.SetFullSealed(page, seal) : index_.SetFull(page, crc);
   } else {
     FERRY_TRY(AppendFragment(page, nlo, data));
   }
@@ -815,16 +893,27 @@ Status Entry::RetryOrphans(uint64_t page, std::vector<uint8_t>& scratch) {
 // process may still read by it) until compaction, which runs only while no other process has
 // the entry open.
 Status Entry::AppendFragment(uint64_t page, uint32_t lo, std::span<const uint8_t> bytes) {
-  FERRY_TRY(PwriteFull(frag_fd_.get(), bytes.data(), bytes.size(), frag_end_));
   Fragment f;
+  const std::span<const uint8_t> out = SealForWrite(page, lo, bytes, f.crc, f.seal);
+  FERRY_TRY(PwriteFull(frag_fd_.get(), out.data(), out.size(), frag_end_));
   f.lo = lo;
   f.hi = lo + static_cast<uint32_t>(bytes.size());
   f.offset = frag_end_;
-  f.crc = PageCrc(bytes.data(), bytes.size());
   frag_end_ += bytes.size();
   WriterLock lock(mu_);
   index_.SetFragment(page, f);
   return OkStatus();
+}
+
+std::span<const uint8_t> Entry::SealForWrite(
+    uint64_t page, uint32_t lo, std::span<const uint8_t> plain, uint32_t& crc, Seal& seal) {
+  if (!sealer_) {
+    crc = PageCrc(plain.data(), plain.size());
+    return plain;
+  }
+  sealed_.resize(plain.size());
+  seal = sealer_->SealBytes(page, lo, plain, sealed_.data());
+  return sealed_;
 }
 
 Status Entry::MaybePublish(bool force, std::vector<uint8_t>& scratch) {

@@ -32,6 +32,7 @@
 #include "cache/lock_file.h"
 #include "cache/origin.h"
 #include "cache/page_index.h"
+#include "cache/page_seal.h"
 #include "cache/stats.h"
 #include "fetch/range.h"
 
@@ -111,6 +112,8 @@ class Entry {
   int64_t mtime() const { return mtime_; }
   uint32_t page_size() const { return page_size_; }
   bool failed() const { return failed_.load(std::memory_order_acquire); }
+  // The entry's sealer when it is encrypted (set at open, before any reader), else null.
+  const PageSealer* sealer() const { return sealer_.get(); }
   // Marks the entry failed (counted once) and logs why at info level (FERRY_LOG=info).
   void Fail(const Error& why);
 
@@ -218,9 +221,21 @@ class Entry {
   Status LockOpenByte();
   Status Create(const OriginInfo& info, bool recreate) FERRY_EXCLUDES(write_mu_);
   Status CreateLocked(const OriginInfo& info, bool recreate) FERRY_REQUIRES(write_mu_);
-  // Sets the fields an open reads from the index (epoch_, size_, ...) and the stamp it was
-  // loaded with.
-  void AdoptIndex(PageIndex index, const IndexStamp& stamp) FERRY_EXCLUDES(mu_);
+  // Sets the fields an open reads from the index (epoch_, size_, the sealer of an encrypted
+  // entry, ...) and the stamp it was loaded with. Fails when the index is encrypted and this
+  // process has no master key or another one (CheckKey).
+  Status AdoptIndex(PageIndex index, const IndexStamp& stamp) FERRY_EXCLUDES(mu_);
+  // Whether this process's master key (or its lack) opens `index`: an error saying why not
+  // (warned once per process). An unencrypted index with a master key is fine here: the
+  // opener recreates it encrypted.
+  Status CheckKey(const PageIndex& index) const;
+  // The bytes to write for `plain` (bytes [lo, ...) of `page`): sealed into sealed_ for an
+  // encrypted entry (its seal in `seal`), else `plain` itself (its CRC in `crc`).
+  std::span<const uint8_t> SealForWrite(uint64_t page,
+                                        uint32_t lo,
+                                        std::span<const uint8_t> plain,
+                                        uint32_t& crc,
+                                        Seal& seal) FERRY_REQUIRES(write_mu_);
   Status OpenDataFiles();
   Status StorePiece(uint64_t offset, std::span<const uint8_t> bytes, std::vector<uint8_t>& scratch)
       FERRY_REQUIRES(write_mu_);
@@ -252,6 +267,7 @@ class Entry {
   // MergePublished, then combining `theirs` into our fragments. Returns true when pages were
   // added.
   bool RefreshForWrite() FERRY_REQUIRES(write_mu_);
+  bool HeldIntact(uint64_t page, const Fragment& f, std::span<const uint8_t> bytes) const;
   Result<uint64_t> ReleaseRangesLocked(std::span<const fetch::Range> ranges)
       FERRY_REQUIRES(write_mu_);
 
@@ -274,6 +290,7 @@ class Entry {
   int64_t mtime_ = 0;
   uint32_t page_size_ = 0;
   uint64_t epoch_ = 0;
+  std::unique_ptr<const PageSealer> sealer_;
 
   SharedMutex mu_;
   PageIndex index_ FERRY_GUARDED_BY(mu_);
@@ -291,6 +308,8 @@ class Entry {
 
   Mutex write_mu_;  // the in-process half of the write lock
   uint64_t frag_end_ FERRY_GUARDED_BY(write_mu_) = 0;
+  // Sealed bytes on their way to disk (encrypted entries; up to a run of 256 pages).
+  std::vector<uint8_t> sealed_ FERRY_GUARDED_BY(write_mu_);
   struct Orphan {
     uint64_t page = 0;
     uint32_t lo = 0;

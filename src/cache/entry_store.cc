@@ -16,6 +16,7 @@
 #include "base/fd.h"
 #include "base/strings.h"
 #include "cache/dir_access.h"
+#include "cache/page_crc.h"
 
 namespace ferry::cache {
 namespace {
@@ -333,6 +334,26 @@ Result<std::vector<EntryListing>> ScanEntries(const std::string& cache_dir) {
     out.push_back(std::move(v));
   }
   return out;
+}
+
+bool CheckPageBytes(const PageIndex& index,
+                    const PageSealer* sealer,
+                    uint64_t page,
+                    std::span<uint8_t> bytes) {
+  if (sealer != nullptr) {
+    return sealer->OpenBytes(page, 0, bytes, index.seal(page));
+  }
+  return PageCrc(bytes.data(), bytes.size()) == index.crc(page);
+}
+
+bool CheckFragmentBytes(const PageSealer* sealer,
+                        uint64_t page,
+                        const Fragment& f,
+                        std::span<uint8_t> bytes) {
+  if (sealer != nullptr) {
+    return sealer->OpenBytes(page, f.lo, bytes, f.seal);
+  }
+  return PageCrc(bytes.data(), bytes.size()) == f.crc;
 }
 
 }  // namespace ferry::cache

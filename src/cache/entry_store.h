@@ -16,6 +16,7 @@
 #include "base/result.h"
 #include "cache/dir_access.h"
 #include "cache/page_index.h"
+#include "cache/page_seal.h"
 
 namespace ferry::cache {
 
@@ -88,6 +89,19 @@ void RemoveReplicaData(const EntryPaths& paths, uint64_t keep);
 // no longer exists: a process killed between writing one and renaming it leaves it behind.
 // Best effort; another live process's temp file is never touched.
 void RemoveStaleTemps(const EntryPaths& paths);
+
+// Checks the bytes of full page `page` (or of fragment `f` of it) as read from disk against the
+// index: the CRC32C, or for an encrypted entry (`sealer` not null) the seal, decrypting the bytes
+// in place. False when they do not match (damaged, moved, or sealed for another entry or key):
+// they must not be served (an encrypted entry's are zeroed).
+bool CheckPageBytes(const PageIndex& index,
+                    const PageSealer* sealer,
+                    uint64_t page,
+                    std::span<uint8_t> bytes);
+bool CheckFragmentBytes(const PageSealer* sealer,
+                        uint64_t page,
+                        const Fragment& f,
+                        std::span<uint8_t> bytes);
 
 // Disk blocks (st_blocks * 512) of one file, 0 when missing.
 uint64_t AllocatedBytes(const std::string& path);

@@ -9,8 +9,11 @@
 // inconsistent with kCorruption; it never trusts a count from the input for an allocation that
 // the input's own length does not back.
 //
-// Memory: the bitmap costs 1 bit per page, CRCs 4 bytes per full page (allocated in groups of
-// 64 pages on first use) plus 8 bytes per 64 pages, fragments ~64 bytes each.
+// An encrypted entry (IndexInfo::encrypted) keeps a 24-byte Seal per full page and fragment in
+// place of the CRC32C, and its wrapped data key after the URL.
+//
+// Memory: the bitmap costs 1 bit per page, CRCs 4 bytes (seals 24) per full page (allocated in
+// groups of 64 pages on first use) plus 8 bytes per 64 pages, fragments ~64 bytes each.
 // Thread-safety: none; the owner (cache::Entry) guards it with a shared mutex. Lookups
 // (full(), crc(), fragment(), Cover()) do not allocate.
 #pragma once
@@ -23,6 +26,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "cache/page_seal.h"
 #include "fetch/planner.h"
 
 namespace ferry::cache {
@@ -37,7 +41,8 @@ struct Fragment {
   uint32_t lo = 0;      // first byte held, relative to the page start
   uint32_t hi = 0;      // one past the last byte held
   uint64_t offset = 0;  // position of byte `lo` in the fragment log
-  uint32_t crc = 0;     // CRC32C of the hi - lo bytes
+  uint32_t crc = 0;     // CRC32C of the hi - lo bytes (unencrypted entries)
+  Seal seal;            // encrypted entries: what authenticates the sealed bytes
   uint32_t length() const { return hi - lo; }
 };
 
@@ -52,6 +57,10 @@ struct IndexInfo {
   uint64_t frag_bytes = 0;
   int64_t created_unix = 0;
   int64_t validated_unix = 0;
+  // Encryption at rest (page_seal.h): pages carry seals instead of CRCs.
+  bool encrypted = false;
+  uint64_t key_id = 0;       // the master key that wrapped the data key
+  WrappedKey wrapped_key{};  // the entry's data key, wrapped
 };
 
 class PageIndex final : public fetch::CoverageMap {
@@ -75,14 +84,19 @@ class PageIndex final : public fetch::CoverageMap {
   bool full(uint64_t page) const {
     return page < page_count_ && ((bitmap_[page >> 6] >> (page & 63)) & 1) != 0;
   }
-  // CRC of a full page (undefined for other pages).
+  bool encrypted() const { return info_.encrypted; }
+  // CRC of a full page (undefined for other pages and for encrypted entries).
   uint32_t crc(uint64_t page) const;
+  // Seal of a full page of an encrypted entry (undefined otherwise).
+  const Seal& seal(uint64_t page) const;
   // The fragment of a page, or nullptr.
   const Fragment* fragment(uint64_t page) const;
   fetch::PageCover Cover(uint64_t page) const override;
 
   // Marks a page full with its CRC; drops its fragment.
   void SetFull(uint64_t page, uint32_t crc);
+  // SetFull for an encrypted entry.
+  void SetFullSealed(uint64_t page, const Seal& seal);
   // Records a fragment for a page that is not full (replaces an older one).
   void SetFragment(uint64_t page, const Fragment& fragment);
   // Forgets a page (after a CRC mismatch): neither full nor fragment.
@@ -104,6 +118,12 @@ class PageIndex final : public fetch::CoverageMap {
 
  private:
   uint32_t* CrcSlot(uint64_t page);
+  Seal* SealSlot(uint64_t page);
+  // Sets the page's bit (counted) and drops its fragment.
+  void MarkFull(uint64_t page);
+  // Encode's parts (see page_index.cc).
+  void EncodeHeader(uint8_t* h, uint64_t url_bytes) const;
+  size_t EncodeFragments(uint8_t* h, size_t pos) const;
   // Decode's sections after the header (see page_index.cc).
   Status DecodePages(const uint8_t* h, uint64_t full_pages, size_t& pos);
   Status DecodeFragments(const uint8_t* h, uint64_t count, size_t pos);
@@ -114,6 +134,8 @@ class PageIndex final : public fetch::CoverageMap {
   std::vector<uint64_t> bitmap_;
   // One group of 64 CRCs per bitmap word, allocated when the word gets its first bit.
   std::vector<std::unique_ptr<uint32_t[]>> crc_groups_;
+  // The same for the seals of an encrypted entry (crc_groups_ then stays empty).
+  std::vector<std::unique_ptr<Seal[]>> seal_groups_;
   std::unordered_map<uint64_t, Fragment> fragments_;
 };
 

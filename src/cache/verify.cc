@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <memory>
 #include <vector>
 
 #include "base/crc32c.h"
@@ -15,11 +17,36 @@
 namespace ferry::cache {
 namespace {
 
-bool CheckBytes(int fd, uint64_t offset, uint32_t length, uint32_t crc, std::vector<uint8_t>& buf) {
-  if (buf.size() < length) {
-    buf.resize(length);
+std::span<uint8_t> ReadInto(int fd, uint64_t offset, uint32_t length, std::vector<uint8_t>& buf) {
+  buf.resize(length);
+  if (fd < 0 || !PreadFull(fd, buf.data(), length, offset)) {
+    return {};
   }
-  return fd >= 0 && PreadFull(fd, buf.data(), length, offset) && PageCrc(buf.data(), length) == crc;
+  return buf;
+}
+
+// The sealer of an encrypted entry, or null with the reason in the report.
+std::unique_ptr<PageSealer> SealerFor(const EntryPaths& paths,
+                                      const PageIndex& index,
+                                      const MasterKey* key,
+                                      VerifyReport& report) {
+  if (key == nullptr || key->id() != index.info().key_id) {
+    report.sealed_unchecked = true;
+    report.sealed_note = "encrypted under master key id " + KeyIdHex(index.info().key_id)
+                         + (key == nullptr ? ", no key given" : ", not the key given");
+    return nullptr;
+  }
+  auto data_key = key->Unwrap(index.info().wrapped_key);
+  if (!data_key) {
+    report.sealed_unchecked = true;
+    report.sealed_note = data_key.error().ToString();
+    return nullptr;
+  }
+  const std::string name = paths.base.substr(paths.base.rfind('/') + 1);
+  auto sealer = std::make_unique<PageSealer>(*data_key, std::strtoull(name.c_str(), nullptr, 16),
+                                             index.info().epoch);
+  WipeKey(*data_key);
+  return sealer;
 }
 
 void VerifyReplica(const EntryPaths& paths, const PageIndex& index, VerifyReport& report) {
@@ -57,7 +84,10 @@ void VerifyReplica(const EntryPaths& paths, const PageIndex& index, VerifyReport
 
 }  // namespace
 
-Result<VerifyReport> VerifyEntry(const EntryPaths& paths, bool repair, int lock_timeout_ms) {
+Result<VerifyReport> VerifyEntry(const EntryPaths& paths,
+                                 bool repair,
+                                 int lock_timeout_ms,
+                                 const MasterKey* key) {
   VerifyReport report;
   auto index = LoadIndex(paths.idx());
   if (!index) {
@@ -75,6 +105,13 @@ Result<VerifyReport> VerifyEntry(const EntryPaths& paths, bool repair, int lock_
   }
   report.index_ok = true;
   report.url = index->info().url;
+  std::unique_ptr<PageSealer> sealer;
+  if (index->encrypted()) {
+    sealer = SealerFor(paths, *index, key, report);
+    if (!sealer) {
+      return report;
+    }
+  }
   auto data = Fd::Open(paths.data(), O_RDONLY);
   auto frag = Fd::Open(paths.frag(), O_RDONLY);
   const int data_fd = data ? data->get() : -1;
@@ -83,7 +120,8 @@ Result<VerifyReport> VerifyEntry(const EntryPaths& paths, bool repair, int lock_
   std::vector<uint64_t> bad;
   for (uint64_t p = 0; p < index->page_count(); ++p) {
     if (index->full(p)) {
-      if (CheckBytes(data_fd, p * index->page_size(), index->PageLength(p), index->crc(p), buf)) {
+      auto bytes = ReadInto(data_fd, p * index->page_size(), index->PageLength(p), buf);
+      if (!bytes.empty() && CheckPageBytes(*index, sealer.get(), p, bytes)) {
         report.pages_ok += 1;
       } else {
         report.pages_bad += 1;
@@ -94,7 +132,8 @@ Result<VerifyReport> VerifyEntry(const EntryPaths& paths, bool repair, int lock_
   uint64_t named = 0;
   for (const auto& [page, f] : index->fragments()) {
     named += f.length();
-    if (CheckBytes(frag_fd, f.offset, f.length(), f.crc, buf)) {
+    auto bytes = ReadInto(frag_fd, f.offset, f.length(), buf);
+    if (!bytes.empty() && CheckFragmentBytes(sealer.get(), page, f, bytes)) {
       report.fragments_ok += 1;
     } else {
       report.fragments_bad += 1;

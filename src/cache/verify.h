@@ -1,6 +1,7 @@
 // Verification of cache entries on disk (`ferry cache verify`, crash tests).
 //
-// Reads every full page and fragment an index names and checks its CRC32C. With `repair`, an
+// Reads every full page and fragment an index names and checks its CRC32C (an encrypted entry's:
+// opens it with the master key, when given). With `repair`, an
 // entry with bad pages gets a new index without them (published under the entry's write lock,
 // so it is safe while other processes use the entry); an entry whose index does not decode is
 // removed. Never modifies anything without `repair`.
@@ -11,6 +12,7 @@
 
 #include "base/result.h"
 #include "cache/entry_store.h"
+#include "cache/page_seal.h"
 
 namespace ferry::cache {
 
@@ -23,6 +25,10 @@ struct VerifyReport {
   uint64_t fragments_ok = 0;
   uint64_t fragments_bad = 0;
   uint64_t held_bytes = 0;
+  // An encrypted entry whose pages could not be checked: no master key given, or another one
+  // (the reason is in `sealed_note`). Not bad: the key's holder can check it.
+  bool sealed_unchecked = false;
+  std::string sealed_note;
   uint64_t garbage_bytes = 0;  // allocated bytes the index does not name (fragment log, data)
   // Replica tier (docs/format/replica.md): a manifest that does not decode, or extents whose
   // bytes fail their CRC, make the replica bad (repair removes it: it is rebuilt later); a
@@ -37,6 +43,11 @@ struct VerifyReport {
   bool bad() const { return !index_ok || pages_bad > 0 || fragments_bad > 0 || replica_bad; }
 };
 
-Result<VerifyReport> VerifyEntry(const EntryPaths& paths, bool repair, int lock_timeout_ms = 2000);
+// `key`: the master key of an encrypted cache (pages of encrypted entries are opened with it);
+// null checks only unencrypted entries' pages.
+Result<VerifyReport> VerifyEntry(const EntryPaths& paths,
+                                 bool repair,
+                                 int lock_timeout_ms = 2000,
+                                 const MasterKey* key = nullptr);
 
 }  // namespace ferry::cache

@@ -11,6 +11,7 @@
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "cache/config.h"
 #include "cache/dir_access.h"
 #include "cache/entry_store.h"
+#include "cache/page_seal.h"
 #include "cache/stats.h"
 #include "cache/url.h"
 #include "cache/verify.h"
@@ -147,23 +149,32 @@ Status PrepareCacheDirMode(const std::string& dir, const std::string& shared) {
   return cache::PrepareCacheDir(dir, sharing, gid);
 }
 
+std::string AbsolutePath(const std::string& path) {
+  if (path.starts_with('/')) {
+    return path;
+  }
+  char cwd[4096];
+  return ::getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) + "/" + path : path;
+}
+
 int Enable(const Args& a) {
   auto dir = a.Get("--dir");
   if (!dir || !a.positional().empty()) {
     return UsageError("cache enable needs --dir DIR", a.spec());
   }
-  std::string abs_dir = *dir;
-  if (!abs_dir.starts_with('/')) {
-    char cwd[4096];
-    if (::getcwd(cwd, sizeof cwd) != nullptr) {
-      abs_dir = std::string(cwd) + "/" + abs_dir;
-    }
-  }
+  const std::string abs_dir = AbsolutePath(*dir);
   std::map<std::string, std::string> kv;
   kv["dir"] = abs_dir;
   kv["max_size"] = a.GetOr("--max-size", "100G");
   if (auto group = a.Get("--shared")) {
     kv["shared"] = *group;
+  }
+  if (auto key = a.Get("--encrypt-key")) {
+    // Checked now (mode, size), so that a bad key file is reported here and not at each read.
+    kv["cache_key_file"] = AbsolutePath(*key);
+    if (auto loaded = cache::MasterKey::Load(kv["cache_key_file"]); !loaded) {
+      return ReportError(loaded.error());
+    }
   }
   for (const std::string& setting : a.All("--set")) {
     const size_t eq = setting.find('=');
@@ -441,6 +452,15 @@ int Verify(const Args& args) {
     return ReportError(entries.error());
   }
   const bool repair = args.Has("--repair");
+  std::optional<cache::MasterKey> key;
+  if (!config->key_file.empty()) {
+    auto loaded = cache::MasterKey::Load(config->key_file);
+    if (!loaded) {
+      return ReportError(loaded.error());
+    }
+    key = std::move(*loaded);
+  }
+  uint64_t sealed_unchecked = 0;
   uint64_t checked = 0, bad_entries = 0, pages_ok = 0, pages_bad = 0, frags_ok = 0, frags_bad = 0,
            bad_index = 0, garbage = 0, replicas = 0, replicas_bad = 0, extents_ok = 0,
            extents_bad = 0;
@@ -450,7 +470,8 @@ int Verify(const Args& args) {
     if (!e.has_index) {
       continue;
     }
-    auto r = cache::VerifyEntry(e.paths, repair, static_cast<int>(config->lock_timeout_ms));
+    auto r = cache::VerifyEntry(e.paths, repair, static_cast<int>(config->lock_timeout_ms),
+                                key ? &*key : nullptr);
     if (!r) {
       if (r.error().code() == ErrorCode::kNotFound) {
         continue;  // evicted meanwhile
@@ -458,6 +479,13 @@ int Verify(const Args& args) {
       return ReportError(r.error());
     }
     ++checked;
+    if (r->sealed_unchecked) {
+      ++sealed_unchecked;
+      if (!args.Has("--json")) {
+        std::fprintf(stderr, "%s %s: not checked: %s\n", e.key.c_str(), r->url.c_str(),
+                     r->sealed_note.c_str());
+      }
+    }
     pages_ok += r->pages_ok;
     pages_bad += r->pages_bad;
     frags_ok += r->fragments_ok;
@@ -495,7 +523,7 @@ int Verify(const Args& args) {
     w.Field("fragments_ok", frags_ok).Field("fragments_bad", frags_bad);
     w.Field("garbage_bytes", garbage).Field("replicas", replicas);
     w.Field("replicas_bad", replicas_bad).Field("replica_extents_ok", extents_ok);
-    w.Field("replica_extents_bad", extents_bad);
+    w.Field("replica_extents_bad", extents_bad).Field("encrypted_unchecked", sealed_unchecked);
     w.Field("repaired", repair && bad_entries > 0).EndObject();
     std::printf("%s\n", w.str().c_str());
   } else {
@@ -643,6 +671,9 @@ constexpr OptionSpec kEnableOptions[] = {
      "a group cache (setgid 2770, files 0660 of GROUP) instead of a private one (0700); each "
      "member is served a cached file only once the origin let them open it"},
     {"--set", "KEY=VALUE", "any other cache setting (src/cache/config.h); repeat for more"},
+    {"--encrypt-key", "FILE",
+     "encrypt cached files at rest under this master key (32 bytes, mode 0600; make one with "
+     "head -c 32 /dev/urandom); sets cache_key_file"},
 };
 constexpr OptionSpec kDisableOptions[] = {kSystem, kWhere};
 // --system names the conf directory as --conf-dir does: both would leave one ignored.
@@ -752,6 +783,7 @@ constexpr const CommandSpec* kCacheSubcommands[] = {
     &kClear,
     &kPin,
     &kCacheReplicaCommand,
+    &kCacheRekeyCommand,
     &kCacheDoctorCommand,
     &kCacheNetBenchCommand,
 };

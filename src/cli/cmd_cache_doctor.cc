@@ -23,6 +23,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,7 @@
 #include "cache/config.h"
 #include "cache/dir_access.h"
 #include "cache/entry_store.h"
+#include "cache/page_seal.h"
 #include "cache/verify.h"
 #include "cli/args.h"
 #include "cli/cache_conf.h"
@@ -399,6 +401,50 @@ void CheckIndex(DoctorReport& report, const cache::Config& config) {
       .Value("bad_entries", static_cast<double>(bad_entries));
 }
 
+// Encrypted entries the configured key (or its lack) does not open are read from the origin:
+// say so, with the key id they need.
+void CheckEncryption(DoctorReport& report, const cache::Config& config) {
+  std::optional<cache::MasterKey> key;
+  if (!config.key_file.empty()) {
+    auto loaded = cache::MasterKey::Load(config.key_file);
+    if (!loaded) {
+      report.Add("encryption", CheckStatus::kFail,
+                 loaded.error().message() + ": the plug-in reads every file from the origin",
+                 "chmod 600 " + config.key_file + " (a 32-byte key of this account)");
+      return;
+    }
+    key = std::move(*loaded);
+  }
+  auto entries = cache::ScanEntries(config.dir);
+  uint64_t encrypted = 0, locked = 0, plain = 0;
+  std::string needed;
+  for (size_t i = 0; entries && i < entries->size() && i < 200; ++i) {
+    auto index = cache::LoadIndex((*entries)[i].paths.idx());
+    if (!index) {
+      continue;
+    }
+    encrypted += index->encrypted() ? 1u : 0u;
+    plain += index->encrypted() ? 0u : 1u;
+    if (index->encrypted() && (!key || key->id() != index->info().key_id)) {
+      ++locked;
+      needed = cache::KeyIdHex(index->info().key_id);
+    }
+  }
+  const std::string have = key ? "master key " + cache::KeyIdHex(key->id()) : "no cache_key_file";
+  if (locked > 0) {
+    report.Add("encryption", CheckStatus::kFail,
+               std::to_string(locked) + " entries are encrypted under master key " + needed
+                   + " and this configuration has " + have
+                   + ": they are read from the origin, never from the cache",
+               "ferry cache enable --dir " + config.dir + " --encrypt-key FILE-OF-KEY-" + needed);
+  } else {
+    report.Add("encryption", CheckStatus::kOk,
+               key ? have + ": " + std::to_string(encrypted) + " entries encrypted, "
+                         + std::to_string(plain) + " plaintext (re-encrypted when next opened)"
+                   : "off");
+  }
+}
+
 // ---- the origin ----
 
 struct Probe {
@@ -518,6 +564,7 @@ int Doctor(const Args& args) {
                    "ferry cache enable --dir " + config->dir + " --set ");
     if (usable) {
       CheckIndex(report, *config);
+      CheckEncryption(report, *config);
     }
   }
   if (!args.positional().empty()) {

@@ -16,6 +16,7 @@ extern const CommandSpec kSendCommand;           // cmd_send.cc
 extern const CommandSpec kRecvCommand;           // cmd_recv.cc
 extern const CommandSpec kCacheCommand;          // cmd_cache.cc
 extern const CommandSpec kCacheReplicaCommand;   // cmd_cache_replica.cc: `ferry cache replica`
+extern const CommandSpec kCacheRekeyCommand;     // cmd_cache_rekey.cc: `ferry cache rekey`
 extern const CommandSpec kCacheDoctorCommand;    // cmd_cache_doctor.cc: `ferry cache doctor`
 extern const CommandSpec kCacheNetBenchCommand;  // cmd_cache_doctor.cc: `ferry cache netbench`
 extern const CommandSpec kProxyCommand;          // cmd_proxy.cc

@@ -38,7 +38,9 @@
 //   ferry.origin_ca_dir D  (none)   CA certificates that verify the origin's TLS or host
 //                                   certificate
 //   ferry.<cache key> V             every key of the client cache (cache/config.h): dir,
-//                                   max_size, min_free, page_size, iogap, channels, ...
+//                                   max_size, min_free, page_size, iogap, channels, ...;
+//                                   ferry.cache_key_file F encrypts the cache at rest
+//                                   (docs/format/page-store.md; `ferry proxy run --encrypt-key`)
 //
 // Thread-safety: a ProxyConfig is a value.
 #pragma once
