@@ -109,13 +109,45 @@ Status PublishFile(const std::string& path,
   return OkStatus();
 }
 
-// KEY.rps: the state on the first line, the reason on the second.
-void WriteStatusFile(const EntryPaths& paths, ReplicaState state, const std::string& reason) {
-  std::string text = std::string(ReplicaStateName(state)) + "\n" + reason + "\n";
-  std::replace(text.begin() + static_cast<ptrdiff_t>(text.find('\n') + 1), text.end() - 1, '\n',
-               ' ');
+// KEY.rps: the state on the first line, the reason on the second, why the replica is at its
+// stage on the third.
+struct StatusLines {
+  std::string state;
+  std::string reason;
+  std::string stage_why;
+};
+
+std::string OneLine(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
+}
+
+void WriteStatusFile(const EntryPaths& paths,
+                     ReplicaState state,
+                     const std::string& reason,
+                     const std::string& stage_why) {
+  const std::string text = std::string(ReplicaStateName(state)) + "\n" + OneLine(reason) + "\n"
+                           + OneLine(stage_why) + "\n";
   (void)PublishFile(paths.replica_status(),
                     {reinterpret_cast<const uint8_t*>(text.data()), text.size()}, paths.subdir);
+}
+
+std::optional<StatusLines> ReadStatusFile(const EntryPaths& paths) {
+  auto bytes = ReadWhole(paths.replica_status(), 65536);
+  if (!bytes) {
+    return std::nullopt;
+  }
+  StatusLines lines;
+  std::string* field[] = {&lines.state, &lines.reason, &lines.stage_why};
+  size_t k = 0;
+  for (uint8_t c : *bytes) {
+    if (c == '\n') {
+      k += 1;
+    } else if (k < 3) {
+      field[k]->push_back(static_cast<char>(c));
+    }
+  }
+  return lines;
 }
 
 void FillEncodings(const ReplicaManifest& m, ReplicaBuildReport& r) {
@@ -1134,7 +1166,12 @@ Result<ReplicaBuildReport> BuildReplica(const Config& config,
   report.cpu_ns = ThreadCpuNs() - cpu0;
   report.replica_bytes = report.generation != 0 ? ReplicaDiskBytes(paths, report.generation) : 0;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  WriteStatusFile(paths, report.state, report.reason);
+  if (!report.published && report.generation != 0) {
+    // Up to date: the replica is at the stage an earlier build chose, for its reasons.
+    const std::optional<StatusLines> before = ReadStatusFile(paths);
+    report.stage_why = before ? before->stage_why : "";
+  }
+  WriteStatusFile(paths, report.state, report.reason, report.stage_why);
   (void)counters.MergeInto(config.dir);
   return report;
 }
@@ -1169,14 +1206,12 @@ Result<ReplicaBuildReport> ReplicaStatusOf(const EntryPaths& paths) {
       report.hot_branches.push_back(m->trees[b.tree] + "/" + b.name);
     }
     FillEncodings(*m, report);
-  } else if (auto status = ReadWhole(paths.replica_status(), 65536)) {
-    const std::string text(status->begin(), status->end());
-    const size_t nl = text.find('\n');
+    const std::optional<StatusLines> status = ReadStatusFile(paths);
+    report.stage_why = status ? status->stage_why : "";
+  } else if (const std::optional<StatusLines> status = ReadStatusFile(paths)) {
     report.state =
-        text.substr(0, nl) == "unsupported" ? ReplicaState::kUnsupported : ReplicaState::kNone;
-    if (nl != std::string::npos) {
-      report.reason = text.substr(nl + 1, text.find('\n', nl + 1) - nl - 1);
-    }
+        status->state == "unsupported" ? ReplicaState::kUnsupported : ReplicaState::kNone;
+    report.reason = status->reason;
     if (m) {
       report.reason = "the replica belongs to an older copy of the file";
     }
