@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <string>
@@ -72,6 +73,29 @@ bool MayBuild(int64_t active_age_ms,
   }
   const bool filling = filling_age_ms >= 0 && filling_age_ms < quiet_ms;
   return filling && spare_cores >= min_spare;
+}
+
+bool MayBuildNow(const std::string& dir,
+                 std::chrono::milliseconds quiet,
+                 const std::function<double()>& spare_cores,
+                 double min_spare,
+                 std::string* why) {
+  const int64_t active_age = MarkAgeMs(dir + "/" + kActivityFile);
+  const int64_t filling_age = MarkAgeMs(dir + "/" + kFillingFile);
+  const bool pass = active_age >= 0 && active_age < quiet.count();
+  const bool fill_pass = filling_age >= 0 && filling_age < quiet.count();
+  const double spare = pass && fill_pass && spare_cores ? spare_cores() : 0.0;
+  char text[128];
+  if (!pass) {
+    std::snprintf(text, sizeof text, "no pass running");
+  } else if (fill_pass) {
+    std::snprintf(text, sizeof text, "a filling pass left %.2f cores idle (%.2f needed)", spare,
+                  min_spare);
+  } else {
+    std::snprintf(text, sizeof text, "a pass reads the cache without filling it");
+  }
+  *why = text;
+  return MayBuild(active_age, filling_age, quiet.count(), spare, min_spare);
 }
 
 std::chrono::milliseconds WaitForRoom(const std::string& dir,

@@ -79,6 +79,14 @@ bool MayBuild(int64_t active_age_ms,
               double spare_cores,
               double min_spare = kMinSpareCores);
 
+// MayBuild's rule applied once, now (the marks of `dir`, `spare_cores` asked only while a
+// filling pass runs); `why` gets what was measured, for the build's report.
+bool MayBuildNow(const std::string& dir,
+                 std::chrono::milliseconds quiet,
+                 const std::function<double()>& spare_cores,
+                 double min_spare,
+                 std::string* why);
+
 // As WaitForQuiet, with MayBuild's rule: also returns while a filling pass leaves `min_spare`
 // cores idle. `spare_cores` (CpuRoom::SpareCores) is asked only while a filling pass runs.
 std::chrono::milliseconds WaitForRoom(const std::string& dir,

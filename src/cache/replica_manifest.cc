@@ -13,6 +13,8 @@ constexpr char kMagic[8] = {'F', 'E', 'R', 'R', 'Y', 'R', 'P', 'M'};
 constexpr char kTrailer[4] = {'R', 'P', 'M', '1'};
 constexpr size_t kHeaderCrcAt = 156;
 constexpr size_t kExtentBytes = 48;
+// The extent's u16 unit field: the kind in the low byte, this bit for a unit kept as stored.
+constexpr uint16_t kAsStoredBit = 0x100;
 constexpr size_t kRateBytes = 24;
 constexpr uint32_t kMaxString = 65536;
 
@@ -169,7 +171,9 @@ Status DecodeExtents(ByteReader& r, uint32_t count, ReplicaManifest& m) {
     e.basket = r.U32();
     e.setting.algorithm = static_cast<codec::Algorithm>(r.U8());
     e.setting.level = r.U8();
-    e.unit = static_cast<ReplicaExtent::Unit>(r.U16());
+    const uint16_t unit = r.U16();
+    e.unit = static_cast<ReplicaExtent::Unit>(unit & ~kAsStoredBit);
+    e.as_stored = (unit & kAsStoredBit) != 0;
     e.raw_bytes = r.U32();
   }
   return OkStatus();
@@ -266,7 +270,7 @@ void ReplicaManifest::Encode(std::vector<uint8_t>& out) const {
     w.U32(e.basket);
     w.U8(static_cast<uint8_t>(e.setting.algorithm));
     w.U8(static_cast<uint8_t>(e.setting.level));
-    w.U16(static_cast<uint16_t>(e.unit));
+    w.U16(static_cast<uint16_t>(static_cast<uint16_t>(e.unit) | (e.as_stored ? kAsStoredBit : 0)));
     w.U32(e.raw_bytes);
   }
   for (const std::string& t : trees) {
@@ -344,9 +348,12 @@ Status ReplicaManifest::Validate() const {
     if (e.offset != at || e.bytes == 0 || e.tree >= trees.size()) {
       return Bad("extents not contiguous");
     }
-    if (e.setting.algorithm != codec::Algorithm::kNone
-        && e.setting.algorithm != codec::Algorithm::kLz4
-        && e.setting.algorithm != codec::Algorithm::kZstd) {
+    // A unit kept as stored has the original's codec, any that ROOT writes.
+    const bool known = e.as_stored ? e.setting.algorithm <= codec::Algorithm::kZstd
+                                   : e.setting.algorithm == codec::Algorithm::kNone
+                                         || e.setting.algorithm == codec::Algorithm::kLz4
+                                         || e.setting.algorithm == codec::Algorithm::kZstd;
+    if (!known) {
       return Bad("extent with an unknown encoding");
     }
     if (e.unit != ReplicaExtent::Unit::kBasket && e.unit != ReplicaExtent::Unit::kPage
@@ -374,6 +381,13 @@ bool ReplicaManifest::LibrariesMatch() const {
 void ReplicaManifest::SetLibraries() {
   zstd_version = codec::LibraryVersion(codec::Algorithm::kZstd);
   lz4_version = codec::LibraryVersion(codec::Algorithm::kLz4);
+}
+
+int ReplicaManifest::Stage() const {
+  return std::any_of(extents.begin(), extents.end(),
+                     [](const ReplicaExtent& e) { return e.as_stored; })
+             ? 1
+             : 2;
 }
 
 long ReplicaManifest::ExtentAt(uint64_t offset) const {

@@ -47,6 +47,10 @@ struct ReplicaExtent {
   enum class Unit : uint16_t { kBasket = 0, kPage = 1, kPageWithChecksum = 3 };
   Unit unit = Unit::kBasket;
   uint32_t raw_bytes = 0;  // pages only
+  // Relocated as the original stores it (stage 1): the original record's bytes, a basket's
+  // fSeekKey aside; `setting` is then the original's algorithm (level 0). Otherwise re-encoded
+  // with `setting` (stage 2).
+  bool as_stored = false;
   uint64_t end() const { return offset + bytes; }
 };
 
@@ -96,6 +100,8 @@ struct ReplicaManifest {
   bool LibrariesMatch() const;
   // Records this process's codec library versions.
   void SetLibraries();
+  // Stage 1 (some unit relocated as stored, waiting to be re-encoded) or 2 (all re-encoded).
+  int Stage() const;
 };
 
 }  // namespace ferry::cache

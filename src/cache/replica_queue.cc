@@ -43,15 +43,10 @@ std::string SelfObjectDir() {
   return ExecutableDir();
 }
 
-}  // namespace
-
-std::string QueueDir(const Config& config) {
-  return config.dir + "/replica-queue";
-}
-
-std::vector<std::string> QueuedKeys(const Config& config) {
+// The entry keys named by the files of `dir`.
+std::vector<std::string> KeysIn(const std::string& dir) {
   std::vector<std::string> keys;
-  if (DIR* d = ::opendir(QueueDir(config).c_str())) {
+  if (DIR* d = ::opendir(dir.c_str())) {
     while (struct dirent* e = ::readdir(d)) {
       const std::string name = e->d_name;
       if (name.size() == 16 && name.find_first_not_of("0123456789abcdef") == std::string::npos) {
@@ -61,6 +56,31 @@ std::vector<std::string> QueuedKeys(const Config& config) {
     ::closedir(d);
   }
   return keys;
+}
+
+}  // namespace
+
+std::string QueueDir(const Config& config) {
+  return config.dir + "/replica-queue";
+}
+
+std::vector<std::string> QueuedKeys(const Config& config) {
+  return KeysIn(QueueDir(config));
+}
+
+std::string ReencodeQueueDir(const Config& config) {
+  return QueueDir(config) + "/reencode";
+}
+
+void RequestReencode(const Config& config, const std::string& key) {
+  const std::string dir = ReencodeQueueDir(config);
+  if (MakeCacheSubdir(QueueDir(config)) && MakeCacheSubdir(dir)) {
+    (void)OpenCacheFile(dir + "/" + key, O_WRONLY);
+  }
+}
+
+std::vector<std::string> QueuedReencodes(const Config& config) {
+  return KeysIn(ReencodeQueueDir(config));
 }
 
 std::string ReplicaBuilderPath(const Config& config) {

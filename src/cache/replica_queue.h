@@ -32,6 +32,15 @@ std::string QueueDir(const Config& config);
 // The keys queued now.
 std::vector<std::string> QueuedKeys(const Config& config);
 
+// The second stage's queue: DIR/replica-queue/reencode, one empty file per entry KEY whose
+// replica was relocated during a pass (stage 1) and waits to be re-encoded when the machine is
+// idle. Filled and drained by the drainer; a request outlives a drainer that was killed.
+std::string ReencodeQueueDir(const Config& config);
+// Adds KEY (best effort: a lost request only leaves the replica at stage 1 until the next
+// build of the file).
+void RequestReencode(const Config& config, const std::string& key);
+std::vector<std::string> QueuedReencodes(const Config& config);
+
 // The ferry binary that builds in the background: Config::replica_builder, else bin/ferry
 // beside the library or program this code runs in; "" when there is none.
 std::string ReplicaBuilderPath(const Config& config);

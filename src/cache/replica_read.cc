@@ -296,11 +296,19 @@ void CachedFile::ReadExtentRun(std::span<io::ReadRequest> parts,
 
 namespace {
 
-// An extent's unit encoded again from its original bytes, as the builder encoded it.
+// An extent's unit encoded again from its original bytes, as the builder encoded it: a unit
+// kept as stored is the original's bytes (a basket's fSeekKey set as the builder set it).
 Result<uint32_t> ReencodeUnit(const ReplicaExtent& x,
                               std::span<const uint8_t> original,
                               ByteVector* scratch,
                               ByteVector* out) {
+  if (x.as_stored) {
+    out->assign(original.begin(), original.end());
+    if (x.unit == ReplicaExtent::Unit::kBasket) {
+      rootwrite::SetKeySeek({out->data(), out->size()}, x.offset);
+    }
+    return static_cast<uint32_t>(out->size());
+  }
   if (x.unit == ReplicaExtent::Unit::kBasket) {
     return rootwrite::ReencodeBasket(original, x.setting, x.offset, scratch, out);
   }

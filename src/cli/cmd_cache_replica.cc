@@ -74,6 +74,8 @@ void WriteReport(JsonWriter& w, const replica::ReplicaBuildReport& r) {
   w.BeginObject();
   w.Field("url", r.url).Field("key", r.key);
   w.Field("state", replica::ReplicaStateName(r.state));
+  // 1: relocated as stored, re-encoding when idle; 2: re-encoded; 0: no replica.
+  w.Field("stage", static_cast<uint64_t>(r.stage)).Field("stage_why", r.stage_why);
   w.Field("codec", r.generation != 0 ? CodecName(r.setting) : "");
   w.Field("original_bytes", r.origin_bytes).Field("virtual_bytes", r.virtual_bytes);
   w.Field("replica_bytes", r.replica_bytes);
@@ -106,6 +108,9 @@ void WriteReport(JsonWriter& w, const replica::ReplicaBuildReport& r) {
 void PrintReport(const replica::ReplicaBuildReport& r, bool built_now) {
   std::printf("%-11s %s\n", std::string(replica::ReplicaStateName(r.state)).c_str(), r.url.c_str());
   if (r.generation != 0) {
+    std::printf("            stage %d: %s%s%s\n", r.stage,
+                r.stage == 1 ? "relocated as stored, re-encoding when idle" : "re-encoded",
+                r.stage_why.empty() ? "" : "; ", r.stage_why.c_str());
     std::printf(
         "            %s, %llu baskets (%s as stored originally, %s now), %zu branches,"
         " file %s -> %s\n",
@@ -217,6 +222,13 @@ int Build(const Args& args) {
   if (options.codec != "auto" && !codec::Setting::Parse(options.codec)) {
     return UsageError("--codec must be auto, zstd:N, lz4 or none", args.spec());
   }
+  const std::string stage = s->args.GetOr("--stage", "2");
+  if (stage != "1" && stage != "2" && stage != "auto") {
+    return UsageError("--stage must be 1, 2 or auto", args.spec());
+  }
+  options.stage = stage == "1"   ? replica::ReplicaStage::kRelocate
+                  : stage == "2" ? replica::ReplicaStage::kReencode
+                                 : replica::ReplicaStage::kAuto;
   if (background) {
     // And out of the way of a running analysis: before each file and between baskets, wait
     // while any process reads through this cache — unless that pass is filling the cache and
@@ -238,6 +250,11 @@ int Build(const Args& args) {
       cache::WaitForRoom(
           dir, kQuietAfterRead, kQuietPoll, [room] { return room->SpareCores(); }, cores, give_up);
       next = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
+    };
+    // Stage 2 at once only when the machine has the room for it now, by the same measure.
+    options.reencode_fits = [dir = s->config.dir, room, cores](std::string* why) {
+      return cache::MayBuildNow(
+          dir, kQuietAfterRead, [room] { return room->SpareCores(); }, cores, why);
     };
   }
   if (s->args.Has("--queue")) {
@@ -283,6 +300,10 @@ constexpr OptionSpec kBuildOptions[] = {
     {"--codec", "auto|zstd:N|lz4|none", "the encoding of the re-encoded baskets",
      "the cache's replica_codec setting"},
     kCacheJsonOption,
+    {"--stage", "1|2|auto",
+     "1: relocate the baskets as stored (a copy); 2: re-encode them; auto: 2 when the machine "
+     "has the CPU now, else 1 (the queue's drainer always decides so)",
+     "2"},
     {"--background", "", "idle CPU and I/O priority"},
     {"--queue", "",
      "build what the plug-in asked for in the background (replica = auto); with --background, "

@@ -109,20 +109,55 @@ Status PublishFile(const std::string& path,
   return OkStatus();
 }
 
-// KEY.rps: the state on the first line, the reason on the second.
-void WriteStatusFile(const EntryPaths& paths, ReplicaState state, const std::string& reason) {
-  std::string text = std::string(ReplicaStateName(state)) + "\n" + reason + "\n";
-  std::replace(text.begin() + static_cast<ptrdiff_t>(text.find('\n') + 1), text.end() - 1, '\n',
-               ' ');
+// KEY.rps: the state on the first line, the reason on the second, why the replica is at its
+// stage on the third.
+struct StatusLines {
+  std::string state;
+  std::string reason;
+  std::string stage_why;
+};
+
+std::string OneLine(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
+}
+
+void WriteStatusFile(const EntryPaths& paths,
+                     ReplicaState state,
+                     const std::string& reason,
+                     const std::string& stage_why) {
+  const std::string text = std::string(ReplicaStateName(state)) + "\n" + OneLine(reason) + "\n"
+                           + OneLine(stage_why) + "\n";
   (void)PublishFile(paths.replica_status(),
                     {reinterpret_cast<const uint8_t*>(text.data()), text.size()}, paths.subdir);
+}
+
+std::optional<StatusLines> ReadStatusFile(const EntryPaths& paths) {
+  auto bytes = ReadWhole(paths.replica_status(), 65536);
+  if (!bytes) {
+    return std::nullopt;
+  }
+  StatusLines lines;
+  std::string* field[] = {&lines.state, &lines.reason, &lines.stage_why};
+  size_t k = 0;
+  for (uint8_t c : *bytes) {
+    if (c == '\n') {
+      k += 1;
+    } else if (k < 3) {
+      field[k]->push_back(static_cast<char>(c));
+    }
+  }
+  return lines;
 }
 
 void FillEncodings(const ReplicaManifest& m, ReplicaBuildReport& r) {
   std::map<std::string, std::pair<uint64_t, uint64_t>> mix;
   for (const ReplicaExtent& e : m.extents) {
-    auto& [n, bytes] =
-        mix[e.setting.algorithm == codec::Algorithm::kNone ? "none" : e.setting.ToString()];
+    const std::string name =
+        e.as_stored ? "stored:" + std::string(AlgorithmName(e.setting.algorithm))
+        : e.setting.algorithm == codec::Algorithm::kNone ? "none"
+                                                         : e.setting.ToString();
+    auto& [n, bytes] = mix[name];
     n += 1;
     bytes += e.bytes;
   }
@@ -180,7 +215,27 @@ class Builder {
   void AddTree(rootwrite::TreeRecordSource t);
   void FindHot();
   void AddHot(size_t basket);
+  // The stage of this build (ReplicaStage), once the units are known; false when there is
+  // nothing to place (the previous replica is up to date for the stage asked).
+  bool ChooseStage();
   Status ChooseCodec();
+  // Stage 1: no codec; tree records keep the previous replica's (none without one).
+  void KeepCodec();
+  // Unit i of the previous replica, if it has it: its bytes, CRC checked.
+  const ReplicaExtent* PreviousExtent(size_t i) const {
+    return previous_extent_[i] < 0 ? nullptr
+                                   : &previous_->extents[static_cast<size_t>(previous_extent_[i])];
+  }
+  Status ReadPrevious(const ReplicaExtent& e, std::vector<uint8_t>& record) const;
+  // Unit i as the original stores it: the previous replica's copy as stored, else the byte
+  // tier's; kNotFound when neither holds it whole.
+  Status ReadStored(size_t i, std::vector<uint8_t>& record);
+  // Whether this build encodes unit i anew (rather than copying the previous replica's).
+  bool Fresh(size_t i) const {
+    const ReplicaExtent* e = PreviousExtent(i);
+    return e == nullptr ? src_.Holds(baskets_[i].seek, baskets_[i].bytes)
+                        : reencode_ && e->as_stored;
+  }
   // What the replica adds besides units for one object: its TTree record, or the RNTuple's
   // anchor, footer and page lists.
   uint64_t RecordBytes(uint32_t object) const;
@@ -210,12 +265,22 @@ class Builder {
   void Release();
   // Waits while the options' pause says so; kCancelled once a background build should leave
   // the file to an explicit build that waits for it.
+  // A relocation (stage 1) does not wait: it is a copy, meant to run beside a filling pass.
+  // A re-encoding that has to wait for a pass gives way to a relocation (`preempt`); one
+  // that has the room goes on.
   Status Pause() {
-    if (options_.pause) {
-      options_.pause([this] { return Wanted(); });
+    bool preempted = false;
+    if (options_.pause && reencode_) {
+      options_.pause([&] {
+        preempted = preempted || (options_.preempt && options_.preempt());
+        return Wanted() || preempted;
+      });
     }
     if (Wanted()) {
       return Error(ErrorCode::kCancelled, "yielded to an explicit build");
+    }
+    if (preempted) {
+      return Error(ErrorCode::kCancelled, std::string(kPreemptedReason));
     }
     return OkStatus();
   }
@@ -237,6 +302,8 @@ class Builder {
   // Per RNTuple: its pages, per column by ordinal (RntupleRecordSource::pages()).
   std::vector<std::vector<std::vector<rootwrite::RntupleRecordSource::PageRef>>> page_refs_;
   uint64_t range_missing_ = 0;
+  // Stage 2 (re-encode) or 1 (relocate); until ChooseStage, what the options ask for first.
+  bool reencode_ = true;
   std::vector<Basket> baskets_;  // sorted by seek
   std::map<std::tuple<uint32_t, int32_t, int32_t>, size_t> basket_at_;
   std::vector<long> previous_extent_;  // per basket: extent in previous_, or -1
@@ -586,11 +653,11 @@ Status Builder::ChooseCodec() {
   std::vector<size_t> fresh;
   for (size_t i : hot_) {
     hot_original += baskets_[i].bytes;
-    if (previous_extent_[i] >= 0) {
-      kept += previous_->extents[static_cast<size_t>(previous_extent_[i])].bytes;
-    } else if (src_.Holds(baskets_[i].seek, baskets_[i].bytes)) {
+    if (Fresh(i)) {
       fresh.push_back(i);
       fresh_original += baskets_[i].bytes;
+    } else if (const ReplicaExtent* e = PreviousExtent(i)) {
+      kept += e->bytes;
     }
   }
   uint64_t records = 0;
@@ -612,8 +679,8 @@ Status Builder::ChooseCodec() {
   codec::Algorithm original = codec::Algorithm::kNone;
   for (size_t k = 0; k < order.size() && taken < budget; ++k) {
     const Basket& x = baskets_[order[k]];
-    std::vector<uint8_t> rec(x.bytes);
-    if (!src_.ReadAt(x.seek, rec)) {
+    std::vector<uint8_t> rec;
+    if (!ReadStored(order[k], rec)) {
       continue;
     }
     auto unit = UnitOf(x, rec);
@@ -640,6 +707,37 @@ Status Builder::ChooseCodec() {
   r_.codec_why = plan_.why;
   r_.rates = plan_.rates;
   return OkStatus();
+}
+
+void Builder::KeepCodec() {
+  plan_ = CodecPlan{};
+  plan_.dense = previous_ ? previous_->setting : codec::Setting{codec::Algorithm::kNone, 0};
+  plan_.candidates = {plan_.dense};
+  r_.rates = previous_ ? previous_->rates : std::vector<CodecRate>{};
+  r_.codec_why = "units relocated as stored (stage 1)";
+}
+
+Status Builder::ReadPrevious(const ReplicaExtent& e, std::vector<uint8_t>& record) const {
+  record.resize(e.bytes);
+  FERRY_TRY(
+      PreadFull(previous_data_.get(), record.data(), e.bytes, e.offset - previous_->baskets_begin));
+  if (crc32c::Value(record.data(), record.size()) != e.crc) {
+    return CorruptionError("extent of the previous replica does not match its CRC");
+  }
+  return OkStatus();
+}
+
+Status Builder::ReadStored(size_t i, std::vector<uint8_t>& record) {
+  const Basket& x = baskets_[i];
+  const ReplicaExtent* e = PreviousExtent(i);
+  if (e != nullptr && e->as_stored && ReadPrevious(*e, record)) {
+    return OkStatus();
+  }
+  if (!src_.Holds(x.seek, x.bytes)) {
+    return NotFoundError("not held");
+  }
+  record.resize(x.bytes);
+  return src_.ReadAt(x.seek, record);
 }
 
 uint64_t Builder::RecordBytes(uint32_t object) const {
@@ -691,25 +789,21 @@ Result<rootwrite::MovedBasket> Builder::PlaceBasket(rootwrite::UnitOverlayWriter
                                                     ByteVector& out,
                                                     std::vector<uint8_t>& record) {
   const Basket& x = baskets_[i];
-  if (const long pe = previous_extent_[i]; pe >= 0) {
-    // Already re-encoded: copied as it is.
-    const ReplicaExtent& e = previous_->extents[static_cast<size_t>(pe)];
-    record.resize(e.bytes);
-    if (PreadFull(previous_data_.get(), record.data(), e.bytes, e.offset - previous_->baskets_begin)
-        && crc32c::Value(record.data(), record.size()) == e.crc) {
-      auto moved = w.AddEncodedBasket(tree, x.branch, x.basket, record, e.setting, &out);
-      if (moved) {
-        return moved;
-      }
-    }
-  }
-  if (src_.Holds(x.seek, x.bytes)) {
-    record.resize(x.bytes);
-    if (src_.ReadAt(x.seek, record)) {
-      auto moved = w.AddBasket(tree, x.branch, x.basket, record, &out);
-      r_.new_baskets += moved ? 1u : 0u;
+  const ReplicaExtent* e = PreviousExtent(i);
+  if (e != nullptr && !Fresh(i) && ReadPrevious(*e, record)) {
+    // Already in the replica in the form this stage wants: copied as it is.
+    auto moved = e->as_stored
+                     ? w.AddStoredBasket(tree, x.branch, x.basket, record, &out)
+                     : w.AddEncodedBasket(tree, x.branch, x.basket, record, e->setting, &out);
+    if (moved) {
       return moved;
     }
+  }
+  if (ReadStored(i, record)) {
+    auto moved = reencode_ ? w.AddBasket(tree, x.branch, x.basket, record, &out)
+                           : w.AddStoredBasket(tree, x.branch, x.basket, record, &out);
+    r_.new_baskets += moved ? 1u : 0u;
+    return moved;
   }
   return NotFoundError("not placed");
 }
@@ -798,7 +892,8 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
                              .unit = !moved->page           ? ReplicaExtent::Unit::kBasket
                                      : moved->page_checksum ? ReplicaExtent::Unit::kPageWithChecksum
                                                             : ReplicaExtent::Unit::kPage,
-                             .raw_bytes = moved->raw_bytes});
+                             .raw_bytes = moved->raw_bytes,
+                             .as_stored = moved->as_stored});
     next_.original_bytes += moved->original_bytes;
     if (out.size() >= kWriteChunk) {
       FERRY_TRY(PwriteFull(data.get(), out.data(), out.size(), written));
@@ -905,8 +1000,39 @@ void Builder::Release() {
   }
 }
 
+bool Builder::ChooseStage() {
+  bool fresh = false;
+  bool stored = false;
+  for (size_t i : hot_) {
+    const ReplicaExtent* e = PreviousExtent(i);
+    fresh = fresh || (e == nullptr && src_.Holds(baskets_[i].seek, baskets_[i].bytes));
+    stored = stored || (e != nullptr && e->as_stored);
+  }
+  switch (options_.stage) {
+    case ReplicaStage::kRelocate:
+      reencode_ = false;
+      r_.stage_why = "asked to relocate";
+      return fresh;
+    case ReplicaStage::kReencode:
+      reencode_ = true;
+      r_.stage_why = "asked to re-encode";
+      return fresh || stored;
+    case ReplicaStage::kAuto:
+      break;
+  }
+  if (!fresh && !stored) {
+    return false;
+  }
+  // Measured now, per file: a machine with room re-encodes in one stage.
+  std::string why;
+  reencode_ = !options_.reencode_fits || options_.reencode_fits(&why);
+  r_.stage_why = (reencode_ ? "re-encoded at once: " : "relocated, re-encoding when idle: ") + why;
+  return fresh || reencode_;
+}
+
 Status Builder::Run() {
   cpu0_ = ThreadCpuNs();
+  reencode_ = options_.stage == ReplicaStage::kReencode;
   // Each step may take tens of milliseconds (an LZMA file's tree records decode slowly).
   FERRY_TRY(Pause());
   FERRY_TRY(LoadPrevious());
@@ -921,12 +1047,7 @@ Status Builder::Run() {
     r_.reason = "no basket was read whole (nothing to relocate)";
     return OkStatus();
   }
-  // Up to date: nothing new to place since the previous build.
-  bool fresh = false;
-  for (size_t i : hot_) {
-    fresh = fresh || (previous_extent_[i] < 0 && src_.Holds(baskets_[i].seek, baskets_[i].bytes));
-  }
-  if (previous_ && !fresh) {
+  if (previous_ && !ChooseStage()) {
     next_ = *previous_;
     r_.missing_baskets = range_missing_;
     for (size_t i : hot_) {
@@ -936,8 +1057,15 @@ Status Builder::Run() {
     r_.codec_why = "up to date";
     used_trees_.clear();
   } else {
+    if (!previous_) {
+      (void)ChooseStage();
+    }
     FERRY_TRY(Pause());
-    FERRY_TRY(ChooseCodec());
+    if (reencode_) {
+      FERRY_TRY(ChooseCodec());
+    } else {
+      KeepCodec();
+    }
     FERRY_TRY(Write());
     if (next_.extents.empty()) {
       (void)::unlink(paths_.replica_data(next_.generation).c_str());
@@ -949,6 +1077,7 @@ Status Builder::Run() {
   }
   Release();
   r_.generation = next_.generation;
+  r_.stage = next_.Stage();
   r_.setting = next_.setting;
   r_.baskets = next_.extents.size();
   r_.original_bytes = next_.original_bytes;
@@ -1027,16 +1156,22 @@ Result<ReplicaBuildReport> BuildReplica(const Config& config,
     if (st.error().code() != ErrorCode::kCancelled) {
       return std::move(st).error();
     }
-    // Like a crash, for the explicit build that takes over: the previous replica stays.
+    // Like a crash, for the explicit build that takes over (or the relocation that goes
+    // first): the previous replica stays.
     report = ReplicaBuildReport{.key = key, .url = report.url};
     report.state = ReplicaState::kBuilding;
-    report.reason = "yielded to an explicit build";
+    report.reason = st.error().message();
     return report;
   }
   report.cpu_ns = ThreadCpuNs() - cpu0;
   report.replica_bytes = report.generation != 0 ? ReplicaDiskBytes(paths, report.generation) : 0;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  WriteStatusFile(paths, report.state, report.reason);
+  if (!report.published && report.generation != 0) {
+    // Up to date: the replica is at the stage an earlier build chose, for its reasons.
+    const std::optional<StatusLines> before = ReadStatusFile(paths);
+    report.stage_why = before ? before->stage_why : "";
+  }
+  WriteStatusFile(paths, report.state, report.reason, report.stage_why);
   (void)counters.MergeInto(config.dir);
   return report;
 }
@@ -1058,6 +1193,7 @@ Result<ReplicaBuildReport> ReplicaStatusOf(const EntryPaths& paths) {
                                             : std::to_string(m->missing_baskets)
                                                   + " baskets the analysis read are not held whole";
     report.generation = m->generation;
+    report.stage = m->Stage();
     report.setting = m->setting;
     report.rates = m->rates;
     report.baskets = m->extents.size();
@@ -1070,14 +1206,12 @@ Result<ReplicaBuildReport> ReplicaStatusOf(const EntryPaths& paths) {
       report.hot_branches.push_back(m->trees[b.tree] + "/" + b.name);
     }
     FillEncodings(*m, report);
-  } else if (auto status = ReadWhole(paths.replica_status(), 65536)) {
-    const std::string text(status->begin(), status->end());
-    const size_t nl = text.find('\n');
+    const std::optional<StatusLines> status = ReadStatusFile(paths);
+    report.stage_why = status ? status->stage_why : "";
+  } else if (const std::optional<StatusLines> status = ReadStatusFile(paths)) {
     report.state =
-        text.substr(0, nl) == "unsupported" ? ReplicaState::kUnsupported : ReplicaState::kNone;
-    if (nl != std::string::npos) {
-      report.reason = text.substr(nl + 1, text.find('\n', nl + 1) - nl - 1);
-    }
+        status->state == "unsupported" ? ReplicaState::kUnsupported : ReplicaState::kNone;
+    report.reason = status->reason;
     if (m) {
       report.reason = "the replica belongs to an older copy of the file";
     }

@@ -8,6 +8,7 @@
 // 3. the codec: the previous replica's, else measured on a sample (replica_codec.h);
 // 4. the overlay (rootwrite/overlay.h): new baskets re-encoded and checked by decoding them
 //    again, previous ones copied; the data file is synced, then the manifest published;
+//    or, in stage 1 (ReplicaStage below), new baskets copied as the original stores them;
 // 5. the byte-tier pages the replica supersedes are released (and the fragment log compacted)
 //    when no other process has the entry open; otherwise later (the next build or close).
 // Memory: one basket (and its candidate encodings), the 4 MiB write buffer, the tree records,
@@ -36,6 +37,16 @@
 namespace ferry::replica {
 
 enum class ReplicaState : uint8_t { kNone, kBuilding, kBuilt, kPartial, kUnsupported };
+
+// The two stages of a replica (docs/format/replica.md, "Stages"). Stage 1 relocates: the hot
+// units are copied as the original stores them (a copy, no codec), in access order, with the
+// metadata rewritten — cheap enough to run while a pass fills the cache. Stage 2 re-encodes
+// every unit with the measured codec plan, as a new generation that replaces stage 1.
+enum class ReplicaStage : uint8_t {
+  kRelocate,  // stage 1: new units as stored; units of the previous replica kept as they are
+  kReencode,  // stage 2: every unit re-encoded (stage-1 units from the previous replica)
+  kAuto,      // stage 2 when `reencode_fits` says the CPU is there now, else stage 1
+};
 // "none", "building", "built", "partial", "unsupported".
 std::string_view ReplicaStateName(ReplicaState state);
 
@@ -54,7 +65,17 @@ struct ReplicaBuildOptions {
   // file, at most `wait_ms`, then builds: it returns with the file built or with a reason.
   bool yield = false;
   int wait_ms = 30 * 60 * 1000;
+  ReplicaStage stage = ReplicaStage::kReencode;
+  // kAuto: asked once, when the file has units to place: whether re-encoding fits the CPU the
+  // machine leaves now (measured by the caller); `why` gets the figures. Empty: it fits.
+  std::function<bool(std::string* why)> reencode_fits;
+  // A re-encoding build that waits in `pause` stops (as a yield does: the previous replica
+  // stays, state building, reason kPreemptedReason) once this says true: the drainer has a
+  // relocation waiting, which must not wait for a pass to end. May be empty.
+  std::function<bool()> preempt;
 };
+
+inline constexpr std::string_view kPreemptedReason = "left for a relocation that is waiting";
 
 struct ReplicaBuildReport {
   std::string key;
@@ -63,6 +84,8 @@ struct ReplicaBuildReport {
   std::string reason;      // why not built (none, unsupported), or what is missing (partial)
   bool published = false;  // this build published a new generation
   uint64_t generation = 0;
+  int stage = 0;          // of the replica (ReplicaManifest::Stage), 0 without one
+  std::string stage_why;  // why this build relocated or re-encoded
   codec::Setting setting{codec::Algorithm::kNone, 0};
   std::string codec_why;
   std::vector<cache::CodecRate> rates;

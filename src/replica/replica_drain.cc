@@ -1,5 +1,12 @@
+// The drainer runs the replica's two stages (replica_build.h, ReplicaStage). A file a pass has
+// closed is built at once, without waiting for the pass: re-encoded when the machine has the
+// CPU for it now (the caller's measure), else relocated as stored — a copy the pass does not
+// notice — and queued for re-encoding. Re-encodings run when nothing else is queued, wait in
+// the caller's pause while a pass needs the cores, and give way to a file the pass closes
+// meanwhile: a relocation must be ready when the pass ends, a re-encoding only before the next.
 #include "replica/replica_drain.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <string>
@@ -10,6 +17,56 @@
 #include "cache/replica_queue.h"
 
 namespace ferry::replica {
+namespace {
+
+void Unlink(const std::string& dir, const std::string& key) {
+  const std::string path = dir + "/" + key;
+  ::unlink(path.c_str());
+}
+
+// Builds the files passes asked for; false when none was queued.
+bool BuildRequested(const cache::Config& config, const ReplicaBuildOptions& base) {
+  const std::vector<std::string> keys = cache::QueuedKeys(config);
+  ReplicaBuildOptions options = base;
+  options.stage = ReplicaStage::kAuto;
+  options.preempt = [&config] {
+    return !cache::QueuedKeys(config).empty();
+  };
+  for (const std::string& key : keys) {
+    // The request goes first: one that arrives during the build asks for another pass.
+    Unlink(cache::QueueDir(config), key);
+    auto report = BuildReplica(config, key, options);
+    if (report && report->reason == kPreemptedReason) {
+      // Re-encoding it had to wait: asked again, to be relocated after the others.
+      (void)cache::OpenCacheFile(cache::QueueDir(config) + "/" + key, O_WRONLY);
+    } else if (report && report->stage == 1) {
+      cache::RequestReencode(config, key);
+    }
+  }
+  return !keys.empty();
+}
+
+// Re-encodes the files relocated earlier; false when none was queued, or when one gave way to
+// a file a pass closed (its request stays).
+bool Reencode(const cache::Config& config, const ReplicaBuildOptions& base) {
+  const std::vector<std::string> keys = cache::QueuedReencodes(config);
+  ReplicaBuildOptions options = base;
+  options.stage = ReplicaStage::kReencode;
+  options.preempt = [&config] {
+    return !cache::QueuedKeys(config).empty();
+  };
+  for (const std::string& key : keys) {
+    auto report = BuildReplica(config, key, options);
+    if (report && report->reason == kPreemptedReason) {
+      return false;
+    }
+    // Done, gone, or taken over by an explicit build (which re-encodes).
+    Unlink(cache::ReencodeQueueDir(config), key);
+  }
+  return !keys.empty();
+}
+
+}  // namespace
 
 Status DrainReplicaQueue(const cache::Config& config, const ReplicaBuildOptions& options) {
   const std::string qdir = cache::QueueDir(config);
@@ -20,21 +77,13 @@ Status DrainReplicaQueue(const cache::Config& config, const ReplicaBuildOptions&
       return OkStatus();  // another drainer has it
     }
     for (int pass = 0; pass < 1000; ++pass) {
-      std::vector<std::string> keys = cache::QueuedKeys(config);
-      if (keys.empty()) {
+      if (!BuildRequested(config, options) && !Reencode(config, options)
+          && cache::QueuedKeys(config).empty()) {
         break;
-      }
-      for (const std::string& key : keys) {
-        // The request goes first: one that arrives during the build asks for another pass.
-        std::string request = qdir;
-        request += '/';
-        request += key;
-        ::unlink(request.c_str());
-        (void)BuildReplica(config, key, options);
       }
     }
     (void)lock.Unlock(0);
-    if (cache::QueuedKeys(config).empty()) {
+    if (cache::QueuedKeys(config).empty() && cache::QueuedReencodes(config).empty()) {
       return OkStatus();
     }
   }

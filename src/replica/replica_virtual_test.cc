@@ -23,6 +23,7 @@
 #include "io/byte_source.h"
 #include "io/local_source.h"
 #include "replica/replica_build.h"
+#include "replica/replica_testing.h"
 #include "rootio/rntuple.h"
 #include "rootio/root_file.h"
 #include "rootwrite/file_writer.h"
@@ -78,6 +79,7 @@ Status WriteRandom(Writer& w, rootwrite::FileWriter& file) {
   for (int64_t first = 0; first < kEntries; first += kBatch) {
     std::vector<rootio::Column> cols = RandomBatch(first, kBatch, rng);
     std::vector<const rootio::Column*> ptrs;
+    ptrs.reserve(cols.size());
     for (const rootio::Column& c : cols) {
       ptrs.push_back(&c);
     }
@@ -110,61 +112,6 @@ std::vector<uint8_t> RandomRntupleFile(const testing::TempDir& dir) {
   Status st = WriteRandom(w, *file);
   EXPECT_TRUE(st) << st.error().ToString();
   return testing::ReadWholeFile(path);
-}
-
-// Every value of every TTree leaf and RNTuple top-level field, as JSON-ish text by name
-// (an RNTuple of more than 10,000,000 entries: its last 1,000, as rntuple_test.cc does).
-// `only`: the names to read (all when empty).
-std::map<std::string, std::string> Values(io::ByteSource& src,
-                                          const std::set<std::string>& only = {}) {
-  std::map<std::string, std::string> out;
-  auto f = rootio::RootFile::Open(src);
-  EXPECT_TRUE(f.has_value()) << f.error().ToString();
-  if (!f) {
-    return out;
-  }
-  auto wanted = [&](const std::string& name) {
-    return only.empty() || only.count(name) != 0;
-  };
-  for (const std::string& p : (*f)->TreePaths().value_or(std::vector<std::string>{})) {
-    auto t = (*f)->OpenTree(p);
-    EXPECT_TRUE(t.has_value()) << t.error().ToString();
-    for (size_t li = 0; t && li < (*t)->info().leaves.size(); ++li) {
-      const std::string name = p + "/" + (*t)->info().leaves[li].name;
-      if (!wanted(name) || !(*t)->CheckReadable(static_cast<int32_t>(li))) {
-        continue;
-      }
-      auto c = (*t)->ReadLeaf(static_cast<int32_t>(li), (*t)->All());
-      EXPECT_TRUE(c.has_value()) << c.error().ToString();
-      if (c) {
-        out[name] = std::string(c->bytes.begin(), c->bytes.end());
-      }
-    }
-  }
-  auto names = rootio::RntupleNames(**f);
-  for (const std::string& n : names.value_or(std::vector<std::string>{})) {
-    auto r = rootio::Rntuple::Open(**f, n);
-    EXPECT_TRUE(r.has_value()) << n << ": " << r.error().ToString();
-    if (!r) {
-      continue;
-    }
-    const uint64_t entries = (*r)->entries();
-    const uint64_t first = entries > 10000000 ? entries - 1000 : 0;
-    for (uint32_t id : (*r)->TopLevelFields()) {
-      const std::string name = n + "/" + (*r)->FieldPath(id);
-      if (!wanted(name)) {
-        continue;
-      }
-      auto v = (*r)->Read(id, first, entries - first);
-      EXPECT_TRUE(v.has_value()) << name << ": " << v.error().ToString();
-      std::string& text = out[name];
-      for (const rootio::RntupleValue& x : v.value_or(std::vector<rootio::RntupleValue>{})) {
-        text += x.ToJson();
-        text += ',';
-      }
-    }
-  }
-  return out;
 }
 
 // The pages of every RNTuple of a file; nullopt when one has more than 10,000,000 entries (of

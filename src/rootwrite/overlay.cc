@@ -144,6 +144,33 @@ Result<MovedBasket> OverlayWriter::AddEncodedBasket(uint32_t tree,
   return m;
 }
 
+Result<MovedBasket> OverlayWriter::AddStoredBasket(uint32_t tree,
+                                                   int32_t branch,
+                                                   int32_t basket,
+                                                   std::span<const uint8_t> stored,
+                                                   ByteVector* out) {
+  const rootio::BasketRef* ref = FERRY_TRY(Claim(tree, branch, basket));
+  if (stored.size() != ref->bytes) {
+    return InvalidArgumentError("basket record of " + std::to_string(stored.size())
+                                + " bytes, the tree says " + std::to_string(ref->bytes));
+  }
+  rootio::Cursor c(stored);
+  const rootio::Key key = FERRY_TRY(rootio::ParseKey(c));
+  if (key.nbytes < key.keylen || static_cast<size_t>(key.nbytes) > stored.size()) {
+    return CorruptionError("basket record's key does not fit it");
+  }
+  const size_t at = out->size();
+  out->insert(out->end(), stored.begin(), stored.end());
+  SetKeySeek(std::span<uint8_t>(out->data() + at, stored.size()), end_);
+  MovedBasket m = Place(tree, branch, basket, static_cast<uint32_t>(stored.size()));
+  // The original's codec, for the report (ROOT's block header does not keep the level).
+  m.setting = {key.compressed() ? codec::DetectAlgorithm(stored.subspan(key.keylen))
+                                : codec::Algorithm::kNone,
+               0};
+  m.as_stored = true;
+  return m;
+}
+
 Result<Overlay> OverlayWriter::Finish(std::span<const uint8_t> head) {
   if (!started_) {
     Start();

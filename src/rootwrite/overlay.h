@@ -57,6 +57,8 @@ struct MovedBasket {
   bool page = false;
   bool page_checksum = false;
   uint32_t raw_bytes = 0;
+  // Placed as the original stores it (AddStoredBasket): `setting` names the original's codec.
+  bool as_stored = false;
 };
 
 // A new TTree record and where it goes.
@@ -96,6 +98,15 @@ class UnitOverlayWriter {
                                                std::span<const uint8_t> encoded,
                                                const codec::Setting& setting,
                                                ByteVector* out) = 0;
+  // Appends a unit as the original file stores it, no codec involved (a replica's stage 1):
+  // `stored` is the original record (or a copy of it placed earlier as stored). A basket's
+  // fSeekKey becomes its new place when its width holds it; an RNTuple page keeps its bytes
+  // and checksum, and its column range keeps the original compression field.
+  virtual Result<MovedBasket> AddStoredBasket(uint32_t tree,
+                                              int32_t branch,
+                                              int32_t basket,
+                                              std::span<const uint8_t> stored,
+                                              ByteVector* out) = 0;
   // Units get the encoding `choose` picks among `candidates`.
   virtual void set_encodings(std::vector<codec::Setting> candidates, EncodingChooser choose) = 0;
   // The overlay's description; `head`: the original file's first bytes (100 are enough).
@@ -148,6 +159,11 @@ class OverlayWriter final : public UnitOverlayWriter {
                                        std::span<const uint8_t> encoded,
                                        const codec::Setting& setting,
                                        ByteVector* out) override;
+  Result<MovedBasket> AddStoredBasket(uint32_t tree,
+                                      int32_t branch,
+                                      int32_t basket,
+                                      std::span<const uint8_t> stored,
+                                      ByteVector* out) override;
   // Whether AddBasket decodes each re-encoded basket again to check it (default true).
   void set_verify(bool verify) { verify_ = verify; }
   // Baskets get the encoding `choose` picks among `candidates` (default: the writer's setting

@@ -237,6 +237,31 @@ Result<MovedBasket> RntupleOverlayWriter::AddEncodedBasket(uint32_t ntuple,
   return m;
 }
 
+Result<MovedBasket> RntupleOverlayWriter::AddStoredBasket(uint32_t ntuple,
+                                                          int32_t column,
+                                                          int32_t ordinal,
+                                                          std::span<const uint8_t> stored,
+                                                          ByteVector* out) {
+  const RntupleRecordSource::PageRef* ref = FERRY_TRY(Claim(ntuple, column, ordinal));
+  const rootio::PageInfo& page = ntuples_[ntuple].src.Page(*ref);
+  if (stored.size() != page.stored_bytes()) {
+    return InvalidArgumentError("RNTuple page of " + std::to_string(stored.size())
+                                + " bytes, the page list says "
+                                + std::to_string(page.stored_bytes()));
+  }
+  out->insert(out->end(), stored.begin(), stored.end());
+  MovedBasket m = Place(ntuple, column, ordinal, page.locator.size, page.has_checksum);
+  ntuples_[ntuple].moved[static_cast<size_t>(column)][static_cast<size_t>(ordinal)].as_stored =
+      true;
+  // The original's codec, for the report: a page that did not shrink is stored raw.
+  m.setting = {page.locator.size == m.raw_bytes
+                   ? codec::Algorithm::kNone
+                   : codec::DetectAlgorithm(stored.first(page.locator.size)),
+               0};
+  m.as_stored = true;
+  return m;
+}
+
 Result<std::vector<std::vector<uint8_t>>> RntupleOverlayWriter::NewPageLists(
     const NtupleState& n) const {
   std::vector<rootio::PageList> lists = n.src.page_lists;
@@ -249,14 +274,16 @@ Result<std::vector<std::vector<uint8_t>>> RntupleOverlayWriter::NewPageLists(
       const bool moved = m.offset != 0;
       const bool first = ref.page == 0;
       // A range moves whole: its first page decides, the others must agree.
-      const bool range_moved = n.moved[col][k - ref.page].offset != 0;
-      if (moved != range_moved) {
+      const Moved& head = n.moved[col][k - ref.page];
+      const bool range_moved = head.offset != 0;
+      if (moved != range_moved || (moved && m.as_stored != head.as_stored)) {
         return InvalidArgumentError("RNTuple '" + n.src.path + "' column " + std::to_string(col)
                                     + ": a cluster's pages moved in part");
       }
       if (moved) {
         range.pages[ref.page].locator = {m.offset, m.size};
-        if (first) {
+        // Pages as stored keep the original's codec, and so the range's field.
+        if (first && !m.as_stored) {
           range.compression = RootCompression(setting_);
         }
       }

@@ -114,6 +114,13 @@ class RntupleOverlayWriter final : public UnitOverlayWriter {
                                        std::span<const uint8_t> encoded,
                                        const codec::Setting& setting,
                                        ByteVector* out) override;
+  // A page as the original stores it (its checksum included), appended as it is; its range
+  // keeps the original compression field, and must move whole as stored.
+  Result<MovedBasket> AddStoredBasket(uint32_t ntuple,
+                                      int32_t column,
+                                      int32_t ordinal,
+                                      std::span<const uint8_t> stored,
+                                      ByteVector* out) override;
   void set_encodings(std::vector<codec::Setting> candidates, EncodingChooser choose) override {
     candidates_ = std::move(candidates);
     chooser_ = std::move(choose);
@@ -126,6 +133,7 @@ class RntupleOverlayWriter final : public UnitOverlayWriter {
   struct Moved {
     uint64_t offset = 0;
     uint64_t size = 0;  // the locator's size (the checksum excluded)
+    bool as_stored = false;
   };
   struct NtupleState {
     RntupleRecordSource src;
@@ -141,7 +149,7 @@ class RntupleOverlayWriter final : public UnitOverlayWriter {
                                                     int32_t ordinal) const;
   MovedBasket Place(uint32_t ntuple, int32_t column, int32_t ordinal, uint64_t size, bool sum);
   // The page lists with the moved pages' locators and settings; InvalidArgument for a range
-  // moved in part.
+  // moved in part, or in part as stored.
   Result<std::vector<std::vector<uint8_t>>> NewPageLists(const NtupleState& n) const;
   // The anchor's new record (key header + patched object) and the keys-list patch.
   Result<std::pair<std::vector<uint8_t>, Patch>> AnchorRecord(const NtupleState& n,

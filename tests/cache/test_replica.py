@@ -2,7 +2,8 @@
 """The replica tier end to end: the XrdCl plug-in in front of a real xrootd origin.
 
 usage: test_replica.py FERRY PLUGIN_LIB ROOT_DATA_DIR JSROOT_CACHE TEST [FIXTURES_TOOL]
-  TEST: fidelity | agc | auto | kill | takeover | fillbuild | rntuple | kill_rntuple
+  TEST: fidelity | agc | auto | kill | takeover | fillbuild | rntuple | kill_rntuple | stages |
+        kill_stages | fillstages
 Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, no ROOT data).
 
 - fidelity: every real file of ROOT_DATA_DIR and a generated zlib-1 and LZMA-9 set, read fully
@@ -21,6 +22,13 @@ Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, no ROOT data).
   are the same direct, on the byte tier and on the replica, the replica pass without an origin
   request; a flipped bit in a replica page is detected, counted and served correctly.
 - fillbuild: a background build runs to its end while a pass fills the cache.
+- stages: zlib-1 TTree and RNTuple sets relocated as stored (stage 1), read whole as the
+  virtual file: ferry's reader and jsroot see the original's values, verify is clean; then
+  re-encoded (stage 2), the same again.
+- kill_stages: the builder SIGKILLed in stage 1 and in stage 2, rounds of both: verify is clean
+  and every read correct after each.
+- fillstages: replica = auto with no core to spare during a filling pass: each file the pass
+  closed is relocated while it runs (stage 1) and re-encoded once it ended (stage 2).
 - takeover: an explicit `replica build` while the background builder holds a file — paused by
   a pass that is running, and mid-build — returns with every file built, and the replica
   serves; the background builder steps aside and exits cleanly.
@@ -58,10 +66,20 @@ class Setup(ferry_harness.Setup):
         super().__init__(FERRY, PLUGIN, prefix="fca-rp-",
                          settings=dict({"replica": "manual"}, **settings))
 
-    def build(self):
+    def build(self, stage="2"):
         return {f["url"].rsplit("/", 1)[-1]: f
                 for f in self.json("cache", "replica", "build", "--dir", self.cache,
+                                   "--stage", stage, "--json")["files"]}
+
+    def status(self):
+        return {f["url"].rsplit("/", 1)[-1]: f
+                for f in self.json("cache", "replica", "status", "--dir", self.cache,
                                    "--json")["files"]}
+
+    def verify_clean(self, what):
+        v = self.ferry("cache", "verify", "--dir", self.cache, "--json")
+        check(v.returncode == 0 and json.loads(v.stdout)["replicas_bad"] == 0,
+              "%s: verify: %s" % (what, v.stdout[-400:]))
 
     def copy_root_files(self, src):
         """Copies every .root file of `src` into the data dir; their names, sorted."""
@@ -73,11 +91,11 @@ class Setup(ferry_harness.Setup):
                 names.append(name)
         return names
 
-    def gen(self, codec, events, flush, seed, fmt="ttree"):
+    def gen(self, codec, events, flush, seed, fmt="ttree", files=1):
         out = os.path.join(self.root, "gen-" + codec.replace(":", ""))
         p = self.ferry("gen", "nanoaod", "--template", TEMPLATE, "--events", str(events),
                        "--codec", codec, "--auto-flush", str(flush), "--out", out,
-                       "--seed", str(seed), "--format", fmt)
+                       "--seed", str(seed), "--format", fmt, "--files", str(files))
         if p.returncode != 0:
             raise RuntimeError("ferry gen: %s" % p.stderr[-500:])
         names = []
@@ -514,9 +532,153 @@ def test_takeover():
         s.remove()
 
 
+def read_virtual_values(s, o, names, built, expected, what):
+    """Each file of `names` read whole as its virtual file: the original's values."""
+    for name in names:
+        path = os.path.join(s.root, "virtual-" + name)
+        size = read_whole(s, o.url_for(name), path)
+        check(size == built[name]["virtual_bytes"], "%s %s: virtual size" % (what, name))
+        for t, want in expected[name].items():
+            check(want[0] == 0 and dump(s, path, t) == want,
+                  "%s %s/%s: virtual file values" % (what, name, t))
+
+
+def test_stages():
+    s = Setup(readahead="off")
+    try:
+        trees_ = s.gen("zlib:1", 3000, 1000, 11)
+        ntuples = s.gen("zlib:1", 3000, 1000, 12, "rntuple")
+        names = trees_ + ntuples
+        expected = {}
+        for name in names:
+            local = os.path.join(s.data, name)
+            expected[name] = {t: dump(s, local, t) for t in (trees(s, local) or [])
+                              + rntuples(s, local)}
+        checker = jsroot_checker()
+        with Origin(s.data) as o:
+            urls = [o.url_for(n) for n in names]
+            want = agc(s, urls)["digest"]
+            for stage in ("1", "2"):
+                built = s.build(stage)
+                check(all(built[n]["state"] == "built" and built[n]["stage"] == int(stage)
+                          for n in names), "stage %s: %s" % (stage, {
+                              n: (f["state"], f["stage"], f["reason"]) for n, f in built.items()}))
+                if stage == "1":
+                    check(all(e.startswith("stored:") for n in names
+                              for e in built[n]["encodings"]),
+                          "stage 1 ran no codec: %s" % built[names[0]]["encodings"])
+                read_virtual_values(s, o, names, built, expected, "stage " + stage)
+                for name in trees_:
+                    if checker:
+                        a = jsroot_view(checker, os.path.join(s.data, name))
+                        b = jsroot_view(checker, os.path.join(s.root, "virtual-" + name))
+                        check(a == b, "stage %s %s: jsroot reads the virtual file as the "
+                              "original:\n%s\n%s" % (stage, name, a[-600:], b[-600:]))
+                jsroot_rntuples(s, [os.path.join(s.root, "virtual-" + n) for n in ntuples])
+                check(agc(s, urls)["digest"] == want, "stage %s: agc digest" % stage)
+                s.verify_clean("stage " + stage)
+    finally:
+        s.remove()
+
+
+def test_kill_stages():
+    """SIGKILL of the builder while it relocates (stage 1) and while it re-encodes (stage 2)."""
+    s = Setup()
+    try:
+        names = s.gen("zlib:1", 20000, 2000, 13)
+        rnd = random.Random(7)
+        with Origin(s.data) as o:
+            urls = [o.url_for(n) for n in names]
+            want = agc(s, urls)["digest"]
+            kills = {"1": 0, "2": 0}
+            for i in range(12):
+                if i % 3 == 0:
+                    # From scratch: the next relocation has every unit to copy.
+                    subprocess.run([FERRY, "cache", "replica", "drop", "--dir", s.cache],
+                                   env=s.env, check=True, stdout=subprocess.DEVNULL)
+                    check(agc(s, urls)["digest"] == want, "refill %d" % i)
+                for stage, window in (("1", 0.15), ("2", 0.6)):
+                    p = subprocess.Popen([FERRY, "cache", "replica", "build", "--dir", s.cache,
+                                          "--stage", stage, "--codec", "zstd:19"], env=s.env,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                    time.sleep(rnd.uniform(0.0, window))
+                    p.send_signal(signal.SIGKILL)
+                    _, err = p.communicate(timeout=60)
+                    kills[stage] += p.returncode == -signal.SIGKILL
+                    check(p.returncode in (0, -signal.SIGKILL), "stage %s builder %d: %d %s"
+                          % (stage, i, p.returncode, err[-300:]))
+                    s.verify_clean("after a stage-%s kill" % stage)
+                    check(agc(s, urls)["digest"] == want, "digest after round %d" % i)
+            check(kills["1"] >= 1 and kills["2"] >= 6, "killed mid-way: %s" % kills)
+            built = s.build()
+            check(all(f["state"] == "built" and f["stage"] == 2 for f in built.values()),
+                  "built at last: %s" % built)
+            check(agc(s, urls)["digest"] == want, "digest on the replica")
+            s.verify_clean("at the end")
+    finally:
+        s.remove()
+
+
+def wait_stages(s, names, stage, what):
+    """Waits (at most 240 s) until every file's replica is at `stage`; their status. A stage-1
+    replica may be `building`: its re-encoding holds the file while it waits for the pass."""
+    states = ("built", "building") if stage == 1 else ("built",)
+
+    def done(status):
+        return len(status) == len(names) and all(
+            f["state"] in states and f["stage"] == stage for f in status.values())
+
+    deadline = time.time() + 240
+    status = {}
+    while time.time() < deadline and not done(status):
+        time.sleep(0.1)
+        status = s.status()
+    check(done(status),
+        "%s: %s" % (what, {n: (f["state"], f["stage"], f["stage_why"])
+                           for n, f in status.items()}))
+    return status
+
+
+def test_fillstages():
+    """replica = auto: the files a filling pass closed are relocated while it runs (no core to
+    spare: FERRY_REPLICA_FILL_CORES=99), then re-encoded once it ended. The pass is kept running
+    (its marks fresh) until every file is at stage 1, so the outcome does not depend on how fast
+    this machine reads the set."""
+    s = Setup(replica="auto")
+    try:
+        names = s.gen("zlib:1", 12000, 1000, 14, files=4)
+        with Origin(s.data) as o:
+            urls = [o.url_for(n) for n in names]
+            env = dict(s.env, FERRY_REPLICA_FILL_CORES="99")
+            p = subprocess.Popen([FERRY, "analyze", "agc", *urls, "--json"], env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            # The pass made the cache and marked itself: from now on it runs as long as needed.
+            active = os.path.join(s.cache, ".active")
+            while p.poll() is None and not os.path.exists(active):
+                time.sleep(0.01)
+            with PassRunning(s.cache, filling=True):
+                out, err = p.communicate(timeout=300)
+                check(p.returncode == 0, "fill pass: %s" % err[-400:])
+                first = json.loads(out)
+                wait_stages(s, names, 1, "every file relocated while the pass runs")
+            status = wait_stages(s, names, 2, "every file re-encoded after the pass")
+            check(all(f["stage_why"] == "asked to re-encode" for f in status.values()),
+                  "relocated first, then re-encoded: %s" % {
+                      n: f["stage_why"] for n, f in status.items()})
+            before = s.stats()
+            second = agc(s, urls)
+            check(first["digest"] == second["digest"], "digests")
+            check(s.stats()["replica_reads"] > before["replica_reads"], "the replica serves")
+            s.verify_clean("after both stages")
+    finally:
+        s.remove()
+
+
 if __name__ == "__main__":
     if not os.path.isfile(TEMPLATE):
         skip("no ROOT data")
     run_test({"fidelity": test_fidelity, "agc": test_agc, "auto": test_auto, "kill": test_kill,
               "takeover": test_takeover, "fillbuild": test_fillbuild,
-              "rntuple": test_rntuple, "kill_rntuple": lambda: test_kill("rntuple")}, TEST)
+              "rntuple": test_rntuple, "kill_rntuple": lambda: test_kill("rntuple"),
+              "stages": test_stages, "kill_stages": test_kill_stages,
+              "fillstages": test_fillstages}, TEST)

@@ -1,0 +1,289 @@
+// The replica's two stages (replica_build.h, ReplicaStage): a relocated replica (stage 1) reads
+// to the original's values for TTree and RNTuple files, verifies, and serves a damaged unit
+// rebuilt from the original; a re-encoded generation (stage 2) replaces it while three readers
+// read on; the choice between them; a changed origin drops either stage.
+#include <fcntl.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "base/fd.h"
+#include "cache/cache.h"
+#include "cache/entry_store.h"
+#include "cache/memory_origin.h"
+#include "cache/testing/cached_source.h"
+#include "cache/url.h"
+#include "cache/verify.h"
+#include "io/local_source.h"
+#include "replica/replica_build.h"
+#include "replica/replica_testing.h"
+#include "rootwrite/sample_tree.h"
+#include "testing/cache_testing.h"
+#include "testing/testing.h"
+
+namespace ferry::replica {
+namespace {
+
+using cache::Cache;
+using cache::CachedFile;
+using cache::CachedSource;
+using cache::Config;
+using cache::Counter;
+using cache::MemoryOrigin;
+using cache::PathsFor;
+
+constexpr const char* kUrl = "root://origin.example:1094//data/stages.root";
+
+std::string KeyOf(const std::string& url) {
+  return cache::EntryKey(cache::NormalizeUrl(url, {}).value());
+}
+
+// The sample tree, zlib-1, 8 clusters of 128 entries.
+std::vector<uint8_t> TreeFile(const testing::TempDir& dir) {
+  rootwrite::TreeOptions to;
+  to.auto_flush = 128;
+  to.basket_size = 32000;
+  const std::string path = dir.File("sample.root");
+  Status st = rootwrite::sample::Write(path, rootwrite::sample::Fixed(), to, false);
+  EXPECT_TRUE(st) << st.error().ToString();
+  return testing::ReadWholeFile(path);
+}
+
+// A ROOT-written RNTuple (zstd); empty when data/rntuple is absent.
+std::vector<uint8_t> RntupleFile() {
+  if (testing::RntupleDataDir().empty()) {
+    return {};
+  }
+  return testing::ReadWholeFile(testing::RntupleDataDir()
+                                + "/Run2012BC_DoubleMuParked_Muons_1000evts_rntuple_v1-0-0-0.root");
+}
+
+struct Stages {
+  testing::TempDir dir;
+  Config config = testing::CacheTestConfig(dir.path() + "/cache");
+  std::vector<uint8_t> bytes;
+  std::shared_ptr<MemoryOrigin> origin;
+  std::shared_ptr<Cache> cache;
+
+  explicit Stages(std::vector<uint8_t> file) : bytes(std::move(file)) {
+    config.revalidate_s = 0;  // the origin is asked at every open
+    origin = std::make_shared<MemoryOrigin>(bytes);
+    cache = Cache::Create(config).value();
+  }
+  std::unique_ptr<CachedFile> Open() const { return cache->Open(kUrl, origin).value(); }
+  // A filling pass that reads every unit whole.
+  void Pass() const {
+    auto f = Open();
+    std::vector<uint8_t> whole(bytes.size());
+    ASSERT_TRUE(f->Read(0, whole));
+  }
+  ReplicaBuildReport Build(ReplicaStage stage, ReplicaBuildOptions options = {}) const {
+    EXPECT_TRUE(cache->Flush());
+    options.stage = stage;
+    auto r = BuildReplica(config, KeyOf(kUrl), options);
+    EXPECT_TRUE(r.has_value()) << r.error().ToString();
+    return r.value_or(ReplicaBuildReport{});
+  }
+  std::map<std::string, std::string> Original() const {
+    io::MemorySource src(bytes);
+    return Values(src);
+  }
+  std::vector<uint8_t> ReadWhole(CachedFile& f) const {
+    std::vector<uint8_t> out(f.size());
+    EXPECT_TRUE(f.Read(0, out));
+    return out;
+  }
+  cache::EntryPaths Paths() const { return PathsFor(config.dir, KeyOf(kUrl)); }
+};
+
+// Stage 1 end to end: relocated as stored, served to the original's values, verified clean,
+// and a damaged unit rebuilt from the original (a copy, as the builder made it).
+void ExpectStageOneServes(Stages& s) {
+  s.Pass();
+  const ReplicaBuildReport r = s.Build(ReplicaStage::kRelocate);
+  ASSERT_EQ(r.state, ReplicaState::kBuilt) << r.reason;
+  EXPECT_EQ(r.stage, 1);
+  EXPECT_GT(r.new_baskets, 0u);
+  ASSERT_FALSE(r.encodings.empty());
+  for (const auto& [name, counts] : r.encodings) {
+    EXPECT_EQ(name.rfind("stored:", 0), 0u) << name;  // no codec ran
+  }
+  {
+    auto f = s.Open();
+    ASSERT_TRUE(f->virtual_file());
+    CachedSource src(*f);
+    EXPECT_EQ(Values(src), s.Original());
+  }
+  auto v = cache::VerifyEntry(s.Paths(), /*repair=*/false);
+  ASSERT_TRUE(v.has_value()) << v.error().ToString();
+  EXPECT_FALSE(v->bad()) << v->replica_error;
+  EXPECT_EQ(v->replica_extents_ok, r.baskets);
+
+  {
+    Fd fd = Fd::Open(s.Paths().replica_data(r.generation), O_RDWR).value();
+    uint8_t b = 0;
+    ASSERT_TRUE(PreadFull(fd.get(), &b, 1, 100));
+    b ^= 0x10;
+    ASSERT_TRUE(PwriteFull(fd.get(), &b, 1, 100));
+  }
+  auto f = s.Open();
+  CachedSource src(*f);
+  EXPECT_EQ(Values(src), s.Original());
+  EXPECT_GE(s.cache->counters().Get(Counter::kReplicaFaults), 1u);
+}
+
+TEST(ReplicaStages, ARelocatedTreeServesTheOriginalValues) {
+  testing::TempDir dir;
+  Stages s(TreeFile(dir));
+  ExpectStageOneServes(s);
+}
+
+TEST(ReplicaStages, ARelocatedRntupleServesTheOriginalValues) {
+  std::vector<uint8_t> file = RntupleFile();
+  if (file.empty()) {
+    GTEST_SKIP() << "data/rntuple not present";
+  }
+  Stages s(std::move(file));
+  ExpectStageOneServes(s);
+}
+
+// Three readers hold the stage-1 layout and read it whole, again and again, while stage 2 is
+// built and published: every byte is the one of their layout; handles opened after read the
+// new generation to the original's values. The build waits at its first pause until each
+// reader has read once since it started, so the two overlap whatever the scheduling.
+TEST(ReplicaStages, AReencodedGenerationReplacesStageOneWhileReadersReadOn) {
+  testing::TempDir dir;
+  Stages s(TreeFile(dir));
+  s.Pass();
+  const ReplicaBuildReport first = s.Build(ReplicaStage::kRelocate);
+  ASSERT_EQ(first.stage, 1);
+  const std::vector<uint8_t> stage_one = [&] {
+    auto f = s.Open();
+    return s.ReadWhole(*f);
+  }();
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool building = false;
+  int reads_while_building = 0;
+  std::atomic<bool> published{false};
+  std::atomic<int> bad{0};
+  std::vector<std::thread> readers;
+  readers.reserve(3);
+  for (int k = 0; k < 3; ++k) {
+    readers.emplace_back([&] {
+      auto f = s.Open();
+      bool counted = false;
+      for (bool last = false; !last;) {
+        last = published.load();
+        bad += s.ReadWhole(*f) == stage_one ? 0 : 1;
+        std::lock_guard<std::mutex> lock(mu);
+        if (building && !counted) {
+          counted = true;
+          reads_while_building += 1;
+          cv.notify_all();
+        }
+      }
+    });
+  }
+  ReplicaBuildOptions options;
+  options.pause = [&](const std::function<bool()>&) {
+    std::unique_lock<std::mutex> lock(mu);
+    building = true;
+    cv.wait(lock, [&] { return reads_while_building == 3; });
+  };
+  const ReplicaBuildReport second = s.Build(ReplicaStage::kReencode, options);
+  published = true;
+  for (std::thread& t : readers) {
+    t.join();
+  }
+  EXPECT_EQ(bad.load(), 0);
+  ASSERT_EQ(second.state, ReplicaState::kBuilt) << second.reason;
+  EXPECT_EQ(second.stage, 2);
+  EXPECT_EQ(second.generation, first.generation + 1);
+  EXPECT_EQ(second.new_baskets, first.baskets);  // every unit re-encoded from stage 1's copy
+  for (const auto& [name, counts] : second.encodings) {
+    EXPECT_NE(name.rfind("stored:", 0), 0u) << name;
+  }
+  auto f = s.Open();
+  EXPECT_EQ(f->replica_generation(), second.generation);
+  CachedSource src(*f);
+  EXPECT_EQ(Values(src), s.Original());
+  auto status = ReplicaStatusOf(s.Paths());
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->stage, 2);
+}
+
+TEST(ReplicaStages, TheChoiceFollowsTheMeasureAndAWaitingReencodeGivesWay) {
+  testing::TempDir dir;
+  Stages s(TreeFile(dir));
+  s.Pass();
+  ReplicaBuildOptions no_room;
+  no_room.reencode_fits = [](std::string* why) {
+    *why = "0.3 cores spare";
+    return false;
+  };
+  const ReplicaBuildReport one = s.Build(ReplicaStage::kAuto, no_room);
+  EXPECT_EQ(one.stage, 1);
+  EXPECT_NE(one.stage_why.find("0.3 cores spare"), std::string::npos) << one.stage_why;
+  // Nothing new and still no room: stage 1 stays, nothing is written.
+  EXPECT_FALSE(s.Build(ReplicaStage::kAuto, no_room).published);
+
+  // A re-encoding held back by a pass gives way to a relocation that waits.
+  ReplicaBuildOptions waiting;
+  waiting.pause = [](const std::function<bool()>& give_up) {
+    while (!give_up()) {
+    }
+  };
+  waiting.preempt = [] {
+    return true;
+  };
+  const ReplicaBuildReport left = s.Build(ReplicaStage::kReencode, waiting);
+  EXPECT_EQ(left.state, ReplicaState::kBuilding);
+  EXPECT_EQ(left.reason, kPreemptedReason);
+  EXPECT_EQ(ReplicaStatusOf(s.Paths())->stage, 1);
+
+  ReplicaBuildOptions room;
+  room.reencode_fits = [](std::string* why) {
+    *why = "1.6 cores spare";
+    return true;
+  };
+  const ReplicaBuildReport two = s.Build(ReplicaStage::kAuto, room);
+  EXPECT_EQ(two.stage, 2);
+  EXPECT_TRUE(two.published);
+}
+
+// A new version of the file at the origin: neither stage's replica is served or kept.
+TEST(ReplicaStages, AChangedOriginDropsEitherStage) {
+  for (const ReplicaStage last : {ReplicaStage::kRelocate, ReplicaStage::kReencode}) {
+    testing::TempDir dir;
+    Stages s(TreeFile(dir));
+    s.Pass();
+    s.Build(ReplicaStage::kRelocate);
+    const ReplicaBuildReport r = s.Build(last);
+    ASSERT_EQ(r.stage, last == ReplicaStage::kRelocate ? 1 : 2);
+    ASSERT_TRUE(s.Open()->virtual_file());
+    s.cache.reset();  // a new process
+    std::vector<uint8_t> changed = s.bytes;
+    changed.push_back(0);
+    s.origin->Replace(changed, 1800000000);
+    s.cache = Cache::Create(s.config).value();
+    auto f = s.Open();
+    EXPECT_FALSE(f->virtual_file());
+    EXPECT_EQ(f->size(), changed.size());
+    auto status = ReplicaStatusOf(s.Paths());
+    ASSERT_TRUE(status.has_value());
+    EXPECT_NE(status->state, ReplicaState::kBuilt);
+    EXPECT_EQ(status->stage, 0);
+  }
+}
+
+}  // namespace
+}  // namespace ferry::replica
