@@ -41,10 +41,6 @@ using cache::PathsFor;
 
 constexpr const char* kUrl = "root://origin.example:1094//data/stages.root";
 
-std::string KeyOf(const std::string& url) {
-  return cache::EntryKey(cache::NormalizeUrl(url, {}).value());
-}
-
 // The sample tree, zlib-1, 8 clusters of 128 entries.
 std::vector<uint8_t> TreeFile(const testing::TempDir& dir) {
   rootwrite::TreeOptions to;

@@ -28,6 +28,7 @@
 #include "cache/verify.h"
 #include "io/local_source.h"
 #include "replica/replica_build.h"
+#include "replica/replica_testing.h"
 #include "rootio/root_file.h"
 #include "rootwrite/sample_tree.h"
 #include "testing/cache_testing.h"
@@ -142,10 +143,6 @@ size_t ClusterPass(CachedFile& f, const std::vector<std::string>& branches) {
 
 uint64_t Count(Cache& c, Counter k) {
   return c.counters().Get(k);
-}
-
-std::string KeyOf(const std::string& url) {
-  return EntryKey(NormalizeUrl(url, {}).value());
 }
 
 struct Fixture {

@@ -10,11 +10,18 @@
 
 #include <gtest/gtest.h>
 
+#include "cache/entry_store.h"
+#include "cache/url.h"
 #include "io/byte_source.h"
 #include "rootio/rntuple.h"
 #include "rootio/root_file.h"
 
 namespace ferry::replica {
+
+// The cache key of `url` (a test's URL is always valid).
+inline std::string KeyOf(const std::string& url) {
+  return cache::EntryKey(cache::NormalizeUrl(url, {}).value());
+}
 
 // Every value of every TTree leaf and RNTuple top-level field, as JSON-ish text by name
 // (an RNTuple of more than 10,000,000 entries: its last 1,000, as rntuple_test.cc does).

@@ -46,10 +46,6 @@ using cache::PathsFor;
 
 constexpr const char* kUrl = "root://origin.example:1094//data/big.root";
 
-std::string KeyOf(const std::string& url) {
-  return cache::EntryKey(cache::NormalizeUrl(url, {}).value());
-}
-
 // Columns "a", "b", "c" of random doubles (incompressible, so that the file is large for few
 // entries), entries [first, first + n).
 std::vector<rootio::Column> RandomBatch(int64_t first, int64_t n, std::mt19937_64& rng) {
