@@ -459,7 +459,7 @@ TEST(ReplicaManifest, RoundTripsAndRejectsDamage) {
   m.records.push_back({1000, 200, std::vector<uint8_t>(150, 9)});
   m.extents.push_back({1200, 100, 0xabc, 400, 120, 0, 3, 0});
   m.extents.push_back({1300, 200, 0xdef, 600, 250, 0, 3, 1});
-  m.trees.push_back("Events");
+  m.trees.emplace_back("Events");
   m.branches.push_back({0, "Jet_pt"});
   m.rates.push_back({{codec::Algorithm::kZstd, 3}, 900000000, 400000});
   std::vector<uint8_t> bytes;
