@@ -71,6 +71,71 @@ def test_python():
         s.remove()
 
 
+def plaintext_runs(directory, content, samples=512):
+    """How many of `samples` 16-byte runs of `content` stand anywhere in the files under
+    `directory` (data, index, logs, fragments, replica: everything the cache wrote)."""
+    rnd = random.Random(5)
+    runs = [content[o:o + 16] for o in (rnd.randrange(len(content) - 16) for _ in range(samples))]
+    blobs = []
+    for root, _, names in os.walk(directory):
+        for name in names:
+            with open(os.path.join(root, name), "rb") as f:
+                blobs.append(f.read())
+    return sum(1 for r in runs if any(r in b for b in blobs))
+
+
+def test_encrypted():
+    """A cache with cache_key_file, filled through the real plug-in from a real origin: warm
+    reads are hits with the right bytes, and no 16-byte run of the file is anywhere in the cache
+    directory (a plain cache holds them all: the control). With another key, the reads go to
+    the origin, stay right, and `ferry cache doctor` says why."""
+    keys = tempfile.mkdtemp(prefix="fca-keys-")
+    key, other = os.path.join(keys, "master.key"), os.path.join(keys, "other.key")
+    for path in (key, other):
+        with open(path, "wb") as f:
+            f.write(os.urandom(32))
+        os.chmod(path, 0o600)
+    try:
+        for encrypted in (False, True):
+            s = Setup(**({"cache_key_file": key} if encrypted else {}))
+            try:
+                local = s.file("secret.bin", 3 * 1024 * 1024 + 77, 42)
+                content = open(local, "rb").read()
+                with Origin(s.data) as o:
+                    url = o.url_for("secret.bin")
+                    ok(s.reader("pass", url, local, "3"), "cold pass (encrypted=%s)" % encrypted)
+                    cold = s.stats()
+                    ok(s.reader("pass", url, local, "3"), "warm pass (encrypted=%s)" % encrypted)
+                    warm = s.stats()
+                    check(warm["origin_requests"] == cold["origin_requests"]
+                          and warm["hits"] > cold["hits"],
+                          "warm pass served from the cache (encrypted=%s): %s" % (encrypted, warm))
+                    found = plaintext_runs(s.cache, content)
+                    if encrypted:
+                        check(found == 0, "no plaintext run in the encrypted cache: %d" % found)
+                    else:
+                        check(found > 100, "the control finds the plaintext: %d of 512" % found)
+                        continue
+                    conf = os.path.join(s.env["XRD_PLUGINCONFDIR"], "ferry.conf")
+                    text = open(conf).read()
+                    with open(conf, "w") as f:
+                        f.write(text.replace(key, other))
+                    ok(s.reader("pass", url, local, "4"), "a pass with another key: right bytes")
+                    after = s.stats()
+                    check(after["origin_requests"] > warm["origin_requests"],
+                          "with another key the reads went to the origin: %s" % after)
+                    d = s.ferry("cache", "doctor", "--dir", s.cache, "--json")
+                    report = json.loads(d.stdout) if d.stdout.strip() else {}
+                    enc = [c for c in report.get("checks", []) if c["name"] == "encryption"]
+                    check(d.returncode == 1 and enc and enc[0]["status"] == "fail"
+                          and "master key" in enc[0]["message"],
+                          "doctor names the key the entries need: %s" % enc)
+            finally:
+                s.remove()
+    finally:
+        shutil.rmtree(keys, ignore_errors=True)
+
+
 def test_rootio():
     """ferry's own ROOT reader (XrdSource with plug-ins) through the cache."""
     if not os.path.isdir(ROOT_DATA):
@@ -420,7 +485,7 @@ def test_log():
 
 TESTS = {"cli": test_cli, "log": test_log, "python": test_python, "rootio": test_rootio,
          "crash": test_crash, "faults": test_faults, "fullfs": test_fullfs,
-         "multiproc": test_multiproc, "disk": test_disk}
+         "multiproc": test_multiproc, "disk": test_disk, "encrypted": test_encrypted}
 
 if __name__ == "__main__":
     if not os.path.exists(PLUGIN):
