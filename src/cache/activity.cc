@@ -75,6 +75,13 @@ bool MayBuild(int64_t active_age_ms,
   return filling && spare_cores >= min_spare;
 }
 
+bool FillingPassRunning(const std::string& dir, std::chrono::milliseconds quiet) {
+  const int64_t active_age = MarkAgeMs(dir + "/" + kActivityFile);
+  const int64_t filling_age = MarkAgeMs(dir + "/" + kFillingFile);
+  return active_age >= 0 && active_age < quiet.count() && filling_age >= 0
+         && filling_age < quiet.count();
+}
+
 bool MayBuildNow(const std::string& dir,
                  std::chrono::milliseconds quiet,
                  const std::function<double()>& spare_cores,

@@ -79,6 +79,9 @@ bool MayBuild(int64_t active_age_ms,
               double spare_cores,
               double min_spare = kMinSpareCores);
 
+// Whether a pass that fills the cache is running now (both marks of `dir` younger than `quiet`).
+bool FillingPassRunning(const std::string& dir, std::chrono::milliseconds quiet);
+
 // MayBuild's rule applied once, now (the marks of `dir`, `spare_cores` asked only while a
 // filling pass runs); `why` gets what was measured, for the build's report.
 bool MayBuildNow(const std::string& dir,

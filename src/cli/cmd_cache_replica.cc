@@ -251,8 +251,14 @@ int Build(const Args& args) {
           dir, kQuietAfterRead, kQuietPoll, [room] { return room->SpareCores(); }, cores, give_up);
       next = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
     };
-    // Stage 2 at once only when the machine has the room for it now, by the same measure.
+    // Stage 2 at once only where the filling pass itself leaves the cores for it (a machine
+    // with spare cores), by the same measure. Once the pass has ended the copy still goes
+    // first: it is ready in a fraction of the pass, and the re-encoding follows at idle.
     options.reencode_fits = [dir = s->config.dir, room, cores](std::string* why) {
+      if (!cache::FillingPassRunning(dir, kQuietAfterRead)) {
+        *why = "no filling pass running: the copy first, ready at once";
+        return false;
+      }
       return cache::MayBuildNow(
           dir, kQuietAfterRead, [room] { return room->SpareCores(); }, cores, why);
     };
