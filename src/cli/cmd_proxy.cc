@@ -131,9 +131,6 @@ Result<Plan> MakePlan(const Args& a) {
   if (auto v = a.Get("--lookahead")) {
     c += "ferry.lookahead " + *v + "\n";
   }
-  if (auto v = a.Get("--encrypt-key")) {
-    c += "ferry.cache_key_file " + *v + "\n";
-  }
   for (const std::string& kv : a.All("--set")) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -379,8 +376,8 @@ constexpr OptionSpec kConfigOptions[] = {
     {"--no-redirect", "", "no redirect of opens to the proxy itself"},
     {"--lookahead", "N", "read-ahead of the files served (0: off)", "8"},
     {"--encrypt-key", "FILE",
-     "encrypt the cache at rest under this master key (absolute path; 32 bytes, mode 0600, owned "
-     "by the proxy's user)"},
+     "encrypt the cache at rest under this master key (32 bytes; copied into the admin "
+     "directory for xrootd's account, mode 0600, as the keytabs are)"},
     {"--lib", "PATH", "the proxy library", "libXrdFerryProxy.so beside ferry"},
     {"--set", "KEY=VALUE",
      "a ferry.KEY VALUE line (any key of the proxy or the client cache); repeat for more"},

@@ -277,8 +277,29 @@ Result<std::string> HttpsLines(const Args& a) {
 
 }  // namespace
 
+// --encrypt-key FILE: the master key copied into the admin directory (mode 0600, handed to
+// xrootd's account with the rest of it), as the keytabs are: the site's own file stays
+// root's, and the cache, running as xrootd, reads its copy.
+Result<std::string> EncryptionLines(const Args& args,
+                                    const std::string& admin,
+                                    SecurityPlan* plan) {
+  const auto path = args.Get("--encrypt-key");
+  if (!path) {
+    return std::string();
+  }
+  std::string key = FERRY_TRY(ReadText(*path, "cache key file"));
+  if (key.size() != 32) {
+    return InvalidArgumentError("--encrypt-key " + *path + ": a master key is 32 bytes, not "
+                                + std::to_string(key.size()));
+  }
+  const std::string copy = admin + "/cache.key";
+  plan->files.emplace_back(copy, std::move(key));
+  return "ferry.cache_key_file " + copy + "\n";
+}
+
 Result<SecurityPlan> MakeSecurityPlan(const Args& args, const std::string& admin) {
   SecurityPlan plan = FERRY_TRY(AuthLines(args, admin));
+  plan.config += FERRY_TRY(EncryptionLines(args, admin, &plan));
   plan.config += FERRY_TRY(AuthdbLines(args));
   plan.config += FERRY_TRY(HttpsLines(args));
   const bool ztn = args.GetOr("--auth", "").find("ztn") != std::string::npos;

@@ -474,6 +474,48 @@ def test_failover():
         s.remove()
 
 
+def test_encrypted():
+    """`ferry proxy run --encrypt-key`: the master key (root's, 0600) is copied into the admin
+    directory for xrootd's account; reads through the proxy are right, cold and warm (warm from
+    the cache, no new origin request), and no 16-byte run of the file is anywhere in the cache
+    directory."""
+    s = Setup()
+    try:
+        local = s.file("e.bin", 5 * 1024 * 1024 + 9, 17)
+        content = open(local, "rb").read()
+        key = os.path.join(s.root, "master.key")
+        with open(key, "wb") as f:
+            f.write(os.urandom(32))
+        os.chmod(key, 0o600)
+        with ferry_testbed.Origin(s.data) as o, \
+                Proxy(FERRY, origin_hostport(o), s.cache, s.root, env=s.env, status_ms=50,
+                      extra=["--encrypt-key", key]) as p:
+            url = p.url_for("e.bin")
+            ok(s.reader("pass", url, local, "1"), "cold pass through the encrypted proxy")
+            check(p.idle() is not None, "the proxy went idle")
+            before = p.status().get("origin_requests", 0)
+            ok(s.reader("pass", url, local, "1"), "warm pass through the encrypted proxy")
+            check(p.idle() is not None, "the proxy went idle again")
+            check(p.status().get("origin_requests", 0) == before,
+                  "the warm pass came from the cache: %s" % p.status())
+            copy = os.path.join(p.admin, "cache.key")
+            st = os.stat(copy)
+            check(st.st_mode & 0o777 == 0o600 and open(copy, "rb").read() == open(key, "rb").read(),
+                  "the key's copy in the admin directory, mode 0600")
+        rnd = random.Random(3)
+        runs = [content[o:o + 16] for o in (rnd.randrange(len(content) - 16) for _ in range(256))]
+        blobs = []
+        for root, _, names in os.walk(s.cache):
+            for name in names:
+                with open(os.path.join(root, name), "rb") as f:
+                    blobs.append(f.read())
+        found = sum(1 for r in runs if any(r in b for b in blobs))
+        check(sum(len(b) for b in blobs) > 1 << 20, "the cache holds the pages")
+        check(found == 0, "no plaintext run in the proxy's cache: %d of 256" % found)
+    finally:
+        s.remove()
+
+
 def test_twolevel():
     """The ferry client cache (XrdCl plug-in) in front of a ferry proxy: both levels fill on the
     first pass and count it; the second pass is served by the client cache alone."""
@@ -751,6 +793,7 @@ TESTS = {
     "storm_long": lambda: test_storm(opens=10000),
     "cluster": test_cluster,
     "failover": test_failover,
+    "encrypted": test_encrypted,
     "twolevel": test_twolevel,
     "rntuple": test_rntuple,
     "cached_only": test_cached_only,
