@@ -66,11 +66,22 @@ def children(pid):
         return []
 
 
-def _answers(port):
-    """True when an xrootd answers the handshake on 127.0.0.1:port."""
+# The xroot client's first 20 bytes (XRootD protocol, "Initial handshake").
+XROOT_HANDSHAKE = struct.pack(">iiiii", 0, 0, 0, 4, 2012)
+
+
+def xroot_login(user, streamid=b"\0\1"):
+    """A kXR_login request as `user` (at most 8 bytes), no CGI data."""
+    return struct.pack(">2sHi8sBBBBi", streamid, 3007, os.getpid(),
+                       user.encode().ljust(8, b"\0")[:8], 0, 0, 5, 0, 0)
+
+
+def xrootd_answers(port):
+    """True when an xrootd answers the handshake on 127.0.0.1:port (`ferry proxy run` holds
+    the listening socket, so an open port alone says nothing)."""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-            s.sendall(struct.pack(">iiiii", 0, 0, 0, 4, 2012))
+            s.sendall(XROOT_HANDSHAKE)
             s.settimeout(5)
             return len(s.recv(8)) > 0
     except OSError:
@@ -211,7 +222,7 @@ class Proxy(Server):
         listening socket, so an open port does not yet mean a server behind it."""
         super().start(wait)
         deadline = time.time() + wait
-        while not _answers(self.port):
+        while not xrootd_answers(self.port):
             if time.time() > deadline or self.proc.poll() is not None:
                 tail = self.log_tail()
                 self.stop()

@@ -29,7 +29,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "testing"))
 from ferry_harness import PY, check, run_test  # noqa: E402
 from ferry_testbed import Origin, Skip, wait_for  # noqa: E402
-from proxy_testbed import Proxy, Redirector, free_port, wait_port  # noqa: E402
+from proxy_testbed import (XROOT_HANDSHAKE, Proxy, Redirector, free_port,  # noqa: E402
+                           wait_port, xroot_login, xrootd_answers)
 
 FERRY, TEST = sys.argv[1:3]
 FETCH = os.path.join(HERE, "xrd_fetch.py")
@@ -441,8 +442,7 @@ def xroot_session(port, rng, kind):
     """One malformed xroot conversation on 127.0.0.1:port: random bytes, a truncated handshake,
     a login whose sss credentials are random bytes (a wrong key), or an open without
     authenticating. Returns the bytes the server sent back."""
-    handshake = struct.pack(">iiiii", 0, 0, 0, 4, 2012)
-    login = struct.pack(">2sHi8sBBBBi", b"\0\1", 3007, os.getpid(), b"mallory\0", 0, 0, 5, 0, 0)
+    handshake, login = XROOT_HANDSHAKE, xroot_login("mallory")
     got = b""
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
         try:
@@ -474,9 +474,7 @@ def xroot_session(port, rng, kind):
 def spoof_session(port, user, creds, path):
     """Logs in as `user`, sends `creds` as sss credentials, then opens and reads `path`:
     (the statuses of the auth, open and read answers, the bytes of all answers)."""
-    handshake = struct.pack(">iiiii", 0, 0, 0, 4, 2012)
-    login = struct.pack(">2sHi8sBBBBi", b"\0\1", 3007, os.getpid(),
-                        user.encode().ljust(8, b"\0"), 0, 0, 5, 0, 0)
+    handshake, login = XROOT_HANDSHAKE, xroot_login(user)
     out = []
     got = b""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
@@ -650,8 +648,7 @@ def empty_auth(port, source="127.0.0.1"):
     """The request that stops a stock XRootD 5.5.3 with sss (patches/xrootd): handshake, login,
     then kXR_auth with credential type sss and no credentials (dlen 0), from `source`. Returns
     the server's answers (empty when it hung up or died)."""
-    handshake = struct.pack(">iiiii", 0, 0, 0, 4, 2012)
-    login = struct.pack(">2sHi8sBBBBi", b"\0\1", 3007, os.getpid(), b"mallory\0", 0, 0, 5, 0, 0)
+    handshake, login = XROOT_HANDSHAKE, xroot_login("mallory")
     got = b""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=5,
@@ -663,17 +660,6 @@ def empty_auth(port, source="127.0.0.1"):
     except OSError:
         pass
     return got
-
-
-def xrootd_answers(port):
-    """True when an xrootd answers a handshake on the port (the supervisor holds the listening
-    socket, so an open port alone says nothing)."""
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-            s.sendall(struct.pack(">iiiii", 0, 0, 0, 4, 2012))
-            return len(recv_response(s)) >= 8
-    except OSError:
-        return False
 
 
 def wait_restart(proxy, old_pid, seconds=30):
@@ -691,11 +677,10 @@ def wait_restart(proxy, old_pid, seconds=30):
 
 def refused_at_once(port, source):
     """True when a connection from `source` is closed by the server before any answer."""
-    handshake = struct.pack(">iiiii", 0, 0, 0, 4, 2012)
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=5,
                                       source_address=(source, 0)) as s:
-            s.sendall(handshake)
+            s.sendall(XROOT_HANDSHAKE)
             return s.recv(16) == b""
     except OSError:
         return True
