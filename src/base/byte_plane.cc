@@ -367,8 +367,8 @@ void SplitBytesWith(
   }
   size_t done = 0;
 #if defined(FERRY_BYTE_PLANE_X86)
-  if (Usable(isa) != ByteIsa::kScalar) {
-    done = SplitVector(Usable(isa), src, n, w, dst, stride);
+  if (const ByteIsa usable = Usable(isa); usable != ByteIsa::kScalar) {
+    done = SplitVector(usable, src, n, w, dst, stride);
   }
 #else
   (void)isa;
@@ -386,8 +386,8 @@ void UnsplitBytesWith(
   }
   size_t done = 0;
 #if defined(FERRY_BYTE_PLANE_X86)
-  if (Usable(isa) != ByteIsa::kScalar) {
-    done = UnsplitVector(Usable(isa), planes, stride, n, w, dst);
+  if (const ByteIsa usable = Usable(isa); usable != ByteIsa::kScalar) {
+    done = UnsplitVector(usable, planes, stride, n, w, dst);
   }
 #else
   (void)isa;

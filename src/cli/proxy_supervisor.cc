@@ -152,39 +152,43 @@ class GuardFile {
   ferry_guard_map* map_ = nullptr;
 };
 
-// A listening TCP socket on every address (IPv6 and IPv4) at `port`; -1 with errno.
-int ListenOn(int port) {
-  int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const int on = 1;
-  const int off = 0;
-  if (fd >= 0) {
-    (void)::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-    (void)::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
-    sockaddr_in6 a = {};
-    a.sin6_family = AF_INET6;
-    a.sin6_addr = in6addr_any;
-    a.sin6_port = htons(static_cast<uint16_t>(port));
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(fd, 1024) == 0) {
-      return fd;
-    }
-    ::close(fd);
-  }
-  fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);  // a host without IPv6
+// A listening TCP socket of `family` bound to `addr`; -1 with errno.
+int ListenAt(int family, const sockaddr* addr, socklen_t len) {
+  const int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     return -1;
   }
+  const int on = 1;
+  const int off = 0;
   (void)::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-  sockaddr_in a = {};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_ANY);
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(fd, 1024) == 0) {
+  if (family == AF_INET6) {  // IPv4 clients too, as ::ffff:a.b.c.d
+    (void)::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+  }
+  if (::bind(fd, addr, len) == 0 && ::listen(fd, 1024) == 0) {
     return fd;
   }
   const int saved = errno;
   ::close(fd);
   errno = saved;
   return -1;
+}
+
+// A listening TCP socket on every address (IPv6 and IPv4) at `port`, IPv4 alone where IPv6
+// fails; -1 with errno.
+int ListenOn(int port) {
+  sockaddr_in6 a6 = {};
+  a6.sin6_family = AF_INET6;
+  a6.sin6_addr = in6addr_any;
+  a6.sin6_port = htons(static_cast<uint16_t>(port));
+  const int fd = ListenAt(AF_INET6, reinterpret_cast<sockaddr*>(&a6), sizeof a6);
+  if (fd >= 0) {
+    return fd;
+  }
+  sockaddr_in a4 = {};
+  a4.sin_family = AF_INET;
+  a4.sin_addr.s_addr = htonl(INADDR_ANY);
+  a4.sin_port = htons(static_cast<uint16_t>(port));
+  return ListenAt(AF_INET, reinterpret_cast<sockaddr*>(&a4), sizeof a4);
 }
 
 // In the child: `pass` onto descriptors 3, 4, ... (LISTEN_FDS), `lifeline` right after them.
