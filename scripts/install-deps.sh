@@ -26,7 +26,7 @@ packages=(
   openssl curl xrootd-scitokens-plugins python3-cryptography
   # XRootD's server library rebuilt with ferry's patches (scripts/xrootd/): Debian's source
   # package (dpkg-source) and the build dependencies of that library
-  dpkg-dev patch uuid-dev
+  dpkg-dev patch uuid-dev libsystemd-dev
   # WAN / LFN emulation and transfer peers
   iproute2 iptables libnetfilter-queue-dev iputils-ping iperf3 fio procps
   # bench/xfer: the bulk-transfer peers ferry send is measured against, and xxhsum

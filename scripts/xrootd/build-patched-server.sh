@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Builds XRootD's server libraries that ferry patches (libXrdServer.so.3, the xroot protocol;
-# libXrdHttpUtils.so.2, XrdHttp) from Debian's source package of the installed XRootD, with the
-# patches in patches/xrootd/<upstream version>/, the way a distribution ships a fix before
-# upstream does (patches/xrootd/README.md says which faults they fix and why).
+# Builds XRootD's server libraries that ferry patches (libXrdUtils.so.3, links and pollers;
+# libXrdServer.so.3, the xroot protocol; libXrdHttpUtils.so.2, XrdHttp) from Debian's source
+# package of the installed XRootD, with the patches in patches/xrootd/<upstream version>/, the
+# way a distribution ships a fix before upstream does (patches/xrootd/README.md says which
+# faults they fix and why).
 #
 # Usage: scripts/xrootd/build-patched-server.sh OUT_DIR
 #
-# Writes OUT_DIR/libXrdServer.so.3, OUT_DIR/libXrdHttpUtils.so.2 and OUT_DIR/patched.info (the
-# version, the patches and their digest). `ferry proxy run` puts OUT_DIR (lib/xrootd of the
-# build tree, lib/ferry/xrootd installed) first on xrootd's library path when the versions
-# match. Only these libraries' objects are compiled, each linked against the system's other
-# XRootD libraries of the same version, so nothing else changes.
+# Writes OUT_DIR/libXrdUtils.so.3, OUT_DIR/libXrdServer.so.3, OUT_DIR/libXrdHttpUtils.so.2 and
+# OUT_DIR/patched.info (the version, the patches and their digest). `ferry proxy run` puts
+# OUT_DIR (lib/xrootd of the build tree, lib/ferry/xrootd installed) first on xrootd's library
+# path when the versions match. Only these libraries' objects are compiled, each linked against
+# the system's other XRootD libraries of the same version, so nothing else changes
+# (libXrdUtils needs libsystemd-dev for XRootD's LISTEN_FDS support, which the proxy uses).
 #
 # Idempotent: does nothing when OUT_DIR already holds a build of the same version and
 # patches. When no patch exists for the installed version, says so and leaves OUT_DIR empty
@@ -33,11 +35,13 @@ patches_dir="$here/patches/xrootd/$upstream"
 if ! compgen -G "$patches_dir/*.patch" >/dev/null; then
   echo "xrootd-patched: no patch for XRootD $full (patches/xrootd/$upstream); the system's" \
        "library is used as it is" >&2
-  rm -f "$out/libXrdServer.so.3" "$out/libXrdHttpUtils.so.2" "$out/patched.info"
+  rm -f "$out/libXrdUtils.so.3" "$out/libXrdServer.so.3" "$out/libXrdHttpUtils.so.2" \
+    "$out/patched.info"
   exit 0
 fi
 digest=$( (echo "$full"; cat "$patches_dir"/*.patch) | sha256sum | cut -c1-16)
-if [ -f "$out/libXrdServer.so.3" ] && [ -f "$out/libXrdHttpUtils.so.2" ] && grep -qx "digest=$digest" \
+if [ -f "$out/libXrdUtils.so.3" ] && [ -f "$out/libXrdServer.so.3" ] &&
+   [ -f "$out/libXrdHttpUtils.so.2" ] && grep -qx "digest=$digest" \
      "$out/patched.info" 2>/dev/null; then
   exit 0
 fi
@@ -45,7 +49,7 @@ fi
 work="$out/src"
 rm -rf "$work"
 mkdir -p "$work"
-echo "xrootd-patched: building libXrdServer and libXrdHttpUtils $full with $(ls "$patches_dir" | wc -l) patch(es)" >&2
+echo "xrootd-patched: building libXrdUtils, libXrdServer and libXrdHttpUtils $full with $(ls "$patches_dir" | wc -l) patch(es)" >&2
 
 # Debian's source package of exactly the installed version. apt needs a deb-src entry; this
 # adds one for the Debian archive (same suites as the binary entries) when none is there.
@@ -112,6 +116,15 @@ build_lib() {  # TARGET SONAME LINK...
   objcopy --strip-debug "$out/$soname.tmp"
   mv "$out/$soname.tmp" "$out/$soname"
 }
+build_lib XrdUtils libXrdUtils.so.3 -lssl -lcrypto -lsystemd -ldl -lpthread
+# Without systemd's headers XRootD's configure quietly leaves out LISTEN_FDS, and the proxy's
+# supervisor hands its listening sockets over that way.
+if ! nm -D --undefined-only "$out/libXrdUtils.so.3" | grep -q sd_listen_fds; then
+  rm -f "$out/libXrdUtils.so.3"
+  echo "xrootd-patched: libXrdUtils was built without systemd support (install" \
+       "libsystemd-dev: scripts/install-deps.sh does)" >&2
+  exit 1
+fi
 build_lib XrdServer libXrdServer.so.3 "$sys/libXrdUtils.so.3" -ldl -lpthread
 build_lib XrdHttpUtils libXrdHttpUtils.so.2 "$sys/libXrdServer.so.3" "$sys/libXrdCrypto.so.2" \
   "$sys/libXrdUtils.so.3" -lssl -lcrypto -ldl -lpthread
@@ -121,4 +134,4 @@ build_lib XrdHttpUtils libXrdHttpUtils.so.2 "$sys/libXrdServer.so.3" "$sys/libXr
   echo "patches=$(cd "$patches_dir" && ls -- *.patch | paste -sd, -)"
 } >"$out/patched.info"
 rm -rf "$work"
-echo "xrootd-patched: $out/libXrdServer.so.3 $out/libXrdHttpUtils.so.2" >&2
+echo "xrootd-patched: $out/libXrdUtils.so.3 $out/libXrdServer.so.3 $out/libXrdHttpUtils.so.2" >&2

@@ -106,12 +106,13 @@ std::string XrootdBuild::Describe() const {
     for (const std::string& p : patches) {
       list += (list.empty() ? "" : ", ") + p;
     }
-    return v + " with ferry's patched libXrdServer and libXrdHttpUtils (" + patched_dir
+    return v + " with ferry's patched libXrdUtils, libXrdServer and libXrdHttpUtils (" + patched_dir
            + ", built from " + patched_from + ": " + list + ")";
   }
   return v + " with the system's libXrdServer (" + why_system
          + "); known affected: one kXR_auth without credentials, or one HTTP PROPFIND with a "
-           "body length over 2 GiB, stops it (patches/xrootd/README.md)";
+           "body length over 2 GiB, stops it, and a link dispatched twice can crash it "
+           "(patches/xrootd/README.md)";
 }
 
 }  // namespace ferry::cli

@@ -106,6 +106,7 @@ def test_package():
                  "./usr/share/bash-completion/completions/ferry",
                  "./usr/share/doc/ferry/format/replica.md",
                  "./usr/lib/ferry/libferry_xrd_guard.so",
+                 "./usr/lib/ferry/xrootd/libXrdUtils.so.3",
                  "./usr/lib/ferry/xrootd/libXrdServer.so.3",
                  "./usr/lib/ferry/xrootd/libXrdHttpUtils.so.2",
                  "./usr/lib/ferry/xrootd/patched.info"]:
