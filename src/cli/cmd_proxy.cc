@@ -72,8 +72,32 @@ struct Plan {
   std::vector<std::pair<std::string, std::string>> files;
 };
 
+// The default origin (the --origin without a PREFIX=) and the routes, in the order given.
+Result<std::pair<std::string, std::vector<std::string>>> Origins(const Args& a) {
+  std::string main;
+  std::vector<std::string> routes;
+  for (const std::string& o : a.All("--origin")) {
+    if (o.find('=') != std::string::npos) {
+      routes.push_back(o);
+    } else if (main.empty()) {
+      main = o;
+    } else {
+      std::string message = "--origin given twice without a PREFIX= (" + main;
+      message.append(", ").append(o).append("): give other origins as --origin /PREFIX=HOST:PORT");
+      return InvalidArgumentError(std::move(message));
+    }
+  }
+  if (main.empty() && !routes.empty()) {
+    return InvalidArgumentError("--origin " + routes.front()
+                                + ": an --origin HOST:PORT for every other path is needed too");
+  }
+  return std::make_pair(main, routes);
+}
+
 Result<Plan> MakePlan(const Args& a) {
-  const auto origin = a.Get("--origin");
+  const auto [main_origin, routes] = FERRY_TRY(Origins(a));
+  const std::optional<std::string> origin =
+      main_origin.empty() ? std::nullopt : std::optional<std::string>(main_origin);
   const auto port = a.Get("--port");
   const auto dir = a.Get("--dir");
   if (!origin || !port || !dir) {
@@ -120,6 +144,9 @@ Result<Plan> MakePlan(const Args& a) {
   c += security.config;
   p.files = std::move(security.files);
   c += "ferry.origin " + *origin + "\n";
+  for (const std::string& route : routes) {
+    c += "ferry.origin " + route + "\n";  // validated by the proxy's parser (proxy_config.h)
+  }
   c += "ferry.dir " + p.dir + "\n";
   if (!a.Has("--no-redirect")) {
     c += "ferry.self " + host + ":" + *port + "\n";
@@ -362,7 +389,10 @@ int PrintMetrics(const Args& args) {
 }
 
 constexpr OptionSpec kConfigOptions[] = {
-    {"--origin", "HOST:PORT", "the origin: the proxy serves root://HOST:PORT//path"},
+    {"--origin", "[/PREFIX=]HOST:PORT",
+     "the origin: the proxy serves root://HOST:PORT//path; repeat with /PREFIX= for paths "
+     "under PREFIX that another origin holds (the longest prefix wins; each origin gets its "
+     "own limit of requests in flight, so one that stalls does not stall the others)"},
     {"--port", "P", "the port the proxy listens on"},
     {"--dir", "DIR", "the cache directory"},
     {"--max-size", "S", "the most disk space the cache takes"},

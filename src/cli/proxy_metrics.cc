@@ -88,6 +88,18 @@ void Metric(std::string& out,
   out.append(name).append(" ").append(number).append("\n");
 }
 
+// Per-origin gate counters of the status file's "origins" (one labelled sample per origin).
+constexpr StatusMetric kOriginMetrics[] = {
+    {"in_flight", "ferry_proxy_origin_gate_in_flight", "gauge",
+     "Requests in flight to this origin (at most ferry.origin_inflight)."},
+    {"waited", "ferry_proxy_origin_gate_waited_total", "counter",
+     "Requests that found every slot of this origin taken and waited."},
+    {"turned_away", "ferry_proxy_origin_gate_turned_away_total", "counter",
+     "Requests failed after waiting ferry.origin_wait_ms for a slot of this origin."},
+    {"unanswered", "ferry_proxy_origin_unanswered_total", "counter",
+     "Requests this origin left unanswered for ferry.timeout (failed, not retried)."},
+};
+
 // The status file's process still runs (EPERM: it does, as another account).
 bool Alive(double pid) {
   return pid >= 1 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
@@ -131,6 +143,32 @@ std::map<std::string, double, std::less<>> NumericFields(std::string_view json) 
   return out;
 }
 
+std::map<std::string, std::map<std::string, double, std::less<>>> OriginFields(
+    std::string_view json) {
+  std::map<std::string, std::map<std::string, double, std::less<>>> out;
+  const size_t key = json.find("\"origins\"");
+  const size_t open = key == std::string_view::npos ? key : json.find('[', key);
+  const size_t close = open == std::string_view::npos ? open : json.find(']', open);
+  if (close == std::string_view::npos) {
+    return out;
+  }
+  constexpr std::string_view kName = R"("origin":")";
+  for (size_t pos = json.find('{', open); pos < close; pos = json.find('{', pos)) {
+    const size_t end = json.find('}', pos);
+    const std::string_view object = json.substr(pos, end - pos + 1);
+    const size_t name = object.find(kName);
+    const size_t name_end =
+        name == std::string_view::npos ? name : object.find('"', name + kName.size());
+    if (end == std::string_view::npos || name_end == std::string_view::npos) {
+      break;
+    }
+    const size_t from = name + kName.size();
+    out[std::string(object.substr(from, name_end - from))] = NumericFields(object);
+    pos = end;
+  }
+  return out;
+}
+
 std::string PrometheusText(const MetricsInput& in) {
   std::string out;
   for (size_t i = 0; i < cache::kCounterCount; ++i) {
@@ -159,6 +197,22 @@ std::string PrometheusText(const MetricsInput& in) {
       Metric(out, m.name, m.type, m.help, it->second);
     }
   }
+  for (const StatusMetric& m : kOriginMetrics) {
+    bool header = false;
+    for (const auto& [origin, fields] : in.origins) {
+      auto it = fields.find(m.field);
+      if (it == fields.end()) {
+        continue;
+      }
+      if (!header) {
+        out.append("# HELP ").append(m.name).append(" ").append(m.help).append("\n");
+        out.append("# TYPE ").append(m.name).append(" ").append(m.type).append("\n");
+        header = true;
+      }
+      out.append(m.name).append("{origin=\"").append(origin).append("\"} ");
+      out.append(std::to_string(static_cast<long long>(it->second))).append("\n");
+    }
+  }
   return out;
 }
 
@@ -176,6 +230,7 @@ Result<std::string> ProxyMetricsText(const std::string& dir) {
   std::stringstream text;
   text << status.rdbuf();
   in.status = NumericFields(text.str());
+  in.origins = OriginFields(text.str());
   auto pid = in.status.find("pid");
   in.proxy_up = pid != in.status.end() && Alive(pid->second);
   in.status.erase("pid");

@@ -26,10 +26,16 @@ struct MetricsInput {
   bool proxy_up = false;  // the process that wrote the status is alive
   // The numeric fields of proxy-supervisor.json (`ferry proxy run`'s restarts and refusals).
   std::map<std::string, double, std::less<>> supervisor;
+  // proxy-status.json's "origins": each origin's gate (plugin/proxy/origin_gate.h), by host:port.
+  std::map<std::string, std::map<std::string, double, std::less<>>> origins;
 };
 
 // The numeric top-level fields of a flat JSON object ({"a":1,"b":"x","c":2.5} -> a, c).
 std::map<std::string, double, std::less<>> NumericFields(std::string_view json);
+// The objects of the status file's "origins" array, by their "origin" string, each with its
+// numeric fields.
+std::map<std::string, std::map<std::string, double, std::less<>>> OriginFields(
+    std::string_view json);
 
 // One "# HELP", one "# TYPE" and one sample line per metric, every name prefixed ferry_.
 std::string PrometheusText(const MetricsInput& in);

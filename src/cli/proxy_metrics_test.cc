@@ -56,5 +56,29 @@ TEST(ProxyMetrics, ExpositionFormat) {
   }
 }
 
+TEST(ProxyMetrics, OneLabelledSamplePerOriginGate) {
+  const std::string status =
+      R"({"pid":1,"open_files":0,"origins":[{"origin":"a:1094","in_flight":2,"waited":5,)"
+      R"("turned_away":3,"unanswered":1},{"origin":"b:2094","in_flight":0,"waited":0,)"
+      R"("turned_away":0,"unanswered":0}],"opens":4})";
+  MetricsInput in;
+  in.status = NumericFields(status);
+  in.origins = OriginFields(status);
+  ASSERT_EQ(in.origins.size(), 2u);
+  EXPECT_EQ(in.origins["a:1094"]["turned_away"], 3);
+  EXPECT_EQ(in.status["opens"], 4);  // the fields after the array are still read
+  const std::string text = PrometheusText(in);
+  EXPECT_NE(text.find("\nferry_proxy_origin_gate_turned_away_total{origin=\"a:1094\"} 3\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nferry_proxy_origin_unanswered_total{origin=\"b:2094\"} 0\n"),
+            std::string::npos);
+  // One HELP and one TYPE line per metric, however many origins.
+  EXPECT_EQ(text.find("# TYPE ferry_proxy_origin_gate_in_flight gauge"),
+            text.rfind("# TYPE ferry_proxy_origin_gate_in_flight gauge"));
+  EXPECT_TRUE(OriginFields(R"({"origins":[)").empty());
+  EXPECT_TRUE(OriginFields(R"({"pid":1})").empty());
+}
+
 }  // namespace
 }  // namespace ferry::cli

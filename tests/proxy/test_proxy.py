@@ -4,7 +4,7 @@ libXrdFerryProxy (started with `ferry proxy run`), real clients.
 
 usage: test_proxy.py FERRY PGREAD_PROBE ROOT_DATA_DIR TEST
   TEST: basic | reuse | concurrency | crash | faults | storm | cluster | twolevel | rntuple |
-  cached_only (and *_long
+  cached_only | stalled_origin (and *_long
   variants of crash and storm at full size)
 Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, not root, no namespaces).
 """
@@ -782,6 +782,81 @@ def test_cached_only():
         s.remove()
 
 
+def test_stalled_origin():
+    """Two origins behind one proxy (--origin for most paths, --origin /b=HOST:PORT for /b). With
+    origin B stopped by SIGSTOP: the clients of origin A are served, right bytes; B's clients get
+    an error ("timer expired", from the proxy's per-origin gate or its request timeout), they do
+    not hang, and no read hands out bytes (XrdOfs turns ETIMEDOUT into a 30-byte read:
+    oss_errno.h); the proxy's status counts it against B alone; and once B runs again, its files
+    are served again."""
+    s = Setup()
+    b_data = os.path.join(s.root, "data-b")
+    os.makedirs(os.path.join(b_data, "b"))
+    for d in (b_data, os.path.join(b_data, "b")):
+        os.chmod(d, 0o755)
+    a_local = s.file("a.bin", 8 << 20, 21)
+    b_local = os.path.join(b_data, "b", "b.bin")
+    shutil.move(s.file("b.bin", 8 << 20, 22), b_local)
+    b2_local = os.path.join(b_data, "b", "b2.bin")
+    shutil.move(s.file("b2.bin", 1 << 20, 23), b2_local)
+    # XrdCl checks request timeouts every XRD_TIMEOUTRESOLUTION s (15 by default).
+    env = dict(s.env, XRD_TIMEOUTRESOLUTION="1")
+    try:
+        with ferry_testbed.Origin(s.data, name="stall-a") as oa, \
+                ferry_testbed.Origin(b_data, name="stall-b") as ob, \
+                Proxy(FERRY, origin_hostport(oa), s.cache, s.root, env=env, status_ms=50,
+                      extra=["--origin", "/b=" + origin_hostport(ob), "--lookahead", "0",
+                             "--set", "timeout=3", "--set", "origin_inflight=2",
+                             "--set", "origin_wait_ms=1000"]) as p:
+            def answers(path, local, *ranges):
+                q = s.reader("answers", p.url_for(path), local, *ranges)
+                ok(q, "reads of %s" % path)
+                return json.loads(q.stdout or "{}")
+
+            for path, local in (("a.bin", a_local), ("b/b.bin", b_local)):
+                a = answers(path, local, "0:65536")
+                check(a.get("open") == "ok" and a["reads"] == [["ok", "ok"]],
+                      "%s served through its own origin: %s" % (path, a))
+            b_pid = ob.pid()
+            os.kill(b_pid, signal.SIGSTOP)
+            try:
+                stalled = [subprocess.Popen(
+                    [PY, READER, "answers", p.url_for("b/b.bin"), b_local,
+                     "%d:65536" % ((k + 1) << 20)], env=s.env, stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT, text=True) for k in range(4)]
+                stalled.append(subprocess.Popen(
+                    [PY, READER, "answers", p.url_for("b/b2.bin"), b2_local, "0:4096"],
+                    env=s.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+                # Origin A's clients meanwhile: ranges not held yet, so each goes to A.
+                for k in range(6):
+                    a = answers("a.bin", a_local, "%d:65536" % ((k + 1) << 20))
+                    check(a.get("open") == "ok" and a["reads"] == [["ok", "ok"]],
+                          "A served while B is stopped: %s" % a)
+                for q in stalled:
+                    out, _ = q.communicate(timeout=150)
+                    a = json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
+                    answers_b = [a.get("open")] + [x for r in a.get("reads", []) for x in r]
+                    failed = [x for x in answers_b if x != "ok"]
+                    check(a and failed, "a client of stopped B gets an error: %s" % out)
+                    check(all("timer expired" in str(x).lower() for x in failed),
+                          "the error says the time ran out: %s" % failed)
+                st = wait_for(lambda: p.status() if p.status().get("origins") else None, 10)
+                gates = {g["origin"]: g for g in (st or {}).get("origins", [])}
+                print("gates:", json.dumps(gates), flush=True)
+                g_b, g_a = gates.get(origin_hostport(ob), {}), gates.get(origin_hostport(oa), {})
+                check(g_b.get("unanswered", 0) + g_b.get("turned_away", 0) > 0,
+                      "the proxy counts B's stall: %s" % g_b)
+                check(g_a.get("unanswered", 1) == 0 and g_a.get("turned_away", 1) == 0,
+                      "and nothing against A: %s" % g_a)
+            finally:
+                os.kill(b_pid, signal.SIGCONT)
+            a = answers("b/b.bin", b_local, "%d:65536" % (6 << 20))
+            check(a.get("open") == "ok" and a["reads"] == [["ok", "ok"]],
+                  "B served again once it runs: %s" % a)
+    finally:
+        s.remove()
+
+
 TESTS = {
     "basic": test_basic,
     "reuse": test_reuse,
@@ -797,6 +872,7 @@ TESTS = {
     "twolevel": test_twolevel,
     "rntuple": test_rntuple,
     "cached_only": test_cached_only,
+    "stalled_origin": test_stalled_origin,
 }
 
 

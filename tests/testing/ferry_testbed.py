@@ -72,9 +72,10 @@ class _StateDir:
 
 class Origin:
     """A read-only xrootd serving data_dir on 127.0.0.1 (or inside namespace `netns`).
-    `extra_config`: xrootd directives appended to its configuration (security, authorisation)."""
+    `extra_config`: xrootd directives appended to its configuration (security, authorisation).
+    `name`: tells two origins of one test apart (default: the namespace, or "lo")."""
 
-    def __init__(self, data_dir, netns=None, state=None, extra_config=None):
+    def __init__(self, data_dir, netns=None, state=None, extra_config=None, name=None):
         self._own_state = state is None
         self._state = state or _StateDir()
         self._args = ["--dir", data_dir]
@@ -84,7 +85,7 @@ class Origin:
                 f.write(extra_config)
             os.chmod(path, 0o644)
             self._args += ["--extra", path]
-        self._name = netns or "lo"
+        self._name = name or netns or "lo"
         if netns:
             self._args += ["--netns", netns]
         self._args += ["--name", self._name]
@@ -100,6 +101,11 @@ class Origin:
 
     def url_for(self, relative_path):
         return self.url + "/" + relative_path.lstrip("/")
+
+    def pid(self):
+        """The origin's xrootd process (for signals: SIGSTOP makes a stalled origin)."""
+        out = _run("origin.sh", "status", "--name", self._name, env=self._state.env)
+        return int(out.split(" pid ")[1].split()[0])
 
     def restart(self):
         """Stops the server and starts it again on the same port, with its configuration read

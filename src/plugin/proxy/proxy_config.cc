@@ -1,5 +1,6 @@
 #include "plugin/proxy/proxy_config.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <fstream>
@@ -40,6 +41,37 @@ size_t PortSep(std::string_view hp) {
   return hp.rfind(':');
 }
 
+// ferry.origin HOST:PORT (the default origin) or PREFIX=HOST:PORT (a route).
+Status AddOrigin(const std::string& value, ProxyConfig& c) {
+  const size_t eq = value.find('=');
+  const std::string origin = eq == std::string::npos ? value : value.substr(eq + 1);
+  if (!ValidHostPort(origin)) {
+    return InvalidArgumentError("ferry.origin '" + value + "': expected [PREFIX=]HOST:PORT");
+  }
+  if (eq == std::string::npos) {
+    c.origin = origin;
+    return OkStatus();
+  }
+  std::string prefix = value.substr(0, eq);
+  while (prefix.size() > 1 && prefix.back() == '/') {
+    prefix.pop_back();
+  }
+  if (prefix.empty() || prefix[0] != '/' || prefix == "/") {
+    return InvalidArgumentError("ferry.origin '" + value
+                                + "': the prefix must be a directory path such as /store/mc "
+                                  "(the origin of every other path is ferry.origin HOST:PORT)");
+  }
+  for (const OriginRoute& r : c.routes) {
+    if (r.prefix == prefix) {
+      std::string message = "ferry.origin '" + value + "': ";
+      message.append(prefix).append(" already has an origin (").append(r.origin).append(")");
+      return InvalidArgumentError(std::move(message));
+    }
+  }
+  c.routes.push_back({std::move(prefix), origin});
+  return OkStatus();
+}
+
 }  // namespace
 
 bool ValidHostPort(std::string_view hp) {
@@ -59,8 +91,32 @@ bool ValidHostPort(std::string_view hp) {
   return port && *port >= 1 && *port <= 65535;
 }
 
+const std::string& ProxyConfig::OriginOf(std::string_view path) const {
+  for (const OriginRoute& r : routes) {  // longest prefix first
+    if (path.substr(0, r.prefix.size()) == r.prefix
+        && (path.size() == r.prefix.size() || path[r.prefix.size()] == '/')) {
+      return r.origin;
+    }
+  }
+  return origin;
+}
+
+std::vector<std::string> ProxyConfig::Origins() const {
+  std::vector<std::string> all{origin};
+  for (const OriginRoute& r : routes) {
+    if (std::find(all.begin(), all.end(), r.origin) == all.end()) {
+      all.push_back(r.origin);
+    }
+  }
+  return all;
+}
+
+std::string ProxyConfig::OriginRoot(std::string_view path) const {
+  return "root://" + OriginOf(path) + "/";
+}
+
 std::string ProxyConfig::OriginUrl(std::string_view path) const {
-  std::string url = "root://" + origin + "/";
+  std::string url = OriginRoot(path);
   if (path.empty() || path[0] != '/') {
     url += '/';
   }
@@ -100,10 +156,11 @@ Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
       value += value.empty() ? word : " " + word;
     }
     if (key == "origin") {
-      if (!ValidHostPort(value)) {
-        return InvalidArgumentError("ferry.origin '" + value + "': expected HOST:PORT");
-      }
-      c.origin = value;
+      FERRY_TRY(AddOrigin(value, c));
+    } else if (key == "origin_inflight") {
+      c.origin_inflight = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 1, 4096)));
+    } else if (key == "origin_wait_ms") {
+      c.origin_wait_ms = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 0, 3600000)));
     } else if (key == "self") {
       if (!ValidHostPort(value)) {
         return InvalidArgumentError("ferry.self '" + value + "': expected HOST:PORT");
@@ -164,6 +221,8 @@ Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
   if (c.origin.empty()) {
     return InvalidArgumentError("ferry.origin HOST:PORT is missing");
   }
+  std::stable_sort(c.routes.begin(), c.routes.end(),
+                   [](const auto& a, const auto& b) { return a.prefix.size() > b.prefix.size(); });
   if (c.cache.dir.empty()) {
     return InvalidArgumentError("ferry.dir (the cache directory) is missing");
   }

@@ -3,7 +3,13 @@
 // prefixes it does not know). `ferry proxy config` writes them; docs: docs/proxy.md.
 //
 //   directive              default  meaning
-//   ferry.origin HOST:PORT (none)   the origin every path is read from: root://HOST:PORT//path
+//   ferry.origin HOST:PORT (none)   the origin paths are read from: root://HOST:PORT//path
+//   ferry.origin PREFIX=HOST:PORT   paths under PREFIX (a directory: /store/mc matches
+//                                   /store/mc/... only) are read from HOST:PORT instead; the
+//                                   longest matching prefix wins; repeat for more origins
+//   ferry.origin_inflight N 64      requests in flight at once to one origin (per HOST:PORT)
+//   ferry.origin_wait_ms MS 10000   how long a request waits for a free slot of its origin
+//                                   before the client gets an error (origin_gate.h)
 //   ferry.self HOST:PORT   (none)   how clients reach this proxy; needed for self-redirects
 //   ferry.redirect 0|1     1        redirect each read-only open to this proxy under a synthetic
 //                                   user (ferryc<N>), so each open gets its own client channel
@@ -20,7 +26,9 @@
 //                                   about one cluster (0.4-0.6 MB of AGC baskets): 8 of them
 //                                   carried ~75 MB/s over 40 ms (bytes in flight / RTT), short
 //                                   of a 1 Gbit/s link; 32 fill it with room for longer RTTs
-//   ferry.timeout S        60       origin request timeout in seconds
+//   ferry.timeout S        60       origin request timeout in seconds; a request left
+//                                   unanswered that long fails ("timer expired"), it is not
+//                                   retried
 //   ferry.status_ms MS     1000     how often DIR/proxy-status.json is rewritten while it
 //                                   changes (tests set it short to wait for an update)
 //   ferry.origin_idle_ms MS 30000   how long a closed file's origin handle stays open for the
@@ -48,15 +56,25 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 #include "cache/config.h"
 
 namespace ferry::proxy {
 
-struct ProxyConfig {
+// Paths under `prefix` are read from `origin` (ferry.origin PREFIX=HOST:PORT).
+struct OriginRoute {
+  std::string prefix;  // starts with '/', no trailing '/'
   std::string origin;  // host:port
-  std::string self;    // host:port, "" = no self-redirect
+};
+
+struct ProxyConfig {
+  std::string origin;               // host:port of every path no route claims
+  std::vector<OriginRoute> routes;  // longest prefix first
+  uint32_t origin_inflight = 64;
+  uint32_t origin_wait_ms = 10000;
+  std::string self;  // host:port, "" = no self-redirect
   bool redirect = true;
   uint32_t redirect_users = 64;
   bool access_log = true;
@@ -73,8 +91,16 @@ struct ProxyConfig {
   std::string origin_ca_dir;       // X509_CERT_DIR of the origin channels, "" = the default
   cache::Config cache;
 
-  // root://origin//path (path without CGI; a missing leading '/' is added).
+  // The origin (host:port) a path is read from: the longest route prefix it lies under, else
+  // `origin`.
+  const std::string& OriginOf(std::string_view path) const;
+  // Every origin the proxy reads from, each once, `origin` first.
+  std::vector<std::string> Origins() const;
+  // root://ORIGIN//path for the path's origin (path without CGI; a missing leading '/' is
+  // added).
   std::string OriginUrl(std::string_view path) const;
+  // root://ORIGIN/ of the path's origin (for XrdCl::FileSystem).
+  std::string OriginRoot(std::string_view path) const;
   // Self-redirects are configured and on.
   bool redirects() const { return redirect && !self.empty(); }
   std::string self_host() const;

@@ -40,6 +40,31 @@ TEST(ProxyConfig, ReadsFerryDirectivesAndIgnoresTheRest) {
   EXPECT_EQ(c->OriginUrl("f.root"), "root://origin.example:1095//f.root");
 }
 
+TEST(ProxyConfig, OriginsByLongestDirectoryPrefix) {
+  auto c = ParseProxyConfig(
+      "ferry.dir /c\nferry.origin main:1094\nferry.origin /store/mc=mc:1094\n"
+      "ferry.origin /store/mc/big/=big:2094\nferry.origin /other=main:1094\n"
+      "ferry.origin_inflight 8\nferry.origin_wait_ms 2500\n");
+  ASSERT_TRUE(c) << c.error().ToString();
+  EXPECT_EQ(c->OriginOf("/store/mc/f.root"), "mc:1094");
+  EXPECT_EQ(c->OriginOf("/store/mc"), "mc:1094");
+  EXPECT_EQ(c->OriginOf("/store/mc/big/f.root"), "big:2094");  // the longest prefix
+  EXPECT_EQ(c->OriginOf("/store/mcfoo/f.root"), "main:1094");  // a directory, not a string
+  EXPECT_EQ(c->OriginOf("/data/f.root"), "main:1094");
+  EXPECT_EQ(c->OriginUrl("/store/mc/f.root"), "root://mc:1094//store/mc/f.root");
+  EXPECT_EQ(c->OriginRoot("/store/mc/big/x"), "root://big:2094/");
+  EXPECT_EQ(c->Origins(), (std::vector<std::string>{"main:1094", "big:2094", "mc:1094"}));
+  EXPECT_EQ(c->origin_inflight, 8u);
+  EXPECT_EQ(c->origin_wait_ms, 2500u);
+  for (const char* bad :
+       {"ferry.origin store=h:1\n", "ferry.origin /=h:1\n", "ferry.origin /a=h\n",
+        "ferry.origin /a=h:1\nferry.origin /a/=g:1\n", "ferry.origin_inflight 0\n"}) {
+    EXPECT_FALSE(ParseProxyConfig(std::string("ferry.dir /c\nferry.origin o:1\n") + bad)) << bad;
+  }
+  // A route alone is not enough: every other path needs an origin too.
+  EXPECT_FALSE(ParseProxyConfig("ferry.dir /c\nferry.origin /a=h:1\n"));
+}
+
 TEST(ProxyConfig, DefaultsAndRequiredKeys) {
   auto c = ParseProxyConfig("ferry.origin o:1\nferry.dir /c\n");
   ASSERT_TRUE(c);

@@ -20,7 +20,9 @@
 #include "plugin/proxy/access_log.h"
 #include "plugin/proxy/cached_only.h"
 #include "plugin/proxy/file_state.h"
+#include "plugin/proxy/origin_gate.h"
 #include "plugin/proxy/origin_meter.h"
+#include "plugin/proxy/oss_errno.h"
 #include "plugin/proxy/segment_crcs.h"
 #include "plugin/proxy/service.h"
 #include "plugin/xrdcl/xrd_origin.h"
@@ -52,13 +54,16 @@ int ToErrno(const Error& e) {
   if (IsNotCached(e)) {
     return ENODATA;
   }
+  if (IsOriginStalled(e)) {
+    return kOriginTimedOutErrno;
+  }
   switch (e.code()) {
     case ErrorCode::kNotFound:
       return ENOENT;
     case ErrorCode::kPermission:
       return EACCES;
     case ErrorCode::kTimeout:
-      return ETIMEDOUT;
+      return kOriginTimedOutErrno;  // never ETIMEDOUT: oss_errno.h
     case ErrorCode::kInvalidArgument:
       return EINVAL;
     case ErrorCode::kNoSpace:
@@ -278,7 +283,9 @@ int ProxyFile::Open(const char* path, int oflag, mode_t /*mode*/, XrdOucEnv& env
   std::shared_ptr<plugin::XrdOrigin> origin = s.only_if_cached ? nullptr : OriginFor(url);
   std::shared_ptr<cache::Origin> metered;
   if (origin) {
-    metered = std::make_shared<MeteredOrigin>(origin, service_.meter());
+    // Gated per origin (origin_gate.h): a stalled origin holds at most its own slots.
+    metered = std::make_shared<MeteredOrigin>(
+        std::make_shared<GatedOrigin>(origin, service_.gate_for(path)), service_.meter());
   } else {
     metered = std::make_shared<CachedOnlyOrigin>();
   }

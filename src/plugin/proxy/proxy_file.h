@@ -11,7 +11,7 @@
 //   the segments of one request arrive together and become one CachedFile::ReadV, so their
 //   misses become one planned origin request instead of one per segment.
 // - Errors are negative errno values, as XrdOss requires: the origin's own error (ENOENT,
-//   EACCES, ETIMEDOUT, EIO) when it failed; cache faults never surface (the engine fails open).
+//   EACCES, ETIME, EIO) when it failed; cache faults never surface (the engine fails open).
 // - An open whose opaque part asks for ferry.only_if_cached=1 reads held bytes only
 //   (cached_only.h): no origin handle, no read-ahead, ENODATA for a byte not held.
 // - Writes, truncation and write-mode opens are refused with EROFS: the proxy is read-only.

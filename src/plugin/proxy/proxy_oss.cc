@@ -13,6 +13,7 @@
 
 #include "cache/entry_store.h"
 #include "cache/url.h"
+#include "plugin/proxy/oss_errno.h"
 #include "plugin/proxy/proxy_file.h"
 #include "plugin/proxy/service.h"
 
@@ -35,7 +36,7 @@ int ErrnoOf(const XrdCl::XRootDStatus& st) {
         return EIO;
     }
   }
-  return st.code == XrdCl::errOperationExpired ? ETIMEDOUT : EIO;
+  return st.code == XrdCl::errOperationExpired ? kOriginTimedOutErrno : EIO;  // oss_errno.h
 }
 
 void FillStat(struct stat* buf, uint64_t size, int64_t mtime, bool dir) {
@@ -58,7 +59,7 @@ class ProxyDir final : public XrdOssDF {
 
   int Opendir(const char* path, XrdOucEnv& /*env*/) override {
     const ProxyConfig& c = service_.config();
-    XrdCl::FileSystem fs(XrdCl::URL(c.OriginUrl("")), /*enablePlugIns=*/false);
+    XrdCl::FileSystem fs(XrdCl::URL(c.OriginRoot(path)), /*enablePlugIns=*/false);
     XrdCl::DirectoryList* list = nullptr;
     XrdCl::XRootDStatus st = fs.DirList(path, XrdCl::DirListFlags::None, list, c.timeout_s);
     std::unique_ptr<XrdCl::DirectoryList> owned(list);
@@ -115,7 +116,7 @@ int ProxyOss::Stat(const char* path, struct stat* buff, int /*opts*/, XrdOucEnv*
       }
     }
   }
-  XrdCl::FileSystem fs(XrdCl::URL(c.OriginUrl("")), /*enablePlugIns=*/false);
+  XrdCl::FileSystem fs(XrdCl::URL(c.OriginRoot(path)), /*enablePlugIns=*/false);
   XrdCl::StatInfo* info = nullptr;
   XrdCl::XRootDStatus st = fs.Stat(path, info, c.timeout_s);
   std::unique_ptr<XrdCl::StatInfo> owned(info);

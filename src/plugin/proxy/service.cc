@@ -77,7 +77,12 @@ ProxyService::ProxyService(const ProxyConfig& config)
           [timeout = config.timeout_s](std::shared_ptr<plugin::XrdOrigin> origin) {
             CloseOrigin(std::move(origin), timeout);
           })),
-      started_unix_(UnixNow()) {}
+      started_unix_(UnixNow()) {
+  for (const std::string& origin : config.Origins()) {
+    gates_.emplace(origin, std::make_unique<OriginGate>(origin, config.origin_inflight,
+                                                        config.origin_wait_ms));
+  }
+}
 
 int64_t ProxyService::SteadyMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -144,7 +149,15 @@ void ProxyService::WriteStatus() {
   w.Field("origin_opens", origin_opens_.load());
   w.Field("origin_handles_reused", idle_origins_->reused());
   w.Field("origin_handles_idle", static_cast<uint64_t>(idle_origins_->idle()));
-  w.Field("records_failed", records_failed_.load()).EndObject();
+  w.Field("records_failed", records_failed_.load());
+  w.Key("origins").BeginArray();
+  for (const auto& [origin, gate] : gates_) {
+    const GateCounts g = gate->Counts();
+    w.BeginObject().Field("origin", origin).Field("in_flight", g.in_flight);
+    w.Field("max_in_flight", g.max_in_flight).Field("waited", g.waited);
+    w.Field("turned_away", g.turned_away).Field("unanswered", g.unanswered).EndObject();
+  }
+  w.EndArray().EndObject();
   std::string text = w.Take();
   text += '\n';
   MutexLock lock(status_mu_);

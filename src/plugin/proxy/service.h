@@ -8,7 +8,8 @@
 //    "redirects":N,"origin_requests":N,"origin_inflight":N,"origin_max_inflight":N,
 //    "origin_inflight_seconds":X,"origin_busy_seconds":X,"prefetched_bytes":N,
 //    "prefetch_requests":N,"origin_opens":N,"origin_handles_reused":N,
-//    "origin_handles_idle":N}
+//    "origin_handles_idle":N,"origins":[{"origin":"H:P","in_flight":N,"max_in_flight":N,
+//    "waited":N,"turned_away":N,"unanswered":N},...]}
 //
 // Lifetime: created once by the library's entry point (Start) and never destroyed: xrootd has
 // no orderly plug-in shutdown, and XrdCl objects must not be destroyed after XrdCl finalised
@@ -18,6 +19,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -27,6 +29,7 @@
 #include "cache/cache.h"
 #include "plugin/proxy/access_log.h"
 #include "plugin/proxy/idle_pool.h"
+#include "plugin/proxy/origin_gate.h"
 #include "plugin/proxy/origin_meter.h"
 #include "plugin/proxy/proxy_config.h"
 #include "plugin/xrdcl/worker_pool.h"
@@ -56,6 +59,8 @@ class ProxyService {
   // Set at process exit: XrdCl objects must not be released any more.
   const std::atomic<bool>* exiting() const { return &exiting_; }
   OriginMeter& meter() { return meter_; }
+  // The gate of the origin a path is read from (origin_gate.h).
+  OriginGate& gate_for(std::string_view path) { return *gates_.at(config_.OriginOf(path)); }
 
   // Origin handles of closed files, kept open for the next open of the same URL within
   // ferry.origin_idle_ms (idle_pool.h); swept by the status thread, closed at exit.
@@ -90,6 +95,7 @@ class ProxyService {
   std::shared_ptr<cache::Cache> cache_;
   std::unique_ptr<plugin::WorkerPool> pool_;
   OriginMeter meter_;
+  std::map<std::string, std::unique_ptr<OriginGate>> gates_;  // by host:port; fixed after start
   std::atomic<bool> exiting_{false};
   std::atomic<uint64_t> next_user_{0};
   std::atomic<uint64_t> opens_{0};
