@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "cache/cache.h"
-#include "cache/memory_origin.h"
+#include "cache/testing/memory_origin.h"
 #include "testing/cache_testing.h"
 #include "testing/testing.h"
 

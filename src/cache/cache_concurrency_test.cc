@@ -8,8 +8,8 @@
 
 #include "cache/cache.h"
 #include "cache/entry_store.h"
-#include "cache/memory_origin.h"
 #include "cache/testing/cached_source.h"
+#include "cache/testing/memory_origin.h"
 #include "cache/url.h"
 #include "cache/verify.h"
 #include "replica/replica_build.h"

@@ -19,7 +19,7 @@
 #include "cache/entry.h"
 #include "cache/entry_store.h"
 #include "cache/lock_file.h"
-#include "cache/memory_origin.h"
+#include "cache/testing/memory_origin.h"
 #include "cache/url.h"
 #include "testing/cache_testing.h"
 #include "testing/testing.h"
@@ -183,6 +183,33 @@ TEST(CacheTest, NewProcessFindsPublishedPages) {
   merged = ReadStatsFile(fx.config.dir);
   EXPECT_EQ((*merged)[static_cast<size_t>(Counter::kHits)], 40u);
   EXPECT_EQ((*merged)[static_cast<size_t>(Counter::kMisses)], 40u);
+}
+
+// The write-behind is idle only once what it was given is stored and published. After a first
+// publish, a miss keeps it busy (queued, then an entry whose next publish is an hour away) until
+// a flush publishes it; then another process finds the bytes without the origin.
+TEST(CacheTest, WriteBehindIdleMeansStoredAndPublished) {
+  Fixture fx;
+  fx.config.publish_ms = 3600 * 1000;
+  auto cache = Cache::Create(fx.config);
+  ASSERT_TRUE(cache);
+  EXPECT_TRUE((*cache)->writer().idle());
+  auto f = (*cache)->Open(kUrl, fx.origin);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(ReadRange(**f, 0, 4096), Slice(fx.bytes, 0, 4096));
+  ASSERT_TRUE((*cache)->Flush());
+  EXPECT_EQ(ReadRange(**f, 40960, 8192), Slice(fx.bytes, 40960, 8192));
+  EXPECT_FALSE((*cache)->writer().idle());
+  ASSERT_TRUE((*cache)->Flush());
+  EXPECT_TRUE((*cache)->writer().idle());
+  EXPECT_EQ((*cache)->writer().queued_bytes(), 0u);
+  auto other_origin = std::make_shared<MemoryOrigin>(fx.bytes);
+  auto other = Cache::Create(fx.config);
+  ASSERT_TRUE(other);
+  auto g = (*other)->Open(kUrl, other_origin);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(ReadRange(**g, 40960, 8192), Slice(fx.bytes, 40960, 8192));
+  EXPECT_EQ(other_origin->read_calls(), 0u);
 }
 
 TEST(CacheTest, FragmentsGrowIntoFullPages) {

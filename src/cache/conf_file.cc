@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <vector>
@@ -17,7 +18,81 @@ std::string Trim(const std::string& s) {
   return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
 }
 
+// The directories of `path` that do not exist yet, created 0755.
+Status MakeDirs(const std::string& path) {
+  std::string partial;
+  for (size_t pos = 1; pos != std::string::npos;) {
+    pos = path.find('/', pos);
+    partial = path.substr(0, pos);
+    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
+      return IoError("cannot create " + partial, errno);
+    }
+    if (pos != std::string::npos) {
+      ++pos;
+    }
+  }
+  return OkStatus();
+}
+
+// A key or value ReadConfFile gives back unchanged.
+bool ReadsBack(const std::string& s, bool key) {
+  return (!key || (!s.empty() && s.find('=') == std::string::npos))
+         && s.find_first_of("#\n\r") == std::string::npos && Trim(s) == s;
+}
+
+std::string ConfText(const PluginConf& conf) {
+  std::string text =
+      "# XrdCl client plug-in: the ferry cache (written by 'ferry cache enable').\n"
+      "# Every setting can be overridden by FERRY_CACHE_<KEY> environment variables.\n";
+  text.append("url = ").append(conf.url).append("\nlib = ").append(conf.lib);
+  text.append("\nenable = true\n");
+  for (const auto& [k, v] : conf.settings) {
+    text.append(k).append(" = ").append(v).append("\n");
+  }
+  return text;
+}
+
 }  // namespace
+
+Result<std::string> WriteConfFile(const std::string& conf_dir, const PluginConf& conf) {
+  std::map<std::string, std::string> all = conf.settings;
+  all["url"] = conf.url;
+  all["lib"] = conf.lib;
+  for (const auto& [k, v] : all) {
+    if (!ReadsBack(k, true) || !ReadsBack(v, false)) {
+      std::string message = "conf setting '";
+      message.append(k).append("' = '").append(v);
+      message.append("' would not read back (#, line break, blanks, '=')");
+      return InvalidArgumentError(std::move(message));
+    }
+  }
+  FERRY_TRY(MakeDirs(conf_dir));
+  std::string path = conf_dir + "/" + kConfFileName;
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << ConfText(conf);
+    out.flush();
+    if (!out) {
+      return IoError("cannot write " + tmp, errno);
+    }
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    return IoError("cannot write " + path, errno);
+  }
+  return path;
+}
+
+Result<bool> RemoveConfFile(const std::string& conf_dir) {
+  const std::string path = conf_dir + "/" + kConfFileName;
+  if (::unlink(path.c_str()) != 0) {
+    if (errno == ENOENT) {
+      return false;
+    }
+    return IoError("cannot remove " + path, errno);
+  }
+  return true;
+}
 
 bool PathExists(const std::string& path) {
   struct stat st = {};

@@ -33,6 +33,22 @@ std::string UserConfDir();
 // cannot be opened reads as empty.
 std::map<std::string, std::string> ReadConfFile(const std::string& path);
 
+// What `ferry cache enable` writes: the plug-in's URL pattern and library, `enable = true`, and
+// the cache's settings (keys of cache/config.h).
+struct PluginConf {
+  std::string url = "root://*";
+  std::string lib;
+  std::map<std::string, std::string> settings;
+};
+
+// Writes CONF_DIR/ferry-cache.conf (creating CONF_DIR and its parents, 0755), written beside
+// and renamed so that XrdCl never reads half a file; ReadConfFile reads back url, lib, enable
+// and the settings. Returns its path. kInvalidArgument for a key or value that would not read
+// back (empty key, '=' in a key, '#' or a line break anywhere, blanks around it).
+Result<std::string> WriteConfFile(const std::string& conf_dir, const PluginConf& conf);
+// Removes CONF_DIR/ferry-cache.conf: false when there was none.
+Result<bool> RemoveConfFile(const std::string& conf_dir);
+
 // The conf file in effect: `conf_dir` when given; else $XRD_PLUGINCONFDIR, the user's (XrdCl
 // reads it after the system one, so it wins), the system's — the first that has the file.
 // "" when none has it.

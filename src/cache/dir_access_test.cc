@@ -16,7 +16,7 @@
 #include "cache/access_confirm.h"
 #include "cache/cache.h"
 #include "cache/entry_store.h"
-#include "cache/memory_origin.h"
+#include "cache/testing/memory_origin.h"
 #include "cache/url.h"
 #include "testing/cache_testing.h"
 #include "testing/testing.h"

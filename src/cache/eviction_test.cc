@@ -9,7 +9,7 @@
 #include "cache/capacity.h"
 #include "cache/conf_file.h"
 #include "cache/entry_store.h"
-#include "cache/memory_origin.h"
+#include "cache/testing/memory_origin.h"
 #include "cache/url.h"
 #include "testing/testing.h"
 

@@ -8,7 +8,7 @@
 #include "cache/cache.h"
 #include "cache/capacity.h"
 #include "cache/entry_store.h"
-#include "cache/memory_origin.h"
+#include "cache/testing/memory_origin.h"
 #include "cache/url.h"
 #include "testing/testing.h"
 

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -19,8 +20,12 @@ namespace {
 
 constexpr char kStatsMagic[8] = {'F', 'E', 'R', 'R', 'Y', 'S', 'T', 'S'};
 constexpr uint32_t kStatsVersion = 1;
+// Counters a stats file may hold: newer versions of ferry add counters, older ones ignore them.
+constexpr uint32_t kMaxStoredCounters = 48;
 
-std::vector<uint8_t> Encode(const CounterValues& v) {
+}  // namespace
+
+std::vector<uint8_t> EncodeStatsFile(const CounterValues& v) {
   std::vector<uint8_t> out(16 + 8 * kCounterCount + 4);
   std::memcpy(out.data(), kStatsMagic, 8);
   StoreLE<uint32_t>(out.data() + 8, kStatsVersion);
@@ -33,7 +38,26 @@ std::vector<uint8_t> Encode(const CounterValues& v) {
   return out;
 }
 
-}  // namespace
+Result<CounterValues> DecodeStatsFile(std::span<const uint8_t> bytes) {
+  const uint8_t* buf = bytes.data();
+  if (bytes.size() < 16 + 4 || std::memcmp(buf, kStatsMagic, 8) != 0
+      || LoadLE<uint32_t>(buf + 8) != kStatsVersion) {
+    return CorruptionError("not a stats file of version " + std::to_string(kStatsVersion));
+  }
+  const auto count = LoadLE<uint32_t>(buf + 12);
+  if (count > kMaxStoredCounters) {
+    return CorruptionError("stats file with " + std::to_string(count) + " counters");
+  }
+  const size_t body = 16 + 8 * static_cast<size_t>(count);
+  if (bytes.size() != body + 4 || LoadLE<uint32_t>(buf + body) != crc32c::Value(buf, body)) {
+    return CorruptionError("stats file: wrong size or checksum");
+  }
+  CounterValues v{};
+  for (size_t i = 0; i < std::min<size_t>(count, kCounterCount); ++i) {
+    v[i] = LoadLE<uint64_t>(buf + 16 + 8 * i);
+  }
+  return v;
+}
 
 std::string_view CounterName(Counter c) {
   switch (c) {
@@ -112,29 +136,21 @@ Result<CounterValues> ReadStatsUnlocked(const std::string& cache_dir) {
     }
     return std::move(fd).error();
   }
-  uint8_t buf[512];
-  ssize_t n = ::pread(fd->get(), buf, sizeof buf, 0);
-  if (n < 16 + 4 || std::memcmp(buf, kStatsMagic, 8) != 0
-      || LoadLE<uint32_t>(buf + 8) != kStatsVersion) {
-    return CorruptionError("bad stats file " + path);
+  // One more byte than the largest file: a longer file is refused, not read in part.
+  uint8_t buf[16 + 8 * kMaxStoredCounters + 4 + 1];
+  const ssize_t n = ::pread(fd->get(), buf, sizeof buf, 0);
+  if (n < 0) {
+    return IoError("cannot read " + path, errno);
   }
-  const auto count = LoadLE<uint32_t>(buf + 12);
-  const size_t body = 16 + 8 * static_cast<size_t>(count);
-  if (count > 48 || static_cast<size_t>(n) != body + 4
-      || LoadLE<uint32_t>(buf + body) != crc32c::Value(buf, body)) {
-    return CorruptionError("bad stats file " + path);
-  }
-  for (size_t i = 0; i < std::min<size_t>(count, kCounterCount); ++i) {
-    v[i] = LoadLE<uint64_t>(buf + 16 + 8 * i);
-  }
-  return v;
+  return FERRY_TRY_CTX(DecodeStatsFile(std::span<const uint8_t>(buf, static_cast<size_t>(n))),
+                       path);
 }
 
 Status WriteStatsUnlocked(const std::string& cache_dir, const CounterValues& values) {
   // Rewritten in place: the file's block stays allocated, so counters still reach the disk
   // when the cache's filesystem is full. A torn write fails the CRC and restarts at zero.
   const std::string path = cache_dir + "/stats";
-  std::vector<uint8_t> bytes = Encode(values);
+  std::vector<uint8_t> bytes = EncodeStatsFile(values);
   Fd fd = FERRY_TRY(OpenCacheFile(path, O_WRONLY));
   FERRY_TRY(PwriteFull(fd.get(), bytes.data(), bytes.size(), 0));
   if (::ftruncate(fd.get(), static_cast<off_t>(bytes.size())) != 0) {

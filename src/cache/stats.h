@@ -8,8 +8,10 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/mutex.h"
 #include "base/result.h"
@@ -73,6 +75,11 @@ class Counters {
   CounterValues merged_ FERRY_GUARDED_BY(merge_mu_){};  // part of values_ already in DIR/stats
 };
 
+// The bytes of DIR/stats (format: docs/format/page-store.md) and their parser, which validates
+// magic, version, counter count, size and CRC32C (kCorruption otherwise). Counters the file
+// does not hold are 0; counters beyond kCounterCount (a newer ferry's) are ignored.
+std::vector<uint8_t> EncodeStatsFile(const CounterValues& values);
+Result<CounterValues> DecodeStatsFile(std::span<const uint8_t> bytes);
 // Reads DIR/stats (all zeros when absent). kCorruption when it does not validate.
 Result<CounterValues> ReadStatsFile(const std::string& cache_dir);
 // Creates DIR/stats (zeros) when missing, so that its block exists before the disk fills up.

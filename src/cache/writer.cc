@@ -40,6 +40,7 @@ bool WriteBehind::Submit(std::shared_ptr<Entry> entry, std::shared_ptr<Fetch> fe
     }
     queued_bytes_ += bytes;
     queue_.push_back({std::move(entry), std::move(fetch), next_seq_++});
+    idle_ = false;
   }
   cv_.NotifyOne();
   return true;
@@ -52,6 +53,7 @@ void WriteBehind::RequestPublish(std::shared_ptr<Entry> entry) {
       return;
     }
     queue_.push_back({std::move(entry), nullptr, next_seq_++});
+    idle_ = false;
   }
   cv_.NotifyOne();
 }
@@ -62,6 +64,7 @@ bool WriteBehind::Flush(std::chrono::milliseconds timeout) {
   const uint64_t target = next_seq_ - 1;
   // A publish request at the end makes "flushed" include publishing.
   queue_.push_back({nullptr, nullptr, next_seq_++});
+  idle_ = false;
   cv_.NotifyOne();
   while (done_seq_ <= target) {
     if (!done_cv_.WaitUntil(mu_, deadline)) {
@@ -81,6 +84,11 @@ uint64_t WriteBehind::queued_bytes() const {
   return queued_bytes_;
 }
 
+bool WriteBehind::idle() const {
+  MutexLock lock(mu_);
+  return idle_;
+}
+
 void WriteBehind::Run() {
   std::vector<Job> batch;
   while (TakeBatch(batch)) {
@@ -95,6 +103,7 @@ void WriteBehind::Run() {
   {
     MutexLock lock(mu_);
     done_seq_ = next_seq_ - 1;
+    idle_ = true;
   }
   done_cv_.NotifyAll();
 }
@@ -148,6 +157,8 @@ void WriteBehind::FinishBatch(const std::vector<Job>& batch) {
     if (queue_.empty()) {
       done_seq_ = next_seq_ - 1;
     }
+    // dirty_ is the writer thread's, and this is the writer thread.
+    idle_ = queue_.empty() && dirty_.empty();
   }
   done_cv_.NotifyAll();
 }

@@ -44,6 +44,9 @@ class WriteBehind {
   void SetBlocked(bool blocked);
 
   uint64_t queued_bytes() const;
+  // Nothing queued, nothing being stored, nothing stored and not yet published: what was
+  // submitted is in the published index (the site proxy's status shows it; tests wait for it).
+  bool idle() const;
   // Drains the queue, publishes every dirty entry and stops the thread. Idempotent; the
   // destructor calls it. Submissions after Stop() are refused.
   void Stop();
@@ -75,6 +78,7 @@ class WriteBehind {
   uint64_t done_seq_ FERRY_GUARDED_BY(mu_) = 0;
   bool stop_ FERRY_GUARDED_BY(mu_) = false;
   bool blocked_ FERRY_GUARDED_BY(mu_) = false;
+  bool idle_ FERRY_GUARDED_BY(mu_) = true;  // set by the writer thread after each batch
   // Entries with unpublished pages (writer thread only).
   std::vector<std::shared_ptr<Entry>> dirty_;
   std::vector<uint8_t> scratch_;

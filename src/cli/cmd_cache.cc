@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
@@ -66,21 +65,6 @@ std::string PluginLibDefault() {
   }
   return LibraryDirs().empty() ? "libXrdClFerry-5.so"
                                : LibraryDirs().front() + "/libXrdClFerry-5.so";
-}
-
-Status MakeDirs(const std::string& path) {
-  std::string partial;
-  for (size_t pos = 1; pos != std::string::npos;) {
-    pos = path.find('/', pos);
-    partial = path.substr(0, pos);
-    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
-      return IoError("cannot create " + partial, errno);
-    }
-    if (pos != std::string::npos) {
-      ++pos;
-    }
-  }
-  return OkStatus();
 }
 
 std::string OctalMode(mode_t mode) {
@@ -203,28 +187,12 @@ int Enable(const Args& a) {
                  lib.c_str());
   }
   const std::string conf_dir = ConfDir(a);
-  if (Status st = MakeDirs(conf_dir); !st) {
-    return ReportError(st.error());
+  auto written = cache::WriteConfFile(
+      conf_dir, cache::PluginConf{.url = a.GetOr("--url", "root://*"), .lib = lib, .settings = kv});
+  if (!written) {
+    return ReportError(written.error());
   }
-  const std::string path = conf_dir + "/" + cache::kConfFileName;
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << "# XrdCl client plug-in: the ferry cache (written by 'ferry cache enable').\n"
-        << "# Every setting can be overridden by FERRY_CACHE_<KEY> environment variables.\n"
-        << "url = " << a.GetOr("--url", "root://*") << "\n"
-        << "lib = " << lib << "\n"
-        << "enable = true\n";
-    for (const auto& [k, v] : kv) {
-      out << k << " = " << v << "\n";
-    }
-    if (!out) {
-      return ReportError(IoError("cannot write " + tmp, errno));
-    }
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return ReportError(IoError("cannot write " + path, errno));
-  }
+  const std::string& path = *written;
   const char* confdir_env = std::getenv("XRD_PLUGINCONFDIR");  // NOLINT: read-only
   const std::string account_dir = cache::AccountHome() + "/.xrootd/client.plugins.d";
   if (!system && !a.Get("--conf-dir") && conf_dir != account_dir
@@ -250,12 +218,13 @@ int Enable(const Args& a) {
 
 int Disable(const Args& args) {
   const std::string path = ConfDir(args) + "/" + cache::kConfFileName;
-  if (::unlink(path.c_str()) != 0) {
-    if (errno == ENOENT) {
-      std::printf("ferry cache is not enabled (%s does not exist)\n", path.c_str());
-      return kExitOk;
-    }
-    return ReportError(IoError("cannot remove " + path, errno));
+  auto removed = cache::RemoveConfFile(ConfDir(args));
+  if (!removed) {
+    return ReportError(removed.error());
+  }
+  if (!*removed) {
+    std::printf("ferry cache is not enabled (%s does not exist)\n", path.c_str());
+    return kExitOk;
   }
   std::printf(
       "ferry cache disabled (removed %s); the cache directory is kept ('ferry cache "

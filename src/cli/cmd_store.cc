@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <string>
@@ -18,6 +19,7 @@
 #include "cli/value_format.h"
 #include "store/converter.h"
 #include "store/copies.h"
+#include "store/event_list.h"
 #include "store/pick.h"
 #include "store/selection.h"
 #include "store/store.h"
@@ -209,28 +211,13 @@ Result<std::vector<store::EventId>> EventList(const Args& args) {
     ids.push_back(FERRY_TRY(store::ParseEventId(e)));
   }
   if (auto file = args.Get("--events-file")) {
-    std::ifstream in(*file);
+    std::ifstream in(*file, std::ios::binary);
     if (!in) {
       return NotFoundError("cannot read events file " + *file);
     }
-    std::string line;
-    int n = 0;
-    while (std::getline(in, line)) {
-      ++n;
-      if (auto hash = line.find('#'); hash != std::string::npos) {
-        line.resize(hash);
-      }
-      size_t a = line.find_first_not_of(" \t\r");
-      if (a == std::string::npos) {
-        continue;
-      }
-      size_t b = line.find_last_not_of(" \t\r");
-      auto id = store::ParseEventId(std::string_view(line).substr(a, b - a + 1));
-      if (!id) {
-        return std::move(id).error().AddContext(*file + " line " + std::to_string(n));
-      }
-      ids.push_back(*id);
-    }
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::vector<store::EventId> listed = FERRY_TRY_CTX(store::ParseEventList(text), *file);
+    ids.insert(ids.end(), listed.begin(), listed.end());
   }
   return ids;
 }

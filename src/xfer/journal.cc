@@ -14,6 +14,51 @@ namespace ferry::xfer {
 namespace {
 constexpr uint32_t kJournalMagic = 0x314a5846;  // "FXJ1"
 constexpr uint16_t kJournalVersion = 1;
+
+// kJournalHeaderSize + (blocks * 4 + 1024) records, saturating at UINT64_MAX.
+uint64_t MaxJournalBytes(const JournalHeader& h) {
+  const uint64_t blocks = BlockCount(h.file_size, h.block_size);
+  constexpr uint64_t kMaxBlocks = (UINT64_MAX / kJournalRecordSize - 1024) / 4 - 8;
+  if (blocks > kMaxBlocks) {
+    return UINT64_MAX;
+  }
+  return kJournalHeaderSize + (blocks * 4 + 1024) * kJournalRecordSize;
+}
+
+// The records after the header up to the first torn, damaged or out-of-file one.
+std::vector<BlockHash> ValidRecords(std::span<const uint8_t> bytes, uint64_t n_blocks) {
+  std::vector<BlockHash> out;
+  for (size_t at = kJournalHeaderSize; at + kJournalRecordSize <= bytes.size();
+       at += kJournalRecordSize) {
+    const uint8_t* r = bytes.data() + at;
+    if (LoadLE<uint32_t>(r + 16) != crc32c::Value(r, 16) || LoadLE<uint32_t>(r + 20) != 0) {
+      break;  // torn or damaged tail
+    }
+    BlockHash b{LoadLE<uint64_t>(r), LoadLE<uint64_t>(r + 8)};
+    if (b.block >= n_blocks) {
+      break;
+    }
+    out.push_back(b);
+  }
+  return out;
+}
+
+// Sorted by block, keeping the last record of a block (a re-sent block may have replaced an
+// earlier write).
+std::vector<BlockHash> SortedLastPerBlock(std::vector<BlockHash> records) {
+  std::stable_sort(records.begin(), records.end(),
+                   [](const BlockHash& a, const BlockHash& b) { return a.block < b.block; });
+  std::vector<BlockHash> dedup;
+  for (const BlockHash& b : records) {
+    if (!dedup.empty() && dedup.back().block == b.block) {
+      dedup.back() = b;
+    } else {
+      dedup.push_back(b);
+    }
+  }
+  return dedup;
+}
+
 }  // namespace
 
 std::vector<uint8_t> EncodeJournalHeader(const JournalHeader& h) {
@@ -39,17 +84,28 @@ void EncodeJournalRecord(const BlockHash& r, uint8_t* out) {
 Result<std::vector<BlockHash>> Journal::Read(int dir_fd,
                                              const std::string& name,
                                              const JournalHeader& expect) {
+  if (expect.block_size == 0) {
+    return InvalidArgumentError("journal " + name + ": block size 0");
+  }
   Fd fd = FERRY_TRY(OpenInDir(dir_fd, name, O_RDONLY));
   uint64_t size = FERRY_TRY(FileSize(fd.get()));
-  if (size < kJournalHeaderSize) {
+  // A journal never holds more than one record per block plus duplicates from retries; cap the
+  // read so a hostile or damaged file cannot make us allocate without bound (saturating: the
+  // sender names the file size).
+  std::vector<uint8_t> bytes(std::min(size, MaxJournalBytes(expect)));
+  FERRY_TRY(PreadFull(fd.get(), bytes.data(), bytes.size(), 0));
+  return ParseJournal(bytes, expect, name);
+}
+
+Result<std::vector<BlockHash>> ParseJournal(std::span<const uint8_t> bytes,
+                                            const JournalHeader& expect,
+                                            const std::string& name) {
+  if (expect.block_size == 0) {
+    return InvalidArgumentError("journal " + name + ": block size 0");
+  }
+  if (bytes.size() < kJournalHeaderSize) {
     return CorruptionError("journal " + name + " is shorter than its header");
   }
-  uint64_t n_blocks = BlockCount(expect.file_size, expect.block_size);
-  // A journal never holds more than one record per block plus duplicates from retries; cap the
-  // read so a hostile or damaged file cannot make us allocate without bound.
-  uint64_t max_bytes = kJournalHeaderSize + (n_blocks * 4 + 1024) * kJournalRecordSize;
-  std::vector<uint8_t> bytes(std::min(size, max_bytes));
-  FERRY_TRY(PreadFull(fd.get(), bytes.data(), bytes.size(), 0));
   const uint8_t* p = bytes.data();
   if (LoadLE<uint32_t>(p) != kJournalMagic || LoadLE<uint16_t>(p + 4) != kJournalVersion
       || LoadLE<uint32_t>(p + 60) != crc32c::Value(p, 60)) {
@@ -63,31 +119,7 @@ Result<std::vector<BlockHash>> Journal::Read(int dir_fd,
   if (!(h == expect)) {
     return InvalidArgumentError("journal " + name + " belongs to another version of the file");
   }
-  std::vector<BlockHash> out;
-  for (size_t at = kJournalHeaderSize; at + kJournalRecordSize <= bytes.size();
-       at += kJournalRecordSize) {
-    const uint8_t* r = p + at;
-    if (LoadLE<uint32_t>(r + 16) != crc32c::Value(r, 16) || LoadLE<uint32_t>(r + 20) != 0) {
-      break;  // torn or damaged tail
-    }
-    BlockHash b{LoadLE<uint64_t>(r), LoadLE<uint64_t>(r + 8)};
-    if (b.block >= n_blocks) {
-      break;
-    }
-    out.push_back(b);
-  }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const BlockHash& a, const BlockHash& b) { return a.block < b.block; });
-  // Keep the last record of a block (a re-sent block may have replaced an earlier write).
-  std::vector<BlockHash> dedup;
-  for (const BlockHash& b : out) {
-    if (!dedup.empty() && dedup.back().block == b.block) {
-      dedup.back() = b;
-    } else {
-      dedup.push_back(b);
-    }
-  }
-  return dedup;
+  return SortedLastPerBlock(ValidRecords(bytes, BlockCount(h.file_size, h.block_size)));
 }
 
 Result<Journal> Journal::Create(int dir_fd,

@@ -57,6 +57,12 @@ class Journal {
   Fd fd_;
 };
 
+// The verified blocks recorded in the bytes of a journal (Journal::Read without the file), with
+// Read's errors; `name` only labels them. A block size of 0 in `expect` is kInvalidArgument.
+Result<std::vector<BlockHash>> ParseJournal(std::span<const uint8_t> bytes,
+                                            const JournalHeader& expect,
+                                            const std::string& name);
+
 std::vector<uint8_t> EncodeJournalHeader(const JournalHeader& h);
 void EncodeJournalRecord(const BlockHash& r, uint8_t* out);
 

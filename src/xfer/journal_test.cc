@@ -67,5 +67,26 @@ TEST(XferJournal, BlockOutsideTheFileEndsIt) {
   EXPECT_EQ(r->size(), 1u);
 }
 
+// Sizes the peer names: a block size of 0 is refused (no division by it), and a file of
+// 2^64 - 1 bytes in 1-byte blocks counts its blocks without overflow.
+TEST(XferJournal, ExtremeSizesFromThePeer) {
+  JournalHeader zero{12345, 0, 1, 2};
+  auto r = ParseJournal(EncodeJournalHeader(zero), zero, "j");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument);
+  JournalHeader huge{UINT64_MAX, 1, 1, 2};
+  std::vector<uint8_t> bytes = EncodeJournalHeader(huge);
+  bytes.resize(kJournalHeaderSize + 2 * kJournalRecordSize);
+  EncodeJournalRecord({UINT64_MAX - 1, 7}, bytes.data() + kJournalHeaderSize);
+  EncodeJournalRecord({5, 8}, bytes.data() + kJournalHeaderSize + kJournalRecordSize);
+  auto blocks = ParseJournal(bytes, huge, "j");
+  ASSERT_TRUE(blocks.has_value()) << blocks.error().ToString();
+  ASSERT_EQ(blocks->size(), 2u);  // the last block of the file, then sorted
+  EXPECT_EQ((*blocks)[0].block, 5u);
+  EXPECT_EQ((*blocks)[1].block, UINT64_MAX - 1);
+  EXPECT_EQ(BlockCount(UINT64_MAX, 1), UINT64_MAX);
+  EXPECT_EQ(BlockCount(UINT64_MAX, 4096), UINT64_MAX / 4096 + 1);
+}
+
 }  // namespace
 }  // namespace ferry::xfer

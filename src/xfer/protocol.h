@@ -169,9 +169,10 @@ Result<FileDone> DecodeFileDone(std::span<const uint8_t> p);
 std::vector<uint8_t> EncodeU64(uint64_t v);
 Result<uint64_t> DecodeU64(std::span<const uint8_t> p);
 
-// Number of blocks of a file and the length of one block.
+// Number of blocks of a file (without overflow for any size: sizes come from the peer and from
+// journals) and the length of one block.
 inline uint64_t BlockCount(uint64_t file_size, uint32_t block_size) {
-  return (file_size + block_size - 1) / block_size;
+  return file_size / block_size + (file_size % block_size != 0 ? 1 : 0);
 }
 inline uint32_t BlockLength(uint64_t file_size, uint32_t block_size, uint64_t block) {
   uint64_t start = block * block_size;

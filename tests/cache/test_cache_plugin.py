@@ -425,7 +425,10 @@ def test_disk():
             for i in range(25):
                 p = subprocess.Popen([PY, READER, "loop", url, local, str(100 + i)], env=s.env,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                time.sleep(rnd.uniform(0.1, 0.3))
+                # Killed mid-fill: after its first read came back through the cache (however
+                # slow the machine is at starting the reader), at a random point after it.
+                check(wait_line(p, 60) is not None, "reader %d read through the cache" % i)
+                time.sleep(rnd.uniform(0.0, 0.3))
                 p.send_signal(signal.SIGKILL)
                 p.communicate(timeout=30)
             for n in range(20):

@@ -22,6 +22,39 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TESTBED = os.path.normpath(os.path.join(HERE, "..", "..", "scripts", "testbed"))
 
 
+def read_status(cache_dir):
+    """DIR/proxy-status.json, or {} before the proxy wrote it."""
+    try:
+        with open(os.path.join(cache_dir, "proxy-status.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def settled(cache_dir, seconds=60):
+    """Waits until the proxy of `cache_dir` is settled: no file open (every close merged its
+    counters into DIR/stats), no origin request in flight, no read-ahead queued, and its cache's
+    write-behind idle (what it fetched is stored and published, so a following pass hits).
+    Asks for a status written after this call (DIR/proxy-status.want, plugin/proxy/service.h),
+    so that a status from before the last reads cannot answer. Returns the status, or None
+    after `seconds`."""
+    token = time.monotonic_ns() % (1 << 62) + 1
+    want = os.path.join(cache_dir, "proxy-status.want")
+    with open(want + ".tmp", "w") as f:
+        f.write("%d\n" % token)
+    os.chmod(want + ".tmp", 0o644)
+    os.rename(want + ".tmp", want)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        st = read_status(cache_dir)
+        if (st.get("status_request") == token and st.get("open_files") == 0
+                and st.get("writeback_idle") == 1 and st.get("origin_inflight") == 0
+                and st.get("readahead_queued") == 0):
+            return st
+        time.sleep(0.02)
+    return None
+
+
 class Skip(Exception):
     pass
 
@@ -235,27 +268,13 @@ class Proxy(Server):
 
     def status(self):
         """DIR/proxy-status.json, or {} before the proxy wrote it."""
-        try:
-            with open(os.path.join(self.cache_dir, "proxy-status.json")) as f:
-                return json.load(f)
-        except (OSError, ValueError):
-            return {}
+        return read_status(self.cache_dir)
 
-    def idle(self, seconds=30):
-        """Waits until the proxy has no file open and its counters stopped changing: the status
-        file, rewritten within status_ms of any open, close or origin request, shows no open
-        file and was not rewritten for ten periods. Every close before the call has then
+    def idle(self, seconds=60):
+        """Waits until the proxy is settled (settled() below): every close before the call has
         completed, and with it the merge of its cache counters (ferry cache stats). Returns the
         status, or None after `seconds`."""
-        assert self.status_ms, "idle() needs a Proxy started with status_ms"
-        quiet = 10 * self.status_ms / 1000.0
-        deadline = time.time() + seconds
-        while time.time() < deadline:
-            st = self.status()
-            if st.get("open_files") == 0 and time.time() - st.get("updated_unix", 0) > quiet:
-                return st
-            time.sleep(self.status_ms / 1000.0)
-        return None
+        return settled(self.cache_dir, seconds)
 
 
 class Redirector(Server):

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -166,7 +167,8 @@ class FlatJson {
     buf[num.size()] = '\0';
     char* end = nullptr;
     out = std::strtod(buf, &end);
-    return end == buf + num.size();
+    // The writer writes finite numbers only ("1e999" would read as infinity).
+    return end == buf + num.size() && std::isfinite(out);
   }
 
   std::string_view s_;
@@ -226,7 +228,13 @@ std::string AccessRecordJson(const AccessRecord& r) {
 Result<AccessRecord> ParseAccessRecord(std::string_view line) {
   AccessRecord r;
   bool has_path = false;
-  auto count = [](double v) {
+  bool in_range = true;
+  // A count as the writer wrote it (an integer below 2^64); negative ones read as 0, as before.
+  auto count = [&in_range](double v) {
+    if (!(v < 18446744073709551616.0)) {  // 2^64: beyond it the conversion is undefined
+      in_range = false;
+      return uint64_t{0};
+    }
     return v > 0 ? static_cast<uint64_t>(v) : uint64_t{0};
   };
   const bool ok = FlatJson(line).Parse(
@@ -264,7 +272,7 @@ Result<AccessRecord> ParseAccessRecord(std::string_view line) {
           r.origin_requests = count(number);
         }
       });
-  if (!ok || !has_path) {
+  if (!ok || !has_path || !in_range) {
     return CorruptionError("not an access record");
   }
   return r;

@@ -55,6 +55,18 @@ TEST(AccessLog, RejectsWhatItDidNotWrite) {
     EXPECT_FALSE(ParseAccessRecord(bad)) << bad;
   }
   EXPECT_TRUE(ParseAccessRecord("{\"path\":\"a\",\"future_key\":7}"));
+  // Numbers no writer wrote: a count of 2^64 or more (converting it would be undefined), and
+  // infinities (1e999 overflows to one).
+  for (const char* bad : {"{\"path\":\"a\",\"size\":1e30}", "{\"path\":\"a\",\"reads\":1e999}",
+                          "{\"path\":\"a\",\"open_unix\":-1e999}",
+                          "{\"path\":\"a\",\"bytes_read\":18446744073709551616}"}) {
+    auto r = ParseAccessRecord(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().code(), ErrorCode::kCorruption);
+  }
+  auto big = ParseAccessRecord("{\"path\":\"a\",\"bytes_read\":18446744073709549568}");
+  ASSERT_TRUE(big);  // the largest double below 2^64
+  EXPECT_EQ(big->bytes_read, 18446744073709549568ull);
 }
 
 TEST(AccessLog, SummaryCountsRecordsFilesAndBadLines) {

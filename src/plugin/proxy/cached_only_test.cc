@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cache/cache.h"
-#include "cache/memory_origin.h"
+#include "cache/testing/memory_origin.h"
 #include "testing/testing.h"
 
 namespace ferry::proxy {

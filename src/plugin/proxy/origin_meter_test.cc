@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cache/memory_origin.h"
+#include "cache/testing/memory_origin.h"
 
 namespace ferry::proxy {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "base/crc32c.h"
 #include "cache/cache.h"
-#include "cache/memory_origin.h"
+#include "cache/testing/memory_origin.h"
 #include "testing/testing.h"
 
 namespace ferry::proxy {

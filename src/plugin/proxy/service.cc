@@ -11,8 +11,10 @@
 
 #include "base/fd.h"
 #include "base/json_writer.h"
+#include "base/strings.h"
 #include "cache/dir_access.h"
 #include "plugin/proxy/file_state.h"
+#include "readahead/prefetcher.h"
 
 namespace ferry::proxy {
 namespace {
@@ -150,6 +152,11 @@ void ProxyService::WriteStatus() {
   w.Field("origin_handles_reused", idle_origins_->reused());
   w.Field("origin_handles_idle", static_cast<uint64_t>(idle_origins_->idle()));
   w.Field("records_failed", records_failed_.load());
+  const readahead::Prefetcher* ahead = cache_->prefetcher();
+  w.Field("writeback_idle", int64_t{cache_->writer().idle() ? 1 : 0});
+  w.Field("writeback_queued_bytes", cache_->writer().queued_bytes());
+  w.Field("readahead_queued", static_cast<uint64_t>(ahead != nullptr ? ahead->queued() : 0));
+  w.Field("status_request", status_request_.load());
   w.Key("origins").BeginArray();
   for (const auto& [origin, gate] : gates_) {
     const GateCounts g = gate->Counts();
@@ -175,27 +182,52 @@ void ProxyService::WriteStatus() {
   }
 }
 
+ProxyService::LoopState ProxyService::CurrentLoopState(size_t idle_origins) {
+  const MeterSnapshot m = meter_.Snapshot();
+  const readahead::Prefetcher* ahead = cache_->prefetcher();
+  LoopState s;
+  s.requests = m.requests;
+  s.opens = opens_.load();
+  s.inflight = m.inflight;
+  s.open_files = open_files_.load();
+  s.idle_origins = idle_origins;
+  s.writeback_idle = cache_->writer().idle();
+  s.readahead_queued = ahead != nullptr ? ahead->queued() : 0;
+  return s;
+}
+
+uint64_t ProxyService::StatusRequest() const {
+  auto fd = Fd::Open(config_.cache.dir + "/proxy-status.want", O_RDONLY);
+  if (!fd) {
+    return 0;
+  }
+  char buf[32];
+  const ssize_t n = ::read(fd->get(), buf, sizeof buf);
+  std::string_view text(buf, n > 0 ? static_cast<size_t>(n) : 0);
+  text = text.substr(0, text.find_first_of(" \t\r\n"));
+  auto v = ParseUint(text);
+  return v ? *v : 0;
+}
+
 void ProxyService::StatusLoop() {
-  uint64_t last_requests = UINT64_MAX;
-  uint64_t last_opens = UINT64_MAX;
-  int64_t last_open_files = -1;
-  size_t last_idle = SIZE_MAX;
+  LoopState last;
   MutexLock lock(loop_mu_);
   while (!stop_) {
     lock.Unlock();
     // Idle origin handles past ferry.origin_idle_ms are closed here, within status_ms.
-    const size_t idle = idle_origins_->Sweep(SteadyMs());
-    const MeterSnapshot m = meter_.Snapshot();
+    const LoopState now = CurrentLoopState(idle_origins_->Sweep(SteadyMs()));
+    const uint64_t asked = StatusRequest();
     // Only while something changes: an idle proxy does not touch its disk. Closes count as a
     // change (a status that still shows the storm's last open files would be wrong for good).
-    const auto open_files = static_cast<int64_t>(open_files_.load());
-    if (m.requests != last_requests || opens_.load() != last_opens || m.inflight > 0
-        || open_files != last_open_files || idle != last_idle) {
-      last_idle = idle;
-      last_requests = m.requests;
-      last_opens = opens_.load();
-      last_open_files = open_files;
+    if (now != last || now.inflight > 0 || asked != 0) {
+      last = now;
+      if (asked != 0) {
+        status_request_ = asked;
+      }
       WriteStatus();
+      if (asked != 0) {
+        (void)::unlink((config_.cache.dir + "/proxy-status.want").c_str());
+      }
     }
     lock.Lock();
     const auto deadline =

@@ -8,8 +8,15 @@
 //    "redirects":N,"origin_requests":N,"origin_inflight":N,"origin_max_inflight":N,
 //    "origin_inflight_seconds":X,"origin_busy_seconds":X,"prefetched_bytes":N,
 //    "prefetch_requests":N,"origin_opens":N,"origin_handles_reused":N,
-//    "origin_handles_idle":N,"origins":[{"origin":"H:P","in_flight":N,"max_in_flight":N,
-//    "waited":N,"turned_away":N,"unanswered":N},...]}
+//    "origin_handles_idle":N,"writeback_idle":0|1,"writeback_queued_bytes":N,
+//    "readahead_queued":N,"status_request":N,"origins":[{"origin":"H:P","in_flight":N,
+//    "max_in_flight":N,"waited":N,"turned_away":N,"unanswered":N},...]}
+//
+// Settled: writeback_idle 1 (the cache's write-behind has stored and published everything it
+// was given, WriteBehind::idle), no origin request in flight, no read-ahead queued. A program
+// that must know the current state (tests before a warm pass) writes a number N to
+// DIR/proxy-status.want; within status_ms the status is rewritten with "status_request":N and
+// the request file removed, and every later rewrite keeps N.
 //
 // Lifetime: created once by the library's entry point (Start) and never destroyed: xrootd has
 // no orderly plug-in shutdown, and XrdCl objects must not be destroyed after XrdCl finalised
@@ -19,6 +26,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -87,7 +95,22 @@ class ProxyService {
   void WriteStatus();
 
  private:
+  // What the status loop compares to decide whether to rewrite the status file.
+  struct LoopState {
+    uint64_t requests = UINT64_MAX;
+    uint64_t opens = UINT64_MAX;
+    uint64_t inflight = UINT64_MAX;
+    int64_t open_files = -1;
+    size_t idle_origins = SIZE_MAX;
+    bool writeback_idle = false;
+    size_t readahead_queued = SIZE_MAX;
+    bool operator==(const LoopState&) const = default;
+  };
+
   explicit ProxyService(const ProxyConfig& config);
+  LoopState CurrentLoopState(size_t idle_origins);
+  // The number in DIR/proxy-status.want (0 when absent or not a number).
+  uint64_t StatusRequest() const;
   void StatusLoop();
   void AtExit();
 
@@ -105,6 +128,7 @@ class ProxyService {
   std::atomic<uint64_t> prefetch_requests_{0};
   std::atomic<uint64_t> records_failed_{0};
   std::atomic<uint64_t> origin_opens_{0};
+  std::atomic<uint64_t> status_request_{0};  // the last DIR/proxy-status.want answered
   std::unique_ptr<IdlePool<plugin::XrdOrigin>> idle_origins_;
   double started_unix_ = 0;
   bool serving_ = true;  // false inside cmsd

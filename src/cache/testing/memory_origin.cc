@@ -1,4 +1,4 @@
-#include "cache/memory_origin.h"
+#include "cache/testing/memory_origin.h"
 
 #include <cstring>
 #include <thread>
