@@ -124,7 +124,7 @@ void Cache::AskReplicasMovedPast(const Entry& reading, int64_t now_ns) {
       if (!e || e->handles() == 0) {
         return true;  // closed: the last close asked for its replica
       }
-      if (e.get() != &reading && e->TakeMovedPast(now_ns, kMovedPastQuietNs)) {
+      if (e.get() != &reading && e->TakeMovedPast(reading, now_ns, kMovedPastQuietNs)) {
         due.push_back(std::move(e));
       }
       return false;

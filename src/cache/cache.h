@@ -103,12 +103,12 @@ class Cache : public std::enable_shared_from_this<Cache> {
   void NoteActivity() { activity_.Touch(Now()); }
   // An application read of `entry` now: NoteActivity, and, with replica = auto, the check (at
   // most every kMovedPastCheckNs) whether the reader moved past another entry it has open:
-  // that entry's reads stopped kMovedPastQuietNs ago while this one is read, and bytes it read
-  // are not in its replica yet. Its replica is then asked for now (published first, as at a
-  // last close), not when the application closes it: an analysis that opens its files at the
-  // start and closes them at the end gets each file's replica while it reads the next ones.
-  // The handles keep their layout; reads of the file after that extend the byte tier and the
-  // trace, and the next moved-past or last close builds the replica again.
+  // that entry's reads stopped kMovedPastQuietNs ago while this one, first read after it, is
+  // read, and bytes it read are not in its replica yet. Its replica is then asked for now
+  // (published first, as at a last close), not when the application closes it: an analysis that
+  // opens its files at the start and closes them at the end gets each file's replica while it reads
+  // the next ones. The handles keep their layout; reads of the file after that extend the byte tier
+  // and the trace, and the next moved-past or last close builds the replica again.
   void NoteRead(Entry& entry);
   static constexpr int64_t kMovedPastQuietNs = 250'000'000;
   static constexpr int64_t kMovedPastCheckNs = 50'000'000;
