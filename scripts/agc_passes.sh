@@ -12,7 +12,8 @@
 #   building  warm, while `ferry cache replica build --background` runs beside it
 #   replica root:// through the ferry cache's replica tier (built after the warm passes)
 #   autofill  cold again, in a fresh cache with replica = auto: the replica builds while the pass
-#           fills (issue 27); then the time until every file's replica is built is recorded
+#           fills (issue 27); then the time from the pass's end until every file's replica
+#           serves (stage 1 or 2) is recorded, and, after afterfill, the stage each file reached
 #   afterfill the pass right after autofill, on that replica
 #   inorder a cold pass (fresh cache) of a client that decodes its files in order:
 #           `--threads 1 --reads 0 --opens 1`, as a TChain; against the limit L such a client can
@@ -312,11 +313,12 @@ run_pass() {
   rx0="$(wire_rx)"
   if [ "$pass" = building ]; then
     # The replica builds beside the pass, as replica = auto does (idle CPU and I/O priority).
-    "$FERRY" cache replica build --dir "$CACHE_DIR" --background --json >"$base.build" 2>&1 &
+    "$FERRY" cache replica build --dir "$CACHE_DIR" --background --json >"$base.build" 2>"$base.build.err" &
     builder=$!
   fi
   "$FERRY" analyze agc "$@" "${shape[@]}" --json "${plot[@]}" \
     >"$base.json" 2>"$base.err" || die "ferry analyze agc failed ($set_name $pass): $(tail -n 3 "$base.err")"
+  date +%s.%N >"$base.end"
   rx1="$(wire_rx)"
   echo $((rx1 - rx0)) >"$base.wire"
   if [ -n "$builder" ]; then wait "$builder" || die "the background replica build failed"; fi
@@ -324,23 +326,62 @@ run_pass() {
   rm -f "$base.err"
 }
 
-# wait_replicas SET RUN: seconds from now until every file of the cache has its replica built
-# (replica = auto builds them in the background), polled every 0.2 s for at most 600 s;
-# $OUT/runs/SET_autofill_RUN.ready ("-1" when they were not all built in time).
-wait_replicas() {
-  local base="$OUT/runs/${1}_autofill_$2" t0 i
-  t0=$(date +%s.%N)
-  for ((i = 0; i < 3000; i++)); do
-    if "$FERRY" cache replica status --dir "$CACHE_DIR" --json 2>/dev/null | "$PY" -c '
-import json, sys
-files = json.load(sys.stdin)["files"]
-sys.exit(0 if files and all(f["state"] == "built" for f in files) else 1)'; then
-      echo "$t0 $(date +%s.%N)" | awk '{printf "%.3f\n", $2 - $1}' >"$base.ready"
-      return 0
-    fi
-    sleep 0.2
-  done
-  echo -1 >"$base.ready"
+# poll_replicas SET RUN ready|stage2: polls `ferry cache replica status` every 20 ms (one
+# process) until every file of the cache is
+#   ready:  served by a replica (stage 1 or 2, no basket missing; a file whose stage-2
+#           re-encoding holds it is ready: its stage-1 replica serves), at most 600 s;
+#           $OUT/runs/SET_autofill_RUN.ready gets the seconds from the end of the autofill pass
+#           ("-1": not in time) and .stages {"at_ready": each file's state, stage, stage_why};
+#   stage2: re-encoded (stage 2, built), at most 120 s; .stages gains "final" (each file's state,
+#           stage, stage_why) and "stage2_after_fill_s" (from the end of the autofill pass; null:
+#           not in time).
+poll_replicas() {
+  local base="$OUT/runs/${1}_autofill_$2"
+  "$PY" - "$FERRY" "$CACHE_DIR" "$(cat "$base.end")" "$base" "$3" <<'PY'
+import json, subprocess, sys, time
+ferry, cache, t_end, base, what = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5]
+
+def status():
+    p = subprocess.run([ferry, "cache", "replica", "status", "--dir", cache, "--json"],
+                       capture_output=True, text=True)
+    return json.loads(p.stdout)["files"] if p.returncode == 0 else []
+
+def done(files):
+    if what == "ready":
+        return bool(files) and all(f["stage"] >= 1 and f["missing_baskets"] == 0
+                                   and f["state"] in ("built", "building") for f in files)
+    return bool(files) and all(f["stage"] == 2 and f["state"] == "built" for f in files)
+
+deadline = time.time() + (600 if what == "ready" else 120)
+files = status()
+while not done(files) and time.time() < deadline:
+    time.sleep(0.02)
+    files = status()
+wait = time.time() - t_end if done(files) else -1
+stages = {f["url"].rsplit("/", 1)[-1]: {k: f[k] for k in ("state", "stage", "stage_why")}
+          for f in files}
+if what == "ready":
+    open(base + ".ready", "w").write("%.3f\n" % wait)
+    d = {"at_ready": stages}
+else:
+    with open(base + ".stages") as f:
+        d = json.load(f)
+    d.update({"final": stages, "stage2_after_fill_s": None if wait < 0 else round(wait, 3)})
+with open(base + ".stages", "w") as f:
+    json.dump(d, f)
+PY
+}
+
+# stage1_copy SET RUN: the memory of a stage-1 build: a copy of the current (warm, replica-less)
+# cache relocated by `ferry cache replica build --stage 1 --json` (its peak_rss_bytes against the
+# hot bytes, baskets_original_bytes), into $OUT/runs/SET_stage1_RUN.json; the copy is removed.
+stage1_copy() {
+  local copy="$WORK/stage1-copy"
+  rm -rf "$copy"
+  cp -a "$CACHE_DIR" "$copy"
+  "$FERRY" cache replica build --dir "$copy" --stage 1 --json >"$OUT/runs/${1}_stage1_$2.json" \
+    2>/dev/null || say "$1: the stage-1 build of the copy failed"
+  rm -rf "$copy"
 }
 
 # build_replica SET RUN: builds (or finishes: releases what the byte tier no longer needs) the
@@ -416,6 +457,7 @@ for s in "${SETS[@]}"; do
       # in the foreground (it releases the byte tier the first one could not while the pass
       # had the files open, and is timed), then a pass on the replica.
       cache_enable "$WORK/cache-$s-$k"
+      stage1_copy "$s" "$k"
       run_pass "$s" building "$k" "${urls[@]}"
       build_replica "$s" "$k"
       run_pass "$s" replica "$k" "${urls[@]}"
@@ -423,8 +465,9 @@ for s in "${SETS[@]}"; do
       # the pass that follows.
       cache_enable "$WORK/cache-$s-$k-auto" --set replica=auto
       run_pass "$s" autofill "$k" "${urls[@]}"
-      wait_replicas "$s" "$k"
+      poll_replicas "$s" "$k" ready
       run_pass "$s" afterfill "$k" "${urls[@]}"
+      poll_replicas "$s" "$k" stage2
       cache_disable
       rm -rf "$WORK/cache-$s-$k-auto"
       if [ -n "$WAN_NAME" ]; then

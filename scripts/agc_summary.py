@@ -238,6 +238,34 @@ def paired_ratio(set_name, num_pass, den_pass):
     return statistics.median(vals) if vals else float("nan")
 
 
+def replica_stages(set_name):
+    """Per autofill run: the .stages record of scripts/agc_passes.sh (poll_replicas)."""
+    out = {}
+    for k in range(1, a.repeat + 1):
+        d = load(os.path.join(a.out, "runs", f"{set_name}_autofill_{k}.stages"))
+        if d:
+            out[k] = d
+    return out
+
+
+def builder_memory(set_name):
+    """The replica builder's peak RSS against the hot bytes it placed (median over runs):
+    stage 1 from the relocation of a copy of the warm cache (runs/SET_stage1_K.json), stage 2
+    from the background build beside the `building` pass (runs/SET_building_K.build)."""
+    out = {}
+    for stage, pattern in (("stage1", "{s}_stage1_{k}.json"), ("stage2", "{s}_building_{k}.build")):
+        rss, hot = [], []
+        for k in range(1, a.repeat + 1):
+            d = load(os.path.join(a.out, "runs", pattern.format(s=set_name, k=k)))
+            if d and d.get("peak_rss_bytes"):
+                rss.append(d["peak_rss_bytes"])
+                hot.append(sum(f.get("baskets_original_bytes", 0) for f in d.get("files", [])))
+        if rss:
+            r, h = statistics.median(rss), statistics.median(hot)
+            out[stage] = {"peak_rss_bytes": r, "hot_bytes": h, "rss_per_hot_byte": r / h if h else None}
+    return out
+
+
 def fill_build_figures(set_name):
     """The replica built during the fill pass (issue 27): how long after the pass it was ready,
     in % of the pass; the pass's slowdown against the cold pass; the wall-clock balance of the
@@ -261,7 +289,18 @@ def fill_build_figures(set_name):
             balance.append(per["warm"][k] - per["afterfill"][k] - wait)
     m = lambda v: statistics.median(v) if v else None  # noqa: E731
     slow = paired_ratio(set_name, "autofill", "cold")
+    stages = replica_stages(set_name)
+    last = stages[max(stages)] if stages else {}
     return {"replica_ready_after_fill_s": m(ready), "replica_ready_after_fill_pct": m(pct),
+            # The stage each file's replica reached (the last run): when the set was ready
+            # (1: relocated as stored, 2: re-encoded), and at last (stage 2 waited for after
+            # the next pass, at most 120 s); every run's in replica_stages_runs.
+            "replica_stage_at_ready": {n: f["stage"] for n, f in last.get("at_ready", {}).items()},
+            "replica_stage_reached": {n: f["stage"] for n, f in last.get("final", {}).items()},
+            "replica_stage2_after_fill_s": m([d["stage2_after_fill_s"] for d in stages.values()
+                                              if d.get("stage2_after_fill_s") is not None]),
+            "replica_stages_runs": stages,
+            "replica_builder_memory": builder_memory(set_name),
             "fill_with_build_slowdown_pct": 100 * (slow - 1) if slow == slow else None,
             "first_replica_pass_balance_s": m(balance),
             "replica_not_ready_runs": sum(1 for k in per.get("autofill", {})
@@ -385,6 +424,18 @@ for f in figures:
             f"against a warm byte-tier pass, net of the wait (target >= 0)"
             + (f"; {f['replica_not_ready_runs']} runs not ready in 600 s"
                if f["replica_not_ready_runs"] else ""))
+        for stage, mem in (f.get("replica_builder_memory") or {}).items():
+            lines.append(
+                f"    replica builder ({stage}): peak RSS {mb(mem['peak_rss_bytes'])} MB for "
+                f"{mb(mem['hot_bytes'])} MB of hot bytes ({num(mem['rss_per_hot_byte'], '.2f')}x; "
+                f"the leading client cache: 1.8x TTree, 2.3x RNTuple)")
+        reached = f.get("replica_stage_reached") or f.get("replica_stage_at_ready") or {}
+        if reached:
+            at_ready = f.get("replica_stage_at_ready") or {}
+            lines.append(
+                "    replica stage per file (when ready -> at last): "
+                + ", ".join(f"{n} {at_ready.get(n, '-')}->{st}" for n, st in sorted(reached.items()))
+                + f"; every file re-encoded {num(f['replica_stage2_after_fill_s'], '.2f')} s after the fill")
     if f.get("cold_vs_inorder_limit") is not None:
         lines.append(
             f"    in-order client (agc --threads 1 --reads 0 --opens 1), cold through the cache: "

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -93,9 +94,45 @@ Cache::Cache(const Config& config) : config_(config), planner_(config.planner())
 }
 
 void Cache::OnIdle(const std::shared_ptr<Entry>& entry) {
-  // A pass over a ROOT file ended with new bytes in the cache: its replica can take them.
+  // A pass over a ROOT file ended, or moved past it, with new bytes in the cache: its replica
+  // can take them.
   if (config_.replica == ReplicaMode::kAuto && entry->TakeReplicaWish() && entry->LooksLikeRoot()) {
     RequestReplicaBuild(config_, entry->key());
+  }
+}
+
+void Cache::NoteRead(Entry& entry) {
+  const int64_t now = Now();
+  activity_.Touch(now);
+  if (config_.replica != ReplicaMode::kAuto) {
+    return;
+  }
+  entry.NoteRead(now);
+  int64_t checked = moved_past_checked_ns_.load(std::memory_order_relaxed);
+  if (now - checked >= kMovedPastCheckNs
+      && moved_past_checked_ns_.compare_exchange_strong(checked, now, std::memory_order_relaxed)) {
+    AskReplicasMovedPast(entry, now);
+  }
+}
+
+void Cache::AskReplicasMovedPast(const Entry& reading, int64_t now_ns) {
+  std::vector<std::shared_ptr<Entry>> due;
+  {
+    MutexLock lock(open_mu_);
+    std::erase_if(open_, [&](const std::weak_ptr<Entry>& weak) {
+      std::shared_ptr<Entry> e = weak.lock();
+      if (!e || e->handles() == 0) {
+        return true;  // closed: the last close asked for its replica
+      }
+      if (e.get() != &reading && e->TakeMovedPast(reading, now_ns, kMovedPastQuietNs)) {
+        due.push_back(std::move(e));
+      }
+      return false;
+    });
+  }
+  // The trace and pages reach the disk first; OnIdle then queues the build.
+  for (std::shared_ptr<Entry>& e : due) {
+    writer_->RequestPublish(std::move(e), /*then_idle=*/true);
   }
 }
 
@@ -187,6 +224,13 @@ Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
     return PassThrough(std::move(origin));
   }
   entry->AddHandle();
+  if (config_.replica == ReplicaMode::kAuto) {
+    MutexLock lock(open_mu_);
+    if (std::none_of(open_.begin(), open_.end(),
+                     [&](const std::weak_ptr<Entry>& e) { return e.lock() == entry; })) {
+      open_.push_back(entry);
+    }
+  }
   const uint64_t size = entry->size();
   const int64_t mtime = entry->mtime();
   // The layout is fixed for the handle's life: a replica published later is for later opens.

@@ -101,6 +101,17 @@ class Cache : public std::enable_shared_from_this<Cache> {
   Counters& counters() { return counters_; }
   // A read went through the cache now (activity.h: a background replica build waits).
   void NoteActivity() { activity_.Touch(Now()); }
+  // An application read of `entry` now: NoteActivity, and, with replica = auto, the check (at
+  // most every kMovedPastCheckNs) whether the reader moved past another entry it has open:
+  // that entry's reads stopped kMovedPastQuietNs ago while this one, first read after it, is
+  // read, and bytes it read are not in its replica yet. Its replica is then asked for now
+  // (published first, as at a last close), not when the application closes it: an analysis that
+  // opens its files at the start and closes them at the end gets each file's replica while it reads
+  // the next ones. The handles keep their layout; reads of the file after that extend the byte tier
+  // and the trace, and the next moved-past or last close builds the replica again.
+  void NoteRead(Entry& entry);
+  static constexpr int64_t kMovedPastQuietNs = 250'000'000;
+  static constexpr int64_t kMovedPastCheckNs = 50'000'000;
   // A read had to fetch from the origin (activity.h: a build may go on beside a filling pass).
   void NoteFilling() { filling_.Touch(Now()); }
   const fetch::Planner& planner() const { return planner_; }
@@ -138,8 +149,11 @@ class Cache : public std::enable_shared_from_this<Cache> {
   const char* MeasureAndEvict() FERRY_REQUIRES(capacity_mu_);
   int64_t Now() const;  // config_.clock_ns, else the steady clock
   void OnWritten(uint64_t bytes);
-  // The last handle of `entry` closed and its pages are published (write-behind thread).
+  // The last handle of `entry` closed, or the reader moved past it, and its pages are
+  // published (write-behind thread).
   void OnIdle(const std::shared_ptr<Entry>& entry);
+  // NoteRead's check: asks the replicas of the open entries the reader moved past.
+  void AskReplicasMovedPast(const Entry& reading, int64_t now_ns) FERRY_EXCLUDES(open_mu_);
 
   const Config config_;
   Counters counters_;
@@ -151,6 +165,12 @@ class Cache : public std::enable_shared_from_this<Cache> {
 
   Mutex registry_mu_;
   std::map<std::string, std::weak_ptr<Entry>> registry_ FERRY_GUARDED_BY(registry_mu_);
+
+  // The entries this process has open (replica = auto), for NoteRead's check; closed ones
+  // are dropped at the check.
+  Mutex open_mu_;
+  std::vector<std::weak_ptr<Entry>> open_ FERRY_GUARDED_BY(open_mu_);
+  std::atomic<int64_t> moved_past_checked_ns_{0};
 
   Mutex capacity_mu_;
   int64_t last_check_ns_ FERRY_GUARDED_BY(capacity_mu_) = 0;

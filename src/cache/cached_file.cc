@@ -199,7 +199,11 @@ Status CachedFile::ReadV(std::span<io::ReadRequest> requests) {
     bool missed = false;
     return ReadVirtual(requests, &missed);
   }
-  cache_->NoteActivity();
+  if (entry_) {
+    cache_->NoteRead(*entry_);
+  } else {
+    cache_->NoteActivity();
+  }
   // Predictions first, so they go out while this read is served.
   const bool filling = ahead_ && ahead_->BeforeRead(requests);
   bool missed = false;

@@ -1004,6 +1004,29 @@ void Entry::RecordAccess(uint64_t generation, std::span<const io::ReadRequest> r
   replica_wish_.store(true, std::memory_order_relaxed);
 }
 
+void Entry::NoteRead(int64_t now_ns) {
+  int64_t never = INT64_MIN;
+  first_read_ns_.compare_exchange_strong(never, now_ns, std::memory_order_relaxed);
+  last_read_ns_.store(now_ns, std::memory_order_relaxed);
+}
+
+bool Entry::TakeMovedPast(const Entry& reading, int64_t now_ns, int64_t quiet_ns) {
+  constexpr int kMaxDoublings = 5;
+  const int64_t last = last_read_ns_.load(std::memory_order_relaxed);
+  const int early = std::min(early_builds_.load(std::memory_order_relaxed), kMaxDoublings);
+  if (last == INT64_MIN
+      || reading.first_read_ns_.load(std::memory_order_relaxed)
+             <= first_read_ns_.load(std::memory_order_relaxed)
+      || !replica_wish() || failed() || now_ns - last < (quiet_ns << early)) {
+    return false;
+  }
+  if (moved_past_read_ns_.exchange(last, std::memory_order_relaxed) == last) {
+    return false;  // this quiet spell already asked
+  }
+  early_builds_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 bool Entry::LooksLikeRoot() {
   uint8_t magic[4] = {};
   ServeScratch scratch;

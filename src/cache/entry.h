@@ -174,6 +174,14 @@ class Entry {
   // True since a read missed (new bytes may extend a replica); Take clears it.
   bool replica_wish() const { return replica_wish_.load(std::memory_order_relaxed); }
   bool TakeReplicaWish() { return replica_wish_.exchange(false, std::memory_order_relaxed); }
+  // The reader moved past this entry (cache.h, Cache::NoteRead): an application read of it at
+  // `now_ns` (the cache's clock), and the check, at a read of `reading`, whether this entry's
+  // reads stopped `quiet_ns` ago with a replica wish, and `reading` was first read after it (an
+  // analysis that opened every file at the start and reads the first one has not moved past the
+  // others). True once per quiet spell; each early build doubles the quiet its next one needs
+  // (a file read in bursts is rebuilt a few times at most).
+  void NoteRead(int64_t now_ns);
+  bool TakeMovedPast(const Entry& reading, int64_t now_ns, int64_t quiet_ns);
   // True when the held first bytes are a ROOT file's magic ("root").
   bool LooksLikeRoot();
   // Appends pending records to KEY.acc (write-behind thread, write lock held). Best effort: the
@@ -336,6 +344,10 @@ class Entry {
   bool trace_full_ FERRY_GUARDED_BY(trace_mu_) = false;
   std::atomic<bool> trace_pending_{false};
   std::atomic<bool> replica_wish_{false};
+  std::atomic<int64_t> first_read_ns_{INT64_MIN};  // INT64_MIN: not read by this process
+  std::atomic<int64_t> last_read_ns_{INT64_MIN};
+  std::atomic<int64_t> moved_past_read_ns_{INT64_MIN};  // last_read_ns_ at the last early build
+  std::atomic<int> early_builds_{0};
 };
 
 }  // namespace ferry::cache

@@ -1,14 +1,14 @@
 // Background replica builds (replica = auto, docs/format/replica.md).
 //
-// When the last handle of an entry that read new bytes closes, the reading process asks for a
-// build: it drops a request file DIR/replica-queue/KEY and, unless a builder already drains
-// the queue, starts one: `ferry cache replica build --dir DIR --background --queue` in its own
-// session, at idle CPU and I/O priority, so that it never competes with an analysis and
-// outlives the process that asked (an analysis exits right after its last file). The drainer
-// builds every queued entry and exits when the queue is empty; the queue lock
-// (DIR/replica-queue/.lock) makes it the only one, and it looks once more after letting the
-// lock go, so a request that arrives while it stops is not stranded. The drainer is
-// replica/replica_drain.h (the replica library, above the cache).
+// When the last handle of an entry that read new bytes closes, or the reading process moved
+// past it (Cache::NoteRead), the reading process asks for a build: it drops a request file
+// DIR/replica-queue/KEY and, unless a builder already drains the queue, starts one: `ferry cache
+// replica build --dir DIR --background --queue` in its own session, at idle CPU and I/O priority,
+// so that it never competes with an analysis and outlives the process that asked (an analysis exits
+// right after its last file). The drainer builds every queued entry and exits when the queue is
+// empty; the queue lock (DIR/replica-queue/.lock) makes it the only one, and it looks once more
+// after letting the lock go, so a request that arrives while it stops is not stranded. The drainer
+// is replica/replica_drain.h (the replica library, above the cache).
 //
 // Thread-safety: functions may be called from any thread; the spawned process is reaped by a
 // detached thread (no zombie in a long-lived host such as a proxy server).

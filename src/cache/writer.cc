@@ -46,13 +46,13 @@ bool WriteBehind::Submit(std::shared_ptr<Entry> entry, std::shared_ptr<Fetch> fe
   return true;
 }
 
-void WriteBehind::RequestPublish(std::shared_ptr<Entry> entry) {
+void WriteBehind::RequestPublish(std::shared_ptr<Entry> entry, bool then_idle) {
   {
     MutexLock lock(mu_);
     if (stop_) {
       return;
     }
-    queue_.push_back({std::move(entry), nullptr, next_seq_++});
+    queue_.push_back({std::move(entry), nullptr, next_seq_++, then_idle});
     idle_ = false;
   }
   cv_.NotifyOne();
@@ -171,6 +171,8 @@ void WriteBehind::Process(std::vector<Job>& batch) {
   }
   const bool publish =
       std::any_of(batch.begin(), batch.end(), [](const Job& j) { return !j.fetch; });
+  const bool then_idle =
+      std::any_of(batch.begin(), batch.end(), [](const Job& j) { return j.then_idle; });
   uint64_t written = 0;
   Status why;
   if (!entry->failed() && entry->TryLockForWrite(why)) {
@@ -210,8 +212,9 @@ void WriteBehind::Process(std::vector<Job>& batch) {
   if (written > 0 && on_written_) {
     on_written_(written);
   }
-  // A last close asked for this publish: what the entry holds is on disk now.
-  if (publish && on_idle_ && !entry->failed() && entry->handles() == 0) {
+  // A last close (or a reader that moved past the entry) asked for this publish: what the
+  // entry holds is on disk now.
+  if (publish && on_idle_ && !entry->failed() && (then_idle || entry->handles() == 0)) {
     on_idle_(entry);
   }
 }

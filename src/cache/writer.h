@@ -27,7 +27,8 @@ namespace ferry::cache {
 class WriteBehind {
  public:
   // on_written(bytes) runs on the writer thread after each batch (capacity accounting);
-  // on_idle(entry) after a publish requested by the last close of an entry that stayed closed.
+  // on_idle(entry) after a publish requested by the last close of an entry that stayed closed,
+  // or by RequestPublish(entry, then_idle = true).
   WriteBehind(const Config& config,
               Counters& counters,
               std::function<void(uint64_t)> on_written,
@@ -37,7 +38,9 @@ class WriteBehind {
   ~WriteBehind();
 
   bool Submit(std::shared_ptr<Entry> entry, std::shared_ptr<Fetch> fetch);
-  void RequestPublish(std::shared_ptr<Entry> entry);
+  // Publishes `entry` after what was submitted before; `then_idle`: on_idle(entry) follows
+  // even while handles have it open (the reader moved past it: Cache::NoteRead).
+  void RequestPublish(std::shared_ptr<Entry> entry, bool then_idle = false);
   // Waits until everything submitted before the call is stored and published (tests, shutdown).
   bool Flush(std::chrono::milliseconds timeout);
   // While blocked (over capacity), submitted fetches are dropped.
@@ -56,6 +59,7 @@ class WriteBehind {
     std::shared_ptr<Entry> entry;
     std::shared_ptr<Fetch> fetch;  // null: publish request
     uint64_t seq = 0;
+    bool then_idle = false;  // a publish request that asks for on_idle with handles open
   };
   void Run() FERRY_EXCLUDES(mu_);
   // Moves the next batch (one entry's jobs) out of the queue; false when stopped and drained.

@@ -2,6 +2,7 @@
 // (docs/format/replica.md, cache/replica_build.h).
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -43,6 +44,12 @@ void BecomeIdle() {
   constexpr int kClassIdle = 3;
   constexpr int kClassShift = 13;
   (void)::syscall(SYS_ioprio_set, kWhoProcess, 0, kClassIdle << kClassShift);
+}
+
+// This process's peak resident set so far (getrusage reports KiB on Linux).
+uint64_t PeakRssBytes() {
+  rusage usage = {};
+  return ::getrusage(RUSAGE_SELF, &usage) == 0 ? static_cast<uint64_t>(usage.ru_maxrss) * 1024 : 0;
 }
 
 // The entry keys the command works on: those of the URLs, or every entry with an index.
@@ -199,7 +206,12 @@ int PrintReports(
       PrintReport(*report, built_now);
     }
   }
-  w.EndArray().EndObject();
+  w.EndArray();
+  if (built_now) {
+    // The builder's memory against the hot bytes it placed (issue 38 compares both).
+    w.Field("peak_rss_bytes", PeakRssBytes());
+  }
+  w.EndObject();
   if (json) {
     std::printf("%s\n", w.str().c_str());
   }

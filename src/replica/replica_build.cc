@@ -266,11 +266,12 @@ class Builder {
   // Waits while the options' pause says so; kCancelled once a background build should leave
   // the file to an explicit build that waits for it.
   // A relocation (stage 1) does not wait: it is a copy, meant to run beside a filling pass.
-  // A re-encoding that has to wait for a pass gives way to a relocation (`preempt`); one
-  // that has the room goes on.
+  // A re-encoding gives way to a relocation that is waiting (`preempt`), whether it waits for
+  // a pass or has the room: the files a pass left must all be served when it ends, and the
+  // re-encoding of one of them (seconds of CPU) would hold the others' copies back.
   Status Pause() {
-    bool preempted = false;
-    if (options_.pause && reencode_) {
+    bool preempted = reencode_ && options_.preempt && options_.preempt();
+    if (options_.pause && reencode_ && !preempted) {
       options_.pause([&] {
         preempted = preempted || (options_.preempt && options_.preempt());
         return Wanted() || preempted;

@@ -69,9 +69,10 @@ struct ReplicaBuildOptions {
   // kAuto: asked once, when the file has units to place: whether re-encoding fits the CPU the
   // machine leaves now (measured by the caller); `why` gets the figures. Empty: it fits.
   std::function<bool(std::string* why)> reencode_fits;
-  // A re-encoding build that waits in `pause` stops (as a yield does: the previous replica
-  // stays, state building, reason kPreemptedReason) once this says true: the drainer has a
-  // relocation waiting, which must not wait for a pass to end. May be empty.
+  // A re-encoding build stops at its next pause (as a yield does: the previous replica stays,
+  // state building, reason kPreemptedReason) once this says true, whether the pause waits for a
+  // pass or not: the drainer has a relocation waiting, which must not wait for a pass to end
+  // nor for a re-encoding. Asked at every pause of a re-encoding. May be empty.
   std::function<bool()> preempt;
 };
 

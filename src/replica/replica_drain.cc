@@ -1,8 +1,8 @@
 // The drainer runs the replica's two stages (replica_build.h, ReplicaStage). A file a pass has
-// closed is built at once, without waiting for the pass: re-encoded when the machine has the
+// left is built at once, without waiting for the pass: re-encoded when the machine has the
 // CPU for it now (the caller's measure), else relocated as stored — a copy the pass does not
 // notice — and queued for re-encoding. Re-encodings run when nothing else is queued, wait in
-// the caller's pause while a pass needs the cores, and give way to a file the pass closes
+// the caller's pause while a pass needs the cores, and give way to a file the pass leaves
 // meanwhile: a relocation must be ready when the pass ends, a re-encoding only before the next.
 #include "replica/replica_drain.h"
 
@@ -47,7 +47,7 @@ bool BuildRequested(const cache::Config& config, const ReplicaBuildOptions& base
 }
 
 // Re-encodes the files relocated earlier; false when none was queued, or when one gave way to
-// a file a pass closed (its request stays).
+// a file a pass left (its request stays).
 bool Reencode(const cache::Config& config, const ReplicaBuildOptions& base) {
   const std::vector<std::string> keys = cache::QueuedReencodes(config);
   ReplicaBuildOptions options = base;

@@ -17,7 +17,7 @@
 #include "base/fd.h"
 #include "cache/cache.h"
 #include "cache/entry_store.h"
-#include "cache/memory_origin.h"
+#include "cache/testing/memory_origin.h"
 #include "cache/testing/cached_source.h"
 #include "cache/url.h"
 #include "cache/verify.h"
@@ -217,7 +217,7 @@ TEST(ReplicaStages, AReencodedGenerationReplacesStageOneWhileReadersReadOn) {
   EXPECT_EQ(status->stage, 2);
 }
 
-TEST(ReplicaStages, TheChoiceFollowsTheMeasureAndAWaitingReencodeGivesWay) {
+TEST(ReplicaStages, TheChoiceFollowsTheMeasureAndAReencodeGivesWay) {
   testing::TempDir dir;
   Stages s(TreeFile(dir));
   s.Pass();
@@ -244,6 +244,15 @@ TEST(ReplicaStages, TheChoiceFollowsTheMeasureAndAWaitingReencodeGivesWay) {
   const ReplicaBuildReport left = s.Build(ReplicaStage::kReencode, waiting);
   EXPECT_EQ(left.state, ReplicaState::kBuilding);
   EXPECT_EQ(left.reason, kPreemptedReason);
+  EXPECT_EQ(ReplicaStatusOf(s.Paths())->stage, 1);
+  // So does one that has the room (the pass ended): the copies the pass left go first.
+  ReplicaBuildOptions free_to_run;
+  free_to_run.pause = [](const std::function<bool()>&) {
+  };
+  free_to_run.preempt = [] {
+    return true;
+  };
+  EXPECT_EQ(s.Build(ReplicaStage::kReencode, free_to_run).reason, kPreemptedReason);
   EXPECT_EQ(ReplicaStatusOf(s.Paths())->stage, 1);
 
   ReplicaBuildOptions room;

@@ -21,7 +21,7 @@
 #include "cache/cache.h"
 #include "cache/entry_store.h"
 #include "cache/lock_file.h"
-#include "cache/memory_origin.h"
+#include "cache/testing/memory_origin.h"
 #include "cache/replica_manifest.h"
 #include "cache/testing/cached_source.h"
 #include "cache/url.h"

@@ -3,7 +3,7 @@
 
 usage: test_replica.py FERRY PLUGIN_LIB ROOT_DATA_DIR JSROOT_CACHE TEST [FIXTURES_TOOL]
   TEST: fidelity | agc | auto | kill | takeover | fillbuild | rntuple | kill_rntuple | stages |
-        kill_stages | fillstages
+        kill_stages | fillstages | movedpast
 Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, no ROOT data).
 
 - fidelity: every real file of ROOT_DATA_DIR and a generated zlib-1 and LZMA-9 set, read fully
@@ -29,6 +29,10 @@ Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, no ROOT data).
   and every read correct after each.
 - fillstages: replica = auto with no core to spare during a filling pass: each file the pass
   closed is relocated while it runs (stage 1) and re-encoded once it ended (stage 2).
+- movedpast: replica = auto, a reader with both files of a set open reads the first, then the
+  second on and on: the first file's replica is built while both are still open (the reader
+  moved past it), holds the original's values, and the handle opened before it still reads
+  the original's bytes.
 - takeover: an explicit `replica build` while the background builder holds a file — paused by
   a pass that is running, and mid-build — returns with every file built, and the replica
   serves; the background builder steps aside and exits cleanly.
@@ -674,6 +678,94 @@ def test_fillstages():
         s.remove()
 
 
+MOVED_PAST_READER = """
+import select
+import sys
+from XRootD import client
+from XRootD.client.flags import OpenFlags
+urls, copy = sys.argv[1:3], sys.argv[3]
+files = []
+for url in urls:
+    f = client.File()
+    st, _ = f.open(url, OpenFlags.READ)
+    assert st.ok, st.message
+    files.append(f)
+
+def whole(f):
+    st, info = f.stat()
+    assert st.ok, st.message
+    data = bytearray()
+    while len(data) < info.size:
+        st, chunk = f.read(len(data), min(1 << 20, info.size - len(data)))
+        assert st.ok and chunk, "read at %d: %s" % (len(data), st.message)
+        data += chunk
+    return bytes(data)
+
+whole(files[0])
+print("first read", flush=True)
+# The second file, read on until the test says stop (a line on stdin).
+second = whole(files[1])
+pos = 0
+while not select.select([sys.stdin], [], [], 0.01)[0]:
+    st, _ = files[1].read(pos, 65536)
+    assert st.ok, st.message
+    pos = (pos + 65536) % max(1, len(second) - 65536)
+sys.stdin.readline()
+with open(copy, "wb") as out:
+    out.write(whole(files[0]))  # through the handle opened before the replica
+for f in files:
+    f.close()
+print("closed", flush=True)
+"""
+
+
+def test_movedpast():
+    """A replica asked for when the reader moved past the file, not at its close."""
+    s = Setup(replica="auto", readahead="off", bypass="off")
+    try:
+        names = s.gen("zlib:1", 6000, 1000, 15, files=2)
+        local = os.path.join(s.data, names[0])
+        expected = {names[0]: {t: dump(s, local, t) for t in trees(s, local)}}
+        copy = os.path.join(s.root, "copy-" + names[0])
+        with Origin(s.data) as o:
+            p = subprocess.Popen(["/usr/bin/python3", "-c", MOVED_PAST_READER,
+                                  o.url_for(names[0]), o.url_for(names[1]), copy],
+                                 env=s.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+            try:
+                check(p.stdout.readline().strip() == "first read", "the reader read file 1")
+
+                def ready(status):
+                    f = status.get(names[0])
+                    return f and f["stage"] >= 1 and f["missing_baskets"] == 0
+
+                deadline = time.time() + 120
+                status = {}
+                while time.time() < deadline and p.poll() is None and not ready(status):
+                    time.sleep(0.05)
+                    status = s.status()
+                check(p.poll() is None and ready(status),
+                      "file 1's replica while the reader still has it open: %s (reader %s)"
+                      % ({n: (f["state"], f["stage"], f["reason"]) for n, f in status.items()},
+                         p.poll()))
+                check(status[names[1]]["stage"] == 0,
+                      "file 2, still read, has no replica yet: %s" % status[names[1]])
+                p.stdin.write("stop\n")
+                p.stdin.flush()
+                out, err = p.communicate(timeout=120)
+                check(p.returncode == 0 and out.strip() == "closed", "reader: %s" % err[-600:])
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+            with open(local, "rb") as a, open(copy, "rb") as b:
+                check(a.read() == b.read(), "the handle opened before the replica: original bytes")
+            read_virtual_values(s, o, [names[0]], status, expected, "replica built early")
+            s.verify_clean("after the early build")
+    finally:
+        s.remove()
+
+
 if __name__ == "__main__":
     if not os.path.isfile(TEMPLATE):
         skip("no ROOT data")
@@ -681,4 +773,4 @@ if __name__ == "__main__":
               "takeover": test_takeover, "fillbuild": test_fillbuild,
               "rntuple": test_rntuple, "kill_rntuple": lambda: test_kill("rntuple"),
               "stages": test_stages, "kill_stages": test_kill_stages,
-              "fillstages": test_fillstages}, TEST)
+              "fillstages": test_fillstages, "movedpast": test_movedpast}, TEST)
