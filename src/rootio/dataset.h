@@ -18,8 +18,9 @@
 // jagged fields with offsets, counters and cardinalities as unsigned counts.
 //
 // The format readers behind it: tree.h + tree_cluster_reader.h, rntuple.h + rntuple_columns.h
-// + rntuple_cluster_reader.h. Code outside rootio includes only this header (tools that print
-// one format's own structure, such as `ferry root ls`, are the exception).
+// + rntuple_cluster_reader.h. Code outside rootio that reads events should include only this
+// header (tools that print one format's own structure, such as `ferry root ls`, are the
+// exception).
 //
 // Lifetime: a Dataset owns its RootFile (and so the ByteSource); a ClusterReader borrows the
 // Dataset, which must outlive it. Thread-safety: every const member may run concurrently, each
