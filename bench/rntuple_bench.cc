@@ -1,7 +1,7 @@
 // rntuple_bench: the TTree and RNTuple forms of the same events (`ferry gen nanoaod
 // --format ttree|rntuple`, same seed) side by side, per codec: file size, and the time to read
 // and decode the AGC's columns — and then every column — with the readers `ferry analyze agc`
-// and `ferry store convert` use (analysis::ClusterReader, analysis::RntupleClusterReader: one
+// and `ferry store convert` use (rootio::TreeClusterReader, rootio::RntupleClusterReader: one
 // vector read per cluster, decoded into rootio::Columns). Both files are held in memory, so
 // the comparison is the readers' work, not the disk's. For the RNTuple side, the bare
 // decompression of the same pages too: the reader's overhead over it.
@@ -22,12 +22,12 @@
 #include <vector>
 
 #include "analysis/agc.h"
-#include "analysis/cluster_reader.h"
-#include "analysis/rntuple_cluster_reader.h"
 #include "base/json_writer.h"
 #include "io/local_source.h"
 #include "rootio/rntuple_blob.h"
+#include "rootio/rntuple_cluster_reader.h"
 #include "rootio/root_file.h"
+#include "rootio/tree_cluster_reader.h"
 
 namespace {
 
@@ -144,7 +144,7 @@ Status Round(const Reader& reader, Buffers<Scratch>* b, RoundTime* t) {
 }
 
 // The RNTuple pages' bare decompression (what any reader must spend), best of `rounds`.
-double BareDecompress(const analysis::RntupleClusterReader& reader, int rounds) {
+double BareDecompress(const rootio::RntupleClusterReader& reader, int rounds) {
   const rootio::Rntuple& r = reader.rntuple();
   double best = 1e300;
   ByteVector buffer;
@@ -152,7 +152,7 @@ double BareDecompress(const analysis::RntupleClusterReader& reader, int rounds) 
   for (int round = 0; round < rounds; ++round) {
     double total = 0;
     for (size_t u = 0; u < reader.units().size(); ++u) {
-      const analysis::RntupleUnit& unit = reader.units()[u];
+      const rootio::RntupleUnit& unit = reader.units()[u];
       if (!reader.Fetch(u, &buffer).has_value()) {
         return 0;
       }
@@ -181,11 +181,10 @@ struct Pair {
 
 bool Measure(Pair* p, int rounds) {
   const std::vector<std::string> agc(analysis::AgcLeaves().begin(), analysis::AgcLeaves().end());
-  auto ta = analysis::ClusterReader::Make(*p->tree.tree, agc);
-  auto ra = analysis::RntupleClusterReader::Make(*p->rntuple.rntuple, agc);
-  auto tl = analysis::ClusterReader::Make(*p->tree.tree, AllLeaves(*p->tree.tree));
-  auto rl =
-      analysis::RntupleClusterReader::Make(*p->rntuple.rntuple, AllFields(*p->rntuple.rntuple));
+  auto ta = rootio::TreeClusterReader::Make(*p->tree.tree, agc);
+  auto ra = rootio::RntupleClusterReader::Make(*p->rntuple.rntuple, agc);
+  auto tl = rootio::TreeClusterReader::Make(*p->tree.tree, AllLeaves(*p->tree.tree));
+  auto rl = rootio::RntupleClusterReader::Make(*p->rntuple.rntuple, AllFields(*p->rntuple.rntuple));
   if (!ta.has_value() || !ra.has_value() || !tl.has_value() || !rl.has_value()) {
     return Fail(!ta.has_value()   ? ta.error()
                 : !ra.has_value() ? ra.error()

@@ -42,13 +42,13 @@
 #include <string>
 #include <vector>
 
-#include "analysis/cluster_reader.h"
 #include "base/byte_vector.h"
 #include "base/fd.h"
 #include "base/json_writer.h"
 #include "base/mapped_file.h"
 #include "base/strings.h"
 #include "rootio/root_file.h"
+#include "rootio/tree_cluster_reader.h"
 #include "rootwrite/file_writer.h"
 #include "rootwrite/tree_writer.h"
 #include "store/converter.h"
@@ -359,7 +359,7 @@ PickResult PickClusters(const rootio::Tree& tree, const std::vector<int64_t>& en
   std::vector<std::string> names;
   for (int32_t li : StoredLeaves(tree.info()))
     names.push_back(tree.info().leaves[static_cast<size_t>(li)].name);
-  auto reader = Must(analysis::ClusterReader::Make(tree, names));
+  auto reader = Must(rootio::TreeClusterReader::Make(tree, names));
   tree.source().ResetStats();
   ByteVector buffer;
   rootio::BasketDecoder decoder;
@@ -370,9 +370,9 @@ PickResult PickClusters(const rootio::Tree& tree, const std::vector<int64_t>& en
   const double c0 = CpuNow();
   for (int64_t e : entries) {
     const auto& units = reader.units();
-    auto it = std::upper_bound(
-        units.begin(), units.end(), e,
-        [](int64_t x, const analysis::ReadUnit& u) { return x < u.entries.begin; });
+    auto it =
+        std::upper_bound(units.begin(), units.end(), e,
+                         [](int64_t x, const rootio::ReadUnit& u) { return x < u.entries.begin; });
     size_t u = static_cast<size_t>(it - units.begin()) - 1;
     if (u != current) {
       Must(reader.Fetch(u, &buffer));
@@ -508,7 +508,7 @@ struct ScanResult {
 ScanResult ScanColumns(const rootio::Tree& tree,
                        const std::vector<std::string>& names,
                        bool select) {
-  auto reader = Must(analysis::ClusterReader::Make(tree, names));
+  auto reader = Must(rootio::TreeClusterReader::Make(tree, names));
   tree.source().ResetStats();
   ByteVector buffer;
   rootio::BasketDecoder decoder;

@@ -183,11 +183,7 @@ std::span<const std::string> AgcLeaves() {
   return Leaves();
 }
 
-namespace {
-
-// The map from a reader's ColumnOf (ClusterReader and RntupleClusterReader name columns alike).
-template <class Reader>
-Result<AgcColumnMap> MapColumns(const Reader& reader) {
+Result<AgcColumnMap> MapAgcColumns(const rootio::ClusterReader& reader) {
   AgcColumnMap m{};
   int* slots[] = {&m.el_pt,   &m.el_eta,      &m.el_cut_based, &m.el_sip3d, &m.mu_pt,
                   &m.mu_eta,  &m.mu_tight_id, &m.mu_sip3d,     &m.mu_iso,   &m.jet_pt,
@@ -201,16 +197,6 @@ Result<AgcColumnMap> MapColumns(const Reader& reader) {
     }
   }
   return m;
-}
-
-}  // namespace
-
-Result<AgcColumnMap> MapAgcColumns(const ClusterReader& reader) {
-  return MapColumns(reader);
-}
-
-Result<AgcColumnMap> MapAgcColumns(const RntupleClusterReader& reader) {
-  return MapColumns(reader);
 }
 
 Status AnalyzeUnit(const AgcColumnMap& map,

@@ -15,11 +15,10 @@
 #include <vector>
 
 #include "analysis/agc_selection.h"
-#include "analysis/cluster_reader.h"
 #include "analysis/histogram.h"
-#include "analysis/rntuple_cluster_reader.h"
 #include "base/result.h"
 #include "rootio/column.h"
+#include "rootio/dataset.h"
 
 namespace ferry::analysis {
 
@@ -69,18 +68,17 @@ class AgcResult {
   std::vector<Histogram> histograms_;
 };
 
-// The leaves the analysis reads (counters are added by ClusterReader); in an RNTuple, the
+// The leaves the analysis reads (a TTree's reader adds their counters); in an RNTuple, the
 // fields of these names (the RVecs RNTupleImporter projects from the collections).
 std::span<const std::string> AgcLeaves();
 
-// Column indices of AgcLeaves() in a ClusterReader's column order.
+// Column indices of AgcLeaves() in a cluster reader's column order.
 struct AgcColumnMap {
   int el_pt, el_eta, el_cut_based, el_sip3d;
   int mu_pt, mu_eta, mu_tight_id, mu_sip3d, mu_iso;
   int jet_pt, jet_eta, jet_phi, jet_mass, jet_btag;
 };
-Result<AgcColumnMap> MapAgcColumns(const ClusterReader& reader);
-Result<AgcColumnMap> MapAgcColumns(const RntupleClusterReader& reader);
+Result<AgcColumnMap> MapAgcColumns(const rootio::ClusterReader& reader);
 
 // Per-thread scratch for type conversions, reused across units.
 struct AgcScratch {

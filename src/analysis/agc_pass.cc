@@ -12,7 +12,7 @@
 
 #include "base/json_writer.h"
 #include "base/mutex.h"
-#include "rootio/rntuple.h"
+#include "rootio/dataset.h"
 #include "rootio/root_file.h"
 
 namespace ferry::analysis {
@@ -59,59 +59,31 @@ void ParallelFor(size_t n, size_t threads, Fn fn) {
   }
 }
 
-// One opened input: a TTree read by a ClusterReader or an RNTuple read by an
-// RntupleClusterReader. Members are destroyed in reverse order: readers, tree or RNTuple, then
-// the file that owns the ByteSource they borrow.
+// One opened input: its dataset (which owns the file and the ByteSource) and the reader of
+// the analysis's fields; the reader borrows the dataset, so it goes first.
 struct Input {
-  std::unique_ptr<rootio::RootFile> file;
-  std::unique_ptr<rootio::Tree> tree;
-  std::unique_ptr<ClusterReader> reader;
-  std::unique_ptr<rootio::Rntuple> rntuple;
-  std::unique_ptr<RntupleClusterReader> rreader;
+  std::unique_ptr<rootio::Dataset> data;
+  std::unique_ptr<rootio::ClusterReader> reader;
   AgcColumnMap map{};
   int64_t entries = 0;
-
-  size_t Units() const { return reader ? reader->units().size() : rreader->units().size(); }
-  int64_t UnitEntries(size_t u) const {
-    return reader ? reader->units()[u].entries.size() : rreader->units()[u].entries.size();
-  }
-  uint64_t PlannedBytes() const { return reader ? reader->bytes() : rreader->bytes(); }
-  Status Fetch(size_t u, ByteVector* buffer) const {
-    return reader ? reader->Fetch(u, buffer) : rreader->Fetch(u, buffer);
-  }
 };
 
 void Close(Input& i) {
-  i.rreader.reset();
-  i.rntuple.reset();
   i.reader.reset();
-  i.tree.reset();
-  i.file.reset();
+  i.data.reset();
 }
 
-// The dataset's format comes from its key's class: an RNTuple anchor or a TTree.
 Status OpenInput(const std::string& name,
                  const SourceOpener& open,
                  const PassOptions& options,
                  Input* in) {
   std::unique_ptr<io::ByteSource> source = FERRY_TRY(open(name));
-  in->file = FERRY_TRY(rootio::RootFile::Open(std::move(source)));
-  const rootio::Key key = FERRY_TRY(in->file->FindKey(options.tree));
-  ClusterReaderOptions ro;
-  ro.max_ranges_per_read = options.max_ranges_per_read;
-  if (key.class_name == rootio::kRntupleClassName) {
-    in->rntuple = FERRY_TRY(rootio::Rntuple::Open(*in->file, options.tree));
-    in->rreader = std::make_unique<RntupleClusterReader>(
-        FERRY_TRY(RntupleClusterReader::Make(*in->rntuple, AgcLeaves(), ro)));
-    in->map = FERRY_TRY(MapAgcColumns(*in->rreader));
-    in->entries = static_cast<int64_t>(in->rntuple->entries());
-    return OkStatus();
-  }
-  in->tree = FERRY_TRY(in->file->OpenTree(options.tree));
-  in->reader =
-      std::make_unique<ClusterReader>(FERRY_TRY(ClusterReader::Make(*in->tree, AgcLeaves(), ro)));
+  std::unique_ptr<rootio::RootFile> file = FERRY_TRY(rootio::RootFile::Open(std::move(source)));
+  in->data = FERRY_TRY(rootio::Dataset::Open(std::move(file), options.tree));
+  in->reader = FERRY_TRY(
+      in->data->ReadClusters(AgcLeaves(), {.max_ranges_per_read = options.max_ranges_per_read}));
   in->map = FERRY_TRY(MapAgcColumns(*in->reader));
-  in->entries = in->tree->entries();
+  in->entries = in->data->entries();
   return OkStatus();
 }
 
@@ -173,15 +145,16 @@ std::vector<UnitRef> ListUnits(std::span<const std::string> inputs,
   std::vector<UnitRef> units;
   PassStats& st = report->stats;
   for (size_t i = 0; i < in.size(); ++i) {
-    for (size_t u = 0; u < in[i].Units(); ++u) {
+    const rootio::ClusterReader& reader = *in[i].reader;
+    for (size_t u = 0; u < reader.unit_count(); ++u) {
       units.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(u)});
     }
     FileSummary f;
     f.name = inputs[i];
-    f.bytes = in[i].file->source().size();
+    f.bytes = in[i].data->source().size();
     f.entries = in[i].entries;
-    f.units = in[i].Units();
-    f.planned_bytes = in[i].PlannedBytes();
+    f.units = reader.unit_count();
+    f.planned_bytes = reader.bytes();
     st.dataset_bytes += f.bytes;
     st.planned_bytes += f.planned_bytes;
     report->files.push_back(std::move(f));
@@ -243,8 +216,7 @@ class UnitPass {
  private:
   // One worker's buffers and times.
   struct Worker {
-    rootio::BasketDecoder decoder;
-    rootio::RntupleScratch rntuple_scratch;
+    rootio::DatasetScratch data_scratch;
     ByteVector buffer;
     std::vector<rootio::Column> columns;
     AgcScratch scratch;
@@ -263,7 +235,7 @@ class UnitPass {
         break;
       }
       const Input& input = in_[units_[k].input];
-      const auto n = static_cast<uint64_t>(input.UnitEntries(units_[k].unit));
+      const auto n = static_cast<uint64_t>(input.reader->UnitEntries(units_[k].unit).size());
       const uint64_t done = events_done_.fetch_add(n) + n;
       Merge(k, std::move(part), units_[k].input, cpu);
       if (options_.progress) {
@@ -279,13 +251,11 @@ class UnitPass {
   Status RunUnit(const UnitRef& ref, Worker* me, AgcResult* part, double* cpu) {
     const Input& input = in_[ref.input];
     const auto t0 = Clock::now();
-    FERRY_TRY(input.Fetch(ref.unit, &me->buffer));
+    FERRY_TRY(input.reader->Fetch(ref.unit, &me->buffer));
     me->io += Seconds(Clock::now() - t0);
     compute_.acquire();
     const double c0 = ThreadCpuSeconds();
-    Status s = input.reader ? input.reader->Decode(ref.unit, me->buffer, &me->decoder, &me->columns)
-                            : input.rreader->Decode(ref.unit, me->buffer, &me->rntuple_scratch,
-                                                    &me->columns);
+    Status s = input.reader->Decode(ref.unit, me->buffer, &me->data_scratch, &me->columns);
     const double c1 = ThreadCpuSeconds();
     if (s.has_value()) {
       s = AnalyzeUnit(input.map, me->columns, &me->scratch, part);
@@ -332,7 +302,7 @@ class UnitPass {
 // Phase 3's accounting: the inputs' I/O counters.
 void AddIoStats(std::span<const Input> in, PassStats* st) {
   for (const Input& i : in) {
-    const io::IoStats s = i.file->source().stats();
+    const io::IoStats s = i.data->source().stats();
     st->bytes_read += s.bytes;
     st->requests += s.requests();
     st->vector_reads += s.vector_calls;

@@ -2,10 +2,10 @@
 //
 // Phases:
 // 1. open every input (the caller's opener gives a ByteSource: local file, XRootD, ...), its
-//    ROOT file, the dataset — a TTree (ClusterReader) or, when the key's class is
-//    ROOT::RNTuple, an RNTuple (RntupleClusterReader) — and the read plan, up to `opens_in_flight`
-//    at once (an open is round trips, not CPU: over a WAN a file's open and metadata cost two or
-//    three round trips, and opening one file after the other would add them up);
+//    ROOT file, the dataset (rootio::Dataset: a TTree or an RNTuple) and its cluster reader's
+//    read plan, up to `opens_in_flight` at once (an open is round trips, not CPU: over a WAN a
+//    file's open and metadata cost two or three round trips, and opening one file after the
+//    other would add them up);
 // 2. process every read unit (cluster) of every file, in file order: a worker fetches a unit
 //    (Fetch: one vector read), then — holding one of `threads` compute slots —
 //    decodes it and runs the event loops. `threads + reads_in_flight` workers exist, so up to

@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <initializer_list>
 
-#include "rootio/rntuple.h"
-#include "rootio/root_file.h"
-#include "rootio/storage.h"
+#include "rootio/dataset.h"
 
 namespace ferry::gen {
 namespace {
@@ -58,75 +56,15 @@ std::vector<std::string> ResolveAgcSelection(std::span<const std::string> availa
 
 namespace {
 
-// Stored bytes per name, and the names, of a TTree's branches.
-Status SurveyTree(const rootio::RootFile& f,
-                  std::string_view tree,
-                  std::vector<std::string>* names,
-                  std::vector<uint64_t>* bytes) {
-  auto t = FERRY_TRY(f.OpenTree(tree));
-  auto storage = FERRY_TRY(rootio::SurveyStorage(*t));
-  for (size_t i = 0; i < t->info().branches.size(); ++i) {
-    names->push_back(t->info().branches[i].name);
-    bytes->push_back(storage[i].zbytes);
-  }
-  return OkStatus();
-}
-
-// The physical columns of a field and of its subfields (alias columns resolved).
-void CollectColumns(const rootio::Rntuple& r, uint32_t field, std::vector<bool>* used) {
-  for (size_t rep = 0; rep < r.RepresentationCount(field); ++rep) {
-    for (uint32_t c : r.Representation(field, rep)) {
-      (*used)[c] = true;
-    }
-  }
-  for (uint32_t child : r.Children(field)) {
-    CollectColumns(r, child, used);
-  }
-}
-
-// The names of an RNTuple's top-level fields, the physical columns each reads (a projected
-// RVec: its collection's offsets and its member; a cardinality: the offsets) and the stored
-// bytes of every column.
-Status SurveyRntuple(const rootio::RootFile& f,
-                     std::string_view name,
-                     std::vector<std::string>* names,
-                     std::vector<std::vector<bool>>* columns,
-                     std::vector<uint64_t>* column_bytes) {
-  auto r = FERRY_TRY(rootio::Rntuple::Open(f, name));
-  column_bytes->assign(r->columns().size(), 0);
-  for (const rootio::ClusterInfo& c : r->clusters()) {
-    for (size_t k = 0; k < c.columns.size(); ++k) {
-      for (const rootio::PageInfo& p : c.columns[k].pages) {
-        (*column_bytes)[k] += p.locator.size;
-      }
-    }
-  }
-  for (uint32_t id : r->TopLevelFields()) {
-    names->push_back(r->fields()[id].name);
-    columns->emplace_back(r->columns().size(), false);
-    CollectColumns(*r, id, &columns->back());
-  }
-  return OkStatus();
-}
-
 // Adds one file's bytes of every branch or field and of the selection's (resolved from the
 // first file's names) to r.
 Status AddFile(const std::string& path, std::string_view tree, bool* resolved, AgcReport* r) {
-  auto f = FERRY_TRY(rootio::RootFile::OpenPath(path));
-  auto key = FERRY_TRY(f->FindKey(tree));
-  std::vector<std::string> names;
-  // Per name, the columns (RNTuple) it reads; a TTree branch is its own single "column".
-  std::vector<std::vector<bool>> uses;
-  std::vector<uint64_t> bytes;
-  if (key.class_name == rootio::kRntupleClassName) {
-    FERRY_TRY(SurveyRntuple(*f, tree, &names, &uses, &bytes));
-  } else {
-    FERRY_TRY(SurveyTree(*f, tree, &names, &bytes));
-    for (size_t i = 0; i < names.size(); ++i) {
-      uses.emplace_back(names.size(), false);
-      uses.back()[i] = true;
-    }
-  }
+  std::unique_ptr<rootio::Dataset> data = FERRY_TRY(rootio::Dataset::OpenPath(path, tree));
+  // Per name, the storage units (a TTree's branch, an RNTuple's columns) it reads.
+  const rootio::StorageSurvey survey = FERRY_TRY(data->SurveyStorage());
+  const std::vector<std::string>& names = survey.fields;
+  const std::vector<std::vector<bool>>& uses = survey.uses;
+  const std::vector<uint64_t>& bytes = survey.unit_bytes;
   if (!*resolved) {
     r->branches = ResolveAgcSelection(names, &r->missing);
     *resolved = true;

@@ -13,7 +13,7 @@
 // floats. Fields with several representations or deferred columns, strings, variants and
 // nested collections are Unsupported here (Rntuple::Read reads them as values).
 //
-// The reads are split so a caller can plan its own I/O, as analysis::ClusterReader does for
+// The reads are split so a caller can plan its own I/O, as rootio::TreeClusterReader does for
 // TTrees: AppendLeafPages lists a cluster's pages, FetchPages reads them in vector reads,
 // DecodeLeafCluster decodes them. ReadRntupleLeaf does all three for any entry range.
 //

@@ -1,6 +1,6 @@
 // Internal to the store library: the two passes of Convert (converter.h) share these.
 //
-// Inputs (convert_input.cc): a TTree's or an RNTuple's leaves behind one interface.
+// Inputs (convert_input.cc): a TTree's or an RNTuple's fields behind rootio::Dataset.
 // Pass 1 (convert_plan.cc): the schema of the inputs and every entry's run, lumi and event,
 // sorted into one ShardPlan per run. Pass 2 (converter.cc): the Router decodes and routes.
 #pragma once
@@ -11,48 +11,20 @@
 #include <vector>
 
 #include "base/result.h"
-#include "rootio/basket.h"
-#include "rootio/rntuple.h"
-#include "rootio/rntuple_columns.h"
-#include "rootio/root_file.h"
+#include "rootio/dataset.h"
 #include "store/converter.h"
 #include "store/shard_builder.h"
 
 namespace ferry::store::convert_internal {
 
-// Per reading thread: the TTree reader's basket decoder or the RNTuple reader's buffers.
-struct LeafScratch {
-  rootio::BasketDecoder decoder;
-  rootio::RntupleScratch rntuple;
-};
+// Per reading thread: the dataset reader's buffers.
+using LeafScratch = rootio::DatasetScratch;
 
-// An input's dataset, read leaf by leaf: a TTree, or an RNTuple (the key's class tells) whose
-// flat top-level fields (rootio/rntuple_columns.h) play the leaves; a leaf id is then an
-// index into `fields`. Members are destroyed in reverse order: the file outlives its readers.
-struct OpenInput {
-  std::unique_ptr<rootio::RootFile> file;
-  std::unique_ptr<rootio::Tree> tree;
-  std::unique_ptr<rootio::Rntuple> rntuple;
-  std::vector<rootio::RntupleLeaf> fields;
-  std::vector<std::string> unflat;  // the RNTuple's other top-level fields, with why
+// An input's dataset, read field by field (a leaf id is a rootio::Dataset field id).
+using OpenInput = rootio::Dataset;
 
-  struct Shape {
-    rootio::LeafType type = rootio::LeafType::kUnknown;
-    bool jagged = false;
-    uint32_t len = 1;
-  };
-  int64_t entries() const;
-  std::vector<rootio::EntryRange> Clusters() const;
-  int32_t FindLeaf(std::string_view name) const;  // -1 when absent
-  Shape ShapeOf(int32_t leaf) const;
-  // As rootio::Tree::ReadLeafInto; concurrent calls need their own scratch.
-  Status ReadLeafInto(int32_t leaf,
-                      rootio::EntryRange range,
-                      rootio::Column* out,
-                      LeafScratch* scratch) const;
-};
-
-Result<OpenInput> OpenInputData(const std::string& path, const std::string& name);
+// The dataset `name` of the file at path; errors past the file's opening name the file.
+Result<std::unique_ptr<OpenInput>> OpenInputData(const std::string& path, const std::string& name);
 
 // The schema of a tree or RNTuple plus, per column, the leaf it is read from.
 struct TreeSchema {
@@ -61,7 +33,8 @@ struct TreeSchema {
   std::vector<std::string> skipped;
 };
 
-Result<TreeSchema> SchemaOf(const rootio::TreeInfo& info);
+// Columns of the dataset's readable numeric fields, fixed ones first (each jagged field counted
+// by the column of its counter field); the other fields go to skipped, with why.
 Result<TreeSchema> SchemaOfInput(const OpenInput& in);
 
 // kInvalidArgument naming path and the first column that differs.

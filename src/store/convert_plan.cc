@@ -14,61 +14,6 @@ constexpr int64_t kSampleEntries = 4096;
 
 }  // namespace
 
-Result<TreeSchema> SchemaOf(const rootio::TreeInfo& info) {
-  TreeSchema out;
-  std::vector<ColumnSpec> cols;
-  std::vector<int32_t> column_of_leaf(info.leaves.size(), -1);
-  // Fixed columns first so every counter has a column before its jagged leaves need it.
-  for (int pass = 0; pass < 2; ++pass) {
-    for (const rootio::Branch& b : info.branches) {
-      if (pass == 0 && !b.supported) {
-        out.skipped.push_back(b.name + ": " + b.unsupported_reason);
-        continue;
-      }
-      if (!b.supported || b.leaves.empty()) {
-        continue;
-      }
-      if (b.leaves.size() != 1) {
-        if (pass == 0) {
-          out.skipped.push_back(b.name + ": leaf-list branch (not stored in the event store)");
-        }
-        continue;
-      }
-      const int32_t li = b.leaves[0];
-      const rootio::Leaf& l = info.leaves[static_cast<size_t>(li)];
-      if (l.type == LeafType::kString || l.type == LeafType::kUnknown) {
-        if (pass == 0) {
-          out.skipped.push_back(b.name + ": " + std::string(rootio::LeafTypeName(l.type))
-                                + " leaf (not stored in the event store)");
-        }
-        continue;
-      }
-      if (l.jagged() != (pass == 1)) {
-        continue;
-      }
-      ColumnSpec c;
-      c.name = b.name;
-      c.type = l.type;
-      c.len = static_cast<uint32_t>(std::max(1, l.len));
-      if (l.jagged()) {
-        int32_t k = column_of_leaf[static_cast<size_t>(l.count_leaf)];
-        const ColumnSpec* kc = k >= 0 ? &cols[static_cast<size_t>(k)] : nullptr;
-        if (kc == nullptr || kc->len != 1 || !rootio::IsIntegerLeafType(kc->type)) {
-          out.skipped.push_back(b.name + ": its counter is not a stored integer scalar");
-          continue;
-        }
-        c.kind = ColumnKind::kJagged;
-        c.counter = k;
-      }
-      column_of_leaf[static_cast<size_t>(li)] = static_cast<int32_t>(cols.size());
-      cols.push_back(std::move(c));
-      out.leaves.push_back(li);
-    }
-  }
-  out.schema = FERRY_TRY(Schema::Build(std::move(cols)));
-  return out;
-}
-
 Status SameSchema(const Schema& a, const Schema& b, const std::string& path) {
   if (a.columns.size() != b.columns.size()) {
     return InvalidArgumentError("file " + path + " has " + std::to_string(b.columns.size())
@@ -98,19 +43,19 @@ struct Coord {
 Result<std::vector<uint64_t>> ReadCoordinate(const OpenInput& in,
                                              const std::string& name,
                                              bool* present) {
-  int32_t leaf = in.FindLeaf(name);
+  int32_t leaf = in.FindField(name);
   *present = leaf >= 0;
   if (leaf < 0) {
     return std::vector<uint64_t>{};
   }
-  const OpenInput::Shape l = in.ShapeOf(leaf);
+  const rootio::FieldShape l = in.Shape(leaf);
   if (!rootio::IsIntegerLeafType(l.type) || l.jagged || l.len != 1) {
     return InvalidArgumentError("leaf " + name + " is not an integer scalar ("
                                 + std::string(rootio::LeafTypeName(l.type)) + ")");
   }
   rootio::Column col;
   LeafScratch scratch;
-  FERRY_TRY(in.ReadLeafInto(leaf, {0, in.entries()}, &col, &scratch));
+  FERRY_TRY(in.ReadInto(leaf, {0, in.entries()}, &col, &scratch));
   std::vector<uint64_t> out(static_cast<size_t>(col.num_entries));
   for (size_t i = 0; i < out.size(); ++i) {
     out[i] = col.AsUint64(i);
@@ -138,7 +83,7 @@ Result<double> BytesPerEvent(const OpenInput& in, const TreeSchema& ts) {
   rootio::Column counts;
   for (size_t g = 0; g < s.groups(); ++g) {
     int32_t k = s.group_counters[g];
-    FERRY_TRY(in.ReadLeafInto(ts.leaves[static_cast<size_t>(k)], sample, &counts, &scratch));
+    FERRY_TRY(in.ReadInto(ts.leaves[static_cast<size_t>(k)], sample, &counts, &scratch));
     double elements = 0;
     for (int64_t i = 0; i < counts.num_entries; ++i) {
       elements += static_cast<double>(counts.AsUint64(static_cast<size_t>(i)));
@@ -203,8 +148,9 @@ Result<Plans> PlanInputs(const ConvertOptions& opt, Manifest& m, const Schema* s
   bool any_missing_lumi = false;
   for (size_t i = 0; i < opt.inputs.size(); ++i) {
     const std::string& path = opt.inputs[i];
-    OpenInput in = FERRY_TRY(OpenInputData(path, opt.tree));
-    out.input_bytes += in.file->source().size();
+    std::unique_ptr<OpenInput> opened = FERRY_TRY(OpenInputData(path, opt.tree));
+    const OpenInput& in = *opened;
+    out.input_bytes += in.source().size();
     TreeSchema ts = FERRY_TRY_CTX(SchemaOfInput(in), "file " + path);
     if (i == 0) {
       out.bytes_per_event = FERRY_TRY_CTX(BytesPerEvent(in, ts), "file " + path);

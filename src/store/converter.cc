@@ -61,12 +61,12 @@ Result<std::vector<uint8_t>> TrainEBlockDictionary(const ConvertOptions& opt,
                                                    const Plans& plans,
                                                    const Schema& schema,
                                                    uint8_t log2_kc) {
-  OpenInput in = FERRY_TRY(OpenInputData(opt.inputs[0], opt.tree));
-  const rootio::EntryRange range{0, std::min(in.entries(), kDictionarySampleEvents)};
+  std::unique_ptr<OpenInput> in = FERRY_TRY(OpenInputData(opt.inputs[0], opt.tree));
+  const rootio::EntryRange range{0, std::min(in->entries(), kDictionarySampleEvents)};
   std::vector<rootio::Column> cols(schema.columns.size());
   LeafScratch scratch;
   for (size_t c = 0; c < cols.size(); ++c) {
-    FERRY_TRY_CTX(in.ReadLeafInto(plans.leaves[0][c], range, &cols[c], &scratch),
+    FERRY_TRY_CTX(in->ReadInto(plans.leaves[0][c], range, &cols[c], &scratch),
                   "file " + opt.inputs[0]);
   }
   const int64_t kc = int64_t{1} << log2_kc;
@@ -123,7 +123,7 @@ class Router {
     std::unique_ptr<OpenInput> prev_open;
     for (size_t i = 0; i < opt_.inputs.size(); ++i) {
       prev_open = std::move(open);
-      open = std::make_unique<OpenInput>(FERRY_TRY(OpenInputData(opt_.inputs[i], opt_.tree)));
+      open = FERRY_TRY(OpenInputData(opt_.inputs[i], opt_.tree));
       for (rootio::EntryRange cluster : open->Clusters()) {
         for (int64_t b = cluster.begin; b < cluster.end; b += kChunkEntries) {
           cur.input = i;
@@ -138,7 +138,7 @@ class Router {
               task_status[t] = OkStatus();
               for (size_t c = t; c < cur.cols.size(); c += tasks) {
                 Status st =
-                    input->ReadLeafInto(plans_.leaves[i][c], cur.range, &cur.cols[c], &decoders[t]);
+                    input->ReadInto(plans_.leaves[i][c], cur.range, &cur.cols[c], &decoders[t]);
                 if (!st.has_value()) {
                   task_status[t] = std::move(st);
                   break;

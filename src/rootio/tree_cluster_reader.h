@@ -1,6 +1,7 @@
-// ClusterReader: reads a set of leaves of one TTree the way ROOT's TTreeCache does — per
-// cluster, one vector read covering the baskets of every active branch — and decodes the
-// fetched records itself (rootio::BasketDecoder + Tree::AppendFromBasket).
+// TreeClusterReader: Dataset's ClusterReader of a TTree (rootio/dataset.h). Reads a set of
+// leaves the way ROOT's TTreeCache does — per cluster, one vector read covering the baskets of
+// every active branch — and decodes the fetched records itself (BasketDecoder +
+// Tree::AppendFromBasket).
 //
 // Plan (Make): the read units are the tree's clusters (TreeInfo::Clusters), merged where a
 // basket of an active branch crosses a cluster boundary, so every basket belongs to exactly
@@ -27,9 +28,10 @@
 #include "base/result.h"
 #include "rootio/basket.h"
 #include "rootio/column.h"
+#include "rootio/dataset.h"
 #include "rootio/tree.h"
 
-namespace ferry::analysis {
+namespace ferry::rootio {
 
 // One basket record of a unit: bytes [buffer_offset, buffer_offset + bytes) of the unit's
 // buffer hold it (nothing for embedded baskets).
@@ -42,48 +44,50 @@ struct BasketSlot {
 };
 
 struct ReadUnit {
-  rootio::EntryRange entries;
+  EntryRange entries;
   std::vector<BasketSlot> baskets;  // branch-major (plan branch order), then basket order
   uint64_t bytes = 0;               // stored bytes to fetch
   uint32_t ranges = 0;              // records to fetch (baskets not embedded)
 };
 
-struct ClusterReaderOptions {
-  uint32_t max_ranges_per_read = 1024;
-};
-
-class ClusterReader {
+class TreeClusterReader final : public ClusterReader {
  public:
   // leaves: leaf names, or names of single-leaf branches. NotFound / Unsupported when one is
   // missing or cannot be read.
-  static Result<ClusterReader> Make(const rootio::Tree& tree,
-                                    std::span<const std::string> leaves,
-                                    const ClusterReaderOptions& options = {});
+  static Result<TreeClusterReader> Make(const Tree& tree,
+                                        std::span<const std::string> leaves,
+                                        const ClusterReaderOptions& options = {});
 
-  const rootio::Tree& tree() const { return *tree_; }
+  const Tree& tree() const { return *tree_; }
   // Leaf indices in column order: the requested leaves, then the added counter leaves.
   const std::vector<int32_t>& leaves() const { return leaves_; }
   // Column index of a leaf name in leaves(), or -1.
-  int ColumnOf(std::string_view leaf_name) const;
+  int ColumnOf(std::string_view leaf_name) const override;
   const std::vector<ReadUnit>& units() const { return units_; }
+  size_t unit_count() const override { return units_.size(); }
+  EntryRange UnitEntries(size_t unit) const override { return units_[unit].entries; }
   // Stored bytes all units fetch, and the number of records.
-  uint64_t bytes() const { return bytes_; }
+  uint64_t bytes() const override { return bytes_; }
   uint64_t ranges() const { return ranges_; }
 
   // Reads unit i's records into *buffer (resized to units()[i].bytes).
-  Status Fetch(size_t unit, ByteVector* buffer) const;
+  Status Fetch(size_t unit, ByteVector* buffer) const override;
   // Decodes unit i from a buffer filled by Fetch into *columns (resized to leaves().size();
   // existing columns are reused to avoid reallocations).
   Status Decode(size_t unit,
                 std::span<const uint8_t> buffer,
-                rootio::BasketDecoder* decoder,
-                std::vector<rootio::Column>* columns) const;
+                BasketDecoder* decoder,
+                std::vector<Column>* columns) const;
+  Status Decode(size_t unit,
+                std::span<const uint8_t> buffer,
+                DatasetScratch* scratch,
+                std::vector<Column>* columns) const override;
 
  private:
-  ClusterReader() = default;
+  TreeClusterReader() = default;
   Status Plan();
 
-  const rootio::Tree* tree_ = nullptr;
+  const Tree* tree_ = nullptr;
   ClusterReaderOptions options_;
   std::vector<int32_t> leaves_;
   std::vector<int32_t> branches_;  // active branches, those holding counter leaves first
@@ -96,4 +100,4 @@ class ClusterReader {
   uint64_t ranges_ = 0;
 };
 
-}  // namespace ferry::analysis
+}  // namespace ferry::rootio

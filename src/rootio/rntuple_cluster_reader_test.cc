@@ -1,8 +1,8 @@
 // RntupleClusterReader on RNTuples written by rootwrite (many clusters and pages) and by ROOT's
 // importer: the columns decoded unit by unit from one vector read per unit equal
-// rootio::ReadRntupleLeaf's over each unit's entries, a page several fields share is fetched
+// ReadRntupleLeaf's over each unit's entries, a page several fields share is fetched
 // once, and vector reads respect the range limit.
-#include "analysis/rntuple_cluster_reader.h"
+#include "rootio/rntuple_cluster_reader.h"
 
 #include <set>
 #include <string>
@@ -16,46 +16,46 @@
 #include "rootwrite/sample_tree.h"
 #include "testing/testing.h"
 
-namespace ferry::analysis {
+namespace ferry::rootio {
 namespace {
 
 struct Opened {
-  std::unique_ptr<rootio::RootFile> file;
-  std::unique_ptr<rootio::Rntuple> ntuple;
+  std::unique_ptr<RootFile> file;
+  std::unique_ptr<Rntuple> ntuple;
 };
 
 Opened Open(const std::string& path) {
   Opened o;
-  o.file = std::move(*rootio::RootFile::OpenPath(path));
-  o.ntuple = std::move(*rootio::Rntuple::Open(*o.file, "Events"));
+  o.file = std::move(*RootFile::OpenPath(path));
+  o.ntuple = std::move(*Rntuple::Open(*o.file, "Events"));
   return o;
 }
 
-std::vector<std::string> FlatFields(const rootio::Rntuple& r) {
+std::vector<std::string> FlatFields(const Rntuple& r) {
   std::vector<std::string> out;
   for (uint32_t id : r.TopLevelFields()) {
-    if (rootio::ResolveRntupleLeaf(r, r.fields()[id].name).has_value()) {
+    if (ResolveRntupleLeaf(r, r.fields()[id].name).has_value()) {
       out.push_back(r.fields()[id].name);
     }
   }
   return out;
 }
 
-void ExpectUnitsEqualRangeReads(const rootio::Rntuple& r, uint32_t max_ranges) {
+void ExpectUnitsEqualRangeReads(const Rntuple& r, uint32_t max_ranges) {
   const std::vector<std::string> names = FlatFields(r);
   ASSERT_GT(names.size(), 3u);
   auto reader = RntupleClusterReader::Make(r, names, {.max_ranges_per_read = max_ranges});
   ASSERT_TRUE(reader.has_value()) << reader.error().ToString();
   ASSERT_EQ(reader->units().size(), r.clusters().size());
   ByteVector buffer;
-  rootio::RntupleScratch scratch;
-  rootio::RntupleScratch range_scratch;
-  std::vector<rootio::Column> columns;
-  rootio::Column want;
+  RntupleScratch scratch;
+  RntupleScratch range_scratch;
+  std::vector<Column> columns;
+  Column want;
   for (size_t u = 0; u < reader->units().size(); ++u) {
     const RntupleUnit& unit = reader->units()[u];
     std::set<std::pair<uint32_t, uint32_t>> fetched;
-    for (const rootio::RntuplePageRef& p : unit.fetch) {
+    for (const RntuplePageRef& p : unit.fetch) {
       EXPECT_TRUE(fetched.insert({p.column, p.page}).second) << "page fetched twice";
     }
     ASSERT_TRUE(reader->Fetch(u, &buffer).has_value());
@@ -63,9 +63,8 @@ void ExpectUnitsEqualRangeReads(const rootio::Rntuple& r, uint32_t max_ranges) {
     ASSERT_TRUE(s.has_value()) << s.error().ToString();
     for (size_t k = 0; k < names.size(); ++k) {
       ASSERT_TRUE(
-          rootio::ReadRntupleLeaf(r, reader->leaves()[k], unit.entries, &range_scratch, &want)
-              .has_value());
-      const rootio::Column& got = columns[k];
+          ReadRntupleLeaf(r, reader->leaves()[k], unit.entries, &range_scratch, &want).has_value());
+      const Column& got = columns[k];
       EXPECT_EQ(got.num_entries, unit.entries.size()) << names[k];
       EXPECT_EQ(got.offsets, want.offsets) << names[k] << " unit " << u;
       EXPECT_TRUE(
@@ -103,4 +102,4 @@ TEST(RntupleClusterReader, RootImporterMuons) {
 }
 
 }  // namespace
-}  // namespace ferry::analysis
+}  // namespace ferry::rootio

@@ -1,7 +1,7 @@
-// ClusterReader on real ROOT files: the columns decoded unit by unit from one vector read per
+// TreeClusterReader on real ROOT files: the columns decoded unit by unit from one vector read per
 // unit equal Tree::ReadLeaf's, every basket is fetched once, and vector reads respect the
 // range limit.
-#include "analysis/cluster_reader.h"
+#include "rootio/tree_cluster_reader.h"
 
 #include <string>
 #include <vector>
@@ -12,7 +12,7 @@
 #include "rootio/root_file.h"
 #include "testing/testing.h"
 
-namespace ferry::analysis {
+namespace ferry::rootio {
 namespace {
 
 struct Case {
@@ -21,7 +21,7 @@ struct Case {
 };
 
 // Appends src (covering the entries after dst's) to dst.
-void Append(const rootio::Column& src, rootio::Column* dst) {
+void Append(const Column& src, Column* dst) {
   if (dst->num_entries == 0 && dst->bytes.empty()) {
     *dst = src;
     return;
@@ -36,7 +36,7 @@ void Append(const rootio::Column& src, rootio::Column* dst) {
   dst->num_entries += src.num_entries;
 }
 
-TEST(ClusterReader, UnitColumnsEqualWholeLeafReads) {
+TEST(TreeClusterReader, UnitColumnsEqualWholeLeafReads) {
   FERRY_REQUIRE_ROOT_DATA();
   const std::vector<Case> cases = {
       {"nanoAOD_2015_CMS_Open_Data_ttbar.root",
@@ -51,11 +51,11 @@ TEST(ClusterReader, UnitColumnsEqualWholeLeafReads) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.file);
-    auto file = rootio::RootFile::OpenPath(testing::RootDataFile(c.file));
+    auto file = RootFile::OpenPath(testing::RootDataFile(c.file));
     ASSERT_TRUE(file.has_value()) << file.error().ToString();
     auto tree = (*file)->OpenTree(c.tree);
     ASSERT_TRUE(tree.has_value()) << tree.error().ToString();
-    auto reader = ClusterReader::Make(**tree, c.leaves);
+    auto reader = TreeClusterReader::Make(**tree, c.leaves);
     ASSERT_TRUE(reader.has_value()) << reader.error().ToString();
     const std::vector<int32_t>& leaves = reader->leaves();
     ASSERT_GE(leaves.size(), c.leaves.size());
@@ -83,10 +83,10 @@ TEST(ClusterReader, UnitColumnsEqualWholeLeafReads) {
 
     io::ByteSource& source = (*file)->source();
     source.ResetStats();
-    rootio::BasketDecoder decoder;
+    BasketDecoder decoder;
     ByteVector buffer;
-    std::vector<rootio::Column> cols;
-    std::vector<rootio::Column> joined(leaves.size());
+    std::vector<Column> cols;
+    std::vector<Column> joined(leaves.size());
     uint64_t fetching_units = 0;
     for (size_t u = 0; u < reader->units().size(); ++u) {
       ASSERT_TRUE(reader->Fetch(u, &buffer).has_value());
@@ -114,25 +114,25 @@ TEST(ClusterReader, UnitColumnsEqualWholeLeafReads) {
   }
 }
 
-TEST(ClusterReader, MergesClustersThatABasketStraddles) {
+TEST(TreeClusterReader, MergesClustersThatABasketStraddles) {
   FERRY_REQUIRE_ROOT_DATA();
   // Three clusters, but Jet_pt has four baskets whose boundaries differ from nJet's.
-  auto file = rootio::RootFile::OpenPath(testing::RootDataFile("uproot-small-dy-nooffsets.root"));
+  auto file = RootFile::OpenPath(testing::RootDataFile("uproot-small-dy-nooffsets.root"));
   ASSERT_TRUE(file.has_value());
   auto tree = (*file)->OpenTree("tree");
   ASSERT_TRUE(tree.has_value());
   const auto clusters = (*tree)->info().Clusters();
   const std::vector<std::string> scalar = {"MET_pt"};
-  auto r1 = ClusterReader::Make(**tree, scalar);
+  auto r1 = TreeClusterReader::Make(**tree, scalar);
   ASSERT_TRUE(r1.has_value());
   const std::vector<std::string> jets = {"Jet_pt"};
-  auto r2 = ClusterReader::Make(**tree, jets);
+  auto r2 = TreeClusterReader::Make(**tree, jets);
   ASSERT_TRUE(r2.has_value());
   EXPECT_LE(r2->units().size(), r1->units().size());
   EXPECT_LE(r1->units().size(), clusters.size());
   for (const ReadUnit& u : r2->units()) {
     for (const BasketSlot& s : u.baskets) {
-      const rootio::BasketRef& ref =
+      const BasketRef& ref =
           (*tree)->info().branches[static_cast<size_t>(s.branch)].baskets[s.basket];
       EXPECT_GE(ref.first_entry, u.entries.begin);
       EXPECT_LE(ref.first_entry + ref.num_entries, u.entries.end);
@@ -140,17 +140,17 @@ TEST(ClusterReader, MergesClustersThatABasketStraddles) {
   }
 }
 
-TEST(ClusterReader, SplitsVectorReadsAtTheRangeLimit) {
+TEST(TreeClusterReader, SplitsVectorReadsAtTheRangeLimit) {
   FERRY_REQUIRE_ROOT_DATA();
   // 411 tiny baskets in one cluster.
-  auto file = rootio::RootFile::OpenPath(testing::RootDataFile("uproot-sample-6.20.04-zlib.root"));
+  auto file = RootFile::OpenPath(testing::RootDataFile("uproot-sample-6.20.04-zlib.root"));
   ASSERT_TRUE(file.has_value());
   auto tree = (*file)->OpenTree("sample");
   ASSERT_TRUE(tree.has_value());
   const std::vector<std::string> leaves = {"Ai4", "Af8", "i2", "str"};
   ClusterReaderOptions opt;
   opt.max_ranges_per_read = 7;
-  auto reader = ClusterReader::Make(**tree, leaves, opt);
+  auto reader = TreeClusterReader::Make(**tree, leaves, opt);
   ASSERT_TRUE(reader.has_value()) << reader.error().ToString();
   (*file)->source().ResetStats();
   ByteVector buffer;
@@ -164,17 +164,17 @@ TEST(ClusterReader, SplitsVectorReadsAtTheRangeLimit) {
   EXPECT_EQ((*file)->source().stats().chunks, reader->ranges());
 }
 
-TEST(ClusterReader, MissingLeafIsNotFound) {
+TEST(TreeClusterReader, MissingLeafIsNotFound) {
   FERRY_REQUIRE_ROOT_DATA();
-  auto file = rootio::RootFile::OpenPath(testing::RootDataFile("nano_dy.root"));
+  auto file = RootFile::OpenPath(testing::RootDataFile("nano_dy.root"));
   ASSERT_TRUE(file.has_value());
   auto tree = (*file)->OpenTree("Events");
   ASSERT_TRUE(tree.has_value());
   const std::vector<std::string> leaves = {"Jet_pt", "No_such_leaf"};
-  auto reader = ClusterReader::Make(**tree, leaves);
+  auto reader = TreeClusterReader::Make(**tree, leaves);
   ASSERT_FALSE(reader.has_value());
   EXPECT_EQ(reader.error().code(), ErrorCode::kNotFound);
 }
 
 }  // namespace
-}  // namespace ferry::analysis
+}  // namespace ferry::rootio

@@ -1,6 +1,7 @@
-// RntupleClusterReader: ClusterReader's counterpart for RNTuples — a set of flat fields read
+// RntupleClusterReader: Dataset's ClusterReader of an RNTuple (rootio/dataset.h), the
+// counterpart of TreeClusterReader — a set of flat fields read
 // cluster by cluster, each cluster's pages in one vector read (split at
-// `max_ranges_per_read`), decoded straight into rootio::Columns (rootio/rntuple_columns.h) of
+// `max_ranges_per_read`), decoded straight into Columns (rootio/rntuple_columns.h) of
 // the same shapes the TTree reader gives: jagged RVec fields with offsets, scalars with one
 // value per entry, cardinality fields as unsigned counts.
 //
@@ -19,58 +20,64 @@
 #include <string_view>
 #include <vector>
 
-#include "analysis/cluster_reader.h"
 #include "base/byte_vector.h"
 #include "base/result.h"
 #include "rootio/column.h"
+#include "rootio/dataset.h"
 #include "rootio/rntuple.h"
 #include "rootio/rntuple_columns.h"
 
-namespace ferry::analysis {
+namespace ferry::rootio {
 
 struct RntupleUnit {
-  rootio::EntryRange entries;
+  EntryRange entries;
   size_t cluster = 0;
   // Per leaf, its pages (buffer offsets into the unit's buffer): leaf k's are
   // pages[page_begin[k], page_begin[k + 1]).
-  std::vector<rootio::RntuplePageRef> pages;
+  std::vector<RntuplePageRef> pages;
   std::vector<size_t> page_begin;
-  std::vector<rootio::RntuplePageRef> fetch;  // the distinct pages, in file order
-  uint64_t bytes = 0;                         // stored bytes to fetch
+  std::vector<RntuplePageRef> fetch;  // the distinct pages, in file order
+  uint64_t bytes = 0;                 // stored bytes to fetch
 };
 
-class RntupleClusterReader {
+class RntupleClusterReader final : public ClusterReader {
  public:
   // leaves: top-level field names. NotFound / Unsupported when one is missing or not flat.
-  static Result<RntupleClusterReader> Make(const rootio::Rntuple& rntuple,
+  static Result<RntupleClusterReader> Make(const Rntuple& rntuple,
                                            std::span<const std::string> leaves,
                                            const ClusterReaderOptions& options = {});
 
-  const rootio::Rntuple& rntuple() const { return *rntuple_; }
-  const std::vector<rootio::RntupleLeaf>& leaves() const { return leaves_; }
+  const Rntuple& rntuple() const { return *rntuple_; }
+  const std::vector<RntupleLeaf>& leaves() const { return leaves_; }
   // Column index of a field name in leaves(), or -1.
-  int ColumnOf(std::string_view name) const;
+  int ColumnOf(std::string_view name) const override;
   const std::vector<RntupleUnit>& units() const { return units_; }
-  uint64_t bytes() const { return bytes_; }
+  size_t unit_count() const override { return units_.size(); }
+  EntryRange UnitEntries(size_t unit) const override { return units_[unit].entries; }
+  uint64_t bytes() const override { return bytes_; }
 
   // Reads unit i's pages into *buffer (resized to units()[i].bytes).
-  Status Fetch(size_t unit, ByteVector* buffer) const;
+  Status Fetch(size_t unit, ByteVector* buffer) const override;
   // Decodes unit i from a buffer Fetch filled into *columns (resized to leaves().size(),
   // existing columns reused).
   Status Decode(size_t unit,
                 std::span<const uint8_t> buffer,
-                rootio::RntupleScratch* scratch,
-                std::vector<rootio::Column>* columns) const;
+                RntupleScratch* scratch,
+                std::vector<Column>* columns) const;
+  Status Decode(size_t unit,
+                std::span<const uint8_t> buffer,
+                DatasetScratch* scratch,
+                std::vector<Column>* columns) const override;
 
  private:
   RntupleClusterReader() = default;
   Status PlanUnit(size_t cluster);
 
-  const rootio::Rntuple* rntuple_ = nullptr;
+  const Rntuple* rntuple_ = nullptr;
   ClusterReaderOptions options_;
-  std::vector<rootio::RntupleLeaf> leaves_;
+  std::vector<RntupleLeaf> leaves_;
   std::vector<RntupleUnit> units_;
   uint64_t bytes_ = 0;
 };
 
-}  // namespace ferry::analysis
+}  // namespace ferry::rootio

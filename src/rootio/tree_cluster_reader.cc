@@ -1,27 +1,29 @@
-#include "analysis/cluster_reader.h"
+#include "rootio/tree_cluster_reader.h"
 
 #include <algorithm>
 #include <string>
 
-namespace ferry::analysis {
+#include "rootio/dataset_impl.h"
+
+namespace ferry::rootio {
 namespace {
 
-std::string RangeText(const rootio::EntryRange& r) {
+std::string RangeText(const EntryRange& r) {
   return "entries [" + std::to_string(r.begin) + ", " + std::to_string(r.end) + ")";
 }
 
 }  // namespace
 
-Result<ClusterReader> ClusterReader::Make(const rootio::Tree& tree,
-                                          std::span<const std::string> leaves,
-                                          const ClusterReaderOptions& options) {
-  ClusterReader r;
+Result<TreeClusterReader> TreeClusterReader::Make(const Tree& tree,
+                                                  std::span<const std::string> leaves,
+                                                  const ClusterReaderOptions& options) {
+  TreeClusterReader r;
   r.tree_ = &tree;
   r.options_ = options;
   if (r.options_.max_ranges_per_read == 0) {
     r.options_.max_ranges_per_read = 1;
   }
-  const rootio::TreeInfo& info = tree.info();
+  const TreeInfo& info = tree.info();
   for (const std::string& name : leaves) {
     int32_t leaf = info.FindLeaf(name);
     if (leaf < 0) {
@@ -35,7 +37,7 @@ Result<ClusterReader> ClusterReader::Make(const rootio::Tree& tree,
   // Counter leaves of jagged leaves join the active set.
   const size_t requested = r.leaves_.size();
   for (size_t i = 0; i < requested; ++i) {
-    const rootio::Leaf& l = info.leaves[static_cast<size_t>(r.leaves_[i])];
+    const Leaf& l = info.leaves[static_cast<size_t>(r.leaves_[i])];
     if (l.jagged()
         && std::find(r.leaves_.begin(), r.leaves_.end(), l.count_leaf) == r.leaves_.end()) {
       FERRY_TRY_CTX(tree.CheckReadable(l.count_leaf), "counter of " + l.name);
@@ -44,7 +46,7 @@ Result<ClusterReader> ClusterReader::Make(const rootio::Tree& tree,
   }
   r.counter_column_.assign(r.leaves_.size(), -1);
   for (size_t i = 0; i < r.leaves_.size(); ++i) {
-    const rootio::Leaf& l = info.leaves[static_cast<size_t>(r.leaves_[i])];
+    const Leaf& l = info.leaves[static_cast<size_t>(r.leaves_[i])];
     if (l.jagged()) {
       auto it = std::find(r.leaves_.begin(), r.leaves_.end(), l.count_leaf);
       r.counter_column_[i] = static_cast<int>(it - r.leaves_.begin());
@@ -82,9 +84,9 @@ Result<ClusterReader> ClusterReader::Make(const rootio::Tree& tree,
   return r;
 }
 
-Status ClusterReader::Plan() {
-  const rootio::TreeInfo& info = tree_->info();
-  const std::vector<rootio::EntryRange> clusters = info.Clusters();
+Status TreeClusterReader::Plan() {
+  const TreeInfo& info = tree_->info();
+  const std::vector<EntryRange> clusters = info.Clusters();
   if (clusters.empty()) {
     return OkStatus();
   }
@@ -92,12 +94,12 @@ Status ClusterReader::Plan() {
   // branch is dropped (difference array over the candidates), so baskets never straddle units.
   std::vector<int64_t> starts;
   starts.reserve(clusters.size());
-  for (const rootio::EntryRange& c : clusters) {
+  for (const EntryRange& c : clusters) {
     starts.push_back(c.begin);
   }
   std::vector<int64_t> inside(starts.size() + 1, 0);
   for (int32_t b : branches_) {
-    for (const rootio::BasketRef& ref : info.branches[static_cast<size_t>(b)].baskets) {
+    for (const BasketRef& ref : info.branches[static_cast<size_t>(b)].baskets) {
       const int64_t lo = ref.first_entry;
       const int64_t hi = ref.first_entry + ref.num_entries;
       auto k1 = std::upper_bound(starts.begin(), starts.end(), lo) - starts.begin();
@@ -108,7 +110,7 @@ Status ClusterReader::Plan() {
       }
     }
   }
-  std::vector<rootio::EntryRange> ranges;
+  std::vector<EntryRange> ranges;
   int64_t depth = 0;
   for (size_t k = 0; k < starts.size(); ++k) {
     depth += inside[k];
@@ -127,7 +129,7 @@ Status ClusterReader::Plan() {
   // Assign baskets to units: one walk per branch (baskets are in entry order in ROOT files;
   // a branch whose baskets are not falls back to a search per unit).
   for (int32_t b : branches_) {
-    const std::vector<rootio::BasketRef>& baskets = info.branches[static_cast<size_t>(b)].baskets;
+    const std::vector<BasketRef>& baskets = info.branches[static_cast<size_t>(b)].baskets;
     bool sorted = true;
     for (size_t i = 1; i < baskets.size(); ++i) {
       sorted = sorted && baskets[i - 1].first_entry <= baskets[i].first_entry;
@@ -137,7 +139,7 @@ Status ClusterReader::Plan() {
       std::vector<size_t> in_unit;
       if (sorted) {
         while (next < baskets.size() && baskets[next].first_entry < unit.entries.end) {
-          const rootio::BasketRef& ref = baskets[next];
+          const BasketRef& ref = baskets[next];
           if (ref.num_entries > 0 && ref.first_entry + ref.num_entries > unit.entries.begin) {
             in_unit.push_back(next);
           }
@@ -147,7 +149,7 @@ Status ClusterReader::Plan() {
         in_unit = tree_->BasketsOverlapping(b, unit.entries);
       }
       for (size_t i : in_unit) {
-        const rootio::BasketRef& ref = baskets[i];
+        const BasketRef& ref = baskets[i];
         BasketSlot slot;
         slot.branch = b;
         slot.basket = i;
@@ -169,13 +171,13 @@ Status ClusterReader::Plan() {
   return OkStatus();
 }
 
-int ClusterReader::ColumnOf(std::string_view leaf_name) const {
+int TreeClusterReader::ColumnOf(std::string_view leaf_name) const {
   int32_t leaf = tree_->info().FindLeaf(leaf_name);
   auto it = std::find(leaves_.begin(), leaves_.end(), leaf);
   return leaf < 0 || it == leaves_.end() ? -1 : static_cast<int>(it - leaves_.begin());
 }
 
-Status ClusterReader::Fetch(size_t unit_index, ByteVector* buffer) const {
+Status TreeClusterReader::Fetch(size_t unit_index, ByteVector* buffer) const {
   const ReadUnit& unit = units_[unit_index];
   buffer->resize(unit.bytes);
   std::vector<io::ReadRequest> requests;
@@ -186,7 +188,7 @@ Status ClusterReader::Fetch(size_t unit_index, ByteVector* buffer) const {
     if (slot.embedded) {
       continue;
     }
-    const rootio::BasketRef& ref =
+    const BasketRef& ref =
         tree_->info().branches[static_cast<size_t>(slot.branch)].baskets[slot.basket];
     io::ReadRequest req;
     req.offset = ref.seek;
@@ -206,7 +208,7 @@ Status ClusterReader::Fetch(size_t unit_index, ByteVector* buffer) const {
     for (size_t i = 0; i < n; ++i) {
       if (!batch[i].status.has_value()) {
         const BasketSlot& slot = *slots[first + i];
-        const rootio::Branch& br = tree_->info().branches[static_cast<size_t>(slot.branch)];
+        const Branch& br = tree_->info().branches[static_cast<size_t>(slot.branch)];
         return std::move(batch[i].status)
             .error()
             .AddContext("branch " + br.name + " > basket " + std::to_string(slot.basket))
@@ -218,12 +220,12 @@ Status ClusterReader::Fetch(size_t unit_index, ByteVector* buffer) const {
   return OkStatus();
 }
 
-Status ClusterReader::Decode(size_t unit_index,
-                             std::span<const uint8_t> buffer,
-                             rootio::BasketDecoder* decoder,
-                             std::vector<rootio::Column>* columns) const {
+Status TreeClusterReader::Decode(size_t unit_index,
+                                 std::span<const uint8_t> buffer,
+                                 BasketDecoder* decoder,
+                                 std::vector<Column>* columns) const {
   const ReadUnit& unit = units_[unit_index];
-  const rootio::TreeInfo& info = tree_->info();
+  const TreeInfo& info = tree_->info();
   if (buffer.size() < unit.bytes) {
     return InvalidArgumentError("buffer of " + std::to_string(buffer.size())
                                 + " bytes for a unit of " + std::to_string(unit.bytes));
@@ -233,27 +235,27 @@ Status ClusterReader::Decode(size_t unit_index,
     tree_->StartColumn(leaves_[c], unit.entries.begin, &(*columns)[c]);  // keeps capacity
   }
   size_t branch_pos = 0;
-  rootio::Column counts;
+  Column counts;
   for (const BasketSlot& slot : unit.baskets) {
     while (branches_[branch_pos] != slot.branch) {
       ++branch_pos;  // slots are branch-major in branches_ order
     }
-    const rootio::Branch& br = info.branches[static_cast<size_t>(slot.branch)];
-    const rootio::BasketRef& ref = br.baskets[slot.basket];
-    rootio::BasketView view;
+    const Branch& br = info.branches[static_cast<size_t>(slot.branch)];
+    const BasketRef& ref = br.baskets[slot.basket];
+    BasketView view;
     if (slot.embedded) {
-      view = rootio::BasketDecoder::View(br.embedded[static_cast<size_t>(ref.embedded)]);
+      view = BasketDecoder::View(br.embedded[static_cast<size_t>(ref.embedded)]);
     } else {
       view = FERRY_TRY_CTX(decoder->Decode(buffer.subspan(slot.buffer_offset, slot.bytes)),
                            "branch " + br.name + " > basket " + std::to_string(slot.basket));
     }
     for (size_t c : branch_columns_[branch_pos]) {
       const int32_t leaf = leaves_[c];
-      const rootio::Column* counts_ptr = nullptr;
+      const Column* counts_ptr = nullptr;
       if (counter_column_[c] >= 0 && view.offsets.empty()) {
         // The counter's values for exactly this basket's entries (decoded earlier: counter
         // branches come first, and the basket lies inside the unit).
-        const rootio::Column& all = (*columns)[static_cast<size_t>(counter_column_[c])];
+        const Column& all = (*columns)[static_cast<size_t>(counter_column_[c])];
         const size_t size = all.value_size();
         const int64_t skip = ref.first_entry - all.first_entry;
         if (skip < 0 || skip + ref.num_entries > all.num_entries || size == 0) {
@@ -287,4 +289,11 @@ Status ClusterReader::Decode(size_t unit_index,
   return OkStatus();
 }
 
-}  // namespace ferry::analysis
+Status TreeClusterReader::Decode(size_t unit,
+                                 std::span<const uint8_t> buffer,
+                                 DatasetScratch* scratch,
+                                 std::vector<Column>* columns) const {
+  return Decode(unit, buffer, &scratch->parts().decoder, columns);
+}
+
+}  // namespace ferry::rootio

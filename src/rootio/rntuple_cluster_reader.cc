@@ -1,12 +1,14 @@
-#include "analysis/rntuple_cluster_reader.h"
+#include "rootio/rntuple_cluster_reader.h"
 
 #include <algorithm>
 #include <map>
 #include <utility>
 
-namespace ferry::analysis {
+#include "rootio/dataset_impl.h"
 
-Result<RntupleClusterReader> RntupleClusterReader::Make(const rootio::Rntuple& rntuple,
+namespace ferry::rootio {
+
+Result<RntupleClusterReader> RntupleClusterReader::Make(const Rntuple& rntuple,
                                                         std::span<const std::string> leaves,
                                                         const ClusterReaderOptions& options) {
   RntupleClusterReader r;
@@ -14,7 +16,7 @@ Result<RntupleClusterReader> RntupleClusterReader::Make(const rootio::Rntuple& r
   r.options_ = options;
   r.options_.max_ranges_per_read = std::max<uint32_t>(1, options.max_ranges_per_read);
   for (const std::string& name : leaves) {
-    r.leaves_.push_back(FERRY_TRY(rootio::ResolveRntupleLeaf(rntuple, name)));
+    r.leaves_.push_back(FERRY_TRY(ResolveRntupleLeaf(rntuple, name)));
   }
   for (size_t c = 0; c < rntuple.clusters().size(); ++c) {
     FERRY_TRY(r.PlanUnit(c));
@@ -23,20 +25,20 @@ Result<RntupleClusterReader> RntupleClusterReader::Make(const rootio::Rntuple& r
 }
 
 Status RntupleClusterReader::PlanUnit(size_t cluster) {
-  const rootio::ClusterInfo& info = rntuple_->clusters()[cluster];
+  const ClusterInfo& info = rntuple_->clusters()[cluster];
   RntupleUnit unit;
   unit.cluster = cluster;
   unit.entries = {static_cast<int64_t>(info.first_entry),
                   static_cast<int64_t>(info.first_entry + info.entries)};
   uint64_t scratch_end = 0;
-  for (const rootio::RntupleLeaf& leaf : leaves_) {
+  for (const RntupleLeaf& leaf : leaves_) {
     unit.page_begin.push_back(unit.pages.size());
-    FERRY_TRY(rootio::AppendLeafPages(*rntuple_, leaf, cluster, &unit.pages, &scratch_end));
+    FERRY_TRY(AppendLeafPages(*rntuple_, leaf, cluster, &unit.pages, &scratch_end));
   }
   unit.page_begin.push_back(unit.pages.size());
   // Each distinct page once in the buffer, in file order; the leaves' refs point at it.
-  std::map<std::pair<uint32_t, uint32_t>, rootio::RntuplePageRef> distinct;
-  for (const rootio::RntuplePageRef& p : unit.pages) {
+  std::map<std::pair<uint32_t, uint32_t>, RntuplePageRef> distinct;
+  for (const RntuplePageRef& p : unit.pages) {
     distinct.emplace(std::make_pair(p.column, p.page), p);
   }
   for (const auto& [key, ref] : distinct) {
@@ -45,12 +47,12 @@ Status RntupleClusterReader::PlanUnit(size_t cluster) {
   std::sort(unit.fetch.begin(), unit.fetch.end(),
             [](const auto& a, const auto& b) { return a.offset < b.offset; });
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> placed;
-  for (rootio::RntuplePageRef& p : unit.fetch) {
+  for (RntuplePageRef& p : unit.fetch) {
     p.buffer_offset = unit.bytes;
     unit.bytes += p.size;
     placed[{p.column, p.page}] = p.buffer_offset;
   }
-  for (rootio::RntuplePageRef& p : unit.pages) {
+  for (RntuplePageRef& p : unit.pages) {
     p.buffer_offset = placed[{p.column, p.page}];
   }
   bytes_ += unit.bytes;
@@ -69,28 +71,35 @@ int RntupleClusterReader::ColumnOf(std::string_view name) const {
 
 Status RntupleClusterReader::Fetch(size_t unit, ByteVector* buffer) const {
   const RntupleUnit& u = units_[unit];
-  return rootio::FetchPages(*rntuple_, u.fetch, u.bytes, options_.max_ranges_per_read, buffer);
+  return FetchPages(*rntuple_, u.fetch, u.bytes, options_.max_ranges_per_read, buffer);
 }
 
 Status RntupleClusterReader::Decode(size_t unit,
                                     std::span<const uint8_t> buffer,
-                                    rootio::RntupleScratch* scratch,
-                                    std::vector<rootio::Column>* columns) const {
+                                    RntupleScratch* scratch,
+                                    std::vector<Column>* columns) const {
   const RntupleUnit& u = units_[unit];
   columns->resize(leaves_.size());
   scratch->ForgetOffsets();  // the buffer holds another fetch than the last call's
   // The last unit's columns share the scratch's offsets: let go of them, so that each
   // collection's offsets are decoded again into the same memory.
-  for (rootio::Column& c : *columns) {
+  for (Column& c : *columns) {
     c.offsets.clear();
   }
   for (size_t k = 0; k < leaves_.size(); ++k) {
-    std::span<const rootio::RntuplePageRef> pages(u.pages.data() + u.page_begin[k],
-                                                  u.page_begin[k + 1] - u.page_begin[k]);
-    FERRY_TRY(rootio::DecodeLeafCluster(*rntuple_, leaves_[k], u.cluster, pages, buffer, scratch,
-                                        &(*columns)[k]));
+    std::span<const RntuplePageRef> pages(u.pages.data() + u.page_begin[k],
+                                          u.page_begin[k + 1] - u.page_begin[k]);
+    FERRY_TRY(DecodeLeafCluster(*rntuple_, leaves_[k], u.cluster, pages, buffer, scratch,
+                                &(*columns)[k]));
   }
   return OkStatus();
 }
 
-}  // namespace ferry::analysis
+Status RntupleClusterReader::Decode(size_t unit,
+                                    std::span<const uint8_t> buffer,
+                                    DatasetScratch* scratch,
+                                    std::vector<Column>* columns) const {
+  return Decode(unit, buffer, &scratch->parts().rntuple, columns);
+}
+
+}  // namespace ferry::rootio
