@@ -429,9 +429,12 @@ std::string OneLine(std::string text) {
   return text.size() > 300 ? text.substr(0, 300) + "..." : text;
 }
 
-// A login at the origin as the proxy logs in (its --origin-credentials), with `xrdfs stat /`.
-void CheckOrigin(DoctorReport& report, const Args& a) {
-  const std::string origin = a.GetOr("--origin", "");
+// A login at each origin (every --origin, routes too) as the proxy logs in (its
+// --origin-credentials), with `xrdfs stat /`.
+void CheckOriginLogin(DoctorReport& report,
+                      const Args& a,
+                      const std::string& check,
+                      const std::string& origin) {
   const std::string cred = a.GetOr("--origin-credentials", "");
   std::vector<std::string> env = {"XRD_CONNECTIONRETRY=1", "XRD_CONNECTIONWINDOW=5",
                                   "XRD_REQUESTTIMEOUT=10", "XRD_STREAMTIMEOUT=10"};
@@ -454,7 +457,7 @@ void CheckOrigin(DoctorReport& report, const Args& a) {
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   const std::string said = OneLine(out);
   if (rc == 127) {
-    report.Add("origin", CheckStatus::kSkip, "xrdfs is not installed: cannot log in to " + origin,
+    report.Add(check, CheckStatus::kSkip, "xrdfs is not installed: cannot log in to " + origin,
                "apt-get install xrootd-client");
     return;
   }
@@ -465,19 +468,28 @@ void CheckOrigin(DoctorReport& report, const Args& a) {
   Check* c = nullptr;
   if (rc == 0 || lower.find("server responded with an error") != std::string::npos) {
     c = &report.Add(
-        "origin", CheckStatus::kOk,
+        check, CheckStatus::kOk,
         "logged in to " + origin + " " + as + " (" + std::to_string(static_cast<int>(ms)) + " ms)");
   } else if (lower.find("auth") != std::string::npos) {
-    c = &report.Add("origin", CheckStatus::kFail,
+    c = &report.Add(check, CheckStatus::kFail,
                     origin + " refused the proxy's login " + as + ": " + said,
                     "give --origin-credentials an identity the origin accepts (sss: the "
                     "origin's keytab must hold the same key: xrdsssadmin list KEYTAB on both)");
   } else {
-    c = &report.Add("origin", CheckStatus::kFail, "cannot reach " + origin + ": " + said,
+    c = &report.Add(check, CheckStatus::kFail, "cannot reach " + origin + ": " + said,
                     "check that the origin runs and the host and port: xrdfs " + origin
                         + " query config version");
   }
   c->Value("login_ms", ms);
+}
+
+void CheckOrigin(DoctorReport& report, const Args& a) {
+  for (const std::string& given : a.All("--origin")) {
+    const size_t eq = given.find('=');
+    // The default origin's check keeps its name ("origin"); a route's names its prefix.
+    const std::string check = eq == std::string::npos ? "origin" : "origin " + given.substr(0, eq);
+    CheckOriginLogin(report, a, check, eq == std::string::npos ? given : given.substr(eq + 1));
+  }
 }
 
 // ---- ports and the cache disk ----

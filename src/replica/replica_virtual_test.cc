@@ -16,9 +16,9 @@
 
 #include "cache/cache.h"
 #include "cache/entry_store.h"
-#include "cache/testing/memory_origin.h"
 #include "cache/replica_view.h"
 #include "cache/testing/cached_source.h"
+#include "cache/testing/memory_origin.h"
 #include "cache/url.h"
 #include "io/byte_source.h"
 #include "io/local_source.h"

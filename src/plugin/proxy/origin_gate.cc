@@ -50,8 +50,8 @@ GateCounts OriginGate::Counts() {
 namespace {
 
 std::string Busy(const OriginGate& gate) {
-  return "is not answering: every request slot stayed taken for "
-         + std::to_string(gate.wait_ms()) + " ms (ferry.origin_inflight, ferry.origin_wait_ms)";
+  return "is not answering: every request slot stayed taken for " + std::to_string(gate.wait_ms())
+         + " ms (ferry.origin_inflight, ferry.origin_wait_ms)";
 }
 
 // A request the origin left unanswered for XrdCl's whole timeout is not retried: the origin

@@ -34,9 +34,9 @@ bool IsOriginStalled(const Error& e);
 struct GateCounts {
   uint64_t in_flight = 0;
   uint64_t max_in_flight = 0;
-  uint64_t waited = 0;         // requests that found every slot taken
-  uint64_t turned_away = 0;    // ... and got no slot within the wait
-  uint64_t unanswered = 0;     // requests the origin did not answer within ferry.timeout
+  uint64_t waited = 0;       // requests that found every slot taken
+  uint64_t turned_away = 0;  // ... and got no slot within the wait
+  uint64_t unanswered = 0;   // requests the origin did not answer within ferry.timeout
 };
 
 class OriginGate {

@@ -1,9 +1,9 @@
 #include "plugin/proxy/origin_gate.h"
 
-#include <gtest/gtest.h>
-
 #include <cerrno>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "cache/cache.h"
 #include "testing/testing.h"
