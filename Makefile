@@ -4,7 +4,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 PRESET ?= release
 
-.PHONY: all deps build demo test test-long test-asan test-tsan fuzz format format-check lint tidy thread-safety bench package clean
+.PHONY: all deps build demo test test-long test-asan test-tsan fuzz fuzz-proxy-asan format format-check lint tidy thread-safety bench package clean
 
 all: build
 
@@ -37,6 +37,21 @@ test-tsan: deps
 # Long runs: multi-GB files, soak tests, long fuzzing.
 test-long: build
 	@ctest --test-dir build/$(PRESET) --output-on-failure -L long
+
+# The site proxy's session fuzzer with ferry's code under AddressSanitizer+UBSan: the proxy
+# library in xrootd (the ASan runtime preloaded first) and the supervisor; the corpus replay,
+# then the long run (tests/proxy/test_session_fuzz.py). An ASan report aborts xrootd, which the
+# run reports; reports are also written to build/asan-ubsan/asan-proxy.*.
+fuzz-proxy-asan: build
+	@cmake --preset asan-ubsan >/dev/null
+	@cmake --build build/asan-ubsan -j $(JOBS) --target ferry XrdFerryProxy ferry_xrd_guard ferry_tb_bindshim
+	@for mode in replay long; do \
+	  FERRY_TB_PRELOAD_FIRST=$$(gcc -print-file-name=libasan.so) \
+	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:log_path=$(CURDIR)/build/asan-ubsan/asan-proxy \
+	  FERRY_TB_BINDSHIM=$(CURDIR)/build/asan-ubsan/lib/libferry_tb_bindshim.so \
+	  FERRY_XRD_PATCHED_LIB=$(CURDIR)/build/$(PRESET)/lib/xrootd \
+	  /usr/bin/python3 tests/proxy/test_session_fuzz.py build/asan-ubsan/bin/ferry $$mode \
+	  || exit 1; done
 
 fuzz: deps
 	@cmake --preset fuzz >/dev/null

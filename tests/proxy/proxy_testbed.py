@@ -80,6 +80,14 @@ def wait_port(port, seconds, alive=lambda: True):
     return False
 
 
+def preload(workdir):
+    """LD_PRELOAD of a test server: the bind shim, after $FERRY_TB_PRELOAD_FIRST when set (a
+    sanitizer runtime, which must come first, for a proxy library built with ASan:
+    test_session_fuzz.py --asan)."""
+    first = os.environ.get("FERRY_TB_PRELOAD_FIRST", "")
+    return " ".join(x for x in (first, bindshim(workdir)) if x)
+
+
 def bindshim(workdir):
     shim = os.environ.get("FERRY_TB_BINDSHIM")
     if shim and os.path.exists(shim):
@@ -239,7 +247,7 @@ class Proxy(Server):
         os.makedirs(self.admin, exist_ok=True)
         log = os.path.join(self.admin, "xrootd.log")  # its directory: writable by xrootd
         env = dict(env or os.environ)
-        env["LD_PRELOAD"] = bindshim(self.workdir)
+        env["LD_PRELOAD"] = preload(self.workdir)
         env["FERRY_TB_BIND_ADDR"] = "127.0.0.1"
         argv = [ferry, "proxy", "run", "--origin", origin, "--port", str(port), "--dir",
                 cache_dir, "--host", "127.0.0.1", "--admin", self.admin, "--log", log,

@@ -26,6 +26,16 @@ proxy half leaves out the sessions named xrd553-* (faults of XRootD 5.5.3 itself
 patch fixes) and says so. xrootd's liveness is that of the pid in its admin dir's xrootd.pid,
 not of `ferry`, which may supervise and restart it. Exit 0 = pass, 1 = fail, 77 = skipped
 (in part).
+
+Under ASan (ferry's proxy library in the xrootd process, ferry's supervisor): FERRY from the
+asan-ubsan preset, its runtime first in xrootd's preload list, and an ASan report fatal:
+  FERRY_TB_PRELOAD_FIRST=$(gcc -print-file-name=libasan.so) \
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:log_path=/tmp/asan-proxy \
+  FERRY_TB_BINDSHIM=build/asan-ubsan/lib/libferry_tb_bindshim.so \
+  FERRY_XRD_PATCHED_LIB=build/release/lib/xrootd \
+  /usr/bin/python3 tests/proxy/test_session_fuzz.py build/asan-ubsan/bin/ferry long
+(`make fuzz-proxy-asan` does this with `replay` and then `long`.) Leaks are not checked:
+xrootd itself does not free everything at exit.
 """
 import argparse
 import os
