@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -47,35 +48,96 @@ std::array<uint8_t, 32> LabelledHash(const char* label, size_t label_bytes, cons
   return out;
 }
 
-// One thread's GCM context for one direction, keyed for the data key it last met: a page of
-// the same entry only sets the nonce (the key schedule and GHASH table are kept).
-struct GcmContext {
-  EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
-  KeyBytes key{};
-  bool keyed = false;
-  GcmContext() = default;
-  GcmContext(const GcmContext&) = delete;
-  GcmContext& operator=(const GcmContext&) = delete;
-  GcmContext(GcmContext&&) = delete;
-  GcmContext& operator=(GcmContext&&) = delete;
-  ~GcmContext() {
-    EVP_CIPHER_CTX_free(ctx);
-    OPENSSL_cleanse(key.data(), key.size());
-  }
-  EVP_CIPHER_CTX* Start(const KeyBytes& k, const uint8_t* nonce, int encrypt) {
-    if (!keyed || key != k) {
-      keyed = EVP_CipherInit_ex(ctx, EVP_aes_256_gcm(), nullptr, k.data(), nonce, encrypt) == 1;
-      key = k;
-      return keyed ? ctx : nullptr;
+// The AES-256-GCM implementation, fetched from the default provider once per process: an
+// EVP_CipherInit_ex given EVP_aes_256_gcm() looks it up again (method store, locks) and resets
+// the context, about 1 us, which a thread switching between entries would pay per page.
+EVP_CIPHER* GcmCipher() {
+  static EVP_CIPHER* const cipher = [] {
+    EVP_CIPHER* c = EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr);
+    if (c == nullptr) {
+      std::abort();  // libcrypto without AES-256-GCM
     }
-    return EVP_CipherInit_ex(ctx, nullptr, nullptr, nullptr, nonce, encrypt) == 1 ? ctx : nullptr;
+    return c;
+  }();
+  return cipher;
+}
+
+// Unique per PageSealer of the process: the thread contexts below know which sealer they are
+// keyed for without keeping a copy of its key (an address could be reused by a later one).
+std::atomic<uint64_t> next_sealer_id{1};
+
+// One thread's GCM contexts, each keyed for one sealer's data key, least recently used
+// replaced: a thread that serves pages of several entries in turn (a proxy worker, a reader
+// with files open side by side) finds each entry's key schedule and GHASH table ready, and a
+// page only sets the nonce. Sealing and opening share them (the direction is set per page).
+class GcmContexts {
+ public:
+  GcmContexts() = default;
+  GcmContexts(const GcmContexts&) = delete;
+  GcmContexts& operator=(const GcmContexts&) = delete;
+  GcmContexts(GcmContexts&&) = delete;
+  GcmContexts& operator=(GcmContexts&&) = delete;
+  ~GcmContexts() {
+    for (Slot& s : slots_) {
+      EVP_CIPHER_CTX_free(s.ctx);  // frees (and cleanses) the key schedule
+    }
   }
+
+  // The context for `sealer_id` (data key `key`), started for one page with `nonce`; null when
+  // libcrypto fails.
+  EVP_CIPHER_CTX* Start(uint64_t sealer_id,
+                        const KeyBytes& key,
+                        const uint8_t* nonce,
+                        int encrypt) {
+    ++clock_;
+    Slot* lru = &slots_[0];
+    for (Slot& s : slots_) {
+      if (s.sealer_id == sealer_id) {
+        s.used = clock_;
+        return EVP_CipherInit_ex(s.ctx, nullptr, nullptr, nullptr, nonce, encrypt) == 1 ? s.ctx
+                                                                                        : nullptr;
+      }
+      if (s.used < lru->used) {
+        lru = &s;
+      }
+    }
+    if (lru->ctx == nullptr) {
+      lru->ctx = EVP_CIPHER_CTX_new();
+      if (lru->ctx == nullptr
+          || EVP_CipherInit_ex(lru->ctx, GcmCipher(), nullptr, nullptr, nullptr, encrypt) != 1) {
+        return nullptr;
+      }
+    }
+    // Another key on a context that has the cipher: the key schedule and GHASH table only.
+    lru->sealer_id = 0;
+    if (EVP_CipherInit_ex(lru->ctx, nullptr, nullptr, key.data(), nonce, encrypt) != 1) {
+      return nullptr;
+    }
+    lru->sealer_id = sealer_id;
+    lru->used = clock_;
+    return lru->ctx;
+  }
+
+ private:
+  struct Slot {
+    EVP_CIPHER_CTX* ctx = nullptr;
+    uint64_t sealer_id = 0;  // 0: keyed for none
+    uint64_t used = 0;
+  };
+  static constexpr size_t kSlots = 8;
+  std::array<Slot, kSlots> slots_{};
+  uint64_t clock_ = 0;
 };
 
-// HMAC-SHA256 context of one thread (the synthetic nonce).
+thread_local GcmContexts tls_gcm;
+
+// HMAC-SHA256 context of one thread (the synthetic nonce), keyed for the sealer it last
+// served: a page of the same sealer only restarts it (EVP_MAC_init without a key keeps the
+// key's inner and outer pads, and without parameters does not look SHA-256 up again).
 struct MacContext {
   EVP_MAC* mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
   EVP_MAC_CTX* ctx = mac != nullptr ? EVP_MAC_CTX_new(mac) : nullptr;
+  uint64_t sealer_id = 0;
   MacContext() = default;
   MacContext(const MacContext&) = delete;
   MacContext& operator=(const MacContext&) = delete;
@@ -101,17 +163,27 @@ void MakeNonce(uint8_t* n, uint64_t nonce_id, uint64_t page) {
   StoreLE<uint32_t>(n + 8, static_cast<uint32_t>(page));
 }
 
-// First 8 bytes of HMAC-SHA256(nonce_key, aad || bytes).
-uint64_t SyntheticNonce(const KeyBytes& nonce_key, const uint8_t* a, std::span<const uint8_t> in) {
+// First 8 bytes of HMAC-SHA256(nonce_key, aad || bytes); sealer_id names nonce_key's sealer.
+uint64_t SyntheticNonce(uint64_t sealer_id,
+                        const KeyBytes& nonce_key,
+                        const uint8_t* a,
+                        std::span<const uint8_t> in) {
   thread_local MacContext m;
-  char digest[] = "SHA256";
-  const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
-                               OSSL_PARAM_END};
+  if (m.ctx != nullptr && m.sealer_id != sealer_id) {
+    char digest[] = "SHA256";
+    const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                                 OSSL_PARAM_END};
+    m.sealer_id = 0;
+    if (EVP_MAC_init(m.ctx, nonce_key.data(), nonce_key.size(), params) != 1) {
+      std::abort();  // libcrypto without HMAC-SHA256
+    }
+    m.sealer_id = sealer_id;
+  } else if (m.ctx == nullptr || EVP_MAC_init(m.ctx, nullptr, 0, nullptr) != 1) {
+    std::abort();
+  }
   uint8_t out[32];
   size_t n = 0;
-  if (m.ctx == nullptr || EVP_MAC_init(m.ctx, nonce_key.data(), nonce_key.size(), params) != 1
-      || EVP_MAC_update(m.ctx, a, kAadBytes) != 1
-      || EVP_MAC_update(m.ctx, in.data(), in.size()) != 1
+  if (EVP_MAC_update(m.ctx, a, kAadBytes) != 1 || EVP_MAC_update(m.ctx, in.data(), in.size()) != 1
       || EVP_MAC_final(m.ctx, out, &n, sizeof out) != 1) {
     std::abort();  // libcrypto without HMAC-SHA256
   }
@@ -230,7 +302,8 @@ PageSealer::PageSealer(const KeyBytes& data_key, uint64_t entry_key, uint64_t ep
     : key_(data_key),
       nonce_key_(LabelledHash(kNonceKeyLabel, sizeof kNonceKeyLabel, data_key)),
       entry_key_(entry_key),
-      epoch_(epoch) {}
+      epoch_(epoch),
+      id_(next_sealer_id.fetch_add(1, std::memory_order_relaxed)) {}
 
 PageSealer::~PageSealer() {
   OPENSSL_cleanse(key_.data(), key_.size());
@@ -241,14 +314,13 @@ Seal PageSealer::SealBytes(uint64_t page,
                            uint32_t lo,
                            std::span<const uint8_t> in,
                            uint8_t* out) const {
-  thread_local GcmContext gcm;
   uint8_t a[kAadBytes];
   MakeAad(a, entry_key_, epoch_, page, lo, lo + static_cast<uint32_t>(in.size()));
   Seal seal;
-  seal.nonce = SyntheticNonce(nonce_key_, a, in);
+  seal.nonce = SyntheticNonce(id_, nonce_key_, a, in);
   uint8_t nonce[kNonceBytes];
   MakeNonce(nonce, seal.nonce, page);
-  EVP_CIPHER_CTX* ctx = gcm.Start(key_, nonce, 1);
+  EVP_CIPHER_CTX* ctx = tls_gcm.Start(id_, key_, nonce, 1);
   int n = 0;
   int tail = 0;
   if (ctx == nullptr || EVP_EncryptUpdate(ctx, nullptr, &n, a, sizeof a) != 1
@@ -264,13 +336,12 @@ bool PageSealer::OpenBytes(uint64_t page,
                            uint32_t lo,
                            std::span<uint8_t> bytes,
                            const Seal& seal) const {
-  thread_local GcmContext gcm;
   uint8_t a[kAadBytes];
   MakeAad(a, entry_key_, epoch_, page, lo, lo + static_cast<uint32_t>(bytes.size()));
   uint8_t nonce[kNonceBytes];
   MakeNonce(nonce, seal.nonce, page);
   auto tag = seal.tag;  // the ctrl call takes a non-const pointer
-  EVP_CIPHER_CTX* ctx = gcm.Start(key_, nonce, 0);
+  EVP_CIPHER_CTX* ctx = tls_gcm.Start(id_, key_, nonce, 0);
   int n = 0;
   int tail = 0;
   const bool ok =

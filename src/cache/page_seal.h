@@ -9,8 +9,10 @@
 //   associated data   u64 entry key | u64 epoch | u64 page | u32 lo | u32 hi (32 bytes)
 //
 // Thread-safety: MasterKey and PageSealer are immutable after construction and may be used from
-// any number of threads; each thread keeps its own cipher contexts (thread_local), keyed again
-// only when it meets another data key, so sealing and opening allocate nothing in steady state.
+// any number of threads; each thread keeps its own cipher contexts (thread_local): up to 8 GCM
+// contexts, each keyed for one sealer (least recently used replaced), and one HMAC context, so
+// that a thread serving pages of several entries in turn does not key a context per page, and
+// sealing and opening allocate nothing in steady state.
 // Key material is wiped (OPENSSL_cleanse) when its holder is destroyed.
 #pragma once
 
@@ -94,6 +96,7 @@ class PageSealer {
   KeyBytes nonce_key_;
   uint64_t entry_key_;
   uint64_t epoch_;
+  uint64_t id_;  // unique in the process: which thread contexts are keyed for this sealer
 };
 
 }  // namespace ferry::cache

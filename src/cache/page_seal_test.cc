@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <memory>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "base/fd.h"
@@ -52,6 +55,35 @@ TEST(PageSealTest, RoundTripAndBinding) {
     std::vector<uint8_t> b = sealed;
     b[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
     ASSERT_FALSE(sealer.OpenBytes(5, 0, b, seal)) << bit;
+  }
+}
+
+// A thread keeps a few keyed contexts (page_seal.h): pages of more entries than it keeps,
+// opened in turn, and a sealer made where a destroyed one was (same address, another key), are
+// each opened under their own key, never under a context keyed for another sealer.
+TEST(PageSealTest, ManyEntriesInTurnOnOneThread) {
+  const auto plain = testing::PseudoRandomBytes(4096, 4);
+  constexpr size_t kEntries = 11;  // more than the contexts a thread keeps
+  std::vector<std::unique_ptr<PageSealer>> sealers;
+  std::vector<std::vector<uint8_t>> sealed(kEntries, std::vector<uint8_t>(plain.size()));
+  std::vector<Seal> seals(kEntries);
+  for (size_t e = 0; e < kEntries; ++e) {
+    sealers.push_back(std::make_unique<PageSealer>(KeyOf(static_cast<uint8_t>(20 + e)), e, 1));
+    seals[e] = sealers[e]->SealBytes(3, 0, plain, sealed[e].data());
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (size_t e = 0; e < kEntries; ++e) {
+      std::vector<uint8_t> b = sealed[e];
+      ASSERT_TRUE(sealers[e]->OpenBytes(3, 0, b, seals[e])) << round << " " << e;
+      EXPECT_EQ(b, plain);
+    }
+  }
+  for (size_t e = 0; e < kEntries; ++e) {
+    // Replaced in place: the new sealer may get the old one's address.
+    sealers[e].reset();
+    sealers[e] = std::make_unique<PageSealer>(KeyOf(static_cast<uint8_t>(60 + e)), e, 1);
+    std::vector<uint8_t> b = sealed[e];
+    EXPECT_FALSE(sealers[e]->OpenBytes(3, 0, b, seals[e])) << e;
   }
 }
 
