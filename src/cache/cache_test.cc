@@ -140,7 +140,7 @@ TEST(CacheTest, ColdFetchesExactBytesWarmHitsWithoutOrigin) {
 }
 
 TEST(CacheTest, AReadMarksTheCacheActive) {
-  // A background replica build waits while DIR/.active is fresh (activity.h).
+  // A background replica build waits while DIR/.active is fresh (cache/activity_mark.h).
   Fixture fx;
   auto cache = Cache::Create(fx.config);
   ASSERT_TRUE(cache) << cache.error().ToString();
