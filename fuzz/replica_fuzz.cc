@@ -6,12 +6,12 @@
 #include <span>
 #include <vector>
 
-#include "cache/access_trace.h"
-#include "cache/replica_manifest.h"
+#include "replica/access_trace.h"
+#include "replica/replica_manifest.h"
 
-using ferry::cache::DecodeTrace;
-using ferry::cache::EncodeTraceRecord;
-using ferry::cache::ReplicaManifest;
+using ferry::replica::DecodeTrace;
+using ferry::replica::EncodeTraceRecord;
+using ferry::replica::ReplicaManifest;
 
 namespace {
 

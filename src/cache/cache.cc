@@ -14,7 +14,7 @@
 #include "cache/dir_access.h"
 #include "cache/entry_store.h"
 #include "cache/page_seal.h"
-#include "cache/replica_queue.h"
+#include "cache/replica_hooks.h"
 #include "cache/url.h"
 #include "readahead/bulk_detect.h"
 #include "readahead/file_ahead.h"
@@ -60,8 +60,9 @@ Result<std::shared_ptr<Cache>> Cache::Create(const Config& config) {
     effective.master_key =
         std::make_shared<const MasterKey>(FERRY_TRY(MasterKey::Load(config.key_file)));
   }
-  if (effective.master_key) {
+  if (effective.master_key || !effective.replica_hooks) {
     // Replica extents are not sealed (docs/format/replica.md): an encrypted cache keeps none.
+    // Without a replica tier there is none to serve or ask for.
     effective.replica = ReplicaMode::kOff;
   }
   FERRY_TRY(PrepareCacheDir(config.dir, sharing, gid));
@@ -97,7 +98,7 @@ void Cache::OnIdle(const std::shared_ptr<Entry>& entry) {
   // A pass over a ROOT file ended, or moved past it, with new bytes in the cache: its replica
   // can take them.
   if (config_.replica == ReplicaMode::kAuto && entry->TakeReplicaWish() && entry->LooksLikeRoot()) {
-    RequestReplicaBuild(config_, entry->key());
+    config_.replica_hooks->RequestBuild(config_, entry->key());
   }
 }
 

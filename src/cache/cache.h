@@ -37,12 +37,11 @@
 #include "base/byte_vector.h"
 #include "base/mutex.h"
 #include "base/result.h"
-#include "cache/activity.h"
+#include "cache/activity_mark.h"
 #include "cache/cached_file.h"
 #include "cache/config.h"
 #include "cache/entry.h"
 #include "cache/origin.h"
-#include "cache/replica_view.h"
 #include "cache/stats.h"
 #include "cache/writer.h"
 #include "fetch/channel_pool.h"
@@ -99,7 +98,7 @@ class Cache : public std::enable_shared_from_this<Cache> {
 
   const Config& config() const { return config_; }
   Counters& counters() { return counters_; }
-  // A read went through the cache now (activity.h: a background replica build waits).
+  // A read went through the cache now (replica/activity.h: a background replica build waits).
   void NoteActivity() { activity_.Touch(Now()); }
   // An application read of `entry` now: NoteActivity, and, with replica = auto, the check (at
   // most every kMovedPastCheckNs) whether the reader moved past another entry it has open:
@@ -112,7 +111,8 @@ class Cache : public std::enable_shared_from_this<Cache> {
   void NoteRead(Entry& entry);
   static constexpr int64_t kMovedPastQuietNs = 250'000'000;
   static constexpr int64_t kMovedPastCheckNs = 50'000'000;
-  // A read had to fetch from the origin (activity.h: a build may go on beside a filling pass).
+  // A read had to fetch from the origin (replica/activity.h: a build may go on beside a filling
+  // pass).
   void NoteFilling() { filling_.Touch(Now()); }
   const fetch::Planner& planner() const { return planner_; }
   WriteBehind& writer() { return *writer_; }

@@ -12,6 +12,7 @@
 #include "cache/testing/memory_origin.h"
 #include "cache/url.h"
 #include "cache/verify.h"
+#include "replica/hooks.h"
 #include "replica/replica_build.h"
 #include "rootio/root_file.h"
 #include "rootwrite/sample_tree.h"
@@ -30,6 +31,7 @@ Config ConcurrencyConfig(const std::string& dir) {
   c.sync = false;
   c.publish_ms = 5;
   c.backoff_ms = 1;
+  c.replica_hooks = replica::Hooks();
   return c;
 }
 
@@ -114,7 +116,8 @@ TEST(CacheConcurrencyTest, ProcessesAndThreadsShareOneDirectory) {
   // Every page an index names is intact.
   for (int f = 0; f < kFiles; ++f) {
     const std::string key = EntryKey(*NormalizeUrl("root://h//file" + std::to_string(f)));
-    auto report = VerifyEntry(PathsFor(dir.path(), key), false);
+    auto report =
+        VerifyEntry(PathsFor(dir.path(), key), false, 2000, nullptr, replica::Hooks().get());
     ASSERT_TRUE(report) << report.error().ToString();
     EXPECT_TRUE(report->index_ok);
     EXPECT_EQ(report->pages_bad, 0u);

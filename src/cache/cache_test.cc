@@ -19,8 +19,8 @@
 #include "cache/entry.h"
 #include "cache/entry_store.h"
 #include "cache/lock_file.h"
-#include "cache/replica_queue.h"
 #include "cache/testing/memory_origin.h"
+#include "cache/testing/recording_replica_hooks.h"
 #include "cache/url.h"
 #include "testing/cache_testing.h"
 #include "testing/testing.h"
@@ -140,7 +140,7 @@ TEST(CacheTest, ColdFetchesExactBytesWarmHitsWithoutOrigin) {
 }
 
 TEST(CacheTest, AReadMarksTheCacheActive) {
-  // A background replica build waits while DIR/.active is fresh (activity.h).
+  // A background replica build waits while DIR/.active is fresh (cache/activity_mark.h).
   Fixture fx;
   auto cache = Cache::Create(fx.config);
   ASSERT_TRUE(cache) << cache.error().ToString();
@@ -159,7 +159,8 @@ TEST(CacheTest, AReadMarksTheCacheActive) {
 TEST(CacheTest, AReaderThatMovedPastAFileAsksForItsReplicaBeforeItsClose) {
   Fixture fx;
   fx.config.replica = ReplicaMode::kAuto;
-  fx.config.replica_builder = fx.dir.path() + "/no-builder";  // requests queue, none drains
+  auto hooks = std::make_shared<RecordingReplicaHooks>();
+  fx.config.replica_hooks = hooks;
   std::memcpy(fx.bytes.data(), "root", 4);
   auto origin = std::make_shared<MemoryOrigin>(fx.bytes);
   auto now = std::make_shared<std::atomic<int64_t>>(NowNs());
@@ -172,35 +173,37 @@ TEST(CacheTest, AReaderThatMovedPastAFileAsksForItsReplicaBeforeItsClose) {
   auto b = (*cache)->Open("root://h//b.root", origin);
   ASSERT_TRUE(a && b);
   const std::string key_a = EntryKey(*NormalizeUrl("root://h//a.root", {}));
-  const std::string request = QueueDir(fx.config) + "/" + key_a;
+  const std::string key_b = EntryKey(*NormalizeUrl("root://h//b.root", {}));
+  // How many times the builds asked for since the last look name `key`.
+  auto asked = [&](const std::string& key) {
+    const std::vector<std::string> builds = hooks->TakeBuilds();
+    return std::count(builds.begin(), builds.end(), key);
+  };
   auto read_b_after = [&](int64_t ms, uint64_t offset) {
     now->fetch_add(ms * 1'000'000);
     ReadRange(**b, offset, 4096);
     ASSERT_TRUE((*cache)->Flush());
   };
-  const std::string request_b =
-      QueueDir(fx.config) + "/" + EntryKey(*NormalizeUrl("root://h//b.root", {}));
   ReadRange(**a, 0, 65536);  // new bytes: a replica wish
   read_b_after(1, 0);        // both opened and read, as an analysis opens its files
   // a read on, b quiet: a was first read before b, so the reader has not moved past b.
   now->fetch_add(300'000'000);
   ReadRange(**a, 65536, 4096);
   ASSERT_TRUE((*cache)->Flush());
-  EXPECT_FALSE(PathExists(request_b));
+  EXPECT_EQ(asked(key_b), 0);
   // The checks run at most every 50 ms: the steps below are longer.
   read_b_after(200, 8192);
-  EXPECT_EQ(QueuedKeys(fx.config), std::vector<std::string>{}) << "a was read 200 ms ago";
+  EXPECT_EQ(hooks->TakeBuilds(), std::vector<std::string>{}) << "a was read 200 ms ago";
   read_b_after(60, 16384);
-  EXPECT_EQ(QueuedKeys(fx.config), std::vector<std::string>{key_a}) << "a quiet, b read";
-  ASSERT_EQ(::unlink(request.c_str()), 0);
+  EXPECT_EQ(hooks->TakeBuilds(), std::vector<std::string>{key_a}) << "a quiet, b read";
   read_b_after(1000, 24576);
-  EXPECT_FALSE(PathExists(request)) << "asked once per quiet spell";
+  EXPECT_EQ(asked(key_a), 0) << "asked once per quiet spell";
   // Read again with new bytes: asked again after twice the quiet.
   ReadRange(**a, 1 << 20, 65536);
   read_b_after(300, 32768);
-  EXPECT_FALSE(PathExists(request)) << "the second ask waits 500 ms";
+  EXPECT_EQ(asked(key_a), 0) << "the second ask waits 500 ms";
   read_b_after(250, 40960);
-  EXPECT_TRUE(PathExists(request));
+  EXPECT_EQ(asked(key_a), 1);
   // Both files still open; the handle on a reads the original's bytes as before.
   EXPECT_EQ(ReadRange(**a, 0, 65536), Slice(fx.bytes, 0, 65536));
 }

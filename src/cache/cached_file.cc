@@ -81,11 +81,11 @@ CachedFile::CachedFile(std::shared_ptr<Cache> cache,
                        std::shared_ptr<Origin> origin,
                        uint64_t size,
                        int64_t mtime,
-                       std::shared_ptr<const ReplicaView> replica)
+                       std::shared_ptr<const VirtualFile> replica)
     : cache_(std::move(cache)),
       entry_(std::move(entry)),
       origin_(std::move(origin)),
-      size_(replica ? replica->virtual_size() : size),
+      size_(replica ? replica->size() : size),
       origin_size_(size),
       mtime_(mtime),
       replica_(std::move(replica)),
@@ -223,6 +223,20 @@ Status CachedFile::ReadV(std::span<io::ReadRequest> requests) {
     ahead_->AfterRead(requests, missed);
   }
   return st;
+}
+
+Status CachedFile::ReadVirtual(std::span<io::ReadRequest> requests, bool* missed) {
+  *missed = false;
+  replica_->Read(requests, *this, cache_->counters(), missed);
+  if (entry_ && !UntrackedRead() && Traced(requests, *missed)) {
+    entry_->RecordAccess(replica_->generation(), requests);
+  }
+  for (const io::ReadRequest& r : requests) {
+    if (!r.status) {
+      return r.status;
+    }
+  }
+  return OkStatus();
 }
 
 Status CachedFile::ReadOriginal(std::span<io::ReadRequest> requests, bool* missed_out) {

@@ -1,7 +1,8 @@
 // CachedFile: one remote file opened through the cache (Cache::Open, cache.h). Reads are served
 // from the page store or a replica and what misses is fetched from the origin; see cache.h for
-// the read path, fail-open and lifetimes. Implemented in cached_file.cc (the read path),
-// cached_ahead.cc (read-ahead's reads and fetches) and replica_read.cc (the virtual file).
+// the read path, fail-open and lifetimes. Implemented in cached_file.cc (the read path) and
+// cached_ahead.cc (read-ahead's reads and fetches); a replica's virtual file is read by the
+// replica tier (replica_hooks.h, replica/replica_read.cc) over this handle's ReadOriginal.
 //
 // Thread-safety: one CachedFile may be read from many threads at once; Close must not run
 // concurrently with reads of the same handle.
@@ -15,11 +16,10 @@
 #include <span>
 #include <vector>
 
-#include "base/byte_vector.h"
 #include "base/result.h"
 #include "cache/entry.h"
 #include "cache/origin.h"
-#include "cache/replica_view.h"
+#include "cache/replica_hooks.h"
 #include "fetch/channel_pool.h"
 #include "fetch/planner.h"
 #include "io/byte_source.h"
@@ -45,7 +45,7 @@ struct HandleCounters {
   std::atomic<uint64_t> prefetch_requests{0};
 };
 
-class CachedFile final : public readahead::AheadTarget {
+class CachedFile final : public readahead::AheadTarget, private OriginalReader {
  public:
   CachedFile(const CachedFile&) = delete;
   CachedFile& operator=(const CachedFile&) = delete;
@@ -115,12 +115,12 @@ class CachedFile final : public readahead::AheadTarget {
              std::shared_ptr<Origin> origin,
              uint64_t size,
              int64_t mtime,
-             std::shared_ptr<const ReplicaView> replica = nullptr);
+             std::shared_ptr<const VirtualFile> replica = nullptr);
 
   // The original file's bytes (byte tier, then origin); `missed` is set when the origin was
   // needed. Requests must lie inside [0, origin_size()).
-  Status ReadOriginal(std::span<io::ReadRequest> requests, bool* missed);
-  // The virtual file (replica_read.cc): original region with patches, then the overlay.
+  Status ReadOriginal(std::span<io::ReadRequest> requests, bool* missed) override;
+  // The virtual file (read by the replica tier over ReadOriginal), and its access trace.
   Status ReadVirtual(std::span<io::ReadRequest> requests, bool* missed);
   // True in a thread doing ReadUntracked.
   static bool UntrackedRead();
@@ -133,17 +133,6 @@ class CachedFile final : public readahead::AheadTarget {
   // replica at all). Reading again what the handle read (a warm pass) is not traced again, and
   // allocates nothing.
   bool Traced(std::span<const io::ReadRequest> requests, bool missed);
-  // Parts of the overlay (offsets >= origin_size()); statuses per part.
-  void ReadOverlay(std::span<io::ReadRequest> parts);
-  // Reads the extents [first, last] of the replica into the parts that lie in them.
-  void ReadExtentRun(std::span<io::ReadRequest> parts,
-                     std::span<const size_t> order,
-                     size_t begin,
-                     size_t end,
-                     long first,
-                     long last);
-  // Rebuilds extent `e` from the original basket into `out` (a replica fault's fallback).
-  Status RebuildExtent(long e, ByteVector& out);
   Status ReadDirect(std::span<io::ReadRequest> requests);
   // ReadDirect for a bulk reader, counted as bypassed_bytes.
   Status ReadBypassed(std::span<io::ReadRequest> requests);
@@ -175,7 +164,7 @@ class CachedFile final : public readahead::AheadTarget {
   uint64_t size_;
   uint64_t origin_size_;
   int64_t mtime_;
-  std::shared_ptr<const ReplicaView> replica_;
+  std::shared_ptr<const VirtualFile> replica_;
   fetch::ChannelPool channels_;
   std::atomic<bool> closed_{false};
   // Traced(): whether a read missed, and the byte ranges read since (start -> end).

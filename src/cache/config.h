@@ -75,6 +75,7 @@
 
 namespace ferry::cache {
 class MasterKey;
+class ReplicaHooks;
 }  // namespace ferry::cache
 
 namespace ferry::cache {
@@ -134,6 +135,10 @@ struct Config {
   // Not a conf key: the master key read from key_file (Cache::Create loads it; null: entries are
   // not encrypted, and encrypted ones are not opened).
   std::shared_ptr<const MasterKey> master_key;
+  // Not a conf key: the replica tier (replica_hooks.h), plugged in by the host that creates the
+  // cache (replica::Hooks()). Null: no replica is served or asked for and no access log is
+  // kept, as with replica = off.
+  std::shared_ptr<const ReplicaHooks> replica_hooks;
   // Not a conf key: tests inject a clock (nanoseconds, monotonic) so the capacity re-check and
   // the stats merge intervals pass without sleeping. Empty: the steady clock.
   std::function<int64_t()> clock_ns;

@@ -15,10 +15,9 @@
 #include <random>
 
 #include "base/log.h"
-#include "cache/access_trace.h"
 #include "cache/dir_access.h"
 #include "cache/page_crc.h"
-#include "cache/replica_view.h"
+#include "cache/replica_hooks.h"
 
 namespace ferry::cache {
 namespace {
@@ -955,8 +954,8 @@ Status Entry::MaybePublish(bool force, std::vector<uint8_t>& scratch) {
 
 // ---- Entry: replica ----
 
-std::shared_ptr<const ReplicaView> Entry::CurrentReplica() {
-  if (config_.replica == ReplicaMode::kOff || epoch_ == 0) {
+std::shared_ptr<const VirtualFile> Entry::CurrentReplica() {
+  if (config_.replica == ReplicaMode::kOff || !config_.replica_hooks || epoch_ == 0) {
     return nullptr;
   }
   const IndexStamp stamp = StampOf(paths_.manifest());
@@ -974,7 +973,7 @@ std::shared_ptr<const ReplicaView> Entry::CurrentReplica() {
   info.epoch = epoch_;
   info.origin_size = size_;
   info.origin_mtime = mtime_;
-  auto view = ReplicaView::Open(paths_, info);
+  auto view = config_.replica_hooks->OpenVirtual(paths_, info);
   if (!view) {
     // A replica that cannot be used: the original layout serves, and the next build replaces it.
     counters_.Add(Counter::kReplicaFaults);
@@ -990,16 +989,18 @@ std::shared_ptr<const ReplicaView> Entry::CurrentReplica() {
 
 void Entry::RecordAccess(uint64_t generation, std::span<const io::ReadRequest> requests) {
   constexpr size_t kMaxPending = 1u << 20;
-  thread_local std::vector<TraceRange> ranges;
-  ranges.clear();
-  for (const io::ReadRequest& r : requests) {
-    ranges.push_back({r.offset, static_cast<uint32_t>(r.dest.size())});
+  if (!config_.replica_hooks) {
+    return;
   }
+  // Encoded outside the lock into the thread's buffer (no allocation once warm).
+  thread_local std::vector<uint8_t> record;
+  record.clear();
+  config_.replica_hooks->EncodeAccess(generation, requests, record);
   MutexLock lock(trace_mu_);
   if (trace_full_ || trace_buffer_.size() > kMaxPending) {
     return;
   }
-  EncodeTraceRecord(generation, ranges, trace_buffer_);
+  trace_buffer_.insert(trace_buffer_.end(), record.begin(), record.end());
   trace_pending_.store(true, std::memory_order_relaxed);
   replica_wish_.store(true, std::memory_order_relaxed);
 }
@@ -1060,7 +1061,8 @@ void Entry::FlushTrace() {
   }
   struct stat st = {};
   if (::fstat(fd->get(), &st) != 0
-      || static_cast<uint64_t>(st.st_size) + pending.size() > kTraceMaxBytes) {
+      || static_cast<uint64_t>(st.st_size) + pending.size()
+             > config_.replica_hooks->access_log_max_bytes()) {
     MutexLock lock(trace_mu_);
     trace_full_ = true;
     return;

@@ -38,7 +38,7 @@
 
 namespace ferry::cache {
 
-class ReplicaView;
+class VirtualFile;
 
 // One origin fetch: normalised chunks and one buffer for all of them. Created by the thread that
 // misses; shared with joiners and with the write-behind queue. Chunk data and ok flags are
@@ -161,14 +161,16 @@ class Entry {
 
   // ---- replica tier (docs/format/replica.md) ----
   // The entry's published replica, or null (none, replica = off, stale, or it failed to load,
-  // which is counted as a replica fault). One stat of KEY.rpm per call; loaded when it changed.
-  std::shared_ptr<const ReplicaView> CurrentReplica();
+  // which is counted as a replica fault). One stat of KEY.rpm per call; loaded, by the replica
+  // tier (Config::replica_hooks), when it changed.
+  std::shared_ptr<const VirtualFile> CurrentReplica();
 
   // ---- access trace (docs/format/replica.md) ----
   // Records one application read of a pass that fills the cache (a miss, and later reads of
   // bytes the same handle had not read: CachedFile::Traced), as read by a handle whose layout
-  // has replica generation `generation` (0: the original file). Bounded: beyond 1 MiB pending,
-  // or once the trace file is full, records are dropped.
+  // has replica generation `generation` (0: the original file); the record's bytes are the
+  // replica tier's (ReplicaHooks::EncodeAccess), none without one. Bounded: beyond 1 MiB
+  // pending, or once the trace file is full, records are dropped.
   void RecordAccess(uint64_t generation, std::span<const io::ReadRequest> requests);
   bool trace_pending() const { return trace_pending_.load(std::memory_order_relaxed); }
   // True since a read missed (new bytes may extend a replica); Take clears it.
@@ -336,7 +338,7 @@ class Entry {
 
   Mutex replica_mu_;
   IndexStamp replica_stamp_ FERRY_GUARDED_BY(replica_mu_);
-  std::shared_ptr<const ReplicaView> replica_ FERRY_GUARDED_BY(replica_mu_);
+  std::shared_ptr<const VirtualFile> replica_ FERRY_GUARDED_BY(replica_mu_);
 
   Mutex trace_mu_;
   // Encoded records not yet appended.

@@ -12,7 +12,6 @@
 #include "base/fd.h"
 #include "cache/lock_file.h"
 #include "cache/page_crc.h"
-#include "cache/replica_view.h"
 
 namespace ferry::cache {
 namespace {
@@ -49,45 +48,13 @@ std::unique_ptr<PageSealer> SealerFor(const EntryPaths& paths,
   return sealer;
 }
 
-void VerifyReplica(const EntryPaths& paths, const PageIndex& index, VerifyReport& report) {
-  auto m = LoadManifest(paths);
-  if (!m && m.error().code() == ErrorCode::kNotFound) {
-    return;
-  }
-  report.has_replica = true;
-  if (!m) {
-    report.replica_bad = true;
-    report.replica_error = m.error().ToString();
-    return;
-  }
-  if (m->epoch != index.info().epoch || m->origin_size != index.info().origin_size
-      || m->origin_mtime != index.info().origin_mtime || m->url != index.info().url) {
-    report.replica_stale = true;
-    return;
-  }
-  auto data = Fd::Open(paths.replica_data(m->generation), O_RDONLY);
-  std::vector<uint8_t> buf;
-  for (const ReplicaExtent& e : m->extents) {
-    buf.resize(e.bytes);
-    if (data && PreadFull(data->get(), buf.data(), e.bytes, e.offset - m->baskets_begin)
-        && crc32c::Value(buf.data(), buf.size()) == e.crc) {
-      report.replica_extents_ok += 1;
-    } else {
-      report.replica_extents_bad += 1;
-    }
-  }
-  if (!data) {
-    report.replica_error = data.error().ToString();
-  }
-  report.replica_bad = !data || report.replica_extents_bad > 0;
-}
-
 }  // namespace
 
 Result<VerifyReport> VerifyEntry(const EntryPaths& paths,
                                  bool repair,
                                  int lock_timeout_ms,
-                                 const MasterKey* key) {
+                                 const MasterKey* key,
+                                 const ReplicaHooks* replicas) {
   VerifyReport report;
   auto index = LoadIndex(paths.idx());
   if (!index) {
@@ -156,7 +123,9 @@ Result<VerifyReport> VerifyEntry(const EntryPaths& paths,
       report.garbage_bytes += static_cast<uint64_t>(st.st_blocks) * 512 - named;
     }
   }
-  VerifyReplica(paths, *index, report);
+  if (replicas != nullptr) {
+    replicas->Verify(paths, index->info(), report);
+  }
   if (repair && report.replica_bad) {
     // A damaged replica is dropped whole; the next build makes a new one from the byte tier
     // (readers that opened it keep it, each bad extent rebuilt as they read it).

@@ -4,7 +4,8 @@
 // opens it with the master key, when given). With `repair`, an
 // entry with bad pages gets a new index without them (published under the entry's write lock,
 // so it is safe while other processes use the entry); an entry whose index does not decode is
-// removed. Never modifies anything without `repair`.
+// removed. Never modifies anything without `repair`. An entry's replica is checked by the replica
+// tier (ReplicaHooks::Verify) when one is given.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "base/result.h"
 #include "cache/entry_store.h"
 #include "cache/page_seal.h"
+#include "cache/replica_hooks.h"
 
 namespace ferry::cache {
 
@@ -30,9 +32,10 @@ struct VerifyReport {
   bool sealed_unchecked = false;
   std::string sealed_note;
   uint64_t garbage_bytes = 0;  // allocated bytes the index does not name (fragment log, data)
-  // Replica tier (docs/format/replica.md): a manifest that does not decode, or extents whose
-  // bytes fail their CRC, make the replica bad (repair removes it: it is rebuilt later); a
-  // replica of an older copy of the file is stale, not bad (the next build removes it).
+  // Replica tier (docs/format/replica.md), filled by ReplicaHooks::Verify: a manifest that does
+  // not decode, or extents whose bytes fail their CRC, make the replica bad (repair removes it:
+  // it is rebuilt later); a replica of an older copy of the file is stale, not bad (the next
+  // build removes it).
   bool has_replica = false;
   bool replica_bad = false;
   bool replica_stale = false;
@@ -44,10 +47,12 @@ struct VerifyReport {
 };
 
 // `key`: the master key of an encrypted cache (pages of encrypted entries are opened with it);
-// null checks only unencrypted entries' pages.
+// null checks only unencrypted entries' pages. `replicas`: the replica tier that checks the
+// entry's replica (null: replicas are not checked).
 Result<VerifyReport> VerifyEntry(const EntryPaths& paths,
                                  bool repair,
                                  int lock_timeout_ms = 2000,
-                                 const MasterKey* key = nullptr);
+                                 const MasterKey* key = nullptr,
+                                 const ReplicaHooks* replicas = nullptr);
 
 }  // namespace ferry::cache

@@ -32,6 +32,7 @@
 #include "cli/cache_access.h"
 #include "cli/cache_conf.h"
 #include "cli/commands.h"
+#include "replica/hooks.h"
 
 namespace ferry::cli {
 namespace {
@@ -440,7 +441,7 @@ int Verify(const Args& args) {
       continue;
     }
     auto r = cache::VerifyEntry(e.paths, repair, static_cast<int>(config->lock_timeout_ms),
-                                key ? &*key : nullptr);
+                                key ? &*key : nullptr, replica::Hooks().get());
     if (!r) {
       if (r.error().code() == ErrorCode::kNotFound) {
         continue;  // evicted meanwhile

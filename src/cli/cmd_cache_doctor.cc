@@ -41,6 +41,7 @@
 #include "cli/commands.h"
 #include "cli/doctor_report.h"
 #include "io/byte_source.h"
+#include "replica/hooks.h"
 #include "xrd/open_source.h"
 
 namespace ferry::cli {
@@ -369,8 +370,8 @@ void CheckIndex(DoctorReport& report, const cache::Config& config) {
     if (verified >= kVerify || bytes + e.disk_bytes > kVerifyBytes || MsSince(start) > kVerifyMs) {
       continue;
     }
-    auto r =
-        cache::VerifyEntry(e.paths, /*repair=*/false, static_cast<int>(config.lock_timeout_ms));
+    auto r = cache::VerifyEntry(e.paths, /*repair=*/false, static_cast<int>(config.lock_timeout_ms),
+                                /*key=*/nullptr, replica::Hooks().get());
     if (!r) {
       continue;  // evicted meanwhile, or locked for longer than a reader would wait
     }

@@ -17,16 +17,16 @@
 
 #include "base/json_writer.h"
 #include "base/strings.h"
-#include "cache/activity.h"
 #include "cache/entry_store.h"
 #include "cache/lock_file.h"
-#include "cache/replica_queue.h"
 #include "cache/url.h"
 #include "cli/args.h"
 #include "cli/cache_conf.h"
 #include "cli/commands.h"
+#include "replica/activity.h"
 #include "replica/replica_build.h"
 #include "replica/replica_drain.h"
+#include "replica/replica_queue.h"
 
 namespace ferry::cli {
 namespace {
@@ -102,7 +102,7 @@ void WriteReport(JsonWriter& w, const replica::ReplicaBuildReport& r) {
   }
   w.EndObject();
   w.Key("decode_rates").BeginArray();
-  for (const cache::CodecRate& c : r.rates) {
+  for (const replica::CodecRate& c : r.rates) {
     w.BeginObject().Field("codec", CodecName(c.setting));
     w.Field("decode_mb_per_s", static_cast<double>(c.decode_bytes_per_s) / 1e6);
     w.Field("size_ratio", static_cast<double>(c.compressed_per_mib) / 1048576.0);
@@ -147,7 +147,7 @@ void PrintReport(const replica::ReplicaBuildReport& r, bool built_now) {
   }
   if (!r.rates.empty() && r.generation != 0) {
     std::printf("            decode rates:");
-    for (const cache::CodecRate& c : r.rates) {
+    for (const replica::CodecRate& c : r.rates) {
       std::printf(" %s %.0f MB/s (x%.2f)", CodecName(c.setting).c_str(),
                   static_cast<double>(c.decode_bytes_per_s) / 1e6,
                   static_cast<double>(c.compressed_per_mib) / 1048576.0);
@@ -247,11 +247,11 @@ int Build(const Args& args) {
     // leaves a core idle (checked at most every 5 ms of building) — and leave a file to an
     // explicit build that asks for it.
     options.yield = true;
-    auto room = std::make_shared<cache::CpuRoom>();
-    // FERRY_REPLICA_FILL_CORES: the idle cores a filling pass must leave (cache::kMinSpareCores;
+    auto room = std::make_shared<replica::CpuRoom>();
+    // FERRY_REPLICA_FILL_CORES: the idle cores a filling pass must leave (replica::kMinSpareCores;
     // tests set 0 to take the machine's load out of their outcome).
     const char* want_cores = std::getenv("FERRY_REPLICA_FILL_CORES");
-    const double cores = want_cores != nullptr ? std::atof(want_cores) : cache::kMinSpareCores;
+    const double cores = want_cores != nullptr ? std::atof(want_cores) : replica::kMinSpareCores;
     options.pause = [dir = s->config.dir, room, cores,
                      next = std::chrono::steady_clock::time_point{}](
                         const std::function<bool()>& give_up) mutable {
@@ -259,7 +259,7 @@ int Build(const Args& args) {
       if (now < next) {
         return;
       }
-      cache::WaitForRoom(
+      replica::WaitForRoom(
           dir, kQuietAfterRead, kQuietPoll, [room] { return room->SpareCores(); }, cores, give_up);
       next = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
     };
@@ -267,16 +267,16 @@ int Build(const Args& args) {
     // with spare cores), by the same measure. Once the pass has ended the copy still goes
     // first: it is ready in a fraction of the pass, and the re-encoding follows at idle.
     options.reencode_fits = [dir = s->config.dir, room, cores](std::string* why) {
-      if (!cache::FillingPassRunning(dir, kQuietAfterRead)) {
+      if (!replica::FillingPassRunning(dir, kQuietAfterRead)) {
         *why = "no filling pass running: the copy first, ready at once";
         return false;
       }
-      return cache::MayBuildNow(
+      return replica::MayBuildNow(
           dir, kQuietAfterRead, [room] { return room->SpareCores(); }, cores, why);
     };
   }
   if (s->args.Has("--queue")) {
-    // The plug-in's background requests (cache/replica_queue.h).
+    // The plug-in's background requests (replica/replica_queue.h).
     auto done = replica::DrainReplicaQueue(s->config, options);
     return done ? kExitOk : ReportError(done.error());
   }

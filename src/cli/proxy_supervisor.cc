@@ -27,6 +27,7 @@
 #include "cache/entry_store.h"
 #include "cache/verify.h"
 #include "plugin/proxy/guard_map.h"
+#include "replica/hooks.h"
 
 namespace ferry::cli {
 namespace {
@@ -311,7 +312,8 @@ VerifySummary VerifyRecent(const std::string& cache_dir,
       continue;
     }
     ++s.checked;
-    auto report = cache::VerifyEntry(e.paths, /*repair=*/false, /*lock_timeout_ms=*/200);
+    auto report = cache::VerifyEntry(e.paths, /*repair=*/false, /*lock_timeout_ms=*/200,
+                                     /*key=*/nullptr, replica::Hooks().get());
     if (!report || report->bad()) {
       (void)cache::RemoveEntryFiles(e.paths);
       ++s.removed;

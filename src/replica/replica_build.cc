@@ -17,14 +17,14 @@
 #include "base/crc32c.h"
 #include "base/endian.h"
 #include "base/fd.h"
-#include "cache/access_trace.h"
 #include "cache/dir_access.h"
 #include "cache/entry.h"
 #include "cache/lock_file.h"
-#include "cache/replica_view.h"
 #include "cache/stats.h"
+#include "replica/access_trace.h"
 #include "replica/held_source.h"
 #include "replica/replica_codec.h"
+#include "replica/replica_view.h"
 #include "rootio/cursor.h"
 #include "rootio/key.h"
 #include "rootio/rntuple_page.h"
@@ -37,32 +37,20 @@ namespace ferry::replica {
 
 // The page store's types this file works with.
 using cache::AllocatedBytes;
-using cache::CodecRate;
 using cache::Config;
 using cache::Counter;
 using cache::Counters;
-using cache::DecodeTrace;
 using cache::Entry;
 using cache::EntryPaths;
 using cache::IndexInfo;
 using cache::kBuildLockByte;
 using cache::kBuildWantedByte;
-using cache::kTraceMaxBytes;
 using cache::LoadIndex;
-using cache::LoadManifest;
 using cache::LockFile;
 using cache::OpenCacheFile;
 using cache::PageIndex;
 using cache::PathsFor;
 using cache::RemoveReplicaData;
-using cache::ReplicaBranch;
-using cache::ReplicaExtent;
-using cache::ReplicaManifest;
-using cache::ReplicaPatch;
-using cache::ReplicaRecord;
-using cache::ReplicaView;
-using cache::TraceRange;
-using cache::TraceRecord;
 namespace {
 
 // A basket is hot when one read of the trace covered this share of it (in percent).

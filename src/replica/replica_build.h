@@ -31,8 +31,8 @@
 #include "base/result.h"
 #include "cache/config.h"
 #include "cache/entry_store.h"
-#include "cache/replica_manifest.h"
 #include "codec/compression.h"
+#include "replica/replica_manifest.h"
 
 namespace ferry::replica {
 
@@ -89,7 +89,7 @@ struct ReplicaBuildReport {
   std::string stage_why;  // why this build relocated or re-encoded
   codec::Setting setting{codec::Algorithm::kNone, 0};
   std::string codec_why;
-  std::vector<cache::CodecRate> rates;
+  std::vector<CodecRate> rates;
   std::vector<std::string> hot_branches;  // "tree/branch"
   // How many baskets got each encoding ("zstd:6", "lz4", "none"), and their stored bytes.
   std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> encodings;

@@ -11,9 +11,6 @@
 namespace ferry::replica {
 
 // The page store's types this file works with.
-using cache::CodecRate;
-using cache::ReplicaExtent;
-using cache::ReplicaManifest;
 namespace {
 
 using Clock = std::chrono::steady_clock;

@@ -32,8 +32,8 @@
 #include <vector>
 
 #include "base/result.h"
-#include "cache/replica_manifest.h"
 #include "codec/compression.h"
+#include "replica/replica_manifest.h"
 
 namespace ferry::replica {
 
@@ -42,7 +42,7 @@ struct CodecPlan {
   std::vector<double> decode_ns_per_byte;  // per candidate
   double lambda = 0;                       // ns of decoding one stored byte is worth
   codec::Setting dense;                    // the densest candidate (also for tree records)
-  std::vector<cache::CodecRate> rates;     // the original encoding first, then the candidates
+  std::vector<CodecRate> rates;            // the original encoding first, then the candidates
   uint64_t sample_bytes = 0;               // decompressed bytes of the sample
   double sample_ratio = 0;                 // planned stored bytes / original stored bytes
   std::string why;

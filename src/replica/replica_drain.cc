@@ -14,7 +14,7 @@
 
 #include "cache/dir_access.h"
 #include "cache/lock_file.h"
-#include "cache/replica_queue.h"
+#include "replica/replica_queue.h"
 
 namespace ferry::replica {
 namespace {
@@ -26,21 +26,21 @@ void Unlink(const std::string& dir, const std::string& key) {
 
 // Builds the files passes asked for; false when none was queued.
 bool BuildRequested(const cache::Config& config, const ReplicaBuildOptions& base) {
-  const std::vector<std::string> keys = cache::QueuedKeys(config);
+  const std::vector<std::string> keys = QueuedKeys(config);
   ReplicaBuildOptions options = base;
   options.stage = ReplicaStage::kAuto;
   options.preempt = [&config] {
-    return !cache::QueuedKeys(config).empty();
+    return !QueuedKeys(config).empty();
   };
   for (const std::string& key : keys) {
     // The request goes first: one that arrives during the build asks for another pass.
-    Unlink(cache::QueueDir(config), key);
+    Unlink(QueueDir(config), key);
     auto report = BuildReplica(config, key, options);
     if (report && report->reason == kPreemptedReason) {
       // Re-encoding it had to wait: asked again, to be relocated after the others.
-      (void)cache::OpenCacheFile(cache::QueueDir(config) + "/" + key, O_WRONLY);
+      (void)cache::OpenCacheFile(QueueDir(config) + "/" + key, O_WRONLY);
     } else if (report && report->stage == 1) {
-      cache::RequestReencode(config, key);
+      RequestReencode(config, key);
     }
   }
   return !keys.empty();
@@ -49,11 +49,11 @@ bool BuildRequested(const cache::Config& config, const ReplicaBuildOptions& base
 // Re-encodes the files relocated earlier; false when none was queued, or when one gave way to
 // a file a pass left (its request stays).
 bool Reencode(const cache::Config& config, const ReplicaBuildOptions& base) {
-  const std::vector<std::string> keys = cache::QueuedReencodes(config);
+  const std::vector<std::string> keys = QueuedReencodes(config);
   ReplicaBuildOptions options = base;
   options.stage = ReplicaStage::kReencode;
   options.preempt = [&config] {
-    return !cache::QueuedKeys(config).empty();
+    return !QueuedKeys(config).empty();
   };
   for (const std::string& key : keys) {
     auto report = BuildReplica(config, key, options);
@@ -61,7 +61,7 @@ bool Reencode(const cache::Config& config, const ReplicaBuildOptions& base) {
       return false;
     }
     // Done, gone, or taken over by an explicit build (which re-encodes).
-    Unlink(cache::ReencodeQueueDir(config), key);
+    Unlink(ReencodeQueueDir(config), key);
   }
   return !keys.empty();
 }
@@ -69,7 +69,7 @@ bool Reencode(const cache::Config& config, const ReplicaBuildOptions& base) {
 }  // namespace
 
 Status DrainReplicaQueue(const cache::Config& config, const ReplicaBuildOptions& options) {
-  const std::string qdir = cache::QueueDir(config);
+  const std::string qdir = QueueDir(config);
   FERRY_TRY(cache::MakeCacheSubdir(qdir));
   cache::LockFile lock = FERRY_TRY(cache::LockFile::Open(qdir + "/.lock"));
   for (int round = 0; round < 1000; ++round) {
@@ -78,12 +78,12 @@ Status DrainReplicaQueue(const cache::Config& config, const ReplicaBuildOptions&
     }
     for (int pass = 0; pass < 1000; ++pass) {
       if (!BuildRequested(config, options) && !Reencode(config, options)
-          && cache::QueuedKeys(config).empty()) {
+          && QueuedKeys(config).empty()) {
         break;
       }
     }
     (void)lock.Unlock(0);
-    if (cache::QueuedKeys(config).empty() && cache::QueuedReencodes(config).empty()) {
+    if (QueuedKeys(config).empty() && QueuedReencodes(config).empty()) {
       return OkStatus();
     }
   }

@@ -1,4 +1,4 @@
-// The drainer of the background build queue (cache/replica_queue.h): the `ferry cache replica
+// The drainer of the background build queue (replica_queue.h): the `ferry cache replica
 // build --queue` command that a reading process starts when the last handle of an entry that
 // read new bytes closes, or when it moved past the entry (Cache::NoteRead).
 // Thread-safety: one drainer per directory (the queue lock); safe to call from any thread.

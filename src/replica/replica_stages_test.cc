@@ -63,7 +63,7 @@ std::vector<uint8_t> RntupleFile() {
 
 struct Stages {
   testing::TempDir dir;
-  Config config = testing::CacheTestConfig(dir.path() + "/cache");
+  Config config = ServingConfig(dir.path() + "/cache");
   std::vector<uint8_t> bytes;
   std::shared_ptr<MemoryOrigin> origin;
   std::shared_ptr<Cache> cache;
@@ -117,7 +117,7 @@ void ExpectStageOneServes(Stages& s) {
     CachedSource src(*f);
     EXPECT_EQ(Values(src), s.Original());
   }
-  auto v = cache::VerifyEntry(s.Paths(), /*repair=*/false);
+  auto v = cache::VerifyEntry(s.Paths(), /*repair=*/false, 2000, nullptr, Hooks().get());
   ASSERT_TRUE(v.has_value()) << v.error().ToString();
   EXPECT_FALSE(v->bad()) << v->replica_error;
   EXPECT_EQ(v->replica_extents_ok, r.baskets);

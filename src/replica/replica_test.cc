@@ -17,17 +17,17 @@
 #include <gtest/gtest.h>
 
 #include "base/fd.h"
-#include "cache/access_trace.h"
 #include "cache/cache.h"
 #include "cache/entry_store.h"
 #include "cache/lock_file.h"
-#include "cache/replica_manifest.h"
 #include "cache/testing/cached_source.h"
 #include "cache/testing/memory_origin.h"
 #include "cache/url.h"
 #include "cache/verify.h"
 #include "io/local_source.h"
+#include "replica/access_trace.h"
 #include "replica/replica_build.h"
+#include "replica/replica_manifest.h"
 #include "replica/replica_testing.h"
 #include "rootio/root_file.h"
 #include "rootwrite/sample_tree.h"
@@ -43,23 +43,18 @@ using cache::CachedFile;
 using cache::CachedSource;
 using cache::Config;
 using cache::Counter;
-using cache::DecodeTrace;
-using cache::EncodeTraceRecord;
 using cache::EntryKey;
 using cache::EntryPaths;
-using cache::kTraceMaxRanges;
 using cache::LoadIndex;
 using cache::MemoryOrigin;
 using cache::NormalizeUrl;
 using cache::PathsFor;
-using cache::ReplicaManifest;
-using cache::TraceRange;
 using cache::VerifyEntry;
 
 constexpr const char* kUrl = "root://origin.example:1094//data/sample.root";
 
 Config TestConfig(const std::string& dir) {
-  return testing::CacheTestConfig(dir);
+  return ServingConfig(dir);
 }
 
 // The sample tree with 8 clusters of 128 entries, one basket per branch and cluster.
@@ -541,7 +536,7 @@ TEST(Compaction, AnEntryStaysWithinItsHeldBytes) {
       AllocatedBytes(paths.idx()) + AllocatedBytes(paths.data()) + AllocatedBytes(paths.frag());
   EXPECT_LE(static_cast<double>(disk), 1.05 * static_cast<double>(held))
       << "disk " << disk << " held " << held;
-  auto v = VerifyEntry(paths, false);
+  auto v = VerifyEntry(paths, false, 2000, nullptr, Hooks().get());
   ASSERT_TRUE(v.has_value());
   EXPECT_EQ(v->pages_bad + v->fragments_bad, 0u);
 }

@@ -1,5 +1,6 @@
 // Helpers shared by the replica tests: what a ROOT file holds, value by value, through any
-// byte source (the original in memory, a replica's virtual file through the cache).
+// byte source (the original in memory, a replica's virtual file through the cache), and a test
+// cache's config with the replica tier plugged in.
 #pragma once
 
 #include <cstdint>
@@ -10,13 +11,23 @@
 
 #include <gtest/gtest.h>
 
+#include "cache/config.h"
 #include "cache/entry_store.h"
 #include "cache/url.h"
 #include "io/byte_source.h"
+#include "replica/hooks.h"
 #include "rootio/rntuple.h"
 #include "rootio/root_file.h"
+#include "testing/cache_testing.h"
 
 namespace ferry::replica {
+
+// testing::CacheTestConfig with the replica tier plugged in (as the plug-in, proxy and CLI do).
+inline cache::Config ServingConfig(const std::string& dir) {
+  cache::Config c = testing::CacheTestConfig(dir);
+  c.replica_hooks = Hooks();
+  return c;
+}
 
 // The cache key of `url` (a test's URL is always valid).
 inline std::string KeyOf(const std::string& url) {

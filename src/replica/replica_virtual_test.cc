@@ -16,7 +16,6 @@
 
 #include "cache/cache.h"
 #include "cache/entry_store.h"
-#include "cache/replica_view.h"
 #include "cache/testing/cached_source.h"
 #include "cache/testing/memory_origin.h"
 #include "cache/url.h"
@@ -24,6 +23,7 @@
 #include "io/local_source.h"
 #include "replica/replica_build.h"
 #include "replica/replica_testing.h"
+#include "replica/replica_view.h"
 #include "rootio/rntuple.h"
 #include "rootio/root_file.h"
 #include "rootwrite/file_writer.h"
@@ -156,13 +156,13 @@ std::string CheckRead(CachedFile& f,
 
 // The boundaries of the virtual layout: the original's end, the tree records' slots, the
 // patches, the data file's start, extents (the first, the last and some between) and the end.
-std::vector<uint64_t> Boundaries(const cache::ReplicaManifest& m) {
+std::vector<uint64_t> Boundaries(const ReplicaManifest& m) {
   std::set<uint64_t> b = {0, m.origin_size, m.baskets_begin, m.virtual_size};
-  for (const cache::ReplicaPatch& p : m.patches) {
+  for (const ReplicaPatch& p : m.patches) {
     b.insert(p.offset);
     b.insert(p.offset + p.bytes.size());
   }
-  for (const cache::ReplicaRecord& r : m.records) {
+  for (const ReplicaRecord& r : m.records) {
     b.insert(r.offset);
     b.insert(r.offset + r.bytes.size());
     b.insert(r.offset + r.slot_bytes);
@@ -209,7 +209,7 @@ void ExpectBoundaryReads(CachedFile& f,
 void ExpectVirtualFileReadsWhole(const std::vector<uint8_t>& bytes,
                                  const std::set<std::string>& hot) {
   testing::TempDir dir;
-  const Config config = testing::CacheTestConfig(dir.path() + "/cache");
+  const Config config = ServingConfig(dir.path() + "/cache");
   auto origin = std::make_shared<MemoryOrigin>(bytes);
   auto cache = Cache::Create(config).value();
   const auto original = ValuesOf(bytes);
@@ -222,7 +222,7 @@ void ExpectVirtualFileReadsWhole(const std::vector<uint8_t>& bytes,
   auto built = BuildReplica(config, KeyOf(kUrl), {});
   ASSERT_TRUE(built.has_value()) << built.error().ToString();
   ASSERT_EQ(built->state, ReplicaState::kBuilt) << built->reason;
-  const auto manifest = cache::LoadManifest(PathsFor(config.dir, KeyOf(kUrl))).value();
+  const auto manifest = LoadManifest(PathsFor(config.dir, KeyOf(kUrl))).value();
   ASSERT_GT(manifest.virtual_size, manifest.origin_size);
 
   // The virtual file in 64 KiB reads (the read path's usual case), which holds the original's
@@ -280,7 +280,7 @@ TEST(ReplicaVirtualFile, RootWrittenRntuplesGetReplicas) {
   for (const std::string& path : testing::AllRntupleDataFiles()) {
     SCOPED_TRACE(path);
     testing::TempDir dir;
-    const Config config = testing::CacheTestConfig(dir.path() + "/cache");
+    const Config config = ServingConfig(dir.path() + "/cache");
     const std::vector<uint8_t> bytes = testing::ReadWholeFile(path);
     auto origin = std::make_shared<MemoryOrigin>(bytes);
     auto cache = Cache::Create(config).value();

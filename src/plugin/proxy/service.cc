@@ -15,6 +15,7 @@
 #include "cache/dir_access.h"
 #include "plugin/proxy/file_state.h"
 #include "readahead/prefetcher.h"
+#include "replica/hooks.h"
 
 namespace ferry::proxy {
 namespace {
@@ -36,7 +37,9 @@ Result<ProxyService*> ProxyService::Start(const ProxyConfig& config) {
     return g_service;
   }
   auto* s = new ProxyService(config);
-  auto cache = cache::Cache::Create(config.cache);
+  cache::Config cache_config = config.cache;
+  cache_config.replica_hooks = replica::Hooks();
+  auto cache = cache::Cache::Create(cache_config);
   if (!cache) {
     delete s;
     return std::move(cache).error();

@@ -6,6 +6,7 @@
 
 #include "base/mutex.h"
 #include "readahead/bulk_detect.h"
+#include "replica/hooks.h"
 
 namespace ferry::plugin {
 namespace {
@@ -33,6 +34,7 @@ std::shared_ptr<Context> MakeContext(const std::map<std::string, std::string>& c
     ctx->disabled_reason = config.error().ToString();
   } else {
     ctx->config = *config;
+    ctx->config.replica_hooks = replica::Hooks();
     if (ctx->config.dir.empty()) {
       ctx->disabled_reason = "no cache directory (conf key 'dir' or FERRY_CACHE_DIR)";
     } else {

@@ -1,4 +1,4 @@
-#include "cache/replica_view.h"
+#include "replica/replica_view.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-namespace ferry::cache {
+namespace ferry::replica {
 namespace {
 
 // Copies the overlap of [src_offset, src_offset + src.size()) and [offset, offset + dest.size()).
@@ -24,7 +24,7 @@ void CopyOverlap(uint64_t src_offset,
 
 }  // namespace
 
-Result<ReplicaManifest> LoadManifest(const EntryPaths& paths) {
+Result<ReplicaManifest> LoadManifest(const cache::EntryPaths& paths) {
   Fd fd = FERRY_TRY(Fd::Open(paths.manifest(), O_RDONLY));
   const uint64_t size = FERRY_TRY(FileSize(fd.get()));
   if (size > (1ull << 30)) {
@@ -35,8 +35,8 @@ Result<ReplicaManifest> LoadManifest(const EntryPaths& paths) {
   return FERRY_TRY_CTX(ReplicaManifest::Decode(bytes), paths.manifest());
 }
 
-Result<std::shared_ptr<const ReplicaView>> ReplicaView::Open(const EntryPaths& paths,
-                                                             const IndexInfo& entry) {
+Result<std::shared_ptr<const ReplicaView>> ReplicaView::Open(const cache::EntryPaths& paths,
+                                                             const cache::IndexInfo& entry) {
   ReplicaManifest m = FERRY_TRY(LoadManifest(paths));
   if (m.epoch != entry.epoch || m.origin_size != entry.origin_size
       || m.origin_mtime != entry.origin_mtime || m.url != entry.url) {
@@ -70,4 +70,4 @@ void ReplicaView::ReadHead(uint64_t offset, std::span<uint8_t> dest) const {
   }
 }
 
-}  // namespace ferry::cache
+}  // namespace ferry::replica

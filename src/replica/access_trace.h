@@ -13,7 +13,7 @@
 #include <span>
 #include <vector>
 
-namespace ferry::cache {
+namespace ferry::replica {
 
 inline constexpr uint32_t kTraceMaxRanges = 4096;
 // An entry's trace stops growing at this size (later reads are not recorded).
@@ -38,4 +38,4 @@ void EncodeTraceRecord(uint64_t generation,
 // `valid_bytes` (optional) gets the length they span.
 std::vector<TraceRecord> DecodeTrace(std::span<const uint8_t> bytes, size_t* valid_bytes = nullptr);
 
-}  // namespace ferry::cache
+}  // namespace ferry::replica

@@ -1,4 +1,4 @@
-#include "cache/replica_manifest.h"
+#include "replica/replica_manifest.h"
 
 #include <algorithm>
 #include <cstring>
@@ -6,7 +6,7 @@
 #include "base/byte_io.h"
 #include "base/crc32c.h"
 
-namespace ferry::cache {
+namespace ferry::replica {
 namespace {
 
 constexpr char kMagic[8] = {'F', 'E', 'R', 'R', 'Y', 'R', 'P', 'M'};
@@ -400,4 +400,4 @@ long ReplicaManifest::ExtentAt(uint64_t offset) const {
   return offset < it->end() ? static_cast<long>(it - extents.begin()) : -1;
 }
 
-}  // namespace ferry::cache
+}  // namespace ferry::replica

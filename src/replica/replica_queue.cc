@@ -1,4 +1,4 @@
-#include "cache/replica_queue.h"
+#include "replica/replica_queue.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -22,7 +22,12 @@
 
 extern char** environ;  // NOLINT: POSIX
 
-namespace ferry::cache {
+namespace ferry::replica {
+
+using cache::LockFile;
+using cache::MakeCacheSubdir;
+using cache::OpenCacheFile;
+
 namespace {
 
 bool IsFile(const std::string& path) {
@@ -60,30 +65,30 @@ std::vector<std::string> KeysIn(const std::string& dir) {
 
 }  // namespace
 
-std::string QueueDir(const Config& config) {
+std::string QueueDir(const cache::Config& config) {
   return config.dir + "/replica-queue";
 }
 
-std::vector<std::string> QueuedKeys(const Config& config) {
+std::vector<std::string> QueuedKeys(const cache::Config& config) {
   return KeysIn(QueueDir(config));
 }
 
-std::string ReencodeQueueDir(const Config& config) {
+std::string ReencodeQueueDir(const cache::Config& config) {
   return QueueDir(config) + "/reencode";
 }
 
-void RequestReencode(const Config& config, const std::string& key) {
+void RequestReencode(const cache::Config& config, const std::string& key) {
   const std::string dir = ReencodeQueueDir(config);
   if (MakeCacheSubdir(QueueDir(config)) && MakeCacheSubdir(dir)) {
     (void)OpenCacheFile(dir + "/" + key, O_WRONLY);
   }
 }
 
-std::vector<std::string> QueuedReencodes(const Config& config) {
+std::vector<std::string> QueuedReencodes(const cache::Config& config) {
   return KeysIn(ReencodeQueueDir(config));
 }
 
-std::string ReplicaBuilderPath(const Config& config) {
+std::string ReplicaBuilderPath(const cache::Config& config) {
   if (!config.replica_builder.empty()) {
     return IsFile(config.replica_builder) ? config.replica_builder : "";
   }
@@ -100,7 +105,7 @@ std::string ReplicaBuilderPath(const Config& config) {
   return "";
 }
 
-void RequestReplicaBuild(const Config& config, const std::string& key) {
+void RequestReplicaBuild(const cache::Config& config, const std::string& key) {
   const std::string qdir = QueueDir(config);
   if (!MakeCacheSubdir(qdir)) {
     return;
@@ -155,4 +160,4 @@ void RequestReplicaBuild(const Config& config, const std::string& key) {
   }).detach();
 }
 
-}  // namespace ferry::cache
+}  // namespace ferry::replica

@@ -1,45 +1,26 @@
-// The cache directory's activity marks: DIR/.active, whose modification time says when a process
-// last read through the cache, and DIR/.filling, when a read last had to fetch from the origin.
-// A background replica build (replica_build.h) waits while a pass runs, so that it never
+// The cache directory's activity marks, read: DIR/.active, whose modification time says when a
+// process last read through the cache, and DIR/.filling, when a read last had to fetch from the
+// origin (the cache writes them: cache/activity_mark.h). A background replica build
+// (replica_build.h) waits while a pass runs, so that it never
 // competes with a running analysis for the cores: its SCHED_IDLE class alone left a warm pass
 // 7-13% slower on a 2-core machine (a busy sibling core, a shared cache). A pass that fills the
 // cache is another matter: it waits on the link and leaves cores idle, and a replica built then
 // is ready when the pass ends. So WaitForRoom lets a build go on during a filling pass as long as
 // the machine's other processes leave at least kMinSpareCores idle, measured over each window.
 //
-// Writers: every read of a CachedFile touches .active, every read that missed touches .filling
-// (ActivityMark::Touch); at most one touch per kTouchEveryNs reaches the file system (an open
-// and a futimens), the rest is one atomic load.
 // Readers: WaitForRoom (or WaitForQuiet), called by a background build before each file and
 // between baskets.
-// Thread-safety: Touch from any thread; the waits block their caller only; CpuRoom is for one
-// thread.
+// Thread-safety: the waits block their caller only; CpuRoom is for one thread.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
 
-namespace ferry::cache {
+#include "cache/activity_mark.h"
 
-inline constexpr const char* kActivityFile = ".active";
-inline constexpr const char* kFillingFile = ".filling";
-
-class ActivityMark {
- public:
-  static constexpr int64_t kTouchEveryNs = 100'000'000;
-
-  explicit ActivityMark(const std::string& dir, const char* file = kActivityFile)
-      : path_(dir + "/" + file) {}
-  // `now_ns`: the caller's clock (steady or injected); only its differences matter.
-  void Touch(int64_t now_ns);
-
- private:
-  const std::string path_;
-  std::atomic<int64_t> last_ns_{INT64_MIN / 2};
-};
+namespace ferry::replica {
 
 // Blocks while DIR/.active was modified within `quiet` of the wall clock, looking again every
 // `poll`; returns at once when the mark is older or absent, or when `give_up` (if set) says
@@ -99,4 +80,4 @@ std::chrono::milliseconds WaitForRoom(const std::string& dir,
                                       double min_spare,
                                       const std::function<bool()>& give_up = {});
 
-}  // namespace ferry::cache
+}  // namespace ferry::replica

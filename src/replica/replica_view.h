@@ -4,10 +4,12 @@
 //
 // The view answers the parts of the virtual file that are not the original's bytes: the patches
 // over the original region, the tree-record slots, and where each extent lies in the data file
-// (docs/format/replica.md). Reading extents, checking their CRCs and rebuilding a bad one is the
-// read path's job (CachedFile, replica_read.cc).
+// (docs/format/replica.md). It is the cache's VirtualFile (cache/replica_hooks.h): Read
+// (replica_read.cc) reads extents, checks their CRCs and rebuilds a bad one from the original
+// bytes, which it reads through the handle (OriginalReader).
 //
-// Thread-safety: immutable after Open(); shared by shared_ptr<const ReplicaView>.
+// Thread-safety: immutable after Open(); shared by shared_ptr<const ReplicaView>; Read from any
+// thread.
 #pragma once
 
 #include <cstdint>
@@ -18,21 +20,23 @@
 #include "base/result.h"
 #include "cache/entry_store.h"
 #include "cache/page_index.h"
-#include "cache/replica_manifest.h"
+#include "cache/replica_hooks.h"
+#include "replica/replica_manifest.h"
 
-namespace ferry::cache {
+namespace ferry::replica {
 
-class ReplicaView {
+class ReplicaView final : public cache::VirtualFile {
  public:
   // Loads KEY.rpm and opens its data file. kNotFound when there is no manifest; kCorruption
   // when it does not validate, belongs to another incarnation of the entry (epoch, size or
   // mtime differ from `entry`), or its data file is missing or short; kUnsupported when it was
   // written with another version of its codec's library (a rebuilt extent would not match).
-  static Result<std::shared_ptr<const ReplicaView>> Open(const EntryPaths& paths,
-                                                         const IndexInfo& entry);
+  static Result<std::shared_ptr<const ReplicaView>> Open(const cache::EntryPaths& paths,
+                                                         const cache::IndexInfo& entry);
 
   const ReplicaManifest& manifest() const { return manifest_; }
-  uint64_t generation() const { return manifest_.generation; }
+  uint64_t generation() const override { return manifest_.generation; }
+  uint64_t size() const override { return manifest_.virtual_size; }
   uint64_t origin_size() const { return manifest_.origin_size; }
   uint64_t virtual_size() const { return manifest_.virtual_size; }
   uint64_t baskets_begin() const { return manifest_.baskets_begin; }
@@ -44,6 +48,14 @@ class ReplicaView {
   // tree records and the zeros after them in their slots.
   void ReadHead(uint64_t offset, std::span<uint8_t> dest) const;
 
+  // The virtual file's bytes (replica_read.cc): a request is cut at origin_size, the part
+  // before read through `original` with the patches copied over it, the part after from the
+  // tree records and the data file.
+  void Read(std::span<io::ReadRequest> requests,
+            cache::OriginalReader& original,
+            cache::Counters& counters,
+            bool* missed) const override;
+
  private:
   ReplicaView() = default;
 
@@ -53,6 +65,6 @@ class ReplicaView {
 
 // Reads and decodes KEY.rpm without opening its data file (status, builder). kNotFound when
 // absent.
-Result<ReplicaManifest> LoadManifest(const EntryPaths& paths);
+Result<ReplicaManifest> LoadManifest(const cache::EntryPaths& paths);
 
-}  // namespace ferry::cache
+}  // namespace ferry::replica

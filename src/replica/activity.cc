@@ -1,7 +1,6 @@
-// ActivityMark, WaitForQuiet, CpuRoom and WaitForRoom: see activity.h.
-#include "cache/activity.h"
+// WaitForQuiet, CpuRoom and WaitForRoom: see activity.h.
+#include "replica/activity.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,22 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "cache/dir_access.h"
-
-namespace ferry::cache {
-
-void ActivityMark::Touch(int64_t now_ns) {
-  int64_t last = last_ns_.load(std::memory_order_relaxed);
-  if (now_ns - last < kTouchEveryNs
-      || !last_ns_.compare_exchange_strong(last, now_ns, std::memory_order_relaxed)) {
-    return;  // touched recently, or another thread is touching it now
-  }
-  // Best effort: a cache directory that refuses the file only loses the build's courtesy.
-  if (auto fd = OpenCacheFile(path_, O_WRONLY)) {
-    (void)::futimens(fd->get(), nullptr);
-  }
-}
-
+namespace ferry::replica {
 namespace {
 
 // Milliseconds since DIR/.active was modified, by the wall clock (another process wrote it);
@@ -50,7 +34,7 @@ std::chrono::milliseconds WaitForQuiet(const std::string& dir,
                                        std::chrono::milliseconds quiet,
                                        std::chrono::milliseconds poll,
                                        const std::function<bool()>& give_up) {
-  const std::string path = dir + "/" + kActivityFile;
+  const std::string path = dir + "/" + cache::kActivityFile;
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
     const int64_t age = MarkAgeMs(path);
@@ -76,8 +60,8 @@ bool MayBuild(int64_t active_age_ms,
 }
 
 bool FillingPassRunning(const std::string& dir, std::chrono::milliseconds quiet) {
-  const int64_t active_age = MarkAgeMs(dir + "/" + kActivityFile);
-  const int64_t filling_age = MarkAgeMs(dir + "/" + kFillingFile);
+  const int64_t active_age = MarkAgeMs(dir + "/" + cache::kActivityFile);
+  const int64_t filling_age = MarkAgeMs(dir + "/" + cache::kFillingFile);
   return active_age >= 0 && active_age < quiet.count() && filling_age >= 0
          && filling_age < quiet.count();
 }
@@ -87,8 +71,8 @@ bool MayBuildNow(const std::string& dir,
                  const std::function<double()>& spare_cores,
                  double min_spare,
                  std::string* why) {
-  const int64_t active_age = MarkAgeMs(dir + "/" + kActivityFile);
-  const int64_t filling_age = MarkAgeMs(dir + "/" + kFillingFile);
+  const int64_t active_age = MarkAgeMs(dir + "/" + cache::kActivityFile);
+  const int64_t filling_age = MarkAgeMs(dir + "/" + cache::kFillingFile);
   const bool pass = active_age >= 0 && active_age < quiet.count();
   const bool fill_pass = filling_age >= 0 && filling_age < quiet.count();
   const double spare = pass && fill_pass && spare_cores ? spare_cores() : 0.0;
@@ -111,8 +95,8 @@ std::chrono::milliseconds WaitForRoom(const std::string& dir,
                                       const std::function<double()>& spare_cores,
                                       double min_spare,
                                       const std::function<bool()>& give_up) {
-  const std::string active = dir + "/" + kActivityFile;
-  const std::string filling = dir + "/" + kFillingFile;
+  const std::string active = dir + "/" + cache::kActivityFile;
+  const std::string filling = dir + "/" + cache::kFillingFile;
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
     const int64_t active_age = MarkAgeMs(active);
@@ -167,4 +151,4 @@ double CpuRoom::SpareCores() {
   return spare_;
 }
 
-}  // namespace ferry::cache
+}  // namespace ferry::replica

@@ -15,7 +15,7 @@
 #include "base/result.h"
 #include "codec/compression.h"
 
-namespace ferry::cache {
+namespace ferry::replica {
 
 inline constexpr uint32_t kReplicaVersion = 1;
 inline constexpr uint32_t kReplicaHeaderBytes = 160;
@@ -104,4 +104,4 @@ struct ReplicaManifest {
   int Stage() const;
 };
 
-}  // namespace ferry::cache
+}  // namespace ferry::replica

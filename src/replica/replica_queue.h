@@ -20,29 +20,29 @@
 #include "base/result.h"
 #include "cache/config.h"
 
-namespace ferry::cache {
+namespace ferry::replica {
 
 // Queues a build of entry `key` and starts a drainer when none runs. Best effort: a failure
 // only means no background build (logged at info level).
-void RequestReplicaBuild(const Config& config, const std::string& key);
+void RequestReplicaBuild(const cache::Config& config, const std::string& key);
 
 // The queue: DIR/replica-queue, one empty file per entry KEY asked for. The drainer (the
 // `--queue` command) is replica/replica_drain.h.
-std::string QueueDir(const Config& config);
+std::string QueueDir(const cache::Config& config);
 // The keys queued now.
-std::vector<std::string> QueuedKeys(const Config& config);
+std::vector<std::string> QueuedKeys(const cache::Config& config);
 
 // The second stage's queue: DIR/replica-queue/reencode, one empty file per entry KEY whose
 // replica was relocated during a pass (stage 1) and waits to be re-encoded when the machine is
 // idle. Filled and drained by the drainer; a request outlives a drainer that was killed.
-std::string ReencodeQueueDir(const Config& config);
+std::string ReencodeQueueDir(const cache::Config& config);
 // Adds KEY (best effort: a lost request only leaves the replica at stage 1 until the next
 // build of the file).
-void RequestReencode(const Config& config, const std::string& key);
-std::vector<std::string> QueuedReencodes(const Config& config);
+void RequestReencode(const cache::Config& config, const std::string& key);
+std::vector<std::string> QueuedReencodes(const cache::Config& config);
 
 // The ferry binary that builds in the background: Config::replica_builder, else bin/ferry
 // beside the library or program this code runs in; "" when there is none.
-std::string ReplicaBuilderPath(const Config& config);
+std::string ReplicaBuilderPath(const cache::Config& config);
 
-}  // namespace ferry::cache
+}  // namespace ferry::replica

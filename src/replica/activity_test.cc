@@ -1,7 +1,7 @@
 // The activity marks: touches reach the file system at most every kTouchEveryNs, and
 // WaitForQuiet returns at once for an old or missing mark and waits while it is fresh;
 // WaitForRoom also lets a build run beside a filling pass that leaves a core idle.
-#include "cache/activity.h"
+#include "replica/activity.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,8 +13,12 @@
 
 #include "testing/testing.h"
 
-namespace ferry::cache {
+namespace ferry::replica {
 namespace {
+
+using cache::ActivityMark;
+using cache::kActivityFile;
+using cache::kFillingFile;
 
 using std::chrono::milliseconds;
 
@@ -137,4 +141,4 @@ TEST(ActivityMark, CpuRoomLeavesThisProcessOutOfTheOthersCpu) {
 }
 
 }  // namespace
-}  // namespace ferry::cache
+}  // namespace ferry::replica

@@ -1,11 +1,11 @@
-#include "cache/access_trace.h"
+#include "replica/access_trace.h"
 
 #include <algorithm>
 
 #include "base/crc32c.h"
 #include "base/endian.h"
 
-namespace ferry::cache {
+namespace ferry::replica {
 namespace {
 
 constexpr uint32_t kRecordMagic = 0x31434341;  // "ACC1" little-endian
@@ -91,4 +91,4 @@ std::vector<TraceRecord> DecodeTrace(std::span<const uint8_t> bytes, size_t* val
   return out;
 }
 
-}  // namespace ferry::cache
+}  // namespace ferry::replica
