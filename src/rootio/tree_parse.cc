@@ -280,6 +280,57 @@ class TreeParser {
     return index;
   }
 
+  // A branch's sub-branches (parsed recursively) and its leaves (new, or references to
+  // leaves parsed before).
+  Status ParseBranchChildren(int32_t index, int depth) {
+    const auto bi = static_cast<size_t>(index);
+    FERRY_TRY(ForEachInObjArray("TBranch fBranches", [&](const ObjectTag& tag, size_t) -> Status {
+      if (tag.kind == ObjectTag::Kind::kNew) {
+        FERRY_TRY(ParseBranch(tag, index, depth + 1));
+      }
+      return OkStatus();
+    }));
+    FERRY_TRY(ForEachInObjArray("TBranch fLeaves", [&](const ObjectTag& tag, size_t) -> Status {
+      int32_t leaf = -1;
+      if (tag.kind == ObjectTag::Kind::kNew) {
+        leaf = FERRY_TRY(ParseLeaf(tag, index, 0));
+      } else if (tag.kind == ObjectTag::Kind::kReference) {
+        auto it = leaf_by_tag_.find(tag.reference);
+        if (it == leaf_by_tag_.end()) {
+          return CorruptionError("leaf reference to unknown object "
+                                 + std::to_string(tag.reference));
+        }
+        leaf = it->second;
+        info_.leaves[static_cast<size_t>(leaf)].branch = index;
+      }
+      if (leaf >= 0) {
+        info_.branches[bi].leaves.push_back(leaf);
+      }
+      return OkStatus();
+    }));
+    return OkStatus();
+  }
+
+  // Baskets stored inside the TBranch object (a tree written but not flushed), by slot.
+  Status ParseEmbeddedBaskets(size_t bi, std::unordered_map<size_t, int32_t>& embedded_slot) {
+    return ForEachInObjArray("TBranch fBaskets", [&](const ObjectTag& tag, size_t slot) -> Status {
+      if (tag.kind != ObjectTag::Kind::kNew) {
+        return OkStatus();
+      }
+      if (tag.class_name != "TBasket") {
+        return CorruptionError("unexpected class " + tag.class_name + " in fBaskets");
+      }
+      Result<EmbeddedBasket> eb = ParseEmbeddedBasket();
+      if (!eb.has_value()) {
+        return std::move(eb).error().AddContext("embedded basket " + std::to_string(slot));
+      }
+      Branch& b = info_.branches[bi];
+      embedded_slot[slot] = static_cast<int32_t>(b.embedded.size());
+      b.embedded.push_back(std::move(*eb));
+      return OkStatus();
+    });
+  }
+
   Status ParseBranchBody(int32_t index, int depth) {
     Framed f = ReadFramed(c_);
     int16_t v = f.version;
@@ -331,48 +382,9 @@ class TreeParser {
       b.zip_bytes_pos = zip_bytes_pos;
       b.write_basket = write_basket;
     }
-    FERRY_TRY(ForEachInObjArray("TBranch fBranches", [&](const ObjectTag& tag, size_t) -> Status {
-      if (tag.kind == ObjectTag::Kind::kNew) {
-        FERRY_TRY(ParseBranch(tag, index, depth + 1));
-      }
-      return OkStatus();
-    }));
-    FERRY_TRY(ForEachInObjArray("TBranch fLeaves", [&](const ObjectTag& tag, size_t) -> Status {
-      int32_t leaf = -1;
-      if (tag.kind == ObjectTag::Kind::kNew) {
-        leaf = FERRY_TRY(ParseLeaf(tag, index, 0));
-      } else if (tag.kind == ObjectTag::Kind::kReference) {
-        auto it = leaf_by_tag_.find(tag.reference);
-        if (it == leaf_by_tag_.end()) {
-          return CorruptionError("leaf reference to unknown object "
-                                 + std::to_string(tag.reference));
-        }
-        leaf = it->second;
-        info_.leaves[static_cast<size_t>(leaf)].branch = index;
-      }
-      if (leaf >= 0) {
-        info_.branches[bi].leaves.push_back(leaf);
-      }
-      return OkStatus();
-    }));
+    FERRY_TRY(ParseBranchChildren(index, depth));
     std::unordered_map<size_t, int32_t> embedded_slot;
-    FERRY_TRY(
-        ForEachInObjArray("TBranch fBaskets", [&](const ObjectTag& tag, size_t slot) -> Status {
-          if (tag.kind != ObjectTag::Kind::kNew) {
-            return OkStatus();
-          }
-          if (tag.class_name != "TBasket") {
-            return CorruptionError("unexpected class " + tag.class_name + " in fBaskets");
-          }
-          Result<EmbeddedBasket> eb = ParseEmbeddedBasket();
-          if (!eb.has_value()) {
-            return std::move(eb).error().AddContext("embedded basket " + std::to_string(slot));
-          }
-          Branch& b = info_.branches[bi];
-          embedded_slot[slot] = static_cast<int32_t>(b.embedded.size());
-          b.embedded.push_back(std::move(*eb));
-          return OkStatus();
-        }));
+    FERRY_TRY(ParseEmbeddedBaskets(bi, embedded_slot));
     std::vector<int32_t> basket_bytes(static_cast<size_t>(max_baskets), 0);
     std::vector<int64_t> basket_entry(static_cast<size_t>(max_baskets), 0);
     std::vector<int64_t> basket_seek(static_cast<size_t>(max_baskets), 0);

@@ -135,6 +135,68 @@ int ProxyConfig::self_port() const {
   return port ? static_cast<int>(*port) : 0;
 }
 
+namespace {
+
+// One ferry.KEY VALUE directive into `c`; a key that is not the proxy's goes to `cache_keys`
+// (checked by the cache's own parser).
+Status ApplyKey(const std::string& key,
+                const std::string& value,
+                ProxyConfig& c,
+                std::map<std::string, std::string>& cache_keys) {
+  if (key == "origin") {
+    FERRY_TRY(AddOrigin(value, c));
+  } else if (key == "origin_inflight") {
+    c.origin_inflight = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 1, 4096)));
+  } else if (key == "origin_wait_ms") {
+    c.origin_wait_ms = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 0, 3600000)));
+  } else if (key == "self") {
+    if (!ValidHostPort(value)) {
+      return InvalidArgumentError("ferry.self '" + value + "': expected HOST:PORT");
+    }
+    c.self = value;
+  } else if (key == "redirect") {
+    c.redirect = FERRY_TRY(ParseBool(key, value));
+  } else if (key == "redirect_users") {
+    c.redirect_users = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 1, 4096)));
+  } else if (key == "access_log") {
+    c.access_log = FERRY_TRY(ParseBool(key, value));
+  } else if (key == "lookahead") {
+    c.lookahead = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 0, 64)));
+  } else if (key == "ahead_fetches") {
+    c.ahead_fetches = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 1, 256)));
+  } else if (key == "timeout") {
+    c.timeout_s = static_cast<uint16_t>(FERRY_TRY(ParseBounded(key, value, 1, 3600)));
+  } else if (key == "origin_sss") {
+    constexpr std::string_view kShared = "server:";
+    c.origin_sss_shared = value.compare(0, kShared.size(), kShared) == 0;
+    c.origin_sss = c.origin_sss_shared ? value.substr(kShared.size()) : value;
+    if (c.origin_sss.empty() || c.origin_sss[0] != '/') {
+      return InvalidArgumentError("ferry.origin_sss '" + value
+                                  + "': expected [server:]ABSOLUTE_PATH");
+    }
+  } else if (key == "origin_token" || key == "origin_x509" || key == "origin_ca_dir") {
+    if (value.empty() || value[0] != '/') {
+      std::string message = "ferry.";
+      message.append(key).append(" '").append(value).append("': expected an absolute path");
+      return InvalidArgumentError(std::move(message));
+    }
+    (key == "origin_token"  ? c.origin_token
+     : key == "origin_x509" ? c.origin_x509
+                            : c.origin_ca_dir) = value;
+  } else if (key == "origin_idle_ms") {
+    c.origin_idle_ms = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 0, 600000)));
+  } else if (key == "origin_idle_max") {
+    c.origin_idle_max = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 0, 65536)));
+  } else if (key == "status_ms") {
+    c.status_ms = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 10, 60000)));
+  } else {
+    cache_keys[key] = value;  // validated by the cache's own parser below
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
   ProxyConfig c;
   std::map<std::string, std::string> cache_keys;
@@ -155,55 +217,7 @@ Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
     while (words >> word) {
       value += value.empty() ? word : " " + word;
     }
-    if (key == "origin") {
-      FERRY_TRY(AddOrigin(value, c));
-    } else if (key == "origin_inflight") {
-      c.origin_inflight = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 1, 4096)));
-    } else if (key == "origin_wait_ms") {
-      c.origin_wait_ms = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 0, 3600000)));
-    } else if (key == "self") {
-      if (!ValidHostPort(value)) {
-        return InvalidArgumentError("ferry.self '" + value + "': expected HOST:PORT");
-      }
-      c.self = value;
-    } else if (key == "redirect") {
-      c.redirect = FERRY_TRY(ParseBool(key, value));
-    } else if (key == "redirect_users") {
-      c.redirect_users = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 1, 4096)));
-    } else if (key == "access_log") {
-      c.access_log = FERRY_TRY(ParseBool(key, value));
-    } else if (key == "lookahead") {
-      c.lookahead = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 0, 64)));
-    } else if (key == "ahead_fetches") {
-      c.ahead_fetches = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 1, 256)));
-    } else if (key == "timeout") {
-      c.timeout_s = static_cast<uint16_t>(FERRY_TRY(ParseBounded(key, value, 1, 3600)));
-    } else if (key == "origin_sss") {
-      constexpr std::string_view kShared = "server:";
-      c.origin_sss_shared = value.compare(0, kShared.size(), kShared) == 0;
-      c.origin_sss = c.origin_sss_shared ? value.substr(kShared.size()) : value;
-      if (c.origin_sss.empty() || c.origin_sss[0] != '/') {
-        return InvalidArgumentError("ferry.origin_sss '" + value
-                                    + "': expected [server:]ABSOLUTE_PATH");
-      }
-    } else if (key == "origin_token" || key == "origin_x509" || key == "origin_ca_dir") {
-      if (value.empty() || value[0] != '/') {
-        std::string message = "ferry.";
-        message.append(key).append(" '").append(value).append("': expected an absolute path");
-        return InvalidArgumentError(std::move(message));
-      }
-      (key == "origin_token"  ? c.origin_token
-       : key == "origin_x509" ? c.origin_x509
-                              : c.origin_ca_dir) = value;
-    } else if (key == "origin_idle_ms") {
-      c.origin_idle_ms = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 0, 600000)));
-    } else if (key == "origin_idle_max") {
-      c.origin_idle_max = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 0, 65536)));
-    } else if (key == "status_ms") {
-      c.status_ms = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 10, 60000)));
-    } else {
-      cache_keys[key] = value;  // validated by the cache's own parser below
-    }
+    FERRY_TRY(ApplyKey(key, value, c, cache_keys));
   }
   // A proxy serves many files at once: more workers (asynchronous reads of different files run
   // on them concurrently) than a client needs. One origin channel: every file's fetches share
