@@ -30,8 +30,9 @@
 #include "rootio/rntuple_page.h"
 #include "rootio/root_file.h"
 #include "rootio/tree_parse.h"
-#include "rootwrite/overlay.h"
+#include "rootwrite/overlay_writer.h"
 #include "rootwrite/rntuple_overlay.h"
+#include "rootwrite/tree_overlay.h"
 
 namespace ferry::replica {
 
@@ -235,17 +236,16 @@ class Builder {
   // WriteOnce's steps. The trees that get a basket, as used_trees_; per tree of trees_, its
   // index in the manifest (-1: not used).
   std::vector<int64_t> ChooseUsedTrees();
-  // The writer of the file's format with the used objects added (`slots`: the TTree records'
-  // slot sizes, empty for the default).
-  Result<std::unique_ptr<rootwrite::UnitOverlayWriter>> MakeWriter(
-      const std::vector<uint64_t>& slots);
+  // The writer of the file's format with the used objects added (`slots`: the room of each
+  // one's records, empty for the defaults).
+  std::unique_ptr<rootwrite::OverlayWriter> MakeWriter(const std::vector<uint64_t>& slots);
   // Hot basket i as manifest tree `tree` appended to out: the previous replica's extent copied
   // (after its CRC check), else re-encoded from the byte tier; an error when neither holds it.
-  Result<rootwrite::MovedBasket> PlaceBasket(rootwrite::UnitOverlayWriter& w,
-                                             size_t i,
-                                             uint32_t tree,
-                                             ByteVector& out,
-                                             std::vector<uint8_t>& record);
+  Result<rootwrite::MovedUnit> PlaceBasket(rootwrite::OverlayWriter& w,
+                                           size_t i,
+                                           uint32_t tree,
+                                           ByteVector& out,
+                                           std::vector<uint8_t>& record);
   // The overlay's patches and records, and the branches that got baskets, into next_.
   void AdoptOverlay(const rootwrite::Overlay& overlay,
                     const std::set<std::pair<uint32_t, int32_t>>& branches);
@@ -772,25 +772,25 @@ std::vector<int64_t> Builder::ChooseUsedTrees() {
   return tree_of;
 }
 
-Result<rootwrite::MovedBasket> Builder::PlaceBasket(rootwrite::UnitOverlayWriter& w,
-                                                    size_t i,
-                                                    uint32_t tree,
-                                                    ByteVector& out,
-                                                    std::vector<uint8_t>& record) {
+Result<rootwrite::MovedUnit> Builder::PlaceBasket(rootwrite::OverlayWriter& w,
+                                                  size_t i,
+                                                  uint32_t tree,
+                                                  ByteVector& out,
+                                                  std::vector<uint8_t>& record) {
   const Basket& x = baskets_[i];
   const ReplicaExtent* e = PreviousExtent(i);
   if (e != nullptr && !Fresh(i) && ReadPrevious(*e, record)) {
     // Already in the replica in the form this stage wants: copied as it is.
     auto moved = e->as_stored
-                     ? w.AddStoredBasket(tree, x.branch, x.basket, record, &out)
-                     : w.AddEncodedBasket(tree, x.branch, x.basket, record, e->setting, &out);
+                     ? w.AddStoredUnit(tree, x.branch, x.basket, record, &out)
+                     : w.AddEncodedUnit(tree, x.branch, x.basket, record, e->setting, &out);
     if (moved) {
       return moved;
     }
   }
   if (ReadStored(i, record)) {
-    auto moved = reencode_ ? w.AddBasket(tree, x.branch, x.basket, record, &out)
-                           : w.AddStoredBasket(tree, x.branch, x.basket, record, &out);
+    auto moved = reencode_ ? w.AddUnit(tree, x.branch, x.basket, record, &out)
+                           : w.AddStoredUnit(tree, x.branch, x.basket, record, &out);
     r_.new_baskets += moved ? 1u : 0u;
     return moved;
   }
@@ -805,7 +805,7 @@ void Builder::AdoptOverlay(const rootwrite::Overlay& overlay,
   for (const rootwrite::PlacedRecord& rec : overlay.records) {
     next_.records.push_back({rec.offset, rec.slot_bytes, {rec.record.begin(), rec.record.end()}});
   }
-  next_.baskets_begin = overlay.baskets_begin;
+  next_.baskets_begin = overlay.units_begin;
   next_.virtual_size = overlay.virtual_size;
   std::set<std::pair<uint32_t, std::string>> named;
   for (const auto& [t, b] : branches) {
@@ -818,21 +818,25 @@ void Builder::AdoptOverlay(const rootwrite::Overlay& overlay,
   }
 }
 
-Result<std::unique_ptr<rootwrite::UnitOverlayWriter>> Builder::MakeWriter(
-    const std::vector<uint64_t>& slots) {
+std::unique_ptr<rootwrite::OverlayWriter> Builder::MakeWriter(const std::vector<uint64_t>& slots) {
+  std::unique_ptr<rootwrite::OverlayFormat> format;
   if (!rntuples_.empty()) {
-    auto w = std::make_unique<rootwrite::RntupleOverlayWriter>(entry_.size(), plan_.dense);
+    std::vector<rootwrite::RntupleRecordSource> ntuples;
     for (uint32_t t : used_trees_) {
-      w->AddRntuple(rntuples_[t]);
+      ntuples.push_back(rntuples_[t]);
     }
-    return std::unique_ptr<rootwrite::UnitOverlayWriter>(std::move(w));
+    format = rootwrite::MakeRntupleOverlay(std::move(ntuples));
+  } else {
+    std::vector<rootwrite::TreeRecordSource> trees;
+    for (uint32_t t : used_trees_) {
+      trees.push_back(trees_[t]);
+    }
+    format = rootwrite::MakeTreeOverlay(std::move(trees));
   }
-  auto w = std::make_unique<rootwrite::OverlayWriter>(entry_.size(), plan_.dense);
-  for (size_t k = 0; k < used_trees_.size(); ++k) {
-    const rootwrite::TreeRecordSource& s = trees_[used_trees_[k]];
-    FERRY_TRY(w->AddTree(s.record, s.info, s.entry_offset, s.entry, slots.empty() ? 0 : slots[k]));
-  }
-  return std::unique_ptr<rootwrite::UnitOverlayWriter>(std::move(w));
+  auto w =
+      std::make_unique<rootwrite::OverlayWriter>(entry_.size(), plan_.dense, std::move(format));
+  w->set_record_bytes(slots);
+  return w;
 }
 
 Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64_t>* need) {
@@ -840,15 +844,15 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
   next_.generation = previous_ ? previous_->generation + 1 : 1;
   // Only trees that get a basket are relocated; writer tree k = manifest tree k.
   const std::vector<int64_t> tree_of = ChooseUsedTrees();
-  std::unique_ptr<rootwrite::UnitOverlayWriter> writer = FERRY_TRY(MakeWriter(slots));
-  rootwrite::UnitOverlayWriter& w = *writer;
+  std::unique_ptr<rootwrite::OverlayWriter> writer = MakeWriter(slots);
+  rootwrite::OverlayWriter& w = *writer;
   w.set_encodings(plan_.candidates, [this](uint64_t raw, std::span<const uint64_t> stored) {
     return plan_.Choose(raw, stored);
   });
   for (uint32_t t : used_trees_) {
     next_.trees.push_back(ObjectPath(t));
   }
-  w.Start();
+  FERRY_TRY(w.Start());
   const std::string data_path = paths_.replica_data(next_.generation);
   Fd data = FERRY_TRY(OpenCacheFile(data_path, O_WRONLY | O_TRUNC));
   ByteVector out;
@@ -863,7 +867,7 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
     const auto tree = static_cast<uint32_t>(tree_of[x.tree]);
     branches.insert({tree, x.branch});
     const size_t at = out.size();
-    Result<rootwrite::MovedBasket> moved = PlaceBasket(w, i, tree, out, record);
+    Result<rootwrite::MovedUnit> moved = PlaceBasket(w, i, tree, out, record);
     if (!moved) {
       r_.missing_baskets += 1;  // not held whole (or damaged): stays where it is
       out.resize(at);
@@ -896,10 +900,9 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
   FERRY_TRY(src_.ReadAt(0, head));
   auto overlay = w.Finish(head);
   if (!overlay) {
-    auto* trees = dynamic_cast<rootwrite::OverlayWriter*>(writer.get());
-    if (overlay.error().code() == ErrorCode::kNoSpace && trees != nullptr) {
+    if (overlay.error().code() == ErrorCode::kNoSpace) {
       for (size_t k = 0; k < used_trees_.size(); ++k) {
-        need->push_back(trees->needed_slot_bytes(static_cast<uint32_t>(k)));
+        need->push_back(w.needed_record_bytes(static_cast<uint32_t>(k)));
       }
     }
     return std::move(overlay).error();

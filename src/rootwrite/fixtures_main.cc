@@ -1,8 +1,8 @@
 // rootwrite_fixtures OUTDIR [ROOT_DATA_DIR]: writes the files the jsroot cross-check reads (one
 // per codec, the big form, fixed clusters, two trees in one file) and, as the replica tier serves
-// them, relocated copies (every basket re-encoded and moved, rootwrite/overlay.h) of those and of
-// the real files in ROOT_DATA_DIR; and the sample RNTuple under every codec in OUTDIR/rntuple,
-// with relocated copies (every page moved, rootwrite/rntuple_overlay.h).
+// them, relocated copies (every basket re-encoded and moved, rootwrite/overlay_writer.h) of those
+// and of the real files in ROOT_DATA_DIR; and the sample RNTuple under every codec in
+// OUTDIR/rntuple, with relocated copies (every page moved).
 // Test support; prints the file names.
 //
 // rootwrite_fixtures --relocate-rntuples FILE OUTDIR: OUTDIR/relocated-NAME, FILE's RNTuples
@@ -20,8 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "rootwrite/overlay.h"
-#include "rootwrite/rntuple_overlay.h"
+#include "rootwrite/overlay_writer.h"
 #include "rootwrite/sample_rntuple.h"
 #include "rootwrite/sample_tree.h"
 
@@ -32,27 +31,17 @@ std::vector<uint8_t> ReadFile(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// A file's bytes, relocated (TTree baskets or RNTuple pages) with a setting.
-using Relocate = ferry::Result<std::vector<uint8_t>> (*)(std::span<const uint8_t>,
-                                                         const ferry::codec::Setting&);
-
-ferry::Result<std::vector<uint8_t>> RelocateTrees(std::span<const uint8_t> file,
-                                                  const ferry::codec::Setting& setting) {
-  return ferry::rootwrite::RelocateInMemory(file, setting);
-}
-
-// Writes OUT/relocated-NAME for every path; the codec rotates so each one is exercised.
-bool WriteRelocated(const std::vector<std::string>& paths,
-                    const std::string& dir,
-                    Relocate relocate = RelocateTrees) {
+// Writes OUT/relocated-NAME for every path (its TTrees' baskets moved, or its RNTuples' pages
+// when it has no TTree); the codec rotates so each one is exercised.
+bool WriteRelocated(const std::vector<std::string>& paths, const std::string& dir) {
   const char* codecs[] = {"zstd:3", "lz4", "none"};
   size_t n = 0;
   for (const std::string& path : paths) {
     const auto setting = ferry::codec::Setting::Parse(codecs[n++ % 3]).value();
-    auto virt = relocate(ReadFile(path), setting);
+    auto virt = ferry::rootwrite::RelocateInMemory(ReadFile(path), setting);
     if (!virt.has_value()) {
       if (virt.error().code() == ferry::ErrorCode::kNotFound) {
-        continue;  // no tree
+        continue;  // no TTree, no RNTuple
       }
       std::fprintf(stderr, "rootwrite_fixtures: relocating %s: %s\n", path.c_str(),
                    virt.error().ToString().c_str());
@@ -97,7 +86,7 @@ int main(int argc, char** argv) {
   }
   if (argc == 4 && std::string(argv[1]) == "--relocate-rntuples") {
     // --relocate-rntuples FILE OUTDIR: OUTDIR/relocated-NAME, every page moved.
-    return WriteRelocated({argv[2]}, argv[3], ferry::rootwrite::RelocateRntuplesInMemory) ? 0 : 1;
+    return WriteRelocated({argv[2]}, argv[3]) ? 0 : 1;
   }
   if (argc != 2 && argc != 3) {
     std::fprintf(stderr, "usage: rootwrite_fixtures OUTDIR [ROOT_DATA_DIR]\n");
@@ -149,7 +138,7 @@ int main(int argc, char** argv) {
     std::printf("%s\n", path.c_str());
   }
   // As the replica tier serves them: every page re-encoded and moved.
-  if (!WriteRelocated(rntuples, dir + "/rntuple", ferry::rootwrite::RelocateRntuplesInMemory)) {
+  if (!WriteRelocated(rntuples, dir + "/rntuple")) {
     return 1;
   }
   if (argc == 3) {

@@ -12,7 +12,7 @@
 #include "io/local_source.h"
 #include "rootio/file_header.h"
 #include "rootio/root_file.h"
-#include "rootwrite/overlay.h"
+#include "rootwrite/overlay_writer.h"
 #include "testing/testing.h"
 
 namespace ferry::rootwrite {
@@ -118,7 +118,7 @@ TEST(Relocate, PartOfTheBranchesMovedReadsTheSame) {
   const Read want = ReadEverything(original);
   size_t n = 0;
   auto virt = RelocateInMemory(original, codec::Setting::Parse("zstd:1").value(),
-                               [&](const std::string&, const rootio::Branch&) {
+                               [&](const std::string&, const std::string&) {
                                  return (n++ % 3) == 0;  // every third branch
                                });
   ASSERT_TRUE(virt.has_value()) << virt.error().ToString();
@@ -222,7 +222,7 @@ TEST(Relocate, ReencodedBasketKeepsItsKeyHeader) {
   ASSERT_TRUE(size.has_value()) << size.error().ToString();
   EXPECT_EQ(out.size(), 1 + *size);
   EXPECT_EQ(out[0], 0xAB);
-  const uint16_t keylen = LoadBE<uint16_t>(record.data() + 14);
+  const auto keylen = LoadBE<uint16_t>(record.data() + 14);
   // fNbytes changes; fVersion, fObjlen, fDatime, fKeylen, fCycle stay.
   EXPECT_EQ(LoadBE<int32_t>(out.data() + 1), static_cast<int32_t>(*size));
   EXPECT_TRUE(std::equal(record.begin() + 4, record.begin() + 18, out.begin() + 5));

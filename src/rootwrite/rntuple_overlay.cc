@@ -98,113 +98,175 @@ Result<RntupleRecordSource> LoadRntupleRecord(const rootio::RootFile& f, const s
   return s;
 }
 
-uint32_t RntupleOverlayWriter::AddRntuple(RntupleRecordSource source) {
-  NtupleState n;
-  n.pages = source.pages();
-  n.moved.resize(n.pages.size());
-  for (size_t c = 0; c < n.pages.size(); ++c) {
-    n.moved[c].resize(n.pages[c].size());
+namespace {
+
+// The unit tables and messages are short and stay in the class; what writes bytes follows it.
+class RntupleOverlay final : public OverlayFormat {
+ public:
+  explicit RntupleOverlay(std::vector<RntupleRecordSource> ntuples);
+
+  uint32_t dataset_count() const override { return static_cast<uint32_t>(ntuples_.size()); }
+  const std::string& dataset_path(uint32_t dataset) const override {
+    return ntuples_[dataset].src.path;
   }
-  n.src = std::move(source);
-  ntuples_.push_back(std::move(n));
-  return static_cast<uint32_t>(ntuples_.size() - 1);
+  std::string column_name(uint32_t dataset, int32_t column) const override {
+    return ntuples_[dataset].src.column_fields[static_cast<size_t>(column)];
+  }
+  std::vector<SourceUnit> Units(uint32_t dataset) const override;
+  Result<SourceUnit> FindUnit(uint32_t dataset, int32_t column, int32_t unit) const override {
+    const NtupleState& n = ntuples_[dataset];
+    if (column < 0 || unit < 0 || static_cast<size_t>(column) >= n.pages.size()
+        || static_cast<size_t>(unit) >= n.pages[static_cast<size_t>(column)].size()) {
+      return InvalidArgumentError("RNTuple page named out of range");
+    }
+    return UnitOf(dataset, static_cast<size_t>(column), static_cast<size_t>(unit));
+  }
+  std::string UnitName(const SourceUnit& u) const override {
+    return "RNTuple '" + ntuples_[u.dataset].src.path + "' column " + std::to_string(u.column)
+           + " page " + std::to_string(u.unit);
+  }
+
+  // In the order the writer asks: at Start, for each unit, at Finish.
+  // Uncompressed envelopes with fixed-width locators: their sizes do not depend on where the
+  // pages go, so the room is exactly what the records take.
+  Result<uint64_t> RecordBytes(uint32_t dataset,
+                               uint64_t /*original_size*/,
+                               const codec::Setting& /*setting*/) override {
+    const NtupleState& n = ntuples_[dataset];
+    uint64_t bytes = n.anchor_bytes + n.src.footer.size();
+    for (uint64_t list : n.page_list_bytes) {
+      bytes += list;
+    }
+    return bytes;
+  }
+  // Corruption for a page that does not check or decompress.
+  Result<EncodedUnit> Reencode(const SourceUnit& u,
+                               std::span<const uint8_t> stored,
+                               const Encodings& encodings,
+                               uint64_t at,
+                               ByteVector* out) override;
+  Status Reseat(const SourceUnit& u, std::span<uint8_t> placed, uint64_t /*at*/) const override {
+    // A page does not name its place (the page list does): only its size is checked.
+    if (u.page_checksum && placed.size() < rootio::kPageChecksumSize) {
+      return InvalidArgumentError("re-encoded page shorter than its checksum");
+    }
+    return OkStatus();
+  }
+  Result<codec::Setting> StoredSetting(const SourceUnit& u,
+                                       std::span<const uint8_t> stored) const override {
+    // A page that did not shrink is stored raw.
+    const uint64_t size = PageOf(u).locator.size;
+    return codec::Setting{
+        size == u.raw_bytes ? codec::Algorithm::kNone : codec::DetectAlgorithm(stored.first(size)),
+        0};
+  }
+  // InvalidArgument when a column range moved only in part, or in part as stored. The room is
+  // what RecordBytes said (a larger one leaves zeros after the page lists).
+  Result<DatasetRecords> Records(uint32_t dataset,
+                                 uint64_t at,
+                                 uint64_t /*room*/,
+                                 std::span<const UnitMove> moves,
+                                 const codec::Setting& setting) override;
+
+ private:
+  struct NtupleState {
+    RntupleRecordSource src;
+    std::vector<std::vector<RntupleRecordSource::PageRef>> pages;  // per column, by ordinal
+    // The records' sizes as placed: the anchor, the page lists (their original sizes).
+    uint64_t anchor_bytes = 0;
+    std::vector<uint64_t> page_list_bytes;
+  };
+
+  const rootio::PageInfo& PageOf(const SourceUnit& u) const {
+    const NtupleState& n = ntuples_[u.dataset];
+    return n.src.Page(n.pages[static_cast<size_t>(u.column)][static_cast<size_t>(u.unit)]);
+  }
+  SourceUnit UnitOf(uint32_t ntuple, size_t column, size_t ordinal) const;
+  // The page lists with the moved pages' locators and the range's compression field.
+  Result<std::vector<std::vector<uint8_t>>> NewPageLists(const NtupleState& n,
+                                                         std::span<const UnitMove> moves,
+                                                         const codec::Setting& setting) const;
+  // The anchor's new record at `anchor_at` (key header + patched object) and the keys-list
+  // patch, for a footer of `footer_bytes` at `footer_at`.
+  Result<std::pair<std::vector<uint8_t>, Patch>> AnchorRecord(const NtupleState& n,
+                                                              uint64_t anchor_at,
+                                                              uint64_t footer_at,
+                                                              uint64_t footer_bytes) const;
+
+  std::vector<NtupleState> ntuples_;
+  ByteVector raw_;
+  ByteVector candidate_;
+  ByteVector scratch_;
+};
+
+RntupleOverlay::RntupleOverlay(std::vector<RntupleRecordSource> ntuples) {
+  for (RntupleRecordSource& source : ntuples) {
+    NtupleState& n = ntuples_.emplace_back();
+    n.pages = source.pages();
+    n.anchor_bytes = source.anchor_key.size() + source.anchor_payload.size();
+    for (const rootio::PageList& list : source.page_lists) {
+      n.page_list_bytes.push_back(SerializePageList(list).size());
+    }
+    n.src = std::move(source);
+  }
 }
 
-void RntupleOverlayWriter::Start() {
-  // Uncompressed envelopes with fixed-width locators: their sizes do not depend on where the
-  // pages go, so the records can be laid out before any page is placed.
-  uint64_t at = original_size_;
-  for (NtupleState& n : ntuples_) {
-    n.anchor_at = at;
-    at += n.src.anchor_key.size() + n.src.anchor_payload.size();
-    n.footer_at = at;
-    at += n.src.footer.size();
-    n.page_list_at.clear();
-    for (const rootio::PageList& list : n.src.page_lists) {
-      n.page_list_at.push_back(at);
-      at += SerializePageList(list).size();
+SourceUnit RntupleOverlay::UnitOf(uint32_t ntuple, size_t column, size_t ordinal) const {
+  const NtupleState& n = ntuples_[ntuple];
+  const RntupleRecordSource::PageRef& ref = n.pages[column][ordinal];
+  const rootio::PageInfo& page = n.src.Page(ref);
+  SourceUnit u;
+  u.dataset = ntuple;
+  u.column = static_cast<int32_t>(column);
+  u.unit = static_cast<int32_t>(ordinal);
+  u.offset = page.locator.offset;
+  u.bytes = page.stored_bytes();
+  u.page = true;
+  u.page_checksum = page.has_checksum;
+  u.raw_bytes =
+      static_cast<uint32_t>(rootio::PageLength(page.elements, n.src.columns[ref.column].bits));
+  return u;
+}
+
+std::vector<SourceUnit> RntupleOverlay::Units(uint32_t dataset) const {
+  std::vector<SourceUnit> out;
+  const NtupleState& n = ntuples_[dataset];
+  for (size_t c = 0; c < n.pages.size(); ++c) {
+    for (size_t k = 0; k < n.pages[c].size(); ++k) {
+      out.push_back(UnitOf(dataset, c, k));
     }
   }
-  pages_begin_ = at;
-  end_ = at;
-  started_ = true;
+  return out;
 }
 
-Result<const RntupleRecordSource::PageRef*> RntupleOverlayWriter::Claim(uint32_t ntuple,
-                                                                        int32_t column,
-                                                                        int32_t ordinal) const {
-  if (!started_ || ntuple >= ntuples_.size() || column < 0 || ordinal < 0) {
-    return InvalidArgumentError("RNTuple page named out of range");
-  }
-  const NtupleState& n = ntuples_[ntuple];
-  const auto c = static_cast<size_t>(column);
-  const auto k = static_cast<size_t>(ordinal);
-  if (c >= n.pages.size() || k >= n.pages[c].size()) {
-    return InvalidArgumentError("RNTuple page named out of range");
-  }
-  if (n.moved[c][k].offset != 0) {
-    return InvalidArgumentError("RNTuple page added twice");
-  }
-  return &n.pages[c][k];
-}
-
-MovedBasket RntupleOverlayWriter::Place(
-    uint32_t ntuple, int32_t column, int32_t ordinal, uint64_t size, bool sum) {
-  NtupleState& n = ntuples_[ntuple];
-  const auto c = static_cast<size_t>(column);
-  const auto k = static_cast<size_t>(ordinal);
-  const rootio::PageInfo& page = n.src.Page(n.pages[c][k]);
-  const uint64_t bytes = size + (sum ? rootio::kPageChecksumSize : 0);
-  n.moved[c][k] = {end_, size};
-  MovedBasket m;
-  m.tree = ntuple;
-  m.branch = column;
-  m.basket = ordinal;
-  m.offset = end_;
-  m.bytes = static_cast<uint32_t>(bytes);
-  m.original_offset = page.locator.offset;
-  m.original_bytes = static_cast<uint32_t>(page.stored_bytes());
-  m.page = true;
-  m.page_checksum = page.has_checksum;
-  m.raw_bytes = static_cast<uint32_t>(
-      rootio::PageLength(page.elements, n.src.columns[n.pages[c][k].column].bits));
-  end_ += bytes;
-  return m;
-}
-
-Result<MovedBasket> RntupleOverlayWriter::AddBasket(uint32_t ntuple,
-                                                    int32_t column,
-                                                    int32_t ordinal,
-                                                    std::span<const uint8_t> stored,
-                                                    ByteVector* out) {
-  const RntupleRecordSource::PageRef* ref = FERRY_TRY(Claim(ntuple, column, ordinal));
-  const RntupleRecordSource& src = ntuples_[ntuple].src;
-  const rootio::PageInfo& page = src.Page(*ref);
-  const rootio::ColumnRecord& record = src.columns[ref->column];
-  const std::string what = "RNTuple '" + src.path + "' column " + std::to_string(ref->column)
-                           + " page " + std::to_string(ordinal);
-  if (stored.size() != page.stored_bytes() || page.stored_bytes() > UINT32_MAX) {
-    return InvalidArgumentError(what + ": " + std::to_string(stored.size())
-                                + " bytes given, the page list says "
-                                + std::to_string(page.stored_bytes()));
-  }
+Result<EncodedUnit> RntupleOverlay::Reencode(const SourceUnit& u,
+                                             std::span<const uint8_t> stored,
+                                             const Encodings& encodings,
+                                             uint64_t /*at*/,
+                                             ByteVector* out) {
+  const NtupleState& n = ntuples_[u.dataset];
+  const rootio::PageInfo& page = PageOf(u);
+  const rootio::ColumnRecord& record =
+      n.src.columns[n.pages[static_cast<size_t>(u.column)][static_cast<size_t>(u.unit)].column];
+  const std::string what = UnitName(u);
   auto raw = FERRY_TRY(rootio::UnpackPage(stored, page, record, what, &scratch_));
   raw_.assign(raw.begin(), raw.end());
   // Every candidate's sealed page; the chooser sees their sizes without the checksum.
-  std::vector<ByteVector> sealed(candidates_.size());
-  std::vector<uint64_t> sizes(candidates_.size());
+  const std::vector<codec::Setting>& candidates = encodings.candidates;
+  std::vector<ByteVector> sealed(candidates.size());
+  std::vector<uint64_t> sizes(candidates.size());
   const size_t sum = page.has_checksum ? rootio::kPageChecksumSize : 0;
-  for (size_t i = 0; i < candidates_.size(); ++i) {
-    FERRY_TRY(SealPage(candidates_[i], raw_, page.has_checksum, &scratch_, &sealed[i]));
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    FERRY_TRY(SealPage(candidates[i], raw_, page.has_checksum, &scratch_, &sealed[i]));
     sizes[i] = sealed[i].size() - sum;
   }
-  const size_t chosen = chooser_ ? chooser_(raw_.size(), sizes) : 0;
-  if (chosen >= candidates_.size()) {
+  const size_t chosen = encodings.choose ? encodings.choose(raw_.size(), sizes) : 0;
+  if (chosen >= candidates.size()) {
     return InvalidArgumentError("the encoding chooser picked no candidate");
   }
   const ByteVector& bytes = sealed[chosen];
   // What a reader will decode must be what the original held.
-  if (sizes[chosen] != raw_.size()) {
+  if (encodings.verify && sizes[chosen] != raw_.size()) {
     FERRY_TRY(rootio::DecodePayload(std::span<const uint8_t>(bytes).first(sizes[chosen]),
                                     static_cast<int32_t>(raw_.size()), &candidate_));
     if (candidate_.size() != raw_.size()
@@ -213,78 +275,42 @@ Result<MovedBasket> RntupleOverlayWriter::AddBasket(uint32_t ntuple,
     }
   }
   out->insert(out->end(), bytes.begin(), bytes.end());
-  MovedBasket m = Place(ntuple, column, ordinal, sizes[chosen], page.has_checksum);
-  m.setting = sizes[chosen] == raw_.size() ? codec::Setting{codec::Algorithm::kNone, 0}
-                                           : candidates_[chosen];
-  return m;
+  // A page that did not shrink is stored raw.
+  return EncodedUnit{bytes.size(), sizes[chosen] == raw_.size()
+                                       ? codec::Setting{codec::Algorithm::kNone, 0}
+                                       : candidates[chosen]};
 }
 
-Result<MovedBasket> RntupleOverlayWriter::AddEncodedBasket(uint32_t ntuple,
-                                                           int32_t column,
-                                                           int32_t ordinal,
-                                                           std::span<const uint8_t> encoded,
-                                                           const codec::Setting& setting,
-                                                           ByteVector* out) {
-  const RntupleRecordSource::PageRef* ref = FERRY_TRY(Claim(ntuple, column, ordinal));
-  const rootio::PageInfo& page = ntuples_[ntuple].src.Page(*ref);
-  const size_t sum = page.has_checksum ? rootio::kPageChecksumSize : 0;
-  if (encoded.size() < sum) {
-    return InvalidArgumentError("re-encoded page shorter than its checksum");
+Result<std::vector<std::vector<uint8_t>>> RntupleOverlay::NewPageLists(
+    const NtupleState& n, std::span<const UnitMove> moves, const codec::Setting& setting) const {
+  // Per column, per ordinal: the page's move, if it moved.
+  std::vector<std::vector<const UnitMove*>> moved(n.pages.size());
+  for (size_t c = 0; c < n.pages.size(); ++c) {
+    moved[c].assign(n.pages[c].size(), nullptr);
   }
-  out->insert(out->end(), encoded.begin(), encoded.end());
-  MovedBasket m = Place(ntuple, column, ordinal, encoded.size() - sum, page.has_checksum);
-  m.setting = setting;
-  return m;
-}
-
-Result<MovedBasket> RntupleOverlayWriter::AddStoredBasket(uint32_t ntuple,
-                                                          int32_t column,
-                                                          int32_t ordinal,
-                                                          std::span<const uint8_t> stored,
-                                                          ByteVector* out) {
-  const RntupleRecordSource::PageRef* ref = FERRY_TRY(Claim(ntuple, column, ordinal));
-  const rootio::PageInfo& page = ntuples_[ntuple].src.Page(*ref);
-  if (stored.size() != page.stored_bytes()) {
-    return InvalidArgumentError("RNTuple page of " + std::to_string(stored.size())
-                                + " bytes, the page list says "
-                                + std::to_string(page.stored_bytes()));
+  for (const UnitMove& m : moves) {
+    moved[static_cast<size_t>(m.column)][static_cast<size_t>(m.unit)] = &m;
   }
-  out->insert(out->end(), stored.begin(), stored.end());
-  MovedBasket m = Place(ntuple, column, ordinal, page.locator.size, page.has_checksum);
-  ntuples_[ntuple].moved[static_cast<size_t>(column)][static_cast<size_t>(ordinal)].as_stored =
-      true;
-  // The original's codec, for the report: a page that did not shrink is stored raw.
-  m.setting = {page.locator.size == m.raw_bytes
-                   ? codec::Algorithm::kNone
-                   : codec::DetectAlgorithm(stored.first(page.locator.size)),
-               0};
-  m.as_stored = true;
-  return m;
-}
-
-Result<std::vector<std::vector<uint8_t>>> RntupleOverlayWriter::NewPageLists(
-    const NtupleState& n) const {
   std::vector<rootio::PageList> lists = n.src.page_lists;
-  // Per (group, cluster, column): pages moved.
   for (size_t col = 0; col < n.pages.size(); ++col) {
     for (size_t k = 0; k < n.pages[col].size(); ++k) {
       const RntupleRecordSource::PageRef& ref = n.pages[col][k];
       rootio::ColumnPages& range = lists[ref.group].clusters[ref.cluster].columns[ref.column];
-      const Moved& m = n.moved[col][k];
-      const bool moved = m.offset != 0;
-      const bool first = ref.page == 0;
+      const UnitMove* m = moved[col][k];
       // A range moves whole: its first page decides, the others must agree.
-      const Moved& head = n.moved[col][k - ref.page];
-      const bool range_moved = head.offset != 0;
-      if (moved != range_moved || (moved && m.as_stored != head.as_stored)) {
+      const UnitMove* head = moved[col][k - ref.page];
+      if ((m != nullptr) != (head != nullptr)
+          || (m != nullptr && m->as_stored != head->as_stored)) {
         return InvalidArgumentError("RNTuple '" + n.src.path + "' column " + std::to_string(col)
                                     + ": a cluster's pages moved in part");
       }
-      if (moved) {
-        range.pages[ref.page].locator = {m.offset, m.size};
+      if (m != nullptr) {
+        rootio::PageInfo& page = range.pages[ref.page];
+        const uint64_t sum = page.has_checksum ? rootio::kPageChecksumSize : 0;
+        page.locator = {m->offset, m->bytes - sum};
         // Pages as stored keep the original's codec, and so the range's field.
-        if (first && !m.as_stored) {
-          range.compression = RootCompression(setting_);
+        if (ref.page == 0 && !m->as_stored) {
+          range.compression = RootCompression(setting);
         }
       }
     }
@@ -297,8 +323,8 @@ Result<std::vector<std::vector<uint8_t>>> RntupleOverlayWriter::NewPageLists(
   return out;
 }
 
-Result<std::pair<std::vector<uint8_t>, Patch>> RntupleOverlayWriter::AnchorRecord(
-    const NtupleState& n, uint64_t footer_bytes) const {
+Result<std::pair<std::vector<uint8_t>, Patch>> RntupleOverlay::AnchorRecord(
+    const NtupleState& n, uint64_t anchor_at, uint64_t footer_at, uint64_t footer_bytes) const {
   using L = rootio::AnchorLayout;
   // The footer's fields, in place in the original object (big-endian, as streamed); the
   // checksum, in the last 8 bytes, covers everything from the epoch on.
@@ -308,88 +334,73 @@ Result<std::pair<std::vector<uint8_t>, Patch>> RntupleOverlayWriter::AnchorRecor
   record.insert(record.end(), n.src.anchor_payload.begin(), n.src.anchor_payload.end());
   uint8_t* obj = record.data() + n.src.anchor_key.size();
   const size_t size = n.src.anchor_payload.size();
-  StoreBE<uint64_t>(obj + kSeekFooterAt, n.footer_at);
+  StoreBE<uint64_t>(obj + kSeekFooterAt, footer_at);
   StoreBE<uint64_t>(obj + kSeekFooterAt + 8, footer_bytes);
   StoreBE<uint64_t>(obj + kSeekFooterAt + 16, footer_bytes);
   StoreBE<uint64_t>(
       obj + size - L::kChecksumSize,
       hash::Xxh3(obj + L::kChecksummedBegin, size - L::kChecksummedBegin - L::kChecksumSize));
   // Stored uncompressed: fObjlen stays, fNbytes is the record's size.
-  Patch entry = FERRY_TRY_CTX(MoveKey(record, n.src.entry, n.src.entry_offset, n.anchor_at),
+  Patch entry = FERRY_TRY_CTX(MoveKey(record, n.src.entry, n.src.entry_offset, anchor_at),
                               "RNTuple '" + n.src.path + "' anchor");
   return std::make_pair(std::move(record), std::move(entry));
 }
 
-Result<Overlay> RntupleOverlayWriter::Finish(std::span<const uint8_t> head) {
-  Overlay o;
-  o.original_size = original_size_;
-  o.baskets_begin = pages_begin_;
-  o.virtual_size = end_;
-  for (const NtupleState& n : ntuples_) {
-    const std::vector<std::vector<uint8_t>> lists = FERRY_TRY(NewPageLists(n));
-    std::vector<uint8_t> footer = n.src.footer;
-    for (size_t g = 0; g < lists.size(); ++g) {
-      // The link: u64 uncompressed length, then the standard locator (i32 size, u64 offset).
-      uint8_t* link =
-          footer.data() + rootio::kEnvelopePreamble + n.src.parsed_footer.groups[g].link_at;
-      StoreLE<uint64_t>(link, lists[g].size());
-      StoreLE<int32_t>(link + 8, static_cast<int32_t>(lists[g].size()));
-      StoreLE<uint64_t>(link + 12, n.page_list_at[g]);
-    }
-    const size_t body = footer.size() - rootio::kEnvelopeChecksumSize;
-    StoreLE<uint64_t>(footer.data() + body,
-                      hash::Xxh3(std::span<const uint8_t>(footer).first(body)));
-    auto [anchor, entry] = FERRY_TRY(AnchorRecord(n, footer.size()));
-    o.patches.push_back(std::move(entry));
-    auto record = [&o](uint64_t at, const std::vector<uint8_t>& bytes) {
-      PlacedRecord& r = o.records.emplace_back();
-      r.offset = at;
-      r.slot_bytes = bytes.size();
-      r.record.assign(bytes.begin(), bytes.end());
-    };
-    record(n.anchor_at, anchor);
-    record(n.footer_at, footer);
-    for (size_t g = 0; g < lists.size(); ++g) {
-      record(n.page_list_at[g], lists[g]);
-    }
+Result<DatasetRecords> RntupleOverlay::Records(uint32_t dataset,
+                                               uint64_t at,
+                                               uint64_t /*room*/,
+                                               std::span<const UnitMove> moves,
+                                               const codec::Setting& setting) {
+  const NtupleState& n = ntuples_[dataset];
+  const std::vector<std::vector<uint8_t>> lists = FERRY_TRY(NewPageLists(n, moves, setting));
+  // Laid out as RecordBytes counted: anchor, footer, the page lists at their original sizes.
+  const uint64_t footer_at = at + n.anchor_bytes;
+  std::vector<uint64_t> list_at;
+  uint64_t next = footer_at + n.src.footer.size();
+  for (uint64_t bytes : n.page_list_bytes) {
+    list_at.push_back(next);
+    next += bytes;
   }
-  o.patches.push_back(FERRY_TRY(HeaderPatch(head, o.virtual_size)));
-  std::sort(o.patches.begin(), o.patches.end(),
-            [](const Patch& a, const Patch& b) { return a.offset < b.offset; });
-  for (size_t i = 1; i < o.patches.size(); ++i) {
-    if (o.patches[i - 1].offset + o.patches[i - 1].bytes.size() > o.patches[i].offset) {
-      return CorruptionError("patches overlap: a keys list inside the file header");
-    }
+  std::vector<uint8_t> footer = n.src.footer;
+  for (size_t g = 0; g < lists.size(); ++g) {
+    // The link: u64 uncompressed length, then the standard locator (i32 size, u64 offset).
+    uint8_t* link =
+        footer.data() + rootio::kEnvelopePreamble + n.src.parsed_footer.groups[g].link_at;
+    StoreLE<uint64_t>(link, lists[g].size());
+    StoreLE<int32_t>(link + 8, static_cast<int32_t>(lists[g].size()));
+    StoreLE<uint64_t>(link + 12, list_at[g]);
   }
-  return o;
+  const size_t body = footer.size() - rootio::kEnvelopeChecksumSize;
+  StoreLE<uint64_t>(footer.data() + body, hash::Xxh3(std::span<const uint8_t>(footer).first(body)));
+  auto [anchor, entry] = FERRY_TRY(AnchorRecord(n, at, footer_at, footer.size()));
+  DatasetRecords out;
+  out.patches.push_back(std::move(entry));
+  auto record = [&out](uint64_t offset, const std::vector<uint8_t>& bytes) {
+    PlacedRecord& r = out.records.emplace_back();
+    r.offset = offset;
+    r.slot_bytes = bytes.size();
+    r.record.assign(bytes.begin(), bytes.end());
+  };
+  record(at, anchor);
+  record(footer_at, footer);
+  for (size_t g = 0; g < lists.size(); ++g) {
+    record(list_at[g], lists[g]);
+  }
+  return out;
 }
 
-Result<std::vector<uint8_t>> RelocateRntuplesInMemory(std::span<const uint8_t> file,
-                                                      const codec::Setting& setting) {
-  io::MemorySource src(std::vector<uint8_t>(file.begin(), file.end()));
-  auto f = FERRY_TRY(rootio::RootFile::Open(src));
-  RntupleOverlayWriter w(file.size(), setting);
-  for (const rootio::RntupleEntry& e : FERRY_TRY(rootio::FindRntuples(*f))) {
-    w.AddRntuple(FERRY_TRY_CTX(LoadRntupleRecord(*f, e.path), "RNTuple " + e.path));
+}  // namespace
+
+std::unique_ptr<OverlayFormat> MakeRntupleOverlay(std::vector<RntupleRecordSource> ntuples) {
+  return std::make_unique<RntupleOverlay>(std::move(ntuples));
+}
+
+Result<std::unique_ptr<OverlayFormat>> LoadRntupleOverlay(const rootio::RootFile& f) {
+  std::vector<RntupleRecordSource> ntuples;
+  for (const rootio::RntupleEntry& e : FERRY_TRY(rootio::FindRntuples(f))) {
+    ntuples.push_back(FERRY_TRY_CTX(LoadRntupleRecord(f, e.path), "RNTuple " + e.path));
   }
-  w.Start();
-  ByteVector pages;
-  std::vector<uint8_t> stored;
-  for (uint32_t t = 0; t < w.ntuple_count(); ++t) {
-    const RntupleRecordSource& s = w.source(t);
-    const auto refs = s.pages();
-    for (size_t c = 0; c < refs.size(); ++c) {
-      for (size_t k = 0; k < refs[c].size(); ++k) {
-        const rootio::PageInfo& page = s.Page(refs[c][k]);
-        stored.resize(static_cast<size_t>(page.stored_bytes()));
-        FERRY_TRY(io::CheckRange(f->name(), file.size(), page.locator.offset, stored.size()));
-        FERRY_TRY(src.ReadAt(page.locator.offset, stored));
-        FERRY_TRY(w.AddBasket(t, static_cast<int32_t>(c), static_cast<int32_t>(k), stored, &pages));
-      }
-    }
-  }
-  const Overlay overlay = FERRY_TRY(w.Finish(file.first(std::min<size_t>(file.size(), 100))));
-  return VirtualFileBytes(file, overlay, pages);
+  return MakeRntupleOverlay(std::move(ntuples));
 }
 
 }  // namespace ferry::rootwrite

@@ -1,14 +1,8 @@
-// RntupleOverlayWriter: the overlay of a replica's virtual file for the RNTuples of a ROOT file,
-// as OverlayWriter (overlay.h) is for its TTrees. It does no I/O: the caller hands it stored
-// pages and writes what it returns after the original file's end.
-//
-// Virtual file layout (docs/format/replica.md, "RNTuple"):
-//
-//   [0, original_size)               the original bytes; patches: the anchors' keys-list
-//                                    entries, the file header
-//   [original_size, pages_begin)     per RNTuple: its anchor record, its footer, then one page
-//                                    list per cluster group, all stored uncompressed
-//   [pages_begin, virtual_size)      re-encoded pages, in the order they were added
+// The RNTuple part of an overlay (overlay_writer.h). A dataset is an RNTuple,
+// a column a physical column (its id), a unit a page: its ordinal among that column's pages,
+// cluster by cluster in page-list order. Its records, per RNTuple: its anchor record, its
+// footer, then one page list per cluster group, all stored uncompressed; its patches: the
+// anchor's keys-list entry.
 //
 // Why it reads to the original values in every reader:
 // - A page is decompressed and compressed again; its element count and checksum flag do not
@@ -16,7 +10,7 @@
 //   shrink is stored raw (stored size == uncompressed size marks it, as in the original).
 // - Page lists are written again from the parsed ones with the moved pages' locators. A
 //   column's pages in one cluster share one compression field, and jsroot takes 0 there to
-//   mean "raw" without looking at the sizes: a column range therefore moves whole (Finish
+//   mean "raw" without looking at the sizes: a column range therefore moves whole (Records
 //   refuses a range moved in part), and gets the replica's densest setting.
 // - The footer is the original one with each cluster group's page-list link overwritten in
 //   place (standard locators only: same length), its checksum computed again; the schema
@@ -24,18 +18,14 @@
 // - The anchor gets the new footer's place and size and its checksum again. ROOT may have
 //   compressed it (then a new one rarely fits the old place), so it moves too: a new
 //   uncompressed record under the original key header, the keys list patched to point at it.
-//   The file header's fEND becomes the virtual size.
 // Envelopes are stored uncompressed, so their sizes, and the overlay's layout, are known
 // before the first page is placed.
-//
-// Pages are named as units of the replica manifest: tree = the RNTuple's number, branch = the
-// physical column id, basket = the page's ordinal among that column's pages, cluster by
-// cluster in page-list order.
 //
 // Thread-safety: none (one builder thread).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -49,7 +39,7 @@
 #include "rootio/rntuple_page_list.h"
 #include "rootio/rntuple_schema.h"
 #include "rootio/root_file.h"
-#include "rootwrite/overlay.h"
+#include "rootwrite/overlay_writer.h"
 
 namespace ferry::rootwrite {
 
@@ -87,90 +77,9 @@ struct RntupleRecordSource {
 // Unsupported when a page list link is not a standard locator.
 Result<RntupleRecordSource> LoadRntupleRecord(const rootio::RootFile& f, const std::string& path);
 
-class RntupleOverlayWriter final : public UnitOverlayWriter {
- public:
-  RntupleOverlayWriter(uint64_t original_size, codec::Setting setting)
-      : original_size_(original_size), setting_(setting), candidates_{setting} {}
-
-  // Registers an RNTuple (before Start); returns its number.
-  uint32_t AddRntuple(RntupleRecordSource source);
-  uint32_t ntuple_count() const { return static_cast<uint32_t>(ntuples_.size()); }
-  const RntupleRecordSource& source(uint32_t ntuple) const { return ntuples_[ntuple].src; }
-  void Start() override;
-  uint64_t baskets_begin() const override { return pages_begin_; }
-
-  // Page `ordinal` of column `column` of RNTuple `ntuple`; `stored`: its bytes as the original
-  // file holds them (the checksum included). InvalidArgument for a page already added or out of
-  // range; Corruption for a page that does not check or decompress.
-  Result<MovedBasket> AddBasket(uint32_t ntuple,
-                                int32_t column,
-                                int32_t ordinal,
-                                std::span<const uint8_t> stored,
-                                ByteVector* out) override;
-  // A page already re-encoded (copied from an earlier replica): appended as it is.
-  Result<MovedBasket> AddEncodedBasket(uint32_t ntuple,
-                                       int32_t column,
-                                       int32_t ordinal,
-                                       std::span<const uint8_t> encoded,
-                                       const codec::Setting& setting,
-                                       ByteVector* out) override;
-  // A page as the original stores it (its checksum included), appended as it is; its range
-  // keeps the original compression field, and must move whole as stored.
-  Result<MovedBasket> AddStoredBasket(uint32_t ntuple,
-                                      int32_t column,
-                                      int32_t ordinal,
-                                      std::span<const uint8_t> stored,
-                                      ByteVector* out) override;
-  void set_encodings(std::vector<codec::Setting> candidates, EncodingChooser choose) override {
-    candidates_ = std::move(candidates);
-    chooser_ = std::move(choose);
-  }
-  // The patches and records. `head`: the original file's first bytes (100 are enough).
-  // InvalidArgument when a column range moved only in part.
-  Result<Overlay> Finish(std::span<const uint8_t> head) override;
-
- private:
-  struct Moved {
-    uint64_t offset = 0;
-    uint64_t size = 0;  // the locator's size (the checksum excluded)
-    bool as_stored = false;
-  };
-  struct NtupleState {
-    RntupleRecordSource src;
-    std::vector<std::vector<RntupleRecordSource::PageRef>> pages;  // per column, by ordinal
-    std::vector<std::vector<Moved>> moved;                         // same shape; size 0: not
-    uint64_t anchor_at = 0;
-    uint64_t footer_at = 0;
-    std::vector<uint64_t> page_list_at;  // per group
-  };
-
-  Result<const RntupleRecordSource::PageRef*> Claim(uint32_t ntuple,
-                                                    int32_t column,
-                                                    int32_t ordinal) const;
-  MovedBasket Place(uint32_t ntuple, int32_t column, int32_t ordinal, uint64_t size, bool sum);
-  // The page lists with the moved pages' locators and settings; InvalidArgument for a range
-  // moved in part, or in part as stored.
-  Result<std::vector<std::vector<uint8_t>>> NewPageLists(const NtupleState& n) const;
-  // The anchor's new record (key header + patched object) and the keys-list patch.
-  Result<std::pair<std::vector<uint8_t>, Patch>> AnchorRecord(const NtupleState& n,
-                                                              uint64_t footer_bytes) const;
-
-  const uint64_t original_size_;
-  const codec::Setting setting_;
-  std::vector<NtupleState> ntuples_;
-  uint64_t pages_begin_ = 0;
-  uint64_t end_ = 0;
-  bool started_ = false;
-  std::vector<codec::Setting> candidates_;
-  EncodingChooser chooser_;
-  ByteVector raw_;
-  ByteVector candidate_;
-  ByteVector scratch_;
-};
-
-// The whole virtual file of `file` built in memory, every page of every RNTuple moved, in
-// column order. For tests and `ferry root relocate`.
-Result<std::vector<uint8_t>> RelocateRntuplesInMemory(std::span<const uint8_t> file,
-                                                      const codec::Setting& setting);
+// The RNTuple part of an overlay: dataset d is ntuples[d].
+std::unique_ptr<OverlayFormat> MakeRntupleOverlay(std::vector<RntupleRecordSource> ntuples);
+// The same for every RNTuple of the file.
+Result<std::unique_ptr<OverlayFormat>> LoadRntupleOverlay(const rootio::RootFile& f);
 
 }  // namespace ferry::rootwrite

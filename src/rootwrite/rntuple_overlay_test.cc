@@ -1,6 +1,6 @@
-// RntupleOverlayWriter against every real RNTuple file of data/rntuple: the virtual file it
-// lays out reads, field by field, to the original's values; its metadata is ours only where it
-// has to be.
+// The overlay writer with the RNTuple part against every real RNTuple file of data/rntuple: the
+// virtual file it lays out reads, field by field, to the original's values; its metadata is ours
+// only where it has to be.
 #include "rootwrite/rntuple_overlay.h"
 
 #include <fstream>
@@ -112,7 +112,7 @@ TEST(RntupleOverlay, EveryFileRelocatedReadsToTheOriginalValues) {
     const std::vector<std::string> want = Values(*original.file);
     for (const codec::Setting& s : settings) {
       SCOPED_TRACE(s.ToString());
-      auto moved = RelocateRntuplesInMemory(bytes, s);
+      auto moved = RelocateInMemory(bytes, s);
       ASSERT_TRUE(moved.has_value()) << moved.error().ToString();
       EXPECT_GT(moved->size(), bytes.size());
       Opened relocated = OpenBytes(*moved);
@@ -155,16 +155,16 @@ TEST(RntupleOverlay, ARangeMovedInPartIsRefused) {
         continue;
       }
       SCOPED_TRACE(path + " column " + std::to_string(c));
-      RntupleOverlayWriter w(bytes.size(), {codec::Algorithm::kLz4, 4});
-      const uint32_t t = w.AddRntuple(*s);
-      w.Start();
+      const uint32_t t = 0;
+      OverlayWriter w(bytes.size(), {codec::Algorithm::kLz4, 4}, MakeRntupleOverlay({*s}));
+      ASSERT_TRUE(w.Start().has_value());
       const rootio::PageInfo& page = s->Page(refs[c][0]);
       const auto at = static_cast<ptrdiff_t>(page.locator.offset);
       const std::vector<uint8_t> stored(
           bytes.begin() + at, bytes.begin() + at + static_cast<ptrdiff_t>(page.stored_bytes()));
       ByteVector out;
-      ASSERT_TRUE(w.AddBasket(t, static_cast<int32_t>(c), 0, stored, &out).has_value());
-      EXPECT_FALSE(w.AddBasket(t, static_cast<int32_t>(c), 0, stored, &out).has_value());
+      ASSERT_TRUE(w.AddUnit(t, static_cast<int32_t>(c), 0, stored, &out).has_value());
+      EXPECT_FALSE(w.AddUnit(t, static_cast<int32_t>(c), 0, stored, &out).has_value());
       auto overlay = w.Finish(std::span<const uint8_t>(bytes).first(100));
       ASSERT_FALSE(overlay.has_value());
       EXPECT_EQ(overlay.error().code(), ErrorCode::kInvalidArgument);
