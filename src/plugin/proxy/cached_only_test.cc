@@ -4,6 +4,7 @@
 
 #include "cache/cache.h"
 #include "cache/testing/memory_origin.h"
+#include "testing/cache_testing.h"
 #include "testing/testing.h"
 
 namespace ferry::proxy {
@@ -11,10 +12,7 @@ namespace {
 
 TEST(CachedOnlyTest, HeldBytesReadOthersFailWithoutOrigin) {
   testing::TempDir tmp;
-  cache::Config c;
-  c.dir = tmp.path() + "/c";
-  c.min_free_bytes = 0;
-  c.sync = false;
+  cache::Config c = testing::CacheTestConfig(tmp.path() + "/c");
   c.readahead = false;
   auto cache = *cache::Cache::Create(c);
   const std::vector<uint8_t> bytes = testing::PseudoRandomBytes(size_t{64} << 10, 7);

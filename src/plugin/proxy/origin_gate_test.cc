@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "cache/cache.h"
+#include "testing/cache_testing.h"
 #include "testing/testing.h"
 
 namespace ferry::proxy {
@@ -107,10 +108,7 @@ TEST(OriginGateTest, FullGateTurnsAwayAfterItsWaitWhileAnotherOriginServes) {
 
 TEST(OriginGateTest, UnansweredReadFailsOnceInsteadOfBeingRetried) {
   testing::TempDir tmp;
-  cache::Config c;
-  c.dir = tmp.path() + "/c";
-  c.min_free_bytes = 0;
-  c.sync = false;
+  cache::Config c = testing::CacheTestConfig(tmp.path() + "/c");
   c.readahead = false;
   c.retries = 3;
   auto cache = *cache::Cache::Create(c);
