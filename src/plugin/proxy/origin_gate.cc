@@ -75,7 +75,7 @@ Result<cache::OriginInfo> GatedOrigin::Stat() {
   if (!gate_.Enter()) {
     return OriginStalledError(gate_.origin(), Busy(gate_));
   }
-  Result<cache::OriginInfo> info = inner_->Stat();
+  Result<cache::OriginInfo> info = inner().Stat();
   gate_.Leave();
   if (!info && info.error().code() == ErrorCode::kTimeout) {
     gate_.CountUnanswered();
@@ -94,7 +94,7 @@ void GatedOrigin::Read(std::span<cache::OriginRead> reads) {
     }
     return;
   }
-  inner_->Read(reads);
+  inner().Read(reads);
   gate_.Leave();
   for (cache::OriginRead& read : reads) {
     FailUnanswered(gate_, read.ranges);

@@ -22,6 +22,7 @@
 #include "base/mutex.h"
 #include "base/result.h"
 #include "cache/origin.h"
+#include "plugin/proxy/forwarding_origin.h"
 
 namespace ferry::proxy {
 
@@ -70,19 +71,15 @@ class OriginGate {
 
 // An Origin whose requests pass `gate` (which must outlive it), and whose unanswered requests
 // fail with OriginStalledError() rather than being retried.
-class GatedOrigin final : public cache::Origin {
+class GatedOrigin final : public ForwardingOrigin {
  public:
   GatedOrigin(std::shared_ptr<cache::Origin> inner, OriginGate& gate)
-      : inner_(std::move(inner)), gate_(gate) {}
+      : ForwardingOrigin(std::move(inner)), gate_(gate) {}
 
   Result<cache::OriginInfo> Stat() override;
   void Read(std::span<cache::OriginRead> reads) override;
-  size_t channels() const override { return inner_->channels(); }
-  bool channel_ready(size_t channel) const override { return inner_->channel_ready(channel); }
-  void PrepareChannels() override { inner_->PrepareChannels(); }
 
  private:
-  std::shared_ptr<cache::Origin> inner_;
   OriginGate& gate_;
 };
 

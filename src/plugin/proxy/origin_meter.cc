@@ -41,7 +41,7 @@ MeterSnapshot OriginMeter::Snapshot() {
 
 void MeteredOrigin::Read(std::span<cache::OriginRead> reads) {
   meter_.Begin(reads.size());
-  inner_->Read(reads);
+  inner().Read(reads);
   meter_.End(reads.size());
 }
 

@@ -19,6 +19,7 @@
 
 #include "base/mutex.h"
 #include "cache/origin.h"
+#include "plugin/proxy/forwarding_origin.h"
 
 namespace ferry::proxy {
 
@@ -50,21 +51,14 @@ class OriginMeter {
 };
 
 // An Origin that forwards to `inner` and reports to `meter` (which must outlive it).
-class MeteredOrigin final : public cache::Origin {
+class MeteredOrigin final : public ForwardingOrigin {
  public:
   MeteredOrigin(std::shared_ptr<cache::Origin> inner, OriginMeter& meter)
-      : inner_(std::move(inner)), meter_(meter) {}
+      : ForwardingOrigin(std::move(inner)), meter_(meter) {}
 
-  Result<cache::OriginInfo> Stat() override { return inner_->Stat(); }
   void Read(std::span<cache::OriginRead> reads) override;
-  size_t channels() const override { return inner_->channels(); }
-  bool channel_ready(size_t channel) const override { return inner_->channel_ready(channel); }
-  void PrepareChannels() override { inner_->PrepareChannels(); }
-
-  cache::Origin& inner() { return *inner_; }
 
  private:
-  std::shared_ptr<cache::Origin> inner_;
   OriginMeter& meter_;
 };
 
