@@ -1,7 +1,10 @@
 // pgread_probe URL OFFSET LENGTH OUT: one kXR_pgread through XrdCl (no client plug-ins), the
 // page checksums of the answer checked against the data, the data written to OUT. Prints
-// {"bytes":N,"pages":N,"crc_ok":true|false} and exits 0, or 1 with the XRootD error. Used by
-// tests/proxy/test_proxy.py: Python's XRootD bindings have no page read.
+// {"bytes":N,"pages":N,"crc_ok":true|false,"repaired":N,...} and exits 0, or 1 with the XRootD
+// error. `repaired`: pages XrdCl read again because their checksum did not match (it does so by
+// itself, one request per page; a server that answers a page read's chunks out of order makes
+// XrdCl 5.5 pair pages with the wrong checksums). Used by tests/proxy/test_proxy.py: Python's
+// XRootD bindings have no page read.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -75,9 +78,11 @@ int main(int argc, char** argv) {
   }
   crc_ok = crc_ok && k == crcs.size();
   std::ofstream(argv[4], std::ios::binary).write(buf.data(), static_cast<std::streamsize>(n));
-  std::printf("{\"bytes\":%llu,\"pages\":%zu,\"crc_ok\":%s,\"bad\":%zu,\"first_bad\":%ld}\n",
-              static_cast<unsigned long long>(n), crcs.size(), crc_ok ? "true" : "false", bad,
-              first_bad);
+  std::printf(
+      "{\"bytes\":%llu,\"pages\":%zu,\"crc_ok\":%s,\"repaired\":%zu,\"bad\":%zu,"
+      "\"first_bad\":%ld}\n",
+      static_cast<unsigned long long>(n), crcs.size(), crc_ok ? "true" : "false",
+      static_cast<size_t>(info->GetNbRepair()), bad, first_bad);
   XrdCl::XRootDStatus closed = file.Close();
   return closed.IsOK() ? 0 : 1;
 }

@@ -15,6 +15,7 @@
 
 #include "base/mutex.h"
 #include "cache/cache.h"
+#include "plugin/proxy/completion_order.h"
 #include "plugin/xrdcl/xrd_origin.h"
 
 class XrdSfsAio;
@@ -26,6 +27,7 @@ class ProxyService;
 struct AioOp {
   XrdSfsAio* aio = nullptr;
   bool pg = false;
+  uint64_t ticket = 0;  // a page read's place in FileState::pg_order
 };
 
 struct FileState {
@@ -48,6 +50,8 @@ struct FileState {
   std::vector<AioOp> aio_pending FERRY_GUARDED_BY(aio_mu);
   uint32_t aio_drainers FERRY_GUARDED_BY(aio_mu) = 0;  // workers serving this file's queue
   uint32_t aio_starting FERRY_GUARDED_BY(aio_mu) = 0;  // ... of which not yet taken a batch
+  // Page reads are answered in the order XrdXrootd issued them (completion_order.h says why).
+  CompletionOrder pg_order;
 };
 
 // Closes an origin handle without waiting for the origin (a WAN round trip the client's close

@@ -181,7 +181,11 @@ void ServeAio(const std::shared_ptr<FileState>& state, std::vector<AioOp>& batch
         }
       }
     }
-    aio->doneRead();
+    if (batch[i].pg) {
+      s.pg_order.Finish(batch[i].ticket, [aio] { aio->doneRead(); });
+    } else {
+      aio->doneRead();  // XrdXrootd sends a plain read's chunks in file order itself
+    }
   }
 }
 
@@ -216,7 +220,8 @@ int QueueAio(const std::shared_ptr<FileState>& s, XrdSfsAio* aio, bool pg) {
   bool start = false;
   {
     MutexLock lock(s->aio_mu);
-    s->aio_pending.push_back({aio, pg});
+    // Tickets are taken under aio_mu, so their order is the queue's, which is XrdXrootd's.
+    s->aio_pending.push_back({aio, pg, pg ? s->pg_order.Take() : 0});
     // The segments of one request arrive together: the worker about to take a batch takes them
     // all (one cache read, one planned origin request). Segments that come while every worker
     // waits for the origin start another one, so requests of one file do not queue.
