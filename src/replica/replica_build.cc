@@ -950,7 +950,8 @@ Status Builder::Publish() {
   std::vector<uint8_t> bytes;
   m.Encode(bytes);
   FERRY_TRY(PublishFile(paths_.manifest(), bytes, paths_.subdir));
-  // Readers that opened the previous generation keep its descriptor; nobody opens it again.
+  // Readers that opened the previous generation keep its descriptor; one that loaded the
+  // previous manifest but has not opened its data file yet loads this one (ReplicaView::Open).
   RemoveReplicaData(paths_, m.generation);
   r_.published = true;
   return OkStatus();

@@ -1,10 +1,13 @@
 // The replica's two stages (replica_build.h, ReplicaStage): a relocated replica (stage 1) reads
 // to the original's values for TTree and RNTuple files, verifies, and serves a damaged unit
 // rebuilt from the original; a re-encoded generation (stage 2) replaces it while three readers
-// read on; the choice between them; a changed origin drops either stage.
+// read on, and a view opened across that publish takes the new generation; the choice between
+// them; a changed origin drops either stage.
 #include <fcntl.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -24,6 +27,7 @@
 #include "io/local_source.h"
 #include "replica/replica_build.h"
 #include "replica/replica_testing.h"
+#include "replica/replica_view.h"
 #include "rootwrite/sample_tree.h"
 #include "testing/cache_testing.h"
 #include "testing/testing.h"
@@ -165,6 +169,8 @@ TEST(ReplicaStages, AReencodedGenerationReplacesStageOneWhileReadersReadOn) {
     return s.ReadWhole(*f);
   }();
 
+  const uint64_t faults_before = s.cache->counters().Get(Counter::kReplicaFaults);
+  const uint64_t origin_before = s.origin->bytes();
   std::mutex mu;
   std::condition_variable cv;
   bool building = false;
@@ -201,6 +207,9 @@ TEST(ReplicaStages, AReencodedGenerationReplacesStageOneWhileReadersReadOn) {
     t.join();
   }
   EXPECT_EQ(bad.load(), 0);
+  // Served from the replica throughout: no fault, no origin read.
+  EXPECT_EQ(s.cache->counters().Get(Counter::kReplicaFaults), faults_before);
+  EXPECT_EQ(s.origin->bytes(), origin_before);
   ASSERT_EQ(second.state, ReplicaState::kBuilt) << second.reason;
   EXPECT_EQ(second.stage, 2);
   EXPECT_EQ(second.generation, first.generation + 1);
@@ -215,6 +224,42 @@ TEST(ReplicaStages, AReencodedGenerationReplacesStageOneWhileReadersReadOn) {
   auto status = ReplicaStatusOf(s.Paths());
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(status->stage, 2);
+}
+
+// A reader loads stage 1's manifest; before it opens the data file, stage 2 is published and
+// stage 1's data file removed. The reader gets stage 2's view, not an error (an error would
+// serve the original layout, counted as a replica fault). A data file missing with no newer
+// manifest is still an error.
+TEST(ReplicaStages, AViewOpenedAcrossAPublishTakesTheNewGeneration) {
+  testing::TempDir dir;
+  Stages s(TreeFile(dir));
+  s.Pass();
+  const ReplicaBuildReport first = s.Build(ReplicaStage::kRelocate);
+  ASSERT_EQ(first.stage, 1);
+  const ReplicaManifest m1 = LoadManifest(s.Paths()).value();
+  cache::IndexInfo info;
+  info.url = m1.url;
+  info.epoch = m1.epoch;
+  info.origin_size = m1.origin_size;
+  info.origin_mtime = m1.origin_mtime;
+
+  ReplicaBuildReport second;
+  int loads = 0;
+  auto view = ReplicaView::Open(s.Paths(), info, [&] {
+    if (++loads == 1) {
+      second = s.Build(ReplicaStage::kReencode);
+    }
+  });
+  ASSERT_EQ(second.state, ReplicaState::kBuilt) << second.reason;
+  ASSERT_TRUE(view.has_value()) << view.error().ToString();
+  EXPECT_EQ(loads, 2);
+  EXPECT_EQ((*view)->manifest().generation, second.generation);
+  EXPECT_NE(second.generation, first.generation);
+
+  ASSERT_EQ(::unlink(s.Paths().replica_data(second.generation).c_str()), 0);
+  auto gone = ReplicaView::Open(s.Paths(), info);
+  ASSERT_FALSE(gone.has_value());
+  EXPECT_EQ(gone.error().sys_errno(), ENOENT);
 }
 
 TEST(ReplicaStages, TheChoiceFollowsTheMeasureAndAReencodeGivesWay) {

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <vector>
 
@@ -35,26 +36,41 @@ Result<ReplicaManifest> LoadManifest(const cache::EntryPaths& paths) {
   return FERRY_TRY_CTX(ReplicaManifest::Decode(bytes), paths.manifest());
 }
 
-Result<std::shared_ptr<const ReplicaView>> ReplicaView::Open(const cache::EntryPaths& paths,
-                                                             const cache::IndexInfo& entry) {
-  ReplicaManifest m = FERRY_TRY(LoadManifest(paths));
-  if (m.epoch != entry.epoch || m.origin_size != entry.origin_size
-      || m.origin_mtime != entry.origin_mtime || m.url != entry.url) {
-    return CorruptionError("replica " + paths.manifest() + " belongs to an older copy of "
-                           + entry.url);
+Result<std::shared_ptr<const ReplicaView>> ReplicaView::Open(
+    const cache::EntryPaths& paths,
+    const cache::IndexInfo& entry,
+    const std::function<void()>& after_manifest) {
+  // A build publishes its manifest, then removes the previous generation's data file: a reader
+  // that loaded the previous manifest just before finds that file gone, and the manifest now
+  // names a newer generation. Loaded again then (each retry follows a publish, so few suffice).
+  constexpr int kAttempts = 4;
+  for (int attempt = 1;; ++attempt) {
+    ReplicaManifest m = FERRY_TRY(LoadManifest(paths));
+    if (m.epoch != entry.epoch || m.origin_size != entry.origin_size
+        || m.origin_mtime != entry.origin_mtime || m.url != entry.url) {
+      return CorruptionError("replica " + paths.manifest() + " belongs to an older copy of "
+                             + entry.url);
+    }
+    if (!m.LibrariesMatch()) {
+      return UnsupportedError("replica " + paths.manifest()
+                              + " was written with other versions of zstd or lz4");
+    }
+    if (after_manifest) {
+      after_manifest();
+    }
+    Result<Fd> data = Fd::Open(paths.replica_data(m.generation), O_RDONLY);
+    if (!data && data.error().sys_errno() == ENOENT && attempt < kAttempts) {
+      continue;
+    }
+    std::shared_ptr<ReplicaView> v(new ReplicaView());
+    v->data_ = FERRY_TRY(std::move(data));
+    const uint64_t size = FERRY_TRY(FileSize(v->data_.get()));
+    if (size < m.data_bytes) {
+      return CorruptionError("replica data " + paths.replica_data(m.generation) + " is short");
+    }
+    v->manifest_ = std::move(m);
+    return std::shared_ptr<const ReplicaView>(std::move(v));
   }
-  if (!m.LibrariesMatch()) {
-    return UnsupportedError("replica " + paths.manifest()
-                            + " was written with other versions of zstd or lz4");
-  }
-  std::shared_ptr<ReplicaView> v(new ReplicaView());
-  v->data_ = FERRY_TRY(Fd::Open(paths.replica_data(m.generation), O_RDONLY));
-  const uint64_t size = FERRY_TRY(FileSize(v->data_.get()));
-  if (size < m.data_bytes) {
-    return CorruptionError("replica data " + paths.replica_data(m.generation) + " is short");
-  }
-  v->manifest_ = std::move(m);
-  return std::shared_ptr<const ReplicaView>(std::move(v));
 }
 
 void ReplicaView::ApplyPatches(uint64_t offset, std::span<uint8_t> dest) const {

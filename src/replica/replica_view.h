@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 
@@ -31,8 +32,12 @@ class ReplicaView final : public cache::VirtualFile {
   // when it does not validate, belongs to another incarnation of the entry (epoch, size or
   // mtime differ from `entry`), or its data file is missing or short; kUnsupported when it was
   // written with another version of its codec's library (a rebuilt extent would not match).
-  static Result<std::shared_ptr<const ReplicaView>> Open(const cache::EntryPaths& paths,
-                                                         const cache::IndexInfo& entry);
+  // A data file removed by a newer build between the manifest's load and the file's open is
+  // not an error: the newer manifest is loaded. `after_manifest` runs between the two (tests).
+  static Result<std::shared_ptr<const ReplicaView>> Open(
+      const cache::EntryPaths& paths,
+      const cache::IndexInfo& entry,
+      const std::function<void()>& after_manifest = {});
 
   const ReplicaManifest& manifest() const { return manifest_; }
   uint64_t generation() const override { return manifest_.generation; }
