@@ -15,6 +15,7 @@
 
 #include "base/endian.h"
 #include "base/fd.h"
+#include "cache/key_ring.h"
 
 namespace ferry::cache {
 namespace {
@@ -207,6 +208,12 @@ MasterKey MasterKey::FromBytes(const KeyBytes& bytes) {
 }
 
 Result<MasterKey> MasterKey::Load(const std::string& path) {
+  if (IsKeyringSource(path)) {
+    KeyBytes bytes = FERRY_TRY(ReadKeyringKey(path.substr(kKeyringPrefix.size())));
+    MasterKey k = FromBytes(bytes);
+    OPENSSL_cleanse(bytes.data(), bytes.size());
+    return k;
+  }
   auto fd = Fd::Open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (!fd) {
     return InvalidArgumentError("encryption key file " + path + ": " + fd.error().ToString());

@@ -45,7 +45,8 @@ struct Seal {
 class MasterKey {
  public:
   // Reads a key file: exactly 32 bytes, a regular file of this process's user without group or
-  // other permission bits. kInvalidArgument saying what is wrong (and how to fix it) otherwise.
+  // other permission bits; or, for "keyring:NAME", the kernel keyring's key NAME (key_ring.h).
+  // kInvalidArgument saying what is wrong (and how to fix it) otherwise.
   static Result<MasterKey> Load(const std::string& path);
   static MasterKey FromBytes(const KeyBytes& bytes);
 

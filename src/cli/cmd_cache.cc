@@ -24,6 +24,7 @@
 #include "cache/config.h"
 #include "cache/dir_access.h"
 #include "cache/entry_store.h"
+#include "cache/key_ring.h"
 #include "cache/page_seal.h"
 #include "cache/stats.h"
 #include "cache/url.h"
@@ -156,7 +157,7 @@ int Enable(const Args& a) {
   }
   if (auto key = a.Get("--encrypt-key")) {
     // Checked now (mode, size), so that a bad key file is reported here and not at each read.
-    kv["cache_key_file"] = AbsolutePath(*key);
+    kv["cache_key_file"] = cache::IsKeyringSource(*key) ? *key : AbsolutePath(*key);
     if (auto loaded = cache::MasterKey::Load(kv["cache_key_file"]); !loaded) {
       return ReportError(loaded.error());
     }
@@ -643,7 +644,8 @@ constexpr OptionSpec kEnableOptions[] = {
     {"--set", "KEY=VALUE", "any other cache setting (src/cache/config.h); repeat for more"},
     {"--encrypt-key", "FILE",
      "encrypt cached files at rest under this master key (32 bytes, mode 0600; make one with "
-     "head -c 32 /dev/urandom); sets cache_key_file"},
+     "head -c 32 /dev/urandom), or keyring:NAME for the kernel keyring's user key NAME (keyctl "
+     "padd user NAME @u < FILE); sets cache_key_file"},
 };
 constexpr OptionSpec kDisableOptions[] = {kSystem, kWhere};
 // --system names the conf directory as --conf-dir does: both would leave one ignored.

@@ -406,8 +406,9 @@ constexpr OptionSpec kConfigOptions[] = {
     {"--no-redirect", "", "no redirect of opens to the proxy itself"},
     {"--lookahead", "N", "read-ahead of the files served (0: off)", "8"},
     {"--encrypt-key", "FILE",
-     "encrypt the cache at rest under this master key (32 bytes; copied into the admin "
-     "directory for xrootd's account, mode 0600, as the keytabs are)"},
+     "encrypt the cache at rest under this master key (32 bytes, or keyring:NAME for the "
+     "key NAME in the keyring of the user who runs this; copied into the admin directory for "
+     "xrootd's account, mode 0600, as the keytabs are)"},
     {"--lib", "PATH", "the proxy library", "libXrdFerryProxy.so beside ferry"},
     {"--set", "KEY=VALUE",
      "a ferry.KEY VALUE line (any key of the proxy or the client cache); repeat for more"},

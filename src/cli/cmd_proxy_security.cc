@@ -1,11 +1,14 @@
 #include "cli/cmd_proxy_security.h"
 
+#include <openssl/crypto.h>
+
 #include <cerrno>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "base/strings.h"
+#include "cache/key_ring.h"
 
 namespace ferry::cli {
 namespace {
@@ -279,7 +282,8 @@ Result<std::string> HttpsLines(const Args& a) {
 
 // --encrypt-key FILE: the master key copied into the admin directory (mode 0600, handed to
 // xrootd's account with the rest of it), as the keytabs are: the site's own file stays
-// root's, and the cache, running as xrootd, reads its copy.
+// root's, and the cache, running as xrootd, reads its copy. keyring:NAME: read from the
+// keyring of the user running `ferry proxy run` (xrootd's account could not find it there).
 Result<std::string> EncryptionLines(const Args& args,
                                     const std::string& admin,
                                     SecurityPlan* plan) {
@@ -287,7 +291,15 @@ Result<std::string> EncryptionLines(const Args& args,
   if (!path) {
     return std::string();
   }
-  std::string key = FERRY_TRY(ReadText(*path, "cache key file"));
+  std::string key;
+  if (cache::IsKeyringSource(*path)) {
+    cache::KeyBytes bytes =
+        FERRY_TRY(cache::ReadKeyringKey(path->substr(cache::kKeyringPrefix.size())));
+    key.assign(bytes.begin(), bytes.end());
+    OPENSSL_cleanse(bytes.data(), bytes.size());
+  } else {
+    key = FERRY_TRY(ReadText(*path, "cache key file"));
+  }
   if (key.size() != 32) {
     return InvalidArgumentError("--encrypt-key " + *path + ": a master key is 32 bytes, not "
                                 + std::to_string(key.size()));

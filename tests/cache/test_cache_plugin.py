@@ -84,11 +84,31 @@ def plaintext_runs(directory, content, samples=512):
     return sum(1 for r in runs if any(r in b for b in blobs))
 
 
+class SessionKey:
+    """A kernel keyring key of type user in this process's session keyring, which the
+    processes the test starts inherit (add_key(2) through ctypes: no keyutils needed)."""
+    ADD_KEY, KEYCTL, KEY_SPEC_SESSION_KEYRING, KEYCTL_INVALIDATE = 248, 250, -3, 21
+
+    def __init__(self, name, payload):
+        import ctypes
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.libc.syscall.restype = ctypes.c_long
+        self.id = self.libc.syscall(self.ADD_KEY, b"user", name.encode(), payload,
+                                    ctypes.c_size_t(len(payload)),
+                                    ctypes.c_int(self.KEY_SPEC_SESSION_KEYRING))
+        if self.id < 0:
+            raise Skip("no kernel keyring here: add_key errno %d" % ctypes.get_errno())
+
+    def remove(self):
+        self.libc.syscall(self.KEYCTL, self.KEYCTL_INVALIDATE, self.id)
+
+
 def test_encrypted():
     """A cache with cache_key_file, filled through the real plug-in from a real origin: warm
     reads are hits with the right bytes, and no 16-byte run of the file is anywhere in the cache
     directory (a plain cache holds them all: the control). With another key, the reads go to
-    the origin, stay right, and `ferry cache doctor` says why."""
+    the origin, stay right, and `ferry cache doctor` says why. The same key from the kernel
+    keyring (cache_key_file = keyring:NAME) serves the entries the key file sealed."""
     keys = tempfile.mkdtemp(prefix="fca-keys-")
     key, other = os.path.join(keys, "master.key"), os.path.join(keys, "other.key")
     for path in (key, other):
@@ -130,6 +150,18 @@ def test_encrypted():
                     check(d.returncode == 1 and enc and enc[0]["status"] == "fail"
                           and "master key" in enc[0]["message"],
                           "doctor names the key the entries need: %s" % enc)
+                    name = "ferry-test-%d" % os.getpid()
+                    ring = SessionKey(name, open(key, "rb").read())
+                    try:
+                        with open(conf, "w") as f:
+                            f.write(text.replace(key, "keyring:" + name))
+                        ok(s.reader("pass", url, local, "3"), "a pass with the keyring's key")
+                        ringed = s.stats()
+                        check(ringed["origin_requests"] == after["origin_requests"]
+                              and ringed["hits"] > after["hits"],
+                              "the keyring's key opens the key file's entries: %s" % ringed)
+                    finally:
+                        ring.remove()
             finally:
                 s.remove()
     finally:
