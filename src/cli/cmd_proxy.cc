@@ -24,6 +24,7 @@
 #include "base/self_exe.h"
 #include "base/strings.h"
 #include "cache/entry_store.h"
+#include "cache/page_seal.h"
 #include "cli/args.h"
 #include "cli/cmd_proxy_security.h"
 #include "cli/commands.h"
@@ -327,6 +328,14 @@ int Run(const Args& options, const Plan& plan) {
     s.guard_map = plan.admin + "/guard.map";
   }
   s.cache_dir = plan.dir;
+  if (auto key = options.Get("--encrypt-key")) {
+    // Read here, as the user who runs ferry (xrootd's copy in the admin directory is not ours).
+    auto loaded = cache::MasterKey::Load(*key);
+    if (!loaded) {
+      return ReportError(loaded.error());
+    }
+    s.master_key = std::make_shared<const cache::MasterKey>(std::move(*loaded));
+  }
   s.listen_ports.push_back(plan.port);
   if (auto https = options.Get("--https")) {
     if (auto n = ParseUint(*https)) {

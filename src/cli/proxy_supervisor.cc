@@ -295,6 +295,7 @@ int64_t NewestMtimeNs(const cache::EntryPaths& paths) {
 // an entry with a bad page or index is removed, to be fetched again. Read-only otherwise, so
 // that nothing in the cache becomes root's.
 VerifySummary VerifyRecent(const std::string& cache_dir,
+                           const cache::MasterKey* key,
                            int64_t since_ns,
                            std::chrono::milliseconds budget) {
   VerifySummary s;
@@ -312,8 +313,8 @@ VerifySummary VerifyRecent(const std::string& cache_dir,
       continue;
     }
     ++s.checked;
-    auto report = cache::VerifyEntry(e.paths, /*repair=*/false, /*lock_timeout_ms=*/200,
-                                     /*key=*/nullptr, replica::Hooks().get());
+    auto report = cache::VerifyEntry(e.paths, /*repair=*/false, /*lock_timeout_ms=*/200, key,
+                                     replica::Hooks().get());
     if (!report || report->bad()) {
       (void)cache::RemoveEntryFiles(e.paths);
       ++s.removed;
@@ -383,7 +384,8 @@ void OnCrash(const SupervisorOptions& o,
   for (const std::string& p : guard->RecentPeers(8)) {
     recent += (recent.empty() ? "" : " ") + p;
   }
-  const VerifySummary v = VerifyRecent(o.cache_dir, started_ns, std::chrono::milliseconds(1000));
+  const VerifySummary v =
+      VerifyRecent(o.cache_dir, o.master_key.get(), started_ns, std::chrono::milliseconds(1000));
   st->entries_removed += v.removed;
   std::fprintf(stderr,
                "ferry proxy: xrootd (pid %d) died of %s; request from %s; peers accepted last: "

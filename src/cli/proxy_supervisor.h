@@ -6,8 +6,9 @@
 // (from the connection guard preloaded into xrootd: plugin/proxy/xrd_guard.c, guard_map.h)
 // and the peers accepted last, and counted in DIR/proxy-supervisor.json (read by `ferry proxy
 // metrics`). Entries written while the dead server ran are verified before the new one starts
-// (every other page is checked against its CRC32C when read). A peer named as the crash's
-// source `refuse_after` times within `refuse_window_s` is refused for `refuse_for_s`: the
+// (every other page is checked against its CRC32C, or its seal, when read): sealed pages under
+// `master_key`, without which an encrypted entry is left to the per-read check. A peer named as the
+// crash's source `refuse_after` times within `refuse_window_s` is refused for `refuse_for_s`: the
 // guard closes its connections at accept.
 //
 // The supervisor binds xrootd's ports itself and hands the listening sockets to each xrootd
@@ -24,8 +25,11 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "cache/page_seal.h"
 
 namespace ferry::cli {
 
@@ -37,7 +41,8 @@ struct SupervisorOptions {
   std::vector<int> listen_ports;        // bound here, handed to xrootd (LISTEN_FDS)
   std::string guard_map;                // the guard's shared file (created here); "": no guard
   std::string cache_dir;                // proxy-supervisor.json and the entries to verify
-  uid_t owner_uid = 0;                  // the account xrootd drops to (owns guard_map)
+  std::shared_ptr<const cache::MasterKey> master_key;  // of an encrypted cache (else null)
+  uid_t owner_uid = 0;  // the account xrootd drops to (owns guard_map)
   gid_t owner_gid = 0;
   int refuse_after = 3;
   int refuse_window_s = 600;
