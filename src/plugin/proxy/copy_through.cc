@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <utility>
 #include <vector>
@@ -20,6 +21,7 @@ struct CopyStream::State {
     std::unique_ptr<uint8_t[]> data;
     uint64_t length = 0;
     uint64_t consumed = 0;
+    bool retired = false;  // read whole, kept for pages read again (`retired` below)
     Status status;
   };
 
@@ -51,7 +53,11 @@ struct CopyStream::State {
   CondVar cv;
   std::shared_ptr<cache::Origin> origin FERRY_GUARDED_BY(mu);  // null once stopped
   std::map<uint64_t, Block> blocks FERRY_GUARDED_BY(mu);
-  std::vector<bool> read FERRY_GUARDED_BY(mu);  // blocks read whole and freed: not fetched ahead
+  std::vector<bool> read FERRY_GUARDED_BY(mu);  // blocks read whole: not fetched ahead
+  // Blocks read whole, oldest first, kept while there are at most kKeepRead of them: XrdCl
+  // reads a page of a pgread again when it doubts it, soon after the first read, and each such
+  // page from the origin would cost a round trip.
+  std::deque<uint64_t> retired FERRY_GUARDED_BY(mu);
   bool stopping FERRY_GUARDED_BY(mu) = false;
   uint32_t running FERRY_GUARDED_BY(mu) = 0;  // fetches using the origin now
   std::atomic<uint64_t> origin_bytes{0};
@@ -177,7 +183,8 @@ void CopyStream::State::Plan(std::span<io::ReadRequest> requests,
     }
   }
   const uint64_t until = std::min(size, furthest + kWindow);
-  for (uint64_t b = furthest / kBlock; b * kBlock < until && blocks.size() < kMaxBlocks; ++b) {
+  for (uint64_t b = furthest / kBlock;
+       b * kBlock < until && blocks.size() - retired.size() < kMaxBlocks; ++b) {
     if (!read[b] && blocks.find(b) == blocks.end()) {
       blocks[b];
       ahead.push_back(b);
@@ -201,16 +208,23 @@ void CopyStream::State::Deliver(io::ReadRequest& r) {
     Block& blk = it->second;
     if (!blk.status) {
       r.status = blk.status;
-      blocks.erase(it);  // the cache's path reads it again
+      if (!blk.retired) {
+        blocks.erase(it);  // the cache's path reads it again
+      }
       return;
     }
     const uint64_t in = pos - b * kBlock;
     const uint64_t n = std::min(end - pos, blk.length - in);
     std::memcpy(r.dest.data() + (pos - r.offset), blk.data.get() + in, n);
     blk.consumed += n;
-    if (blk.consumed >= blk.length) {
+    if (blk.consumed >= blk.length && !blk.retired) {
       read[b] = true;
-      blocks.erase(it);
+      blk.retired = true;
+      retired.push_back(b);
+      if (retired.size() > kKeepRead) {
+        blocks.erase(retired.front());
+        retired.pop_front();
+      }
     }
     pos += n;
   }
@@ -275,6 +289,7 @@ void CopyStream::Stop() {
     s.cv.Wait(s.mu);
   }
   s.blocks.clear();
+  s.retired.clear();
   s.origin.reset();
   s.cv.NotifyAll();
 }
@@ -320,30 +335,45 @@ bool CopyThrough::NoteProgress(std::span<const io::ReadRequest> requests) {
   // of bytes the copy already read): neither a copy's progress nor an analysis's, so not
   // counted (they would pull the mean read below BulkDetector::kMinRead).
   const uint64_t prefix = detector_.prefix();
+  bool progress = false;
   for (const io::ReadRequest& r : requests) {
-    if (r.offset + r.dest.size() > prefix) {
-      return detector_.Note(requests);
+    const uint64_t end = r.offset + r.dest.size();
+    progress = progress || end > prefix;
+    uint64_t seen = furthest_.load(std::memory_order_relaxed);
+    while (end > seen && !furthest_.compare_exchange_weak(seen, end, std::memory_order_relaxed)) {
     }
   }
-  return false;
+  return progress && detector_.Note(requests);
+}
+
+bool CopyThrough::Cached(cache::CachedFile& cached, std::span<const io::ReadRequest> requests) {
+  const uint64_t frontier = frontier_.load(std::memory_order_relaxed);
+  bool below = true;
+  for (const io::ReadRequest& r : requests) {
+    below = below && r.offset + r.dest.size() <= frontier;
+  }
+  return below || cached.AllHeld(requests);
 }
 
 Status CopyThrough::Read(cache::CachedFile& cached,
                          std::span<io::ReadRequest> requests,
                          uint64_t& through) {
   through = 0;
-  if (!copying_.load(std::memory_order_relaxed)) {
+  if (!copying_.load(std::memory_order_acquire)) {
     if (!NoteProgress(requests)) {
       return cached.ReadV(requests);
     }
-    if (!copying_.exchange(true) && counters_ != nullptr) {
+    // What the cache was asked for before: the reads so far and the read-ahead they started.
+    frontier_.store(furthest_.load(std::memory_order_relaxed) + readahead::FileAhead::kSeqWindowMax,
+                    std::memory_order_relaxed);
+    if (!copying_.exchange(true, std::memory_order_acq_rel) && counters_ != nullptr) {
       counters_->copies.fetch_add(1, std::memory_order_relaxed);
       FERRY_DEBUG("proxy", "a copy: served through from %llu",
                   static_cast<unsigned long long>(detector_.prefix()));
     }
   }
-  // A hit must not start read-ahead beyond what is held: untracked.
-  if (cached.AllHeld(requests)) {
+  // Untracked: a read through the cache must not start read-ahead beyond what it holds.
+  if (Cached(cached, requests)) {
     return cached.ReadUntracked(requests);
   }
   if (Status st = stream_.Read(requests); st) {

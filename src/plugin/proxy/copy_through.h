@@ -8,18 +8,21 @@
 // what it has cached stays within `copy_cache_fraction` of the file: at DetectAt(), its reads in
 // flight (kCopyInFlight beyond the in-order prefix: xrdcp's 4 parallel 8 MiB chunks) and the
 // sequential read-ahead those reads started (FileAhead::kSeqWindowMax) still end before the
-// fraction. From then on, a read whose bytes are all held is served by the cache without
-// read-ahead (a warm copy stays warm and fetches nothing), and any other read is served through:
+// fraction. From then on, a read whose bytes are all held, or that ends before what the cache
+// was asked for until then (the reads so far and their read-ahead window, whose fetches it
+// joins), is served by the cache without read-ahead (a warm copy stays warm and fetches
+// nothing, and nothing is fetched twice), and any other read is served through:
 // CopyStream reads it from the origin into memory, with its own read-ahead, and never stores it.
 //
 // CopyStream keeps the copy as fast as the cache's own sequential read-ahead was (it is the same
 // window, kWindow, in the same 2 MiB fetches) without writing and checksumming what it will not
 // keep: blocks of kBlock bytes are fetched ahead of the furthest read on the caller's task
 // runner (the proxy's workers); a read waits for its blocks (or fetches those no task started
-// yet itself, so that a read never waits on a queued task) and a block is freed once its bytes
-// were read. At most kMaxBlocks blocks are held per handle. A block that failed is dropped, and
-// its read is then served by the cache's own path (retries with backoff, the origin's error):
-// fail-open, as everywhere in the cache.
+// yet itself, so that a read never waits on a queued task) and a block read whole is freed once
+// kKeepRead more recent ones were (a page read again after that is read from the origin
+// alone). At most kMaxBlocks + kKeepRead blocks (80 MiB) are held per handle. A block that failed
+// is dropped, and its read is then served by the cache's own path (retries with backoff, the
+// origin's error): fail-open, as everywhere in the cache.
 //
 // Thread-safety: Read may be called from many threads at once; Stop waits for running fetches
 // and must not run concurrently with Read. Lifetime: tasks given to the runner keep the stream's
@@ -54,6 +57,10 @@ class CopyStream {
   static constexpr uint64_t kWindow = 16ull << 20;  // fetched ahead of the furthest read
   // Blocks held at most: the window, plus xrdcp's 4 x 8 MiB chunks read at once.
   static constexpr size_t kMaxBlocks = 24;
+  // Blocks read whole kept besides, the most recent ones: XrdCl reads again pages of a pgread
+  // it doubts (4 KiB reads soon after the first; ~15% of the pages of an xrdcp through the
+  // proxy), which would otherwise cost a round trip to the origin each.
+  static constexpr size_t kKeepRead = 16;
 
   CopyStream(std::shared_ptr<cache::Origin> origin, uint64_t size, Runner runner);
   ~CopyStream();
@@ -112,8 +119,15 @@ class CopyThrough {
  private:
   // Notes the reads that reach past the in-order prefix; true once the handle reads as a copy.
   bool NoteProgress(std::span<const io::ReadRequest> requests);
+  // Whether a copy's read is served by the cache: its bytes are held, or they end before the
+  // frontier (being fetched by read-ahead, which the read joins, or about to be).
+  bool Cached(cache::CachedFile& cached, std::span<const io::ReadRequest> requests);
 
   readahead::BulkDetector detector_;
+  std::atomic<uint64_t> furthest_{0};  // the furthest byte read before the copy was recognised
+  // furthest_ plus the read-ahead window when it was recognised: what the cache may have
+  // fetched or be fetching for it (set before copying_).
+  std::atomic<uint64_t> frontier_{0};
   std::atomic<bool> copying_{false};
   CopyStream stream_;
   CopyCounters* counters_;
