@@ -12,6 +12,21 @@
 #           (9) files made by `ferry gen nanoaod` (digests of every pass must agree)
 #   multi   8 client processes at once, one file each (cache_wan_replay -t 1): aggregate
 #           throughput through the cold proxy against the same processes reading direct
+#   xrdcp   whole-file copies of 3 of the replay's files (xrdcp to /dev/null, one after the
+#           other): through the cold proxy (copies served through, copy_cache_fraction) against
+#           direct; then warm, through a proxy whose cache holds the files whole (filled with
+#           --copy-cache-fraction 1), against a plain xrootd serving the same files from local
+#           disk (scenario plain-local), alternating
+#   multi-warm  multi against a warm proxy and against warm XCache (both profiles), after one
+#           filling pass each
+#   agc-local   the AGC pass reading the files from local disk (scenario local): the limit of a
+#           cache on the same host
+# Warm passes: PROXY_WAN_WARM (5) for each of ferry and XCache (ferry's replay and agc: spread
+# over the rounds), medians. For every pass through a server (proxy, XCache, plain xrootd) the
+# CPU seconds of its processes and the read syscalls of its xrootd (/proc/PID/io syscr:
+# bench/lib/proc_cost.py) are recorded: CPU seconds per warm GB served (replay) and warm disk
+# reads per basket (the replay's chunks; the socket reads of the requests count too, about 2 per
+# 64-chunk vector read) against XCache's.
 #   https-multi, https-single (with --https, below): the replay's chunks read with curl
 # Scenarios: direct; ferry proxy cold (fresh cache, proxy restarted) and warm; XCache default
 # (128k blocks, prefetch 10) and tuned (4k, prefetch 0), cold and warm. Direct and proxy cold
@@ -41,13 +56,14 @@
 #                processes, each over one kept-alive connection; direct from the origin over
 #                HTTPS, and through the proxy cold and warm. HTTPS clients are anonymous: with
 #                --auth sss as well, both authdbs grant `u *` read of the data.
-#   --workloads LIST  comma-separated subset of replay,agc,multi,https-multi,https-single
-#                ("https" = both HTTPS workloads; default: replay,agc,multi, plus https with
-#                --https).
+#   --workloads LIST  comma-separated subset of replay,agc,multi,xrdcp,multi-warm,agc-local,
+#                https-multi,https-single ("https" = both HTTPS workloads; default: all but the
+#                HTTPS ones, plus https with --https). A quick check: --workloads
+#                xrdcp,agc-local with PROXY_WAN_REPEAT=1 PROXY_WAN_WARM=1 PROXY_WAN_SKIP_XCACHE=1.
 # Results go to proxy_wan, proxy_wan-sss, proxy_wan-https or proxy_wan-sss-https under
 # $FERRY_BENCH_OUT, so runs of each kind stay side by side.
 # Env: FERRY_BUILD_DIR, PROXY_WAN_DATA (/tmp/ferry-proxy-wan-data, kept), PROXY_WAN_REPEAT,
-# PROXY_WAN_RTT (40ms), PROXY_WAN_RATE (1gbit), PROXY_WAN_AGC_FILES (9), PROXY_WAN_AGC_EVENTS
+# PROXY_WAN_WARM (5), PROXY_WAN_RTT (40ms), PROXY_WAN_RATE (1gbit), PROXY_WAN_AGC_FILES (9), PROXY_WAN_AGC_EVENTS
 # (1800000), PROXY_WAN_SKIP_XCACHE=1, PROXY_WAN_PROXY_ARGS (more `ferry proxy run` options, e.g.
 # "--channels 4 --set ahead_fetches=8" to compare settings); the options as PROXY_WAN_AUTH=sss, PROXY_WAN_HTTPS=1 and
 # PROXY_WAN_WORKLOADS=LIST (so `make bench BENCH=proxy_wan PROXY_WAN_AUTH=sss` works).
@@ -73,7 +89,7 @@ esac
 [ "$HTTPS" = 1 ] || HTTPS=0
 HTTPS_TAG=""  # a failing $(...) in an assignment would end the script (set -e)
 if [ "$HTTPS" = 1 ]; then HTTPS_TAG=-https; fi
-[ -n "$WORKLOADS" ] || WORKLOADS="replay,agc,multi${HTTPS_TAG:+,https}"
+[ -n "$WORKLOADS" ] || WORKLOADS="replay,agc,multi,xrdcp,multi-warm,agc-local${HTTPS_TAG:+,https}"
 WORKLOADS="${WORKLOADS//https-multi/HM}"
 WORKLOADS="${WORKLOADS//https-single/HS}"
 WORKLOADS="${WORKLOADS//https/https-multi,https-single}"
@@ -82,7 +98,7 @@ WORKLOADS="${WORKLOADS//HS/https-single}"
 IFS=, read -r -a workloads <<<"$WORKLOADS"
 for w in "${workloads[@]}"; do
   case "$w" in
-    replay | agc | multi) ;;
+    replay | agc | multi | xrdcp | multi-warm | agc-local) ;;
     https-multi | https-single)
       [ "$HTTPS" = 1 ] || { echo "proxy_wan: workload $w needs --https" >&2; exit 2; } ;;
     *) echo "proxy_wan: unknown workload $w" >&2; usage ;;
@@ -96,6 +112,8 @@ OUT="${FERRY_BENCH_OUT:-$ROOT/out/bench}/proxy_wan${AUTH:+-$AUTH}$HTTPS_TAG"
 BASELINE="${FERRY_BENCH_OUT:-$ROOT/out/bench}/proxy_wan$HTTPS_TAG/proxy_wan.json"
 DATA="${PROXY_WAN_DATA:-/tmp/ferry-proxy-wan-data}"
 REPEAT="${PROXY_WAN_REPEAT:-3}"
+WARM="${PROXY_WAN_WARM:-5}"
+WARM_PER_ROUND=$(((WARM + REPEAT - 1) / REPEAT))  # ferry's replay and agc warm passes
 RTT="${PROXY_WAN_RTT:-40ms}"
 RATE="${PROXY_WAN_RATE:-1gbit}"
 AGC_FILES="${PROXY_WAN_AGC_FILES:-9}"
@@ -122,6 +140,7 @@ PROXY_PID=""
 PROXY_PORT=""
 PROXY_HTTPS_PORT=""
 PROXY_SEC=()   # the proxy's --auth/--authdb/--origin-credentials (with --auth)
+PROXY_EXTRA=() # more options of the next start_proxy (the xrdcp warm phase)
 CLIENT_ENV=()  # what every xroot client adds to its environment (its own sss key)
 ORIGIN_EXTRA=""
 
@@ -138,7 +157,12 @@ stop_proxy() {
 stop_servers() {
   stop_proxy
   bash "$TB/xcache.sh" stop --name fpx-xc
+  bash "$TB/origin.sh" stop --name fpx-plain
 }
+# The processes whose cost a pass records (proc_cost.py): set before each run.
+SERVER_PIDS=""
+xcache_pid() { cat "$FERRY_TB_DIR/xcache-fpx-xc/xrootd.pid.ours" 2>/dev/null || true; }
+plain_pid() { cat "$FERRY_TB_DIR/origin-fpx-plain/xrootd.pid.ours" 2>/dev/null || true; }
 wan_workdir /tmp/fpx-proxy-wan.XXXXXX
 
 # ---- data, link, origin ----
@@ -242,7 +266,7 @@ free_port() {
 # with the security options of the run; "https" adds XrdHttp on PROXY_HTTPS_PORT.
 start_proxy() {
   stop_proxy
-  local cache=$1 i port extra=("${PROXY_SEC[@]}")
+  local cache=$1 i port extra=("${PROXY_SEC[@]}" "${PROXY_EXTRA[@]}")
   # shellcheck disable=SC2206  # PROXY_WAN_PROXY_ARGS is a list of options, split on spaces
   extra+=(${PROXY_WAN_PROXY_ARGS:-})
   PROXY_PORT="$(free_port)"
@@ -279,9 +303,11 @@ client() { env -u XRD_PLUGIN XRD_PLUGINCONFDIR="$NOPLUG" "${CLIENT_ENV[@]}" "$@"
 # run WORKLOAD SCENARIO ROUND PREFIX CACHE: one pass; appends a JSON line to RUNS.
 run() {
   local workload=$1 scenario=$2 round=$3 prefix=$4 cache=$5
-  local idle rx0 rx1 t0 t1 out rc=0 before="{}" after="{}" disk=0
+  local idle rx0 rx1 t0 t1 out rc=0 before="{}" after="{}" disk=0 cost0="{}" cost1="{}"
   idle="$(idle_pct)"
   [ "${scenario#proxy}" != "$scenario" ] && before="$(proxy_json "$cache")"
+  # shellcheck disable=SC2086  # a list of PIDs
+  [ -n "$SERVER_PIDS" ] && cost0="$("$PY" "$ROOT/bench/lib/proc_cost.py" $SERVER_PIDS)"
   rx0="$(rx_bytes)"
   t0=$(date +%s.%N)
   case "$workload" in
@@ -294,6 +320,14 @@ run() {
       for n in "${agc_names[@]}"; do urls+=("$prefix/$n"); done
       out="$(client timeout 900 "$FERRY" analyze agc \
         "${urls[@]}" --threads 8 --json)" || rc=$?
+      ;;
+    xrdcp)
+      local n bytes=0
+      for n in "${names[@]:0:3}"; do
+        client timeout 600 xrdcp -f "$prefix/$n" /dev/null >&2 || rc=$?
+        bytes=$((bytes + $(stat -c %s "$DATA/$n")))
+      done
+      out="{\"bytes\": $bytes, \"files\": 3}"
       ;;
     multi)
       local pids=() k outs=()
@@ -315,22 +349,34 @@ print(json.dumps({"bytes": sum(r["bytes"] for r in rs), "vector_reads": sum(r["v
   esac
   t1=$(date +%s.%N)
   rx1="$(rx_bytes)"
+  # shellcheck disable=SC2086
+  [ -n "$SERVER_PIDS" ] && cost1="$("$PY" "$ROOT/bench/lib/proc_cost.py" $SERVER_PIDS)"
   [ "${scenario#proxy}" != "$scenario" ] && sleep 1.2 && after="$(proxy_json "$cache")"
   [ -n "$cache" ] && [ -d "$cache" ] && disk="$(du -s -B1 "$cache" | awk '{print $1}')"
   "$PY" - "$workload" "$scenario" "$round" "$rc" "$idle" "$rx0" "$rx1" "$t0" "$t1" "$disk" \
-    "$out" "$before" "$after" <<'PY' >>"$RUNS"
+    "$out" "$before" "$after" "$cost0" "$cost1" <<'PY' >>"$RUNS"
 import json, sys
-(workload, scenario, rnd, rc, idle, rx0, rx1, t0, t1, disk, out, before, after) = sys.argv[1:14]
+(workload, scenario, rnd, rc, idle, rx0, rx1, t0, t1, disk, out, before, after, c0,
+ c1) = sys.argv[1:16]
+c0, c1 = json.loads(c0), json.loads(c1)
+cost = ({"cpu_s": round(c1["cpu_s"] - c0["cpu_s"], 3), "syscr": c1["syscr"] - c0["syscr"]}
+        if c0 and c1 else None)
 print(json.dumps({"workload": workload, "scenario": scenario, "round": int(rnd), "exit": int(rc),
                   "idle_pct": float(idle or 0), "wan_bytes": int(rx1) - int(rx0),
                   "process_s": float(t1) - float(t0), "disk_bytes": int(disk),
                   "result": json.loads(out) if out.strip() else {},
+                  "server_cost": cost,
                   "proxy_before": json.loads(before), "proxy_after": json.loads(after)}))
 PY
   echo "   $workload $scenario r$round: $(tail -1 "$RUNS" | cut -c1-150)" >&2
 }
 
+has_workload() { [[ ",$WORKLOADS," == *",$1,"* ]]; }
+
+# Direct against the cold proxy, REPEAT rounds next to each other in alternating order, each with
+# a fresh cache and proxy; the replay's, agc's and HTTPS's warm passes follow each cold one.
 for workload in "${workloads[@]}"; do
+  case "$workload" in multi-warm | agc-local) continue ;; esac
   echo "== $workload: direct and ferry proxy, $REPEAT rounds${AUTH:+, auth $AUTH}" >&2
   for ((k = 1; k <= REPEAT; k++)); do
     cache="$WORK/proxy-$workload-$k"
@@ -344,32 +390,88 @@ for workload in "${workloads[@]}"; do
       D="$ORIGIN"
     fi
     if ((k % 2 == 1)); then
-      run "$workload" direct "$k" "$D" ""
-      run "$workload" proxy-cold "$k" "$P" "$cache"
+      SERVER_PIDS="" run "$workload" direct "$k" "$D" ""
+      SERVER_PIDS="$PROXY_PID" run "$workload" proxy-cold "$k" "$P" "$cache"
     else
-      run "$workload" proxy-cold "$k" "$P" "$cache"
-      run "$workload" direct "$k" "$D" ""
+      SERVER_PIDS="$PROXY_PID" run "$workload" proxy-cold "$k" "$P" "$cache"
+      SERVER_PIDS="" run "$workload" direct "$k" "$D" ""
     fi
-    [ "$workload" != multi ] && run "$workload" proxy-warm "$k" "$P" "$cache"
+    case "$workload" in
+      multi | xrdcp) ;;  # their warm passes: multi-warm, and the xrdcp warm phase below
+      *)
+        for ((w = 1; w <= WARM_PER_ROUND; w++)); do
+          SERVER_PIDS="$PROXY_PID" run "$workload" proxy-warm "$k" "$P" "$cache"
+        done
+        ;;
+    esac
     stop_proxy
     [ "$k" -lt "$REPEAT" ] && rm -rf "$cache"
   done
   "$FERRY" cache verify --dir "$WORK/proxy-$workload-$REPEAT" >&2
 done
 
+# Warm copies: a proxy whose cache holds the files whole (a copy through the default proxy keeps
+# only copy_cache_fraction of them) against a plain xrootd serving them from local disk.
+if has_workload xrdcp; then
+  echo "== xrdcp warm: ferry proxy (--copy-cache-fraction 1) and a plain xrootd, $WARM passes" >&2
+  PLAIN="$(bash "$TB/origin.sh" start --dir "$DATA" --name fpx-plain)"
+  cache="$WORK/proxy-xrdcp-warm"
+  PROXY_EXTRA=(--copy-cache-fraction 1)
+  start_proxy "$cache"
+  PROXY_EXTRA=()
+  P="root://127.0.0.1:$PROXY_PORT/"
+  SERVER_PIDS="$PROXY_PID" run xrdcp proxy-fill 0 "$P" "$cache"
+  for ((w = 1; w <= WARM; w++)); do
+    if ((w % 2 == 1)); then
+      SERVER_PIDS="$(plain_pid)" run xrdcp plain-local "$w" "$PLAIN" ""
+      SERVER_PIDS="$PROXY_PID" run xrdcp proxy-warm "$w" "$P" "$cache"
+    else
+      SERVER_PIDS="$PROXY_PID" run xrdcp proxy-warm "$w" "$P" "$cache"
+      SERVER_PIDS="$(plain_pid)" run xrdcp plain-local "$w" "$PLAIN" ""
+    fi
+  done
+  stop_proxy
+  bash "$TB/origin.sh" stop --name fpx-plain >&2
+fi
+
+# 8 replay processes at once against a warm proxy (XCache's: below).
+if has_workload multi-warm; then
+  echo "== multi-warm: ferry proxy, 1 filling pass and $WARM warm passes" >&2
+  cache="$WORK/proxy-multi-warm"
+  start_proxy "$cache"
+  P="root://127.0.0.1:$PROXY_PORT/"
+  SERVER_PIDS="$PROXY_PID" run multi proxy-fill 0 "$P" "$cache"
+  for ((w = 1; w <= WARM; w++)); do
+    SERVER_PIDS="$PROXY_PID" run multi proxy-warm "$w" "$P" "$cache"
+  done
+  stop_proxy
+fi
+
+# The limit of a cache on the same host: AGC reading the files from local disk (page cache warm).
+if has_workload agc-local; then
+  echo "== agc-local: the AGC pass over the local files, $WARM passes" >&2
+  for ((w = 1; w <= WARM; w++)); do
+    SERVER_PIDS="" run agc local "$w" "$DATA" ""
+  done
+fi
+
 if [ -n "$AUTH" ]; then
   echo "== XCache skipped with --auth (the test bed's XCache has no origin credentials)" >&2
 elif [ "${PROXY_WAN_SKIP_XCACHE:-0}" != 1 ]; then
   for profile in default tuned; do
-    for workload in replay agc; do
-      [[ ",$WORKLOADS," == *",$workload,"* ]] || continue
-      echo "== XCache $profile: $workload" >&2
+    for workload in replay agc multi-warm; do
+      has_workload "$workload" || continue
+      w_name="${workload%-warm}"
+      echo "== XCache $profile: $w_name, 1 cold and $WARM warm passes" >&2
       xc="$WORK/xcache-$profile-$workload"
       XC_URL="$(bash "$TB/xcache.sh" start "$profile" --origin "$ORIGIN_HOSTPORT" \
         --cache-dir "$xc" --name fpx-xc)"
-      run "$workload" "xcache-$profile-cold" 0 "${XC_URL%/}/" "$xc"
-      run "$workload" "xcache-$profile-warm" 0 "${XC_URL%/}/" "$xc"
+      SERVER_PIDS="$(xcache_pid)" run "$w_name" "xcache-$profile-cold" 0 "${XC_URL%/}/" "$xc"
+      for ((w = 1; w <= WARM; w++)); do
+        SERVER_PIDS="$(xcache_pid)" run "$w_name" "xcache-$profile-warm" "$w" "${XC_URL%/}/" "$xc"
+      done
       bash "$TB/xcache.sh" stop --name fpx-xc >&2
+      rm -rf "$xc"
     done
   done
 fi

@@ -15,10 +15,12 @@ import report  # noqa: E402
 from report import median  # noqa: E402
 
 runs, out_dir, config = report.load(sys.argv)
-WORKLOADS = ["replay", "agc", "multi", "https-multi", "https-single"]
-PAIRED = ["replay", "agc", "https-multi", "https-single"]  # cold/direct and direct/warm
-SCENARIOS = ["direct", "proxy-cold", "proxy-warm", "xcache-default-cold", "xcache-default-warm",
-             "xcache-tuned-cold", "xcache-tuned-warm"]
+WORKLOADS = ["replay", "agc", "multi", "xrdcp", "https-multi", "https-single"]
+PAIRED = ["replay", "agc", "xrdcp", "https-multi", "https-single"]  # cold/direct, direct/warm
+SCENARIOS = ["direct", "local", "plain-local", "proxy-cold", "proxy-fill", "proxy-warm",
+             "xcache-default-cold", "xcache-default-warm", "xcache-tuned-cold",
+             "xcache-tuned-warm"]
+XCACHE_WARM = ["xcache-default-warm", "xcache-tuned-warm"]
 
 
 def wall(r):
@@ -28,6 +30,12 @@ def wall(r):
     if r["workload"] == "agc":
         return res.get("time", {}).get("wall_s")
     return r["process_s"]
+
+
+def per_gb(r, key):
+    """The server's cost `key` (cpu_s, syscr) of a pass per GB it served."""
+    cost, req = r.get("server_cost"), r.get("requested_bytes")
+    return cost[key] / (req / 1e9) if cost and req else None
 
 
 def requested(r):
@@ -49,6 +57,10 @@ def delta(r, key, sub=None):
 for r in runs:
     r["wall_s"] = wall(r)
     r["requested_bytes"] = requested(r)
+    r["cpu_s_per_gb"] = per_gb(r, "cpu_s")
+    chunks = r["result"].get("chunks") if r["workload"] in ("replay", "multi") else None
+    r["reads_per_basket"] = (r["server_cost"]["syscr"] / chunks
+                             if r.get("server_cost") and chunks else None)
     if r["scenario"].startswith("proxy"):
         r["origin_bytes"] = delta(r, "bytes_from_origin")
         r["origin_requests"] = delta(r, "origin_requests")
@@ -73,7 +85,8 @@ for w in WORKLOADS:
             continue
         row = {"runs": len(rs), "ok": all(r["exit"] == 0 for r in rs)}
         for k in ("wall_s", "requested_bytes", "wan_bytes", "origin_bytes", "origin_requests",
-                  "disk_bytes", "idle_pct", "origin_inflight_mean", "prefetched_bytes"):
+                  "disk_bytes", "idle_pct", "origin_inflight_mean", "prefetched_bytes",
+                  "cpu_s_per_gb", "reads_per_basket"):
             row[k] = median([r.get(k) for r in rs])
         row["wall_s_all"] = [r["wall_s"] for r in rs]
         if w.startswith("https"):  # what the curl clients sent and received
@@ -116,6 +129,8 @@ for w in PAIRED:
     if not w.startswith("https"):  # HTTPS has no target of its own: it is reported
         target("%s: proxy cold / direct (wall)" % w, median(ratios[w]["cold_over_direct"]),
                1.05, "<=")
+    if w == "xrdcp":
+        del ratios[w]["direct_over_warm"]  # its warm passes have their own phase (plain-local)
     if w == "replay":
         target("replay: direct / proxy warm (wall)", median(ratios[w]["direct_over_warm"]), 30,
                ">=")
@@ -137,6 +152,45 @@ for w in PAIRED:
 multi = paired("multi", "direct", "proxy-cold")
 target("multi: 8 processes, cold proxy throughput / direct", median(multi), 0.9, ">=")
 
+
+def best_xcache(w, key, lower_is_better=True):
+    """The best XCache profile's warm median of `key` for workload w (None without XCache)."""
+    vals = [summary.get(w, {}).get(s, {}).get(key) for s in XCACHE_WARM]
+    vals = [v for v in vals if v]
+    return (min(vals) if lower_is_better else max(vals)) if vals else None
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def warm(w, key):
+    return summary.get(w, {}).get("proxy-warm", {}).get(key)
+
+
+# Issue 39's warm targets (medians of at least PROXY_WAN_WARM warm passes each).
+warm_targets = {
+    # CPU seconds of the proxy's processes per warm GB served, replay, over XCache's best.
+    "warm_cpu_per_gb_vs_xcache": (ratio(warm("replay", "cpu_s_per_gb"),
+                                        best_xcache("replay", "cpu_s_per_gb")), 0.5, "<="),
+    # 8 replay processes, aggregate throughput: XCache's best warm wall over the proxy's.
+    "warm_multi_vs_xcache": (ratio(best_xcache("multi", "wall_s"), warm("multi", "wall_s")),
+                             1.3, ">="),
+    # Warm AGC through the proxy over the same AGC reading the local files.
+    "warm_agc_vs_local": (ratio(warm("agc", "wall_s"),
+                                summary.get("agc", {}).get("local", {}).get("wall_s")), 1.10,
+                          "<="),
+    # Warm xrdcp through the proxy, throughput over a plain xrootd's from local disk.
+    "warm_xrdcp_vs_plain": (ratio(summary.get("xrdcp", {}).get("plain-local", {}).get("wall_s"),
+                                  warm("xrdcp", "wall_s")), 0.9, ">="),
+    # Read syscalls of the proxy's xrootd per basket (chunk) of a warm replay pass.
+    "warm_reads_per_basket": (warm("replay", "reads_per_basket"), 1.1, "<="),
+}
+for name, (value, limit, cmp) in warm_targets.items():
+    target(name, value, limit, cmp)
+target("agc: proxy warm / best XCache warm (wall)",
+       ratio(warm("agc", "wall_s"), best_xcache("agc", "wall_s")), 1.0, "<=")
+
 # ---- table ----
 print("\nproxy_wan: RTT %s, %s; replay 8 x 200 MiB (6%% sparse, 4 threads); agc %d files, %d "
       "events, 8 threads; multi 8 processes; https: curl, 4 processes, the replay's chunks "
@@ -145,9 +199,9 @@ print("\nproxy_wan: RTT %s, %s; replay 8 x 200 MiB (6%% sparse, 4 threads); agc 
 print("auth: %s; https: %s; workloads: %s; load average at the end: %s" % (
     config.get("auth", "none"), config.get("https", False), config.get("workloads", "-"),
     config.get("load", "-")))
-hdr = "%-12s %-20s %8s %7s %9s %9s %9s %8s %9s %8s %5s %5s %s" % (
+hdr = "%-12s %-20s %8s %7s %9s %9s %9s %8s %9s %8s %5s %7s %6s %5s %s" % (
     "workload", "scenario", "wall_s", "vs_dir", "req_MB", "wan_MB", "orig_MB", "orig_rq",
-    "disk_MB", "ahead_MB", "infl", "idle", "status")
+    "disk_MB", "ahead_MB", "infl", "cpu/GB", "rd/bk", "idle", "status")
 print(hdr)
 print("-" * len(hdr))
 for w in WORKLOADS:
@@ -160,16 +214,19 @@ for w in WORKLOADS:
         def f(v, fmt, scale=1.0):
             return fmt % (v / scale) if v is not None else "-"
         vs = r["wall_s"] / d["wall_s"] if d.get("wall_s") and r["wall_s"] else None
-        print("%-12s %-20s %8s %7s %9s %9s %9s %8s %9s %8s %5s %5s %s" % (
+        print("%-12s %-20s %8s %7s %9s %9s %9s %8s %9s %8s %5s %7s %6s %5s %s" % (
             w, s, f(r["wall_s"], "%.3f"), f(vs, "%.2fx"), f(r["requested_bytes"], "%.1f", 1e6),
             f(r["wan_bytes"], "%.1f", 1e6), f(r["origin_bytes"], "%.1f", 1e6),
             f(r["origin_requests"], "%d"), f(r["disk_bytes"], "%.1f", 1e6),
             f(r["prefetched_bytes"], "%.1f", 1e6), f(r["origin_inflight_mean"], "%.1f"),
+            f(r["cpu_s_per_gb"], "%.2f"), f(r["reads_per_basket"], "%.2f"),
             f(r["idle_pct"], "%d"), "ok" if r["ok"] else "FAILED"))
 print("(wan_MB: wire bytes over the emulated link; orig_MB/orig_rq: what the proxy fetched "
       "and sent (direct: the client's own requests); ahead_MB: of that, read-ahead; infl: mean "
-      "origin requests outstanding over the pass; idle: % CPU idle on this shared 2-core "
-      "machine just before the run)")
+      "origin requests outstanding over the pass; cpu/GB: CPU seconds of the server's "
+      "processes per GB served; rd/bk: its xrootd's read syscalls per basket (chunk); idle: % "
+      "CPU idle on this shared 2-core machine just before the run; wall_s and the rest: medians "
+      "over the passes)")
 https_rows = [(w, s, r) for w in WORKLOADS if w.startswith("https")
               for s, r in summary.get(w, {}).items()]
 if https_rows:
@@ -186,7 +243,7 @@ for t in targets:
 for w, rr in ratios.items():
     print("  (%s per round: cold/direct %s, direct/warm %s)" % (
         w, ["%.3f" % x for x in rr["cold_over_direct"]],
-        ["%.1f" % x for x in rr["direct_over_warm"]]))
+        ["%.1f" % x for x in rr.get("direct_over_warm", [])]))
 if multi:
     print("  (multi per round: direct/cold %s)" % ["%.3f" % x for x in multi])
 
@@ -217,52 +274,70 @@ if config.get("baseline"):
         show("multi: direct / proxy cold", median(base.get("multi_direct_over_cold", [])),
              median(multi))
 
+print("\nissue 39's warm targets (medians of warm passes; a shared machine: indicative):")
+for name, (value, limit, cmp) in warm_targets.items():
+    print("  %-28s %9s   %s %s" % (name, "%.3f" % value if value is not None else "-", cmp, limit))
+
 doc = {"config": config, "scenarios": summary, "targets": targets, "ratios": ratios,
        "multi_direct_over_cold": multi, "baseline_comparison": comparison, "runs": runs}
+doc.update({name: value for name, (value, _, _) in warm_targets.items()})
 json_path = report.write_json(out_dir, "proxy_wan.json", doc)
 
 # ---- plots: wall time per scenario, and origin bytes / requested ----
-LABELS = {"replay": "sparse replay", "agc": "AGC, 8 threads", "https-multi": "HTTPS 64-range GETs",
+LABELS = {"replay": "sparse replay", "agc": "AGC, 8 threads", "multi": "8 replay processes",
+          "xrdcp": "xrdcp 3 x 200 MiB", "https-multi": "HTTPS 64-range GETs",
           "https-single": "HTTPS 1-range GETs"}
-COLOURS = {"replay": "#3060c0", "agc": "#e08020", "https-multi": "#8040a0",
-           "https-single": "#20a0a0"}
-cols = [w for w in PAIRED if summary.get(w)]
+COLOURS = {"replay": "#3060c0", "agc": "#e08020", "multi": "#60a030", "xrdcp": "#c03060",
+           "https-multi": "#8040a0", "https-single": "#20a0a0"}
+# Every workload measured has a column: a run of some workloads only drew nothing in a panel
+# whose columns were all absent, and gnuplot fails on a bare "plot".
+cols = [w for w in WORKLOADS if any(r.get("wall_s") for r in summary.get(w, {}).values())]
 
 
 def cell(v, fmt="%.4f"):
     return fmt % v if v is not None else "?"  # gnuplot: missing
 
 
-dat = os.path.join(out_dir, "proxy_wan.dat")
-with open(dat, "w") as fh:
-    fh.write("scenario %s\n" % " ".join(cols))
-    for s in SCENARIOS:
-        vals = [summary.get(w, {}).get(s, {}).get("wall_s") for w in cols]
-        if any(v for v in vals):
+def histogram(path, columns, rows):
+    """Writes a gnuplot data file (a header line, then one line per scenario with a value);
+    returns the plot command drawing its columns (titles, colours), None without columns."""
+    lines = [(s, vals) for s, vals in rows if any(v is not None for v in vals)]
+    if not columns or not lines:
+        return None
+    with open(path, "w") as fh:
+        fh.write("scenario %s\n" % " ".join(name for name, _, _ in columns))
+        for s, vals in lines:
             fh.write("%s %s\n" % (s, " ".join(cell(v) for v in vals)))
-bcols = [w for w in ("replay", "https-multi") if summary.get(w)]
-bdat = os.path.join(out_dir, "proxy_wan_bytes.dat")
-with open(bdat, "w") as fh:
-    fh.write("scenario %s\n" % " ".join("%s-wan %s-disk" % (w, w) for w in bcols))
-    for s in SCENARIOS:
-        vals = []
-        for w in bcols:
-            r = summary.get(w, {}).get(s) or {}
-            req = r.get("requested_bytes")
-            vals += [r["wan_bytes"] / req if req and r.get("wan_bytes") is not None else None,
-                     (r.get("disk_bytes") or 0) / req if req else None]
-        if any(v is not None for v in vals):
-            fh.write("%s %s\n" % (s, " ".join(cell(v) for v in vals)))
-wall_plot = "plot " + ", ".join(
-    '%s using %d%s title "%s" lc rgb "%s"' % ('"%s"' % dat if i == 0 else '""', i + 2,
-                                              ":xtic(1)" if i == 0 else "", LABELS[w], COLOURS[w])
-    for i, w in enumerate(cols))
-bytes_plot = "plot " + ", ".join(
-    '%s using %d%s title "%s" lc rgb "%s"' % (
-        '"%s"' % bdat if i == 0 else '""', i + 2, ":xtic(1)" if i == 0 else "",
-        "%s: %s" % (LABELS[bcols[i // 2]], "from origin (wire)" if i % 2 == 0 else "disk"),
-        ("#c04030", "#40a040", "#e07060", "#80d080")[i])
-    for i in range(2 * len(bcols)))
+    return "plot " + ", ".join(
+        '%s using %d%s title "%s" lc rgb "%s"' % ('"%s"' % path if i == 0 else '""', i + 2,
+                                                  ":xtic(1)" if i == 0 else "", title, colour)
+        for i, (_, title, colour) in enumerate(columns))
+
+
+wall_plot = histogram(
+    os.path.join(out_dir, "proxy_wan.dat"), [(w, LABELS[w], COLOURS[w]) for w in cols],
+    [(s, [summary.get(w, {}).get(s, {}).get("wall_s") for w in cols]) for s in SCENARIOS])
+bcols = [w for w in ("replay", "agc", "xrdcp", "https-multi")
+         if summary.get(w, {}).get("proxy-cold", {}).get("requested_bytes")]
+PAIR_COLOURS = {"replay": ("#c04030", "#40a040"), "agc": ("#e08020", "#f0c080"),
+                "xrdcp": ("#c03060", "#e090b0"), "https-multi": ("#e07060", "#80d080")}
+
+
+def bytes_row(s):
+    vals = []
+    for w in bcols:
+        r = summary.get(w, {}).get(s) or {}
+        req = r.get("requested_bytes")
+        vals += [r["wan_bytes"] / req if req and r.get("wan_bytes") is not None else None,
+                 (r.get("disk_bytes") or 0) / req if req else None]
+    return vals
+
+
+bytes_plot = histogram(
+    os.path.join(out_dir, "proxy_wan_bytes.dat"),
+    [("%s-%s" % (w, k), "%s: %s" % (LABELS[w], "from origin (wire)" if k == "wan" else "disk"),
+      PAIR_COLOURS[w][0 if k == "wan" else 1]) for w in bcols for k in ("wan", "disk")],
+    [(s, bytes_row(s)) for s in SCENARIOS])
 png = os.path.join(out_dir, "proxy_wan.png")
 xcache = any(s.startswith("xcache") for sw in summary.values() for s in sw)
 title = "ferry site proxy vs direct%s over a %s RTT, %s link%s" % (

@@ -70,24 +70,29 @@ def wall_and_bytes(png, size, title, settings, wall_plot, bytes_title, bytes_plo
     alike: wall time per pass on the left (log scale: warm passes are 10-100x faster), bytes
     per byte requested on the right (from the origin on the wire, and on disk). `settings`:
     the figure's own gnuplot lines (key, xtics); `wall_plot` and `bytes_plot`: its plot
-    commands."""
-    return """
-set terminal pngcairo size %s font ",10" noenhanced
-set output "%s"
-set multiplot layout 1,2 title "%s"
-%s
-%s
-set logscale y
+    commands. A panel whose plot command is None (no column to draw: gnuplot fails on a bare
+    "plot") is left out."""
+    panels = []
+    if wall_plot:
+        panels.append("""set logscale y
 set ylabel "wall time [s] (log)"
 set title "wall time per pass"
 %s
-unset logscale y
-set yrange [0:*]
+unset logscale y""" % wall_plot)
+    if bytes_plot:
+        panels.append("""set yrange [0:*]
 set ylabel "bytes / bytes requested"
 set title "%s"
+%s""" % (bytes_title, bytes_plot))
+    return """
+set terminal pngcairo size %s font ",10" noenhanced
+set output "%s"
+set multiplot layout 1,%d title "%s"
+%s
+%s
 %s
 unset multiplot
-""" % (size, png, title, HISTOGRAM_STYLE, settings, wall_plot, bytes_title, bytes_plot)
+""" % (size, png, max(len(panels), 1), title, HISTOGRAM_STYLE, settings, "\n".join(panels))
 
 
 def plot(script):
@@ -97,6 +102,8 @@ def plot(script):
         subprocess.run(["gnuplot"], input=script, text=True, check=True, capture_output=True,
                        timeout=60)
         return None
+    except subprocess.CalledProcessError as e:  # gnuplot's own words say what went wrong
+        return "gnuplot exit %d: %s" % (e.returncode, (e.stderr or "").strip()[-300:])
     except Exception as e:  # pylint: disable=broad-except
         return e
 

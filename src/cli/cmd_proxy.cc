@@ -159,6 +159,9 @@ Result<Plan> MakePlan(const Args& a) {
   if (auto v = a.Get("--lookahead")) {
     c += "ferry.lookahead " + *v + "\n";
   }
+  if (auto v = a.Get("--copy-cache-fraction")) {
+    c += "ferry.copy_cache_fraction " + *v + "\n";
+  }
   for (const std::string& kv : a.All("--set")) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -414,6 +417,10 @@ constexpr OptionSpec kConfigOptions[] = {
      "the cmsd of a redirector: the proxy joins its cluster as a data server (cmsd beside xrootd)"},
     {"--no-redirect", "", "no redirect of opens to the proxy itself"},
     {"--lookahead", "N", "read-ahead of the files served (0: off)", "8"},
+    {"--copy-cache-fraction", "F",
+     "share of a file (0..1) a whole-file copy (xrdcp) leaves in the cache; the rest is served "
+     "through uncached (1: copies cached whole)",
+     "0.25"},
     {"--encrypt-key", "FILE",
      "encrypt the cache at rest under this master key (32 bytes, or keyring:NAME for the "
      "key NAME in the keyring of the user who runs this; copied into the admin directory for "

@@ -46,6 +46,11 @@ constexpr StatusMetric kStatusMetrics[] = {
      "Opens served by an origin handle an earlier open of the same file left open."},
     {"origin_handles_idle", "ferry_proxy_origin_handles_idle", "gauge",
      "Origin handles kept open for the next open of their file."},
+    {"copies_detected", "ferry_proxy_copies_detected_total", "counter",
+     "Handles recognised as whole-file copies (served through, cached up to "
+     "copy_cache_fraction)."},
+    {"copy_bytes_through", "ferry_proxy_copy_bytes_through_total", "counter",
+     "Bytes served to copies from the origin without caching them."},
     {"records_failed", "ferry_proxy_access_records_failed_total", "counter",
      "Access records that could not be appended."},
     {"started_unix", "ferry_proxy_start_time_seconds", "gauge", "When the proxy started."},

@@ -77,6 +77,9 @@ bool IsCopyTool(const std::vector<std::string>& tools) {
 BulkDetector::BulkDetector(uint64_t size, uint32_t percent)
     : size_(size), threshold_(size / 100 * std::clamp<uint32_t>(percent, 1, 100)) {}
 
+BulkDetector::BulkDetector(uint64_t size, Bytes threshold)
+    : size_(size), threshold_(std::min(size, threshold.n)) {}
+
 bool BulkDetector::Note(std::span<const io::ReadRequest> requests) {
   MutexLock lock(mu_);
   if (bulk_ || given_up_ || size_ < kMinBytes) {

@@ -43,6 +43,11 @@ class BulkDetector {
 
   // `size`: the file's; `percent`: 1..100.
   BulkDetector(uint64_t size, uint32_t percent);
+  // The share in bytes (the site proxy's rule, plugin/proxy/copy_through.h).
+  struct Bytes {
+    uint64_t n = 0;
+  };
+  BulkDetector(uint64_t size, Bytes threshold);
 
   // Records an application read; true once the handle reads as a copy does (then for good).
   bool Note(std::span<const io::ReadRequest> requests);

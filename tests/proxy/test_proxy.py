@@ -4,7 +4,7 @@ libXrdFerryProxy (started with `ferry proxy run`), real clients.
 
 usage: test_proxy.py FERRY PGREAD_PROBE ROOT_DATA_DIR TEST
   TEST: basic | reuse | concurrency | crash | faults | storm | cluster | twolevel | rntuple |
-  cached_only | stalled_origin (and *_long
+  cached_only | stalled_origin | copies (and *_long
   variants of crash and storm at full size)
 Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, not root, no namespaces).
 """
@@ -881,6 +881,66 @@ def test_stalled_origin():
         s.remove()
 
 
+def test_copies(mib=192, fraction=0.5):
+    """A whole-file xrdcp through the proxy is served whole and right, and the cache keeps at
+    most copy_cache_fraction of the file (copy_through.h): a file an analysis read before stays
+    cached although the copy is larger than what the cache may hold. The proxy counts the copy
+    and the bytes it served through; a second copy reads the held part from the cache."""
+    s = Setup()
+    try:
+        size = mib << 20
+        analysis = s.file("a.bin", 48 << 20, 31)
+        copied = s.file("c.bin", size, 32)
+        s.file("d.bin", 1 << 20, 33)
+        with ferry_testbed.Origin(s.data) as o, \
+                Proxy(FERRY, o.url.split("//")[1].rstrip("/"), s.cache, s.root, env=s.env,
+                      status_ms=50,
+                      extra=["--max-size", "160M", "--set", "min_free=0",
+                             "--copy-cache-fraction", str(fraction)]) as p:
+            # An analysis-like pass: 1 MiB of every 3 MiB, in order (not a copy's prefix).
+            ranges = ["%d:%d" % (k * (3 << 20), 1 << 20) for k in range(16)]
+            ok(s.reader("ranges", p.url_for("a.bin"), analysis, *ranges), "analysis reads")
+            s.settled()
+            held = lambda name: sum(e.get("held_bytes", 0) for e in s.ls()  # noqa: E731
+                                    if e.get("url", "").endswith("/" + name))
+            held_a = held("a.bin")
+            check(held_a >= 16 << 20, "the analysis's bytes are cached: %d" % held_a)
+            out = os.path.join(s.root, "copy.out")
+            for rnd in (1, 2):
+                ok(s.run("xrdcp", "-f", p.url_for("c.bin"), out), "xrdcp %d through the proxy" % rnd)
+                check(same_file(out, copied), "xrdcp %d: the origin's bytes" % rnd)
+                st = s.settled()
+                held_c = held("c.bin")
+                print("copy %d: %.1f of %d MiB held; status %s" % (
+                    rnd, held_c / 2.0 ** 20, mib,
+                    {k: st.get(k) for k in ("copies_detected", "copy_bytes_through")}),
+                    flush=True)
+                check(0 < held_c <= size * fraction,
+                      "copy %d cached at most the fraction: %d of %d" % (rnd, held_c, size))
+                check(st.get("copies_detected") == rnd, "copies counted: %s" % st)
+                check(st.get("copy_bytes_through", 0) >= rnd * (size - held_c),
+                      "what is not held was served through: %s" % st)
+            # A new file is admitted (evicting least recently read entries over max_size): the
+            # analysis's file is still there, whole.
+            ok(s.reader("ranges", p.url_for("d.bin"), os.path.join(s.data, "d.bin"),
+                        "0:1048576"), "a new file")
+            s.settled()
+            check(held("a.bin") == held_a,
+                  "the analysis's bytes stay cached: %d -> %d" % (held_a, held("a.bin")))
+            metrics = s.ferry("proxy", "metrics", "--dir", s.cache).stdout
+            check("ferry_proxy_copies_detected_total 2" in metrics
+                  and "ferry_proxy_copy_bytes_through_total" in metrics,
+                  "ferry proxy metrics counts copies")
+            records = [json.loads(line) for line in
+                       open(os.path.join(s.cache, "access.jsonl")) if line.strip()]
+            last = [r for r in records if r.get("path", "").endswith("c.bin")][-1]
+            # (bytes_read counts XrdCl's own second reads of pages too)
+            check(last.get("bytes_bypassed", 0) >= size // 4 and last.get("bytes_read") >= size,
+                  "the access record counts the bytes served through: %s" % last)
+    finally:
+        s.remove()
+
+
 TESTS = {
     "basic": test_basic,
     "reuse": test_reuse,
@@ -897,6 +957,7 @@ TESTS = {
     "rntuple": test_rntuple,
     "cached_only": test_cached_only,
     "stalled_origin": test_stalled_origin,
+    "copies": test_copies,
 }
 
 

@@ -16,6 +16,7 @@
 #include "base/mutex.h"
 #include "cache/cache.h"
 #include "plugin/proxy/completion_order.h"
+#include "plugin/proxy/copy_through.h"
 #include "plugin/xrdcl/xrd_origin.h"
 
 class XrdSfsAio;
@@ -39,6 +40,7 @@ struct FileState {
   std::unique_ptr<cache::CachedFile> cached;  // set by a successful Open, reset by Close
   std::shared_ptr<plugin::XrdOrigin> origin;  // null for an only-if-cached handle
   bool only_if_cached = false;                // cached_only.h
+  std::unique_ptr<CopyThrough> copy;          // null: copies are cached (copy_through.h)
   double open_unix = 0;
   std::atomic<uint64_t> reads{0};
   std::atomic<uint64_t> bytes_read{0};

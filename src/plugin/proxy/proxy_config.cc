@@ -187,6 +187,13 @@ Status ApplyKey(const std::string& key,
     c.origin_idle_ms = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 0, 600000)));
   } else if (key == "origin_idle_max") {
     c.origin_idle_max = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 0, 65536)));
+  } else if (key == "copy_cache_fraction") {
+    auto f = ParseDouble(value);
+    if (!f || !(*f >= 0 && *f <= 1)) {
+      return InvalidArgumentError("ferry.copy_cache_fraction '" + value
+                                  + "': expected a share of the file from 0 to 1");
+    }
+    c.copy_cache_fraction = *f;
   } else if (key == "status_ms") {
     c.status_ms = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 10, 60000)));
   } else {

@@ -36,6 +36,11 @@
 //                                   reuse saves the origin open's WAN round trip (0: off)
 //   ferry.origin_idle_max N 256     origin handles kept idle at most (least recently closed
 //                                   closed first)
+//   ferry.copy_cache_fraction F 0.25  share of a file (0..1) a whole-file copy (xrdcp) leaves
+//                                   in the cache; the rest is served through uncached
+//                                   (copy_through.h), so copies do not evict the analyses'
+//                                   working set. 0.25: the client plug-in's bypass_fraction;
+//                                   1: copies are cached whole (the rule is off)
 //   ferry.origin_sss KT    (none)   the proxy's own sss keytab for its origin channels;
 //                                   "server:KT": KT is also the server's sss keytab, its last
 //                                   key the proxy's (`ferry proxy config --origin-credentials`)
@@ -84,6 +89,7 @@ struct ProxyConfig {
   uint32_t status_ms = 1000;
   uint32_t origin_idle_ms = 30000;
   uint32_t origin_idle_max = 256;
+  double copy_cache_fraction = 0.25;
   std::string origin_sss;          // keytab path, "" = no sss identity at the origin
   bool origin_sss_shared = false;  // origin_sss is the server's sss keytab too
   std::string origin_token;        // token file path, "" = none

@@ -21,6 +21,7 @@ TEST(ProxyConfig, ReadsFerryDirectivesAndIgnoresTheRest) {
       "ferry.status_ms 100\n"
       "ferry.origin_idle_ms 0\n"
       "ferry.origin_idle_max 16\n"
+      "ferry.copy_cache_fraction 0.1\n"
       "pfc.blocksize 4k\n");
   ASSERT_TRUE(c) << c.error().ToString();
   EXPECT_EQ(c->origin, "origin.example:1095");
@@ -33,6 +34,7 @@ TEST(ProxyConfig, ReadsFerryDirectivesAndIgnoresTheRest) {
   EXPECT_EQ(c->status_ms, 100u);
   EXPECT_EQ(c->origin_idle_ms, 0u);
   EXPECT_EQ(c->origin_idle_max, 16u);
+  EXPECT_DOUBLE_EQ(c->copy_cache_fraction, 0.1);
   EXPECT_EQ(c->cache.dir, "/srv/cache");
   EXPECT_EQ(c->cache.max_bytes, 2ull << 30);
   EXPECT_EQ(c->cache.channels, 6u);
@@ -74,6 +76,7 @@ TEST(ProxyConfig, DefaultsAndRequiredKeys) {
   EXPECT_EQ(c->status_ms, 1000u);
   EXPECT_EQ(c->origin_idle_ms, 30000u);
   EXPECT_EQ(c->origin_idle_max, 256u);
+  EXPECT_DOUBLE_EQ(c->copy_cache_fraction, 0.25);
   EXPECT_FALSE(ParseProxyConfig("ferry.dir /c\n"));
   EXPECT_FALSE(ParseProxyConfig("ferry.origin o:1\n"));
   EXPECT_EQ(c->lookahead, 8u);
@@ -89,7 +92,8 @@ TEST(ProxyConfig, RejectsBadValuesNamingTheDirective) {
                           "ferry.redirect_users 0\n", "ferry.timeout x\n", "ferry.page_size 3000\n",
                           "ferry.channels 0\n", "ferry.status_ms 0\n", "ferry.origin_idle_ms -1\n",
                           "ferry.origin_idle_max x\n", "ferry.origin_sss relative.kt\n",
-                          "ferry.origin_sss server\n"}) {
+                          "ferry.origin_sss server\n", "ferry.copy_cache_fraction 1.5\n",
+                          "ferry.copy_cache_fraction -0.1\n", "ferry.copy_cache_fraction x\n"}) {
     auto c = ParseProxyConfig(std::string("ferry.origin o:1\nferry.dir /c\n") + bad);
     ASSERT_FALSE(c) << bad;
   }

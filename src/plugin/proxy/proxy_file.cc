@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -103,12 +104,12 @@ Status ReadThrough(FileState& s, std::span<io::ReadRequest> requests) {
   if (s.only_if_cached && !s.cached->AllHeld(requests)) {
     return FailNotCached(requests);
   }
-  Status st = s.cached->ReadV(requests);
+  // A whole-file copy is served through, cached only up to copy_cache_fraction.
+  uint64_t through = 0;
+  Status st = s.copy ? s.copy->Read(*s.cached, requests, through) : s.cached->ReadV(requests);
   if (st) {
     s.bytes_read.fetch_add(bytes, std::memory_order_relaxed);
-    if (bypass) {
-      s.bytes_bypassed.fetch_add(bytes, std::memory_order_relaxed);
-    }
+    s.bytes_bypassed.fetch_add(bypass ? bytes : through, std::memory_order_relaxed);
   }
   return st;
 }
@@ -309,6 +310,12 @@ int ProxyFile::Open(const char* path, int oflag, mode_t /*mode*/, XrdOucEnv& env
     return -ToErrno(file.error());
   }
   s.cached = std::move(*file);
+  if (origin && !s.cached->virtual_file()) {
+    s.copy = CopyThrough::For(
+        s.cached->size(), config.copy_cache_fraction, metered,
+        [&pool = service_.pool()](std::function<void()> task) { pool.Submit(std::move(task)); },
+        &service_.copy_counters());
+  }
   s.origin = std::move(origin);
   s.url = url;
   service_.OnOpen();
@@ -431,6 +438,9 @@ int ProxyFile::Close(long long* retsz) {
   }
   // Read-ahead stops (its running fetches finish) before the origin file is closed under them.
   s->cached->Close();
+  if (s->copy) {
+    s->copy->Stop();
+  }
   const cache::HandleCounters& h = s->cached->handle_counters();
   AccessRecord r;
   r.path = s->path;
@@ -446,11 +456,16 @@ int ProxyFile::Close(long long* retsz) {
   r.bytes_prefetched = h.prefetch_bytes.load();
   r.origin_bytes = h.bytes_from_origin.load();
   r.origin_requests = h.origin_requests.load();
+  if (s->copy) {
+    r.origin_bytes += s->copy->stream().origin_bytes();
+    r.origin_requests += s->copy->stream().origin_requests();
+  }
   service_.OnPrefetch(r.bytes_prefetched, h.prefetch_requests.load());
   if (retsz != nullptr) {
     *retsz = static_cast<long long>(r.size);
   }
   s->cached.reset();
+  s->copy.reset();
   // No request of this file is in flight any more (its reads returned, aio and read-ahead
   // stopped): a handle without errors is kept for the next open of the URL, the others closed.
   std::shared_ptr<plugin::XrdOrigin> origin = std::move(s->origin);

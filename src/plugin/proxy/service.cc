@@ -155,6 +155,8 @@ void ProxyService::WriteStatus() {
   w.Field("origin_handles_reused", idle_origins_->reused());
   w.Field("origin_handles_idle", static_cast<uint64_t>(idle_origins_->idle()));
   w.Field("records_failed", records_failed_.load());
+  w.Field("copies_detected", copy_counters_.copies.load());
+  w.Field("copy_bytes_through", copy_counters_.bytes_through.load());
   const readahead::Prefetcher* ahead = cache_->prefetcher();
   w.Field("writeback_idle", int64_t{cache_->writer().idle() ? 1 : 0});
   w.Field("writeback_queued_bytes", cache_->writer().queued_bytes());

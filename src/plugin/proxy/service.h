@@ -8,7 +8,7 @@
 //    "redirects":N,"origin_requests":N,"origin_inflight":N,"origin_max_inflight":N,
 //    "origin_inflight_seconds":X,"origin_busy_seconds":X,"prefetched_bytes":N,
 //    "prefetch_requests":N,"origin_opens":N,"origin_handles_reused":N,
-//    "origin_handles_idle":N,"writeback_idle":0|1,"writeback_queued_bytes":N,
+//    "origin_handles_idle":N,"copies_detected":N,"copy_bytes_through":N,"writeback_idle":0|1,"writeback_queued_bytes":N,
 //    "readahead_queued":N,"status_request":N,"origins":[{"origin":"H:P","in_flight":N,
 //    "max_in_flight":N,"waited":N,"turned_away":N,"unanswered":N},...]}
 //
@@ -36,6 +36,7 @@
 #include "base/result.h"
 #include "cache/cache.h"
 #include "plugin/proxy/access_log.h"
+#include "plugin/proxy/copy_through.h"
 #include "plugin/proxy/idle_pool.h"
 #include "plugin/proxy/origin_gate.h"
 #include "plugin/proxy/origin_meter.h"
@@ -73,6 +74,8 @@ class ProxyService {
   // Origin handles of closed files, kept open for the next open of the same URL within
   // ferry.origin_idle_ms (idle_pool.h); swept by the status thread, closed at exit.
   IdlePool<plugin::XrdOrigin>& idle_origins() { return *idle_origins_; }
+  // Whole-file copies served through (copy_through.h).
+  CopyCounters& copy_counters() { return copy_counters_; }
   // Counts the opens every origin handle sends (XrdOrigin::CountOpensIn).
   std::atomic<uint64_t>* origin_opens() { return &origin_opens_; }
   // Milliseconds of the monotonic clock (the idle pool's time).
@@ -128,6 +131,7 @@ class ProxyService {
   std::atomic<uint64_t> prefetch_requests_{0};
   std::atomic<uint64_t> records_failed_{0};
   std::atomic<uint64_t> origin_opens_{0};
+  CopyCounters copy_counters_;
   std::atomic<uint64_t> status_request_{0};  // the last DIR/proxy-status.want answered
   std::unique_ptr<IdlePool<plugin::XrdOrigin>> idle_origins_;
   double started_unix_ = 0;

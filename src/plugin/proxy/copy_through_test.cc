@@ -1,0 +1,230 @@
+#include "plugin/proxy/copy_through.h"
+
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "base/mutex.h"
+#include "cache/testing/memory_origin.h"
+#include "readahead/file_ahead.h"
+#include "testing/testing.h"
+
+namespace ferry::proxy {
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint64_t kKiB = 1ull << 10;
+
+// Runs each task on its own thread; joined by Join (after the stream stopped).
+class Threads {
+ public:
+  CopyStream::Runner runner() {
+    return [this](std::function<void()> task) {
+      MutexLock lock(mu_);
+      threads_.emplace_back(std::move(task));
+    };
+  }
+  void Join() {
+    std::vector<std::thread> all;
+    {
+      MutexLock lock(mu_);
+      all.swap(threads_);
+    }
+    for (std::thread& t : all) {
+      t.join();
+    }
+  }
+
+ private:
+  Mutex mu_;
+  std::vector<std::thread> threads_ FERRY_GUARDED_BY(mu_);
+};
+
+CopyStream::Runner Inline() {
+  return [](const std::function<void()>& task) {
+    task();
+  };
+}
+
+struct Fixture {
+  explicit Fixture(uint64_t size) : bytes(testing::PseudoRandomBytes(size, 39)) {
+    cache::Config c;
+    c.dir = tmp.path() + "/c";
+    c.min_free_bytes = 0;
+    c.sync = false;
+    c.readahead = false;
+    cache = *cache::Cache::Create(c);
+    origin = std::make_shared<cache::MemoryOrigin>(bytes);
+  }
+  std::unique_ptr<cache::CachedFile> Open() { return *cache->Open("root://h//f", origin); }
+  // Bytes of the file the cache holds (after the write-behind stored what it was given).
+  uint64_t Held(cache::CachedFile& f) {
+    EXPECT_TRUE(cache->Flush());
+    uint64_t held = 0;
+    for (uint64_t off = 0; off < bytes.size(); off += 64 * kKiB) {
+      const uint64_t n = std::min<uint64_t>(64 * kKiB, bytes.size() - off);
+      std::vector<uint8_t> buf(n);
+      io::ReadRequest r{off, buf, {}};
+      held += f.AllHeld({&r, 1}) ? n : 0;
+    }
+    return held;
+  }
+  // Reads [0, size) in order in reads of `step` through `copy`; checks every byte. Returns the
+  // bytes served through.
+  uint64_t Copy(cache::CachedFile& f, CopyThrough& copy, uint64_t step) {
+    uint64_t through_all = 0;
+    std::vector<uint8_t> buf(step);
+    for (uint64_t off = 0; off < bytes.size(); off += step) {
+      const uint64_t n = std::min<uint64_t>(step, bytes.size() - off);
+      io::ReadRequest r{off, {buf.data(), n}, {}};
+      uint64_t through = 0;
+      EXPECT_TRUE(copy.Read(f, {&r, 1}, through)) << off;
+      EXPECT_TRUE(std::equal(buf.begin(), buf.begin() + static_cast<long>(n),
+                             bytes.begin() + static_cast<long>(off)))
+          << off;
+      through_all += through;
+    }
+    return through_all;
+  }
+
+  testing::TempDir tmp;
+  std::vector<uint8_t> bytes;
+  std::shared_ptr<cache::Cache> cache;
+  std::shared_ptr<cache::MemoryOrigin> origin;
+};
+
+TEST(CopyThroughTest, DetectAtLeavesRoomForReadsInFlightAndReadAhead) {
+  EXPECT_EQ(CopyThrough::DetectAt(1000 * kMiB, 0.25), 250 * kMiB - 48 * kMiB);
+  EXPECT_EQ(CopyThrough::DetectAt(1000 * kMiB, 0.0), 16 * kMiB);  // kMinPrefix
+  EXPECT_EQ(CopyThrough::DetectAt(4000 * kMiB, 0.0), 40 * kMiB);  // the detector's least, 1%
+  EXPECT_EQ(CopyThrough::DetectAt(100 * kMiB, 0.25), 16 * kMiB);
+  EXPECT_EQ(CopyThrough::DetectAt(10 * kMiB, 0.25), 10 * kMiB);
+  EXPECT_FALSE(CopyThrough::For(100 * kMiB, 1.0,
+                                std::make_shared<cache::MemoryOrigin>(std::vector<uint8_t>(16)),
+                                Inline(), nullptr))
+      << "fraction 1: copies are cached whole";
+  EXPECT_FALSE(CopyThrough::For(8 * kMiB, 0.25,
+                                std::make_shared<cache::MemoryOrigin>(std::vector<uint8_t>(16)),
+                                Inline(), nullptr))
+      << "small files are cached even if copied";
+}
+
+TEST(CopyThroughTest, ACopyIsCachedOnlyUpToTheFraction) {
+  Fixture s(80 * kMiB);
+  auto f = s.Open();
+  CopyCounters counters;
+  Threads threads;
+  CopyThrough copy(s.bytes.size(), 0.9, s.origin, threads.runner(), &counters);
+  const uint64_t through = s.Copy(*f, copy, 1 * kMiB);
+  EXPECT_TRUE(copy.copying());
+  copy.Stop();
+  threads.Join();
+  const uint64_t held = s.Held(*f);
+  const uint64_t detect_at = CopyThrough::DetectAt(s.bytes.size(), 0.9);  // 24 MiB
+  EXPECT_GE(held, detect_at / 2);
+  // The prefix read when the copy was recognised and the read-ahead window beyond it (the
+  // frontier: read through the cache), within the fraction.
+  EXPECT_LE(held, detect_at + readahead::FileAhead::kSeqWindowMax + 1 * kMiB);
+  EXPECT_LE(held, s.bytes.size() * 9 / 10);
+  EXPECT_EQ(through + held, s.bytes.size());
+  EXPECT_EQ(counters.copies.load(), 1u);
+  EXPECT_EQ(counters.bytes_through.load(), through);
+  // Each block fetched once; the first one whole, though the cache served its head.
+  EXPECT_GE(copy.stream().origin_bytes(), through);
+  EXPECT_LE(copy.stream().origin_bytes(), through + CopyStream::kBlock);
+}
+
+TEST(CopyThroughTest, AWarmCopyIsServedByTheCacheAndFetchesNothing) {
+  Fixture s(32 * kMiB);
+  auto f = s.Open();
+  std::vector<uint8_t> all(s.bytes.size());
+  ASSERT_TRUE(f->Read(0, all));  // an analysis read all of it
+  ASSERT_EQ(s.Held(*f), s.bytes.size());
+  const uint64_t fetched = s.origin->bytes();
+  CopyThrough copy(s.bytes.size(), 0.1, s.origin, Inline(), nullptr);
+  EXPECT_EQ(s.Copy(*f, copy, 2 * kMiB), 0u);
+  EXPECT_TRUE(copy.copying());
+  EXPECT_EQ(s.origin->bytes(), fetched);
+}
+
+TEST(CopyThroughTest, AnAnalysisReadingEveryClusterIsNotACopy) {
+  Fixture s(64 * kMiB);
+  auto f = s.Open();
+  CopyThrough copy(s.bytes.size(), 0.0, s.origin, Inline(), nullptr);
+  std::vector<uint8_t> buf(256 * kKiB);
+  constexpr auto kBasket = static_cast<long>(128 * kKiB);
+  // Two branches' baskets in every 1 MiB cluster, cluster after cluster.
+  for (uint64_t off = 0; off + kMiB <= s.bytes.size(); off += kMiB) {
+    io::ReadRequest r[2] = {{off, {buf.data(), 128 * kKiB}, {}},
+                            {off + 512 * kKiB, {buf.data() + kBasket, 128 * kKiB}, {}}};
+    uint64_t through = 0;
+    ASSERT_TRUE(copy.Read(*f, r, through));
+    EXPECT_EQ(through, 0u);
+    EXPECT_TRUE(
+        std::equal(buf.begin(), buf.begin() + kBasket, s.bytes.begin() + static_cast<long>(off)));
+  }
+  EXPECT_FALSE(copy.copying());
+  EXPECT_EQ(s.Held(*f), 256 * kKiB * 64) << "all of it cached";
+}
+
+TEST(CopyThroughTest, ParallelChunksOutOfOrderGetTheirBytesOnce) {
+  Fixture s(96 * kMiB);
+  Threads threads;
+  CopyStream stream(s.origin, s.bytes.size(), threads.runner());
+  // xrdcp: 4 readers, each reading 8 MiB chunks in 2 MiB pieces; chunk k by reader k % 4.
+  std::vector<std::thread> readers;
+  readers.reserve(4);
+  std::atomic<int> bad{0};
+  for (int t = 0; t < 4; ++t) {
+    readers.emplace_back([&, t] {
+      std::vector<uint8_t> buf(2 * kMiB);
+      for (auto chunk = static_cast<uint64_t>(t); chunk * 8 * kMiB < s.bytes.size(); chunk += 4) {
+        for (uint64_t off = chunk * 8 * kMiB; off < (chunk + 1) * 8 * kMiB; off += 2 * kMiB) {
+          io::ReadRequest r{off, buf, {}};
+          if (!stream.Read({&r, 1})
+              || !std::equal(buf.begin(), buf.end(), s.bytes.begin() + static_cast<long>(off))) {
+            ++bad;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& r : readers) {
+    r.join();
+  }
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(stream.origin_bytes(), s.bytes.size()) << "each block fetched once";
+  // A page read again (XrdCl's second read of a pgread page it doubts): from memory while its
+  // block is among the last kKeepRead read, else alone from the origin, not as a block.
+  std::vector<uint8_t> page(4096);
+  for (const uint64_t off : {s.bytes.size() - 4 * kMiB + 8192, 10 * kMiB + 8192}) {
+    io::ReadRequest again{off, page, {}};
+    ASSERT_TRUE(stream.Read({&again, 1}));
+    EXPECT_TRUE(std::equal(page.begin(), page.end(), s.bytes.begin() + static_cast<long>(off)));
+  }
+  EXPECT_EQ(stream.origin_bytes(), s.bytes.size() + page.size());
+  stream.Stop();
+  threads.Join();
+}
+
+TEST(CopyThroughTest, AFailedFetchIsServedByTheCachesPath) {
+  Fixture s(40 * kMiB);
+  auto f = s.Open();
+  CopyThrough copy(s.bytes.size(), 0.0, s.origin, Inline(), nullptr);
+  std::vector<uint8_t> buf(1 * kMiB);
+  for (uint64_t off = 0; off < s.bytes.size(); off += kMiB) {
+    if (copy.copying() && off == 20 * kMiB) {
+      s.origin->FailNextReads(2, ErrorCode::kIo);  // the stream's fetches fail
+    }
+    io::ReadRequest r{off, buf, {}};
+    uint64_t through = 0;
+    ASSERT_TRUE(copy.Read(*f, {&r, 1}, through)) << off;
+    EXPECT_TRUE(std::equal(buf.begin(), buf.end(), s.bytes.begin() + static_cast<long>(off)));
+  }
+  EXPECT_TRUE(copy.copying());
+}
+
+}  // namespace
+}  // namespace ferry::proxy
