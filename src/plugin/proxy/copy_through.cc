@@ -55,8 +55,8 @@ struct CopyStream::State {
   std::map<uint64_t, Block> blocks FERRY_GUARDED_BY(mu);
   std::vector<bool> read FERRY_GUARDED_BY(mu);  // blocks read whole: not fetched ahead
   // Blocks read whole, oldest first, kept while there are at most kKeepRead of them: XrdCl
-  // reads a page of a pgread again when it doubts it, soon after the first read, and each such
-  // page from the origin would cost a round trip.
+  // reads a page of a pgread again when its checksum does not match, soon after the first
+  // read, and each such page from the origin would cost a round trip.
   std::deque<uint64_t> retired FERRY_GUARDED_BY(mu);
   bool stopping FERRY_GUARDED_BY(mu) = false;
   uint32_t running FERRY_GUARDED_BY(mu) = 0;  // fetches using the origin now

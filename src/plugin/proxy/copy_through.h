@@ -20,7 +20,7 @@
 // runner (the proxy's workers); a read waits for its blocks (or fetches those no task started
 // yet itself, so that a read never waits on a queued task) and a block read whole is freed once
 // kKeepRead more recent ones were (a page read again after that is read from the origin
-// alone). At most kMaxBlocks + kKeepRead blocks (80 MiB) are held per handle. A block that failed
+// alone). At most kMaxBlocks + kKeepRead blocks (52 MiB) are held per handle. A block that failed
 // is dropped, and its read is then served by the cache's own path (retries with backoff, the
 // origin's error): fail-open, as everywhere in the cache.
 //
@@ -57,10 +57,11 @@ class CopyStream {
   static constexpr uint64_t kWindow = 16ull << 20;  // fetched ahead of the furthest read
   // Blocks held at most: the window, plus xrdcp's 4 x 8 MiB chunks read at once.
   static constexpr size_t kMaxBlocks = 24;
-  // Blocks read whole kept besides, the most recent ones: XrdCl reads again pages of a pgread
-  // it doubts (4 KiB reads soon after the first; ~15% of the pages of an xrdcp through the
-  // proxy), which would otherwise cost a round trip to the origin each.
-  static constexpr size_t kKeepRead = 16;
+  // Blocks read whole kept besides, the most recent ones: XrdCl reads a page of a pgread again
+  // when its checksum does not match (a 4 KiB read soon after the first), which would otherwise
+  // cost a round trip to the origin. That was ~15% of an xrdcp's pages while the proxy answered
+  // a pgread's chunks out of order (completion_order.h); now it is the rare damaged page.
+  static constexpr size_t kKeepRead = 2;
 
   CopyStream(std::shared_ptr<cache::Origin> origin, uint64_t size, Runner runner);
   ~CopyStream();
