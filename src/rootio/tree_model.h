@@ -96,7 +96,7 @@ struct Branch {
   // Bytes per entry when every leaf has a fixed size; 0 otherwise.
   uint32_t fixed_entry_size = 0;
   // Where this branch's fields sit in the TTree record's payload, so that baskets can be
-  // relocated by overwriting them in place (rootwrite/relocate.h); 0 when absent. Slot i of
+  // relocated by overwriting them in place (replica/relocate.h); 0 when absent. Slot i of
   // the tables is baskets[i] for i < write_basket.
   uint32_t zip_bytes_pos = 0;     // fZipBytes (Long64_t)
   uint32_t basket_bytes_pos = 0;  // fBasketBytes[0] (Int_t array)
