@@ -4,7 +4,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 PRESET ?= release
 
-.PHONY: all deps build demo test test-long test-asan test-tsan fuzz fuzz-proxy-asan format format-check lint tidy thread-safety bench package clean
+.PHONY: all deps build demo test test-long test-asan test-tsan fuzz fuzz-proxy-asan format format-check lint tidy thread-safety architecture-names bench package clean
 
 all: build
 
@@ -74,7 +74,10 @@ format-check:
 # Static checks beyond the compiler's: clang-tidy on every source (.clang-tidy; a clean result
 # is cached per preprocessed source, so a re-run checks only what changed) and clang's
 # thread-safety analysis on the sources that use base/mutex.h. Only CMake's configure is needed.
-lint: tidy thread-safety
+lint: tidy thread-safety architecture-names
+
+architecture-names:
+	@python3 scripts/lint/architecture_names.py .
 
 tidy: deps
 	@cmake --preset $(PRESET) >/dev/null

@@ -151,10 +151,12 @@ std::string FindEnabledConf(const std::optional<std::string>& conf_dir) {
 }
 
 Result<Config> EffectiveConfig(const std::optional<std::string>& conf_dir,
-                               const std::optional<std::string>& dir) {
+                               const std::optional<std::string>& dir,
+                               const ReplicaHooks* tier) {
   const std::string conf = FindEnabledConf(conf_dir);
-  auto config = FERRY_TRY(ConfigFromMap(
-      conf.empty() ? std::map<std::string, std::string>{} : ReadConfFile(conf), /*use_env=*/true));
+  auto config = FERRY_TRY(
+      ConfigFromMap(conf.empty() ? std::map<std::string, std::string>{} : ReadConfFile(conf),
+                    /*use_env=*/true, tier));
   if (dir) {
     config.dir = *dir;
   }

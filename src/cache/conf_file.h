@@ -55,8 +55,10 @@ Result<bool> RemoveConfFile(const std::string& conf_dir);
 std::string FindEnabledConf(const std::optional<std::string>& conf_dir);
 
 // Settings as the plug-in would see them: the enabled conf file's keys, then FERRY_CACHE_*
-// overrides, then `dir` when given. kInvalidArgument when no directory results.
+// overrides, then `dir` when given; the replica tier's keys checked by `tier` as ConfigFromMap
+// does. kInvalidArgument when no directory results.
 Result<Config> EffectiveConfig(const std::optional<std::string>& conf_dir,
-                               const std::optional<std::string>& dir);
+                               const std::optional<std::string>& dir,
+                               const ReplicaHooks* tier = nullptr);
 
 }  // namespace ferry::cache

@@ -6,7 +6,7 @@
 
 #include "base/strings.h"
 #include "cache/page_index.h"
-#include "codec/compression.h"
+#include "cache/replica_hooks.h"
 
 namespace ferry::cache {
 namespace {
@@ -88,20 +88,6 @@ Status SetReplica(Config& c, const Value& v) {
   return v.Bad("must be auto, manual or off");
 }
 
-Status SetReplicaCodec(Config& c, const Value& v) {
-  if (v.text != "auto") {
-    auto setting = codec::Setting::Parse(v.text);
-    if (!setting
-        || (setting->algorithm != codec::Algorithm::kZstd
-            && setting->algorithm != codec::Algorithm::kLz4
-            && setting->algorithm != codec::Algorithm::kNone)) {
-      return v.Bad("must be auto, zstd:N, lz4 or none");
-    }
-  }
-  c.replica_codec = v.text;
-  return OkStatus();
-}
-
 Status SetReplicaBudget(Config& c, const Value& v) {
   if (v.text == "auto") {
     c.replica_budget_percent = 0;
@@ -177,6 +163,8 @@ using Setter = Status (*)(Config&, const Value&);
 struct Key {
   const char* name;
   Setter set;
+  // Kept as text for the replica tier, which checks the value (ReplicaHooks::CheckSetting).
+  bool tier = false;
 };
 constexpr Key kKeys[] = {
     {"dir", TextOf<&Config::dir>},
@@ -201,7 +189,7 @@ constexpr Key kKeys[] = {
     {"url_params", ListOf<&Config::url_params>},
     {"workers", UintOf<&Config::workers, 256, 1>},
     {"replica", SetReplica},
-    {"replica_codec", SetReplicaCodec},
+    {"replica_codec", TextOf<&Config::replica_codec>, /*tier=*/true},
     {"replica_budget", SetReplicaBudget},
     {"replica_builder", TextOf<&Config::replica_builder>},
     {"readahead", AutoOffOf<&Config::readahead>},
@@ -247,18 +235,29 @@ fetch::PlannerConfig Config::planner() const {
   return p;
 }
 
-Result<Config> ConfigFromMap(const std::map<std::string, std::string>& kv, bool use_env) {
+Result<Config> ConfigFromMap(const std::map<std::string, std::string>& kv,
+                             bool use_env,
+                             const ReplicaHooks* tier) {
   Config c;
+  auto set = [&](const Key& k, const Value& v) -> Status {
+    FERRY_TRY(k.set(c, v));
+    if (k.tier && tier != nullptr) {
+      if (Status s = tier->CheckSetting(v.key, v.text); !s.has_value()) {
+        return v.Bad(s.error().message());
+      }
+    }
+    return OkStatus();
+  };
   for (const Key& k : kKeys) {
     const std::string key = k.name;
     auto it = kv.find(key);
     if (it != kv.end()) {
-      FERRY_TRY(k.set(c, Value{key, it->second}));
+      FERRY_TRY(set(k, Value{key, it->second}));
     }
     if (use_env) {
       // getenv is read-only here; ferry never modifies its environment.
       if (const char* v = std::getenv(EnvName(key).c_str())) {  // NOLINT(concurrency-mt-unsafe)
-        FERRY_TRY(k.set(c, Value{key, v}));
+        FERRY_TRY(set(k, Value{key, v}));
       }
     }
   }

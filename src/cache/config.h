@@ -148,8 +148,13 @@ struct Config {
 
 // Applies `key = value` settings (unknown keys are ignored: the conf file also carries XrdCl's
 // own url/lib/enable). Then, when `use_env`, FERRY_CACHE_<KEY> variables override. An invalid
-// value is kInvalidArgument naming the key.
-Result<Config> ConfigFromMap(const std::map<std::string, std::string>& kv, bool use_env);
+// value is kInvalidArgument naming the key. The values of the keys only the replica tier reads
+// (replica_codec) are checked by `tier` (ReplicaHooks::CheckSetting): a host that plugs a tier
+// in passes it (replica::Hooks()); without one they are kept as written, for no replica is
+// built from them.
+Result<Config> ConfigFromMap(const std::map<std::string, std::string>& kv,
+                             bool use_env,
+                             const ReplicaHooks* tier = nullptr);
 
 // Every key ConfigFromMap understands, for help texts and the conf file writer.
 const std::vector<std::string>& ConfigKeys();

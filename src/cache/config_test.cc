@@ -1,13 +1,13 @@
 #include "cache/config.h"
 
-#include <stdlib.h>
-
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 
 #include <gtest/gtest.h>
 
 #include "cache/conf_file.h"
+#include "cache/testing/recording_replica_hooks.h"
 #include "testing/testing.h"
 
 namespace ferry::cache {
@@ -79,12 +79,30 @@ TEST(ConfigTest, BadValuesNameTheKey) {
   }
 }
 
+// replica_codec is the replica tier's: checked by the tier a host gives ConfigFromMap (here one
+// that refuses "bad"), kept as written without one.
+TEST(ConfigTest, TheReplicaTierChecksItsKeys) {
+  RecordingReplicaHooks tier;
+  auto bad = ConfigFromMap({{"replica_codec", "bad"}}, false, &tier);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(bad.error().message().find("replica_codec = 'bad': must not be bad"), std::string::npos)
+      << bad.error().message();
+  auto ok = ConfigFromMap({{"replica_codec", "lz4"}}, false, &tier);
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->replica_codec, "lz4");
+  auto unchecked = ConfigFromMap({{"replica_codec", "bad"}}, false);
+  ASSERT_TRUE(unchecked);
+  EXPECT_EQ(unchecked->replica_codec, "bad");
+}
+
 TEST(ConfigTest, EnvironmentOverridesConfFile) {
-  ::setenv("FERRY_CACHE_DIR", "/from/env", 1);
-  ::setenv("FERRY_CACHE_MAX_SIZE", "10M", 1);
+  // The test's own environment, set and cleared before any other thread runs.
+  ::setenv("FERRY_CACHE_DIR", "/from/env", 1);  // NOLINT(concurrency-mt-unsafe)
+  ::setenv("FERRY_CACHE_MAX_SIZE", "10M", 1);   // NOLINT(concurrency-mt-unsafe)
   auto c = ConfigFromMap({{"dir", "/from/conf"}, {"max_size", "1G"}, {"channels", "3"}}, true);
-  ::unsetenv("FERRY_CACHE_DIR");
-  ::unsetenv("FERRY_CACHE_MAX_SIZE");
+  ::unsetenv("FERRY_CACHE_DIR");       // NOLINT(concurrency-mt-unsafe)
+  ::unsetenv("FERRY_CACHE_MAX_SIZE");  // NOLINT(concurrency-mt-unsafe)
   ASSERT_TRUE(c);
   EXPECT_EQ(c->dir, "/from/env");
   EXPECT_EQ(c->max_bytes, 10u << 20);

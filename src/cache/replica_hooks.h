@@ -13,6 +13,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -80,6 +81,9 @@ class ReplicaHooks {
   virtual void Verify(const EntryPaths& paths,
                       const IndexInfo& entry,
                       VerifyReport& report) const = 0;
+  // Checks the value of a conf key that the cache keeps for the tier (Config::replica_codec):
+  // InvalidArgument saying what it must be. ConfigFromMap asks when a host gives it the tier.
+  virtual Status CheckSetting(std::string_view key, std::string_view value) const = 0;
 };
 
 }  // namespace ferry::cache

@@ -47,7 +47,7 @@ std::string ConfDir(const Args& a) {
 }
 
 Result<cache::Config> EffectiveConfig(const Args& args) {
-  return cache::EffectiveConfig(args.Get("--conf-dir"), args.Get("--dir"));
+  return cache::EffectiveConfig(args.Get("--conf-dir"), args.Get("--dir"), replica::Hooks().get());
 }
 
 Result<cache::Config> ExistingCache(const Args& args) {
@@ -175,7 +175,7 @@ int Enable(const Args& a) {
       return UsageError("unknown cache setting '" + k + "'", a.spec());
     }
   }
-  if (auto check = cache::ConfigFromMap(kv, /*use_env=*/false); !check) {
+  if (auto check = cache::ConfigFromMap(kv, /*use_env=*/false, replica::Hooks().get()); !check) {
     return ReportError(check.error());
   }
   if (Status st = PrepareCacheDirMode(abs_dir, kv.count("shared") != 0 ? kv["shared"] : ""); !st) {

@@ -549,7 +549,7 @@ int Doctor(const Args& args) {
   if (CheckConf(report, conf) && conf.kv.count("lib") != 0) {
     CheckPlugin(report, conf.kv["lib"]);
   }
-  auto config = cache::ConfigFromMap(conf.kv, /*use_env=*/true);
+  auto config = cache::ConfigFromMap(conf.kv, /*use_env=*/true, replica::Hooks().get());
   if (config && args.Get("--dir")) {
     config->dir = *args.Get("--dir");
   }

@@ -13,6 +13,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "gen/nanoaod_gen.h"
+#include "rootwrite/dataset_writer.h"
 
 namespace ferry::cli {
 namespace {
@@ -43,7 +44,7 @@ void PrintJson(const gen::GenOptions& o, const gen::GenReport& r) {
   JsonWriter w;
   w.BeginObject().Field("out", o.out_dir).Field("template", o.template_path);
   w.Field("codec", o.codec.ToString()).Field("seed", o.seed);
-  w.Field("mode", gen::GenModeName(o.mode)).Field("format", gen::OutputFormatName(o.format));
+  w.Field("mode", gen::GenModeName(o.mode)).Field("format", rootwrite::DatasetFormatName(o.format));
   w.Field("events", r.events);
   w.Field("branches", static_cast<uint64_t>(r.branches));
   w.Key("skipped").BeginArray();
@@ -87,7 +88,7 @@ void PrintText(const gen::GenOptions& o, const gen::GenReport& r) {
       HumanBytes(static_cast<double>(r.file_bytes)).c_str(),
       static_cast<double>(r.file_bytes) / static_cast<double>(r.events), o.codec.ToString().c_str(),
       std::string(gen::GenModeName(o.mode)).c_str(),
-      std::string(gen::OutputFormatName(o.format)).c_str(), secs,
+      std::string(rootwrite::DatasetFormatName(o.format)).c_str(), secs,
       static_cast<double>(r.events) / secs, static_cast<double>(r.file_bytes) / 1e6 / secs);
   for (const gen::GenFile& f : r.files) {
     std::printf("  %s  %lld events  %s  clusters of %lld entries\n", f.path.c_str(),
@@ -159,7 +160,7 @@ int RunNanoAod(const Args& a) {
     return UsageError(mode.error().message(), a.spec());
   }
   o.mode = *mode;
-  auto format = gen::ParseOutputFormat(a.GetOr("--format", "ttree"));
+  auto format = rootwrite::ParseDatasetFormat(a.GetOr("--format", "ttree"));
   if (!format.has_value()) {
     return UsageError(format.error().message(), a.spec());
   }

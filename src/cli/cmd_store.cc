@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/store_cli.h"
 #include "cli/value_format.h"
+#include "rootwrite/dataset_writer.h"
 #include "store/converter.h"
 #include "store/copies.h"
 #include "store/event_list.h"
@@ -258,14 +259,13 @@ int RunGet(const std::string& dir, const Args& args) {
     return UsageError("--format goes with --out", args.spec());
   }
   if (auto out = args.Get("--out")) {
-    const std::string format = args.GetOr("--format", "ttree");
-    if (format != "ttree" && format != "rntuple") {
-      return UsageError("--format is ttree or rntuple, not '" + format + "'", args.spec());
+    const std::string name = args.GetOr("--format", "ttree");
+    Result<rootwrite::DatasetFormat> format = rootwrite::ParseDatasetFormat(name);
+    if (!format.has_value()) {
+      return UsageError("--format is ttree or rntuple, not '" + name + "'", args.spec());
     }
-    auto rep = store::WritePicked(
-        s, found, args.Has("--columns") ? *cols : std::vector<int32_t>{}, *out,
-        {codec::Algorithm::kZstd, 5},
-        format == "rntuple" ? store::PickFormat::kRntuple : store::PickFormat::kTree);
+    auto rep = store::WritePicked(s, found, args.Has("--columns") ? *cols : std::vector<int32_t>{},
+                                  *out, {codec::Algorithm::kZstd, 5}, *format);
     if (!rep.has_value()) {
       return ReportError(rep.error());
     }

@@ -1,8 +1,8 @@
 #include "gen/event_template.h"
 
-#include "gen/rntuple_template.h"
-#include "rootio/rntuple_anchor.h"
-#include "rootio/root_file.h"
+#include <memory>
+
+#include "rootio/dataset.h"
 
 namespace ferry::gen {
 
@@ -20,35 +20,36 @@ int32_t EventTemplate::Find(std::string_view name) const {
 namespace {
 
 struct Candidate {
-  int32_t branch = -1;  // index in TreeInfo::branches
-  int32_t leaf = -1;
+  int32_t field = -1;    // index in Dataset::Fields()
   int32_t counter = -1;  // candidate index of the counter, -1 if none
   bool usable = true;
 };
 
-// Candidates: supported top-level branches with one leaf, each with its counter's candidate
-// (a jagged branch whose counter is not a candidate is unusable). The others go to skipped.
-std::vector<Candidate> FindCandidates(const rootio::TreeInfo& info,
+// Candidates: the flat fields that are readable columns (a TTree's single-leaf branches that
+// are no part of an object), each with its counter's candidate (a jagged field whose counter
+// is not a candidate is unusable). The others go to skipped, except a TTree's sub-branches,
+// which the branch holding them stands for.
+std::vector<Candidate> FindCandidates(std::span<const rootio::FieldInfo> fields,
                                       std::vector<std::string>* skipped) {
   std::vector<Candidate> cands;
-  std::vector<int32_t> cand_of_branch(info.branches.size(), -1);
-  for (int32_t bi : info.top_branches) {
-    const rootio::Branch& b = info.branches[static_cast<size_t>(bi)];
-    if (!b.supported || b.leaves.size() != 1 || !b.children.empty()) {
-      skipped->push_back(b.name);
+  std::vector<int32_t> cand_of_field(fields.size(), -1);
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const rootio::FieldInfo& f = fields[i];
+    if (f.sub_branch) {
       continue;
     }
-    cand_of_branch[static_cast<size_t>(bi)] = static_cast<int32_t>(cands.size());
-    cands.push_back({bi, b.leaves[0]});
+    if (f.id < 0 || f.has_sub_branches) {
+      skipped->push_back(f.name);
+      continue;
+    }
+    cand_of_field[i] = static_cast<int32_t>(cands.size());
+    cands.push_back({static_cast<int32_t>(i)});
   }
   for (Candidate& c : cands) {
-    const rootio::Leaf& leaf = info.leaves[static_cast<size_t>(c.leaf)];
-    if (leaf.jagged()) {
-      const rootio::Leaf& cl = info.leaves[static_cast<size_t>(leaf.count_leaf)];
-      c.counter = cl.branch >= 0 ? cand_of_branch[static_cast<size_t>(cl.branch)] : -1;
-      if (c.counter < 0) {
-        c.usable = false;
-      }
+    const rootio::FieldInfo& f = fields[static_cast<size_t>(c.field)];
+    if (f.shape.jagged) {
+      c.counter = f.counter >= 0 ? cand_of_field[static_cast<size_t>(f.counter)] : -1;
+      c.usable = c.counter >= 0;
     }
   }
   return cands;
@@ -56,13 +57,13 @@ std::vector<Candidate> FindCandidates(const rootio::TreeInfo& info,
 
 // Counters first: each usable candidate after its counter. Unusable ones go to skipped.
 std::vector<int32_t> CountersFirst(std::span<const Candidate> cands,
-                                   const rootio::TreeInfo& info,
+                                   std::span<const rootio::FieldInfo> fields,
                                    std::vector<std::string>* skipped) {
   std::vector<bool> emitted(cands.size(), false);
   std::vector<int32_t> order;
   for (size_t i = 0; i < cands.size(); ++i) {
     if (!cands[i].usable) {
-      skipped->push_back(info.branches[static_cast<size_t>(cands[i].branch)].name);
+      skipped->push_back(fields[static_cast<size_t>(cands[i].field)].name);
       continue;
     }
     int32_t c = cands[i].counter;
@@ -78,27 +79,26 @@ std::vector<int32_t> CountersFirst(std::span<const Candidate> cands,
   return order;
 }
 
-// The candidates' specs and values, in order, into t.
-Status ReadBranches(rootio::Tree& tree,
+// The candidates' specs and values (every entry), in order, into t.
+Status ReadBranches(const rootio::Dataset& data,
                     std::span<const Candidate> cands,
                     std::span<const int32_t> order,
-                    const std::string& path,
                     EventTemplate* t) {
-  const rootio::TreeInfo& info = tree.info();
+  const std::vector<rootio::FieldInfo>& fields = data.Fields();
+  rootio::DatasetScratch scratch;
   for (int32_t ci : order) {
     const Candidate& c = cands[static_cast<size_t>(ci)];
-    const rootio::Branch& b = info.branches[static_cast<size_t>(c.branch)];
-    const rootio::Leaf& leaf = info.leaves[static_cast<size_t>(c.leaf)];
+    const rootio::FieldInfo& f = fields[static_cast<size_t>(c.field)];
     TemplateBranch tb;
-    tb.spec.name = b.name;
-    tb.spec.type = leaf.type;
-    tb.spec.len = leaf.len < 1 || leaf.type == LeafType::kString ? 1 : leaf.len;
-    tb.spec.title = b.title;
+    tb.spec.name = f.name;
+    tb.spec.type = f.shape.type;
+    tb.spec.len = static_cast<int32_t>(f.shape.len);
+    tb.spec.title = f.title;
     if (c.counter >= 0) {
-      tb.spec.count =
-          info.branches[static_cast<size_t>(cands[static_cast<size_t>(c.counter)].branch)].name;
+      tb.spec.count = fields[static_cast<size_t>(cands[static_cast<size_t>(c.counter)].field)].name;
     }
-    tb.values = FERRY_TRY_CTX(tree.ReadLeaf(c.leaf, tree.All()), "template " + path);
+    FERRY_TRY_CTX(data.ReadInto(f.id, {0, data.entries()}, &tb.values, &scratch),
+                  "template " + t->path + " field " + f.name);
     t->branches.push_back(std::move(tb));
   }
   return OkStatus();
@@ -137,39 +137,22 @@ void EnsureEventIds(EventTemplate* t) {
   }
 }
 
-// A TTree as a template: its flat branches, counters before the branches they count.
-Result<EventTemplate> LoadTreeTemplate(const rootio::RootFile& file,
-                                       const std::string& path,
-                                       std::string_view tree_name) {
-  auto tree = FERRY_TRY(file.OpenTree(tree_name));
-  const rootio::TreeInfo& info = tree->info();
-  EventTemplate t;
-  t.path = path;
-  t.tree_title = info.title;
-  t.entries = info.entries;
-  if (t.entries <= 0) {
-    return InvalidArgumentError("template " + path + " has no entries in "
-                                + std::string(tree_name));
-  }
-  const std::vector<Candidate> cands = FindCandidates(info, &t.skipped);
-  const std::vector<int32_t> order = CountersFirst(cands, info, &t.skipped);
-  FERRY_TRY(ReadBranches(*tree, cands, order, path, &t));
-  if (t.branches.empty()) {
-    return InvalidArgumentError("template " + path + " has no readable flat branch");
-  }
-  return t;
-}
-
 }  // namespace
 
 Result<EventTemplate> LoadTemplate(const std::string& path, std::string_view name) {
-  auto file = FERRY_TRY(rootio::RootFile::OpenPath(path));
-  auto key = FERRY_TRY(file->FindKey(name));
+  std::unique_ptr<rootio::Dataset> data = FERRY_TRY(rootio::Dataset::OpenPath(path, name));
   EventTemplate t;
-  if (key.class_name == rootio::kRntupleClassName) {
-    t = FERRY_TRY(LoadRntupleTemplate(*file, path, name));
-  } else {
-    t = FERRY_TRY(LoadTreeTemplate(*file, path, name));
+  t.path = path;
+  t.tree_title = std::string(data->title());
+  t.entries = data->entries();
+  if (t.entries <= 0) {
+    return InvalidArgumentError("template " + path + " has no entries in " + std::string(name));
+  }
+  const std::vector<Candidate> cands = FindCandidates(data->Fields(), &t.skipped);
+  const std::vector<int32_t> order = CountersFirst(cands, data->Fields(), &t.skipped);
+  FERRY_TRY(ReadBranches(*data, cands, order, &t));
+  if (t.branches.empty()) {
+    return InvalidArgumentError("template " + path + " has no readable flat branch");
   }
   EnsureEventIds(&t);
   return t;

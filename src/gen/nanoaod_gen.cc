@@ -8,9 +8,8 @@
 #include "gen/event_ids.h"
 #include "gen/event_template.h"
 #include "gen/resampler.h"
+#include "rootwrite/dataset_writer.h"
 #include "rootwrite/file_writer.h"
-#include "rootwrite/rntuple_writer.h"
-#include "rootwrite/tree_writer.h"
 
 namespace ferry::gen {
 namespace {
@@ -42,9 +41,10 @@ struct FileJob {
 };
 
 // Declares the template's branches, feeds n events of batches and closes writer and file.
-// Writer is a TreeWriter or an RntupleWriter: they take the same declarations and batches.
-template <class Writer>
-Result<GenFile> Fill(Writer& w, rootwrite::FileWriter& file, FileJob& job, int64_t n) {
+Result<GenFile> Fill(rootwrite::DatasetWriter& w,
+                     rootwrite::FileWriter& file,
+                     FileJob& job,
+                     int64_t n) {
   for (const TemplateBranch& b : job.tmpl.branches) {
     FERRY_TRY(w.AddBranch(b.spec));
   }
@@ -91,26 +91,19 @@ Result<GenFile> WriteFile(FileJob& job, int32_t f, int64_t n) {
   fo.datime = kFixedDatime;
   fo.uuid_seed = Mix64(o.seed * 1000003 + static_cast<uint64_t>(f) + 1);
   auto file = FERRY_TRY(rootwrite::FileWriter::Create(path, fo));
-  Result<GenFile> gf = [&]() -> Result<GenFile> {
-    if (o.format == OutputFormat::kRntuple) {
-      rootwrite::RntupleOptions ro;
-      ro.name = "Events";
-      ro.description = job.tmpl.tree_title;
-      ro.zipped_cluster_bytes = o.cluster_bytes;
-      rootwrite::RntupleWriter w(*file, ro);
-      return Fill(w, *file, job, n);
-    }
-    rootwrite::TreeOptions to;
-    to.name = "Events";
-    to.title = job.tmpl.tree_title;
-    to.basket_size = o.basket_size;
-    to.auto_flush = o.auto_flush;
-    // Baskets are compressed on a thread of their own while this one serialises the next
-    // entries; the output is the same as with one thread.
-    to.background_compression = o.pipeline;
-    rootwrite::TreeWriter tw(*file, to);
-    return Fill(tw, *file, job, n);
-  }();
+  rootwrite::DatasetWriterOptions wo;
+  wo.format = o.format;
+  wo.name = "Events";
+  wo.title = job.tmpl.tree_title;
+  wo.basket_size = o.basket_size;
+  wo.auto_flush = o.auto_flush;
+  wo.zipped_cluster_bytes = o.cluster_bytes;
+  // A TTree's baskets are compressed on a thread of their own while this one serialises the
+  // next entries (the output is the same as with one thread); an RNTuple's pages are
+  // compressed on this thread.
+  wo.background_compression = o.pipeline;
+  std::unique_ptr<rootwrite::DatasetWriter> w = rootwrite::DatasetWriter::Make(*file, wo);
+  Result<GenFile> gf = Fill(*w, *file, job, n);
   if (!gf.has_value()) {
     return std::move(gf).error().AddContext("file " + path);
   }
@@ -119,20 +112,6 @@ Result<GenFile> WriteFile(FileJob& job, int32_t f, int64_t n) {
 }
 
 }  // namespace
-
-std::string_view OutputFormatName(OutputFormat format) {
-  return format == OutputFormat::kRntuple ? "rntuple" : "ttree";
-}
-
-Result<OutputFormat> ParseOutputFormat(std::string_view name) {
-  if (name == "ttree") {
-    return OutputFormat::kTTree;
-  }
-  if (name == "rntuple") {
-    return OutputFormat::kRntuple;
-  }
-  return InvalidArgumentError("unknown format '" + std::string(name) + "' (ttree or rntuple)");
-}
 
 Result<GenReport> GenerateNanoAod(const GenOptions& o, const GenProgressFn& progress) {
   FERRY_TRY(ValidateOptions(o));

@@ -30,13 +30,13 @@
 #include "codec/compression.h"
 #include "gen/agc_selection.h"
 #include "gen/resampler.h"
+#include "rootwrite/dataset_writer.h"
 
 namespace ferry::gen {
 
-enum class OutputFormat : uint8_t { kTTree, kRntuple };
-
-std::string_view OutputFormatName(OutputFormat format);  // "ttree", "rntuple"
-Result<OutputFormat> ParseOutputFormat(std::string_view name);
+// The output's format: rootwrite::DatasetFormat::kTree or kRntuple (DatasetFormatName and
+// ParseDatasetFormat spell them "ttree" and "rntuple").
+using OutputFormat = rootwrite::DatasetFormat;
 
 struct GenOptions {
   std::string template_path;
@@ -46,7 +46,7 @@ struct GenOptions {
   codec::Setting codec{codec::Algorithm::kZlib, 1};
   uint64_t seed = 1;
   GenMode mode = GenMode::kObject;
-  OutputFormat format = OutputFormat::kTTree;
+  OutputFormat format = OutputFormat::kTree;
   int32_t basket_size = 32000;     // TTree only
   int64_t auto_flush = -30000000;  // TTree only
   // RNTuple only: a cluster ends at about this many compressed bytes (ROOT's default).

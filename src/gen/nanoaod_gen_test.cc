@@ -1,12 +1,12 @@
 #include "gen/nanoaod_gen.h"
 
+#include <algorithm>
 #include <tuple>
+#include <vector>
 
 #include <gtest/gtest.h>
 
-#include "rootio/rntuple.h"
-#include "rootio/root_file.h"
-#include "rootwrite/sample_rntuple.h"
+#include "rootio/dataset.h"
 #include "testing/testing.h"
 
 namespace ferry::gen {
@@ -45,44 +45,40 @@ TEST(GenerateNanoAod, WritesTheTemplateSchemaWithOrderedEventIds) {
   EXPECT_GT(report->agc.fraction, 0.01);
   EXPECT_LT(report->agc.fraction, 0.2);
 
-  auto tmpl = rootio::RootFile::OpenPath(o.template_path);
-  ASSERT_TRUE(tmpl.has_value());
-  auto tt = (*tmpl)->OpenTree("Events");
-  ASSERT_TRUE(tt.has_value());
+  auto tmpl = rootio::Dataset::OpenPath(o.template_path, "Events");
+  ASSERT_TRUE(tmpl.has_value()) << tmpl.error().ToString();
+  const std::vector<rootio::FieldInfo>& want = (*tmpl)->Fields();
   std::tuple<uint32_t, uint32_t, uint64_t> prev{0, 0, 0};
   for (const GenFile& gf : report->files) {
-    auto f = rootio::RootFile::OpenPath(gf.path);
-    ASSERT_TRUE(f.has_value()) << f.error().ToString();
-    auto t = (*f)->OpenTree("Events");
+    auto t = rootio::Dataset::OpenPath(gf.path, "Events");
     ASSERT_TRUE(t.has_value()) << t.error().ToString();
     EXPECT_EQ((*t)->entries(), gf.events);
     // Same branch names, types, titles and counters as the template.
-    const rootio::TreeInfo& a = (*t)->info();
-    const rootio::TreeInfo& b = (*tt)->info();
-    ASSERT_EQ(a.branches.size(), b.branches.size());
-    for (const rootio::Branch& br : b.branches) {
-      int32_t i = a.FindBranch(br.name);
-      ASSERT_GE(i, 0) << br.name;
-      const rootio::Leaf& la =
-          a.leaves[static_cast<size_t>(a.branches[static_cast<size_t>(i)].leaves[0])];
-      const rootio::Leaf& lb = b.leaves[static_cast<size_t>(br.leaves[0])];
-      EXPECT_EQ(la.type, lb.type) << br.name;
-      if (!br.title.empty()) {  // an empty title gets ROOT's default leaf list
-        EXPECT_EQ(a.branches[static_cast<size_t>(i)].title, br.title);
+    const std::vector<rootio::FieldInfo>& got = (*t)->Fields();
+    ASSERT_EQ(got.size(), want.size());
+    for (const rootio::FieldInfo& w : want) {
+      const auto g = std::find_if(got.begin(), got.end(),
+                                  [&](const rootio::FieldInfo& f) { return f.name == w.name; });
+      ASSERT_NE(g, got.end()) << w.name;
+      EXPECT_EQ(g->shape.type, w.shape.type) << w.name;
+      if (!w.title.empty()) {  // an empty title gets ROOT's default leaf list
+        EXPECT_EQ(g->title, w.title);
       }
-      EXPECT_EQ(la.jagged(), lb.jagged()) << br.name;
-      if (lb.jagged()) {
-        EXPECT_EQ(a.leaves[static_cast<size_t>(la.count_leaf)].name,
-                  b.leaves[static_cast<size_t>(lb.count_leaf)].name);
+      EXPECT_EQ(g->shape.jagged, w.shape.jagged) << w.name;
+      if (w.shape.jagged) {
+        EXPECT_EQ(got[static_cast<size_t>(g->counter)].name,
+                  want[static_cast<size_t>(w.counter)].name);
       }
     }
-    auto run = (*t)->ReadLeaf("run", (*t)->All());
-    auto lumi = (*t)->ReadLeaf("luminosityBlock", (*t)->All());
-    auto event = (*t)->ReadLeaf("event", (*t)->All());
-    ASSERT_TRUE(run.has_value() && lumi.has_value() && event.has_value());
+    rootio::DatasetScratch scratch;
+    rootio::Column run, lumi, event;
+    const rootio::EntryRange all{0, (*t)->entries()};
+    ASSERT_TRUE((*t)->ReadInto((*t)->FindField("run"), all, &run, &scratch));
+    ASSERT_TRUE((*t)->ReadInto((*t)->FindField("luminosityBlock"), all, &lumi, &scratch));
+    ASSERT_TRUE((*t)->ReadInto((*t)->FindField("event"), all, &event, &scratch));
     for (size_t e = 0; e < static_cast<size_t>(gf.events); ++e) {
       std::tuple<uint32_t, uint32_t, uint64_t> id{
-          run->values<uint32_t>()[e], lumi->values<uint32_t>()[e], event->values<uint64_t>()[e]};
+          run.values<uint32_t>()[e], lumi.values<uint32_t>()[e], event.values<uint64_t>()[e]};
       ASSERT_LT(prev, id);  // sorted and unique across the whole dataset
       prev = id;
     }
@@ -123,28 +119,34 @@ TEST(GenerateNanoAod, EventModeIsItsOwnDeterministicModel) {
 }
 
 // Every branch of the TTree form against the same name in the RNTuple form of the same seed:
-// scalars, RVecs (Jet_pt, Muon_pt, ...) and counters (nJet, ... as cardinalities).
+// scalars, RVecs (Jet_pt, Muon_pt, ...) and counters (nJet, ... as cardinalities: of another
+// integer type, with the same values).
 void ExpectSameEvents(const std::string& ttree_path, const std::string& rntuple_path) {
-  auto tf = rootio::RootFile::OpenPath(ttree_path);
-  auto rf = rootio::RootFile::OpenPath(rntuple_path);
-  ASSERT_TRUE(tf.has_value() && rf.has_value());
-  auto t = (*tf)->OpenTree("Events");
-  auto r = rootio::Rntuple::Open(**rf, "Events");
+  auto t = rootio::Dataset::OpenPath(ttree_path, "Events");
+  auto r = rootio::Dataset::OpenPath(rntuple_path, "Events");
   ASSERT_TRUE(t.has_value()) << t.error().ToString();
   ASSERT_TRUE(r.has_value()) << r.error().ToString();
-  ASSERT_EQ((*r)->entries(), static_cast<uint64_t>((*t)->entries()));
+  ASSERT_EQ((*r)->entries(), (*t)->entries());
+  const rootio::EntryRange all{0, (*t)->entries()};
+  rootio::DatasetScratch scratch;
   size_t compared = 0;
-  for (const rootio::Branch& b : (*t)->info().branches) {
-    auto id = (*r)->FindField(b.name);
-    ASSERT_TRUE(id.has_value()) << b.name;
-    auto column = (*t)->ReadLeaf(b.leaves[0], (*t)->All());
-    auto values = (*r)->Read(*id, 0, (*r)->entries());
-    ASSERT_TRUE(column.has_value() && values.has_value()) << b.name;
-    const bool cardinality = (*r)->fields()[*id].type_name.starts_with("ROOT::RNTupleCardinality<");
-    ASSERT_EQ(rootio::RntupleValue::List(*values).ToJson(),
-              rootio::RntupleValue::List(rootwrite::sample::RntupleValuesOf(*column, cardinality))
-                  .ToJson())
-        << b.name;
+  for (const rootio::FieldInfo& f : (*t)->Fields()) {
+    const int32_t id = (*r)->FindField(f.name);
+    ASSERT_GE(id, 0) << f.name;
+    rootio::Column a, b;
+    ASSERT_TRUE((*t)->ReadInto(f.id, all, &a, &scratch)) << f.name;
+    ASSERT_TRUE((*r)->ReadInto(id, all, &b, &scratch)) << f.name;
+    ASSERT_EQ(a.num_entries, b.num_entries) << f.name;
+    ASSERT_EQ(a.offsets, b.offsets) << f.name;
+    ASSERT_EQ(a.num_values(), b.num_values()) << f.name;
+    if (a.type == b.type) {  // bit for bit (NaNs included)
+      ASSERT_TRUE(a.bytes == b.bytes) << f.name;
+    } else {  // a counter and its cardinality
+      ASSERT_TRUE(rootio::IsIntegerLeafType(a.type) && rootio::IsIntegerLeafType(b.type)) << f.name;
+      for (size_t k = 0; k < a.num_values(); ++k) {
+        ASSERT_EQ(a.AsUint64(k), b.AsUint64(k)) << f.name << " value " << k;
+      }
+    }
     ++compared;
   }
   EXPECT_EQ(compared, 947u);

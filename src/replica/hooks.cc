@@ -12,6 +12,7 @@
 #include "cache/page_index.h"
 #include "cache/verify.h"
 #include "replica/access_trace.h"
+#include "replica/replica_codec.h"
 #include "replica/replica_queue.h"
 #include "replica/replica_view.h"
 
@@ -82,6 +83,13 @@ class ReplicaTier final : public cache::ReplicaHooks {
               const cache::IndexInfo& entry,
               cache::VerifyReport& report) const override {
     VerifyReplica(paths, entry, report);
+  }
+
+  Status CheckSetting(std::string_view key, std::string_view value) const override {
+    if (key == "replica_codec") {
+      return CheckReplicaCodec(value);
+    }
+    return InvalidArgumentError("not a setting of the replica tier");
   }
 };
 

@@ -23,16 +23,16 @@
 #include "cache/stats.h"
 #include "replica/access_trace.h"
 #include "replica/held_source.h"
+#include "replica/overlay_writer.h"
 #include "replica/replica_codec.h"
 #include "replica/replica_view.h"
+#include "replica/rntuple_overlay.h"
+#include "replica/tree_overlay.h"
 #include "rootio/cursor.h"
 #include "rootio/key.h"
 #include "rootio/rntuple_page.h"
 #include "rootio/root_file.h"
 #include "rootio/tree_parse.h"
-#include "rootwrite/overlay_writer.h"
-#include "rootwrite/rntuple_overlay.h"
-#include "rootwrite/tree_overlay.h"
 
 namespace ferry::replica {
 
@@ -191,7 +191,7 @@ class Builder {
   bool LoadTrees();
   // The RNTuples' pages, when the file has no TTree to relocate.
   void LoadRntuples(std::string* unsupported);
-  void AddRntuple(rootwrite::RntupleRecordSource s);
+  void AddRntuple(RntupleRecordSource s);
   // RNTuple pages move by column range: hot_ grows to whole ranges, and ranges not held whole
   // leave it (counted in range_missing_).
   void CompleteRanges();
@@ -200,8 +200,8 @@ class Builder {
   }
   size_t ObjectCount() const { return rntuples_.empty() ? trees_.size() : rntuples_.size(); }
   // The tree's record from the byte tier, or rebuilt from the previous replica's.
-  Result<rootwrite::TreeRecordSource> LoadTree(const std::string& path);
-  void AddTree(rootwrite::TreeRecordSource t);
+  Result<TreeRecordSource> LoadTree(const std::string& path);
+  void AddTree(TreeRecordSource t);
   void FindHot();
   void AddHot(size_t basket);
   // The stage of this build (ReplicaStage), once the units are known; false when there is
@@ -238,17 +238,13 @@ class Builder {
   std::vector<int64_t> ChooseUsedTrees();
   // The writer of the file's format with the used objects added (`slots`: the room of each
   // one's records, empty for the defaults).
-  std::unique_ptr<rootwrite::OverlayWriter> MakeWriter(const std::vector<uint64_t>& slots);
+  std::unique_ptr<OverlayWriter> MakeWriter(const std::vector<uint64_t>& slots);
   // Hot basket i as manifest tree `tree` appended to out: the previous replica's extent copied
   // (after its CRC check), else re-encoded from the byte tier; an error when neither holds it.
-  Result<rootwrite::MovedUnit> PlaceBasket(rootwrite::OverlayWriter& w,
-                                           size_t i,
-                                           uint32_t tree,
-                                           ByteVector& out,
-                                           std::vector<uint8_t>& record);
+  Result<MovedUnit> PlaceBasket(
+      OverlayWriter& w, size_t i, uint32_t tree, ByteVector& out, std::vector<uint8_t>& record);
   // The overlay's patches and records, and the branches that got baskets, into next_.
-  void AdoptOverlay(const rootwrite::Overlay& overlay,
-                    const std::set<std::pair<uint32_t, int32_t>>& branches);
+  void AdoptOverlay(const Overlay& overlay, const std::set<std::pair<uint32_t, int32_t>>& branches);
   Status Publish();
   void Release();
   // Waits while the options' pause says so; kCancelled once a background build should leave
@@ -286,10 +282,10 @@ class Builder {
   std::optional<ReplicaManifest> previous_;
   Fd previous_data_;
   std::unique_ptr<rootio::RootFile> file_;
-  std::vector<rootwrite::TreeRecordSource> trees_;
-  std::vector<rootwrite::RntupleRecordSource> rntuples_;  // used only when trees_ is empty
+  std::vector<TreeRecordSource> trees_;
+  std::vector<RntupleRecordSource> rntuples_;  // used only when trees_ is empty
   // Per RNTuple: its pages, per column by ordinal (RntupleRecordSource::pages()).
-  std::vector<std::vector<std::vector<rootwrite::RntupleRecordSource::PageRef>>> page_refs_;
+  std::vector<std::vector<std::vector<RntupleRecordSource::PageRef>>> page_refs_;
   uint64_t range_missing_ = 0;
   // Stage 2 (re-encode) or 1 (relocate); until ChooseStage, what the options ask for first.
   bool reencode_ = true;
@@ -333,8 +329,8 @@ Status Builder::LoadPrevious() {
   return OkStatus();
 }
 
-Result<rootwrite::TreeRecordSource> Builder::LoadTree(const std::string& path) {
-  auto t = rootwrite::LoadTreeRecord(*file_, path);
+Result<TreeRecordSource> Builder::LoadTree(const std::string& path) {
+  auto t = LoadTreeRecord(*file_, path);
   if (t || t.error().code() != ErrorCode::kNotFound || !previous_) {
     return t;
   }
@@ -356,7 +352,7 @@ Result<rootwrite::TreeRecordSource> Builder::LoadTree(const std::string& path) {
                                         key.keylen, static_cast<size_t>(key.nbytes - key.keylen)),
                                     key.objlen, &payload));
     const rootio::TreeInfo patched = FERRY_TRY(rootio::ParseTree(payload, key.keylen));
-    std::vector<rootwrite::BasketMove> back;
+    std::vector<BasketMove> back;
     for (const ReplicaExtent& e : previous_->extents) {
       if (e.tree == k) {
         back.push_back({static_cast<int32_t>(e.branch), static_cast<int32_t>(e.basket),
@@ -364,14 +360,14 @@ Result<rootwrite::TreeRecordSource> Builder::LoadTree(const std::string& path) {
       }
     }
     const rootio::Key original = FERRY_TRY(file_->FindKey(path));
-    rootwrite::RelocatedTree r = FERRY_TRY(
-        rootwrite::RelocateTree(rec, patched, back, original.seek_key, previous_->setting, 0, rec));
-    return rootwrite::TreeRecordFrom(*file_, path, {r.record.begin(), r.record.end()});
+    RelocatedTree r =
+        FERRY_TRY(RelocateTree(rec, patched, back, original.seek_key, previous_->setting, 0, rec));
+    return TreeRecordFrom(*file_, path, {r.record.begin(), r.record.end()});
   }
   return t;
 }
 
-void Builder::AddTree(rootwrite::TreeRecordSource t) {
+void Builder::AddTree(TreeRecordSource t) {
   const auto tree = static_cast<uint32_t>(trees_.size());
   for (size_t b = 0; b < t.info.branches.size(); ++b) {
     const rootio::Branch& br = t.info.branches[b];
@@ -466,7 +462,7 @@ void Builder::LoadRntuples(std::string* unsupported) {
     return;
   }
   for (const rootio::RntupleEntry& e : *found) {
-    auto r = rootwrite::LoadRntupleRecord(*file_, e.path);
+    auto r = LoadRntupleRecord(*file_, e.path);
     if (r) {
       AddRntuple(std::move(*r));
     } else if (r.error().code() != ErrorCode::kNotFound) {
@@ -475,7 +471,7 @@ void Builder::LoadRntuples(std::string* unsupported) {
   }
 }
 
-void Builder::AddRntuple(rootwrite::RntupleRecordSource s) {
+void Builder::AddRntuple(RntupleRecordSource s) {
   const auto ntuple = static_cast<uint32_t>(rntuples_.size());
   page_refs_.push_back(s.pages());
   const auto& refs = page_refs_.back();
@@ -733,7 +729,7 @@ uint64_t Builder::RecordBytes(uint32_t object) const {
   if (rntuples_.empty()) {
     return trees_[object].record.size();
   }
-  const rootwrite::RntupleRecordSource& r = rntuples_[object];
+  const RntupleRecordSource& r = rntuples_[object];
   uint64_t bytes = r.anchor_key.size() + r.anchor_payload.size() + r.footer.size();
   for (const rootio::ClusterGroup& g : r.parsed_footer.groups) {
     bytes += g.page_list.length;
@@ -745,7 +741,7 @@ Result<StoredUnit> Builder::UnitOf(const Basket& x, std::span<const uint8_t> sto
   if (rntuples_.empty()) {
     return StoredUnitOfRecord(stored);
   }
-  const rootwrite::RntupleRecordSource& r = rntuples_[x.tree];
+  const RntupleRecordSource& r = rntuples_[x.tree];
   const rootio::PageInfo& page =
       r.Page(page_refs_[x.tree][static_cast<size_t>(x.branch)][static_cast<size_t>(x.basket)]);
   const rootio::ColumnRecord& column = r.columns[static_cast<size_t>(x.branch)];
@@ -772,11 +768,8 @@ std::vector<int64_t> Builder::ChooseUsedTrees() {
   return tree_of;
 }
 
-Result<rootwrite::MovedUnit> Builder::PlaceBasket(rootwrite::OverlayWriter& w,
-                                                  size_t i,
-                                                  uint32_t tree,
-                                                  ByteVector& out,
-                                                  std::vector<uint8_t>& record) {
+Result<MovedUnit> Builder::PlaceBasket(
+    OverlayWriter& w, size_t i, uint32_t tree, ByteVector& out, std::vector<uint8_t>& record) {
   const Basket& x = baskets_[i];
   const ReplicaExtent* e = PreviousExtent(i);
   if (e != nullptr && !Fresh(i) && ReadPrevious(*e, record)) {
@@ -797,12 +790,12 @@ Result<rootwrite::MovedUnit> Builder::PlaceBasket(rootwrite::OverlayWriter& w,
   return NotFoundError("not placed");
 }
 
-void Builder::AdoptOverlay(const rootwrite::Overlay& overlay,
+void Builder::AdoptOverlay(const Overlay& overlay,
                            const std::set<std::pair<uint32_t, int32_t>>& branches) {
-  for (const rootwrite::Patch& p : overlay.patches) {
+  for (const Patch& p : overlay.patches) {
     next_.patches.push_back({p.offset, p.bytes});
   }
-  for (const rootwrite::PlacedRecord& rec : overlay.records) {
+  for (const PlacedRecord& rec : overlay.records) {
     next_.records.push_back({rec.offset, rec.slot_bytes, {rec.record.begin(), rec.record.end()}});
   }
   next_.baskets_begin = overlay.units_begin;
@@ -818,23 +811,22 @@ void Builder::AdoptOverlay(const rootwrite::Overlay& overlay,
   }
 }
 
-std::unique_ptr<rootwrite::OverlayWriter> Builder::MakeWriter(const std::vector<uint64_t>& slots) {
-  std::unique_ptr<rootwrite::OverlayFormat> format;
+std::unique_ptr<OverlayWriter> Builder::MakeWriter(const std::vector<uint64_t>& slots) {
+  std::unique_ptr<OverlayFormat> format;
   if (!rntuples_.empty()) {
-    std::vector<rootwrite::RntupleRecordSource> ntuples;
+    std::vector<RntupleRecordSource> ntuples;
     for (uint32_t t : used_trees_) {
       ntuples.push_back(rntuples_[t]);
     }
-    format = rootwrite::MakeRntupleOverlay(std::move(ntuples));
+    format = MakeRntupleOverlay(std::move(ntuples));
   } else {
-    std::vector<rootwrite::TreeRecordSource> trees;
+    std::vector<TreeRecordSource> trees;
     for (uint32_t t : used_trees_) {
       trees.push_back(trees_[t]);
     }
-    format = rootwrite::MakeTreeOverlay(std::move(trees));
+    format = MakeTreeOverlay(std::move(trees));
   }
-  auto w =
-      std::make_unique<rootwrite::OverlayWriter>(entry_.size(), plan_.dense, std::move(format));
+  auto w = std::make_unique<OverlayWriter>(entry_.size(), plan_.dense, std::move(format));
   w->set_record_bytes(slots);
   return w;
 }
@@ -844,8 +836,8 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
   next_.generation = previous_ ? previous_->generation + 1 : 1;
   // Only trees that get a basket are relocated; writer tree k = manifest tree k.
   const std::vector<int64_t> tree_of = ChooseUsedTrees();
-  std::unique_ptr<rootwrite::OverlayWriter> writer = MakeWriter(slots);
-  rootwrite::OverlayWriter& w = *writer;
+  std::unique_ptr<OverlayWriter> writer = MakeWriter(slots);
+  OverlayWriter& w = *writer;
   w.set_encodings(plan_.candidates, [this](uint64_t raw, std::span<const uint64_t> stored) {
     return plan_.Choose(raw, stored);
   });
@@ -867,7 +859,7 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
     const auto tree = static_cast<uint32_t>(tree_of[x.tree]);
     branches.insert({tree, x.branch});
     const size_t at = out.size();
-    Result<rootwrite::MovedUnit> moved = PlaceBasket(w, i, tree, out, record);
+    Result<MovedUnit> moved = PlaceBasket(w, i, tree, out, record);
     if (!moved) {
       r_.missing_baskets += 1;  // not held whole (or damaged): stays where it is
       out.resize(at);
@@ -966,7 +958,7 @@ void Builder::Release() {
   // The relocated trees' original records too: readers of the virtual file read the manifest's
   // (a later build rebuilds the original from it, LoadTree).
   for (const std::string& path : m.trees) {
-    for (const rootwrite::TreeRecordSource& t : trees_) {
+    for (const TreeRecordSource& t : trees_) {
       if (t.path == path) {
         ranges.push_back({t.key.seek_key, static_cast<uint64_t>(t.key.nbytes)});
       }

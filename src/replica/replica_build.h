@@ -6,7 +6,7 @@
 // 2. the hot baskets, from the access trace (or every basket held whole when there is none),
 //    in the order the analysis read them; baskets of the previous replica are kept;
 // 3. the codec: the previous replica's, else measured on a sample (replica_codec.h);
-// 4. the overlay (rootwrite/overlay_writer.h): new baskets re-encoded and checked by decoding them
+// 4. the overlay (replica/overlay_writer.h): new baskets re-encoded and checked by decoding them
 //    again, previous ones copied; the data file is synced, then the manifest published;
 //    or, in stage 1 (ReplicaStage below), new baskets copied as the original stores them;
 // 5. the byte-tier pages the replica supersedes are released (and the fragment log compacted)

@@ -262,6 +262,20 @@ Result<StoredUnit> StoredUnitOfRecord(std::span<const uint8_t> record) {
   return u;
 }
 
+Status CheckReplicaCodec(std::string_view configured) {
+  if (configured == "auto") {
+    return OkStatus();
+  }
+  auto setting = codec::Setting::Parse(configured);
+  if (!setting
+      || (setting->algorithm != codec::Algorithm::kZstd
+          && setting->algorithm != codec::Algorithm::kLz4
+          && setting->algorithm != codec::Algorithm::kNone)) {
+    return InvalidArgumentError("must be auto, zstd:N, lz4 or none");
+  }
+  return OkStatus();
+}
+
 Result<CodecPlan> PlanReplicaCodec(std::span<const StoredUnit> units,
                                    const std::string& configured,
                                    double ratio_bound,

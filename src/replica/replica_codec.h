@@ -29,6 +29,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -66,6 +67,10 @@ Result<StoredUnit> StoredUnitOfRecord(std::span<const uint8_t> record);
 // (may be empty) is called between the decoding of sample baskets and between candidates (a
 // background build waits in it while an analysis runs; the timings are taken between calls);
 // an error it returns ends the planning with that error.
+// The replica_codec conf value: "auto", or a zstd, lz4 or none setting (codec::Setting::Parse).
+// InvalidArgument saying so for anything else.
+Status CheckReplicaCodec(std::string_view configured);
+
 Result<CodecPlan> PlanReplicaCodec(std::span<const StoredUnit> units,
                                    const std::string& configured,
                                    double ratio_bound,

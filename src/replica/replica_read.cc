@@ -17,10 +17,10 @@
 
 #include "base/crc32c.h"
 #include "cache/stats.h"
+#include "replica/relocate.h"
 #include "replica/replica_view.h"
 #include "rootio/key.h"
 #include "rootio/rntuple_page_list.h"
-#include "rootwrite/relocate.h"
 #include "rootwrite/rntuple_page_writer.h"
 
 namespace ferry::replica {
@@ -151,12 +151,12 @@ Result<uint32_t> ReencodeUnit(const ReplicaExtent& x,
   if (x.as_stored) {
     out->assign(original.begin(), original.end());
     if (x.unit == ReplicaExtent::Unit::kBasket) {
-      rootwrite::SetKeySeek({out->data(), out->size()}, x.offset);
+      SetKeySeek({out->data(), out->size()}, x.offset);
     }
     return static_cast<uint32_t>(out->size());
   }
   if (x.unit == ReplicaExtent::Unit::kBasket) {
-    return rootwrite::ReencodeBasket(original, x.setting, x.offset, scratch, out);
+    return ReencodeBasket(original, x.setting, x.offset, scratch, out);
   }
   const bool sum = x.unit == ReplicaExtent::Unit::kPageWithChecksum;
   const size_t trailer = sum ? rootio::kPageChecksumSize : 0;

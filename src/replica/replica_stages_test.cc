@@ -19,13 +19,16 @@
 
 #include "base/fd.h"
 #include "cache/cache.h"
+#include "cache/config.h"
 #include "cache/entry_store.h"
 #include "cache/testing/cached_source.h"
 #include "cache/testing/memory_origin.h"
 #include "cache/url.h"
 #include "cache/verify.h"
 #include "io/local_source.h"
+#include "replica/hooks.h"
 #include "replica/replica_build.h"
+#include "replica/replica_codec.h"
 #include "replica/replica_testing.h"
 #include "replica/replica_view.h"
 #include "rootwrite/sample_tree.h"
@@ -137,6 +140,20 @@ void ExpectStageOneServes(Stages& s) {
   CachedSource src(*f);
   EXPECT_EQ(Values(src), s.Original());
   EXPECT_GE(s.cache->counters().Get(Counter::kReplicaFaults), 1u);
+}
+
+// The replica_codec conf key, checked by the tier when a host parses the cache's settings.
+TEST(ReplicaStages, TheCodecSettingIsAutoZstdLz4OrNone) {
+  for (const char* ok : {"auto", "zstd", "zstd:1", "zstd:19", "lz4", "none"}) {
+    EXPECT_TRUE(CheckReplicaCodec(ok)) << ok;
+    EXPECT_TRUE(cache::ConfigFromMap({{"replica_codec", ok}}, false, Hooks().get())) << ok;
+  }
+  for (const char* bad : {"zlib:1", "lzma", "zstd:20", "fast", ""}) {
+    auto c = cache::ConfigFromMap({{"replica_codec", bad}}, false, Hooks().get());
+    ASSERT_FALSE(c) << bad;
+    EXPECT_EQ(c.error().message(), "cache setting replica_codec = '" + std::string(bad)
+                                       + "': must be auto, zstd:N, lz4 or none");
+  }
 }
 
 TEST(ReplicaStages, ARelocatedTreeServesTheOriginalValues) {

@@ -24,10 +24,10 @@
 #include "replica/replica_build.h"
 #include "replica/replica_testing.h"
 #include "replica/replica_view.h"
+#include "replica/rntuple_overlay.h"
 #include "rootio/rntuple.h"
 #include "rootio/root_file.h"
 #include "rootwrite/file_writer.h"
-#include "rootwrite/rntuple_overlay.h"
 #include "rootwrite/rntuple_writer.h"
 #include "rootwrite/sample_tree.h"
 #include "rootwrite/tree_writer.h"
@@ -118,7 +118,7 @@ std::optional<uint64_t> PagesOf(const std::vector<uint8_t>& bytes) {
   const std::vector<rootio::RntupleEntry> found = rootio::FindRntuples(*f).value();
   uint64_t pages = 0;
   for (const rootio::RntupleEntry& e : found) {
-    auto r = rootwrite::LoadRntupleRecord(*f, e.path).value();
+    auto r = LoadRntupleRecord(*f, e.path).value();
     if (rootio::Rntuple::Open(*f, e.path).value()->entries() > 10000000) {
       return std::nullopt;
     }

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "base/byte_vector.h"
-#include "rootio/tree_model.h"
+#include "rootio/leaf_type.h"
 
 namespace ferry::rootio {
 

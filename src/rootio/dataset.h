@@ -79,6 +79,10 @@ struct FieldInfo {
   // same collection) as an index into Fields(); -1 when no readable field counts it.
   int32_t counter = -1;
   std::string title;  // the branch title or field description
+  // A TTree's branch inside another branch, or one holding others: a part of an object rather
+  // than a flat field of its own (an RNTuple's fields, all top-level, are neither).
+  bool sub_branch = false;
+  bool has_sub_branches = false;
 };
 
 // What reading the fields costs: the stored bytes of each storage unit (a TTree's branch, an

@@ -1,9 +1,11 @@
 // Dataset over a real NanoAOD TTree and over an RNTuple of the same events (its columns written
 // by RntupleWriter, several clusters): the same fields, shapes, counters, entries and values
 // through both, whether a field is read whole (ReadInto) or cluster by cluster (ReadClusters);
-// and over ROOT's own RNTuple (the importer's projected collections).
+// and over ROOT's own RNTuple (the importer's projected collections). Strings read alike from a
+// TTree's string leaf and an RNTuple's std::string field.
 #include "rootio/dataset.h"
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,7 @@
 
 #include "rootwrite/file_writer.h"
 #include "rootwrite/rntuple_writer.h"
+#include "rootwrite/tree_writer.h"
 #include "testing/testing.h"
 
 namespace ferry::rootio {
@@ -153,6 +156,79 @@ TEST(Dataset, TreeAndRntupleOfTheSameEventsReadAlike) {
   }
   ExpectClustersEqualWhole(*tree, kFields, 1024);
   ExpectClustersEqualWhole(*ntuple, kFields, 3);
+}
+
+// 1,000 strings of 0 to 40 characters (some empty, some repeated) and an integer beside them.
+std::vector<Column> StringBatch() {
+  Column names{.type = LeafType::kString, .num_entries = 1000, .jagged = true};
+  Column numbers{.type = LeafType::kInt32, .num_entries = 1000};
+  names.offsets.push_back(0);
+  for (int32_t i = 0; i < 1000; ++i) {
+    std::string s = "event " + std::to_string(i * 7919 % 1000);
+    s.resize(static_cast<size_t>(i % 41), static_cast<char>('a' + i % 26));
+    names.bytes.insert(names.bytes.end(), s.begin(), s.end());
+    names.offsets.push_back(names.bytes.size());
+    const size_t at = numbers.bytes.size();
+    numbers.bytes.resize(at + 4);
+    std::memcpy(numbers.bytes.data() + at, &i, 4);
+  }
+  return {names, numbers};
+}
+
+// Writes the batch as "Events" of path with Writer (TreeWriter or RntupleWriter), in several
+// clusters.
+template <class Writer, class Options>
+void WriteStrings(const std::string& path, Options options) {
+  auto file = rootwrite::FileWriter::Create(path, {});
+  ASSERT_TRUE(file.has_value()) << file.error().ToString();
+  Writer out(**file, std::move(options));
+  ASSERT_TRUE(out.AddBranch({.name = "name", .type = LeafType::kString}).has_value());
+  ASSERT_TRUE(out.AddBranch({.name = "number", .type = LeafType::kInt32}).has_value());
+  const std::vector<Column> batch = StringBatch();
+  const Column* ptrs[] = {&batch[0], &batch[1]};
+  ASSERT_TRUE(out.WriteColumns(ptrs).has_value());
+  ASSERT_TRUE(out.Close().has_value());
+  ASSERT_TRUE((*file)->Close().has_value());
+}
+
+TEST(Dataset, StringsReadAlikeFromATreeAndAnRntuple) {
+  testing::TempDir dir;
+  WriteStrings<rootwrite::TreeWriter>(dir.File("tree.root"),
+                                      rootwrite::TreeOptions{.name = "Events", .auto_flush = 300});
+  WriteStrings<rootwrite::RntupleWriter>(dir.File("rntuple.root"),
+                                         rootwrite::RntupleOptions{.name = "Events",
+                                                                   .zipped_cluster_bytes = 1 << 10,
+                                                                   .page_bytes = 512,
+                                                                   .check_entries = 10});
+  std::unique_ptr<Dataset> tree = OpenOrDie(dir.File("tree.root"), "Events");
+  std::unique_ptr<Dataset> ntuple = OpenOrDie(dir.File("rntuple.root"), "Events");
+  ASSERT_TRUE(tree != nullptr && ntuple != nullptr);
+  EXPECT_GT(ntuple->Clusters().size(), 2u);
+  const std::vector<Column> want = StringBatch();
+  for (const Dataset* d : {tree.get(), ntuple.get()}) {
+    const int32_t id = d->FindField("name");
+    ASSERT_GE(id, 0);
+    // The first field in both: a TTree's first branch, an RNTuple's first field.
+    const FieldInfo& f = d->Fields()[0];
+    EXPECT_EQ(f.name, "name");
+    EXPECT_EQ(f.id, id) << f.unreadable;
+    // One string per entry: not jagged in its shape, as a TTree's string leaf.
+    const FieldShape shape = d->Shape(id);
+    EXPECT_EQ(shape.type, LeafType::kString);
+    EXPECT_FALSE(shape.jagged);
+    EXPECT_EQ(shape.len, 1u);
+    ExpectSameValues(ReadWhole(*d, "name"), want[0], "name");
+    ExpectSameValues(ReadWhole(*d, "number"), want[1], "number");
+    // A range that starts and ends inside clusters.
+    DatasetScratch scratch;
+    Column part;
+    ASSERT_TRUE(d->ReadInto(id, {123, 877}, &part, &scratch).has_value());
+    ASSERT_EQ(part.num_entries, 754);
+    for (int64_t i = 0; i < part.num_entries; ++i) {
+      ASSERT_EQ(part.StringAt(i), want[0].StringAt(123 + i)) << i;
+    }
+    ExpectClustersEqualWhole(*d, {"name", "number"}, 2);
+  }
 }
 
 TEST(Dataset, RootImporterRntuple) {

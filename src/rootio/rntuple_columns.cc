@@ -70,6 +70,28 @@ std::string ResolveValues(const Rntuple& r, uint32_t field, RntupleLeaf* leaf) {
   return leaf->type == LeafType::kUnknown ? "its column is not of numbers" : "";
 }
 
+// A std::string field: its Index column (each entry's end) and its Char column, read as a
+// TTree's string leaf is (rootio/column.h: jagged, the characters in `bytes`).
+std::string ResolveString(const Rntuple& r, uint32_t field, RntupleLeaf* leaf) {
+  if (r.RepresentationCount(field) != 1 || r.Representation(field, 0).size() != 2) {
+    return "a string not of one Index and one Char column in a single representation";
+  }
+  leaf->index_column = r.Representation(field, 0)[0];
+  leaf->value_column = r.Representation(field, 0)[1];
+  const ColumnRecord& index = r.columns()[leaf->index_column];
+  const ColumnRecord& chars = r.columns()[leaf->value_column];
+  if (index.first_element != 0 || chars.first_element != 0) {
+    return "a deferred column (added by a schema extension)";
+  }
+  const ColumnTypeInfo* info = FindColumnType(index.type);
+  if (info == nullptr || info->kind != ElementKind::kIndex || NativeElementSize(chars) != 1) {
+    return "a string whose columns are not an index and characters";
+  }
+  leaf->type = LeafType::kString;
+  leaf->jagged = true;
+  return "";
+}
+
 // Why a top-level field is not flat ("" when it is), filling *leaf.
 std::string Classify(const Rntuple& r, uint32_t field, RntupleLeaf* leaf) {
   const FieldRecord& f = r.fields()[field];
@@ -85,6 +107,10 @@ std::string Classify(const Rntuple& r, uint32_t field, RntupleLeaf* leaf) {
     leaf->type =
         f.type_name.find("64") != std::string::npos ? LeafType::kUInt64 : LeafType::kUInt32;
     return "";
+  }
+  if (f.role == static_cast<uint16_t>(FieldRole::kLeaf) && f.type_name == "std::string"
+      && children.empty()) {
+    return ResolveString(r, field, leaf);
   }
   if (collection && children.size() == 1) {
     if (std::string why = SingleColumn(r, field, &leaf->index_column); !why.empty()) {

@@ -7,11 +7,14 @@
 //   - a leaf field with one column (a number or bool per entry: fixed_len 1);
 //   - a repetitive field around such a leaf (std::array<T,N>: fixed_len N);
 //   - a collection (RVec, std::vector; projected ones included) of such a leaf: jagged, the
-//     offsets from its Index column.
+//     offsets from its Index column;
+//   - a std::string: jagged like a TTree's string leaf (LeafType::kString, the characters in
+//     `bytes`, one string per entry), the offsets from its Index column, the characters from
+//     its Char column.
 // The Column's type is the value column's (float for Real16/Real32Trunc/Real32Quant, bool for
 // Bit, LeafType of the integer width otherwise), so a double field stored as Real32 reads as
-// floats. Fields with several representations or deferred columns, strings, variants and
-// nested collections are Unsupported here (Rntuple::Read reads them as values).
+// floats. Fields with several representations or deferred columns, variants, collections of
+// strings and nested collections are Unsupported here (Rntuple::Read reads them as values).
 //
 // The reads are split so a caller can plan its own I/O, as rootio::TreeClusterReader does for
 // TTrees: AppendLeafPages lists a cluster's pages, FetchPages reads them in vector reads,

@@ -23,6 +23,12 @@ void CollectColumns(const Rntuple& r, uint32_t field, std::vector<bool>* used) {
   }
 }
 
+// A string is one value per entry, as a TTree's string leaf: not jagged in its shape, though
+// its column has offsets.
+FieldShape ShapeOf(const RntupleLeaf& leaf) {
+  return {leaf.type, leaf.jagged && leaf.type != LeafType::kString, leaf.fixed_len};
+}
+
 class RntupleDataset final : public Dataset {
  public:
   RntupleDataset(std::unique_ptr<RootFile> file, std::unique_ptr<Rntuple> rntuple)
@@ -49,10 +55,7 @@ class RntupleDataset final : public Dataset {
     }
     return -1;
   }
-  FieldShape Shape(int32_t id) const override {
-    const RntupleLeaf& f = flat_[static_cast<size_t>(id)];
-    return {f.type, f.jagged, f.fixed_len};
-  }
+  FieldShape Shape(int32_t id) const override { return ShapeOf(flat_[static_cast<size_t>(id)]); }
 
   Status ReadInto(int32_t id,
                   EntryRange range,
@@ -106,7 +109,7 @@ class RntupleDataset final : public Dataset {
       f.title = record.description;
       if (leaf.has_value()) {
         f.id = static_cast<int32_t>(flat_.size());
-        f.shape = {leaf->type, leaf->jagged, leaf->fixed_len};
+        f.shape = ShapeOf(*leaf);
         flat_.push_back(std::move(*leaf));
       } else if (projected_from.count(id) == 0) {
         f.unreadable = leaf.error().message();

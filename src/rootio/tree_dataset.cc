@@ -28,6 +28,8 @@ std::vector<FieldInfo> ListFields(const TreeInfo& info) {
     FieldInfo f;
     f.name = b.name;
     f.title = b.title;
+    f.sub_branch = b.parent >= 0;
+    f.has_sub_branches = !b.children.empty();
     if (!b.supported) {
       f.unreadable = b.unsupported_reason;
     } else if (b.leaves.size() != 1) {

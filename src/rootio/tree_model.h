@@ -7,43 +7,9 @@
 #include <string_view>
 #include <vector>
 
+#include "rootio/leaf_type.h"
+
 namespace ferry::rootio {
-
-enum class LeafType : uint8_t {
-  kUnknown,
-  kBool,
-  kInt8,
-  kUInt8,
-  kInt16,
-  kUInt16,
-  kInt32,
-  kUInt32,
-  kInt64,
-  kUInt64,
-  kFloat32,
-  kFloat64,
-  kString,  // TLeafC: length-prefixed characters, one string per entry
-};
-
-// Bytes of one element (0 for strings and unknown).
-size_t LeafTypeSize(LeafType t);
-// ROOT type name: "Bool_t", "Char_t", "UChar_t", "Short_t", "UShort_t", "Int_t", "UInt_t",
-// "Long64_t", "ULong64_t", "Float_t", "Double_t"; "string" for TLeafC; "unknown".
-std::string_view LeafTypeName(LeafType t);
-// Inverse of LeafTypeName (kUnknown when not a name above).
-LeafType LeafTypeFromName(std::string_view name);
-// The 8-64 bit integer types (signed or not; not Bool_t), the types a counter leaf can have.
-bool IsIntegerLeafType(LeafType t);
-bool IsSignedLeafType(LeafType t);
-
-// Half-open entry range [begin, end).
-struct EntryRange {
-  int64_t begin = 0;
-  int64_t end = 0;
-  int64_t size() const { return end - begin; }
-  bool empty() const { return end <= begin; }
-  bool operator==(const EntryRange&) const = default;
-};
 
 struct Leaf {
   std::string name;
@@ -96,7 +62,7 @@ struct Branch {
   // Bytes per entry when every leaf has a fixed size; 0 otherwise.
   uint32_t fixed_entry_size = 0;
   // Where this branch's fields sit in the TTree record's payload, so that baskets can be
-  // relocated by overwriting them in place (rootwrite/relocate.h); 0 when absent. Slot i of
+  // relocated by overwriting them in place (replica/relocate.h); 0 when absent. Slot i of
   // the tables is baskets[i] for i < write_basket.
   uint32_t zip_bytes_pos = 0;     // fZipBytes (Long64_t)
   uint32_t basket_bytes_pos = 0;  // fBasketBytes[0] (Int_t array)

@@ -1,5 +1,6 @@
 // Reads every readable leaf of every tree of a file end to end (every basket decompressed and
-// decoded). Used by `ferry root verify`, the corrupt-input tests and the fuzz target.
+// decoded). Used by the corrupt-input tests, the writer's tests and the fuzz target
+// (fuzz/rootio_fuzz.cc); no command runs it.
 #pragma once
 
 #include <cstdint>

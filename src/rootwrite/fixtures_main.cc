@@ -1,6 +1,6 @@
 // rootwrite_fixtures OUTDIR [ROOT_DATA_DIR]: writes the files the jsroot cross-check reads (one
 // per codec, the big form, fixed clusters, two trees in one file) and, as the replica tier serves
-// them, relocated copies (every basket re-encoded and moved, rootwrite/overlay_writer.h) of those
+// them, relocated copies (every basket re-encoded and moved, replica/overlay_writer.h) of those
 // and of the real files in ROOT_DATA_DIR; and the sample RNTuple under every codec in
 // OUTDIR/rntuple, with relocated copies (every page moved).
 // Test support; prints the file names.
@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "rootwrite/overlay_writer.h"
+#include "replica/overlay_writer.h"
 #include "rootwrite/sample_rntuple.h"
 #include "rootwrite/sample_tree.h"
 
@@ -38,7 +38,7 @@ bool WriteRelocated(const std::vector<std::string>& paths, const std::string& di
   size_t n = 0;
   for (const std::string& path : paths) {
     const auto setting = ferry::codec::Setting::Parse(codecs[n++ % 3]).value();
-    auto virt = ferry::rootwrite::RelocateInMemory(ReadFile(path), setting);
+    auto virt = ferry::replica::RelocateInMemory(ReadFile(path), setting);
     if (!virt.has_value()) {
       if (virt.error().code() == ferry::ErrorCode::kNotFound) {
         continue;  // no TTree, no RNTuple

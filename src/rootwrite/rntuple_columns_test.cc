@@ -53,11 +53,6 @@ TEST_P(BulkColumns, EveryFlatFieldReadsAsTheWrittenColumn) {
     const std::vector<rootio::Column> want = sample::RntupleBatch(first, count);
     for (size_t i = 0; i < specs.size(); ++i) {
       auto leaf = rootio::ResolveRntupleLeaf(**r, specs[i].name);
-      if (specs[i].type == rootio::LeafType::kString) {
-        ASSERT_FALSE(leaf.has_value()) << specs[i].name;
-        EXPECT_EQ(leaf.error().code(), ErrorCode::kUnsupported);
-        continue;
-      }
       ASSERT_TRUE(leaf.has_value()) << specs[i].name << ": " << leaf.error().ToString();
       rootio::Column got;
       auto s = rootio::ReadRntupleLeaf(**r, *leaf, {first, first + count}, &scratch, &got);

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "rootio/tree_model.h"
+#include "rootio/leaf_type.h"
 
 namespace ferry::store {
 

@@ -4,9 +4,8 @@
 
 #include <algorithm>
 
+#include "rootwrite/dataset_writer.h"
 #include "rootwrite/file_writer.h"
-#include "rootwrite/rntuple_writer.h"
-#include "rootwrite/tree_writer.h"
 
 namespace ferry::store {
 namespace {
@@ -14,14 +13,12 @@ namespace {
 constexpr size_t kBatchEvents = 4096;
 constexpr const char* kTitle = "events picked by ferry store get";
 
-// The columns' branches declared, the events written in batches, the dataset closed; Writer is
-// a TreeWriter or an RntupleWriter (the same declarations and column batches).
-template <class Writer>
+// The columns' branches declared, the events written in batches, the dataset closed.
 Status WriteEvents(Store& store,
                    std::span<const EventId> ids,
                    std::span<const int32_t> cols,
                    const std::string& path,
-                   Writer& out) {
+                   rootwrite::DatasetWriter& out) {
   const Schema& s = store.schema();
   for (int32_t c : cols) {
     const ColumnSpec& spec = s.columns[static_cast<size_t>(c)];
@@ -55,7 +52,7 @@ Result<PickReport> WritePicked(Store& store,
                                std::span<const int32_t> columns,
                                const std::string& path,
                                codec::Setting compression,
-                               PickFormat format) {
+                               rootwrite::DatasetFormat format) {
   const Schema& s = store.schema();
   std::vector<int32_t> cols(columns.begin(), columns.end());
   if (cols.empty()) {
@@ -73,13 +70,9 @@ Result<PickReport> WritePicked(Store& store,
 
   auto file = FERRY_TRY(rootwrite::FileWriter::Create(path, {.compression = compression}));
   const std::string& name = store.manifest().tree;
-  if (format == PickFormat::kRntuple) {
-    rootwrite::RntupleWriter out(*file, {.name = name, .description = kTitle});
-    FERRY_TRY(WriteEvents(store, ids, cols, path, out));
-  } else {
-    rootwrite::TreeWriter out(*file, {.name = name, .title = kTitle});
-    FERRY_TRY(WriteEvents(store, ids, cols, path, out));
-  }
+  std::unique_ptr<rootwrite::DatasetWriter> out =
+      rootwrite::DatasetWriter::Make(*file, {.format = format, .name = name, .title = kTitle});
+  FERRY_TRY(WriteEvents(store, ids, cols, path, *out));
   FERRY_TRY_CTX(file->Close(), path);
   PickReport rep;
   rep.events = ids.size();

@@ -11,6 +11,7 @@
 
 #include "base/result.h"
 #include "codec/compression.h"
+#include "rootwrite/dataset_writer.h"
 #include "store/store.h"
 
 namespace ferry::store {
@@ -21,13 +22,11 @@ struct PickReport {
   uint64_t bytes = 0;
 };
 
-enum class PickFormat : uint8_t { kTree, kRntuple };
-
 Result<PickReport> WritePicked(Store& store,
                                std::span<const EventId> ids,
                                std::span<const int32_t> columns,
                                const std::string& path,
                                codec::Setting compression = {codec::Algorithm::kZstd, 5},
-                               PickFormat format = PickFormat::kTree);
+                               rootwrite::DatasetFormat format = rootwrite::DatasetFormat::kTree);
 
 }  // namespace ferry::store

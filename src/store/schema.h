@@ -15,7 +15,7 @@
 
 #include "base/byte_io.h"
 #include "base/result.h"
-#include "rootio/tree_model.h"
+#include "rootio/leaf_type.h"
 
 namespace ferry::store {
 

@@ -35,6 +35,10 @@ class RecordingReplicaHooks final : public ReplicaHooks {
   void Verify(const EntryPaths& /*paths*/,
               const IndexInfo& /*entry*/,
               VerifyReport& /*report*/) const override {}
+  // Accepts any value but "bad" (the cache's tests of ConfigFromMap with a tier).
+  Status CheckSetting(std::string_view /*key*/, std::string_view value) const override {
+    return value == "bad" ? InvalidArgumentError("must not be bad (test)") : OkStatus();
+  }
 
   // The access records encoded so far.
   uint64_t accesses() const {

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/strings.h"
+#include "replica/hooks.h"
 
 namespace ferry::proxy {
 namespace {
@@ -238,7 +239,9 @@ Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
   // No replica tier here yet: a replica's virtual file has its own size, and the proxy answers
   // stat by path from the byte tier's index (XrdOss::Stat), which would disagree with it.
   cache_keys.try_emplace("replica", "off");
-  c.cache = FERRY_TRY_CTX(cache::ConfigFromMap(cache_keys, /*use_env=*/false), "ferry.* cache key");
+  c.cache =
+      FERRY_TRY_CTX(cache::ConfigFromMap(cache_keys, /*use_env=*/false, replica::Hooks().get()),
+                    "ferry.* cache key");
   if (c.origin.empty()) {
     return InvalidArgumentError("ferry.origin HOST:PORT is missing");
   }

@@ -29,7 +29,7 @@ void ShutdownAtExit() {
 
 std::shared_ptr<Context> MakeContext(const std::map<std::string, std::string>& conf) {
   auto ctx = std::make_shared<Context>();
-  auto config = cache::ConfigFromMap(conf, /*use_env=*/true);
+  auto config = cache::ConfigFromMap(conf, /*use_env=*/true, replica::Hooks().get());
   if (!config) {
     ctx->disabled_reason = config.error().ToString();
   } else {

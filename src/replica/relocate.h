@@ -35,7 +35,7 @@
 #include "codec/compression.h"
 #include "rootio/tree_model.h"
 
-namespace ferry::rootwrite {
+namespace ferry::replica {
 
 // Bytes to overwrite at `offset` of the original file.
 struct Patch {
@@ -116,4 +116,4 @@ Result<Patch> MoveKey(std::span<uint8_t> record,
 // `new_end`; converted to the big form when new_end passes kStartBigFile.
 Result<Patch> HeaderPatch(std::span<const uint8_t> head, uint64_t new_end);
 
-}  // namespace ferry::rootwrite
+}  // namespace ferry::replica

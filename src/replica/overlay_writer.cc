@@ -1,14 +1,14 @@
-#include "rootwrite/overlay_writer.h"
+#include "replica/overlay_writer.h"
 
 #include <algorithm>
 #include <string>
 
 #include "io/local_source.h"
+#include "replica/rntuple_overlay.h"
+#include "replica/tree_overlay.h"
 #include "rootio/root_file.h"
-#include "rootwrite/rntuple_overlay.h"
-#include "rootwrite/tree_overlay.h"
 
-namespace ferry::rootwrite {
+namespace ferry::replica {
 namespace {
 
 constexpr uint64_t kSlotAlign = 4096;
@@ -285,4 +285,4 @@ Status ReadKeyEntry(const rootio::RootFile& f,
   return NotFoundError("not in its directory's keys list");
 }
 
-}  // namespace ferry::rootwrite
+}  // namespace ferry::replica

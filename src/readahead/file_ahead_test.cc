@@ -27,14 +27,20 @@
 #include "testing/cache_testing.h"
 #include "testing/testing.h"
 
-namespace ferry::cache {
+namespace ferry::readahead {
 namespace {
 
-using readahead::FileAhead;
-using readahead::kSeedClusters;
-using readahead::LinkMeter;
-using readahead::Prefetcher;
-using readahead::ReadAhead;
+using cache::Cache;
+using cache::CachedFile;
+using cache::CachedSource;
+using cache::Config;
+using cache::Counter;
+using cache::EntryKey;
+using cache::MemoryOrigin;
+using cache::NormalizeUrl;
+using cache::OpenOptions;
+using cache::PathsFor;
+using cache::RecordingReplicaHooks;
 
 constexpr const char* kUrl = "root://origin.example:1094//data/ahead.root";
 // Another file of the same dataset (the same bytes, its own cache entry).
@@ -171,7 +177,7 @@ TEST(FileAhead, AClusterPassUsesPredictionsAndFetchesEachByteOnce) {
   EXPECT_EQ(fx.Get(Counter::kPrefetchUnusedBytes), 0u);
   // Nothing twice: what came from the origin is what was read, plus the metadata, the gaps
   // the planner bridges and what rootio reads when it loads the trees.
-  EXPECT_LE(fx.Get(Counter::kBytesFromOrigin), Bytes(units) + 96 * 1024);
+  EXPECT_LE(fx.Get(Counter::kBytesFromOrigin), Bytes(units) + uint64_t{96} * 1024);
   EXPECT_EQ(fx.origin->bytes(), fx.Get(Counter::kBytesFromOrigin));
 }
 
@@ -183,6 +189,7 @@ TEST(FileAhead, AReaderWithItsOwnReadAheadFetchesNothingTwice) {
   // Six workers taking units in order, as `ferry analyze agc --threads 2 --reads 4` does.
   std::atomic<size_t> next{0};
   std::vector<std::thread> workers;
+  workers.reserve(6);
   for (int w = 0; w < 6; ++w) {
     workers.emplace_back([&] {
       for (size_t i = next++; i < units.size(); i = next++) {
@@ -198,7 +205,7 @@ TEST(FileAhead, AReaderWithItsOwnReadAheadFetchesNothingTwice) {
   EXPECT_EQ(s.level, 0u);
   EXPECT_EQ(s.queued, 0u);
   f->Close();
-  EXPECT_LE(fx.Get(Counter::kBytesFromOrigin), Bytes(units) + 96 * 1024);
+  EXPECT_LE(fx.Get(Counter::kBytesFromOrigin), Bytes(units) + uint64_t{96} * 1024);
   EXPECT_EQ(fx.Get(Counter::kPrefetchUnusedBytes), 0u);
 }
 
@@ -362,7 +369,7 @@ TEST(FileAhead, AFileOpenedAheadOfItsReadFetchesItsNextClustersMeanwhile) {
   EXPECT_GE(b->read_ahead()->snapshot().hits, 4 * kBranches.size());
   EXPECT_EQ(fx.Get(Counter::kPrefetchUnusedBytes), 0u);
   EXPECT_LE(fx.Get(Counter::kBytesFromOrigin) - origin_before + before.landed,
-            Bytes(units) + 96 * 1024);
+            Bytes(units) + uint64_t{96} * 1024);
   // The reads read-ahead served are in the access trace (the replica's layout) like misses:
   // every unit of the pass (and the tree's metadata reads, which missed).
   ASSERT_TRUE(fx.cache->Flush());
@@ -517,4 +524,4 @@ TEST(LinkMeter, OneRequestAtATimeStillMeasuresTheLink) {
 }
 
 }  // namespace
-}  // namespace ferry::cache
+}  // namespace ferry::readahead

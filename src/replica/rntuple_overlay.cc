@@ -1,4 +1,4 @@
-#include "rootwrite/rntuple_overlay.h"
+#include "replica/rntuple_overlay.h"
 
 #include <algorithm>
 #include <cstring>
@@ -7,15 +7,15 @@
 #include "base/endian.h"
 #include "base/hash.h"
 #include "io/byte_source.h"
+#include "replica/relocate.h"
 #include "rootio/key.h"
 #include "rootio/rntuple.h"
 #include "rootio/rntuple_envelope.h"
 #include "rootio/rntuple_page.h"
-#include "rootwrite/relocate.h"
 #include "rootwrite/rntuple_envelope_writer.h"
 #include "rootwrite/rntuple_page_writer.h"
 
-namespace ferry::rootwrite {
+namespace ferry::replica {
 namespace {
 
 // The page lists of an opened RNTuple, one per cluster group, as the footer orders them.
@@ -205,7 +205,7 @@ RntupleOverlay::RntupleOverlay(std::vector<RntupleRecordSource> ntuples) {
     n.pages = source.pages();
     n.anchor_bytes = source.anchor_key.size() + source.anchor_payload.size();
     for (const rootio::PageList& list : source.page_lists) {
-      n.page_list_bytes.push_back(SerializePageList(list).size());
+      n.page_list_bytes.push_back(rootwrite::SerializePageList(list).size());
     }
     n.src = std::move(source);
   }
@@ -257,7 +257,7 @@ Result<EncodedUnit> RntupleOverlay::Reencode(const SourceUnit& u,
   std::vector<uint64_t> sizes(candidates.size());
   const size_t sum = page.has_checksum ? rootio::kPageChecksumSize : 0;
   for (size_t i = 0; i < candidates.size(); ++i) {
-    FERRY_TRY(SealPage(candidates[i], raw_, page.has_checksum, &scratch_, &sealed[i]));
+    FERRY_TRY(rootwrite::SealPage(candidates[i], raw_, page.has_checksum, &scratch_, &sealed[i]));
     sizes[i] = sealed[i].size() - sum;
   }
   const size_t chosen = encodings.choose ? encodings.choose(raw_.size(), sizes) : 0;
@@ -318,7 +318,7 @@ Result<std::vector<std::vector<uint8_t>>> RntupleOverlay::NewPageLists(
   std::vector<std::vector<uint8_t>> out;
   out.reserve(lists.size());
   for (const rootio::PageList& list : lists) {
-    out.push_back(SerializePageList(list));
+    out.push_back(rootwrite::SerializePageList(list));
   }
   return out;
 }
@@ -403,4 +403,4 @@ Result<std::unique_ptr<OverlayFormat>> LoadRntupleOverlay(const rootio::RootFile
   return MakeRntupleOverlay(std::move(ntuples));
 }
 
-}  // namespace ferry::rootwrite
+}  // namespace ferry::replica

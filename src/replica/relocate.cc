@@ -1,4 +1,4 @@
-#include "rootwrite/relocate.h"
+#include "replica/relocate.h"
 
 #include <algorithm>
 #include <cstring>
@@ -10,7 +10,7 @@
 #include "rootio/key.h"
 #include "rootwrite/key_header.h"
 
-namespace ferry::rootwrite {
+namespace ferry::replica {
 namespace {
 
 // Field positions of a TKey header (see rootio/key.h).
@@ -239,7 +239,7 @@ Result<Patch> HeaderPatch(std::span<const uint8_t> head, uint64_t new_end) {
     StoreBE<uint64_t>(p.bytes.data() + 12, new_end);
     return p;
   }
-  if (new_end <= kStartBigFile) {
+  if (new_end <= rootwrite::kStartBigFile) {
     p.bytes.assign(head.begin(), head.begin() + kSmallBytes);
     StoreBE<uint32_t>(p.bytes.data() + 12, static_cast<uint32_t>(new_end));
     return p;
@@ -266,4 +266,4 @@ Result<Patch> HeaderPatch(std::span<const uint8_t> head, uint64_t new_end) {
   return p;
 }
 
-}  // namespace ferry::rootwrite
+}  // namespace ferry::replica

@@ -22,12 +22,12 @@
 #include "base/byte_vector.h"
 #include "base/result.h"
 #include "codec/compression.h"
+#include "replica/overlay_writer.h"
 #include "rootio/key.h"
 #include "rootio/root_file.h"
 #include "rootio/tree_model.h"
-#include "rootwrite/overlay_writer.h"
 
-namespace ferry::rootwrite {
+namespace ferry::replica {
 
 // What relocating one tree needs from the original file: its TTree record (key + stored
 // payload), the parsed tree, and its key header in the keys list (fKeylen bytes).
@@ -51,4 +51,4 @@ std::unique_ptr<OverlayFormat> MakeTreeOverlay(std::vector<TreeRecordSource> tre
 // The same for every tree of the file.
 Result<std::unique_ptr<OverlayFormat>> LoadTreeOverlay(const rootio::RootFile& f);
 
-}  // namespace ferry::rootwrite
+}  // namespace ferry::replica

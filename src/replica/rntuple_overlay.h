@@ -34,14 +34,14 @@
 #include "base/byte_vector.h"
 #include "base/result.h"
 #include "codec/compression.h"
+#include "replica/overlay_writer.h"
 #include "rootio/key.h"
 #include "rootio/rntuple_anchor.h"
 #include "rootio/rntuple_page_list.h"
 #include "rootio/rntuple_schema.h"
 #include "rootio/root_file.h"
-#include "rootwrite/overlay_writer.h"
 
-namespace ferry::rootwrite {
+namespace ferry::replica {
 
 // What relocating one RNTuple needs from the original file.
 struct RntupleRecordSource {
@@ -82,4 +82,4 @@ std::unique_ptr<OverlayFormat> MakeRntupleOverlay(std::vector<RntupleRecordSourc
 // The same for every RNTuple of the file.
 Result<std::unique_ptr<OverlayFormat>> LoadRntupleOverlay(const rootio::RootFile& f);
 
-}  // namespace ferry::rootwrite
+}  // namespace ferry::replica

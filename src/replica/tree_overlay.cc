@@ -1,4 +1,4 @@
-#include "rootwrite/tree_overlay.h"
+#include "replica/tree_overlay.h"
 
 #include <string>
 #include <utility>
@@ -9,7 +9,7 @@
 #include "rootio/root_file.h"
 #include "rootio/tree_parse.h"
 
-namespace ferry::rootwrite {
+namespace ferry::replica {
 
 namespace {
 
@@ -197,4 +197,4 @@ Result<TreeRecordSource> TreeRecordFrom(const rootio::RootFile& f,
   return t;
 }
 
-}  // namespace ferry::rootwrite
+}  // namespace ferry::replica

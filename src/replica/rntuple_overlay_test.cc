@@ -1,7 +1,7 @@
 // The overlay writer with the RNTuple part against every real RNTuple file of data/rntuple: the
 // virtual file it lays out reads, field by field, to the original's values; its metadata is ours
 // only where it has to be.
-#include "rootwrite/rntuple_overlay.h"
+#include "replica/rntuple_overlay.h"
 
 #include <fstream>
 #include <iterator>
@@ -16,7 +16,7 @@
 #include "rootwrite/rntuple_envelope_writer.h"
 #include "testing/testing.h"
 
-namespace ferry::rootwrite {
+namespace ferry::replica {
 namespace {
 
 std::vector<uint8_t> Slurp(const std::string& path) {
@@ -89,7 +89,7 @@ TEST(RntupleOverlay, PageListsSerialiseBackToTheirBytes) {
         auto env = rootio::ReadEnvelope(*o.src, group.page_list, rootio::EnvelopeType::kPageList,
                                         s->anchor.max_key_size, "page list");
         ASSERT_TRUE(env.has_value());
-        EXPECT_EQ(SerializePageList(s->page_lists[g]),
+        EXPECT_EQ(rootwrite::SerializePageList(s->page_lists[g]),
                   std::vector<uint8_t>(env->bytes.begin(), env->bytes.end()));
         ++lists;
       }
@@ -175,4 +175,4 @@ TEST(RntupleOverlay, ARangeMovedInPartIsRefused) {
 }
 
 }  // namespace
-}  // namespace ferry::rootwrite
+}  // namespace ferry::replica

@@ -10,11 +10,15 @@
 #include "testing/cache_testing.h"
 #include "testing/testing.h"
 
-namespace ferry::cache {
+namespace ferry::readahead {
 namespace {
 
-using readahead::BulkDetector;
-using readahead::IsCopyTool;
+using cache::Cache;
+using cache::CachedFile;
+using cache::Config;
+using cache::Counter;
+using cache::MemoryOrigin;
+using cache::OpenOptions;
 
 const std::vector<std::string> kTools = Config{}.bypass_tools;
 
@@ -131,4 +135,4 @@ TEST(Bypass, ACopyPassesThroughAndAnAnalysisIsCached) {
 }
 
 }  // namespace
-}  // namespace ferry::cache
+}  // namespace ferry::readahead

@@ -45,11 +45,11 @@
 #include "base/byte_vector.h"
 #include "base/result.h"
 #include "codec/compression.h"
+#include "replica/relocate.h"
 #include "rootio/key.h"
 #include "rootio/root_file.h"
-#include "rootwrite/relocate.h"
 
-namespace ferry::rootwrite {
+namespace ferry::replica {
 
 // A unit where the original file stores it, and how a reader decodes it.
 struct SourceUnit {
@@ -287,4 +287,4 @@ Status ReadKeyEntry(const rootio::RootFile& f,
                     uint64_t* offset,
                     std::vector<uint8_t>* entry);
 
-}  // namespace ferry::rootwrite
+}  // namespace ferry::replica

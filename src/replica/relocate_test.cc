@@ -1,6 +1,6 @@
 // Relocation (the replica tier's ROOT side) against every real file of data/root:
 // the virtual file with baskets re-encoded and moved reads to exactly the original values.
-#include "rootwrite/relocate.h"
+#include "replica/relocate.h"
 
 #include <map>
 #include <string>
@@ -10,12 +10,12 @@
 
 #include "base/endian.h"
 #include "io/local_source.h"
+#include "replica/overlay_writer.h"
 #include "rootio/file_header.h"
 #include "rootio/root_file.h"
-#include "rootwrite/overlay_writer.h"
 #include "testing/testing.h"
 
-namespace ferry::rootwrite {
+namespace ferry::replica {
 namespace {
 
 struct Read {
@@ -242,4 +242,4 @@ TEST(Relocate, ReencodedBasketKeepsItsKeyHeader) {
 }
 
 }  // namespace
-}  // namespace ferry::rootwrite
+}  // namespace ferry::replica
