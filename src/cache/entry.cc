@@ -385,8 +385,7 @@ bool Entry::RefreshForWrite() {
   std::vector<uint8_t> scratch;
   for (const auto& [page, f] : theirs) {
     buf.resize(f.length());
-    if (PreadFull(frag_fd_.get(), buf.data(), buf.size(), f.offset)
-        && CheckFragmentBytes(sealer_.get(), page, f, buf)) {
+    if (ReadFragment(page, f, buf.data()) && CheckFragmentBytes(sealer_.get(), page, f, buf)) {
       (void)StorePiece(page * page_size_ + f.lo, buf, scratch);
       added = true;
     }
@@ -419,7 +418,8 @@ void Entry::MergeFrom(const PageIndex& disk, std::vector<std::pair<uint64_t, Fra
     const Fragment* have = index_.fragment(page);
     if (have == nullptr) {
       index_.SetFragment(page, f);
-    } else if (have->offset != f.offset) {
+    } else if (have->offset != f.offset || have->lo != f.lo || have->hi != f.hi
+               || have->in_data != f.in_data) {
       theirs.emplace_back(page, f);  // both grew this page: combined by the caller
     }
   }
@@ -632,7 +632,7 @@ Status Entry::StorePartOfPage(uint64_t page,
       scratch.resize(ps);
     }
     std::span<uint8_t> held(scratch.data() + have->lo, have->length());
-    if (PreadFull(frag_fd_.get(), held.data(), held.size(), have->offset)
+    if (ReadFragment(page, *have, held.data())
         && CheckFragmentBytes(sealer_.get(), page, *have, held)) {
       std::memcpy(scratch.data() + lo, data.data(), data.size());
       nlo = std::min(lo, have->lo);
@@ -650,7 +650,7 @@ Status Entry::StorePartOfPage(uint64_t page,
       scratch.resize(ps);
     }
     std::span<uint8_t> held(scratch.data(), have->length());
-    if (PreadFull(frag_fd_.get(), held.data(), held.size(), have->offset)
+    if (ReadFragment(page, *have, held.data())
         && CheckFragmentBytes(sealer_.get(), page, *have, held)) {
       KeepOrphan(page, have->lo, held);
     }
@@ -697,30 +697,37 @@ Status Entry::RetryOrphans(uint64_t page, std::vector<uint8_t>& scratch) {
   return OkStatus();
 }
 
-// The log is append-only: a fragment that grows is written anew at the end and the old bytes
-// become garbage, so the bytes an earlier published index names stay where it says (another
-// process may still read by it) until compaction, which runs only while no other process has
-// the entry open.
+// An unencrypted fragment is written into the data file at its own offset (in_data), so that
+// a range whose edge pages are fragments is read back with one pread of the data file and can
+// be sent from it (docs/format/page-store.md, "Fragments in the data file"). A fragment that
+// grows is written over its old bytes there: they are the same bytes of the origin, so a reader
+// of an older index reads what its index names.
 //
-// An unencrypted fragment is also written into the data file at its own offset (in_data), so
-// that a read of a range whose edge pages are fragments is one pread of the data file, and can
-// be sent from it (docs/format/page-store.md, "Edge pages in the data file"). The log keeps
-// its copy: it stays the one older readers and compaction know.
+// An encrypted fragment goes to the log, which is append-only: a fragment that grows is written
+// anew at the end and the old bytes become garbage, so the bytes an earlier published index
+// names stay where it says (another process may still read by it) until compaction, which runs
+// only while no other process has the entry open.
 Status Entry::AppendFragment(uint64_t page, uint32_t lo, std::span<const uint8_t> bytes) {
   Fragment f;
   const std::span<const uint8_t> out = SealForWrite(page, lo, bytes, f.crc, f.seal);
-  FERRY_TRY(PwriteFull(frag_fd_.get(), out.data(), out.size(), frag_end_));
-  if (!sealer_) {
+  if (sealer_) {
+    FERRY_TRY(PwriteFull(frag_fd_.get(), out.data(), out.size(), frag_end_));
+    f.offset = frag_end_;
+    frag_end_ += bytes.size();
+  } else {
     FERRY_TRY(PwriteFull(data_fd_.get(), out.data(), out.size(), page * page_size_ + lo));
     f.in_data = true;
   }
   f.lo = lo;
   f.hi = lo + static_cast<uint32_t>(bytes.size());
-  f.offset = frag_end_;
-  frag_end_ += bytes.size();
   WriterLock lock(mu_);
   index_.SetFragment(page, f);
   return OkStatus();
+}
+
+Status Entry::ReadFragment(uint64_t page, const Fragment& f, uint8_t* out) const {
+  return f.in_data ? PreadFull(data_fd_.get(), out, f.length(), page * page_size_ + f.lo)
+                   : PreadFull(frag_fd_.get(), out, f.length(), f.offset);
 }
 
 std::span<const uint8_t> Entry::SealForWrite(

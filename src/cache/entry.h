@@ -272,6 +272,9 @@ class Entry {
                          std::vector<uint8_t>& scratch) FERRY_REQUIRES(write_mu_);
   Status AppendFragment(uint64_t page, uint32_t lo, std::span<const uint8_t> bytes)
       FERRY_REQUIRES(write_mu_);
+  // Reads fragment f of `page` (f.length() bytes) from where it lies: the data file at its own
+  // offset (in_data) or the log.
+  Status ReadFragment(uint64_t page, const Fragment& f, uint8_t* out) const;
   // A piece a page could not keep (disjoint from its fragment, not longer): held in memory
   // (at most kMaxOrphans) and stored again once that page changed, so that pieces of one page
   // arriving out of order (an application read and a prefetch ending in it) come together.

@@ -229,9 +229,11 @@ Result<uint64_t> Entry::CompactFragments(bool force) {
     full_bytes = index_.full_pages() * page_size_;
     held = index_.held_bytes();
     for (const auto& [page, f] : index_.fragments()) {
-      live_bytes += f.length();
-      // A fragment kept in the data file too holds its page's block there.
-      full_bytes += f.in_data ? std::max<uint64_t>(page_size_, kBlock) : 0;
+      if (f.in_data) {
+        full_bytes += page_size_;  // a fragment in the data file holds its page's block there
+      } else {
+        live_bytes += f.length();
+      }
     }
   }
   const uint64_t data_alloc = Allocated(data_fd_.get());
@@ -267,7 +269,9 @@ Result<uint64_t> Entry::RewriteFragmentLog() {
   {
     ReaderLock lock(mu_);
     for (const auto& [page, f] : index_.fragments()) {
-      live.emplace_back(page, f);
+      if (!f.in_data) {  // those are in the data file
+        live.emplace_back(page, f);
+      }
     }
   }
   std::sort(live.begin(), live.end(),

@@ -16,7 +16,7 @@ namespace ferry::cache {
 namespace {
 
 // The interval [a, b) (file offsets) that `page` holds in the data file: a full page, or a
-// fragment kept there too (Fragment::in_data). False when the page holds nothing there.
+// fragment kept there (Fragment::in_data). False when the page holds nothing there.
 bool DataInterval(const PageIndex& index, uint64_t page, uint64_t& a, uint64_t& b) {
   const uint64_t pstart = page * index.info().page_size;
   if (index.full(page)) {
@@ -34,7 +34,7 @@ bool DataInterval(const PageIndex& index, uint64_t page, uint64_t& a, uint64_t& 
 }
 
 // True when every byte of [offset, end) (offset < end) is in the data file: whole pages inside,
-// and at the two edges full pages or fragments kept there that cover the range's part of them.
+// and at the two edges full pages or fragments there that cover the range's part of them.
 // `span_begin`/`span_end` get the extent of the edge pages' held intervals.
 bool InDataFile(const PageIndex& index,
                 uint64_t offset,
@@ -173,7 +173,7 @@ class ServeCall {
   }
 
   // The whole request with one read of the data file, when every byte of it is there
-  // (InDataFile; docs/format/page-store.md, "Edge pages in the data file"). The read spans the
+  // (InDataFile; docs/format/page-store.md, "Fragments in the data file"). The read spans the
   // edge pages' held intervals so that each is checked whole: one preadv whose first and last
   // pieces land in scratch. A page failing its check is reported as the page-by-page path
   // does. False (nothing served, nothing reported) when the request does not
@@ -315,7 +315,8 @@ class ServeCall {
     // A fragment wholly inside the request goes straight to the caller's buffer.
     const bool direct = a == flo && b == fhi;
     uint8_t* buf = direct ? dest_.data() + (flo - offset_) : Scratch(f.length());
-    const bool ok = FERRY_TRY(Read(frag_fd_, buf, f.length(), f.offset));
+    const bool ok = f.in_data ? FERRY_TRY(Read(data_fd_, buf, f.length(), flo))
+                              : FERRY_TRY(Read(frag_fd_, buf, f.length(), f.offset));
     if (!ok || !CheckFragmentBytes(sealer_, page, f, {buf, f.length()})) {
       s_.bad.push_back(page);
       Miss(pos, seg_end);

@@ -552,8 +552,9 @@ Status PageIndex::DecodeFragments(const uint8_t* h, uint64_t count, size_t pos) 
     if (f.lo >= f.hi || f.hi > len || (f.lo == 0 && f.hi == len)) {
       return Corrupt("bad fragment interval");
     }
-    if (f.offset > info_.frag_bytes || f.length() > info_.frag_bytes - f.offset) {
-      return Corrupt("fragment past the end of the log");
+    if (f.in_data ? f.offset != 0
+                  : (f.offset > info_.frag_bytes || f.length() > info_.frag_bytes - f.offset)) {
+      return Corrupt("fragment past the end of the log, or a log offset for one in the data file");
     }
     fragments_.emplace(page, f);
     last_page = page;

@@ -44,12 +44,12 @@ inline constexpr uint32_t kMaxUrlBytes = 65536;
 struct Fragment {
   uint32_t lo = 0;      // first byte held, relative to the page start
   uint32_t hi = 0;      // one past the last byte held
-  uint64_t offset = 0;  // position of byte `lo` in the fragment log
+  uint64_t offset = 0;  // position of byte `lo` in the fragment log (0 when in_data)
   uint32_t crc = 0;     // CRC32C of the hi - lo bytes (unencrypted entries)
   Seal seal;            // encrypted entries: what authenticates the sealed bytes
-  // Its bytes are also in the data file at their own offset (page * page_size + lo), so a read
-  // of a range whose edges are fragments is one pread of the data file (unencrypted entries;
-  // docs/format/page-store.md, "Edge pages in the data file").
+  // Its bytes are in the data file at their own offset (page * page_size + lo), not in the log,
+  // so a read of a range whose edges are fragments is one pread of the data file (unencrypted
+  // entries; docs/format/page-store.md, "Fragments in the data file").
   bool in_data = false;
   uint32_t length() const { return hi - lo; }
 };

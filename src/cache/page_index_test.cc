@@ -76,6 +76,7 @@ TEST(PageIndexTest, FragmentFlagsNeedVersionTwo) {
   EXPECT_EQ(LoadLE<uint32_t>(v1.data() + 8), kIndexVersionNoFlags);
   Fragment f = *idx.fragment(7);
   f.in_data = true;
+  f.offset = 0;  // not in the log
   idx.SetFragment(7, f);
   std::vector<uint8_t> v2;
   idx.Encode(v2);
@@ -93,6 +94,10 @@ TEST(PageIndexTest, FragmentFlagsNeedVersionTwo) {
   StoreLE<uint32_t>(b.data() + flags_at, 2);
   FixChecksums(b);
   EXPECT_FALSE(PageIndex::Decode(b)) << "an unknown flag";
+  b = v2;
+  StoreLE<uint64_t>(b.data() + flags_at - 12, 64);
+  FixChecksums(b);
+  EXPECT_FALSE(PageIndex::Decode(b)) << "a log offset for a fragment in the data file";
   b = v2;
   StoreLE<uint32_t>(b.data() + 8, 3);
   FixChecksums(b);

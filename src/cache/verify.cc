@@ -70,14 +70,10 @@ uint64_t CheckHeld(const PageIndex& index,
   }
   uint64_t named = 0;
   for (const auto& [page, f] : index.fragments()) {
-    named += f.length();
-    auto bytes = ReadInto(frag_fd, f.offset, f.length(), buf);
-    bool good = !bytes.empty() && CheckFragmentBytes(sealer, page, f, bytes);
-    if (good && f.in_data) {  // its copy in the data file, which reads use
-      bytes = ReadInto(data_fd, page * index.page_size() + f.lo, f.length(), buf);
-      good = !bytes.empty() && CheckFragmentBytes(sealer, page, f, bytes);
-    }
-    if (good) {
+    named += f.in_data ? 0 : f.length();
+    auto bytes = f.in_data ? ReadInto(data_fd, page * index.page_size() + f.lo, f.length(), buf)
+                           : ReadInto(frag_fd, f.offset, f.length(), buf);
+    if (!bytes.empty() && CheckFragmentBytes(sealer, page, f, bytes)) {
       report.fragments_ok += 1;
     } else {
       report.fragments_bad += 1;
@@ -95,7 +91,7 @@ void CountGarbage(
     struct stat st = {};
     uint64_t full = index.full_pages() * index.page_size();
     for (const auto& [page, f] : index.fragments()) {
-      full += f.in_data ? index.page_size() : 0;  // a fragment's copy holds its page's block
+      full += f.in_data ? index.page_size() : 0;  // a fragment there holds its page's block
     }
     if (::fstat(data_fd, &st) == 0 && static_cast<uint64_t>(st.st_blocks) * 512 > full) {
       report.garbage_bytes += static_cast<uint64_t>(st.st_blocks) * 512 - full;

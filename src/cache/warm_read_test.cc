@@ -95,8 +95,8 @@ TEST(WarmReadTest, ARangeReadOnceIsReadBackWithOnePread) {
   EXPECT_EQ(cache->counters().Get(Counter::kCrcFailures), 0u);
 }
 
-// An entry whose fragments are in the fragment log only (written before fragments were kept in
-// the data file too: its index is version 1 and the data file has holes there) reads as before.
+// An entry whose fragments are in the fragment log (written before fragments went into the data
+// file: its index is version 1 and the data file has holes there) reads as before.
 TEST(WarmReadTest, AnEntryWithFragmentsOnlyInTheLogStillReads) {
   Fixture fx;
   const std::vector<Range> ranges = Pattern(fx.bytes.size());
@@ -110,16 +110,25 @@ TEST(WarmReadTest, AnEntryWithFragmentsOnlyInTheLogStillReads) {
   auto index = LoadIndex(fx.paths().idx());
   ASSERT_TRUE(index);
   {
+    // Each fragment moved to the log, as an older ferry kept it.
     Fd data = *Fd::Open(fx.paths().data(), O_RDWR);
+    Fd frag_log = *Fd::Open(fx.paths().frag(), O_RDWR);
     std::vector<std::pair<uint64_t, Fragment>> frags(index->fragments().begin(),
                                                      index->fragments().end());
     ASSERT_FALSE(frags.empty());
+    uint64_t log_end = 0;
     for (auto& [page, frag] : frags) {
+      ASSERT_TRUE(frag.in_data);
+      const uint64_t at = page * 4096 + frag.lo;
+      ASSERT_TRUE(PwriteFull(frag_log.get(), fx.bytes.data() + at, frag.length(), log_end));
       const std::vector<uint8_t> zeros(frag.length(), 0);
-      ASSERT_TRUE(PwriteFull(data.get(), zeros.data(), zeros.size(), page * 4096 + frag.lo));
+      ASSERT_TRUE(PwriteFull(data.get(), zeros.data(), zeros.size(), at));
       frag.in_data = false;
+      frag.offset = log_end;
+      log_end += frag.length();
       index->SetFragment(page, frag);
     }
+    index->mutable_info().frag_bytes = log_end;
   }
   std::vector<uint8_t> scratch;
   ASSERT_TRUE(PublishIndex(fx.paths(), *index, /*sync=*/false, scratch));
