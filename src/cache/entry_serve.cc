@@ -378,6 +378,12 @@ void Entry::AttachVerified(
   if (sealer_ != nullptr) {
     return;  // never sent from the file: nothing to track
   }
+  {
+    ReaderLock lock(mu_);  // every later open of the entry: no exclusive lock for nothing
+    if (index_.verified() != nullptr) {
+      return;
+    }
+  }
   WriterLock lock(mu_);
   if (index_.verified() == nullptr) {
     index_.AttachVerified(get(epoch_, index_.page_count()));
