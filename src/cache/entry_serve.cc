@@ -322,6 +322,9 @@ class ServeCall {
       Miss(pos, seg_end);
       return OkStatus();
     }
+    if (f.in_data) {
+      MarkVerified(page);  // its bytes in the data file just checked
+    }
     Miss(pos, a);
     if (!direct) {
       std::memcpy(dest_.data() + (a - offset_), buf + (a - flo), b - a);
