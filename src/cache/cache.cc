@@ -225,6 +225,10 @@ Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
     return PassThrough(std::move(origin));
   }
   entry->AddHandle();
+  if (options.zero_copy) {
+    entry->AttachVerified(
+        [this, &key](uint64_t epoch, uint64_t pages) { return VerifiedFor(key, epoch, pages); });
+  }
   if (config_.replica == ReplicaMode::kAuto) {
     MutexLock lock(open_mu_);
     if (std::none_of(open_.begin(), open_.end(),
@@ -250,6 +254,25 @@ Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
         readahead::FileAheadOptions{options.ahead_scope, options.sequential_ahead});
   }
   return file;
+}
+
+std::shared_ptr<VerifiedPages> Cache::VerifiedFor(const std::string& key,
+                                                  uint64_t epoch,
+                                                  uint64_t page_count) {
+  MutexLock lock(verified_mu_);
+  VerifiedSlot& slot = verified_[key];
+  slot.used = ++verified_uses_;
+  if (!slot.pages || slot.pages->epoch() != epoch || slot.pages->page_count() != page_count) {
+    slot.pages = std::make_shared<VerifiedPages>(epoch, page_count);
+  }
+  std::shared_ptr<VerifiedPages> out = slot.pages;
+  if (verified_.size() > kMaxVerifiedSets) {
+    auto oldest = std::min_element(
+        verified_.begin(), verified_.end(),
+        [](const auto& a, const auto& b) { return a.second.used < b.second.used; });
+    verified_.erase(oldest);  // an open entry keeps its set; its next open starts a new one
+  }
+  return out;
 }
 
 Status Cache::ConfirmAccess(const std::string& key, Origin& origin) {

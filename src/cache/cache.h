@@ -73,6 +73,9 @@ struct OpenOptions {
   // Watch the handle's reads for a copy's pattern (bulk_detect.h BulkDetector), with
   // Config::bypass on. Off in the site proxy, whose handles serve remote clients.
   bool detect_bulk = false;
+  // Track which pages this process verified (verified_pages.h), so that the handle's
+  // CachedFile::ZeroCopyFd can answer: the site proxy, which sends verified pages with sendfile.
+  bool zero_copy = false;
 };
 
 class Cache : public std::enable_shared_from_this<Cache> {
@@ -152,6 +155,13 @@ class Cache : public std::enable_shared_from_this<Cache> {
   // The last handle of `entry` closed, or the reader moved past it, and its pages are
   // published (write-behind thread).
   void OnIdle(const std::shared_ptr<Entry>& entry);
+  // The verified-pages set of entry `key`'s incarnation `epoch`: kept across the entry's closes
+  // (a warm pass opens every file anew), a new one when the epoch changed. At most
+  // kMaxVerifiedSets are kept; beyond, the one unused longest is dropped.
+  std::shared_ptr<VerifiedPages> VerifiedFor(const std::string& key,
+                                             uint64_t epoch,
+                                             uint64_t page_count) FERRY_EXCLUDES(verified_mu_);
+  static constexpr size_t kMaxVerifiedSets = 4096;
   // NoteRead's check: asks the replicas of the open entries the reader moved past.
   void AskReplicasMovedPast(const Entry& reading, int64_t now_ns) FERRY_EXCLUDES(open_mu_);
 
@@ -181,6 +191,14 @@ class Cache : public std::enable_shared_from_this<Cache> {
   std::atomic<uint64_t> written_since_check_{0};
   std::atomic<uint64_t> admitted_since_check_{0};  // new entries
   std::atomic<int64_t> last_merge_ns_{0};
+
+  Mutex verified_mu_;
+  struct VerifiedSlot {
+    std::shared_ptr<VerifiedPages> pages;
+    uint64_t used = 0;  // verified_uses_ at the last VerifiedFor
+  };
+  std::map<std::string, VerifiedSlot> verified_ FERRY_GUARDED_BY(verified_mu_);
+  uint64_t verified_uses_ FERRY_GUARDED_BY(verified_mu_) = 0;
 
   Mutex prefetcher_mu_;
   std::unique_ptr<readahead::Prefetcher> prefetcher_ FERRY_GUARDED_BY(prefetcher_mu_);

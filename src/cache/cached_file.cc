@@ -239,6 +239,32 @@ Status CachedFile::ReadVirtual(std::span<io::ReadRequest> requests, bool* missed
   return OkStatus();
 }
 
+int CachedFile::ZeroCopyFd(uint64_t offset, uint64_t length) {
+  if (pass_through() || replica_ || bypass_.load(std::memory_order_relaxed)
+      || closed_.load(std::memory_order_relaxed) || offset + length > origin_size_) {
+    return -1;
+  }
+  // A recreated entry (another process truncated the files) fails here, at most 20 ms late.
+  entry_->RefreshIfChanged();
+  return entry_->VerifiedDataFd(offset, length);
+}
+
+uint64_t CachedFile::held_bytes() {
+  if (pass_through()) {
+    return 0;
+  }
+  ReaderLock lock(entry_->mu());
+  return entry_->index().held_bytes();
+}
+
+void CachedFile::CountZeroCopy(uint64_t bytes) {
+  Counters& counters = cache_->counters();
+  counters.Add(Counter::kHits);
+  counters.Add(Counter::kBytesFromCache, bytes);
+  handle_.bytes_from_cache.fetch_add(bytes, std::memory_order_relaxed);
+  cache_->NoteRead(*entry_);
+}
+
 Status CachedFile::ReadOriginal(std::span<io::ReadRequest> requests, bool* missed_out) {
   if (pass_through()) {
     return ReadDirect(requests);

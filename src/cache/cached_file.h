@@ -74,6 +74,16 @@ class CachedFile final : public readahead::AheadTarget, private OriginalReader {
   // True when every byte of the requests is held (index only, no I/O): the caller can expect
   // ReadV to complete without the origin.
   bool AllHeld(std::span<const io::ReadRequest> requests) override;
+  // Zero-copy serving (the site proxy's sendfile; needs OpenOptions::zero_copy): the descriptor
+  // of the entry's data file when every byte of [offset, offset + length) is held there, at the
+  // same offsets, and was verified by this process since it last changed
+  // (Entry::VerifiedDataFd); -1 otherwise, and the caller takes the normal read path. Index
+  // only, no I/O. The descriptor is valid until the handle closes.
+  int ZeroCopyFd(uint64_t offset, uint64_t length);
+  // The bytes of the file the handle's entry holds (index only); 0 when it passes through.
+  uint64_t held_bytes();
+  // Counts bytes the caller sent from ZeroCopyFd's descriptor as a hit.
+  void CountZeroCopy(uint64_t bytes);
   // Page size of the handle's entry; 0 when the handle passes through (nothing stored).
   uint32_t page_size() const;
   // The CRC32C the cache stored for each of the pages first_page, first_page + 1, ... that it

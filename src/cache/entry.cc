@@ -322,196 +322,6 @@ void Entry::TouchLastRead() const {
 
 // ---- Entry: read side ----
 
-namespace {
-
-// One Serve call: the held bytes of [offset, offset + dest.size()) into dest, the rest into
-// `missing` (adjacent gaps of one request merged). A page or fragment whose CRC does not match
-// is listed in scratch.bad and reported missing, never served.
-class ServeCall {
- public:
-  ServeCall(const PageIndex& index,
-            const PageSealer* sealer,
-            int data_fd,
-            int frag_fd,
-            Counters& counters,
-            size_t request,
-            uint64_t offset,
-            std::span<uint8_t> dest,
-            ServeScratch& s,
-            std::vector<Piece>& missing)
-      : index_(index),
-        sealer_(sealer),
-        data_fd_(data_fd),
-        frag_fd_(frag_fd),
-        counters_(counters),
-        request_(request),
-        offset_(offset),
-        dest_(dest),
-        s_(s),
-        missing_(missing) {}
-
-  Result<uint64_t> Run() {
-    const uint64_t end = offset_ + dest_.size();
-    const uint64_t ps = index_.info().page_size;
-    uint64_t pos = offset_;
-    while (pos < end) {
-      const uint64_t page = pos / ps;
-      const uint64_t pstart = page * ps;
-      const uint32_t plen = index_.PageLength(page);
-      const uint64_t seg_end = std::min(end, pstart + plen);
-      if (plen == 0) {  // past the end of the entry: the caller clips, so this is a bug guard
-        Miss(pos, end);
-        break;
-      }
-      if (index_.full(page) && pos == pstart && seg_end == pstart + plen) {
-        pos = FERRY_TRY(FullRun(page, end));
-        continue;
-      }
-      if (index_.full(page)) {
-        FERRY_TRY(PartOfFullPage(page, pos, seg_end));
-      } else if (const Fragment* f = index_.fragment(page)) {
-        FERRY_TRY(FromFragment(page, *f, pos, seg_end));
-      } else {
-        Miss(pos, seg_end);
-      }
-      pos = seg_end;
-    }
-    return served_;
-  }
-
- private:
-  void Miss(uint64_t a, uint64_t b) {
-    if (a >= b) {
-      return;
-    }
-    if (!missing_.empty() && missing_.back().request == request_
-        && missing_.back().offset + missing_.back().length == a) {
-      missing_.back().length += b - a;
-      return;
-    }
-    missing_.push_back({request_, a, b - a});
-  }
-
-  uint8_t* Scratch(size_t n) {
-    if (s_.page.size() < n) {
-      s_.page.resize(std::max<size_t>(n, index_.info().page_size));
-    }
-    return s_.page.data();
-  }
-
-  // A pread into buf, counted; a short read is reported as a CRC failure by the caller, any
-  // other error ends the call.
-  Result<bool> Read(int fd, uint8_t* buf, uint64_t n, uint64_t at) {
-    Status st = PreadFull(fd, buf, n, at);
-    counters_.Add(Counter::kDiskReads);
-    if (!st && st.error().code() != ErrorCode::kShortRead) {
-      return std::move(st).error();
-    }
-    return st.has_value();
-  }
-
-  // A run of whole pages inside the request from `page` on: one pread straight into the
-  // caller's buffer, then each page's CRC (or, encrypted, each page opened in place: AES-GCM
-  // decrypts at memory speed, so the warm path keeps its single copy). Returns where the run
-  // ended.
-  Result<uint64_t> FullRun(uint64_t page, uint64_t end) {
-    const uint64_t ps = index_.info().page_size;
-    const uint64_t pstart = page * ps;
-    uint64_t last = page;
-    uint64_t run_end = pstart + index_.PageLength(page);
-    while (last - page < 255 && index_.full(last + 1)) {
-      const uint64_t qend = (last + 1) * ps + index_.PageLength(last + 1);
-      if (qend > end) {
-        break;
-      }
-      ++last;
-      run_end = qend;
-    }
-    const bool ok =
-        FERRY_TRY(Read(data_fd_, dest_.data() + (pstart - offset_), run_end - pstart, pstart));
-    for (uint64_t k = page; k <= last; ++k) {
-      const uint64_t kstart = k * ps;
-      const uint32_t klen = index_.PageLength(k);
-      if (!ok || !CheckPageBytes(index_, sealer_, k, {dest_.data() + (kstart - offset_), klen})) {
-        s_.bad.push_back(k);
-        Miss(kstart, kstart + klen);
-      } else {
-        served_ += klen;
-      }
-    }
-    return run_end;
-  }
-
-  // [pos, seg_end) of a full page the request covers only in part: through the scratch page.
-  Status PartOfFullPage(uint64_t page, uint64_t pos, uint64_t seg_end) {
-    const uint64_t pstart = page * index_.info().page_size;
-    const uint32_t plen = index_.PageLength(page);
-    uint8_t* buf = Scratch(plen);
-    const bool ok = FERRY_TRY(Read(data_fd_, buf, plen, pstart));
-    if (!ok || !CheckPageBytes(index_, sealer_, page, {buf, plen})) {
-      s_.bad.push_back(page);
-      Miss(pos, seg_end);
-    } else {
-      std::memcpy(dest_.data() + (pos - offset_), buf + (pos - pstart), seg_end - pos);
-      served_ += seg_end - pos;
-    }
-    return OkStatus();
-  }
-
-  // [pos, seg_end) of a page that holds fragment f: its overlap served, the rest missing.
-  Status FromFragment(uint64_t page, const Fragment& f, uint64_t pos, uint64_t seg_end) {
-    const uint64_t pstart = page * index_.info().page_size;
-    const uint64_t flo = pstart + f.lo;
-    const uint64_t fhi = pstart + f.hi;
-    const uint64_t a = std::max(pos, flo);
-    const uint64_t b = std::min(seg_end, fhi);
-    if (a >= b) {
-      Miss(pos, seg_end);
-      return OkStatus();
-    }
-    // A fragment wholly inside the request goes straight to the caller's buffer.
-    const bool direct = a == flo && b == fhi;
-    uint8_t* buf = direct ? dest_.data() + (flo - offset_) : Scratch(f.length());
-    const bool ok = FERRY_TRY(Read(frag_fd_, buf, f.length(), f.offset));
-    if (!ok || !CheckFragmentBytes(sealer_, page, f, {buf, f.length()})) {
-      s_.bad.push_back(page);
-      Miss(pos, seg_end);
-      return OkStatus();
-    }
-    Miss(pos, a);
-    if (!direct) {
-      std::memcpy(dest_.data() + (a - offset_), buf + (a - flo), b - a);
-    }
-    served_ += b - a;
-    Miss(b, seg_end);
-    return OkStatus();
-  }
-
-  const PageIndex& index_;
-  const PageSealer* const sealer_;
-  const int data_fd_;
-  const int frag_fd_;
-  Counters& counters_;
-  const size_t request_;
-  const uint64_t offset_;
-  const std::span<uint8_t> dest_;
-  ServeScratch& s_;
-  std::vector<Piece>& missing_;
-  uint64_t served_ = 0;
-};
-
-}  // namespace
-
-Result<uint64_t> Entry::Serve(size_t request,
-                              uint64_t offset,
-                              std::span<uint8_t> dest,
-                              ServeScratch& s,
-                              std::vector<Piece>& missing) {
-  return ServeCall(index_, sealer_.get(), data_fd_.get(), frag_fd_.get(), counters_, request,
-                   offset, dest, s, missing)
-      .Run();
-}
-
 void Entry::DropPages(std::span<const uint64_t> pages) {
   if (pages.empty()) {
     return;
@@ -575,8 +385,7 @@ bool Entry::RefreshForWrite() {
   std::vector<uint8_t> scratch;
   for (const auto& [page, f] : theirs) {
     buf.resize(f.length());
-    if (PreadFull(frag_fd_.get(), buf.data(), buf.size(), f.offset)
-        && CheckFragmentBytes(sealer_.get(), page, f, buf)) {
+    if (ReadFragment(page, f, buf.data()) && CheckFragmentBytes(sealer_.get(), page, f, buf)) {
       (void)StorePiece(page * page_size_ + f.lo, buf, scratch);
       added = true;
     }
@@ -609,7 +418,8 @@ void Entry::MergeFrom(const PageIndex& disk, std::vector<std::pair<uint64_t, Fra
     const Fragment* have = index_.fragment(page);
     if (have == nullptr) {
       index_.SetFragment(page, f);
-    } else if (have->offset != f.offset) {
+    } else if (have->offset != f.offset || have->lo != f.lo || have->hi != f.hi
+               || have->in_data != f.in_data) {
       theirs.emplace_back(page, f);  // both grew this page: combined by the caller
     }
   }
@@ -822,7 +632,7 @@ Status Entry::StorePartOfPage(uint64_t page,
       scratch.resize(ps);
     }
     std::span<uint8_t> held(scratch.data() + have->lo, have->length());
-    if (PreadFull(frag_fd_.get(), held.data(), held.size(), have->offset)
+    if (ReadFragment(page, *have, held.data())
         && CheckFragmentBytes(sealer_.get(), page, *have, held)) {
       std::memcpy(scratch.data() + lo, data.data(), data.size());
       nlo = std::min(lo, have->lo);
@@ -840,7 +650,7 @@ Status Entry::StorePartOfPage(uint64_t page,
       scratch.resize(ps);
     }
     std::span<uint8_t> held(scratch.data(), have->length());
-    if (PreadFull(frag_fd_.get(), held.data(), held.size(), have->offset)
+    if (ReadFragment(page, *have, held.data())
         && CheckFragmentBytes(sealer_.get(), page, *have, held)) {
       KeepOrphan(page, have->lo, held);
     }
@@ -887,21 +697,37 @@ Status Entry::RetryOrphans(uint64_t page, std::vector<uint8_t>& scratch) {
   return OkStatus();
 }
 
-// The log is append-only: a fragment that grows is written anew at the end and the old bytes
-// become garbage, so the bytes an earlier published index names stay where it says (another
-// process may still read by it) until compaction, which runs only while no other process has
-// the entry open.
+// An unencrypted fragment is written into the data file at its own offset (in_data), so that
+// a range whose edge pages are fragments is read back with one pread of the data file and can
+// be sent from it (docs/format/page-store.md, "Fragments in the data file"). A fragment that
+// grows is written over its old bytes there: they are the same bytes of the origin, so a reader
+// of an older index reads what its index names.
+//
+// An encrypted fragment goes to the log, which is append-only: a fragment that grows is written
+// anew at the end and the old bytes become garbage, so the bytes an earlier published index
+// names stay where it says (another process may still read by it) until compaction, which runs
+// only while no other process has the entry open.
 Status Entry::AppendFragment(uint64_t page, uint32_t lo, std::span<const uint8_t> bytes) {
   Fragment f;
   const std::span<const uint8_t> out = SealForWrite(page, lo, bytes, f.crc, f.seal);
-  FERRY_TRY(PwriteFull(frag_fd_.get(), out.data(), out.size(), frag_end_));
+  if (sealer_) {
+    FERRY_TRY(PwriteFull(frag_fd_.get(), out.data(), out.size(), frag_end_));
+    f.offset = frag_end_;
+    frag_end_ += bytes.size();
+  } else {
+    FERRY_TRY(PwriteFull(data_fd_.get(), out.data(), out.size(), page * page_size_ + lo));
+    f.in_data = true;
+  }
   f.lo = lo;
   f.hi = lo + static_cast<uint32_t>(bytes.size());
-  f.offset = frag_end_;
-  frag_end_ += bytes.size();
   WriterLock lock(mu_);
   index_.SetFragment(page, f);
   return OkStatus();
+}
+
+Status Entry::ReadFragment(uint64_t page, const Fragment& f, uint8_t* out) const {
+  return f.in_data ? PreadFull(data_fd_.get(), out, f.length(), page * page_size_ + f.lo)
+                   : PreadFull(frag_fd_.get(), out, f.length(), f.offset);
 }
 
 std::span<const uint8_t> Entry::SealForWrite(

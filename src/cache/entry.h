@@ -34,6 +34,7 @@
 #include "cache/page_index.h"
 #include "cache/page_seal.h"
 #include "cache/stats.h"
+#include "cache/verified_pages.h"
 #include "fetch/range.h"
 
 namespace ferry::cache {
@@ -127,6 +128,16 @@ class Entry {
                          std::span<uint8_t> dest,
                          ServeScratch& scratch,
                          std::vector<Piece>& missing) FERRY_REQUIRES_SHARED(mu_);
+  // Zero-copy serving (verified_pages.h): the data file's descriptor when every byte of
+  // [offset, offset + length) is in the data file at its own offset (full pages, and fragments
+  // kept there at the edges) and every page it touches was verified by this process since it
+  // last changed; -1 otherwise (encrypted entries always). Index only, no I/O. The descriptor
+  // stays open while the entry lives.
+  int VerifiedDataFd(uint64_t offset, uint64_t length) FERRY_EXCLUDES(mu_);
+  // Attaches the process's verified-pages set of this incarnation, asked of `get` (epoch, page
+  // count) once; reads mark pages in it from then on. Nothing for an encrypted entry.
+  void AttachVerified(const std::function<std::shared_ptr<VerifiedPages>(uint64_t, uint64_t)>& get)
+      FERRY_EXCLUDES(mu_);
   // Forgets pages whose CRC failed (takes mu() exclusive).
   void DropPages(std::span<const uint64_t> pages) FERRY_EXCLUDES(mu_);
   // Reloads the index when another process published since we last looked (rate-limited to
@@ -261,6 +272,9 @@ class Entry {
                          std::vector<uint8_t>& scratch) FERRY_REQUIRES(write_mu_);
   Status AppendFragment(uint64_t page, uint32_t lo, std::span<const uint8_t> bytes)
       FERRY_REQUIRES(write_mu_);
+  // Reads fragment f of `page` (f.length() bytes) from where it lies: the data file at its own
+  // offset (in_data) or the log.
+  Status ReadFragment(uint64_t page, const Fragment& f, uint8_t* out) const;
   // A piece a page could not keep (disjoint from its fragment, not longer): held in memory
   // (at most kMaxOrphans) and stored again once that page changed, so that pieces of one page
   // arriving out of order (an application read and a prefetch ending in it) come together.

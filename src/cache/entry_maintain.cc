@@ -30,6 +30,15 @@ constexpr uint64_t kGarbageShare = 33;  // ~3%
 constexpr uint64_t kCompactCheckEvery = 128 << 10;
 constexpr size_t kCopyChunk = 4 << 20;
 
+// A page whose block in the data file is live: full, or holding a fragment kept there too.
+bool LiveInData(const PageIndex& index, uint64_t page) {
+  if (index.full(page)) {
+    return true;
+  }
+  const Fragment* f = index.fragment(page);
+  return f != nullptr && f->in_data;
+}
+
 Status PunchHole(int fd, uint64_t offset, uint64_t length, const std::string& path) {
   if (length == 0) {
     return OkStatus();
@@ -140,7 +149,7 @@ Result<uint64_t> Entry::ReleaseRangesLocked(std::span<const fetch::Range> ranges
       uint64_t page = a / ps;
       {
         ReaderLock lock(mu_);
-        while (a < b && index_.full(page)) {
+        while (a < b && LiveInData(index_, page)) {
           a += ps;
           ++page;
         }
@@ -148,7 +157,7 @@ Result<uint64_t> Entry::ReleaseRangesLocked(std::span<const fetch::Range> ranges
       uint64_t stop = a;
       {
         ReaderLock lock(mu_);
-        while (stop < b && !index_.full(stop / ps)) {
+        while (stop < b && !LiveInData(index_, stop / ps)) {
           stop += ps;
         }
       }
@@ -182,11 +191,11 @@ Result<uint64_t> Entry::ReleaseDeadPages() {
       uint64_t stop = a;
       {
         ReaderLock lock(mu_);
-        while (a < b && index_.full(a / ps)) {
+        while (a < b && LiveInData(index_, a / ps)) {
           a += ps;
         }
         stop = a;
-        while (stop < b && !index_.full(stop / ps)) {
+        while (stop < b && !LiveInData(index_, stop / ps)) {
           stop += ps;
         }
       }
@@ -220,7 +229,11 @@ Result<uint64_t> Entry::CompactFragments(bool force) {
     full_bytes = index_.full_pages() * page_size_;
     held = index_.held_bytes();
     for (const auto& [page, f] : index_.fragments()) {
-      live_bytes += f.length();
+      if (f.in_data) {
+        full_bytes += page_size_;  // a fragment in the data file holds its page's block there
+      } else {
+        live_bytes += f.length();
+      }
     }
   }
   const uint64_t data_alloc = Allocated(data_fd_.get());
@@ -256,7 +269,9 @@ Result<uint64_t> Entry::RewriteFragmentLog() {
   {
     ReaderLock lock(mu_);
     for (const auto& [page, f] : index_.fragments()) {
-      live.emplace_back(page, f);
+      if (!f.in_data) {  // those are in the data file
+        live.emplace_back(page, f);
+      }
     }
   }
   std::sort(live.begin(), live.end(),

@@ -17,6 +17,7 @@ constexpr size_t kSealedFragmentRecordBytes = 48;
 constexpr size_t kCryptoBlockBytes = 48;
 constexpr size_t kTrailerBytes = 8;
 constexpr uint32_t kFlagEncrypted = 1;
+constexpr uint32_t kFragmentInData = 1;  // fragment flags: also in the data file
 
 // The fixed header, as docs/format/page-store.md ("Index file") lays it out: byte offsets.
 namespace header {
@@ -47,7 +48,7 @@ constexpr size_t kLo = 8;       // u32
 constexpr size_t kHi = 12;      // u32
 constexpr size_t kOffset = 16;  // u64, in KEY.frag
 constexpr size_t kCrc = 24;     // u32 (unencrypted)
-constexpr size_t kZero = 28;    // u32 (unencrypted)
+constexpr size_t kFlags = 28;   // u32 (unencrypted): kFragmentInData, zero in version 1
 constexpr size_t kSeal = 24;    // kSealBytes (encrypted, in place of kCrc and kZero)
 }  // namespace fragment
 
@@ -198,6 +199,9 @@ fetch::PageCover PageIndex::Cover(uint64_t page) const {
 }
 
 void PageIndex::MarkFull(uint64_t page) {
+  if (verified_) {
+    verified_->Clear(page);
+  }
   uint64_t& word = bitmap_[page >> 6];
   const uint64_t bit = uint64_t{1} << (page & 63);
   if ((word & bit) == 0) {
@@ -227,12 +231,18 @@ void PageIndex::SetFragment(uint64_t page, const Fragment& fragment) {
   if (page >= page_count_ || full(page)) {
     return;
   }
+  if (verified_) {
+    verified_->Clear(page);
+  }
   fragments_[page] = fragment;
 }
 
 void PageIndex::Drop(uint64_t page) {
   if (page >= page_count_) {
     return;
+  }
+  if (verified_) {
+    verified_->Clear(page);
   }
   uint64_t& word = bitmap_[page >> 6];
   const uint64_t bit = uint64_t{1} << (page & 63);
@@ -244,6 +254,9 @@ void PageIndex::Drop(uint64_t page) {
 }
 
 void PageIndex::Clear() {
+  if (verified_) {
+    verified_->ClearAll();
+  }
   std::fill(bitmap_.begin(), bitmap_.end(), 0);
   for (auto& g : crc_groups_) {
     g.reset();
@@ -307,7 +320,9 @@ void PageIndex::Encode(std::vector<uint8_t>& out) const {
 
 void PageIndex::EncodeHeader(uint8_t* h, uint64_t url_bytes) const {
   std::memcpy(h, kMagic, 8);
-  StoreLE<uint32_t>(h + header::kVersion, kIndexVersion);
+  const bool flags = std::any_of(fragments_.begin(), fragments_.end(),
+                                 [](const auto& e) { return e.second.in_data; });
+  StoreLE<uint32_t>(h + header::kVersion, flags ? kIndexVersion : kIndexVersionNoFlags);
   StoreLE<uint32_t>(h + header::kHeaderBytes, kIndexHeaderBytes);
   StoreLE<uint32_t>(h + header::kPageSize, info_.page_size);
   StoreLE<uint32_t>(h + header::kFlags, info_.encrypted ? kFlagEncrypted : 0);
@@ -345,6 +360,7 @@ size_t PageIndex::EncodeFragments(uint8_t* h, size_t pos) const {
       StoreSeal(h + pos + fragment::kSeal, f.seal);
     } else {
       StoreLE<uint32_t>(h + pos + fragment::kCrc, f.crc);
+      StoreLE<uint32_t>(h + pos + fragment::kFlags, f.in_data ? kFragmentInData : 0);
     }
     pos += z.fragment_record;
   }
@@ -367,7 +383,8 @@ Status CheckHeader(const uint8_t* h) {
   if (std::memcmp(h, kMagic, 8) != 0) {
     return Corrupt("bad magic");
   }
-  if (LoadLE<uint32_t>(h + header::kVersion) != kIndexVersion) {
+  const auto version = LoadLE<uint32_t>(h + header::kVersion);
+  if (version != kIndexVersion && version != kIndexVersionNoFlags) {
     return Corrupt("unsupported version " + std::to_string(LoadLE<uint32_t>(h + header::kVersion)));
   }
   if (LoadLE<uint32_t>(h + header::kCrc) != crc32c::Value(h, header::kCrc)) {
@@ -508,6 +525,8 @@ Status PageIndex::DecodeFragments(const uint8_t* h, uint64_t count, size_t pos) 
   fragments_.reserve(count);
   uint64_t last_page = 0;
   const size_t record_bytes = SizesFor(info_.encrypted).fragment_record;
+  const uint32_t known_flags =
+      LoadLE<uint32_t>(h + header::kVersion) == kIndexVersion ? kFragmentInData : 0;
   for (uint64_t i = 0; i < count; ++i) {
     const uint8_t* r = h + pos;
     pos += record_bytes;
@@ -518,9 +537,13 @@ Status PageIndex::DecodeFragments(const uint8_t* h, uint64_t count, size_t pos) 
     f.offset = LoadLE<uint64_t>(r + fragment::kOffset);
     if (info_.encrypted) {
       f.seal = LoadSeal(r + fragment::kSeal);
-    } else if (f.crc = LoadLE<uint32_t>(r + fragment::kCrc);
-               LoadLE<uint32_t>(r + fragment::kZero) != 0) {
-      return Corrupt("fragment reserved field set");
+    } else {
+      f.crc = LoadLE<uint32_t>(r + fragment::kCrc);
+      const auto flags = LoadLE<uint32_t>(r + fragment::kFlags);
+      if ((flags & ~known_flags) != 0) {
+        return Corrupt("unknown fragment flags");
+      }
+      f.in_data = (flags & kFragmentInData) != 0;
     }
     if (page >= page_count_ || (i > 0 && page <= last_page) || full(page)) {
       return Corrupt("fragment page out of order, out of range or full");
@@ -529,8 +552,9 @@ Status PageIndex::DecodeFragments(const uint8_t* h, uint64_t count, size_t pos) 
     if (f.lo >= f.hi || f.hi > len || (f.lo == 0 && f.hi == len)) {
       return Corrupt("bad fragment interval");
     }
-    if (f.offset > info_.frag_bytes || f.length() > info_.frag_bytes - f.offset) {
-      return Corrupt("fragment past the end of the log");
+    if (f.in_data ? f.offset != 0
+                  : (f.offset > info_.frag_bytes || f.length() > info_.frag_bytes - f.offset)) {
+      return Corrupt("fragment past the end of the log, or a log offset for one in the data file");
     }
     fragments_.emplace(page, f);
     last_page = page;

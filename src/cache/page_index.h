@@ -27,11 +27,15 @@
 
 #include "base/result.h"
 #include "cache/page_seal.h"
+#include "cache/verified_pages.h"
 #include "fetch/planner.h"
 
 namespace ferry::cache {
 
-inline constexpr uint32_t kIndexVersion = 1;
+// Version 2 adds fragment flags (kFragmentInData); an index is written as version 1 when no
+// fragment carries one, so that an older ferry still reads it. Both are read.
+inline constexpr uint32_t kIndexVersion = 2;
+inline constexpr uint32_t kIndexVersionNoFlags = 1;
 inline constexpr uint32_t kIndexHeaderBytes = 128;
 inline constexpr uint32_t kMinPageSize = 512;
 inline constexpr uint32_t kMaxPageSize = 1u << 20;
@@ -40,9 +44,13 @@ inline constexpr uint32_t kMaxUrlBytes = 65536;
 struct Fragment {
   uint32_t lo = 0;      // first byte held, relative to the page start
   uint32_t hi = 0;      // one past the last byte held
-  uint64_t offset = 0;  // position of byte `lo` in the fragment log
+  uint64_t offset = 0;  // position of byte `lo` in the fragment log (0 when in_data)
   uint32_t crc = 0;     // CRC32C of the hi - lo bytes (unencrypted entries)
   Seal seal;            // encrypted entries: what authenticates the sealed bytes
+  // Its bytes are in the data file at their own offset (page * page_size + lo), not in the log,
+  // so a read of a range whose edges are fragments is one pread of the data file (unencrypted
+  // entries; docs/format/page-store.md, "Fragments in the data file").
+  bool in_data = false;
   uint32_t length() const { return hi - lo; }
 };
 
@@ -103,6 +111,12 @@ class PageIndex final : public fetch::CoverageMap {
   void Drop(uint64_t page);
   void Clear();
 
+  // The process's verified-pages set of this incarnation (verified_pages.h), or null. Every
+  // change of a page above clears its mark. Not part of the encoding, and not copied with the
+  // index (a copy is a snapshot to encode or compare; it must not clear the live marks).
+  void AttachVerified(std::shared_ptr<VerifiedPages> verified) { verified_ = std::move(verified); }
+  VerifiedPages* verified() const { return verified_.get(); }
+
   uint64_t full_pages() const { return full_pages_; }
   // Bitmap words: bit p % 64 of word p / 64 set = page p full.
   const std::vector<uint64_t>& bitmap_words() const { return bitmap_; }
@@ -137,6 +151,7 @@ class PageIndex final : public fetch::CoverageMap {
   // The same for the seals of an encrypted entry (crc_groups_ then stays empty).
   std::vector<std::unique_ptr<Seal[]>> seal_groups_;
   std::unordered_map<uint64_t, Fragment> fragments_;
+  std::shared_ptr<VerifiedPages> verified_;
 };
 
 // True when page_size is a power of two in [kMinPageSize, kMaxPageSize].

@@ -67,6 +67,66 @@ TEST(PageIndexTest, RoundTrip) {
   EXPECT_EQ(again, bytes);
 }
 
+// Version 2 carries a fragment's in_data flag; an index with no flag is still written as
+// version 1, which an older ferry reads; a flag in a version-1 index is refused.
+TEST(PageIndexTest, FragmentFlagsNeedVersionTwo) {
+  PageIndex idx = Sample();
+  std::vector<uint8_t> v1;
+  idx.Encode(v1);
+  EXPECT_EQ(LoadLE<uint32_t>(v1.data() + 8), kIndexVersionNoFlags);
+  Fragment f = *idx.fragment(7);
+  f.in_data = true;
+  f.offset = 0;  // not in the log
+  idx.SetFragment(7, f);
+  std::vector<uint8_t> v2;
+  idx.Encode(v2);
+  EXPECT_EQ(LoadLE<uint32_t>(v2.data() + 8), kIndexVersion);
+  auto back = PageIndex::Decode(v2);
+  ASSERT_TRUE(back) << back.error().ToString();
+  EXPECT_TRUE(back->fragment(7)->in_data);
+  EXPECT_FALSE(back->fragment(5)->in_data);
+  const size_t flags_at = 128 + 32 + 8 + 16 + 32 + 28;  // the second fragment record's flags
+  std::vector<uint8_t> b = v2;
+  StoreLE<uint32_t>(b.data() + 8, kIndexVersionNoFlags);
+  FixChecksums(b);
+  EXPECT_FALSE(PageIndex::Decode(b)) << "a flag in version 1";
+  b = v2;
+  StoreLE<uint32_t>(b.data() + flags_at, 2);
+  FixChecksums(b);
+  EXPECT_FALSE(PageIndex::Decode(b)) << "an unknown flag";
+  b = v2;
+  StoreLE<uint64_t>(b.data() + flags_at - 12, 64);
+  FixChecksums(b);
+  EXPECT_FALSE(PageIndex::Decode(b)) << "a log offset for a fragment in the data file";
+  b = v2;
+  StoreLE<uint32_t>(b.data() + 8, 3);
+  FixChecksums(b);
+  EXPECT_FALSE(PageIndex::Decode(b)) << "version 3";
+}
+
+// Every change of a page clears its verified mark; a copy of the index does not carry the set.
+TEST(PageIndexTest, ChangesClearVerifiedMarks) {
+  PageIndex idx = Sample();
+  auto v = std::make_shared<VerifiedPages>(idx.info().epoch, idx.page_count());
+  idx.AttachVerified(v);
+  for (uint64_t p = 0; p < idx.page_count(); ++p) {
+    v->Mark(p);
+  }
+  EXPECT_TRUE(v->AllMarked(0, 10));
+  idx.SetFull(5, 1);
+  idx.SetFragment(6, {0, 10, 0, 2});
+  idx.Drop(3);
+  EXPECT_FALSE(v->marked(5) || v->marked(6) || v->marked(3));
+  EXPECT_TRUE(v->marked(0) && v->marked(4) && v->AllMarked(7, 10));
+  EXPECT_FALSE(v->AllMarked(4, 6));
+  PageIndex copy(idx);
+  EXPECT_EQ(copy.verified(), nullptr);
+  copy.Drop(0);
+  EXPECT_TRUE(v->marked(0));
+  idx.Clear();
+  EXPECT_FALSE(v->marked(0));
+}
+
 TEST(PageIndexTest, SetFullDropsFragmentAndDropForgets) {
   PageIndex idx = Sample();
   idx.SetFull(5, 1);

@@ -48,6 +48,64 @@ std::unique_ptr<PageSealer> SealerFor(const EntryPaths& paths,
   return sealer;
 }
 
+// Checks every full page and fragment of `index` against its CRC (or seal); counts them in
+// `report` and lists bad pages in `bad`. Returns the bytes the fragments name in the log.
+uint64_t CheckHeld(const PageIndex& index,
+                   const PageSealer* sealer,
+                   int data_fd,
+                   int frag_fd,
+                   VerifyReport& report,
+                   std::vector<uint64_t>& bad) {
+  std::vector<uint8_t> buf;
+  for (uint64_t p = 0; p < index.page_count(); ++p) {
+    if (index.full(p)) {
+      auto bytes = ReadInto(data_fd, p * index.page_size(), index.PageLength(p), buf);
+      if (!bytes.empty() && CheckPageBytes(index, sealer, p, bytes)) {
+        report.pages_ok += 1;
+      } else {
+        report.pages_bad += 1;
+        bad.push_back(p);
+      }
+    }
+  }
+  uint64_t named = 0;
+  for (const auto& [page, f] : index.fragments()) {
+    named += f.in_data ? 0 : f.length();
+    auto bytes = f.in_data ? ReadInto(data_fd, page * index.page_size() + f.lo, f.length(), buf)
+                           : ReadInto(frag_fd, f.offset, f.length(), buf);
+    if (!bytes.empty() && CheckFragmentBytes(sealer, page, f, bytes)) {
+      report.fragments_ok += 1;
+    } else {
+      report.fragments_bad += 1;
+      bad.push_back(page);
+    }
+  }
+  return named;
+}
+
+// Allocated blocks no page or fragment names: data pages written by a process that died before
+// publishing, superseded fragments in the log.
+void CountGarbage(
+    const PageIndex& index, int data_fd, int frag_fd, uint64_t named, VerifyReport& report) {
+  if (data_fd >= 0) {
+    struct stat st = {};
+    uint64_t full = index.full_pages() * index.page_size();
+    for (const auto& [page, f] : index.fragments()) {
+      full += f.in_data ? index.page_size() : 0;  // a fragment there holds its page's block
+    }
+    if (::fstat(data_fd, &st) == 0 && static_cast<uint64_t>(st.st_blocks) * 512 > full) {
+      report.garbage_bytes += static_cast<uint64_t>(st.st_blocks) * 512 - full;
+    }
+  }
+  if (frag_fd >= 0) {
+    struct stat st = {};
+    // Allocated, not apparent, size: compaction punches the log's dead blocks out.
+    if (::fstat(frag_fd, &st) == 0 && static_cast<uint64_t>(st.st_blocks) * 512 > named) {
+      report.garbage_bytes += static_cast<uint64_t>(st.st_blocks) * 512 - named;
+    }
+  }
+}
+
 }  // namespace
 
 Result<VerifyReport> VerifyEntry(const EntryPaths& paths,
@@ -83,46 +141,10 @@ Result<VerifyReport> VerifyEntry(const EntryPaths& paths,
   auto frag = Fd::Open(paths.frag(), O_RDONLY);
   const int data_fd = data ? data->get() : -1;
   const int frag_fd = frag ? frag->get() : -1;
-  std::vector<uint8_t> buf;
   std::vector<uint64_t> bad;
-  for (uint64_t p = 0; p < index->page_count(); ++p) {
-    if (index->full(p)) {
-      auto bytes = ReadInto(data_fd, p * index->page_size(), index->PageLength(p), buf);
-      if (!bytes.empty() && CheckPageBytes(*index, sealer.get(), p, bytes)) {
-        report.pages_ok += 1;
-      } else {
-        report.pages_bad += 1;
-        bad.push_back(p);
-      }
-    }
-  }
-  uint64_t named = 0;
-  for (const auto& [page, f] : index->fragments()) {
-    named += f.length();
-    auto bytes = ReadInto(frag_fd, f.offset, f.length(), buf);
-    if (!bytes.empty() && CheckFragmentBytes(sealer.get(), page, f, bytes)) {
-      report.fragments_ok += 1;
-    } else {
-      report.fragments_bad += 1;
-      bad.push_back(page);
-    }
-  }
+  const uint64_t named = CheckHeld(*index, sealer.get(), data_fd, frag_fd, report, bad);
   report.held_bytes = index->held_bytes();
-  if (data_fd >= 0) {
-    // Data pages allocated but not named (written by a process that died before publishing).
-    struct stat st = {};
-    const uint64_t full = index->full_pages() * index->page_size();
-    if (::fstat(data_fd, &st) == 0 && static_cast<uint64_t>(st.st_blocks) * 512 > full) {
-      report.garbage_bytes += static_cast<uint64_t>(st.st_blocks) * 512 - full;
-    }
-  }
-  if (frag_fd >= 0) {
-    struct stat st = {};
-    // Allocated, not apparent, size: compaction punches the log's dead blocks out.
-    if (::fstat(frag_fd, &st) == 0 && static_cast<uint64_t>(st.st_blocks) * 512 > named) {
-      report.garbage_bytes += static_cast<uint64_t>(st.st_blocks) * 512 - named;
-    }
-  }
+  CountGarbage(*index, data_fd, frag_fd, named, report);
   if (replicas != nullptr) {
     replicas->Verify(paths, index->info(), report);
   }

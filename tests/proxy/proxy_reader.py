@@ -18,6 +18,8 @@ usage: proxy_reader.py MODE ARGS...     (run with /usr/bin/python3: it can impor
   answers URL LOCAL OFF:LEN...        opens URL, reads each range (a read, then a one-chunk
                                       vector read): prints {"open":A,"reads":[A...]}, each A
                                       "ok" or [errno, code, message]; bytes read are checked
+  reads URL LOCAL SIZE                opens URL and reads it whole in plain reads (kXR_read) of
+                                      SIZE bytes, one after the other: prints {"reads":N}
 Exit 0 when every byte read matched; 1 (with a message) otherwise.
 """
 import json
@@ -157,6 +159,21 @@ def do_answers(url, local, ranges):
     print(json.dumps(out))
 
 
+def do_reads(url, local, size):
+    data = open(local, "rb").read()
+    f = open_file(url)
+    n = 0
+    for off in range(0, len(data), size):
+        st, buf = f.read(off, size)
+        if not st.ok:
+            sys.exit("read at %d+%d: %s" % (off, size, st.message))
+        if buf != data[off:off + size]:
+            sys.exit("read mismatch at %d+%d" % (off, size))
+        n += 1
+    f.close()
+    print(json.dumps({"reads": n}))
+
+
 def main():
     mode = sys.argv[1]
     if mode == "bigv":
@@ -181,6 +198,8 @@ def main():
         do_concurrent(sys.argv[2], int(sys.argv[3]), pairs(sys.argv[4:]))
     elif mode == "answers":
         do_answers(sys.argv[2], sys.argv[3], sys.argv[4:])
+    elif mode == "reads":
+        do_reads(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif mode == "rounds":
         do_rounds(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
     elif mode == "storm":

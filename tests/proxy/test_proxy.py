@@ -4,7 +4,7 @@ libXrdFerryProxy (started with `ferry proxy run`), real clients.
 
 usage: test_proxy.py FERRY PGREAD_PROBE ROOT_DATA_DIR TEST
   TEST: basic | reuse | concurrency | crash | faults | storm | cluster | twolevel | rntuple |
-  cached_only | stalled_origin | copies (and *_long
+  cached_only | stalled_origin | copies | zero_copy (and *_long
   variants of crash and storm at full size)
 Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, not root, no namespaces).
 """
@@ -941,6 +941,81 @@ def test_copies(mib=192, fraction=0.5):
         s.remove()
 
 
+def flip(path, offset):
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        byte = f.read(1)[0]
+        f.seek(offset)
+        f.write(bytes([byte ^ 0x40]))
+
+
+def test_zero_copy():
+    """Warm plain reads (kXR_read of 8 KiB or more) are sent from the cache's data file without a
+    copy (sendfile, XrdXrootd's SendData path) only when every byte is held and this proxy
+    process verified it: a file partly held, partly missing and partly corrupted (bytes flipped
+    in KEY.data, in a full page and in a fragment at the edge of a range) is read by a new
+    proxy through the normal path first (corrupt pages caught and fetched again, missing bytes
+    fetched), then, once read back and checked, through the sendfile path; every byte is right
+    in every pass, and the status counts which path served."""
+    s = Setup()
+    size = (4 << 20) + 5000  # 64 reads of 64 KiB (sendfile-sized), then one of 5000 bytes
+    local = s.file("z.bin", size, 31)
+    fill = ["100000:900000", "1100000:1000000", "2200001:900000"]  # 67%: edges mid-page
+    try:
+        with ferry_testbed.Origin(s.data) as o:
+            hostport = origin_hostport(o)
+            with Proxy(FERRY, hostport, s.cache, s.root, env=s.env, status_ms=50,
+                       extra=["--lookahead", "0"]) as p:
+                q = s.reader("answers", p.url_for("z.bin"), local, *fill)
+                ok(q, "fill part of the file")
+                s.settled()
+            key = json.loads(s.ferry("cache", "ls", "--dir", s.cache, "--json").stdout)[
+                "entries"][0]["key"]
+            base = os.path.join(s.cache, "entries", key[:2], key)
+            flip(base + ".data", 500000)   # a full page
+            flip(base + ".data", 100010)   # the fragment at the head of a range
+            check(os.path.getsize(base + ".frag") == 0,
+                  "fragments are in the data file, the log is empty")
+            before = s.stats()
+            with Proxy(FERRY, hostport, s.cache, s.root, env=s.env, status_ms=50,
+                       extra=["--lookahead", "0"]) as p:
+                url = p.url_for("z.bin")
+                passes = []
+                for k in range(3):
+                    ok(s.reader("reads", url, local, "65536"), "pass %d: every byte right" % k)
+                    st = s.settled()
+                    passes.append({"stats": s.stats(), "status": st})
+                    print("pass %d: zero_copy %s/%s declined %s, crc_failures %d, origin %d" % (
+                        k, st.get("zero_copy_reads"), st.get("zero_copy_bytes"),
+                        st.get("zero_copy_declined"), passes[-1]["stats"]["crc_failures"],
+                        passes[-1]["stats"]["bytes_from_origin"]), flush=True)
+                first, second, third = (x["status"] for x in passes)
+                check(first.get("zero_copy_reads") == 0 and first.get("zero_copy_declined") == 64,
+                      "a new proxy verified nothing: the first pass reads the normal way: %s"
+                      % first)
+                check(passes[0]["stats"]["crc_failures"] >= before["crc_failures"] + 2,
+                      "the corrupt pages were caught: %s -> %s" % (
+                          before["crc_failures"], passes[0]["stats"]["crc_failures"]))
+                check(passes[0]["stats"]["bytes_from_origin"] > before["bytes_from_origin"],
+                      "missing and corrupt bytes came from the origin")
+                check(passes[2]["stats"]["bytes_from_origin"]
+                      == passes[0]["stats"]["bytes_from_origin"],
+                      "later passes: all held, nothing from the origin")
+                check(second.get("zero_copy_reads", 0) > 0,
+                      "bytes read back and checked in the first pass are sent: %s" % second)
+                check(third.get("zero_copy_reads", 0) - second.get("zero_copy_reads", 0) == 64
+                      and third.get("zero_copy_declined") == second.get("zero_copy_declined")
+                      and third.get("zero_copy_bytes", 0) - second.get("zero_copy_bytes", 0)
+                      == 64 * 65536, "the third pass is sent from the file: %s" % third)
+                check(passes[2]["stats"]["crc_failures"] == passes[0]["stats"]["crc_failures"],
+                      "no failure after the repair")
+            rc, v = s.verify()
+            check(rc == 0 and v.get("pages_bad") == 0 and v.get("fragments_bad") == 0,
+                  "the cache verifies clean: %s" % v)
+    finally:
+        s.remove()
+
+
 TESTS = {
     "basic": test_basic,
     "reuse": test_reuse,
@@ -958,6 +1033,7 @@ TESTS = {
     "cached_only": test_cached_only,
     "stalled_origin": test_stalled_origin,
     "copies": test_copies,
+    "zero_copy": test_zero_copy,
 }
 
 

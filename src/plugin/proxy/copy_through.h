@@ -20,7 +20,7 @@
 // runner (the proxy's workers); a read waits for its blocks (or fetches those no task started
 // yet itself, so that a read never waits on a queued task) and a block read whole is freed once
 // kKeepRead more recent ones were (a page read again after that is read from the origin
-// alone). At most kMaxBlocks + kKeepRead blocks (52 MiB) are held per handle. A block that failed
+// alone). At most kMaxBlocks + kKeepRead blocks (80 MiB) are held per handle. A block that failed
 // is dropped, and its read is then served by the cache's own path (retries with backoff, the
 // origin's error): fail-open, as everywhere in the cache.
 //
@@ -60,8 +60,9 @@ class CopyStream {
   // Blocks read whole kept besides, the most recent ones: XrdCl reads a page of a pgread again
   // when its checksum does not match (a 4 KiB read soon after the first), which would otherwise
   // cost a round trip to the origin. That was ~15% of an xrdcp's pages while the proxy answered
-  // a pgread's chunks out of order (completion_order.h); now it is the rare damaged page.
-  static constexpr size_t kKeepRead = 2;
+  // a pgread's chunks out of order (completion_order.h); now it is the rare damaged page. As
+  // many as xrdcp's 4 parallel 8 MiB chunks hold, since blocks retire in any order among them.
+  static constexpr size_t kKeepRead = 16;
 
   CopyStream(std::shared_ptr<cache::Origin> origin, uint64_t size, Runner runner);
   ~CopyStream();

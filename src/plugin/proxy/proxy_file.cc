@@ -26,6 +26,7 @@
 #include "plugin/proxy/oss_errno.h"
 #include "plugin/proxy/segment_crcs.h"
 #include "plugin/proxy/service.h"
+#include "plugin/proxy/zero_copy.h"
 #include "plugin/xrdcl/xrd_origin.h"
 
 #include <XrdSfs/XrdSfsAio.hh>
@@ -302,6 +303,7 @@ int ProxyFile::Open(const char* path, int oflag, mode_t /*mode*/, XrdOucEnv& env
   options.read_ahead = config.lookahead > 0 && !s.only_if_cached;
   options.sequential_ahead = true;
   options.ahead_scope = HostOf(tident);
+  options.zero_copy = true;
   auto file = service_.cache().Open(url, metered, options);
   if (!file) {
     if (origin) {
@@ -318,6 +320,11 @@ int ProxyFile::Open(const char* path, int oflag, mode_t /*mode*/, XrdOucEnv& env
   }
   s.origin = std::move(origin);
   s.url = url;
+  // A file the cache holds at least half of is read mostly from it: sendfile pays. One held
+  // less keeps XrdXrootd's asynchronous reads for its misses (zero_copy.h).
+  if (s.cached->held_bytes() >= s.cached->size() / 2 && s.cached->size() > 0) {
+    zero_copy_token_ = RegisterZeroCopy(state_);
+  }
   service_.OnOpen();
   return XrdOssOK;
 }
@@ -428,6 +435,10 @@ int ProxyFile::Close(long long* retsz) {
   std::shared_ptr<FileState> s = state_;
   if (!s->cached) {
     return -EBADF;
+  }
+  if (zero_copy_token_ != -1) {
+    ReleaseZeroCopy(zero_copy_token_);
+    zero_copy_token_ = -1;
   }
   {
     // Queued asynchronous reads still write into XrdXrootd's buffers: finish them first.

@@ -60,6 +60,9 @@ class ProxyFile final : public XrdOssDF {
   ssize_t pgRead(void* buffer, off_t offset, size_t rdlen, uint32_t* csvec, uint64_t opts) override;
   int pgRead(XrdSfsAio* aioparm, uint64_t opts) override;
   int Close(long long* retsz = nullptr) override;
+  // Not a descriptor: the zero-copy token of an open file whose entry held bytes at open
+  // (zero_copy.h), which ProxySfs turns into sendfile service; -1 otherwise.
+  int getFD() override { return zero_copy_token_; }
 
   // Read-only: every modification is EROFS.
   ssize_t Write(const void*, off_t, size_t) override { return -EROFS; }
@@ -76,6 +79,7 @@ class ProxyFile final : public XrdOssDF {
 
   ProxyService& service_;
   std::shared_ptr<FileState> state_;
+  int zero_copy_token_ = -1;
 };
 
 }  // namespace ferry::proxy

@@ -7,7 +7,9 @@
 //   origin (XrdCl stat).
 // - Opendir/Readdir: the origin's listing (XrdCl dirlist), so `xrdfs ls` works through the proxy.
 // - Everything that modifies the namespace is EROFS; Features(): page reads with checksums
-//   (pgRead answers from stored page CRCs), no sendfile (there is no local file descriptor).
+//   (pgRead answers from stored page CRCs). Sendfile is not disabled: a ProxyFile has no
+//   descriptor of its own, but ProxySfs serves warm reads from the cache's data file through
+//   XrdXrootd's SendData path (zero_copy.h).
 // Thread-safety: all methods may be called concurrently.
 #pragma once
 
@@ -25,7 +27,7 @@ class ProxyOss final : public XrdOss {
   XrdOssDF* newFile(const char* tident) override;
   int Init(XrdSysLogger* /*lp*/, const char* /*cfn*/) override { return 0; }
   int Stat(const char* path, struct stat* buff, int opts, XrdOucEnv* envP) override;
-  uint64_t Features() override { return XRDOSS_HASPGRW | XRDOSS_HASNOSF; }
+  uint64_t Features() override { return XRDOSS_HASPGRW; }
 
   int Chmod(const char*, mode_t, XrdOucEnv*) override { return -EROFS; }
   int Create(const char*, const char*, mode_t, XrdOucEnv&, int) override { return -EROFS; }

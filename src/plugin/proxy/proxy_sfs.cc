@@ -9,7 +9,9 @@
 #include <XrdOuc/XrdOucErrInfo.hh>
 
 #include "base/log.h"
+#include "plugin/proxy/file_state.h"
 #include "plugin/proxy/service.h"
+#include "plugin/proxy/zero_copy.h"
 
 #include <XrdSec/XrdSecEntity.hh>
 
@@ -103,9 +105,19 @@ class RedirectingFile final : public XrdSfsFile {
   int checkpoint(cpAct act, struct iov* range, int n) override {
     return inner_->checkpoint(act, range, n);
   }
-  int close() override { return inner_->close(); }
+  int close() override {
+    zero_copy_.reset();
+    return inner_->close();
+  }
+  // XrdXrootd asks for a descriptor once per open (zero_copy.h): the ProxyFile's token becomes
+  // SFS_SFIO_FDVAL, and this file's SendData serves reads from the cache's data file.
   int fctl(const int cmd, const char* args, XrdOucErrInfo& e) override {
-    return inner_->fctl(cmd, args, e);
+    const int rc = inner_->fctl(cmd, args, e);
+    if (cmd == SFS_FCTL_GETFD && rc == SFS_OK && IsZeroCopyToken(e.getErrInfo())) {
+      zero_copy_ = FindZeroCopy(e.getErrInfo());
+      e.setErrCode(zero_copy_ ? static_cast<int>(SFS_SFIO_FDVAL) : -1);
+    }
+    return rc;
   }
   int fctl(const int cmd, int alen, const char* args, const XrdSecEntity* client) override {
     return inner_->fctl(cmd, alen, args, client);
@@ -137,7 +149,8 @@ class RedirectingFile final : public XrdSfsFile {
   int read(XrdSfsAio* aio) override { return inner_->read(aio); }
   XrdSfsXferSize readv(XrdOucIOVec* vec, int n) override { return inner_->readv(vec, n); }
   int SendData(XrdSfsDio* dio, XrdSfsFileOffset offset, XrdSfsXferSize size) override {
-    return inner_->SendData(dio, offset, size);
+    return zero_copy_ ? SendZeroCopy(*zero_copy_, dio, offset, size)
+                      : inner_->SendData(dio, offset, size);
   }
   XrdSfsXferSize write(XrdSfsFileOffset offset, const char* buffer, XrdSfsXferSize size) override {
     return inner_->write(offset, buffer, size);
@@ -155,6 +168,8 @@ class RedirectingFile final : public XrdSfsFile {
   XrdSfsFile* inner_;
   std::string login_;
   ProxyService& service_;
+  // The open ProxyFile's state when it serves zero-copy (set by fctl GETFD, reset at close).
+  std::shared_ptr<FileState> zero_copy_;
 };
 
 // A directory listing: refused to keyless sss logins, else XrdOfs's (which authorises it).

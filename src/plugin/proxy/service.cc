@@ -161,6 +161,9 @@ void ProxyService::WriteStatus() {
   w.Field("writeback_idle", int64_t{cache_->writer().idle() ? 1 : 0});
   w.Field("writeback_queued_bytes", cache_->writer().queued_bytes());
   w.Field("readahead_queued", static_cast<uint64_t>(ahead != nullptr ? ahead->queued() : 0));
+  w.Field("zero_copy_bytes", zero_copy_bytes_.load());
+  w.Field("zero_copy_reads", zero_copy_reads_.load());
+  w.Field("zero_copy_declined", zero_copy_declined_.load());
   w.Field("status_request", status_request_.load());
   w.Key("origins").BeginArray();
   for (const auto& [origin, gate] : gates_) {

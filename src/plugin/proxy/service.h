@@ -8,8 +8,9 @@
 //    "redirects":N,"origin_requests":N,"origin_inflight":N,"origin_max_inflight":N,
 //    "origin_inflight_seconds":X,"origin_busy_seconds":X,"prefetched_bytes":N,
 //    "prefetch_requests":N,"origin_opens":N,"origin_handles_reused":N,
-//    "origin_handles_idle":N,"copies_detected":N,"copy_bytes_through":N,"writeback_idle":0|1,"writeback_queued_bytes":N,
-//    "readahead_queued":N,"status_request":N,"origins":[{"origin":"H:P","in_flight":N,
+//    "origin_handles_idle":N,"copies_detected":N,"copy_bytes_through":N,"writeback_idle":0|1,
+//    "writeback_queued_bytes":N,"readahead_queued":N,"zero_copy_bytes":N,"zero_copy_reads":N,
+//    "zero_copy_declined":N,"status_request":N,"origins":[{"origin":"H:P","in_flight":N,
 //    "max_in_flight":N,"waited":N,"turned_away":N,"unanswered":N},...]}
 //
 // Settled: writeback_idle 1 (the cache's write-behind has stored and published everything it
@@ -91,6 +92,13 @@ class ProxyService {
   void OnRedirect() { redirects_.fetch_add(1, std::memory_order_relaxed); }
   // A closed file's read-ahead traffic (its handle's prefetch counters).
   void OnPrefetch(uint64_t bytes, uint64_t requests);
+  // Zero-copy serving (zero_copy.h): a read sent from the cache's data file, and one declined
+  // (read the normal way).
+  void OnZeroCopy(uint64_t bytes) {
+    zero_copy_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+    zero_copy_reads_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void OnZeroCopyDeclined() { zero_copy_declined_.fetch_add(1, std::memory_order_relaxed); }
   // Appends an access record (when enabled); failures are counted, not reported.
   void Record(const AccessRecord& r);
 
@@ -130,6 +138,9 @@ class ProxyService {
   std::atomic<uint64_t> prefetched_bytes_{0};
   std::atomic<uint64_t> prefetch_requests_{0};
   std::atomic<uint64_t> records_failed_{0};
+  std::atomic<uint64_t> zero_copy_bytes_{0};
+  std::atomic<uint64_t> zero_copy_reads_{0};
+  std::atomic<uint64_t> zero_copy_declined_{0};
   std::atomic<uint64_t> origin_opens_{0};
   CopyCounters copy_counters_;
   std::atomic<uint64_t> status_request_{0};  // the last DIR/proxy-status.want answered
