@@ -64,10 +64,11 @@ std::string Absolute(const std::string& path) {
 }
 
 struct Plan {
-  std::string config;  // the xrootd configuration text
-  std::string admin;   // xrootd's admin and pid directory
-  std::string dir;     // cache directory
-  int port = 0;        // the xroot port
+  std::string config;                  // the xrootd configuration text
+  std::string admin;                   // xrootd's admin and pid directory
+  std::string dir;                     // cache directory (the first --dir: status file, access log)
+  std::vector<std::string> data_dirs;  // the other --dir: more cache disks
+  int port = 0;                        // the xroot port
   bool cluster = false;
   // Files the configuration names (keytabs), written into the admin directory, mode 0600.
   std::vector<std::pair<std::string, std::string>> files;
@@ -110,7 +111,13 @@ Result<Plan> MakePlan(const Args& a) {
   }
   Plan p;
   p.port = static_cast<int>(*port_number);
-  p.dir = Absolute(*dir);
+  // The first --dir is the home (a.Get gives the last one).
+  p.dir = Absolute(a.All("--dir").front());
+  for (const std::string& d : a.All("--dir")) {
+    if (std::string abs = Absolute(d); abs != p.dir) {
+      p.data_dirs.push_back(std::move(abs));
+    }
+  }
   p.admin = Absolute(a.GetOr("--admin", "/var/tmp/ferry-proxy-" + *port));
   const std::string host = a.GetOr("--host", HostName());
   const std::string lib = a.GetOr("--lib", ProxyLibDefault());
@@ -149,6 +156,14 @@ Result<Plan> MakePlan(const Args& a) {
     c += "ferry.origin " + route + "\n";  // validated by the proxy's parser (proxy_config.h)
   }
   c += "ferry.dir " + p.dir + "\n";
+  if (!p.data_dirs.empty()) {
+    // More cache disks: one page store on each (the proxy's disk_set.h).
+    c += "ferry.data_dirs";
+    for (const std::string& d : p.data_dirs) {
+      c += " " + d;
+    }
+    c += "\n";
+  }
   if (!a.Has("--no-redirect")) {
     c += "ferry.self " + host + ":" + *port + "\n";
   }
@@ -282,10 +297,16 @@ int Run(const Args& options, const Plan& plan) {
   if (root && pw == nullptr) {
     return ReportError(InvalidArgumentError("no account '" + user + "' for xrootd to run as"));
   }
-  // The cache directory gets its marker now, so that the library finds a ferry cache.
+  // The cache directories get their marker now, so that the library finds a ferry cache on
+  // each: a disk that later loses it is taken for removed, and the library never makes it again.
   for (const Status& st :
        {cache::PrepareCacheDir(plan.dir), MakeDirs(plan.admin), WriteFiles(plan)}) {
     if (!st) {
+      return ReportError(st.error());
+    }
+  }
+  for (const std::string& d : plan.data_dirs) {
+    if (Status st = cache::PrepareCacheDir(d); !st) {
       return ReportError(st.error());
     }
   }
@@ -300,7 +321,8 @@ int Run(const Args& options, const Plan& plan) {
   // xrootd refuses to run as root: it drops to `user` (-R), who must own what it writes (the
   // cache and the admin directory; a --log file's directory too: xrootd keeps a lock file
   // there and rotates the log daily).
-  const std::vector<std::string> owned = {plan.dir, plan.admin};
+  std::vector<std::string> owned = {plan.dir, plan.admin};
+  owned.insert(owned.end(), plan.data_dirs.begin(), plan.data_dirs.end());
   if (root) {
     for (const std::string& path : owned) {
       if (Status st = GiveTo(path, pw->pw_uid, pw->pw_gid); !st) {
@@ -406,8 +428,11 @@ constexpr OptionSpec kConfigOptions[] = {
      "under PREFIX that another origin holds (the longest prefix wins; each origin gets its "
      "own limit of requests in flight, so one that stalls does not stall the others)"},
     {"--port", "P", "the port the proxy listens on"},
-    {"--dir", "DIR", "the cache directory"},
-    {"--max-size", "S", "the most disk space the cache takes"},
+    {"--dir", "DIR",
+     "the cache directory; repeat for more cache disks (one page store on each, new files "
+     "placed by free space and load, a failing disk taken out of service); the first holds "
+     "the status file and the access log"},
+    {"--max-size", "S", "the most disk space the cache takes (on each disk)"},
     {"--channels", "N", "connections to the origin", "1"},
     {"--host", "NAME",
      "the name clients reach the proxy by; opens are redirected to it under synthetic user names",
