@@ -11,6 +11,10 @@ usage: test_proxy_disks.py FERRY TEST
         inodes   the second disk with 64 inodes: filled by the cache down to min_free_inodes,
                  then to the last inode from outside; new entries go to the first disk, the
                  full one stays in service and still serves what it holds
+        ioerrors the second disk's device fails its writes (its loop device's backing file on
+                 a small tmpfs that fills up: fsync gets EIO, ext4 aborts its journal and turns
+                 read-only) while clients read: taken out of service, the clients get the
+                 origin's bytes, new entries go to the first disk
 Exit 0 = pass, 1 = fail, 77 = cannot run here (not root, no loop devices, no xrootd).
 """
 import json
@@ -39,26 +43,42 @@ class Disks:
     def __init__(self, root):
         self.root = root
         self.mounted = []
+        self.images = {}
 
-    def make(self, name, size_mb=64, inodes=None):
+    def make(self, name, size_mb=64, inodes=None, backing_mb=None):
         """A fresh file system mounted at ROOT/NAME.mnt; returns the cache dir on it (a
         subdirectory: the mount's root holds lost+found, and an empty mount point left by an
-        unmount must not look like the cache)."""
-        img = os.path.join(self.root, name + ".img")
+        unmount must not look like the cache). backing_mb: the (sparse) image lives on a tmpfs
+        of that size, so the device fails its writes once the tmpfs is full: a failing disk."""
+        img = self.image(name)
+        if backing_mb:
+            tmp = os.path.join(self.root, name + ".tmpfs")
+            os.makedirs(tmp, exist_ok=True)
+            p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm" % backing_mb,
+                                "fpx-disk", tmp], capture_output=True, text=True)
+            if p.returncode != 0:
+                raise Skip("cannot mount a tmpfs: " + p.stderr.strip())
+            self.mounted.append(tmp)
+            self.images[name] = img = os.path.join(tmp, name + ".img")
         mnt = os.path.join(self.root, name + ".mnt")
         os.makedirs(mnt, exist_ok=True)
         with open(img, "wb") as f:
             f.truncate(size_mb << 20)
-        mkfs = ["mkfs.ext4", "-q", "-F"] + (["-N", str(inodes)] if inodes else []) + [img]
+        # A 1 MiB journal: the image starts small, and its journal writes fail with the data's.
+        mkfs = ["mkfs.ext4", "-q", "-F", "-J", "size=1"] + (["-N", str(inodes)] if inodes
+                                                             else []) + [img]
         p = subprocess.run(mkfs, capture_output=True, text=True)
         if p.returncode != 0:
             raise Skip("mkfs.ext4: " + p.stderr.strip())
-        self.mount(name)
+        self.mount(name, "loop,errors=remount-ro")
         os.chmod(mnt, 0o755)
         return os.path.join(mnt, "cache")
 
+    def image(self, name):
+        return self.images.get(name, os.path.join(self.root, name + ".img"))
+
     def mount(self, name, options="loop"):
-        img = os.path.join(self.root, name + ".img")
+        img = self.image(name)
         mnt = os.path.join(self.root, name + ".mnt")
         p = subprocess.run(["mount", "-o", options, img, mnt], capture_output=True, text=True)
         if p.returncode != 0:
@@ -73,7 +93,7 @@ class Disks:
 
     def busy(self, name):
         """A loop device still has NAME's image (a lazily unmounted file system in use)."""
-        img = os.path.join(self.root, name + ".img")
+        img = self.image(name)
         return subprocess.run(["losetup", "-j", img], capture_output=True,
                               text=True).stdout.strip() != ""
 
@@ -305,7 +325,54 @@ def test_inodes():
         s.remove()
 
 
-TESTS = {"removed": test_removed, "inodes": test_inodes}
+def test_ioerrors():
+    s = ferry_harness.Setup(FERRY, prefix="fpx-ioerr-")
+    disks = Disks(s.root)
+    origin = p = None
+    try:
+        a = disks.make("a")
+        # 64 MiB that only 10 MiB of device take: its writes fail past about 10 MiB.
+        b = disks.make("b", backing_mb=10)
+        files = [("e%d.bin" % i, s.file("e%d.bin" % i, (3 << 20) + 4099 * i, 200 + i))
+                 for i in range(12)]
+        origin, p = start(s, [a, b])
+        # Each file read twice by its own reader, the second reader once the first has run:
+        # the first fills, the second reads what the disk holds, or the origin once it failed.
+        for name, local in files:
+            ok(s.run(PY, CACHE_READER, "pass", p.url_for(name), local, "3"), "cold " + name)
+            ok(s.run(PY, CACHE_READER, "pass", p.url_for(name), local, "4"), "again " + name)
+            if disk_of(p, b).get("up") == 0:
+                break
+        down = wait_for(lambda: disk_of(p, b).get("up") == 0 and disk_of(p, b), 30)
+        check(down, "the failing disk is out of service: %s" % disk_of(p, b))
+        print("b down:", json.dumps(down), flush=True)
+        reason = down.get("reason", "") if down else ""
+        check("EIO" in reason or "read-only" in reason or "EROFS" in reason,
+              "the reason names the I/O error or the read-only file system: %s" % reason)
+        mounts = open("/proc/mounts").read()
+        print("b mount:", [m for m in mounts.splitlines() if "b.mnt" in m], flush=True)
+        # Every file, again and after: the origin's bytes; the new ones land on disk a.
+        for name, local in files:
+            ok(s.run(PY, CACHE_READER, "pass", p.url_for(name), local, "5"), "after " + name)
+        idle(p)
+        check({n for n, _ in files} <= names(keys_on(s, a)),
+              "every file is cached on disk a now: %s" % sorted(names(keys_on(s, a))))
+        log = p.log_tail(200000)
+        check(log.count("cache disk %s out of service" % b) == 1,
+              "one log line for the failure: %s" % log[-1500:])
+        m = s.ferry("proxy", "metrics", "--dir", a)
+        check('ferry_proxy_disk_up{dir="%s"} 0' % b in m.stdout, "metrics: disk b down")
+        check(p.proc.poll() is None, "the proxy ran throughout")
+    finally:
+        if p:
+            p.stop()
+        if origin:
+            origin.__exit__(None, None, None)
+        disks.close()
+        s.remove()
+
+
+TESTS = {"removed": test_removed, "inodes": test_inodes, "ioerrors": test_ioerrors}
 
 if __name__ == "__main__":
     if os.geteuid() != 0:
