@@ -67,6 +67,19 @@ Status ProbeWrite(const std::string& dir) {
 
 }  // namespace
 
+std::string UnexplainedNoSpace(const std::string& dir,
+                               uint64_t min_free_bytes,
+                               uint64_t min_free_inodes) {
+  const Space s = SpaceOf(dir);
+  if (s.size_bytes == 0 || s.free_bytes < s.size_bytes / 10 || s.free_bytes < 2 * min_free_bytes
+      || s.free_inodes <= std::max<uint64_t>(min_free_inodes, 64)) {
+    return "";  // a full file system (bytes or inodes): eviction's business
+  }
+  return "writes fail with ENOSPC while its file system has " + std::to_string(s.free_bytes >> 20)
+         + " MiB and " + std::to_string(s.free_inodes)
+         + " inodes free: the device under it is out of space (a thin or loop device?)";
+}
+
 const char* DiskErrnoName(int err) {
   switch (err) {
     case EIO:
@@ -158,6 +171,11 @@ void DiskSet::OnFault(size_t disk, const Error& why) {
   if (const char* name = DiskErrnoName(why.sys_errno())) {
     reason = name;
     reason += ": " + why.ToString();
+  } else if (why.sys_errno() == ENOSPC) {
+    reason = UnexplainedNoSpace(d.dir, d.min_free_bytes, base_.min_free_inodes);
+    if (reason.empty()) {
+      return;
+    }
   } else {
     // ENOENT of a removed entry, a corrupt index, a lock timeout: faults of one entry, unless
     // the disk under it is gone or read-only.

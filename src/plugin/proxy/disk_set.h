@@ -17,7 +17,8 @@
 // max_entries and min_free_inodes apply to each disk on its own.
 //
 // Out of service: a cache fault on a disk (cache::Config::on_fault) with errno EIO, EROFS,
-// ENXIO, ENODEV, ENOTCONN or ESTALE, or after which its marker is gone or its file system is
+// ENXIO, ENODEV, ENOTCONN or ESTALE, or ENOSPC that its file system's free space does not
+// explain (UnexplainedNoSpace), or after which its marker is gone or its file system is
 // read-only; or the health check (Check, the status thread: every ferry.status_ms) finding the
 // marker gone or the file system read-only. Then: one warning line, the disk's `up` 0, its
 // `faults` and `outages` counted (Snapshot; proxy-status.json "disks"), and new opens skip it:
@@ -68,6 +69,12 @@ struct DiskInfo {
   uint64_t writeback_queued_bytes = 0;
 };
 
+// Why ENOSPC on `dir` means its device failed ("" when the file system explains it: under a
+// tenth of it free, under twice min_free_bytes, or few inodes left): writes fail while
+// statvfs shows room, as on a thin-provisioned or loop device whose backing store is full.
+std::string UnexplainedNoSpace(const std::string& dir,
+                               uint64_t min_free_bytes,
+                               uint64_t min_free_inodes);
 // "why" when errno `err` means the disk itself failed, else nullptr.
 const char* DiskErrnoName(int err);
 // Why `dir` cannot serve as a cache disk right now ("" when it can): its marker is gone or its

@@ -141,6 +141,12 @@ TEST(DiskHealthTest, ErrnoNames) {
   EXPECT_EQ(DiskErrnoName(ENOENT), nullptr);
   testing::TempDir tmp;
   EXPECT_NE(DiskHealth(tmp.path()).find("gone"), std::string::npos);
+  // A file system with room (the test machine's) does not explain ENOSPC; one asked to keep
+  // more free than it has does.
+  EXPECT_NE(UnexplainedNoSpace(tmp.path(), 0, 0).find("ENOSPC"), std::string::npos);
+  EXPECT_EQ(UnexplainedNoSpace(tmp.path(), UINT64_MAX / 4, 0), "");
+  EXPECT_EQ(UnexplainedNoSpace(tmp.path(), 0, UINT64_MAX - 1), "");
+  EXPECT_EQ(UnexplainedNoSpace(tmp.path() + "/none", 0, 0), "");
 }
 
 }  // namespace
