@@ -15,6 +15,9 @@ usage: test_proxy_disks.py FERRY TEST
                  a small tmpfs that fills up: fsync gets EIO, ext4 aborts its journal and turns
                  read-only) while clients read: taken out of service, the clients get the
                  origin's bytes, new entries go to the first disk
+        thin     the same device without a journal: fsync gets ENOSPC while ext4 reports
+                 most of its space free (a thin-provisioned device out of space): taken out
+                 of service as well
 Exit 0 = pass, 1 = fail, 77 = cannot run here (not root, no loop devices, no xrootd).
 """
 import json
@@ -45,7 +48,7 @@ class Disks:
         self.mounted = []
         self.images = {}
 
-    def make(self, name, size_mb=64, inodes=None, backing_mb=None):
+    def make(self, name, size_mb=64, inodes=None, backing_mb=None, journal=True):
         """A fresh file system mounted at ROOT/NAME.mnt; returns the cache dir on it (a
         subdirectory: the mount's root holds lost+found, and an empty mount point left by an
         unmount must not look like the cache). backing_mb: the (sparse) image lives on a tmpfs
@@ -65,8 +68,9 @@ class Disks:
         with open(img, "wb") as f:
             f.truncate(size_mb << 20)
         # A 1 MiB journal: the image starts small, and its journal writes fail with the data's.
-        mkfs = ["mkfs.ext4", "-q", "-F", "-J", "size=1"] + (["-N", str(inodes)] if inodes
-                                                             else []) + [img]
+        mkfs = ["mkfs.ext4", "-q", "-F"] + (["-J", "size=1"] if journal else
+                                            ["-O", "^has_journal"])
+        mkfs += (["-N", str(inodes)] if inodes else []) + [img]
         p = subprocess.run(mkfs, capture_output=True, text=True)
         if p.returncode != 0:
             raise Skip("mkfs.ext4: " + p.stderr.strip())
@@ -325,14 +329,14 @@ def test_inodes():
         s.remove()
 
 
-def test_ioerrors():
+def test_ioerrors(journal=True):
     s = ferry_harness.Setup(FERRY, prefix="fpx-ioerr-")
     disks = Disks(s.root)
     origin = p = None
     try:
         a = disks.make("a")
         # 64 MiB that only 10 MiB of device take: its writes fail past about 10 MiB.
-        b = disks.make("b", backing_mb=10)
+        b = disks.make("b", backing_mb=10, journal=journal)
         files = [("e%d.bin" % i, s.file("e%d.bin" % i, (3 << 20) + 4099 * i, 200 + i))
                  for i in range(12)]
         origin, p = start(s, [a, b])
@@ -347,8 +351,9 @@ def test_ioerrors():
         check(down, "the failing disk is out of service: %s" % disk_of(p, b))
         print("b down:", json.dumps(down), flush=True)
         reason = down.get("reason", "") if down else ""
-        check("EIO" in reason or "read-only" in reason or "EROFS" in reason,
-              "the reason names the I/O error or the read-only file system: %s" % reason)
+        expected = ("EIO", "read-only", "EROFS") if journal else ("ENOSPC",)
+        check(any(x in reason for x in expected),
+              "the reason names %s: %s" % (" or ".join(expected), reason))
         mounts = open("/proc/mounts").read()
         print("b mount:", [m for m in mounts.splitlines() if "b.mnt" in m], flush=True)
         # Every file, again and after: the origin's bytes; the new ones land on disk a.
@@ -372,7 +377,8 @@ def test_ioerrors():
         s.remove()
 
 
-TESTS = {"removed": test_removed, "inodes": test_inodes, "ioerrors": test_ioerrors}
+TESTS = {"removed": test_removed, "inodes": test_inodes, "ioerrors": test_ioerrors,
+         "thin": lambda: test_ioerrors(journal=False)}
 
 if __name__ == "__main__":
     if os.geteuid() != 0:
