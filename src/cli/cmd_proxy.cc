@@ -305,9 +305,15 @@ int Run(const Args& options, const Plan& plan) {
       return ReportError(st.error());
     }
   }
+  // A data disk that cannot be prepared does not stop the proxy: it starts without it (out of
+  // service, probed every ferry.disk_retry_s), as it would lose it while running.
+  std::vector<std::string> usable;
   for (const std::string& d : plan.data_dirs) {
     if (Status st = cache::PrepareCacheDir(d); !st) {
-      return ReportError(st.error());
+      std::fprintf(stderr, "ferry proxy: cache disk %s left out: %s\n", d.c_str(),
+                   st.error().ToString().c_str());
+    } else {
+      usable.push_back(d);
     }
   }
   const std::string cfg = Absolute(options.GetOr("--config-out", plan.admin + "/xrootd.cfg"));
@@ -322,7 +328,7 @@ int Run(const Args& options, const Plan& plan) {
   // cache and the admin directory; a --log file's directory too: xrootd keeps a lock file
   // there and rotates the log daily).
   std::vector<std::string> owned = {plan.dir, plan.admin};
-  owned.insert(owned.end(), plan.data_dirs.begin(), plan.data_dirs.end());
+  owned.insert(owned.end(), usable.begin(), usable.end());
   if (root) {
     for (const std::string& path : owned) {
       if (Status st = GiveTo(path, pw->pw_uid, pw->pw_gid); !st) {
@@ -361,6 +367,7 @@ int Run(const Args& options, const Plan& plan) {
     }
     s.master_key = std::make_shared<const cache::MasterKey>(std::move(*loaded));
   }
+  s.data_dirs = usable;
   s.listen_ports.push_back(plan.port);
   if (auto https = options.Get("--https")) {
     if (auto n = ParseUint(*https)) {

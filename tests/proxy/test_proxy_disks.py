@@ -7,7 +7,8 @@ usage: test_proxy_disks.py FERRY TEST
                  while clients read, later mounted again, then remounted read-only: each time
                  the clients get the origin's bytes, the disk is taken out of service (one log
                  line, ferry_proxy_disk_up 0, the status and the doctor say so), new entries
-                 go to the other disk, and the disk comes back once it works again
+                 go to the other disk, and the disk comes back once it works again; xrootd
+                 killed meanwhile restarts without the disk
         inodes   the second disk with 64 inodes: filled by the cache down to min_free_inodes,
                  then to the last inode from outside; new entries go to the first disk, the
                  full one stays in service and still serves what it holds
@@ -22,6 +23,7 @@ Exit 0 = pass, 1 = fail, 77 = cannot run here (not root, no loop devices, no xro
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -33,7 +35,7 @@ import ferry_harness  # noqa: E402
 import ferry_testbed  # noqa: E402
 from ferry_harness import PY, check, ok, run_test  # noqa: E402
 from ferry_testbed import read_lines, wait_for  # noqa: E402
-from proxy_testbed import Proxy, Skip, read_status, settled  # noqa: E402
+from proxy_testbed import Proxy, Skip, read_status, settled, xrootd_answers  # noqa: E402
 
 FERRY, TEST = sys.argv[1:3]
 CACHE_READER = os.path.join(HERE, "..", "cache", "cache_reader.py")
@@ -237,6 +239,20 @@ def test_removed():
         d = s.ferry("proxy", "doctor", "--origin", origin.url.split("//")[1].rstrip("/"),
                     "--port", str(p.port), "--dir", a, "--dir", b, "--json")
         check(b in d.stdout and "out of service" in d.stdout, "the doctor names the disk")
+        # 2b. xrootd killed and restarted by the supervisor while b is gone: the restarted proxy
+        # starts without b (its directory is not made again) and serves.
+        old = p.xrootd_pid()
+        os.kill(old, signal.SIGKILL)
+        check(wait_for(lambda: p.xrootd_pid() not in (None, old) and xrootd_answers(p.port),
+                       60), "xrootd restarted by the supervisor")
+        check(wait_for(lambda: disk_of(p, b).get("up") == 0 and
+                       read_status(p.cache_dir).get("pid") == p.xrootd_pid(), 30),
+              "the restarted proxy has disk b out of service: %s" % disk_of(p, b))
+        check("does not exist" in disk_of(p, b).get("reason", ""),
+              "because its directory is gone: %s" % disk_of(p, b))
+        check(not os.path.exists(b), "b's directory was not made on the mount point")
+        name, local = files[0]
+        ok(s.run(PY, CACHE_READER, "pass", p.url_for(name), local, "6"), "after the restart")
         # 3. Disk b back (mounted again): probed within disk_retry_s, back in service. Only once
         # its lazily unmounted file system is gone with its last open file (two live mounts of
         # one ext4 image would corrupt it).

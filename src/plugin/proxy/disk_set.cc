@@ -160,8 +160,32 @@ Status DiskSet::AddDisk(const std::string& dir) {
     c.evict_to_free_bytes = space.size_bytes / 100 * (100 - options_.low_percent);
   }
   d->min_free_bytes = c.min_free_bytes;
-  d->cache = FERRY_TRY(cache::Cache::Create(c));
+  d->config = std::move(c);
+  Disk& disk = *d;
   disks_.push_back(std::move(d));
+  Status made = MakeCache(disk);
+  if (!made && index == 0) {
+    return made;  // the home: status file and access log need it
+  }
+  if (!made) {
+    TakeOut(disk, "cannot use it at the start: " + made.error().ToString());
+  }
+  return OkStatus();
+}
+
+Status DiskSet::MakeCache(Disk& d) {
+  MutexLock lock(d.mu);
+  if (d.owner) {
+    return OkStatus();
+  }
+  // Only the home is created when missing: another disk's directory that is not there may be
+  // on a disk not mounted, and would be made on the file system under its mount point.
+  struct stat st = {};
+  if (&d != disks_.front().get() && ::stat(d.dir.c_str(), &st) != 0) {
+    return NotFoundError(d.dir + " does not exist (a disk not mounted?); not created");
+  }
+  d.owner = FERRY_TRY(cache::Cache::Create(d.config));
+  d.cache.store(d.owner.get(), std::memory_order_release);
   return OkStatus();
 }
 
@@ -218,6 +242,8 @@ void DiskSet::Retry(Disk& d, int64_t now_ms) {
   if (why.empty()) {
     if (Status st = ProbeWrite(d.dir); !st) {
       why = "probe write: " + st.error().ToString();
+    } else if (Status made = MakeCache(d); !made) {
+      why = "cannot use it: " + made.error().ToString();
     }
   }
   if (!why.empty()) {
@@ -251,7 +277,7 @@ void DiskSet::Check() {
 
 int DiskSet::Find(const std::string& key) const {
   for (size_t i = 0; i < disks_.size(); ++i) {
-    if (disks_[i]->up.load() && disks_[i]->cache->Holds(key)) {
+    if (disks_[i]->up.load() && disks_[i]->cache.load(std::memory_order_acquire)->Holds(key)) {
       return static_cast<int>(i);
     }
   }
@@ -268,8 +294,8 @@ int DiskSet::Place() const {
       continue;
     }
     const Space s = SpaceOf(d.dir);
-    const bool roomy = d.cache->accepting() && s.free_bytes > d.min_free_bytes
-                       && s.free_inodes > base_.min_free_inodes;
+    const bool roomy = d.cache.load(std::memory_order_acquire)->accepting()
+                       && s.free_bytes > d.min_free_bytes && s.free_inodes > base_.min_free_inodes;
     const double score = static_cast<double>(s.free_bytes)
                          / static_cast<double>(1 + std::max<int64_t>(0, d.open.load()));
     if (best < 0 || (roomy && !best_roomy) || (roomy == best_roomy && score > best_score)) {
@@ -298,7 +324,7 @@ Result<DiskSet::Opened> DiskSet::Open(const std::string& url,
       break;
     }
     Disk& d = *disks_[static_cast<size_t>(disk)];
-    auto file = FERRY_TRY(d.cache->Open(url, origin, options));
+    auto file = FERRY_TRY(d.cache.load(std::memory_order_acquire)->Open(url, origin, options));
     if (file->pass_through() && !d.up.load() && attempt == 0) {
       continue;  // the handle is dropped unread; the origin handle stays the caller's
     }
@@ -311,7 +337,8 @@ Result<DiskSet::Opened> DiskSet::Open(const std::string& url,
   // No disk in service: the origin's bytes, nothing cached.
   cache::OpenOptions uncached = options;
   uncached.uncached = true;
-  return Opened{FERRY_TRY(disks_.front()->cache->Open(url, std::move(origin), uncached)), -1};
+  cache::Cache* home = disks_.front()->cache.load(std::memory_order_acquire);
+  return Opened{FERRY_TRY(home->Open(url, std::move(origin), uncached)), -1};
 }
 
 void DiskSet::Closed(int disk) {
@@ -351,7 +378,8 @@ std::vector<DiskInfo> DiskSet::Snapshot() const {
       i.free_bytes = s.free_bytes;
       i.free_inodes = s.free_inodes == UINT64_MAX ? 0 : s.free_inodes;
     }
-    i.writeback_queued_bytes = d->cache->writer().queued_bytes();
+    cache::Cache* c = d->cache.load(std::memory_order_acquire);
+    i.writeback_queued_bytes = c != nullptr ? c->writer().queued_bytes() : 0;
     {
       MutexLock lock(d->mu);
       i.reason = d->reason;
@@ -363,21 +391,26 @@ std::vector<DiskInfo> DiskSet::Snapshot() const {
 }
 
 bool DiskSet::WritebackIdle() const {
-  return std::all_of(disks_.begin(), disks_.end(),
-                     [](const auto& d) { return d->cache->writer().idle(); });
+  return std::all_of(disks_.begin(), disks_.end(), [](const auto& d) {
+    cache::Cache* c = d->cache.load(std::memory_order_acquire);
+    return c == nullptr || c->writer().idle();
+  });
 }
 
 uint64_t DiskSet::WritebackQueuedBytes() const {
   uint64_t n = 0;
   for (const std::unique_ptr<Disk>& d : disks_) {
-    n += d->cache->writer().queued_bytes();
+    if (cache::Cache* c = d->cache.load(std::memory_order_acquire)) {
+      n += c->writer().queued_bytes();
+    }
   }
   return n;
 }
 
 const readahead::Prefetcher* DiskSet::prefetcher() const {
   for (const std::unique_ptr<Disk>& d : disks_) {
-    if (const readahead::Prefetcher* p = d->cache->prefetcher()) {
+    const cache::Cache* c = d->cache.load(std::memory_order_acquire);
+    if (const readahead::Prefetcher* p = c != nullptr ? c->prefetcher() : nullptr) {
       return p;
     }
   }
@@ -386,7 +419,9 @@ const readahead::Prefetcher* DiskSet::prefetcher() const {
 
 void DiskSet::Shutdown() {
   for (const std::unique_ptr<Disk>& d : disks_) {
-    d->cache->Shutdown();
+    if (cache::Cache* c = d->cache.load(std::memory_order_acquire)) {
+      c->Shutdown();
+    }
   }
 }
 

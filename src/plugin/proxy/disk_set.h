@@ -29,6 +29,11 @@
 // the file system writable and a probe file written, synced and removed; then it is back in
 // service (one info line) with the same cache object.
 //
+// A disk other than the first that cannot be used at the start (missing: it is never created
+// here, not a cache, not writable) does not stop the proxy: it starts out of service, and a
+// retry that finds its marker makes its cache then. The first disk, the home, must work (and
+// is created when missing, as a single cache directory is).
+//
 // Lifetime: every handle opened through the set must be closed before it is destroyed (the
 // caches' fault hooks point at it). Thread-safety: every method may be called from any thread.
 #pragma once
@@ -113,7 +118,8 @@ class DiskSet {
   std::vector<DiskInfo> Snapshot() const;
   size_t size() const { return disks_.size(); }
   size_t up() const;
-  cache::Cache& cache(size_t i) { return *disks_[i]->cache; }
+  // The cache of disk `i` (null for a disk that could not be used since the start).
+  cache::Cache* cache(size_t i) { return disks_[i]->cache.load(std::memory_order_acquire); }
   // Every disk's write-behind queue has stored and published everything it was given.
   bool WritebackIdle() const;
   uint64_t WritebackQueuedBytes() const;
@@ -128,7 +134,10 @@ class DiskSet {
  private:
   struct Disk {
     std::string dir;
-    std::shared_ptr<cache::Cache> cache;
+    cache::Config config;  // its cache's, for a cache made at a retry
+    // Set once (at Create, or at the first retry that works when the disk could not be used
+    // at the start) and never changed: readers load it without the lock.
+    std::atomic<cache::Cache*> cache{nullptr};
     uint64_t min_free_bytes = 0;
     std::atomic<bool> up{true};
     std::atomic<int64_t> open{0};
@@ -136,13 +145,18 @@ class DiskSet {
     std::atomic<uint64_t> outages{0};
     std::atomic<uint64_t> placed{0};
     mutable Mutex mu;
+    std::shared_ptr<cache::Cache> owner FERRY_GUARDED_BY(mu);  // what `cache` points at
     std::string reason FERRY_GUARDED_BY(mu);
     double down_since_unix FERRY_GUARDED_BY(mu) = 0;
     int64_t retry_at_ms FERRY_GUARDED_BY(mu) = 0;
   };
 
   DiskSet(const cache::Config& base, const DiskOptions& options);
+  // A cache on `dir`; the first disk must work, the others that do not are out of service from
+  // the start (retried like any other).
   Status AddDisk(const std::string& dir);
+  // Makes the cache of a disk that had none (Retry).
+  Status MakeCache(Disk& d);
   // The disk in service holding `key`, or -1.
   int Find(const std::string& key) const;
   // The disk a new entry goes to, or -1 when none is in service.

@@ -24,6 +24,8 @@ class DiskSetTest : public ::testing::Test {
     c.readahead = false;
     DiskOptions options;
     options.retry_s = 0;  // every Check probes a disk out of service
+    // As `ferry proxy run` does: the set creates only its home.
+    EXPECT_TRUE(cache::PrepareCacheDir(dirs_[1]));
     set_ = *DiskSet::Create(c, dirs_, options);
   }
 
@@ -66,7 +68,7 @@ TEST_F(DiskSetTest, NewEntriesSpreadByLoadAndStayWhereTheyAre) {
   Close(a);
   Close(b);
   for (size_t i = 0; i < set_->size(); ++i) {
-    ASSERT_TRUE(set_->cache(i).Flush());
+    ASSERT_TRUE(set_->cache(i)->Flush());
   }
   EXPECT_TRUE(HasIndex(a_disk, "root://h//a"));
   EXPECT_FALSE(HasIndex(1 - a_disk, "root://h//a"));
@@ -86,7 +88,7 @@ TEST_F(DiskSetTest, NewEntriesSpreadByLoadAndStayWhereTheyAre) {
 TEST_F(DiskSetTest, FailingDiskIsTakenOutAndRetried) {
   DiskSet::Opened a = OpenAndRead("root://h//a", 1);
   Close(a);
-  ASSERT_TRUE(set_->cache(static_cast<size_t>(a.disk)).Flush());
+  ASSERT_TRUE(set_->cache(static_cast<size_t>(a.disk))->Flush());
   const int first = a.disk;
   const int other = 1 - first;
   // An entry's own fault (not found, the marker still there) leaves the disk in service.
@@ -132,6 +134,34 @@ TEST_F(DiskSetTest, NoDiskInServiceReadsThrough) {
   Close(o);
   EXPECT_FALSE(HasIndex(0, "root://h//c"));
   EXPECT_FALSE(HasIndex(1, "root://h//c"));
+}
+
+TEST(DiskSetStartTest, AMissingDataDiskStartsOutOfServiceAndJoinsLater) {
+  testing::TempDir tmp;
+  const std::vector<std::string> dirs = {tmp.path() + "/home", tmp.path() + "/late"};
+  cache::Config c = testing::CacheTestConfig(dirs[0]);
+  c.readahead = false;
+  DiskOptions options;
+  options.retry_s = 0;
+  auto set = DiskSet::Create(c, dirs, options);
+  ASSERT_TRUE(set) << set.error().ToString();
+  // The home is made; the missing data disk is not (it may be an unmounted disk).
+  EXPECT_EQ((*set)->up(), 1u);
+  EXPECT_EQ((*set)->cache(1), nullptr);
+  struct stat st = {};
+  EXPECT_NE(::stat(dirs[1].c_str(), &st), 0);
+  EXPECT_NE((*set)->Snapshot()[1].reason.find("does not exist"), std::string::npos);
+  (*set)->Check();
+  EXPECT_EQ((*set)->up(), 1u);
+  // Prepared (as `ferry proxy run` does): the next probe takes it in, with a cache.
+  ASSERT_TRUE(cache::PrepareCacheDir(dirs[1]));
+  (*set)->Check();
+  EXPECT_EQ((*set)->up(), 2u);
+  ASSERT_NE((*set)->cache(1), nullptr);
+  // The home must work: a home that cannot be a cache stops the set.
+  ASSERT_EQ(::mkdir((tmp.path() + "/foreign").c_str(), 0700), 0);
+  testing::WriteWholeFile(tmp.path() + "/foreign/x", {1, 2, 3});
+  EXPECT_FALSE(DiskSet::Create(c, {tmp.path() + "/foreign", dirs[1]}, options));
 }
 
 TEST(DiskHealthTest, ErrnoNames) {
