@@ -212,22 +212,34 @@ void DiskSet::OnFault(size_t disk, const Error& why) {
   TakeOut(d, reason);
 }
 
+int64_t DiskSet::RetryIntervalMs(const Disk& d) const {
+  return (int64_t{options_.retry_s} * 1000) << d.backoff;
+}
+
 void DiskSet::TakeOut(Disk& d, const std::string& why) {
   if (!d.up.exchange(false)) {
     return;
   }
+  int64_t interval_ms = 0;
   {
     MutexLock lock(d.mu);
+    const int64_t now = SteadyNowMs();
+    // A disk that fails again soon after it came back (a thin device whose probe write found
+    // a free block, a flaky cable) is probed half as often each time, down to every 64
+    // intervals; ten quiet intervals in service forgive it.
+    const bool soon = d.up_since_ms != 0 && now - d.up_since_ms < 10 * RetryIntervalMs(d);
+    d.backoff = soon ? std::min(d.backoff + 1, kMaxBackoff) : 0;
+    interval_ms = RetryIntervalMs(d);
     d.reason = why;
     d.down_since_unix = WallNow();
-    d.retry_at_ms = SteadyNowMs() + int64_t{options_.retry_s} * 1000;
+    d.retry_at_ms = now + interval_ms;
   }
   d.outages.fetch_add(1, std::memory_order_relaxed);
   generation_.fetch_add(1, std::memory_order_relaxed);
   FERRY_WARN("proxy",
              "cache disk %s out of service: %s; its files are read from the origin and new "
-             "entries go to the %zu other disk(s) in service (retried every %u s)",
-             d.dir.c_str(), why.c_str(), up(), options_.retry_s);
+             "entries go to the %zu other disk(s) in service (retried every %lld s)",
+             d.dir.c_str(), why.c_str(), up(), static_cast<long long>(interval_ms / 1000));
 }
 
 void DiskSet::Retry(Disk& d, int64_t now_ms) {
@@ -236,7 +248,7 @@ void DiskSet::Retry(Disk& d, int64_t now_ms) {
     if (now_ms < d.retry_at_ms) {
       return;
     }
-    d.retry_at_ms = now_ms + int64_t{options_.retry_s} * 1000;
+    d.retry_at_ms = now_ms + RetryIntervalMs(d);
   }
   std::string why = DiskHealth(d.dir);
   if (why.empty()) {
@@ -255,6 +267,7 @@ void DiskSet::Retry(Disk& d, int64_t now_ms) {
     MutexLock lock(d.mu);
     d.reason.clear();
     d.down_since_unix = 0;
+    d.up_since_ms = now_ms;
   }
   d.up.store(true);
   generation_.fetch_add(1, std::memory_order_relaxed);

@@ -24,7 +24,8 @@
 // `faults` and `outages` counted (Snapshot; proxy-status.json "disks"), and new opens skip it:
 // its entries are read from the origin and placed on another disk. Handles already open on it
 // fail open by themselves at their next fault; whatever they serve meanwhile has passed its
-// CRC32C check, as every cached byte does. Retried every retry_s: the marker must still be
+// CRC32C check, as every cached byte does. Retried every retry_s (doubled, up to 64 times,
+// for a disk that fails again within ten intervals of its return): the marker must still be
 // there (a directory that vanished is never created again: it may be an empty mount point now),
 // the file system writable and a probe file written, synced and removed; then it is back in
 // service (one info line) with the same cache object.
@@ -149,6 +150,8 @@ class DiskSet {
     std::string reason FERRY_GUARDED_BY(mu);
     double down_since_unix FERRY_GUARDED_BY(mu) = 0;
     int64_t retry_at_ms FERRY_GUARDED_BY(mu) = 0;
+    int64_t up_since_ms FERRY_GUARDED_BY(mu) = 0;  // back in service then (0: since the start)
+    int backoff FERRY_GUARDED_BY(mu) = 0;          // retries every retry_s << backoff
   };
 
   DiskSet(const cache::Config& base, const DiskOptions& options);
@@ -162,6 +165,8 @@ class DiskSet {
   // The disk a new entry goes to, or -1 when none is in service.
   int Place() const;
   void TakeOut(Disk& d, const std::string& why);
+  static constexpr int kMaxBackoff = 6;
+  int64_t RetryIntervalMs(const Disk& d) const FERRY_REQUIRES(d.mu);
   void Retry(Disk& d, int64_t now_ms);
 
   const cache::Config base_;

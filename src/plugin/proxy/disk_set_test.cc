@@ -164,6 +164,20 @@ TEST(DiskSetStartTest, AMissingDataDiskStartsOutOfServiceAndJoinsLater) {
   EXPECT_FALSE(DiskSet::Create(c, {tmp.path() + "/foreign", dirs[1]}, options));
 }
 
+TEST(DiskSetStartTest, ADiskIsNotProbedBeforeItsInterval) {
+  testing::TempDir tmp;
+  const std::vector<std::string> dirs = {tmp.path() + "/a", tmp.path() + "/b"};
+  cache::Config c = testing::CacheTestConfig(dirs[0]);
+  ASSERT_TRUE(cache::PrepareCacheDir(dirs[1]));
+  DiskOptions options;
+  options.retry_s = 3600;
+  auto set = *DiskSet::Create(c, dirs, options);
+  set->OnFault(1, IoError("fsync", EIO));
+  set->Check();  // healthy again, but not due for an hour
+  EXPECT_EQ(set->up(), 1u);
+  EXPECT_FALSE(set->Snapshot()[1].up);
+}
+
 TEST(DiskHealthTest, ErrnoNames) {
   EXPECT_NE(DiskErrnoName(EIO), nullptr);
   EXPECT_NE(DiskErrnoName(EROFS), nullptr);
