@@ -208,10 +208,12 @@ def test_removed():
         rs = readers(s, p, files)
         check(wait_for(lambda: all(read_lines(pr).count("ok") >= 20 for _, pr in rs), 60),
               "every reader under way before the unmount")
+        t0 = time.monotonic()
         disks.unmount("b")
         down = wait_for(lambda: disk_of(p, b).get("up") == 0 and disk_of(p, b), 30)
         check(down, "disk b out of service: %s" % disk_of(p, b))
-        print("b down:", json.dumps(down), flush=True)
+        print("b down %.2f s after the unmount (status every 50 ms):" % (time.monotonic() - t0),
+              json.dumps(down), flush=True)
         marks = {pr: read_lines(pr).count("ok") for _, pr in rs}
 
         def went_on():
@@ -258,9 +260,12 @@ def test_removed():
         # one ext4 image would corrupt it).
         check(wait_for(lambda: not disks.busy("b"), 60),
               "the old mount of b released: %s" % open_files(p))
+        t0 = time.monotonic()
         disks.mount("b")
         check(wait_for(lambda: disk_of(p, b).get("up") == 1, 30),
               "disk b back in service: %s" % disk_of(p, b))
+        print("b back %.2f s after the mount (disk_retry_s 1)" % (time.monotonic() - t0),
+              flush=True)
         check(wait_for(lambda: "cache disk %s back in service" % b in p.log_tail(200000), 10),
               "the return is logged")
         # 4. Disk b read-only (what ext4 does after errors): taken out by the health check.
