@@ -282,6 +282,22 @@ std::vector<std::string> XrootdEnvironment(const XrootdBuild& build) {
   return env;
 }
 
+// The data dirs prepared (marker written). One that cannot be prepared does not stop the
+// proxy: it starts without it (out of service, probed every ferry.disk_retry_s), as it would
+// lose it while running.
+std::vector<std::string> PrepareDataDirs(const Plan& plan) {
+  std::vector<std::string> usable;
+  for (const std::string& d : plan.data_dirs) {
+    if (Status st = cache::PrepareCacheDir(d); !st) {
+      std::fprintf(stderr, "ferry proxy: cache disk %s left out: %s\n", d.c_str(),
+                   st.error().ToString().c_str());
+    } else {
+      usable.push_back(d);
+    }
+  }
+  return usable;
+}
+
 int Run(const Args& options, const Plan& plan) {
   const std::string user = options.GetOr("--user", "xrootd");
   const bool root = ::geteuid() == 0;
@@ -305,17 +321,7 @@ int Run(const Args& options, const Plan& plan) {
       return ReportError(st.error());
     }
   }
-  // A data disk that cannot be prepared does not stop the proxy: it starts without it (out of
-  // service, probed every ferry.disk_retry_s), as it would lose it while running.
-  std::vector<std::string> usable;
-  for (const std::string& d : plan.data_dirs) {
-    if (Status st = cache::PrepareCacheDir(d); !st) {
-      std::fprintf(stderr, "ferry proxy: cache disk %s left out: %s\n", d.c_str(),
-                   st.error().ToString().c_str());
-    } else {
-      usable.push_back(d);
-    }
-  }
+  const std::vector<std::string> usable = PrepareDataDirs(plan);
   const std::string cfg = Absolute(options.GetOr("--config-out", plan.admin + "/xrootd.cfg"));
   {
     std::ofstream out(cfg);
