@@ -1,6 +1,7 @@
 #include "cache/cache.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -168,9 +169,10 @@ Result<std::unique_ptr<CachedFile>> Cache::PassThrough(std::shared_ptr<Origin> o
 readahead::Prefetcher& Cache::EnsurePrefetcher() {
   MutexLock lock(prefetcher_mu_);
   if (!prefetcher_) {
-    prefetcher_ = std::make_unique<readahead::Prefetcher>(config_.readahead_max_bytes,
-                                                          config_.readahead_fetches,
-                                                          config_.readahead_fetches_app_waits);
+    prefetcher_ = config_.prefetcher ? config_.prefetcher
+                                     : std::make_shared<readahead::Prefetcher>(
+                                         config_.readahead_max_bytes, config_.readahead_fetches,
+                                         config_.readahead_fetches_app_waits);
     prefetcher_ptr_.store(prefetcher_.get(), std::memory_order_release);
   }
   return *prefetcher_;
@@ -179,6 +181,9 @@ readahead::Prefetcher& Cache::EnsurePrefetcher() {
 Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
                                                 std::shared_ptr<Origin> origin,
                                                 const OpenOptions& options) {
+  if (options.uncached) {
+    return PassThrough(std::move(origin));
+  }
   if (options.bulk_reader && config_.bypass) {
     // A copy: neither the entry nor the disk are touched.
     auto file = FERRY_TRY(PassThrough(std::move(origin)));
@@ -216,6 +221,9 @@ Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
       return std::move(state).error();
     }
     counters_.Add(Counter::kFailopenEvents);
+    if (config_.on_fault) {
+      config_.on_fault(state.error());
+    }
     return PassThrough(std::move(origin));
   }
   if (*state != Entry::OpenState::kReady) {
@@ -273,6 +281,21 @@ std::shared_ptr<VerifiedPages> Cache::VerifiedFor(const std::string& key,
     verified_.erase(oldest);  // an open entry keeps its set; its next open starts a new one
   }
   return out;
+}
+
+bool Cache::Holds(const std::string& key) {
+  {
+    MutexLock lock(registry_mu_);
+    auto it = registry_.find(key);
+    if (it != registry_.end()) {
+      std::shared_ptr<Entry> e = it->second.lock();
+      if (e && !e->failed()) {
+        return true;
+      }
+    }
+  }
+  struct stat st = {};
+  return ::stat(PathsFor(config_.dir, key).idx().c_str(), &st) == 0;
 }
 
 Status Cache::ConfirmAccess(const std::string& key, Origin& origin) {
@@ -386,6 +409,7 @@ bool Cache::CheckCapacity(bool force) {
     }
   }
   over_ = over != nullptr;
+  over_now_.store(over_, std::memory_order_relaxed);
   writer_->SetBlocked(over_);
   return !over_;
 }
@@ -407,7 +431,7 @@ const char* Cache::MeasureAndEvict() {
   // start another scan at once.
   EvictOptions opts;
   opts.target_bytes = config_.max_bytes - config_.max_bytes / 10;
-  opts.min_free_bytes = config_.min_free_bytes;
+  opts.min_free_bytes = std::max(config_.min_free_bytes, config_.evict_to_free_bytes);
   opts.target_entries =
       config_.max_entries != 0 ? config_.max_entries - config_.max_entries / 10 : UINT64_MAX;
   opts.min_free_inodes = config_.min_free_inodes + config_.min_free_inodes / 10;

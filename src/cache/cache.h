@@ -76,6 +76,9 @@ struct OpenOptions {
   // Track which pages this process verified (verified_pages.h), so that the handle's
   // CachedFile::ZeroCopyFd can answer: the site proxy, which sends verified pages with sendfile.
   bool zero_copy = false;
+  // Read through without touching the cache's directory (the site proxy while none of its
+  // disks is in service): a pass-through handle, counted as nothing but origin traffic.
+  bool uncached = false;
 };
 
 class Cache : public std::enable_shared_from_this<Cache> {
@@ -95,6 +98,12 @@ class Cache : public std::enable_shared_from_this<Cache> {
   Result<std::unique_ptr<CachedFile>> Open(const std::string& url,
                                            std::shared_ptr<Origin> origin,
                                            const OpenOptions& options = {});
+  // True when this cache holds entry `key` (url.h EntryKey): this process has it open or queued
+  // for writing, or its index file exists. A cheap look (a stat), not a validation.
+  bool Holds(const std::string& key);
+  // False while the last capacity check found the directory over a limit (new files are then
+  // read through uncached): the site proxy places new entries elsewhere.
+  bool accepting() const { return !over_now_.load(std::memory_order_relaxed); }
   // Drops the cached copy of `url` (a writer opened it): its files are removed and handles of
   // this process that read it pass through from now on.
   Status Invalidate(const std::string& url);
@@ -188,6 +197,7 @@ class Cache : public std::enable_shared_from_this<Cache> {
   uint64_t last_listed_ FERRY_GUARDED_BY(capacity_mu_) = 0;
   uint64_t last_free_inodes_ FERRY_GUARDED_BY(capacity_mu_) = 0;
   bool over_ FERRY_GUARDED_BY(capacity_mu_) = false;
+  std::atomic<bool> over_now_{false};  // over_, for accepting()
   std::atomic<uint64_t> written_since_check_{0};
   std::atomic<uint64_t> admitted_since_check_{0};  // new entries
   std::atomic<int64_t> last_merge_ns_{0};
@@ -201,7 +211,7 @@ class Cache : public std::enable_shared_from_this<Cache> {
   uint64_t verified_uses_ FERRY_GUARDED_BY(verified_mu_) = 0;
 
   Mutex prefetcher_mu_;
-  std::unique_ptr<readahead::Prefetcher> prefetcher_ FERRY_GUARDED_BY(prefetcher_mu_);
+  std::shared_ptr<readahead::Prefetcher> prefetcher_ FERRY_GUARDED_BY(prefetcher_mu_);
   std::atomic<readahead::Prefetcher*> prefetcher_ptr_{nullptr};
 };
 

@@ -78,6 +78,10 @@ class MasterKey;
 class ReplicaHooks;
 }  // namespace ferry::cache
 
+namespace ferry::readahead {
+class Prefetcher;
+}  // namespace ferry::readahead
+
 namespace ferry::cache {
 
 enum class ReplicaMode : uint8_t { kAuto, kManual, kOff };
@@ -142,6 +146,18 @@ struct Config {
   // Not a conf key: tests inject a clock (nanoseconds, monotonic) so the capacity re-check and
   // the stats merge intervals pass without sleeping. Empty: the steady clock.
   std::function<int64_t()> clock_ns;
+  // Not a conf key: eviction after the min_free floor was passed goes on until this many bytes
+  // are free (the site proxy's per-disk low water mark, ferry.disk_low). 0: until min_free.
+  uint64_t evict_to_free_bytes = 0;
+  // Not a conf key: called with the error of every cache fault that makes an entry or an open
+  // fail open (Entry::Fail, a failed entry open), from the thread that met it, possibly under
+  // the entry's locks: it must not call back into the cache. The site proxy takes a failing
+  // disk out of service with it (plugin/proxy/disk_set.h). Empty: faults are only counted.
+  std::function<void(const Error&)> on_fault;
+  // Not a conf key: read-ahead's fetch threads and budget shared by several caches of one
+  // process (the site proxy's disks: one budget and one branch memory for all). Null: the
+  // cache makes its own when a handle first asks for read-ahead.
+  std::shared_ptr<readahead::Prefetcher> prefetcher;
 
   fetch::PlannerConfig planner() const;
 };

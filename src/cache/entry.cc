@@ -124,6 +124,9 @@ void Entry::Fail(const Error& why) {
     // Info, not warn: the analysis goes on at the origin's bytes, and a warning line on every
     // process's stderr would be noise; `ferry cache stats` counts the faults for the admin.
     FERRY_INFO("cache", "entry %s fails open: %s", url_.c_str(), why.ToString().c_str());
+    if (config_.on_fault) {
+      config_.on_fault(why);
+    }
   }
 }
 

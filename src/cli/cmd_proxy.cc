@@ -64,10 +64,11 @@ std::string Absolute(const std::string& path) {
 }
 
 struct Plan {
-  std::string config;  // the xrootd configuration text
-  std::string admin;   // xrootd's admin and pid directory
-  std::string dir;     // cache directory
-  int port = 0;        // the xroot port
+  std::string config;                  // the xrootd configuration text
+  std::string admin;                   // xrootd's admin and pid directory
+  std::string dir;                     // cache directory (the first --dir: status file, access log)
+  std::vector<std::string> data_dirs;  // the other --dir: more cache disks
+  int port = 0;                        // the xroot port
   bool cluster = false;
   // Files the configuration names (keytabs), written into the admin directory, mode 0600.
   std::vector<std::pair<std::string, std::string>> files;
@@ -110,7 +111,13 @@ Result<Plan> MakePlan(const Args& a) {
   }
   Plan p;
   p.port = static_cast<int>(*port_number);
-  p.dir = Absolute(*dir);
+  // The first --dir is the home (a.Get gives the last one).
+  p.dir = Absolute(a.All("--dir").front());
+  for (const std::string& d : a.All("--dir")) {
+    if (std::string abs = Absolute(d); abs != p.dir) {
+      p.data_dirs.push_back(std::move(abs));
+    }
+  }
   p.admin = Absolute(a.GetOr("--admin", "/var/tmp/ferry-proxy-" + *port));
   const std::string host = a.GetOr("--host", HostName());
   const std::string lib = a.GetOr("--lib", ProxyLibDefault());
@@ -149,6 +156,14 @@ Result<Plan> MakePlan(const Args& a) {
     c += "ferry.origin " + route + "\n";  // validated by the proxy's parser (proxy_config.h)
   }
   c += "ferry.dir " + p.dir + "\n";
+  if (!p.data_dirs.empty()) {
+    // More cache disks: one page store on each (the proxy's disk_set.h).
+    c += "ferry.data_dirs";
+    for (const std::string& d : p.data_dirs) {
+      c += " " + d;
+    }
+    c += "\n";
+  }
   if (!a.Has("--no-redirect")) {
     c += "ferry.self " + host + ":" + *port + "\n";
   }
@@ -267,6 +282,22 @@ std::vector<std::string> XrootdEnvironment(const XrootdBuild& build) {
   return env;
 }
 
+// The data dirs prepared (marker written). One that cannot be prepared does not stop the
+// proxy: it starts without it (out of service, probed every ferry.disk_retry_s), as it would
+// lose it while running.
+std::vector<std::string> PrepareDataDirs(const Plan& plan) {
+  std::vector<std::string> usable;
+  for (const std::string& d : plan.data_dirs) {
+    if (Status st = cache::PrepareCacheDir(d); !st) {
+      std::fprintf(stderr, "ferry proxy: cache disk %s left out: %s\n", d.c_str(),
+                   st.error().ToString().c_str());
+    } else {
+      usable.push_back(d);
+    }
+  }
+  return usable;
+}
+
 int Run(const Args& options, const Plan& plan) {
   const std::string user = options.GetOr("--user", "xrootd");
   const bool root = ::geteuid() == 0;
@@ -282,13 +313,15 @@ int Run(const Args& options, const Plan& plan) {
   if (root && pw == nullptr) {
     return ReportError(InvalidArgumentError("no account '" + user + "' for xrootd to run as"));
   }
-  // The cache directory gets its marker now, so that the library finds a ferry cache.
+  // The cache directories get their marker now, so that the library finds a ferry cache on
+  // each: a disk that later loses it is taken for removed, and the library never makes it again.
   for (const Status& st :
        {cache::PrepareCacheDir(plan.dir), MakeDirs(plan.admin), WriteFiles(plan)}) {
     if (!st) {
       return ReportError(st.error());
     }
   }
+  const std::vector<std::string> usable = PrepareDataDirs(plan);
   const std::string cfg = Absolute(options.GetOr("--config-out", plan.admin + "/xrootd.cfg"));
   {
     std::ofstream out(cfg);
@@ -300,7 +333,8 @@ int Run(const Args& options, const Plan& plan) {
   // xrootd refuses to run as root: it drops to `user` (-R), who must own what it writes (the
   // cache and the admin directory; a --log file's directory too: xrootd keeps a lock file
   // there and rotates the log daily).
-  const std::vector<std::string> owned = {plan.dir, plan.admin};
+  std::vector<std::string> owned = {plan.dir, plan.admin};
+  owned.insert(owned.end(), usable.begin(), usable.end());
   if (root) {
     for (const std::string& path : owned) {
       if (Status st = GiveTo(path, pw->pw_uid, pw->pw_gid); !st) {
@@ -339,6 +373,7 @@ int Run(const Args& options, const Plan& plan) {
     }
     s.master_key = std::make_shared<const cache::MasterKey>(std::move(*loaded));
   }
+  s.data_dirs = usable;
   s.listen_ports.push_back(plan.port);
   if (auto https = options.Get("--https")) {
     if (auto n = ParseUint(*https)) {
@@ -406,8 +441,11 @@ constexpr OptionSpec kConfigOptions[] = {
      "under PREFIX that another origin holds (the longest prefix wins; each origin gets its "
      "own limit of requests in flight, so one that stalls does not stall the others)"},
     {"--port", "P", "the port the proxy listens on"},
-    {"--dir", "DIR", "the cache directory"},
-    {"--max-size", "S", "the most disk space the cache takes"},
+    {"--dir", "DIR",
+     "the cache directory; repeat for more cache disks (one page store on each, new files "
+     "placed by free space and load, a failing disk taken out of service); the first holds "
+     "the status file and the access log"},
+    {"--max-size", "S", "the most disk space the cache takes (on each disk)"},
     {"--channels", "N", "connections to the origin", "1"},
     {"--host", "NAME",
      "the name clients reach the proxy by; opens are redirected to it under synthetic user names",

@@ -47,6 +47,7 @@
 #include "cli/cmd_proxy_security.h"
 #include "cli/commands.h"
 #include "cli/doctor_report.h"
+#include "cli/proxy_metrics.h"
 #include "cli/proxy_xrootd_build.h"
 
 namespace ferry::cli {
@@ -530,13 +531,16 @@ void CheckPort(DoctorReport& report, const std::string& what, const std::string&
   }
 }
 
-void CheckCacheDisk(DoctorReport& report, const Args& a) {
-  const std::string dir = a.GetOr("--dir", "");
+// One cache directory (`check` names it in the report: "dir", then "dir 2", "dir 3").
+void CheckCacheDisk(DoctorReport& report,
+                    const Args& a,
+                    const std::string& dir,
+                    const std::string& check) {
   cache::Config config;
   if (auto v = a.Get("--max-size")) {
     auto bytes = ParseSize(*v);
     if (!bytes) {
-      report.Add("dir", CheckStatus::kFail, "--max-size '" + *v + "' is not a size", "e.g. 500G");
+      report.Add(check, CheckStatus::kFail, "--max-size '" + *v + "' is not a size", "e.g. 500G");
       return;
     }
     config.max_bytes = *bytes;
@@ -553,21 +557,55 @@ void CheckCacheDisk(DoctorReport& report, const Args& a) {
       const size_t slash = existing.rfind('/');
       existing = slash == 0 || slash == std::string::npos ? "/" : existing.substr(0, slash);
     }
-    report.Add("dir", CheckStatus::kOk, dir + " does not exist yet: run creates it (0700)");
+    report.Add(check, CheckStatus::kOk, dir + " does not exist yet: run creates it (0700)");
   } else if (!S_ISDIR(st.st_mode)) {
-    report.Add("dir", CheckStatus::kFail, dir + " is not a directory", "--dir DIRECTORY");
+    report.Add(check, CheckStatus::kFail, dir + " is not a directory", "--dir DIRECTORY");
     return;
   } else if ((st.st_mode & 0007) != 0) {
-    report.Add("dir", CheckStatus::kWarn,
+    report.Add(check, CheckStatus::kWarn,
                dir + " can be read by every user (mode " + OctalMode(st.st_mode)
                    + "): they read the cached files without the authdb",
                "chmod 700 " + dir);
   } else {
-    report.Add("dir", CheckStatus::kOk,
+    report.Add(check, CheckStatus::kOk,
                dir + ": mode " + OctalMode(st.st_mode) + ", owner uid " + std::to_string(st.st_uid)
                    + (::geteuid() == 0 ? " (run hands it to the xrootd account)" : ""));
   }
   CheckDiskSpace(report, existing, config.max_bytes, config.min_free_bytes, "--set ");
+}
+
+// Several --dir: each its own disk (two on one file system share its space and its I/O), and,
+// when the proxy runs, the disks its status file says are out of service.
+void CheckCacheDisks(DoctorReport& report, const Args& a) {
+  const std::vector<std::string>& dirs = a.All("--dir");
+  std::map<dev_t, std::string> devices;
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    const std::string check = i == 0 ? "dir" : "dir " + std::to_string(i + 1);
+    CheckCacheDisk(report, a, dirs[i], check);
+    struct stat st = {};
+    if (::stat(dirs[i].c_str(), &st) != 0) {
+      continue;
+    }
+    if (auto [it, fresh] = devices.emplace(st.st_dev, dirs[i]); !fresh) {
+      report.Add(check, CheckStatus::kWarn,
+                 dirs[i] + " is on the same file system as " + it->second
+                     + ": they share its space and I/O, and fail together",
+                 "one --dir per disk");
+    }
+  }
+  std::ifstream in(dirs.front() + "/proxy-status.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const auto& [disk, fields] : ArrayObjects(text.str(), "disks", "dir")) {
+    auto up = fields.find("up");
+    if (up != fields.end() && up->second == 0) {
+      report.Add("disks", CheckStatus::kFail,
+                 "the running proxy took cache disk " + disk
+                     + " out of service (proxy-status.json \"disks\" says why)",
+                 "check the disk (dmesg, mount); the proxy probes it again every "
+                 "ferry.disk_retry_s and takes it back when it works");
+    }
+  }
 }
 
 void CheckServer(DoctorReport& report, const Args& a) {
@@ -635,7 +673,7 @@ int Doctor(const Args& a) {
   if (const auto https = a.Get("--https")) {
     CheckPort(report, "HTTPS port", *https);
   }
-  CheckCacheDisk(report, a);
+  CheckCacheDisks(report, a);
   return report.Print(a.Has("--json"));
 }
 

@@ -1,10 +1,14 @@
 #include "cli/proxy_metrics.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
+#include <span>
 #include <sstream>
 
 #include "cache/capacity.h"
@@ -59,6 +63,7 @@ constexpr StatusMetric kStatusMetrics[] = {
      "Bytes sent from the cache's data file without a copy (sendfile)."},
     {"zero_copy_declined", "ferry_proxy_zero_copy_declined_total", "counter",
      "Sendfile-sized reads served the normal way: not every byte held and verified."},
+    {"disks_up", "ferry_proxy_disks_up", "gauge", "Cache disks in service."},
     {"started_unix", "ferry_proxy_start_time_seconds", "gauge", "When the proxy started."},
     {"updated_unix", "ferry_proxy_status_time_seconds", "gauge",
      "When the proxy last wrote its status (only while something changes)."},
@@ -111,6 +116,64 @@ constexpr StatusMetric kOriginMetrics[] = {
      "Requests this origin left unanswered for ferry.timeout (failed, not retried)."},
 };
 
+// Per-disk samples of the status file's "disks" (plugin/proxy/disk_set.h).
+constexpr StatusMetric kDiskMetrics[] = {
+    {"up", "ferry_proxy_disk_up", "gauge",
+     "1 while this cache disk is in service, 0 once a fault took it out (I/O error, read-only, "
+     "removed)."},
+    {"faults", "ferry_proxy_disk_faults_total", "counter",
+     "Disk faults seen on this cache disk (I/O errors, read-only file system, marker gone)."},
+    {"outages", "ferry_proxy_disk_outages_total", "counter",
+     "Times this cache disk was taken out of service."},
+    {"open", "ferry_proxy_disk_open_files", "gauge", "Files open on this cache disk."},
+    {"placed", "ferry_proxy_disk_entries_placed_total", "counter",
+     "New cache entries placed on this disk."},
+    {"free_bytes", "ferry_proxy_disk_free_bytes", "gauge",
+     "Free space on this cache disk's file system (0 while out of service)."},
+    {"free_inodes", "ferry_proxy_disk_free_inodes", "gauge",
+     "Free inodes on this cache disk's file system (0 while out of service or not counted)."},
+};
+
+// A Prometheus label value: backslash, double quote and newline escaped.
+std::string LabelValue(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// One labelled sample per object of `objects` for each metric (the header once).
+void LabelledMetrics(
+    std::string& out,
+    std::span<const StatusMetric> metrics,
+    std::string_view label,
+    const std::map<std::string, std::map<std::string, double, std::less<>>>& objects) {
+  for (const StatusMetric& m : metrics) {
+    bool header = false;
+    for (const auto& [name, fields] : objects) {
+      auto it = fields.find(m.field);
+      if (it == fields.end()) {
+        continue;
+      }
+      if (!header) {
+        out.append("# HELP ").append(m.name).append(" ").append(m.help).append("\n");
+        out.append("# TYPE ").append(m.name).append(" ").append(m.type).append("\n");
+        header = true;
+      }
+      out.append(m.name).append("{").append(label).append("=\"").append(LabelValue(name));
+      out.append("\"} ").append(std::to_string(static_cast<long long>(it->second))).append("\n");
+    }
+  }
+}
+
 // The status file's process still runs (EPERM: it does, as another account).
 bool Alive(double pid) {
   return pid >= 1 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
@@ -154,27 +217,72 @@ std::map<std::string, double, std::less<>> NumericFields(std::string_view json) 
   return out;
 }
 
-std::map<std::string, std::map<std::string, double, std::less<>>> OriginFields(
-    std::string_view json) {
+namespace {
+
+// The end of the string whose opening quote is at `quote` (the closing quote), or npos.
+size_t StringEnd(std::string_view json, size_t quote) {
+  for (size_t i = quote + 1; i < json.size(); ++i) {
+    if (json[i] == '\\') {
+      ++i;
+    } else if (json[i] == '"') {
+      return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// The position of the first `c` at or after `pos` outside strings, or npos.
+size_t FindOutsideStrings(std::string_view json, char c, size_t pos) {
+  for (size_t i = pos; i < json.size(); ++i) {
+    if (json[i] == c) {
+      return i;
+    }
+    if (json[i] == '"') {
+      i = StringEnd(json, i);
+      if (i == std::string_view::npos) {
+        break;
+      }
+    }
+  }
+  return std::string_view::npos;
+}
+
+// The value of string field `name` of a flat object (no escapes expected in it), or npos.
+std::optional<std::string> StringField(std::string_view object, std::string_view name) {
+  const std::string key = "\"" + std::string(name) + "\":\"";
+  const size_t at = object.find(key);
+  if (at == std::string_view::npos) {
+    return std::nullopt;
+  }
+  const size_t from = at + key.size();
+  const size_t end = StringEnd(object, from - 1);
+  if (end == std::string_view::npos) {
+    return std::nullopt;
+  }
+  return std::string(object.substr(from, end - from));
+}
+
+}  // namespace
+
+std::map<std::string, std::map<std::string, double, std::less<>>> ArrayObjects(
+    std::string_view json, std::string_view array, std::string_view name) {
   std::map<std::string, std::map<std::string, double, std::less<>>> out;
-  const size_t key = json.find("\"origins\"");
+  const size_t key = json.find("\"" + std::string(array) + "\"");
   const size_t open = key == std::string_view::npos ? key : json.find('[', key);
-  const size_t close = open == std::string_view::npos ? open : json.find(']', open);
+  const size_t close = open == std::string_view::npos ? open : FindOutsideStrings(json, ']', open);
   if (close == std::string_view::npos) {
     return out;
   }
-  constexpr std::string_view kName = R"("origin":")";
-  for (size_t pos = json.find('{', open); pos < close; pos = json.find('{', pos)) {
-    const size_t end = json.find('}', pos);
-    const std::string_view object = json.substr(pos, end - pos + 1);
-    const size_t name = object.find(kName);
-    const size_t name_end =
-        name == std::string_view::npos ? name : object.find('"', name + kName.size());
-    if (end == std::string_view::npos || name_end == std::string_view::npos) {
+  for (size_t pos = FindOutsideStrings(json, '{', open); pos < close;
+       pos = FindOutsideStrings(json, '{', pos)) {
+    const size_t end = FindOutsideStrings(json, '}', pos);
+    if (end == std::string_view::npos) {
       break;
     }
-    const size_t from = name + kName.size();
-    out[std::string(object.substr(from, name_end - from))] = NumericFields(object);
+    const std::string_view object = json.substr(pos, end - pos + 1);
+    if (auto value = StringField(object, name)) {
+      out[*value] = NumericFields(object);
+    }
     pos = end;
   }
   return out;
@@ -208,23 +316,30 @@ std::string PrometheusText(const MetricsInput& in) {
       Metric(out, m.name, m.type, m.help, it->second);
     }
   }
-  for (const StatusMetric& m : kOriginMetrics) {
-    bool header = false;
-    for (const auto& [origin, fields] : in.origins) {
-      auto it = fields.find(m.field);
-      if (it == fields.end()) {
-        continue;
-      }
-      if (!header) {
-        out.append("# HELP ").append(m.name).append(" ").append(m.help).append("\n");
-        out.append("# TYPE ").append(m.name).append(" ").append(m.type).append("\n");
-        header = true;
-      }
-      out.append(m.name).append("{origin=\"").append(origin).append("\"} ");
-      out.append(std::to_string(static_cast<long long>(it->second))).append("\n");
-    }
-  }
+  LabelledMetrics(out, kOriginMetrics, "origin", in.origins);
+  LabelledMetrics(out, kDiskMetrics, "dir", in.disks);
   return out;
+}
+
+// `a` and `b` name the same directory (however they are spelled).
+bool SameDir(const std::string& a, const std::string& b) {
+  struct stat sa = {};
+  struct stat sb = {};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev
+         && sa.st_ino == sb.st_ino;
+}
+
+// Adds the counters, usage and free space of cache disk `dir` to `in`.
+Status AddDisk(const std::string& dir, MetricsInput& in) {
+  const cache::CounterValues counters = FERRY_TRY(cache::ReadStatsFile(dir));
+  for (size_t i = 0; i < cache::kCounterCount; ++i) {
+    in.counters[i] += counters[i];
+  }
+  const cache::Usage usage = FERRY_TRY(cache::MeasureUsage(dir));
+  in.entries += usage.entries;
+  in.disk_bytes += usage.disk_bytes;
+  in.free_bytes += FERRY_TRY(cache::FreeBytes(dir));
+  return OkStatus();
 }
 
 Result<std::string> ProxyMetricsText(const std::string& dir) {
@@ -232,16 +347,20 @@ Result<std::string> ProxyMetricsText(const std::string& dir) {
     return Error(ErrorCode::kNotFound, dir + " is not a ferry cache directory");
   }
   MetricsInput in;
-  in.counters = FERRY_TRY(cache::ReadStatsFile(dir));
-  const cache::Usage usage = FERRY_TRY(cache::MeasureUsage(dir));
-  in.entries = usage.entries;
-  in.disk_bytes = usage.disk_bytes;
-  in.free_bytes = FERRY_TRY(cache::FreeBytes(dir));
+  FERRY_TRY(AddDisk(dir, in));
   std::ifstream status(dir + "/proxy-status.json");
   std::stringstream text;
   text << status.rdbuf();
   in.status = NumericFields(text.str());
   in.origins = OriginFields(text.str());
+  in.disks = ArrayObjects(text.str(), "disks", "dir");
+  // The other disks in service (a disk out of service is not touched: its device may hang).
+  for (const auto& [disk, fields] : in.disks) {
+    auto up = fields.find("up");
+    if (!SameDir(disk, dir) && up != fields.end() && up->second == 1 && cache::IsCacheDir(disk)) {
+      (void)AddDisk(disk, in);
+    }
+  }
   auto pid = in.status.find("pid");
   in.proxy_up = pid != in.status.end() && Alive(pid->second);
   in.status.erase("pid");

@@ -4,6 +4,9 @@
 // DIR/proxy-status.json (the proxy's live counters, rewritten while they change),
 // DIR/proxy-supervisor.json (restarts of a crashed xrootd, refused peers), the entries'
 // disk usage and the file system's free space. Nothing is asked of the running server.
+// With several cache disks (proxy-status.json "disks"), the cache counters, entries, usage and
+// free space are summed over the disks in service, and each disk gets labelled samples
+// (ferry_proxy_disk_up{dir="..."} and its faults, open files, free space).
 #pragma once
 
 #include <cstdint>
@@ -28,14 +31,20 @@ struct MetricsInput {
   std::map<std::string, double, std::less<>> supervisor;
   // proxy-status.json's "origins": each origin's gate (plugin/proxy/origin_gate.h), by host:port.
   std::map<std::string, std::map<std::string, double, std::less<>>> origins;
+  // proxy-status.json's "disks": each cache disk's state (plugin/proxy/disk_set.h), by dir.
+  std::map<std::string, std::map<std::string, double, std::less<>>> disks;
 };
 
 // The numeric top-level fields of a flat JSON object ({"a":1,"b":"x","c":2.5} -> a, c).
 std::map<std::string, double, std::less<>> NumericFields(std::string_view json);
-// The objects of the status file's "origins" array, by their "origin" string, each with its
-// numeric fields.
-std::map<std::string, std::map<std::string, double, std::less<>>> OriginFields(
-    std::string_view json);
+// The objects of the status file's array `array` ("origins", "disks"), by their string field
+// `name` ("origin", "dir"), each with its numeric fields. Strings may hold any character.
+std::map<std::string, std::map<std::string, double, std::less<>>> ArrayObjects(
+    std::string_view json, std::string_view array, std::string_view name);
+inline std::map<std::string, std::map<std::string, double, std::less<>>> OriginFields(
+    std::string_view json) {
+  return ArrayObjects(json, "origins", "origin");
+}
 
 // One "# HELP", one "# TYPE" and one sample line per metric, every name prefixed ferry_.
 std::string PrometheusText(const MetricsInput& in);

@@ -80,5 +80,26 @@ TEST(ProxyMetrics, OneLabelledSamplePerOriginGate) {
   EXPECT_TRUE(OriginFields(R"({"pid":1})").empty());
 }
 
+TEST(ProxyMetrics, OneLabelledSamplePerCacheDisk) {
+  // Reasons are free text: brackets, braces and quotes inside them do not end the objects.
+  const std::string status =
+      R"({"pid":1,"origins":[{"origin":"a:1094","in_flight":0}],"disks_up":1,"disks":[)"
+      R"({"dir":"/d0","up":1,"reason":"","faults":0,"open":2,"free_inodes":50},)"
+      R"({"dir":"/d1","up":0,"reason":"pread [x]: {\"EIO\"}, gone","faults":3,"open":0}]})";
+  MetricsInput in;
+  in.status = NumericFields(status);
+  in.disks = ArrayObjects(status, "disks", "dir");
+  ASSERT_EQ(in.disks.size(), 2u);
+  EXPECT_EQ(in.disks["/d1"]["faults"], 3);
+  EXPECT_EQ(in.disks["/d0"]["open"], 2);
+  const std::string text = PrometheusText(in);
+  EXPECT_NE(text.find("\nferry_proxy_disk_up{dir=\"/d0\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nferry_proxy_disk_up{dir=\"/d1\"} 0\n"), std::string::npos);
+  EXPECT_NE(text.find("\nferry_proxy_disk_faults_total{dir=\"/d1\"} 3\n"), std::string::npos);
+  EXPECT_NE(text.find("\nferry_proxy_disks_up 1\n"), std::string::npos);
+  EXPECT_EQ(text.find("# TYPE ferry_proxy_disk_up gauge"),
+            text.rfind("# TYPE ferry_proxy_disk_up gauge"));
+}
+
 }  // namespace
 }  // namespace ferry::cli

@@ -291,19 +291,18 @@ int64_t NewestMtimeNs(const cache::EntryPaths& paths) {
   return newest;
 }
 
-// Checks every entry written since `since_ns` (what the dead server may have been writing):
-// an entry with a bad page or index is removed, to be fetched again. Read-only otherwise, so
-// that nothing in the cache becomes root's.
-VerifySummary VerifyRecent(const std::string& cache_dir,
-                           const cache::MasterKey* key,
-                           int64_t since_ns,
-                           std::chrono::milliseconds budget) {
-  VerifySummary s;
+// Checks every entry of `cache_dir` written since `since_ns` (what the dead server may have
+// been writing), until `deadline`: an entry with a bad page or index is removed, to be fetched
+// again. Read-only otherwise, so that nothing in the cache becomes root's. Adds to `s`.
+void VerifyRecent(const std::string& cache_dir,
+                  const cache::MasterKey* key,
+                  int64_t since_ns,
+                  Clock::time_point deadline,
+                  VerifySummary& s) {
   auto entries = cache::ScanEntries(cache_dir);
   if (!entries) {
-    return s;
+    return;  // a disk that is gone: the proxy keeps it out of service
   }
-  const auto deadline = Clock::now() + budget;
   for (const cache::EntryListing& e : *entries) {
     if (NewestMtimeNs(e.paths) < since_ns) {
       continue;
@@ -320,7 +319,6 @@ VerifySummary VerifyRecent(const std::string& cache_dir,
       ++s.removed;
     }
   }
-  return s;
 }
 
 struct State {
@@ -384,8 +382,13 @@ void OnCrash(const SupervisorOptions& o,
   for (const std::string& p : guard->RecentPeers(8)) {
     recent += (recent.empty() ? "" : " ") + p;
   }
-  const VerifySummary v =
-      VerifyRecent(o.cache_dir, o.master_key.get(), started_ns, std::chrono::milliseconds(1000));
+  // One second for every cache disk together; what is left is checked by each read's CRC.
+  VerifySummary v;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(1000);
+  VerifyRecent(o.cache_dir, o.master_key.get(), started_ns, deadline, v);
+  for (const std::string& dir : o.data_dirs) {
+    VerifyRecent(dir, o.master_key.get(), started_ns, deadline, v);
+  }
   st->entries_removed += v.removed;
   std::fprintf(stderr,
                "ferry proxy: xrootd (pid %d) died of %s; request from %s; peers accepted last: "

@@ -42,7 +42,8 @@ struct SupervisorOptions {
   std::string guard_map;                // the guard's shared file (created here); "": no guard
   std::string cache_dir;                // proxy-supervisor.json and the entries to verify
   std::shared_ptr<const cache::MasterKey> master_key;  // of an encrypted cache (else null)
-  uid_t owner_uid = 0;  // the account xrootd drops to (owns guard_map)
+  std::vector<std::string> data_dirs;  // the other cache disks, whose entries are verified too
+  uid_t owner_uid = 0;                 // the account xrootd drops to (owns guard_map)
   gid_t owner_gid = 0;
   int refuse_after = 3;
   int refuse_window_s = 600;

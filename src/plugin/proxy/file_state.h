@@ -41,6 +41,7 @@ struct FileState {
   std::shared_ptr<plugin::XrdOrigin> origin;  // null for an only-if-cached handle
   bool only_if_cached = false;                // cached_only.h
   std::unique_ptr<CopyThrough> copy;          // null: copies are cached (copy_through.h)
+  int disk = -1;  // the cache disk the handle is counted on (DiskSet::Opened)
   double open_unix = 0;
   std::atomic<uint64_t> reads{0};
   std::atomic<uint64_t> bytes_read{0};

@@ -126,7 +126,12 @@ XrdVERSIONINFO(XrdOssGetStorageSystem2, XrdFerryProxy)
       Say("cannot use the cache directory: " + service.error().ToString());
       return nullptr;
     }
-    Say("origin " + config->origin + ", cache " + config->cache.dir
+    std::string disks = config->cache.dir;
+    for (size_t i = 1; i < config->data_dirs.size(); ++i) {
+      disks += " " + config->data_dirs[i];
+    }
+    Say("origin " + config->origin + (config->data_dirs.size() > 1 ? ", cache disks " : ", cache ")
+        + disks
         + (config->redirects() ? ", self-redirects to " + config->self : ", no self-redirects"));
     return new ferry::proxy::ProxyOss(**service);
   } catch (const std::exception& e) {

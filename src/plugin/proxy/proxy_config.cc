@@ -195,10 +195,53 @@ Status ApplyKey(const std::string& key,
                                   + "': expected a share of the file from 0 to 1");
     }
     c.copy_cache_fraction = *f;
+  } else if (key == "data_dirs") {
+    std::istringstream dirs(value);
+    for (std::string dir; dirs >> dir;) {
+      c.data_dirs.push_back(dir);
+    }
+  } else if (key == "disk_high" || key == "disk_low") {
+    (key == "disk_high" ? c.disk_high : c.disk_low) =
+        static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 0, 99)));
+  } else if (key == "disk_retry_s") {
+    c.disk_retry_s = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 1, 86400)));
   } else if (key == "status_ms") {
     c.status_ms = static_cast<uint32_t>(FERRY_TRY(ParseBounded(key, value, 10, 60000)));
   } else {
     cache_keys[key] = value;  // validated by the cache's own parser below
+  }
+  return OkStatus();
+}
+
+// ferry.dir first, then ferry.data_dirs, each once; ferry.dir defaults to the first data dir.
+Status SettleDataDirs(ProxyConfig& c) {
+  std::vector<std::string> dirs;
+  if (!c.cache.dir.empty()) {
+    dirs.push_back(c.cache.dir);
+  }
+  for (std::string& dir : c.data_dirs) {
+    while (dir.size() > 1 && dir.back() == '/') {
+      dir.pop_back();
+    }
+    if (dir.empty() || dir[0] != '/') {
+      return InvalidArgumentError("ferry.data_dirs '" + dir + "': expected an absolute path");
+    }
+    if (std::find(dirs.begin(), dirs.end(), dir) != dirs.end()) {
+      if (dir == c.cache.dir) {
+        continue;  // ferry.dir repeated among the data dirs: one disk
+      }
+      return InvalidArgumentError("ferry.data_dirs: " + dir + " given twice");
+    }
+    dirs.push_back(std::move(dir));
+  }
+  if (dirs.empty()) {
+    return InvalidArgumentError("ferry.dir (the cache directory) is missing");
+  }
+  c.cache.dir = dirs.front();
+  c.data_dirs = std::move(dirs);
+  if (c.disk_low != 0 && c.disk_high != 0 && c.disk_low >= c.disk_high) {
+    return InvalidArgumentError("ferry.disk_low " + std::to_string(c.disk_low)
+                                + " must be below ferry.disk_high " + std::to_string(c.disk_high));
   }
   return OkStatus();
 }
@@ -247,9 +290,7 @@ Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
   }
   std::stable_sort(c.routes.begin(), c.routes.end(),
                    [](const auto& a, const auto& b) { return a.prefix.size() > b.prefix.size(); });
-  if (c.cache.dir.empty()) {
-    return InvalidArgumentError("ferry.dir (the cache directory) is missing");
-  }
+  FERRY_TRY(SettleDataDirs(c));
   // The origin knows the proxy by one identity; two would leave it to XrdCl which one it shows.
   if (int{!c.origin_sss.empty()} + int{!c.origin_token.empty()} + int{!c.origin_x509.empty()} > 1) {
     return InvalidArgumentError(

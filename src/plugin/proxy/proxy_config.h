@@ -50,6 +50,15 @@
 //                                   (gsi, read each time a channel authenticates)
 //   ferry.origin_ca_dir D  (none)   CA certificates that verify the origin's TLS or host
 //                                   certificate
+//   ferry.data_dirs D [D...] (none) more cache disks beside ferry.dir (repeatable): one page
+//                                   store on each, entries placed by free space and load, a
+//                                   failing disk taken out of service (disk_set.h). Status
+//                                   file and access log stay in ferry.dir
+//   ferry.disk_high P      0        per disk: evict when more than P% of its file system is in
+//                                   use (min_free raised to (100-P)% of it); 0: min_free only
+//   ferry.disk_low P       0        per disk: eviction goes on until at most P% is in use;
+//                                   0: until min_free (P below disk_high)
+//   ferry.disk_retry_s S   60       a disk out of service is probed again every S seconds
 //   ferry.<cache key> V             every key of the client cache (cache/config.h): dir,
 //                                   max_size, min_free, page_size, iogap, channels, ...;
 //                                   ferry.cache_key_file F encrypts the cache at rest
@@ -95,6 +104,11 @@ struct ProxyConfig {
   std::string origin_token;        // token file path, "" = none
   std::string origin_x509;         // X.509 proxy file path, "" = none
   std::string origin_ca_dir;       // X509_CERT_DIR of the origin channels, "" = the default
+  // Every cache disk, cache.dir first (ferry.dir, then ferry.data_dirs; each once).
+  std::vector<std::string> data_dirs;
+  uint32_t disk_high = 0;  // percent, 0: none
+  uint32_t disk_low = 0;   // percent, 0: none
+  uint32_t disk_retry_s = 60;
   cache::Config cache;
 
   // The origin (host:port) a path is read from: the longest route prefix it lies under, else
@@ -114,8 +128,9 @@ struct ProxyConfig {
 };
 
 // Parses the ferry.* directives of an xrootd configuration text. Lines without the prefix are
-// ignored, as are comments (from '#'). Errors: a missing ferry.origin or ferry.dir, a malformed
-// HOST:PORT, an invalid value (naming the directive).
+// ignored, as are comments (from '#'). Errors: a missing ferry.origin, no ferry.dir nor
+// ferry.data_dirs (ferry.dir is then the first of them), a relative or repeated cache directory,
+// disk_low not below disk_high, a malformed HOST:PORT, an invalid value (naming the directive).
 Result<ProxyConfig> ParseProxyConfig(std::string_view text);
 // Reads and parses a configuration file.
 Result<ProxyConfig> LoadProxyConfig(const std::string& path);

@@ -86,6 +86,33 @@ TEST(ProxyConfig, DefaultsAndRequiredKeys) {
   EXPECT_EQ(off->lookahead, 0u);
 }
 
+TEST(ProxyConfig, SeveralCacheDisks) {
+  auto one = ParseProxyConfig("ferry.origin o:1\nferry.dir /c\n");
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->data_dirs, std::vector<std::string>{"/c"});
+  EXPECT_EQ(one->disk_retry_s, 60u);
+  // ferry.dir first (the home: status file, access log), then the data dirs, each once.
+  auto c = ParseProxyConfig(
+      "ferry.origin o:1\nferry.dir /c\nferry.data_dirs /d1/ /c\nferry.data_dirs /d2\n"
+      "ferry.disk_high 95\nferry.disk_low 90\nferry.disk_retry_s 5\n");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->data_dirs, (std::vector<std::string>{"/c", "/d1", "/d2"}));
+  EXPECT_EQ(c->cache.dir, "/c");
+  EXPECT_EQ(c->disk_high, 95u);
+  EXPECT_EQ(c->disk_low, 90u);
+  EXPECT_EQ(c->disk_retry_s, 5u);
+  // Without ferry.dir the first data dir is the home.
+  auto no_dir = ParseProxyConfig("ferry.origin o:1\nferry.data_dirs /a /b\n");
+  ASSERT_TRUE(no_dir);
+  EXPECT_EQ(no_dir->cache.dir, "/a");
+  EXPECT_EQ(no_dir->data_dirs, (std::vector<std::string>{"/a", "/b"}));
+  for (const char* bad : {"ferry.data_dirs rel\n", "ferry.data_dirs /d /d\n",
+                          "ferry.disk_high 95\nferry.disk_low 95\n", "ferry.disk_high 100\n",
+                          "ferry.disk_retry_s 0\n"}) {
+    EXPECT_FALSE(ParseProxyConfig(std::string("ferry.origin o:1\nferry.dir /c\n") + bad)) << bad;
+  }
+}
+
 TEST(ProxyConfig, RejectsBadValuesNamingTheDirective) {
   for (const char* bad : {"ferry.origin nohost\n", "ferry.origin o:0\n", "ferry.origin :1\n",
                           "ferry.origin o:99999\n", "ferry.self a@b:1\n", "ferry.redirect 2\n",

@@ -304,14 +304,15 @@ int ProxyFile::Open(const char* path, int oflag, mode_t /*mode*/, XrdOucEnv& env
   options.sequential_ahead = true;
   options.ahead_scope = HostOf(tident);
   options.zero_copy = true;
-  auto file = service_.cache().Open(url, metered, options);
+  auto file = service_.disks().Open(url, metered, options);
   if (!file) {
     if (origin) {
       CloseOrigin(std::move(origin), config.timeout_s);
     }
     return -ToErrno(file.error());
   }
-  s.cached = std::move(*file);
+  s.cached = std::move(file->file);
+  s.disk = file->disk;
   if (origin && !s.cached->virtual_file()) {
     s.copy = CopyThrough::For(
         s.cached->size(), config.copy_cache_fraction, metered,
@@ -477,6 +478,7 @@ int ProxyFile::Close(long long* retsz) {
   }
   s->cached.reset();
   s->copy.reset();
+  service_.disks().Closed(s->disk);
   // No request of this file is in flight any more (its reads returned, aio and read-ahead
   // stopped): a handle without errors is kept for the next open of the URL, the others closed.
   std::shared_ptr<plugin::XrdOrigin> origin = std::move(s->origin);

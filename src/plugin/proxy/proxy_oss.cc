@@ -104,16 +104,22 @@ XrdOssDF* ProxyOss::newFile(const char* tident) {
 int ProxyOss::Stat(const char* path, struct stat* buff, int /*opts*/, XrdOucEnv* /*envP*/) {
   const ProxyConfig& c = service_.config();
   const std::string url = c.OriginUrl(path);
-  // A cached file that was validated recently: its size and mtime are in the index.
+  // A cached file that was validated recently: its size and mtime are in the index (on the
+  // first disk in service that has it, as an open finds it).
   if (auto normalized = cache::NormalizeUrl(url, c.cache.url_params)) {
-    const cache::EntryPaths paths = cache::PathsFor(c.cache.dir, cache::EntryKey(*normalized));
-    if (auto index = cache::LoadIndex(paths.idx())) {
+    const std::string key = cache::EntryKey(*normalized);
+    for (const std::string& dir : service_.disks().DirsInService()) {
+      auto index = cache::LoadIndex(cache::PathsFor(dir, key).idx());
+      if (!index) {
+        continue;
+      }
       const cache::IndexInfo& info = index->info();
       if (info.url == *normalized
           && std::time(nullptr) - info.validated_unix < c.cache.revalidate_s) {
         FillStat(buff, info.origin_size, info.origin_mtime, /*dir=*/false);
         return XrdOssOK;
       }
+      break;
     }
   }
   XrdCl::FileSystem fs(XrdCl::URL(c.OriginRoot(path)), /*enablePlugIns=*/false);

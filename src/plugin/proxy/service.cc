@@ -39,12 +39,13 @@ Result<ProxyService*> ProxyService::Start(const ProxyConfig& config) {
   auto* s = new ProxyService(config);
   cache::Config cache_config = config.cache;
   cache_config.replica_hooks = replica::Hooks();
-  auto cache = cache::Cache::Create(cache_config);
-  if (!cache) {
+  auto disks = DiskSet::Create(cache_config, config.data_dirs,
+                               {config.disk_high, config.disk_low, config.disk_retry_s});
+  if (!disks) {
     delete s;
-    return std::move(cache).error();
+    return std::move(disks).error();
   }
-  s->cache_ = *cache;
+  s->disks_ = std::move(*disks);
   // cmsd loads the same storage plug-in for its existence checks (Stat) in a cluster: only the
   // xrootd that serves clients keeps the status file.
   s->serving_ = std::string_view(program_invocation_short_name) != "cmsd";
@@ -107,7 +108,7 @@ void ProxyService::AtExit() {
   if (status_thread_.joinable()) {
     status_thread_.join();
   }
-  cache_->Shutdown();
+  disks_->Shutdown();
   WriteStatus();
 }
 
@@ -157,9 +158,9 @@ void ProxyService::WriteStatus() {
   w.Field("records_failed", records_failed_.load());
   w.Field("copies_detected", copy_counters_.copies.load());
   w.Field("copy_bytes_through", copy_counters_.bytes_through.load());
-  const readahead::Prefetcher* ahead = cache_->prefetcher();
-  w.Field("writeback_idle", int64_t{cache_->writer().idle() ? 1 : 0});
-  w.Field("writeback_queued_bytes", cache_->writer().queued_bytes());
+  const readahead::Prefetcher* ahead = disks_->prefetcher();
+  w.Field("writeback_idle", int64_t{disks_->WritebackIdle() ? 1 : 0});
+  w.Field("writeback_queued_bytes", disks_->WritebackQueuedBytes());
   w.Field("readahead_queued", static_cast<uint64_t>(ahead != nullptr ? ahead->queued() : 0));
   w.Field("zero_copy_bytes", zero_copy_bytes_.load());
   w.Field("zero_copy_reads", zero_copy_reads_.load());
@@ -172,7 +173,9 @@ void ProxyService::WriteStatus() {
     w.Field("max_in_flight", g.max_in_flight).Field("waited", g.waited);
     w.Field("turned_away", g.turned_away).Field("unanswered", g.unanswered).EndObject();
   }
-  w.EndArray().EndObject();
+  w.EndArray();
+  WriteDisks(w);
+  w.EndObject();
   std::string text = w.Take();
   text += '\n';
   MutexLock lock(status_mu_);
@@ -190,17 +193,32 @@ void ProxyService::WriteStatus() {
   }
 }
 
+void ProxyService::WriteDisks(JsonWriter& w) {
+  const std::vector<DiskInfo> disks = disks_->Snapshot();
+  w.Field("disks_up", static_cast<uint64_t>(disks_->up()));
+  w.Key("disks").BeginArray();
+  for (const DiskInfo& d : disks) {
+    w.BeginObject().Field("dir", d.dir).Field("up", int64_t{d.up ? 1 : 0});
+    w.Field("reason", d.reason).Field("faults", d.faults).Field("outages", d.outages);
+    w.Field("open", d.open).Field("placed", d.placed).Field("free_bytes", d.free_bytes);
+    w.Field("free_inodes", d.free_inodes).Field("down_since_unix", d.down_since_unix);
+    w.Field("writeback_queued_bytes", d.writeback_queued_bytes).EndObject();
+  }
+  w.EndArray();
+}
+
 ProxyService::LoopState ProxyService::CurrentLoopState(size_t idle_origins) {
   const MeterSnapshot m = meter_.Snapshot();
-  const readahead::Prefetcher* ahead = cache_->prefetcher();
+  const readahead::Prefetcher* ahead = disks_->prefetcher();
   LoopState s;
   s.requests = m.requests;
   s.opens = opens_.load();
   s.inflight = m.inflight;
   s.open_files = open_files_.load();
   s.idle_origins = idle_origins;
-  s.writeback_idle = cache_->writer().idle();
+  s.writeback_idle = disks_->WritebackIdle();
   s.readahead_queued = ahead != nullptr ? ahead->queued() : 0;
+  s.disks_generation = disks_->generation();
   return s;
 }
 
@@ -222,6 +240,7 @@ void ProxyService::StatusLoop() {
   MutexLock lock(loop_mu_);
   while (!stop_) {
     lock.Unlock();
+    disks_->Check();
     // Idle origin handles past ferry.origin_idle_ms are closed here, within status_ms.
     const LoopState now = CurrentLoopState(idle_origins_->Sweep(SteadyMs()));
     const uint64_t asked = StatusRequest();

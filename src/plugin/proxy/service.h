@@ -1,8 +1,8 @@
 // ProxyService: the process-wide state of ferry's site proxy inside an xrootd server — its
-// settings, the cache engine of its directory (the same page store and read-ahead as the client
-// cache), the worker threads of asynchronous reads, the origin meter, the access log, and
-// the status file DIR/proxy-status.json (rewritten every ferry.status_ms, 1 s, while it
-// changes):
+// settings, the cache engine of each of its disks (disk_set.h: the same page store and
+// read-ahead as the client cache), the worker threads of asynchronous reads, the origin meter,
+// the access log, and the status file DIR/proxy-status.json (DIR: the first disk, ferry.dir;
+// rewritten every ferry.status_ms, 1 s, while it changes):
 //
 //   {"pid":N,"origin":"H:P","started_unix":T,"updated_unix":T,"open_files":N,"opens":N,
 //    "redirects":N,"origin_requests":N,"origin_inflight":N,"origin_max_inflight":N,
@@ -11,7 +11,12 @@
 //    "origin_handles_idle":N,"copies_detected":N,"copy_bytes_through":N,"writeback_idle":0|1,
 //    "writeback_queued_bytes":N,"readahead_queued":N,"zero_copy_bytes":N,"zero_copy_reads":N,
 //    "zero_copy_declined":N,"status_request":N,"origins":[{"origin":"H:P","in_flight":N,
-//    "max_in_flight":N,"waited":N,"turned_away":N,"unanswered":N},...]}
+//    "max_in_flight":N,"waited":N,"turned_away":N,"unanswered":N},...],"disks_up":N,
+//    "disks":[{"dir":D,"up":0|1,"reason":"...","faults":N,"outages":N,"open":N,"placed":N,
+//    "free_bytes":N,"free_inodes":N,"down_since_unix":T,"writeback_queued_bytes":N},...]}
+//
+// The status loop also runs the disks' health check and the retries of those out of service
+// (DiskSet::Check), and a disk leaving or re-entering service rewrites the status.
 //
 // Settled: writeback_idle 1 (the cache's write-behind has stored and published everything it
 // was given, WriteBehind::idle), no origin request in flight, no read-ahead queued. A program
@@ -38,11 +43,16 @@
 #include "cache/cache.h"
 #include "plugin/proxy/access_log.h"
 #include "plugin/proxy/copy_through.h"
+#include "plugin/proxy/disk_set.h"
 #include "plugin/proxy/idle_pool.h"
 #include "plugin/proxy/origin_gate.h"
 #include "plugin/proxy/origin_meter.h"
 #include "plugin/proxy/proxy_config.h"
 #include "plugin/xrdcl/worker_pool.h"
+
+namespace ferry {
+class JsonWriter;
+}  // namespace ferry
 
 namespace ferry::plugin {
 class XrdOrigin;
@@ -53,7 +63,7 @@ namespace ferry::proxy {
 class ProxyService {
  public:
   // Starts the service of this process; later calls return it (their config is ignored).
-  // Errors: the cache directory cannot be prepared (the proxy then refuses to start).
+  // Errors: a cache directory cannot be prepared (the proxy then refuses to start).
   static Result<ProxyService*> Start(const ProxyConfig& config);
   // The started service, or nullptr.
   static ProxyService* Get();
@@ -63,7 +73,8 @@ class ProxyService {
   ~ProxyService() = default;
 
   const ProxyConfig& config() const { return config_; }
-  cache::Cache& cache() { return *cache_; }
+  // The cache disks (ferry.dir first, then ferry.data_dirs).
+  DiskSet& disks() { return *disks_; }
   // Workers of asynchronous client reads and deferred releases.
   plugin::WorkerPool& pool() { return *pool_; }
   // Set at process exit: XrdCl objects must not be released any more.
@@ -115,6 +126,7 @@ class ProxyService {
     size_t idle_origins = SIZE_MAX;
     bool writeback_idle = false;
     size_t readahead_queued = SIZE_MAX;
+    uint64_t disks_generation = UINT64_MAX;
     bool operator==(const LoopState&) const = default;
   };
 
@@ -123,10 +135,12 @@ class ProxyService {
   // The number in DIR/proxy-status.want (0 when absent or not a number).
   uint64_t StatusRequest() const;
   void StatusLoop();
+  // The "disks_up" and "disks" fields of the status.
+  void WriteDisks(JsonWriter& w);
   void AtExit();
 
   const ProxyConfig config_;
-  std::shared_ptr<cache::Cache> cache_;
+  std::unique_ptr<DiskSet> disks_;
   std::unique_ptr<plugin::WorkerPool> pool_;
   OriginMeter meter_;
   std::map<std::string, std::unique_ptr<OriginGate>> gates_;  // by host:port; fixed after start
