@@ -124,7 +124,7 @@ Result<VerifyReport> VerifyEntry(const EntryPaths& paths,
     }
   }
   if (replicas != nullptr) {
-    replicas->Verify(paths, index->info(), report);
+    replicas->Verify(paths, index->info(), sealer.get(), report);
   }
   if (repair && report.replica_bad) {
     // A damaged replica is dropped whole; the next build makes a new one from the byte tier
