@@ -90,7 +90,8 @@ head -c 32 /dev/urandom >"$KEY"
 chmod 600 "$KEY"
 # conf KIND: the XrdCl plug-in conf dir of cache KIND, its cache in $WORK/cache-KIND:
 #   plain      no key, replica = off: the same byte tier as the encrypted cache, unencrypted
-#   encrypted  cache_key_file (an encrypted cache keeps no replica)
+#   encrypted  cache_key_file, replica = off: the byte tier, encrypted (its sealed replica is
+#              not measured here)
 #   replica    no key, replica = auto (the default: what an unencrypted cache serves AGC from)
 conf() {
   local d="$WORK/conf-$1"
@@ -99,7 +100,7 @@ conf() {
     >"$d/ferry.conf"
   case "$1" in
     plain) echo "replica = off" >>"$d/ferry.conf" ;;
-    encrypted) echo "cache_key_file = $KEY" >>"$d/ferry.conf" ;;
+    encrypted) printf 'cache_key_file = %s\nreplica = off\n' "$KEY" >>"$d/ferry.conf" ;;
   esac
 }
 conf plain

@@ -61,9 +61,9 @@ Result<std::shared_ptr<Cache>> Cache::Create(const Config& config) {
     effective.master_key =
         std::make_shared<const MasterKey>(FERRY_TRY(MasterKey::Load(config.key_file)));
   }
-  if (effective.master_key || !effective.replica_hooks) {
-    // Replica extents are not sealed (docs/format/replica.md): an encrypted cache keeps none.
-    // Without a replica tier there is none to serve or ask for.
+  if (!effective.replica_hooks) {
+    // Without a replica tier there is none to serve or ask for. (An encrypted cache keeps
+    // sealed replicas: docs/format/replica.md, "Sealed replicas".)
     effective.replica = ReplicaMode::kOff;
   }
   FERRY_TRY(PrepareCacheDir(config.dir, sharing, gid));

@@ -802,7 +802,7 @@ std::shared_ptr<const VirtualFile> Entry::CurrentReplica() {
   info.epoch = epoch_;
   info.origin_size = size_;
   info.origin_mtime = mtime_;
-  auto view = config_.replica_hooks->OpenVirtual(paths_, info);
+  auto view = config_.replica_hooks->OpenVirtual(paths_, info, sealer_.get());
   if (!view) {
     // A replica that cannot be used: the original layout serves, and the next build replaces it.
     counters_.Add(Counter::kReplicaFaults);

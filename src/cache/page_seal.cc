@@ -8,10 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "base/endian.h"
 #include "base/fd.h"
@@ -164,6 +167,21 @@ void MakeNonce(uint8_t* n, uint64_t nonce_id, uint64_t page) {
   StoreLE<uint32_t>(n + 8, static_cast<uint32_t>(page));
 }
 
+// Feeds `in` to a started GCM context in pieces an int counts (extents may pass 2 GiB).
+bool GcmUpdate(EVP_CIPHER_CTX* ctx, const uint8_t* in, size_t size, uint8_t* out, int encrypt) {
+  constexpr size_t kPiece = size_t{1} << 30;
+  for (size_t at = 0; at < size; at += kPiece) {
+    const int len = static_cast<int>(std::min(kPiece, size - at));
+    int n = 0;
+    const int ok = encrypt != 0 ? EVP_EncryptUpdate(ctx, out + at, &n, in + at, len)
+                                : EVP_DecryptUpdate(ctx, out + at, &n, in + at, len);
+    if (ok != 1 || n != len) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // First 8 bytes of HMAC-SHA256(nonce_key, aad || bytes); sealer_id names nonce_key's sealer.
 uint64_t SyntheticNonce(uint64_t sealer_id,
                         const KeyBytes& nonce_key,
@@ -312,6 +330,20 @@ PageSealer::PageSealer(const KeyBytes& data_key, uint64_t entry_key, uint64_t ep
       epoch_(epoch),
       id_(next_sealer_id.fetch_add(1, std::memory_order_relaxed)) {}
 
+KeyBytes PageSealer::DeriveKey(std::string_view label, std::span<const uint8_t> context) const {
+  std::vector<uint8_t> input(label.begin(), label.end());
+  input.insert(input.end(), context.begin(), context.end());
+  KeyBytes out{};
+  size_t n = 0;
+  if (EVP_Q_mac(nullptr, "HMAC", nullptr, "SHA256", nullptr, key_.data(), key_.size(), input.data(),
+                input.size(), out.data(), out.size(), &n)
+          == nullptr
+      || n != out.size()) {
+    std::abort();  // libcrypto without HMAC-SHA256
+  }
+  return out;
+}
+
 PageSealer::~PageSealer() {
   OPENSSL_cleanse(key_.data(), key_.size());
   OPENSSL_cleanse(nonce_key_.data(), nonce_key_.size());
@@ -358,6 +390,51 @@ bool PageSealer::OpenBytes(uint64_t page,
       && EVP_DecryptFinal_ex(ctx, bytes.data() + n, &tail) == 1;
   if (!ok) {
     // Decrypted but unauthenticated bytes must not linger in a buffer a reader may look at.
+    std::memset(bytes.data(), 0, bytes.size());
+  }
+  return ok;
+}
+
+// ---- GcmKey ----
+
+GcmKey::GcmKey(const KeyBytes& key)
+    : key_(key), id_(next_sealer_id.fetch_add(1, std::memory_order_relaxed)) {}
+
+GcmKey::~GcmKey() {
+  OPENSSL_cleanse(key_.data(), key_.size());
+}
+
+GcmKey::Tag GcmKey::Seal(const Nonce& nonce,
+                         std::span<const uint8_t> aad,
+                         std::span<const uint8_t> in,
+                         uint8_t* out) const {
+  Tag tag{};
+  EVP_CIPHER_CTX* ctx = tls_gcm.Start(id_, key_, nonce.data(), 1);
+  int n = 0;
+  if (ctx == nullptr || aad.size() > INT_MAX
+      || EVP_EncryptUpdate(ctx, nullptr, &n, aad.data(), static_cast<int>(aad.size())) != 1
+      || !GcmUpdate(ctx, in.data(), in.size(), out, 1)
+      || EVP_EncryptFinal_ex(ctx, out + in.size(), &n) != 1
+      || EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, kTagBytes, tag.data()) != 1) {
+    std::abort();  // libcrypto without AES-256-GCM
+  }
+  return tag;
+}
+
+bool GcmKey::Open(const Nonce& nonce,
+                  std::span<const uint8_t> aad,
+                  std::span<uint8_t> bytes,
+                  const Tag& tag) const {
+  Tag want = tag;  // the ctrl call takes a non-const pointer
+  EVP_CIPHER_CTX* ctx = tls_gcm.Start(id_, key_, nonce.data(), 0);
+  int n = 0;
+  const bool ok =
+      ctx != nullptr && aad.size() <= INT_MAX
+      && EVP_DecryptUpdate(ctx, nullptr, &n, aad.data(), static_cast<int>(aad.size())) == 1
+      && GcmUpdate(ctx, bytes.data(), bytes.size(), bytes.data(), 0)
+      && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, kTagBytes, want.data()) == 1
+      && EVP_DecryptFinal_ex(ctx, bytes.data() + bytes.size(), &n) == 1;
+  if (!ok) {
     std::memset(bytes.data(), 0, bytes.size());
   }
   return ok;

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "base/result.h"
 
@@ -92,12 +93,53 @@ class PageSealer {
   // when it does not authenticate; the bytes are then zeroed, never left half-decrypted.
   bool OpenBytes(uint64_t page, uint32_t lo, std::span<uint8_t> bytes, const Seal& seal) const;
 
+  uint64_t entry_key() const { return entry_key_; }
+  uint64_t epoch() const { return epoch_; }
+  // A key for another use of this entry's data key (the replica tier's, per generation):
+  // HMAC-SHA256(data key, label || context). The data key itself never leaves the sealer.
+  KeyBytes DeriveKey(std::string_view label, std::span<const uint8_t> context) const;
+
  private:
   KeyBytes key_;
   KeyBytes nonce_key_;
   uint64_t entry_key_;
   uint64_t epoch_;
   uint64_t id_;  // unique in the process: which thread contexts are keyed for this sealer
+};
+
+// AES-256-GCM under one key, with 12-byte nonces the caller chooses and keeps unique (the
+// replica tier's extents and manifests, replica/replica_seal.h). It shares PageSealer's
+// per-thread contexts, so a reader switching between keys does not key a context per call.
+// Immutable; any number of threads. The key is wiped when the object is destroyed.
+class GcmKey {
+ public:
+  static constexpr size_t kNonceBytes = 12;
+  using Nonce = std::array<uint8_t, kNonceBytes>;
+  using Tag = std::array<uint8_t, kTagBytes>;
+
+  explicit GcmKey(const KeyBytes& key);
+  GcmKey(const GcmKey&) = delete;
+  GcmKey& operator=(const GcmKey&) = delete;
+  GcmKey(GcmKey&&) = delete;
+  GcmKey& operator=(GcmKey&&) = delete;
+  ~GcmKey();
+
+  // Encrypts `in` into `out` (in.size() bytes; may be in.data()) and returns the tag over
+  // `aad` and the ciphertext.
+  Tag Seal(const Nonce& nonce,
+           std::span<const uint8_t> aad,
+           std::span<const uint8_t> in,
+           uint8_t* out) const;
+  // Decrypts `bytes` in place and checks `tag`; false when it does not authenticate, the
+  // bytes then zeroed.
+  bool Open(const Nonce& nonce,
+            std::span<const uint8_t> aad,
+            std::span<uint8_t> bytes,
+            const Tag& tag) const;
+
+ private:
+  KeyBytes key_;
+  uint64_t id_;  // which thread contexts are keyed for it (shared with PageSealer's ids)
 };
 
 }  // namespace ferry::cache

@@ -22,6 +22,7 @@
 namespace ferry::cache {
 
 class Counters;
+class PageSealer;
 struct Config;
 struct EntryPaths;
 struct IndexInfo;
@@ -60,11 +61,12 @@ class ReplicaHooks {
  public:
   virtual ~ReplicaHooks() = default;
   // The virtual file published for the entry at `paths` (`entry`: its URL, epoch, size and
-  // mtime), read again only when the cache saw its files change. kNotFound when there is none;
-  // another error when one exists but cannot be served (the cache counts a replica fault and
-  // serves the original).
-  virtual Result<std::shared_ptr<const VirtualFile>> OpenVirtual(const EntryPaths& paths,
-                                                                 const IndexInfo& entry) const = 0;
+  // mtime), read again only when the cache saw its files change. `sealer`: the entry's when it
+  // is encrypted (its replica is sealed under its data key), else null; it outlives the
+  // virtual file. kNotFound when there is none; another error when one exists but cannot be
+  // served (the cache counts a replica fault and serves the original).
+  virtual Result<std::shared_ptr<const VirtualFile>> OpenVirtual(
+      const EntryPaths& paths, const IndexInfo& entry, const PageSealer* sealer) const = 0;
   // Appends to `out` the access log's record of one application read of `requests`, through a
   // layout of generation `generation` (0: the original file).
   virtual void EncodeAccess(uint64_t generation,
@@ -77,9 +79,11 @@ class ReplicaHooks {
   // auto). Best effort, and returns at once.
   virtual void RequestBuild(const Config& config, const std::string& key) const = 0;
   // `ferry cache verify`: checks the entry's published layout, if any, against `entry` and
-  // its own checksums into the report's replica fields. Modifies nothing.
+  // its own checksums (a sealed one's tags, with `sealer`, the encrypted entry's) into the
+  // report's replica fields. Modifies nothing.
   virtual void Verify(const EntryPaths& paths,
                       const IndexInfo& entry,
+                      const PageSealer* sealer,
                       VerifyReport& report) const = 0;
   // Checks the value of a conf key that the cache keeps for the tier (Config::replica_codec):
   // InvalidArgument saying what it must be. ConfigFromMap asks when a host gives it the tier.

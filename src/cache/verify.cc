@@ -146,7 +146,7 @@ Result<VerifyReport> VerifyEntry(const EntryPaths& paths,
   report.held_bytes = index->held_bytes();
   CountGarbage(*index, data_fd, frag_fd, named, report);
   if (replicas != nullptr) {
-    replicas->Verify(paths, index->info(), report);
+    replicas->Verify(paths, index->info(), sealer.get(), report);
   }
   if (repair && report.replica_bad) {
     // A damaged replica is dropped whole; the next build makes a new one from the byte tier

@@ -19,6 +19,7 @@
 #include "base/strings.h"
 #include "cache/entry_store.h"
 #include "cache/lock_file.h"
+#include "cache/page_seal.h"
 #include "cache/url.h"
 #include "cli/args.h"
 #include "cli/cache_conf.h"
@@ -291,9 +292,27 @@ int ShowStatus(const Args& args) {
   if (!s) {
     return rc;
   }
-  return PrintReports(*s, false, [&](const std::string& key) {
-    return replica::ReplicaStatusOf(cache::PathsFor(s->config.dir, key));
-  });
+  // An encrypted cache's replicas are sealed: the conf's key opens their manifests. A key that
+  // does not load is reported per entry (as for a cache process, which reads through then).
+  std::optional<cache::MasterKey> master;
+  std::string key_error;
+  if (!s->config.key_file.empty()) {
+    auto loaded = cache::MasterKey::Load(s->config.key_file);
+    if (loaded) {
+      master.emplace(std::move(*loaded));
+    } else {
+      key_error = loaded.error().message();
+    }
+  }
+  const cache::MasterKey* key = master ? &*master : nullptr;
+  auto status = [&](const std::string& entry) -> Result<replica::ReplicaBuildReport> {
+    auto r = replica::ReplicaStatusOf(cache::PathsFor(s->config.dir, entry), key);
+    if (r && !key_error.empty() && r->reason.rfind("sealed replica", 0) == 0) {
+      r->reason += " (" + key_error + ")";
+    }
+    return r;
+  };
+  return PrintReports(*s, false, status);
 }
 
 int Drop(const Args& args) {

@@ -22,8 +22,9 @@ namespace {
 // Checks the replica of the entry at `paths`, if any, into the report's replica fields.
 void VerifyReplica(const cache::EntryPaths& paths,
                    const cache::IndexInfo& entry,
+                   const cache::PageSealer* sealer,
                    cache::VerifyReport& report) {
-  auto m = LoadManifest(paths);
+  auto m = LoadManifest(paths, sealer);
   if (!m && m.error().code() == ErrorCode::kNotFound) {
     return;
   }
@@ -39,11 +40,14 @@ void VerifyReplica(const cache::EntryPaths& paths,
     return;
   }
   auto data = Fd::Open(paths.replica_data(m->generation), O_RDONLY);
+  const std::unique_ptr<const ReplicaSealer> extents = m->sealed ? m->Sealer(*sealer) : nullptr;
   std::vector<uint8_t> buf;
-  for (const ReplicaExtent& e : m->extents) {
+  for (size_t i = 0; i < m->extents.size(); ++i) {
+    const ReplicaExtent& e = m->extents[i];
     buf.resize(e.bytes);
     if (data && PreadFull(data->get(), buf.data(), e.bytes, e.offset - m->baskets_begin)
-        && crc32c::Value(buf.data(), buf.size()) == e.crc) {
+        && (extents ? extents->OpenExtent(static_cast<uint32_t>(i), e.offset, buf, e.tag)
+                    : crc32c::Value(buf.data(), buf.size()) == e.crc)) {
       report.replica_extents_ok += 1;
     } else {
       report.replica_extents_bad += 1;
@@ -58,8 +62,11 @@ void VerifyReplica(const cache::EntryPaths& paths,
 class ReplicaTier final : public cache::ReplicaHooks {
  public:
   Result<std::shared_ptr<const cache::VirtualFile>> OpenVirtual(
-      const cache::EntryPaths& paths, const cache::IndexInfo& entry) const override {
-    return std::shared_ptr<const cache::VirtualFile>(FERRY_TRY(ReplicaView::Open(paths, entry)));
+      const cache::EntryPaths& paths,
+      const cache::IndexInfo& entry,
+      const cache::PageSealer* sealer) const override {
+    return std::shared_ptr<const cache::VirtualFile>(
+        FERRY_TRY(ReplicaView::Open(paths, entry, sealer)));
   }
 
   void EncodeAccess(uint64_t generation,
@@ -81,8 +88,9 @@ class ReplicaTier final : public cache::ReplicaHooks {
 
   void Verify(const cache::EntryPaths& paths,
               const cache::IndexInfo& entry,
+              const cache::PageSealer* sealer,
               cache::VerifyReport& report) const override {
-    VerifyReplica(paths, entry, report);
+    VerifyReplica(paths, entry, sealer, report);
   }
 
   Status CheckSetting(std::string_view key, std::string_view value) const override {

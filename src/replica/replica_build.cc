@@ -215,6 +215,7 @@ class Builder {
     return previous_extent_[i] < 0 ? nullptr
                                    : &previous_->extents[static_cast<size_t>(previous_extent_[i])];
   }
+  // Its bytes checked against its CRC, or opened and checked against its tag when sealed.
   Status ReadPrevious(const ReplicaExtent& e, std::vector<uint8_t>& record) const;
   // Unit i as the original stores it: the previous replica's copy as stored, else the byte
   // tier's; kNotFound when neither holds it whole.
@@ -280,6 +281,7 @@ class Builder {
   ReplicaBuildReport& r_;
 
   std::optional<ReplicaManifest> previous_;
+  std::unique_ptr<const ReplicaSealer> previous_sealer_;  // a sealed previous_'s
   Fd previous_data_;
   std::unique_ptr<rootio::RootFile> file_;
   std::vector<TreeRecordSource> trees_;
@@ -297,12 +299,14 @@ class Builder {
   std::vector<uint32_t> used_trees_;  // manifest tree k = trees_[used_trees_[k]]
   CodecPlan plan_;
   ReplicaManifest next_;
+  // An encrypted entry's: seals next_'s extents and manifest (a new salt per attempt).
+  std::unique_ptr<const ReplicaSealer> next_sealer_;
   std::vector<uint64_t> next_slots_scratch_;
   uint64_t cpu0_ = 0;
 };
 
 Status Builder::LoadPrevious() {
-  auto m = LoadManifest(paths_);
+  auto m = LoadManifest(paths_, entry_.sealer());
   if (!m) {
     if (m.error().code() != ErrorCode::kNotFound) {
       (void)::unlink(paths_.manifest().c_str());  // undecodable: replaced by this build
@@ -325,6 +329,9 @@ Status Builder::LoadPrevious() {
     return OkStatus();
   }
   previous_ = std::move(*m);
+  if (previous_->sealed) {
+    previous_sealer_ = previous_->Sealer(*entry_.sealer());
+  }
   previous_data_ = std::move(*data);
   return OkStatus();
 }
@@ -706,7 +713,12 @@ Status Builder::ReadPrevious(const ReplicaExtent& e, std::vector<uint8_t>& recor
   record.resize(e.bytes);
   FERRY_TRY(
       PreadFull(previous_data_.get(), record.data(), e.bytes, e.offset - previous_->baskets_begin));
-  if (crc32c::Value(record.data(), record.size()) != e.crc) {
+  if (previous_sealer_) {
+    const auto index = static_cast<uint32_t>(&e - previous_->extents.data());
+    if (!previous_sealer_->OpenExtent(index, e.offset, record, e.tag)) {
+      return CorruptionError("extent of the previous replica does not authenticate");
+    }
+  } else if (crc32c::Value(record.data(), record.size()) != e.crc) {
     return CorruptionError("extent of the previous replica does not match its CRC");
   }
   return OkStatus();
@@ -834,6 +846,12 @@ std::unique_ptr<OverlayWriter> Builder::MakeWriter(const std::vector<uint64_t>& 
 Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64_t>* need) {
   next_ = ReplicaManifest{};
   next_.generation = previous_ ? previous_->generation + 1 : 1;
+  if (const cache::PageSealer* entry = entry_.sealer()) {
+    // A fresh salt per attempt: a retry rewrites the generation's extents with other bytes.
+    next_.sealed = true;
+    next_.salt = RandomReplicaSalt();
+    next_sealer_ = next_.Sealer(*entry);
+  }
   // Only trees that get a basket are relocated; writer tree k = manifest tree k.
   const std::vector<int64_t> tree_of = ChooseUsedTrees();
   std::unique_ptr<OverlayWriter> writer = MakeWriter(slots);
@@ -865,9 +883,15 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
       out.resize(at);
       continue;
     }
+    const std::span<uint8_t> unit(out.data() + at, moved->bytes);
+    const auto index = static_cast<uint32_t>(next_.extents.size());
+    SealTag tag{};
+    if (next_sealer_) {
+      tag = next_sealer_->SealExtent(index, moved->offset, unit, unit.data());
+    }
     next_.extents.push_back({.offset = moved->offset,
                              .bytes = moved->bytes,
-                             .crc = crc32c::Value(out.data() + at, moved->bytes),
+                             .crc = next_sealer_ ? 0 : crc32c::Value(unit.data(), unit.size()),
                              .original_offset = moved->original_offset,
                              .original_bytes = moved->original_bytes,
                              .tree = tree,
@@ -878,7 +902,8 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
                                      : moved->page_checksum ? ReplicaExtent::Unit::kPageWithChecksum
                                                             : ReplicaExtent::Unit::kPage,
                              .raw_bytes = moved->raw_bytes,
-                             .as_stored = moved->as_stored});
+                             .as_stored = moved->as_stored,
+                             .tag = tag});
     next_.original_bytes += moved->original_bytes;
     if (out.size() >= kWriteChunk) {
       FERRY_TRY(PwriteFull(data.get(), out.data(), out.size(), written));
@@ -940,7 +965,7 @@ Status Builder::Publish() {
   m.build_cpu_ns = ThreadCpuNs() - cpu0_ + (previous_ ? previous_->build_cpu_ns : 0);
   FERRY_TRY_CTX(m.Validate(), "new replica of " + m.url);
   std::vector<uint8_t> bytes;
-  m.Encode(bytes);
+  m.Encode(bytes, next_sealer_.get());
   FERRY_TRY(PublishFile(paths_.manifest(), bytes, paths_.subdir));
   // Readers that opened the previous generation keep its descriptor; one that loaded the
   // previous manifest but has not opened its data file yet loads this one (ReplicaView::Open).
@@ -1091,6 +1116,28 @@ Status WaitForBuildLock(LockFile& lock, int wait_ms) {
   return OkStatus();
 }
 
+// The page sealer of an encrypted entry (its data key unwrapped by `key`), or null with why not
+// in `why`.
+std::unique_ptr<const cache::PageSealer> EntrySealer(const std::string& entry_key,
+                                                     const IndexInfo& info,
+                                                     const cache::MasterKey* key,
+                                                     std::string* why) {
+  if (key == nullptr || key->id() != info.key_id) {
+    *why = "the entry is encrypted under master key id " + cache::KeyIdHex(info.key_id)
+           + (key == nullptr ? " and no cache_key_file is set" : ", not the cache_key_file's");
+    return nullptr;
+  }
+  auto data_key = key->Unwrap(info.wrapped_key);
+  if (!data_key) {
+    *why = data_key.error().ToString();
+    return nullptr;
+  }
+  auto sealer = std::make_unique<const cache::PageSealer>(
+      *data_key, std::strtoull(entry_key.c_str(), nullptr, 16), info.epoch);
+  cache::WipeKey(*data_key);
+  return sealer;
+}
+
 uint64_t ReplicaDiskBytes(const EntryPaths& paths, uint64_t generation) {
   return AllocatedBytes(paths.manifest()) + AllocatedBytes(paths.replica_data(generation));
 }
@@ -1113,10 +1160,17 @@ std::string_view ReplicaStateName(ReplicaState state) {
   return "none";
 }
 
-Result<ReplicaBuildReport> BuildReplica(const Config& config,
+Result<ReplicaBuildReport> BuildReplica(const Config& given,
                                         const std::string& key,
                                         const ReplicaBuildOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
+  // The builder is its own process (`ferry cache replica build`): the master key of the conf's
+  // cache_key_file unwraps an encrypted entry's data key, as the cache's processes do.
+  Config config = given;
+  if (!config.key_file.empty() && !config.master_key) {
+    config.master_key = std::make_shared<const cache::MasterKey>(
+        FERRY_TRY(cache::MasterKey::Load(config.key_file)));
+  }
   const uint64_t cpu0 = ThreadCpuNs();
   const EntryPaths paths = PathsFor(config.dir, key);
   ReplicaBuildReport report;
@@ -1161,18 +1215,27 @@ Result<ReplicaBuildReport> BuildReplica(const Config& config,
   return report;
 }
 
-Result<ReplicaBuildReport> ReplicaStatusOf(const EntryPaths& paths) {
+Result<ReplicaBuildReport> ReplicaStatusOf(const EntryPaths& paths, const cache::MasterKey* key) {
   ReplicaBuildReport report;
   report.key = paths.base.substr(paths.base.rfind('/') + 1);
   PageIndex index = FERRY_TRY(LoadIndex(paths.idx()));
+  std::string no_key;
+  const std::unique_ptr<const cache::PageSealer> sealer =
+      index.encrypted() ? EntrySealer(report.key, index.info(), key, &no_key) : nullptr;
   report.url = index.info().url;
   report.origin_bytes = index.info().origin_size;
   report.virtual_bytes = index.info().origin_size;
   auto lock = LockFile::Open(paths.lock());
   const bool building = lock && lock->HeldElsewhere(kBuildLockByte);
-  auto m = LoadManifest(paths);
-  if (m && m->epoch == index.info().epoch && m->origin_size == index.info().origin_size
-      && m->origin_mtime == index.info().origin_mtime) {
+  auto m = index.encrypted() && !sealer ? Result<ReplicaManifest>(NotFoundError(no_key))
+                                        : LoadManifest(paths, sealer.get());
+  if (!no_key.empty()) {
+    report.state = ReplicaState::kNone;
+    report.reason = ::access(paths.manifest().c_str(), F_OK) == 0
+                        ? "sealed replica not read: " + no_key
+                        : "not built yet";
+  } else if (m && m->epoch == index.info().epoch && m->origin_size == index.info().origin_size
+             && m->origin_mtime == index.info().origin_mtime) {
     report.state = m->missing_baskets == 0 ? ReplicaState::kBuilt : ReplicaState::kPartial;
     report.reason = m->missing_baskets == 0 ? ""
                                             : std::to_string(m->missing_baskets)

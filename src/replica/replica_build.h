@@ -31,6 +31,7 @@
 #include "base/result.h"
 #include "cache/config.h"
 #include "cache/entry_store.h"
+#include "cache/page_seal.h"
 #include "codec/compression.h"
 #include "replica/replica_manifest.h"
 
@@ -113,8 +114,11 @@ Result<ReplicaBuildReport> BuildReplica(const cache::Config& config,
                                         const std::string& key,
                                         const ReplicaBuildOptions& options);
 
-// The replica state of one entry as `ferry cache replica status` reports it (reads only).
-Result<ReplicaBuildReport> ReplicaStatusOf(const cache::EntryPaths& paths);
+// The replica state of one entry as `ferry cache replica status` reports it (reads only). An
+// encrypted entry's sealed replica is read with `key` (the conf's cache_key_file); without it,
+// or with another key, the state is none and the reason says why.
+Result<ReplicaBuildReport> ReplicaStatusOf(const cache::EntryPaths& paths,
+                                           const cache::MasterKey* key = nullptr);
 
 // Removes an entry's replica (manifest, data files, status, trace). The byte tier stays; the
 // baskets the replica held are fetched again when read. Safe while readers use the replica:

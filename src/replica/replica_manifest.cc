@@ -11,7 +11,16 @@ namespace {
 
 constexpr char kMagic[8] = {'F', 'E', 'R', 'R', 'Y', 'R', 'P', 'M'};
 constexpr char kTrailer[4] = {'R', 'P', 'M', '1'};
+constexpr size_t kGenerationAt = 40;
+constexpr size_t kFlagsAt = 136;
+constexpr size_t kSaltAt = 144;
 constexpr size_t kHeaderCrcAt = 156;
+constexpr size_t kUrlAt = kReplicaHeaderBytes;
+// Header flags: the sections after the URL and the extents are sealed (replica_seal.h).
+constexpr uint32_t kSealedFlag = 1;
+static_assert(kSaltAt + kReplicaSaltBytes == kHeaderCrcAt);
+// A sealed manifest's trailer: the blob's GCM tag, CRC32C, magic.
+constexpr size_t kTagBytes = cache::kTagBytes;
 constexpr size_t kExtentBytes = 48;
 // The extent's u16 unit field: the kind in the low byte, this bit for a unit kept as stored.
 constexpr uint16_t kAsStoredBit = 0x100;
@@ -111,10 +120,16 @@ Result<TableCounts> DecodeHeader(ByteReader& r, ReplicaManifest& m) {
   n.branches = r.U32();
   n.rates = r.U32();
   m.missing_baskets = r.U64();
-  if (r.U32() != 0) {
+  const uint32_t flags = r.U32();
+  if ((flags & ~kSealedFlag) != 0) {
     return Bad("unknown flags");
   }
+  m.sealed = (flags & kSealedFlag) != 0;
   m.lz4_version = r.U32();
+  auto salt = r.Take(kReplicaSaltBytes);
+  if (r.ok()) {
+    std::copy(salt.begin(), salt.end(), m.salt.begin());
+  }
   r.Take(kReplicaHeaderBytes - r.pos());
   m.url = FERRY_TRY(TakeString(r, "url"));
   // Each count must be backed by the bytes left (every entry takes at least 8 of them).
@@ -209,49 +224,92 @@ Status DecodeRates(ByteReader& r, uint32_t count, ReplicaManifest& m) {
   return OkStatus();
 }
 
-}  // namespace
+// A sealed manifest's extent tags, after its rates.
+Status DecodeTags(ByteReader& r, ReplicaManifest& m) {
+  if (m.extents.size() > r.remaining() / kTagBytes) {
+    return Bad("tag table truncated");
+  }
+  for (ReplicaExtent& e : m.extents) {
+    auto t = r.Take(kTagBytes);
+    std::copy(t.begin(), t.end(), e.tag.begin());
+  }
+  return OkStatus();
+}
 
-void ReplicaManifest::Encode(std::vector<uint8_t>& out) const {
-  ByteWriter w;
+// Where a manifest's sealed blob begins: after the URL's section.
+Result<size_t> BlobBegin(std::span<const uint8_t> bytes) {
+  const auto url_bytes = LoadLE<uint32_t>(bytes.data() + kUrlAt);
+  const size_t begin = kUrlAt + (4 + static_cast<size_t>(url_bytes) + 7) / 8 * 8;
+  if (url_bytes > kMaxString || begin + kTagBytes + 8 > bytes.size()) {
+    return Bad("bad url length");
+  }
+  return begin;
+}
+
+// A sealed manifest's bytes (framing checked) with its blob opened in place, its tag and
+// trailer cut off; kCorruption when the blob does not authenticate.
+Result<std::vector<uint8_t>> OpenSealed(std::span<const uint8_t> bytes,
+                                        const cache::PageSealer& entry) {
+  const size_t begin = FERRY_TRY(BlobBegin(bytes));
+  const size_t end = bytes.size() - 8 - kTagBytes;
+  ReplicaSalt salt{};
+  std::copy_n(bytes.data() + kSaltAt, salt.size(), salt.begin());
+  const auto generation = LoadLE<uint64_t>(bytes.data() + kGenerationAt);
+  SealTag tag{};
+  std::copy_n(bytes.data() + end, tag.size(), tag.begin());
+  std::vector<uint8_t> opened(bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(end));
+  auto sealer = ReplicaSealer::Make(entry, salt, generation);
+  if (!sealer->OpenManifest({opened.data(), begin}, {opened.data() + begin, end - begin}, tag)) {
+    return Bad("sealed sections do not authenticate (another entry's, or damaged)");
+  }
+  return opened;
+}
+
+void EncodeHeader(const ReplicaManifest& m, ByteWriter& w) {
   w.Bytes({reinterpret_cast<const uint8_t*>(kMagic), 8});
   w.U32(kReplicaVersion);
   w.U32(kReplicaHeaderBytes);
-  w.U64(epoch);
-  w.U64(origin_size);
-  w.I64(origin_mtime);
-  w.U64(generation);
-  w.U64(virtual_size);
-  w.U64(baskets_begin);
-  w.U64(data_bytes);
-  w.I64(created_unix);
-  w.U8(static_cast<uint8_t>(setting.algorithm));
-  w.U8(static_cast<uint8_t>(setting.level));
+  w.U64(m.epoch);
+  w.U64(m.origin_size);
+  w.I64(m.origin_mtime);
+  w.U64(m.generation);
+  w.U64(m.virtual_size);
+  w.U64(m.baskets_begin);
+  w.U64(m.data_bytes);
+  w.I64(m.created_unix);
+  w.U8(static_cast<uint8_t>(m.setting.algorithm));
+  w.U8(static_cast<uint8_t>(m.setting.level));
   w.U16(0);
-  w.U32(zstd_version);
-  w.U64(original_bytes);
-  w.U64(build_cpu_ns);
-  w.U32(static_cast<uint32_t>(patches.size()));
-  w.U32(static_cast<uint32_t>(records.size()));
-  w.U32(static_cast<uint32_t>(extents.size()));
-  w.U32(static_cast<uint32_t>(trees.size()));
-  w.U32(static_cast<uint32_t>(branches.size()));
-  w.U32(static_cast<uint32_t>(rates.size()));
-  w.U64(missing_baskets);
-  w.U32(0);  // flags
-  w.U32(lz4_version);
+  w.U32(m.zstd_version);
+  w.U64(m.original_bytes);
+  w.U64(m.build_cpu_ns);
+  w.U32(static_cast<uint32_t>(m.patches.size()));
+  w.U32(static_cast<uint32_t>(m.records.size()));
+  w.U32(static_cast<uint32_t>(m.extents.size()));
+  w.U32(static_cast<uint32_t>(m.trees.size()));
+  w.U32(static_cast<uint32_t>(m.branches.size()));
+  w.U32(static_cast<uint32_t>(m.rates.size()));
+  w.U64(m.missing_baskets);
+  w.U32(m.sealed ? kSealedFlag : 0);
+  w.U32(m.lz4_version);
+  if (m.sealed) {
+    w.Bytes(m.salt);
+  }
   while (w.size() < kHeaderCrcAt) {
     w.U8(0);
   }
   w.U32(crc32c::Value(w.bytes().data(), kHeaderCrcAt));
-  PutBlob(w, AsBytes(url));
-  for (const ReplicaPatch& p : patches) {
+}
+
+void EncodeOverlay(const ReplicaManifest& m, ByteWriter& w) {
+  for (const ReplicaPatch& p : m.patches) {
     w.U64(p.offset);
     w.U32(static_cast<uint32_t>(p.bytes.size()));
     w.U32(0);
     w.Bytes(p.bytes);
     Pad8(w);
   }
-  for (const ReplicaRecord& r : records) {
+  for (const ReplicaRecord& r : m.records) {
     w.U64(r.offset);
     w.U64(r.slot_bytes);
     w.U32(static_cast<uint32_t>(r.bytes.size()));
@@ -259,10 +317,13 @@ void ReplicaManifest::Encode(std::vector<uint8_t>& out) const {
     w.Bytes(r.bytes);
     Pad8(w);
   }
-  for (const ReplicaExtent& e : extents) {
+}
+
+void EncodeExtents(const ReplicaManifest& m, ByteWriter& w) {
+  for (const ReplicaExtent& e : m.extents) {
     w.U64(e.offset);
     w.U32(e.bytes);
-    w.U32(e.crc);
+    w.U32(m.sealed ? 0 : e.crc);  // a sealed extent's check is its tag
     w.U64(e.original_offset);
     w.U32(e.original_bytes);
     w.U32(e.tree);
@@ -273,14 +334,17 @@ void ReplicaManifest::Encode(std::vector<uint8_t>& out) const {
     w.U16(static_cast<uint16_t>(static_cast<uint16_t>(e.unit) | (e.as_stored ? kAsStoredBit : 0)));
     w.U32(e.raw_bytes);
   }
-  for (const std::string& t : trees) {
+}
+
+void EncodeNamesAndRates(const ReplicaManifest& m, ByteWriter& w) {
+  for (const std::string& t : m.trees) {
     PutBlob(w, AsBytes(t));
   }
-  for (const ReplicaBranch& b : branches) {
+  for (const ReplicaBranch& b : m.branches) {
     w.U32(b.tree);
     PutBlob(w, AsBytes(b.name));
   }
-  for (const CodecRate& r : rates) {
+  for (const CodecRate& r : m.rates) {
     w.U8(static_cast<uint8_t>(r.setting.algorithm));
     w.U8(static_cast<uint8_t>(r.setting.level));
     w.U16(0);
@@ -288,14 +352,51 @@ void ReplicaManifest::Encode(std::vector<uint8_t>& out) const {
     w.U64(r.decode_bytes_per_s);
     w.U64(r.compressed_per_mib);
   }
+}
+
+}  // namespace
+
+void ReplicaManifest::Encode(std::vector<uint8_t>& out, const ReplicaSealer* sealer) const {
+  ByteWriter w;
+  EncodeHeader(*this, w);
+  PutBlob(w, AsBytes(url));
+  const size_t blob = w.size();
+  EncodeOverlay(*this, w);
+  EncodeExtents(*this, w);
+  EncodeNamesAndRates(*this, w);
+  if (sealed) {
+    for (const ReplicaExtent& e : extents) {
+      w.Bytes(e.tag);
+    }
+    std::vector<uint8_t>& b = w.bytes();
+    const SealTag tag = sealer->SealManifest({b.data(), blob}, {b.data() + blob, b.size() - blob});
+    w.Bytes(tag);
+  }
   w.U32(crc32c::Value(w.bytes().data(), w.size()));
   w.Bytes({reinterpret_cast<const uint8_t*>(kTrailer), 4});
   out = std::move(w.bytes());
 }
 
-Result<ReplicaManifest> ReplicaManifest::Decode(std::span<const uint8_t> bytes) {
+Result<ReplicaManifest> ReplicaManifest::Decode(std::span<const uint8_t> bytes,
+                                                const cache::PageSealer* entry) {
   FERRY_TRY(CheckFraming(bytes));
-  ByteReader r(bytes.first(bytes.size() - 8));
+  const bool sealed = (LoadLE<uint32_t>(bytes.data() + kFlagsAt) & kSealedFlag) != 0;
+  if (sealed && entry == nullptr) {
+    return Error(ErrorCode::kPermission,
+                 "replica manifest is sealed (an encrypted entry's): it opens only with the "
+                 "cache's master key (cache_key_file)");
+  }
+  if (!sealed && entry != nullptr) {
+    // An encrypted entry's replica is always sealed: a plain one was put there.
+    return Bad("not sealed, but its entry is encrypted");
+  }
+  std::vector<uint8_t> opened;
+  std::span<const uint8_t> body = bytes.first(bytes.size() - 8);
+  if (sealed) {
+    opened = FERRY_TRY(OpenSealed(bytes, *entry));
+    body = opened;
+  }
+  ByteReader r(body);
   r.Take(8);
   ReplicaManifest m;
   const TableCounts n = FERRY_TRY(DecodeHeader(r, m));
@@ -303,6 +404,9 @@ Result<ReplicaManifest> ReplicaManifest::Decode(std::span<const uint8_t> bytes) 
   FERRY_TRY(DecodeExtents(r, n.extents, m));
   FERRY_TRY(DecodeNames(r, n, m));
   FERRY_TRY(DecodeRates(r, n.rates, m));
+  if (sealed) {
+    FERRY_TRY(DecodeTags(r, m));
+  }
   if (!r.ok() || r.remaining() != 0) {
     return Bad("size does not match its counts");
   }

@@ -8,12 +8,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "base/result.h"
+#include "cache/page_seal.h"
 #include "codec/compression.h"
+#include "replica/replica_seal.h"
 
 namespace ferry::replica {
 
@@ -35,7 +38,7 @@ struct ReplicaRecord {
 struct ReplicaExtent {
   uint64_t offset = 0;  // virtual offset; data file offset = offset - baskets_begin
   uint32_t bytes = 0;
-  uint32_t crc = 0;  // CRC32C of the bytes
+  uint32_t crc = 0;  // CRC32C of the bytes (0 in a sealed manifest: `tag` stands for it)
   uint64_t original_offset = 0;
   uint32_t original_bytes = 0;
   uint32_t tree = 0;  // index into trees
@@ -51,6 +54,7 @@ struct ReplicaExtent {
   // fSeekKey aside; `setting` is then the original's algorithm (level 0). Otherwise re-encoded
   // with `setting` (stage 2).
   bool as_stored = false;
+  SealTag tag{};  // a sealed manifest's: the extent's GCM tag (replica_seal.h)
   uint64_t end() const { return offset + bytes; }
 };
 
@@ -88,9 +92,23 @@ struct ReplicaManifest {
   std::vector<std::string> trees;       // tree paths
   std::vector<ReplicaBranch> branches;  // hot branches
   std::vector<CodecRate> rates;
+  // The replica of an encrypted entry: its extents and these sections sealed (replica_seal.h)
+  // under the key of (salt, generation).
+  bool sealed = false;
+  ReplicaSalt salt{};
 
-  void Encode(std::vector<uint8_t>& out) const;
-  static Result<ReplicaManifest> Decode(std::span<const uint8_t> bytes);
+  // A sealed manifest is encoded with `sealer` (of this manifest's salt and generation); a plain
+  // one without.
+  void Encode(std::vector<uint8_t>& out, const ReplicaSealer* sealer = nullptr) const;
+  // `entry`: the entry's page sealer when it is encrypted, else null. A sealed manifest opens
+  // only with the sealer of its entry (kCorruption when it does not authenticate, kPermission
+  // without one); an encrypted entry accepts no plain manifest (kCorruption).
+  static Result<ReplicaManifest> Decode(std::span<const uint8_t> bytes,
+                                        const cache::PageSealer* entry = nullptr);
+  // The sealer of this (sealed) manifest's generation.
+  std::unique_ptr<const ReplicaSealer> Sealer(const cache::PageSealer& entry) const {
+    return ReplicaSealer::Make(entry, salt, generation);
+  }
 
   // Index of the extent holding virtual offset `offset`, or -1 (binary search, no allocation).
   long ExtentAt(uint64_t offset) const;

@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -61,6 +63,24 @@ std::vector<std::string> KeysIn(const std::string& dir) {
     ::closedir(d);
   }
   return keys;
+}
+
+// The builder's environment: ours, and the cache's master key file, which it needs to open an
+// encrypted entry and seal its replica, and which the conf it reads need not name (the site
+// proxy's key comes from xrootd's configuration): FERRY_CACHE_CACHE_KEY_FILE overrides the
+// conf's cache_key_file.
+std::vector<std::string> BuilderEnvironment(const cache::Config& config) {
+  const std::string name = "FERRY_CACHE_CACHE_KEY_FILE=";
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (config.key_file.empty() || std::strncmp(*e, name.c_str(), name.size()) != 0) {
+      env.emplace_back(*e);
+    }
+  }
+  if (!config.key_file.empty()) {
+    env.push_back(name + config.key_file);
+  }
+  return env;
 }
 
 }  // namespace
@@ -134,6 +154,13 @@ void RequestReplicaBuild(const cache::Config& config, const std::string& key) {
     argv.push_back(a.data());
   }
   argv.push_back(nullptr);
+  std::vector<std::string> env_strings = BuilderEnvironment(config);
+  std::vector<char*> env;
+  env.reserve(env_strings.size() + 1);
+  for (std::string& e : env_strings) {
+    env.push_back(e.data());
+  }
+  env.push_back(nullptr);
   posix_spawnattr_t attr;
   posix_spawn_file_actions_t files;
   ::posix_spawnattr_init(&attr);
@@ -146,7 +173,7 @@ void RequestReplicaBuild(const cache::Config& config, const std::string& key) {
     ::posix_spawn_file_actions_addopen(&files, 2, "/dev/null", O_WRONLY, 0);
   }
   pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, builder.c_str(), &files, &attr, argv.data(), environ);
+  const int rc = ::posix_spawn(&pid, builder.c_str(), &files, &attr, argv.data(), env.data());
   ::posix_spawn_file_actions_destroy(&files);
   ::posix_spawnattr_destroy(&attr);
   if (rc != 0) {

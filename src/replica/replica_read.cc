@@ -7,7 +7,9 @@
 // grouped into runs over consecutive extents; a run whose requests tile whole extents exactly
 // (a cluster's vector read in the access-order layout) is one preadv straight into the caller's
 // buffers, anything else one pread into scratch. Every extent a run touches is checked against
-// its CRC32C; a bad one (or a failed read) is counted and rebuilt from the original basket.
+// its CRC32C — a sealed replica's (replica_seal.h) is read into scratch, decrypted and checked
+// against its GCM tag there —; a bad one (or a failed read) is counted and rebuilt from the
+// original basket.
 #include <sys/uio.h>
 
 #include <algorithm>
@@ -58,9 +60,10 @@ class RunParts {
            size_t begin,
            size_t end,
            uint64_t run_offset,
-           uint64_t run_end)
+           uint64_t run_end,
+           bool direct)
       : parts_(parts), order_(order.subspan(begin, end - begin)), run_offset_(run_offset) {
-    exact_ = part(0).offset == run_offset;
+    exact_ = direct && part(0).offset == run_offset;
     for (size_t k = 0; exact_ && k + 1 < order_.size(); ++k) {
       exact_ = part(k).offset + part(k).dest.size() == part(k + 1).offset;
     }
@@ -187,7 +190,16 @@ Status RebuildExtent(const ReplicaView& view,
   ByteVector scratch;
   out.clear();
   Result<uint32_t> size = ReencodeUnit(x, bytes, &scratch, &out);
-  if (!size || out.size() != x.bytes || crc32c::Value(out.data(), out.size()) != x.crc) {
+  bool same = size && out.size() == x.bytes;
+  if (same && view.sealer() != nullptr) {
+    // The same plaintext under the same key and nonce seals to the same tag.
+    std::vector<uint8_t> sealed(out.size());
+    same =
+        view.sealer()->SealExtent(static_cast<uint32_t>(e), x.offset, out, sealed.data()) == x.tag;
+  } else if (same) {
+    same = crc32c::Value(out.data(), out.size()) == x.crc;
+  }
+  if (!same) {
     return IoError("replica extent at " + std::to_string(x.offset) + " of " + m.url
                        + " is damaged and could not be rebuilt",
                    EIO);
@@ -212,7 +224,9 @@ void ReadExtentRun(const ReplicaView& view,
   const uint64_t run_offset = ea.offset;
   const uint64_t run_bytes = eb.end() - ea.offset;
   const uint64_t file_offset = run_offset - view.baskets_begin();
-  const RunParts run(parts, order, begin, end, run_offset, eb.end());
+  // A sealed run is decrypted in scratch: no unauthenticated byte reaches the caller's buffers.
+  const ReplicaSealer* sealer = view.sealer();
+  const RunParts run(parts, order, begin, end, run_offset, eb.end(), sealer == nullptr);
 
   bool read_ok = false;
   if (run.exact()) {
@@ -231,7 +245,12 @@ void ReadExtentRun(const ReplicaView& view,
 
   for (long e = first; e <= last; ++e) {
     const ReplicaExtent& x = m.extents[static_cast<size_t>(e)];
-    if (read_ok && run.Holds(x.offset) && run.ExtentCrc(x, vs.run) == x.crc) {
+    const bool good = read_ok && run.Holds(x.offset)
+                      && (sealer != nullptr ? sealer->OpenExtent(
+                              static_cast<uint32_t>(e), x.offset,
+                              {vs.run.data() + (x.offset - run_offset), x.bytes}, x.tag)
+                                            : run.ExtentCrc(x, vs.run) == x.crc);
+    if (good) {
       if (!run.exact()) {
         run.Deliver(x.offset, {vs.run.data() + (x.offset - run_offset), x.bytes});
       }

@@ -262,7 +262,7 @@ TEST(ReplicaStages, AViewOpenedAcrossAPublishTakesTheNewGeneration) {
 
   ReplicaBuildReport second;
   int loads = 0;
-  auto view = ReplicaView::Open(s.Paths(), info, [&] {
+  auto view = ReplicaView::Open(s.Paths(), info, nullptr, [&] {
     if (++loads == 1) {
       second = s.Build(ReplicaStage::kReencode);
     }
@@ -274,7 +274,7 @@ TEST(ReplicaStages, AViewOpenedAcrossAPublishTakesTheNewGeneration) {
   EXPECT_NE(second.generation, first.generation);
 
   ASSERT_EQ(::unlink(s.Paths().replica_data(second.generation).c_str()), 0);
-  auto gone = ReplicaView::Open(s.Paths(), info);
+  auto gone = ReplicaView::Open(s.Paths(), info, nullptr);
   ASSERT_FALSE(gone.has_value());
   EXPECT_EQ(gone.error().sys_errno(), ENOENT);
 }

@@ -25,7 +25,8 @@ void CopyOverlap(uint64_t src_offset,
 
 }  // namespace
 
-Result<ReplicaManifest> LoadManifest(const cache::EntryPaths& paths) {
+Result<ReplicaManifest> LoadManifest(const cache::EntryPaths& paths,
+                                     const cache::PageSealer* sealer) {
   Fd fd = FERRY_TRY(Fd::Open(paths.manifest(), O_RDONLY));
   const uint64_t size = FERRY_TRY(FileSize(fd.get()));
   if (size > (1ull << 30)) {
@@ -33,19 +34,20 @@ Result<ReplicaManifest> LoadManifest(const cache::EntryPaths& paths) {
   }
   std::vector<uint8_t> bytes(static_cast<size_t>(size));
   FERRY_TRY_CTX(PreadFull(fd.get(), bytes.data(), bytes.size(), 0), paths.manifest());
-  return FERRY_TRY_CTX(ReplicaManifest::Decode(bytes), paths.manifest());
+  return FERRY_TRY_CTX(ReplicaManifest::Decode(bytes, sealer), paths.manifest());
 }
 
 Result<std::shared_ptr<const ReplicaView>> ReplicaView::Open(
     const cache::EntryPaths& paths,
     const cache::IndexInfo& entry,
+    const cache::PageSealer* sealer,
     const std::function<void()>& after_manifest) {
   // A build publishes its manifest, then removes the previous generation's data file: a reader
   // that loaded the previous manifest just before finds that file gone, and the manifest now
   // names a newer generation. Loaded again then (each retry follows a publish, so few suffice).
   constexpr int kAttempts = 4;
   for (int attempt = 1;; ++attempt) {
-    ReplicaManifest m = FERRY_TRY(LoadManifest(paths));
+    ReplicaManifest m = FERRY_TRY(LoadManifest(paths, sealer));
     if (m.epoch != entry.epoch || m.origin_size != entry.origin_size
         || m.origin_mtime != entry.origin_mtime || m.url != entry.url) {
       return CorruptionError("replica " + paths.manifest() + " belongs to an older copy of "
@@ -67,6 +69,9 @@ Result<std::shared_ptr<const ReplicaView>> ReplicaView::Open(
     const uint64_t size = FERRY_TRY(FileSize(v->data_.get()));
     if (size < m.data_bytes) {
       return CorruptionError("replica data " + paths.replica_data(m.generation) + " is short");
+    }
+    if (m.sealed) {
+      v->sealer_ = m.Sealer(*sealer);
     }
     v->manifest_ = std::move(m);
     return std::shared_ptr<const ReplicaView>(std::move(v));

@@ -5,7 +5,8 @@
 // The view answers the parts of the virtual file that are not the original's bytes: the patches
 // over the original region, the tree-record slots, and where each extent lies in the data file
 // (docs/format/replica.md). It is the cache's VirtualFile (cache/replica_hooks.h): Read
-// (replica_read.cc) reads extents, checks their CRCs and rebuilds a bad one from the original
+// (replica_read.cc) reads extents, checks their CRCs (a sealed replica: decrypts them and checks
+// their tags) and rebuilds a bad one from the original
 // bytes, which it reads through the handle (OriginalReader).
 //
 // Thread-safety: immutable after Open(); shared by shared_ptr<const ReplicaView>; Read from any
@@ -34,9 +35,12 @@ class ReplicaView final : public cache::VirtualFile {
   // written with another version of its codec's library (a rebuilt extent would not match).
   // A data file removed by a newer build between the manifest's load and the file's open is
   // not an error: the newer manifest is loaded. `after_manifest` runs between the two (tests).
+  // `sealer`: the entry's page sealer when it is encrypted (its replica is sealed, and each
+  // extent is decrypted and authenticated as it is read), else null.
   static Result<std::shared_ptr<const ReplicaView>> Open(
       const cache::EntryPaths& paths,
       const cache::IndexInfo& entry,
+      const cache::PageSealer* sealer,
       const std::function<void()>& after_manifest = {});
 
   const ReplicaManifest& manifest() const { return manifest_; }
@@ -46,6 +50,8 @@ class ReplicaView final : public cache::VirtualFile {
   uint64_t virtual_size() const { return manifest_.virtual_size; }
   uint64_t baskets_begin() const { return manifest_.baskets_begin; }
   int data_fd() const { return data_.get(); }
+  // The sealer of this generation's extents (replica_seal.h); null for a plain replica.
+  const ReplicaSealer* sealer() const { return sealer_.get(); }
 
   // Overwrites the parts of `dest` (holding the original bytes at `offset`) that patches cover.
   void ApplyPatches(uint64_t offset, std::span<uint8_t> dest) const;
@@ -65,11 +71,13 @@ class ReplicaView final : public cache::VirtualFile {
   ReplicaView() = default;
 
   ReplicaManifest manifest_;
+  std::unique_ptr<const ReplicaSealer> sealer_;
   Fd data_;
 };
 
 // Reads and decodes KEY.rpm without opening its data file (status, builder). kNotFound when
-// absent.
-Result<ReplicaManifest> LoadManifest(const cache::EntryPaths& paths);
+// absent; `sealer` as for ReplicaManifest::Decode.
+Result<ReplicaManifest> LoadManifest(const cache::EntryPaths& paths,
+                                     const cache::PageSealer* sealer = nullptr);
 
 }  // namespace ferry::replica

@@ -3,7 +3,7 @@
 
 usage: test_replica.py FERRY PLUGIN_LIB ROOT_DATA_DIR JSROOT_CACHE TEST [FIXTURES_TOOL]
   TEST: fidelity | agc | auto | kill | takeover | fillbuild | rntuple | kill_rntuple | stages |
-        kill_stages | fillstages | movedpast
+        kill_stages | fillstages | movedpast | encrypted
 Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, no ROOT data).
 
 - fidelity: every real file of ROOT_DATA_DIR and a generated zlib-1 and LZMA-9 set, read fully
@@ -33,6 +33,8 @@ Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, no ROOT data).
   second on and on: the first file's replica is built while both are still open (the reader
   moved past it), holds the original's values, and the handle opened before it still reads
   the original's bytes.
+- encrypted: replica = auto with cache_key_file: sealed replicas built in the background serve
+  AGC to the same digests, verify clean, hold no run of the files; another key: status says why.
 - takeover: an explicit `replica build` while the background builder holds a file — paused by
   a pass that is running, and mid-build — returns with every file built, and the replica
   serves; the background builder steps aside and exits cleanly.
@@ -380,6 +382,91 @@ def test_auto():
             check(after["replica_reads"] > before["replica_reads"], "second pass used the replica")
     finally:
         s.remove()
+
+
+def test_encrypted():
+    """replica = auto with cache_key_file: the background builder (started by the plug-in, the
+    key handed over) leaves sealed replicas that serve AGC to the same digests without the
+    origin, verify clean, and hold no 16-byte run of the files; with another key, status says
+    why the replica is not read and AGC is right from the origin."""
+    s = Setup(replica="auto")
+    try:
+        key, other = os.path.join(s.root, "master.key"), os.path.join(s.root, "other.key")
+        for path in (key, other):
+            with open(path, "wb") as f:
+                f.write(os.urandom(32))
+            os.chmod(path, 0o600)
+        # The plug-in reads the key from its conf; the CLI here finds no enabled conf (the
+        # harness's is the plug-in's), so its commands get the key as FERRY_CACHE_CACHE_KEY_FILE.
+        conf = os.path.join(s.env["XRD_PLUGINCONFDIR"], "ferry.conf")
+        with open(conf, "a") as f:
+            f.write("cache_key_file = %s\n" % key)
+        cli = dict(s.env, FERRY_CACHE_CACHE_KEY_FILE=key)
+
+        def status(env):
+            p = s.ferry("cache", "replica", "status", "--dir", s.cache, "--json", env=env)
+            return json.loads(p.stdout)["files"] if p.returncode == 0 else p.stderr
+
+        names = s.gen("zlib:1", 6000, 1000, 7)
+        with Origin(s.data) as o:
+            urls = [o.url_for(n) for n in names]
+            first = agc(s, urls)
+            deadline = time.time() + 120
+            files = None
+            while time.time() < deadline:
+                files = status(cli)
+                if files and all(f["state"] == "built" for f in files):
+                    break
+                time.sleep(0.1)
+            check(files and all(f["state"] == "built" for f in files),
+                  "sealed replicas built in the background: %s" % files)
+            before = s.stats()
+            second = agc(s, urls)
+            after = s.stats()
+            check(first["digest"] == second["digest"], "digests")
+            check(after["replica_reads"] > before["replica_reads"]
+                  and after["replica_faults"] == before["replica_faults"]
+                  and after["origin_requests"] == before["origin_requests"],
+                  "second pass served by the sealed replicas: %s" % after)
+            v = s.ferry("cache", "verify", "--dir", s.cache, "--json", env=cli)
+            check(v.returncode == 0 and json.loads(v.stdout)["replicas_bad"] == 0,
+                  "verify with the key: %s" % v.stdout[-400:])
+            check(sealed_runs(s, names) == 0, "no run of the files in the cache directory")
+            reasons = [f["reason"] for f in status(dict(s.env, FERRY_CACHE_CACHE_KEY_FILE=other))]
+            check(reasons and all("sealed replica not read" in r for r in reasons),
+                  "status with another key: %s" % reasons)
+            text = open(conf).read()
+            with open(conf, "w") as f:
+                f.write(text.replace(key, other))
+            third = agc(s, urls)
+            last = s.stats()
+            check(third["digest"] == first["digest"]
+                  and last["origin_requests"] > after["origin_requests"],
+                  "another key: right digests, from the origin: %s" % last)
+    finally:
+        s.remove()
+
+
+def sealed_runs(s, names):
+    """How many sampled 16-byte runs of the files `names` (runs of 8 byte values or more: not
+    the zeros and small integers any file holds) stand in the files of the cache directory."""
+    blobs = []
+    for root, _, files in os.walk(s.cache):
+        for name in files:
+            with open(os.path.join(root, name), "rb") as f:
+                blobs.append(f.read())
+    rnd = random.Random(3)
+    found, total = 0, 0
+    for n in names:
+        content = open(os.path.join(s.data, n), "rb").read()
+        for _ in range(400):
+            o = rnd.randrange(len(content) - 16)
+            run = content[o:o + 16]
+            if len(set(run)) >= 8:
+                total += 1
+                found += any(run in b for b in blobs)
+    check(total > 100, "enough runs sampled: %d" % total)
+    return found
 
 
 def test_kill(fmt="ttree"):
@@ -773,4 +860,5 @@ if __name__ == "__main__":
               "takeover": test_takeover, "fillbuild": test_fillbuild,
               "rntuple": test_rntuple, "kill_rntuple": lambda: test_kill("rntuple"),
               "stages": test_stages, "kill_stages": test_kill_stages,
-              "fillstages": test_fillstages, "movedpast": test_movedpast}, TEST)
+              "fillstages": test_fillstages, "movedpast": test_movedpast,
+              "encrypted": test_encrypted}, TEST)

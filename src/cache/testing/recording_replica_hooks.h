@@ -17,7 +17,9 @@ namespace ferry::cache {
 class RecordingReplicaHooks final : public ReplicaHooks {
  public:
   Result<std::shared_ptr<const VirtualFile>> OpenVirtual(
-      const EntryPaths& /*paths*/, const IndexInfo& /*entry*/) const override {
+      const EntryPaths& /*paths*/,
+      const IndexInfo& /*entry*/,
+      const PageSealer* /*sealer*/) const override {
     return NotFoundError("no replica (test)");
   }
   void EncodeAccess(uint64_t /*generation*/,
@@ -34,6 +36,7 @@ class RecordingReplicaHooks final : public ReplicaHooks {
   }
   void Verify(const EntryPaths& /*paths*/,
               const IndexInfo& /*entry*/,
+              const PageSealer* /*sealer*/,
               VerifyReport& /*report*/) const override {}
   // Accepts any value but "bad" (the cache's tests of ConfigFromMap with a tier).
   Status CheckSetting(std::string_view /*key*/, std::string_view value) const override {
