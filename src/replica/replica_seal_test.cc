@@ -56,20 +56,9 @@ std::shared_ptr<const MasterKey> KeyOf(uint8_t fill) {
   return std::make_shared<const MasterKey>(MasterKey::FromBytes(k));
 }
 
-// The sample tree, zlib-1, 8 clusters of 128 entries.
-std::vector<uint8_t> TreeFile(const testing::TempDir& dir) {
-  rootwrite::TreeOptions to;
-  to.auto_flush = 128;
-  to.basket_size = 32000;
-  const std::string path = dir.File("sample.root");
-  Status st = rootwrite::sample::Write(path, rootwrite::sample::Fixed(), to, false);
-  EXPECT_TRUE(st) << st.error().ToString();
-  return testing::ReadWholeFile(path);
-}
-
 struct Sealed {
   testing::TempDir dir;
-  std::vector<uint8_t> bytes = TreeFile(dir);
+  std::vector<uint8_t> bytes = SampleTreeBytes(dir);
   std::shared_ptr<MemoryOrigin> origin = std::make_shared<MemoryOrigin>(bytes);
   Config config = Keyed(KeyOf(1));
   std::shared_ptr<Cache> cache = Cache::Create(config).value();

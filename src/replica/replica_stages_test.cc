@@ -48,17 +48,6 @@ using cache::PathsFor;
 
 constexpr const char* kUrl = "root://origin.example:1094//data/stages.root";
 
-// The sample tree, zlib-1, 8 clusters of 128 entries.
-std::vector<uint8_t> TreeFile(const testing::TempDir& dir) {
-  rootwrite::TreeOptions to;
-  to.auto_flush = 128;
-  to.basket_size = 32000;
-  const std::string path = dir.File("sample.root");
-  Status st = rootwrite::sample::Write(path, rootwrite::sample::Fixed(), to, false);
-  EXPECT_TRUE(st) << st.error().ToString();
-  return testing::ReadWholeFile(path);
-}
-
 // A ROOT-written RNTuple (zstd); empty when data/rntuple is absent.
 std::vector<uint8_t> RntupleFile() {
   if (testing::RntupleDataDir().empty()) {
@@ -158,7 +147,7 @@ TEST(ReplicaStages, TheCodecSettingIsAutoZstdLz4OrNone) {
 
 TEST(ReplicaStages, ARelocatedTreeServesTheOriginalValues) {
   testing::TempDir dir;
-  Stages s(TreeFile(dir));
+  Stages s(SampleTreeBytes(dir));
   ExpectStageOneServes(s);
 }
 
@@ -177,7 +166,7 @@ TEST(ReplicaStages, ARelocatedRntupleServesTheOriginalValues) {
 // reader has read once since it started, so the two overlap whatever the scheduling.
 TEST(ReplicaStages, AReencodedGenerationReplacesStageOneWhileReadersReadOn) {
   testing::TempDir dir;
-  Stages s(TreeFile(dir));
+  Stages s(SampleTreeBytes(dir));
   s.Pass();
   const ReplicaBuildReport first = s.Build(ReplicaStage::kRelocate);
   ASSERT_EQ(first.stage, 1);
@@ -249,7 +238,7 @@ TEST(ReplicaStages, AReencodedGenerationReplacesStageOneWhileReadersReadOn) {
 // manifest is still an error.
 TEST(ReplicaStages, AViewOpenedAcrossAPublishTakesTheNewGeneration) {
   testing::TempDir dir;
-  Stages s(TreeFile(dir));
+  Stages s(SampleTreeBytes(dir));
   s.Pass();
   const ReplicaBuildReport first = s.Build(ReplicaStage::kRelocate);
   ASSERT_EQ(first.stage, 1);
@@ -281,7 +270,7 @@ TEST(ReplicaStages, AViewOpenedAcrossAPublishTakesTheNewGeneration) {
 
 TEST(ReplicaStages, TheChoiceFollowsTheMeasureAndAReencodeGivesWay) {
   testing::TempDir dir;
-  Stages s(TreeFile(dir));
+  Stages s(SampleTreeBytes(dir));
   s.Pass();
   ReplicaBuildOptions no_room;
   no_room.reencode_fits = [](std::string* why) {
@@ -331,7 +320,7 @@ TEST(ReplicaStages, TheChoiceFollowsTheMeasureAndAReencodeGivesWay) {
 TEST(ReplicaStages, AChangedOriginDropsEitherStage) {
   for (const ReplicaStage last : {ReplicaStage::kRelocate, ReplicaStage::kReencode}) {
     testing::TempDir dir;
-    Stages s(TreeFile(dir));
+    Stages s(SampleTreeBytes(dir));
     s.Pass();
     s.Build(ReplicaStage::kRelocate);
     const ReplicaBuildReport r = s.Build(last);

@@ -1,6 +1,6 @@
 // Helpers shared by the replica tests: what a ROOT file holds, value by value, through any
-// byte source (the original in memory, a replica's virtual file through the cache), and a test
-// cache's config with the replica tier plugged in.
+// byte source (the original in memory, a replica's virtual file through the cache), a test
+// cache's config with the replica tier plugged in, and the sample tree the stage tests relocate.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +18,9 @@
 #include "replica/hooks.h"
 #include "rootio/rntuple.h"
 #include "rootio/root_file.h"
+#include "rootwrite/sample_tree.h"
 #include "testing/cache_testing.h"
+#include "testing/testing.h"
 
 namespace ferry::replica {
 
@@ -87,6 +89,17 @@ inline std::map<std::string, std::string> Values(io::ByteSource& src,
     }
   }
   return out;
+}
+
+// The sample tree, zlib-1, 8 clusters of 128 entries, written in `dir`: its bytes.
+inline std::vector<uint8_t> SampleTreeBytes(const testing::TempDir& dir) {
+  rootwrite::TreeOptions to;
+  to.auto_flush = 128;
+  to.basket_size = 32000;
+  const std::string path = dir.File("sample.root");
+  Status st = rootwrite::sample::Write(path, rootwrite::sample::Fixed(), to, false);
+  EXPECT_TRUE(st) << st.error().ToString();
+  return testing::ReadWholeFile(path);
 }
 
 }  // namespace ferry::replica
