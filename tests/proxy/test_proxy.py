@@ -4,7 +4,7 @@ libXrdFerryProxy (started with `ferry proxy run`), real clients.
 
 usage: test_proxy.py FERRY PGREAD_PROBE ROOT_DATA_DIR TEST
   TEST: basic | reuse | concurrency | crash | faults | storm | cluster | twolevel | rntuple |
-  cached_only | stalled_origin | copies | zero_copy (and *_long
+  cached_only | stalled_origin | copies | copies_memory | zero_copy (and *_long
   variants of crash and storm at full size)
 Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, not root, no namespaces).
 """
@@ -941,6 +941,45 @@ def test_copies(mib=192, fraction=0.5):
         s.remove()
 
 
+def test_copies_memory(copies=6, mib=64, budget=6 << 20):
+    """Many concurrent copies through a proxy whose copy memory (ferry.copy_memory,
+    copy_budget.h) is far below what they would hold (each up to 80 MiB): every copy gets every
+    byte right, none fails, and the memory the copies held never passed the budget
+    (copy_memory_peak_bytes, also in `ferry proxy metrics`); once they are done none is held."""
+    s = Setup()
+    try:
+        files = [s.file("m%d.bin" % k, mib << 20, 40 + k) for k in range(copies)]
+        with ferry_testbed.Origin(s.data) as o, \
+                Proxy(FERRY, o.url.split("//")[1].rstrip("/"), s.cache, s.root, env=s.env,
+                      status_ms=50,
+                      extra=["--set", "min_free=0", "--copy-cache-fraction", "0.1",
+                             "--set", "copy_memory=%d" % budget]) as p:
+            outs = [os.path.join(s.root, "m%d.out" % k) for k in range(copies)]
+            procs = [subprocess.Popen(["xrdcp", "-f", p.url_for(os.path.basename(f)), out],
+                                      env=s.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                     for f, out in zip(files, outs)]
+            for k, proc in enumerate(procs):
+                _, err = proc.communicate(timeout=240)
+                check(proc.returncode == 0, "copy %d: exit %d: %s" % (k, proc.returncode, err))
+            for f, out in zip(files, outs):
+                check(same_file(out, f), "%s: the origin's bytes" % os.path.basename(out))
+            st = s.settled()
+            print("copy memory: peak %s of %s, held %s, refused %s; copies %s, through %s" % tuple(
+                st.get(k) for k in ("copy_memory_peak_bytes", "copy_memory_limit_bytes",
+                                    "copy_memory_bytes", "copy_memory_refused",
+                                    "copies_detected", "copy_bytes_through")), flush=True)
+            check(st.get("copies_detected") == copies, "every copy recognised: %s" % st)
+            check(st.get("copy_memory_limit_bytes") == budget, "the budget: %s" % st)
+            check(0 < st.get("copy_memory_peak_bytes", 0) <= budget,
+                  "the copies' memory stayed within the budget: %s" % st)
+            check(st.get("copy_memory_bytes") == 0, "nothing held once the copies closed")
+            metrics = s.ferry("proxy", "metrics", "--dir", s.cache).stdout
+            check("ferry_proxy_copy_memory_peak_bytes %d" % st["copy_memory_peak_bytes"]
+                  in metrics, "ferry proxy metrics shows the peak")
+    finally:
+        s.remove()
+
+
 def flip(path, offset):
     with open(path, "r+b") as f:
         f.seek(offset)
@@ -1033,6 +1072,7 @@ TESTS = {
     "cached_only": test_cached_only,
     "stalled_origin": test_stalled_origin,
     "copies": test_copies,
+    "copies_memory": test_copies_memory,
     "zero_copy": test_zero_copy,
 }
 

@@ -20,9 +20,12 @@
 // runner (the proxy's workers); a read waits for its blocks (or fetches those no task started
 // yet itself, so that a read never waits on a queued task) and a block read whole is freed once
 // kKeepRead more recent ones were (a page read again after that is read from the origin
-// alone). At most kMaxBlocks + kKeepRead blocks (80 MiB) are held per handle. A block that failed
-// is dropped, and its read is then served by the cache's own path (retries with backoff, the
-// origin's error): fail-open, as everywhere in the cache.
+// alone). At most kMaxBlocks + kKeepRead blocks (80 MiB) are held per handle, and all copies
+// together hold at most the proxy's CopyBudget (`ferry.copy_memory`, copy_budget.h): over it, a
+// copy fetches fewer blocks ahead, keeps fewer read whole, and reads the bytes of a block it
+// could not get straight from the origin into the client's buffer, so it never waits for
+// memory. A block that failed is dropped, and its read is then served by the cache's own path
+// (retries with backoff, the origin's error): fail-open, as everywhere in the cache.
 //
 // Thread-safety: Read may be called from many threads at once; Stop waits for running fetches
 // and must not run concurrently with Read. Lifetime: tasks given to the runner keep the stream's
@@ -39,6 +42,7 @@
 #include "cache/cache.h"
 #include "cache/origin.h"
 #include "io/byte_source.h"
+#include "plugin/proxy/copy_budget.h"
 #include "readahead/bulk_detect.h"
 
 namespace ferry::proxy {
@@ -64,7 +68,11 @@ class CopyStream {
   // many as xrdcp's 4 parallel 8 MiB chunks hold, since blocks retire in any order among them.
   static constexpr size_t kKeepRead = 16;
 
-  CopyStream(std::shared_ptr<cache::Origin> origin, uint64_t size, Runner runner);
+  // `budget`: the memory shared by every copy (null: none, only the per-handle bounds).
+  CopyStream(std::shared_ptr<cache::Origin> origin,
+             uint64_t size,
+             Runner runner,
+             CopyBudget* budget = nullptr);
   ~CopyStream();
   CopyStream(const CopyStream&) = delete;
   CopyStream& operator=(const CopyStream&) = delete;
@@ -72,8 +80,8 @@ class CopyStream {
   // Reads every request (inside [0, size)) from the origin; each gets its own status. Error: the
   // first failure (the origin's).
   Status Read(std::span<io::ReadRequest> requests);
-  // Stops read-ahead: queued tasks return at once, running fetches are waited for, the origin
-  // is released. Idempotent.
+  // Stops read-ahead: queued tasks return at once, running fetches are waited for, the blocks
+  // are freed (and given back to the budget), the origin is released. Idempotent.
   void Stop();
   uint64_t origin_bytes() const;
   uint64_t origin_requests() const;
@@ -97,7 +105,8 @@ class CopyThrough {
                                           double fraction,
                                           std::shared_ptr<cache::Origin> origin,
                                           CopyStream::Runner runner,
-                                          CopyCounters* counters);
+                                          CopyCounters* counters,
+                                          CopyBudget* budget = nullptr);
   // The in-order prefix at which a copy is recognised: what leaves room before the fraction for
   // its reads in flight and their read-ahead, but at least kMinPrefix and 1% of the file (the
   // detector's least). Files under (kMinPrefix + 48 MiB) / fraction therefore keep up to
@@ -108,7 +117,8 @@ class CopyThrough {
               double fraction,
               std::shared_ptr<cache::Origin> origin,
               CopyStream::Runner runner,
-              CopyCounters* counters);
+              CopyCounters* counters,
+              CopyBudget* budget = nullptr);
 
   // Reads `requests` of the handle `cached`: through the cache until the handle reads as a copy,
   // then as described above. `through` receives the bytes served through uncached.

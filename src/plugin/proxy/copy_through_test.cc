@@ -1,6 +1,8 @@
 #include "plugin/proxy/copy_through.h"
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -213,6 +215,82 @@ TEST(CopyThroughTest, ParallelChunksOutOfOrderGetTheirBytesOnce) {
   }
   EXPECT_EQ(stream.origin_bytes(), s.bytes.size() + page.size());
   stream.Stop();
+  threads.Join();
+}
+
+// xrdcp's pattern: 4 readers, each reading 8 MiB chunks in 2 MiB pieces; chunk k by reader
+// k % 4. Returns the reads whose bytes were wrong.
+int CopyLikeXrdcp(CopyStream& stream, const std::vector<uint8_t>& bytes) {
+  std::atomic<int> bad{0};
+  std::vector<std::thread> readers;
+  readers.reserve(4);
+  for (int t = 0; t < 4; ++t) {
+    readers.emplace_back([&, t] {
+      std::vector<uint8_t> buf(2 * kMiB);
+      for (auto chunk = static_cast<uint64_t>(t); chunk * 8 * kMiB < bytes.size(); chunk += 4) {
+        for (uint64_t off = chunk * 8 * kMiB; off < (chunk + 1) * 8 * kMiB; off += 2 * kMiB) {
+          io::ReadRequest r{off, buf, {}};
+          if (!stream.Read({&r, 1})
+              || !std::equal(buf.begin(), buf.end(), bytes.begin() + static_cast<long>(off))) {
+            ++bad;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& r : readers) {
+    r.join();
+  }
+  return bad.load();
+}
+
+TEST(CopyThroughTest, WithoutMemoryACopyReadsStraightIntoTheBuffers) {
+  Fixture s(24 * kMiB);
+  CopyBudget budget(0);
+  Threads threads;
+  CopyStream stream(s.origin, s.bytes.size(), threads.runner(), &budget);
+  // Reads across block boundaries: each is read whole from the origin, in one request.
+  std::vector<uint8_t> buf(3 * kMiB);
+  for (uint64_t off = 0; off < s.bytes.size(); off += buf.size()) {
+    io::ReadRequest r{off, buf, {}};
+    ASSERT_TRUE(stream.Read({&r, 1})) << off;
+    EXPECT_TRUE(std::equal(buf.begin(), buf.end(), s.bytes.begin() + static_cast<long>(off)));
+  }
+  EXPECT_EQ(budget.peak(), 0u);
+  EXPECT_GT(budget.refused(), 0u);
+  EXPECT_EQ(stream.origin_bytes(), s.bytes.size()) << "each byte read once";
+  EXPECT_EQ(stream.origin_requests(), s.bytes.size() / buf.size());
+  stream.Stop();
+  threads.Join();
+}
+
+TEST(CopyThroughTest, ConcurrentCopiesShareTheBudget) {
+  Fixture s(48 * kMiB);
+  constexpr uint64_t kLimit = 8 * kMiB;  // 4 blocks for 6 copies that would hold 24 each
+  CopyBudget budget(kLimit);
+  Threads threads;
+  std::vector<std::unique_ptr<CopyStream>> streams;
+  for (int c = 0; c < 6; ++c) {
+    streams.push_back(
+        std::make_unique<CopyStream>(s.origin, s.bytes.size(), threads.runner(), &budget));
+  }
+  std::atomic<int> bad{0};
+  std::vector<std::thread> copies;
+  copies.reserve(streams.size());
+  for (auto& stream : streams) {
+    copies.emplace_back([&, st = stream.get()] { bad += CopyLikeXrdcp(*st, s.bytes); });
+  }
+  for (std::thread& c : copies) {
+    c.join();
+  }
+  EXPECT_EQ(bad.load(), 0) << "every byte right, none failed";
+  EXPECT_LE(budget.peak(), kLimit);
+  EXPECT_GT(budget.refused(), 0u) << "the budget was short";
+  for (auto& stream : streams) {
+    EXPECT_GE(stream->origin_bytes(), s.bytes.size());
+    stream->Stop();
+  }
+  EXPECT_EQ(budget.held(), 0u) << "stopped streams give their blocks back";
   threads.Join();
 }
 

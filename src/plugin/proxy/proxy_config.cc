@@ -195,6 +195,12 @@ Status ApplyKey(const std::string& key,
                                   + "': expected a share of the file from 0 to 1");
     }
     c.copy_cache_fraction = *f;
+  } else if (key == "copy_memory") {
+    auto bytes = ParseSize(value);
+    if (!bytes) {
+      return InvalidArgumentError("ferry.copy_memory '" + value + "': expected a size (512M, 2G)");
+    }
+    c.copy_memory = *bytes;
   } else if (key == "data_dirs") {
     std::istringstream dirs(value);
     for (std::string dir; dirs >> dir;) {
