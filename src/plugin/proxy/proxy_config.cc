@@ -285,6 +285,10 @@ Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
   // seeks) is the case for `channels` > 1.
   cache_keys.try_emplace("workers", "64");
   cache_keys.try_emplace("channels", "1");
+  // A copy from an origin faster than the cache's disk (a site's LAN) would otherwise leave
+  // holes wherever the write-behind queue was full, fetched again by the next reader: its
+  // fetches wait for room instead (cache/writer.h), and a stuck disk costs one wait.
+  cache_keys.try_emplace("writeback_wait_ms", "1000");
   // No replica tier here yet: a replica's virtual file has its own size, and the proxy answers
   // stat by path from the byte tier's index (XrdOss::Stat), which would disagree with it.
   cache_keys.try_emplace("replica", "off");

@@ -80,6 +80,7 @@ TEST(ProxyConfig, DefaultsAndRequiredKeys) {
   EXPECT_EQ(c->origin_idle_max, 256u);
   EXPECT_DOUBLE_EQ(c->copy_cache_fraction, 0.25);
   EXPECT_EQ(c->copy_memory, 1ull << 30);
+  EXPECT_EQ(c->cache.writeback_wait_ms, 1000u) << "a copy waits for the disk (writer.h)";
   EXPECT_FALSE(ParseProxyConfig("ferry.dir /c\n"));
   EXPECT_FALSE(ParseProxyConfig("ferry.origin o:1\n"));
   EXPECT_EQ(c->lookahead, 8u);
