@@ -489,8 +489,10 @@ TEST(CacheTest, LockTimeoutFailsOpen) {
 // holds the entry's write lock, the queue fills with two misses, and the third miss waits until
 // the lock is let go; nothing is dropped and every byte read is held.
 TEST(CacheTest, AFetchWaitsForRoomInTheWriteBehindQueue) {
+  constexpr uint64_t kQueue = 64 << 10;
+  constexpr size_t kRead = 32 << 10;
   Fixture fx;
-  fx.config.writeback_bytes = 64 * 1024;
+  fx.config.writeback_bytes = kQueue;
   fx.config.writeback_wait_ms = 60000;
   fx.config.lock_timeout_ms = 60000;
   auto cache = Cache::Create(fx.config);
@@ -502,20 +504,20 @@ TEST(CacheTest, AFetchWaitsForRoomInTheWriteBehindQueue) {
   constexpr uint64_t kStep = 1 << 20;
   std::thread reader([&] {
     for (uint64_t off = 0; off < 3 * kStep; off += kStep) {
-      EXPECT_EQ(ReadRange(**f, off, 32 * 1024), Slice(fx.bytes, off, 32 * 1024));
+      EXPECT_EQ(ReadRange(**f, off, kRead), Slice(fx.bytes, off, kRead));
     }
   });
-  for (int i = 0; i < 60000 && (*cache)->writer().queued_bytes() < 64 * 1024; ++i) {
+  for (int i = 0; i < 60000 && (*cache)->writer().queued_bytes() < kQueue; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  EXPECT_EQ((*cache)->writer().queued_bytes(), 64u * 1024) << "two misses fill the queue";
+  EXPECT_EQ((*cache)->writer().queued_bytes(), kQueue) << "two misses fill the queue";
   ASSERT_TRUE(other->Unlock(kWriteLockByte));
   reader.join();
   ASSERT_TRUE((*cache)->Flush());
   EXPECT_EQ((*cache)->counters().Get(Counter::kWritesDropped), 0u);
   const uint64_t calls = fx.origin->read_calls();
   for (uint64_t off = 0; off < 3 * kStep; off += kStep) {
-    EXPECT_EQ(ReadRange(**f, off, 32 * 1024), Slice(fx.bytes, off, 32 * 1024));
+    EXPECT_EQ(ReadRange(**f, off, kRead), Slice(fx.bytes, off, kRead));
   }
   EXPECT_EQ(fx.origin->read_calls(), calls) << "all three held";
 }
@@ -523,8 +525,10 @@ TEST(CacheTest, AFetchWaitsForRoomInTheWriteBehindQueue) {
 // A writer that makes no room within writeback_wait_ms (a stuck disk): that fetch is dropped,
 // and so is the next one, without a wait of its own; the reader gets its bytes all along.
 TEST(CacheTest, AStuckWriteBehindCostsOneWait) {
+  constexpr uint64_t kQueue = 64 << 10;
+  constexpr size_t kRead = 32 << 10;
   Fixture fx;
-  fx.config.writeback_bytes = 64 * 1024;
+  fx.config.writeback_bytes = kQueue;
   fx.config.writeback_wait_ms = 20;
   fx.config.lock_timeout_ms = 60000;
   auto cache = Cache::Create(fx.config);
@@ -533,9 +537,9 @@ TEST(CacheTest, AStuckWriteBehindCostsOneWait) {
   const EntryPaths paths = PathsFor(fx.config.dir, EntryKey(*NormalizeUrl(kUrl)));
   auto other = LockFile::Open(paths.lock());
   ASSERT_TRUE(other->Lock(kWriteLockByte, true, 0));
-  constexpr uint64_t kStep = 512 * 1024;
+  constexpr uint64_t kStep = 512 << 10;
   for (uint64_t off = 0; off < 4 * kStep; off += kStep) {
-    EXPECT_EQ(ReadRange(**f, off, 32 * 1024), Slice(fx.bytes, off, 32 * 1024));
+    EXPECT_EQ(ReadRange(**f, off, kRead), Slice(fx.bytes, off, kRead));
   }
   EXPECT_EQ((*cache)->counters().Get(Counter::kWritesDropped), 2u);
   ASSERT_TRUE(other->Unlock(kWriteLockByte));

@@ -25,6 +25,7 @@ namespace ferry::proxy {
 class CopyBudget {
  public:
   explicit CopyBudget(uint64_t limit) : limit_(limit) {}
+  ~CopyBudget() = default;
   CopyBudget(const CopyBudget&) = delete;
   CopyBudget& operator=(const CopyBudget&) = delete;
 

@@ -184,8 +184,9 @@ void CopyStream::State::Split(std::span<io::ReadRequest> requests, ReadPlan& pla
       if (Claim(b, plan.mine)) {
         plan.memory.push_back(piece);
         plan.furthest = std::max(plan.furthest, pos + n);
-      } else if (!plan.direct.empty() && plan.direct.back().request == i) {
-        io::ReadRequest& last = plan.direct.back().read;  // the same request's previous piece
+      } else if (!plan.direct.empty() && plan.direct.back().request == i
+                 && plan.direct.back().read.offset + plan.direct.back().read.dest.size() == pos) {
+        io::ReadRequest& last = plan.direct.back().read;  // the piece before, also direct
         last.dest = {last.dest.data(), last.dest.size() + n};
       } else {
         plan.direct.push_back(piece);

@@ -264,12 +264,34 @@ TEST(CopyThroughTest, WithoutMemoryACopyReadsStraightIntoTheBuffers) {
   threads.Join();
 }
 
+// A read across a block freed after it was read whole and one still kept: the first part
+// comes from the origin, the second from memory, each byte right.
+TEST(CopyThroughTest, AReadAcrossAFreedAndAKeptBlock) {
+  Fixture s(48 * kMiB);
+  CopyStream stream(s.origin, s.bytes.size(), Inline());
+  std::vector<uint8_t> buf(CopyStream::kBlock);
+  for (uint64_t off = 0; off < 20 * CopyStream::kBlock; off += CopyStream::kBlock) {
+    io::ReadRequest r{off, buf, {}};
+    ASSERT_TRUE(stream.Read({&r, 1}));
+  }
+  // Blocks 0-3 are freed (16 kept: 4-19).
+  const uint64_t fetched = stream.origin_bytes();
+  std::vector<uint8_t> across(16 * kKiB);
+  const uint64_t at = 4 * CopyStream::kBlock - 8 * kKiB;
+  io::ReadRequest r{at, across, {}};
+  ASSERT_TRUE(stream.Read({&r, 1}));
+  EXPECT_TRUE(std::equal(across.begin(), across.end(), s.bytes.begin() + static_cast<long>(at)));
+  EXPECT_EQ(stream.origin_bytes(), fetched + 8 * kKiB) << "only the freed block's part fetched";
+  stream.Stop();
+}
+
 TEST(CopyThroughTest, ConcurrentCopiesShareTheBudget) {
   Fixture s(48 * kMiB);
   constexpr uint64_t kLimit = 8 * kMiB;  // 4 blocks for 6 copies that would hold 24 each
   CopyBudget budget(kLimit);
   Threads threads;
   std::vector<std::unique_ptr<CopyStream>> streams;
+  streams.reserve(6);
   for (int c = 0; c < 6; ++c) {
     streams.push_back(
         std::make_unique<CopyStream>(s.origin, s.bytes.size(), threads.runner(), &budget));
