@@ -4,7 +4,7 @@ libXrdFerryProxy (started with `ferry proxy run`), real clients.
 
 usage: test_proxy.py FERRY PGREAD_PROBE ROOT_DATA_DIR TEST
   TEST: basic | reuse | concurrency | crash | faults | storm | cluster | twolevel | rntuple |
-  cached_only | stalled_origin | copies | copies_memory | zero_copy (and *_long
+  cached_only | stalled_origin | copies | copies_memory | zero_copy | zero_copy_ahead (and *_long
   variants of crash and storm at full size)
 Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, not root, no namespaces).
 """
@@ -1055,6 +1055,53 @@ def test_zero_copy():
         s.remove()
 
 
+def test_zero_copy_ahead(mib=12, held_mib=8):
+    """Reads sent with sendfile are followed by read-ahead like reads served the normal way
+    (CachedFile::FollowZeroCopy): a reader that reads in order through the part of a file the
+    proxy holds, every read of it sent from the data file, has the rest of the file fetched
+    ahead of it before it gets there. The held part is filled and then verified by reads
+    backwards (no sequential run: nothing read ahead); then a reader reads it forwards and keeps
+    the file open, and the proxy fetches the rest meanwhile."""
+    s = Setup()
+    size, held = mib << 20, held_mib << 20
+    local = s.file("r.bin", size, 51)
+    try:
+        with ferry_testbed.Origin(s.data) as o, \
+                Proxy(FERRY, origin_hostport(o), s.cache, s.root, env=s.env, status_ms=50,
+                      extra=["--set", "publish_ms=50"]) as p:
+            url = p.url_for("r.bin")
+            held_now = lambda: sum(e.get("held_bytes", 0) for e in s.ls())  # noqa: E731
+            for k in ("fill", "verify"):
+                ok(s.reader("span", url, local, "65536", "0", str(held), "down", "-"),
+                   "%s [0, %d MiB) backwards" % (k, held_mib))
+                before = s.settled()
+            check(held <= held_now() < size, "only the first part is held: %d" % held_now())
+            gate = os.path.join(s.root, "gate")
+            reader = subprocess.Popen([PY, READER, "span", url, local, "65536", "0", str(held),
+                                       "up", gate], env=s.env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True)
+            try:
+                line = reader.stdout.readline().strip()
+                check(line == "read", "the held part read forwards: %r" % line)
+                got = wait_for(lambda: held_now() >= size, 60)
+                check(got, "the rest was fetched ahead while the reader was served by sendfile:"
+                      " %d of %d held" % (held_now(), size))
+            finally:
+                open(gate, "w").close()
+                _, err = reader.communicate(timeout=120)
+            check(reader.returncode == 0, "the reader: %s" % err)
+            st = s.settled()
+            print("zero copy: %s reads sent, %s declined; prefetched %s" % (
+                st.get("zero_copy_reads", 0) - before.get("zero_copy_reads", 0),
+                st.get("zero_copy_declined"), st.get("prefetched_bytes")), flush=True)
+            check(st.get("zero_copy_reads", 0) - before.get("zero_copy_reads", 0) == held // 65536,
+                  "every forward read was sent from the data file: %s" % st)
+            check(st.get("prefetched_bytes", 0) >= size - held,
+                  "read-ahead fetched it: %s" % st)
+    finally:
+        s.remove()
+
+
 TESTS = {
     "basic": test_basic,
     "reuse": test_reuse,
@@ -1074,6 +1121,7 @@ TESTS = {
     "copies": test_copies,
     "copies_memory": test_copies_memory,
     "zero_copy": test_zero_copy,
+    "zero_copy_ahead": test_zero_copy_ahead,
 }
 
 

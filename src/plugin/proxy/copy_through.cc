@@ -408,20 +408,38 @@ CopyThrough::CopyThrough(uint64_t size,
       stream_(std::move(origin), size, std::move(runner), budget),
       counters_(counters) {}
 
-bool CopyThrough::NoteProgress(std::span<const io::ReadRequest> requests) {
+bool CopyThrough::NoteProgress(std::span<const fetch::Range> reads) {
   // XrdCl reads a page again on its own when its pgread checksum did not match (4 KiB reads
   // of bytes the copy already read): neither a copy's progress nor an analysis's, so not
   // counted (they would pull the mean read below BulkDetector::kMinRead).
   const uint64_t prefix = detector_.prefix();
   bool progress = false;
-  for (const io::ReadRequest& r : requests) {
-    const uint64_t end = r.offset + r.dest.size();
+  for (const fetch::Range& r : reads) {
+    const uint64_t end = r.end();
     progress = progress || end > prefix;
     uint64_t seen = furthest_.load(std::memory_order_relaxed);
     while (end > seen && !furthest_.compare_exchange_weak(seen, end, std::memory_order_relaxed)) {
     }
   }
-  return progress && detector_.Note(requests);
+  return progress && detector_.Note(reads);
+}
+
+void CopyThrough::Recognised() {
+  // What the cache was asked for before: the reads so far and the read-ahead they started.
+  frontier_.store(furthest_.load(std::memory_order_relaxed) + readahead::FileAhead::kSeqWindowMax,
+                  std::memory_order_relaxed);
+  if (!copying_.exchange(true, std::memory_order_acq_rel) && counters_ != nullptr) {
+    counters_->copies.fetch_add(1, std::memory_order_relaxed);
+    FERRY_DEBUG("proxy", "a copy: served through from %llu",
+                static_cast<unsigned long long>(detector_.prefix()));
+  }
+}
+
+bool CopyThrough::NoteServed(const fetch::Range& sent) {
+  if (!copying_.load(std::memory_order_acquire) && NoteProgress({&sent, 1})) {
+    Recognised();
+  }
+  return copying();
 }
 
 bool CopyThrough::Cached(cache::CachedFile& cached, std::span<const io::ReadRequest> requests) {
@@ -438,17 +456,15 @@ Status CopyThrough::Read(cache::CachedFile& cached,
                          uint64_t& through) {
   through = 0;
   if (!copying_.load(std::memory_order_acquire)) {
-    if (!NoteProgress(requests)) {
+    thread_local std::vector<fetch::Range> reads;  // no allocation once warm
+    reads.clear();
+    for (const io::ReadRequest& r : requests) {
+      reads.push_back({r.offset, r.dest.size()});
+    }
+    if (!NoteProgress(reads)) {
       return cached.ReadV(requests);
     }
-    // What the cache was asked for before: the reads so far and the read-ahead they started.
-    frontier_.store(furthest_.load(std::memory_order_relaxed) + readahead::FileAhead::kSeqWindowMax,
-                    std::memory_order_relaxed);
-    if (!copying_.exchange(true, std::memory_order_acq_rel) && counters_ != nullptr) {
-      counters_->copies.fetch_add(1, std::memory_order_relaxed);
-      FERRY_DEBUG("proxy", "a copy: served through from %llu",
-                  static_cast<unsigned long long>(detector_.prefix()));
-    }
+    Recognised();
   }
   // Untracked: a read through the cache must not start read-ahead beyond what it holds.
   if (Cached(cached, requests)) {

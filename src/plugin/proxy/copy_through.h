@@ -41,6 +41,7 @@
 #include "base/result.h"
 #include "cache/cache.h"
 #include "cache/origin.h"
+#include "fetch/range.h"
 #include "io/byte_source.h"
 #include "plugin/proxy/copy_budget.h"
 #include "readahead/bulk_detect.h"
@@ -124,13 +125,18 @@ class CopyThrough {
   // then as described above. `through` receives the bytes served through uncached.
   Status Read(cache::CachedFile& cached, std::span<io::ReadRequest> requests, uint64_t& through);
   bool copying() const { return copying_.load(std::memory_order_relaxed); }
+  // A read the proxy served without Read (sendfile of held bytes, zero_copy.h): counted towards
+  // the copy's in-order prefix as Read counts its reads. Returns copying() after it.
+  bool NoteServed(const fetch::Range& sent);
   // Stops the stream (CopyStream::Stop); call before the origin handle is closed or reused.
   void Stop() { stream_.Stop(); }
   const CopyStream& stream() const { return stream_; }
 
  private:
   // Notes the reads that reach past the in-order prefix; true once the handle reads as a copy.
-  bool NoteProgress(std::span<const io::ReadRequest> requests);
+  bool NoteProgress(std::span<const fetch::Range> reads);
+  // The handle reads as a copy from now on (once): sets the frontier, counts the copy.
+  void Recognised();
   // Whether a copy's read is served by the cache: its bytes are held, or they end before the
   // frontier (being fetched by read-ahead, which the read joins, or about to be).
   bool Cached(cache::CachedFile& cached, std::span<const io::ReadRequest> requests);

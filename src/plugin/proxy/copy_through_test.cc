@@ -316,6 +316,22 @@ TEST(CopyThroughTest, ConcurrentCopiesShareTheBudget) {
   threads.Join();
 }
 
+// Reads the proxy sent itself (sendfile of held bytes) count towards a copy's prefix: a copy
+// of a file read in order through its held part is recognised as one read through Read is.
+TEST(CopyThroughTest, ReadsSentWithoutReadCountTowardsACopy) {
+  Fixture s(64 * kMiB);
+  CopyCounters counters;
+  CopyThrough copy(s.bytes.size(), 0.25, s.origin, Inline(), &counters);
+  bool copying = false;
+  for (uint64_t off = 0; off < 32 * kMiB && !copying; off += kMiB) {
+    copying = copy.NoteServed({off, kMiB});
+  }
+  EXPECT_TRUE(copying);
+  EXPECT_TRUE(copy.copying());
+  EXPECT_EQ(counters.copies.load(), 1u);
+  EXPECT_EQ(s.origin->bytes(), 0u) << "noting fetches nothing";
+}
+
 TEST(CopyThroughTest, AFailedFetchIsServedByTheCachesPath) {
   Fixture s(40 * kMiB);
   auto f = s.Open();
