@@ -13,6 +13,15 @@
 #include "readahead/file_ahead.h"
 
 namespace ferry::proxy {
+namespace {
+
+// A vector read's limits (XRootD's readv_ior_max and readv_iov_max defaults, the cache's
+// max_request): what the proxy's own misses use too (cache/config.h).
+constexpr uint64_t kMaxVectorChunk = 2097136;
+constexpr size_t kMaxVectorChunks = 1024;
+constexpr uint64_t kMaxVectorBytes = 16ull << 20;
+
+}  // namespace
 
 struct CopyStream::State {
   struct Block {
@@ -66,6 +75,9 @@ struct CopyStream::State {
   void PlanAhead(uint64_t furthest, std::vector<uint64_t>& ahead) FERRY_REQUIRES(mu);
   // Reads the pieces `direct` straight from the origin; their failures fail their requests.
   void ReadDirect(std::span<io::ReadRequest> requests, std::vector<Piece>& direct);
+  // The origin reads of `ranges` (those that fit a vector read's chunk first): vector reads of
+  // at most kMaxVectorChunks chunks and kMaxVectorBytes, and a plain read for each larger range.
+  static void GroupDirect(std::span<io::ReadRequest> ranges, std::vector<cache::OriginRead>& reads);
   // Copies a piece's bytes out of its block once it is done; retires a block read whole.
   void Deliver(std::span<io::ReadRequest> requests, const Piece& p) FERRY_REQUIRES(mu);
   // Keeps block `it`, read whole, for pages read again, while there are at most kKeepRead of
@@ -237,29 +249,64 @@ void CopyStream::State::ReadDirect(std::span<io::ReadRequest> requests,
     o = origin;
     ++running;
   }
-  std::vector<cache::OriginRead> reads;
-  reads.reserve(direct.size());
-  for (Piece& p : direct) {
-    reads.push_back({0, {&p.read, 1}});
-    if (!o) {
-      p.read.status = IoError("copy stream stopped", ECANCELED);
-    }
+  // Pieces that fit a vector read's chunk go first, so that GroupDirect can make vector reads
+  // of them.
+  std::stable_partition(direct.begin(), direct.end(),
+                        [](const Piece& p) { return p.read.dest.size() <= kMaxVectorChunk; });
+  std::vector<io::ReadRequest> ranges;
+  ranges.reserve(direct.size());
+  for (const Piece& p : direct) {
+    ranges.push_back(p.read);
   }
-  if (o) {
+  std::vector<cache::OriginRead> reads;
+  GroupDirect(ranges, reads);
+  const bool live = o != nullptr;
+  if (live) {
     o->Read(reads);
     o.reset();
-  }
-  for (const Piece& p : direct) {
-    if (p.read.status) {
-      origin_bytes.fetch_add(p.read.dest.size(), std::memory_order_relaxed);
-    } else if (requests[p.request].status) {
-      requests[p.request].status = p.read.status;
+  } else {
+    for (io::ReadRequest& r : ranges) {
+      r.status = IoError("copy stream stopped", ECANCELED);
     }
   }
-  origin_requests.fetch_add(direct.size(), std::memory_order_relaxed);
+  for (size_t i = 0; i < direct.size(); ++i) {
+    if (ranges[i].status) {
+      origin_bytes.fetch_add(ranges[i].dest.size(), std::memory_order_relaxed);
+    } else if (requests[direct[i].request].status) {
+      requests[direct[i].request].status = ranges[i].status;
+    }
+  }
+  origin_requests.fetch_add(live ? reads.size() : 0, std::memory_order_relaxed);
   MutexLock lock(mu);
   --running;
   cv.NotifyAll();
+}
+
+void CopyStream::State::GroupDirect(std::span<io::ReadRequest> ranges,
+                                    std::vector<cache::OriginRead>& reads) {
+  // Under the budget every copy reads so, a pgread's 64 KiB segments at a time: one request
+  // per segment made 23 times the origin requests of copies with memory (8 copies at once),
+  // and the origin gate (origin_inflight) counts requests.
+  size_t start = 0;
+  uint64_t bytes = 0;
+  for (size_t i = 0; i <= ranges.size(); ++i) {
+    const bool fits = i < ranges.size() && ranges[i].dest.size() <= kMaxVectorChunk;
+    if (i > start
+        && (!fits || i - start == kMaxVectorChunks
+            || bytes + ranges[i].dest.size() > kMaxVectorBytes)) {
+      reads.push_back({0, ranges.subspan(start, i - start)});
+      start = i;
+      bytes = 0;
+    }
+    if (i < ranges.size() && !fits) {
+      reads.push_back({0, ranges.subspan(i, 1)});  // a plain read
+      start = i + 1;
+      continue;
+    }
+    if (i < ranges.size()) {
+      bytes += ranges[i].dest.size();
+    }
+  }
 }
 
 void CopyStream::State::Deliver(std::span<io::ReadRequest> requests, const Piece& p) {

@@ -307,6 +307,17 @@ TEST(CopyThroughTest, ConcurrentCopiesShareTheBudget) {
   }
   EXPECT_EQ(bad.load(), 0) << "every byte right, none failed";
   EXPECT_LE(budget.peak(), kLimit);
+  // Reads of one call go direct together: a pgread's segments are one vector read.
+  std::vector<uint8_t> segments(8 * 64 * kKiB);
+  std::vector<io::ReadRequest> batch;
+  batch.reserve(8);
+  for (uint64_t k = 0; k < 8; ++k) {
+    batch.push_back({k * 64 * kKiB, {segments.data() + k * 64 * kKiB, 64 * kKiB}, {}});
+  }
+  const uint64_t requests = streams[0]->origin_requests();
+  ASSERT_TRUE(streams[0]->Read(batch));  // blocks read whole and freed: direct
+  EXPECT_TRUE(std::equal(segments.begin(), segments.end(), s.bytes.begin()));
+  EXPECT_EQ(streams[0]->origin_requests(), requests + 1);
   EXPECT_GT(budget.refused(), 0u) << "the budget was short";
   for (auto& stream : streams) {
     EXPECT_GE(stream->origin_bytes(), s.bytes.size());
