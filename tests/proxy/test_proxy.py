@@ -4,7 +4,8 @@ libXrdFerryProxy (started with `ferry proxy run`), real clients.
 
 usage: test_proxy.py FERRY PGREAD_PROBE ROOT_DATA_DIR TEST
   TEST: basic | reuse | concurrency | crash | faults | storm | cluster | twolevel | rntuple |
-  cached_only | stalled_origin | copies | copies_memory | zero_copy | zero_copy_ahead (and *_long
+  cached_only | stalled_origin | copies | copies_memory | zero_copy | zero_copy_ahead |
+  zero_copy_copy (and *_long
   variants of crash and storm at full size)
 Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, not root, no namespaces).
 """
@@ -1102,6 +1103,39 @@ def test_zero_copy_ahead(mib=12, held_mib=8):
         s.remove()
 
 
+def test_zero_copy_copy(mib=64, held_mib=40):
+    """A copy in plain reads of a file the proxy mostly holds: the held part is sent with
+    sendfile, and those reads still count towards the copy rule (CopyThrough::NoteServed), so
+    the copy is recognised and the cold rest served through, not cached whole."""
+    s = Setup()
+    size, held = mib << 20, held_mib << 20
+    local = s.file("c.bin", size, 61)
+    try:
+        with ferry_testbed.Origin(s.data) as o, \
+                Proxy(FERRY, origin_hostport(o), s.cache, s.root, env=s.env, status_ms=50,
+                      extra=["--set", "min_free=0"]) as p:
+            url = p.url_for("c.bin")
+            for k in ("fill", "verify"):  # backwards: no sequential run, no copy
+                ok(s.reader("span", url, local, "1048576", "0", str(held), "down", "-"), k)
+                before = s.settled()
+            ok(s.reader("span", url, local, "1048576", "0", str(size), "up", "-"),
+               "the copy, in 1 MiB plain reads")
+            st = s.settled()
+            held_now = sum(e.get("held_bytes", 0) for e in s.ls())
+            # (the backwards passes look like copies too once their reads meet byte 0, with
+            # nothing left to read: counted before)
+            delta = {k: st.get(k, 0) - before.get(k, 0)
+                     for k in ("zero_copy_reads", "copies_detected", "copy_bytes_through")}
+            print("copy: %s; %d held" % (delta, held_now), flush=True)
+            check(delta["zero_copy_reads"] == held_mib,
+                  "the held part was sent with sendfile: %s" % st)
+            check(delta["copies_detected"] == 1, "the copy was recognised: %s" % st)
+            check(held_now == held and delta["copy_bytes_through"] == size - held,
+                  "the cold rest was served through, not cached: %d held" % held_now)
+    finally:
+        s.remove()
+
+
 TESTS = {
     "basic": test_basic,
     "reuse": test_reuse,
@@ -1122,6 +1156,7 @@ TESTS = {
     "copies_memory": test_copies_memory,
     "zero_copy": test_zero_copy,
     "zero_copy_ahead": test_zero_copy_ahead,
+    "zero_copy_copy": test_zero_copy_copy,
 }
 
 
