@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <random>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -480,6 +482,68 @@ TEST(CacheTest, LockTimeoutFailsOpen) {
   EXPECT_TRUE((*f)->pass_through());
   EXPECT_EQ((*cache)->counters().Get(Counter::kFailopenEvents), 1u);
   EXPECT_EQ(ReadRange(**f, 0, 20000), Slice(fx.bytes, 0, 20000));
+}
+
+// A reader that outruns the write-behind (writeback_wait_ms): its fetch waits for room in the
+// queue instead of being dropped. Here the writer cannot store at all while another "process"
+// holds the entry's write lock, the queue fills with two misses, and the third miss waits until
+// the lock is let go; nothing is dropped and every byte read is held.
+TEST(CacheTest, AFetchWaitsForRoomInTheWriteBehindQueue) {
+  constexpr uint64_t kQueue = 64 << 10;
+  constexpr size_t kRead = 32 << 10;
+  Fixture fx;
+  fx.config.writeback_bytes = kQueue;
+  fx.config.writeback_wait_ms = 60000;
+  fx.config.lock_timeout_ms = 60000;
+  auto cache = Cache::Create(fx.config);
+  auto f = (*cache)->Open(kUrl, fx.origin);
+  ASSERT_TRUE(f);
+  const EntryPaths paths = PathsFor(fx.config.dir, EntryKey(*NormalizeUrl(kUrl)));
+  auto other = LockFile::Open(paths.lock());
+  ASSERT_TRUE(other->Lock(kWriteLockByte, true, 0));
+  constexpr uint64_t kStep = 1 << 20;
+  std::thread reader([&] {
+    for (uint64_t off = 0; off < 3 * kStep; off += kStep) {
+      EXPECT_EQ(ReadRange(**f, off, kRead), Slice(fx.bytes, off, kRead));
+    }
+  });
+  for (int i = 0; i < 60000 && (*cache)->writer().queued_bytes() < kQueue; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ((*cache)->writer().queued_bytes(), kQueue) << "two misses fill the queue";
+  ASSERT_TRUE(other->Unlock(kWriteLockByte));
+  reader.join();
+  ASSERT_TRUE((*cache)->Flush());
+  EXPECT_EQ((*cache)->counters().Get(Counter::kWritesDropped), 0u);
+  const uint64_t calls = fx.origin->read_calls();
+  for (uint64_t off = 0; off < 3 * kStep; off += kStep) {
+    EXPECT_EQ(ReadRange(**f, off, kRead), Slice(fx.bytes, off, kRead));
+  }
+  EXPECT_EQ(fx.origin->read_calls(), calls) << "all three held";
+}
+
+// A writer that makes no room within writeback_wait_ms (a stuck disk): that fetch is dropped,
+// and so is the next one, without a wait of its own; the reader gets its bytes all along.
+TEST(CacheTest, AStuckWriteBehindCostsOneWait) {
+  constexpr uint64_t kQueue = 64 << 10;
+  constexpr size_t kRead = 32 << 10;
+  Fixture fx;
+  fx.config.writeback_bytes = kQueue;
+  fx.config.writeback_wait_ms = 20;
+  fx.config.lock_timeout_ms = 60000;
+  auto cache = Cache::Create(fx.config);
+  auto f = (*cache)->Open(kUrl, fx.origin);
+  ASSERT_TRUE(f);
+  const EntryPaths paths = PathsFor(fx.config.dir, EntryKey(*NormalizeUrl(kUrl)));
+  auto other = LockFile::Open(paths.lock());
+  ASSERT_TRUE(other->Lock(kWriteLockByte, true, 0));
+  constexpr uint64_t kStep = 512 << 10;
+  for (uint64_t off = 0; off < 4 * kStep; off += kStep) {
+    EXPECT_EQ(ReadRange(**f, off, kRead), Slice(fx.bytes, off, kRead));
+  }
+  EXPECT_EQ((*cache)->counters().Get(Counter::kWritesDropped), 2u);
+  ASSERT_TRUE(other->Unlock(kWriteLockByte));
+  ASSERT_TRUE((*cache)->Flush());
 }
 
 TEST(CacheTest, AdmissionDeclinedWhenFullAndNothingEvictable) {

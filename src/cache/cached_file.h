@@ -84,6 +84,11 @@ class CachedFile final : public readahead::AheadTarget, private OriginalReader {
   uint64_t held_bytes();
   // Counts bytes the caller sent from ZeroCopyFd's descriptor as a hit.
   void CountZeroCopy(uint64_t bytes);
+  // Read-ahead follows bytes the caller sent from ZeroCopyFd's descriptor as it follows a read
+  // that hit (FileAhead::Served): a reader served that way is still read ahead of when it
+  // reaches what the file does not hold. (Not recorded in the access trace: a handle's trace
+  // starts with a miss, and a sendfile never misses.)
+  void FollowZeroCopy(uint64_t offset, uint64_t length);
   // Page size of the handle's entry; 0 when the handle passes through (nothing stored).
   uint32_t page_size() const;
   // The CRC32C the cache stored for each of the pages first_page, first_page + 1, ... that it
@@ -190,6 +195,8 @@ class CachedFile final : public readahead::AheadTarget, private OriginalReader {
   // the process is a copy tool).
   std::unique_ptr<readahead::BulkDetector> bulk_;
   std::atomic<bool> bypass_{false};
+  // FollowZeroCopy found the file held whole (it stays so while the handle serves sendfile).
+  std::atomic<bool> whole_{false};
 };
 
 }  // namespace ferry::cache

@@ -180,6 +180,7 @@ constexpr Key kKeys[] = {
     {"max_request", SizeOf<&Config::max_request_bytes, 1>},
     {"channels", UintOf<&Config::channels, 64, 1>},
     {"writeback", SizeOf<&Config::writeback_bytes>},
+    {"writeback_wait_ms", UintOf<&Config::writeback_wait_ms, 60000>},
     {"publish_ms", UintOf<&Config::publish_ms, 3600000>},
     {"sync", UintOf<&Config::sync, 1>},
     {"retries", UintOf<&Config::retries, 20>},

@@ -20,6 +20,8 @@
 //                            40 ms / 1 Gbit/s path a cold in-order pass took 1.52-1.68 s with 2
 //                            against 1.39-1.52 s with 1, bbr and cubic alike)
 //   writeback      64M       bound of the write-behind queue; beyond it pages are not cached
+//   writeback_wait_ms 0      how long a fetch waits for room in that queue before it is not
+//                            cached (writer.h; 0: not at all; the site proxy: 1000)
 //   publish_ms     1000      publish a dirty index at most this often (and at close)
 //   sync           1         fsync data and index before publishing
 //   retries        3         extra attempts for transient origin errors
@@ -100,6 +102,7 @@ struct Config {
   uint64_t max_request_bytes = 16ull << 20;
   uint32_t channels = 1;
   uint64_t writeback_bytes = 64ull << 20;
+  uint32_t writeback_wait_ms = 0;
   uint32_t publish_ms = 1000;
   bool sync = true;
   uint32_t retries = 3;

@@ -25,6 +25,7 @@ void WriteBehind::Stop() {
     stop_ = true;
   }
   cv_.NotifyAll();
+  room_cv_.NotifyAll();
   if (thread_.joinable()) {
     thread_.join();
   }
@@ -34,16 +35,43 @@ bool WriteBehind::Submit(std::shared_ptr<Entry> entry, std::shared_ptr<Fetch> fe
   const uint64_t bytes = fetch->bytes();
   {
     MutexLock lock(mu_);
+    WaitForRoom(bytes);
     if (stop_ || blocked_ || queued_bytes_ + bytes > config_.writeback_bytes) {
       counters_.Add(Counter::kWritesDropped);
       return false;
     }
     queued_bytes_ += bytes;
-    queue_.push_back({std::move(entry), std::move(fetch), next_seq_++});
+    queue_.push_back({std::move(entry), std::move(fetch), bytes, next_seq_++});
     idle_ = false;
   }
   cv_.NotifyOne();
   return true;
+}
+
+void WriteBehind::WaitForRoom(uint64_t bytes) {
+  if (config_.writeback_wait_ms == 0 || bytes > config_.writeback_bytes) {
+    return;
+  }
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.writeback_wait_ms);
+  while (!stop_ && !blocked_ && !stalled_ && queued_bytes_ + bytes > config_.writeback_bytes) {
+    if (!room_cv_.WaitUntil(mu_, deadline)) {
+      // No room came in time: the disk is stuck, not slow. Fetches are dropped at once (the
+      // cache fails open) until the writer has emptied half the queue.
+      stalled_ = true;
+    }
+  }
+}
+
+void WriteBehind::Freed(uint64_t bytes) {
+  {
+    MutexLock lock(mu_);
+    queued_bytes_ -= bytes;
+    if (stalled_ && queued_bytes_ <= config_.writeback_bytes / 2) {
+      stalled_ = false;
+    }
+  }
+  room_cv_.NotifyAll();
 }
 
 void WriteBehind::RequestPublish(std::shared_ptr<Entry> entry, bool then_idle) {
@@ -52,7 +80,7 @@ void WriteBehind::RequestPublish(std::shared_ptr<Entry> entry, bool then_idle) {
     if (stop_) {
       return;
     }
-    queue_.push_back({std::move(entry), nullptr, next_seq_++, then_idle});
+    queue_.push_back({std::move(entry), nullptr, 0, next_seq_++, then_idle});
     idle_ = false;
   }
   cv_.NotifyOne();
@@ -63,7 +91,7 @@ bool WriteBehind::Flush(std::chrono::milliseconds timeout) {
   MutexLock lock(mu_);
   const uint64_t target = next_seq_ - 1;
   // A publish request at the end makes "flushed" include publishing.
-  queue_.push_back({nullptr, nullptr, next_seq_++});
+  queue_.push_back({nullptr, nullptr, 0, next_seq_++});
   idle_ = false;
   cv_.NotifyOne();
   while (done_seq_ <= target) {
@@ -75,8 +103,11 @@ bool WriteBehind::Flush(std::chrono::milliseconds timeout) {
 }
 
 void WriteBehind::SetBlocked(bool blocked) {
-  MutexLock lock(mu_);
-  blocked_ = blocked;
+  {
+    MutexLock lock(mu_);
+    blocked_ = blocked;
+  }
+  room_cv_.NotifyAll();
 }
 
 uint64_t WriteBehind::queued_bytes() const {
@@ -142,7 +173,7 @@ void WriteBehind::FinishBatch(const std::vector<Job>& batch) {
   uint64_t freed = 0;
   for (const Job& j : batch) {
     seq = std::max(seq, j.seq);
-    freed += j.fetch ? j.fetch->bytes() : 0;
+    freed += j.bytes;  // what Release did not free (none of a batch that ran)
   }
   {
     MutexLock lock(mu_);
@@ -176,7 +207,7 @@ void WriteBehind::Process(std::vector<Job>& batch) {
   uint64_t written = 0;
   Status why;
   if (!entry->failed() && entry->TryLockForWrite(why)) {
-    for (const Job& j : batch) {
+    for (Job& j : batch) {
       if (j.fetch && !entry->failed()) {
         Status stored = entry->Store(*j.fetch, scratch_);
         if (stored) {
@@ -185,6 +216,7 @@ void WriteBehind::Process(std::vector<Job>& batch) {
           entry->Fail(stored.error());
         }
       }
+      Release(*entry, j);
     }
     if (!entry->failed()) {
       Status pub = entry->MaybePublish(publish, encode_scratch_);
@@ -198,12 +230,8 @@ void WriteBehind::Process(std::vector<Job>& batch) {
   } else if (!why) {
     entry->Fail(why.error());
   }
-  // Stored or not, the fetches are no longer in flight: a later miss fetches what was not
-  // stored. (The batch keeps their buffers alive until it is finished either way.)
-  for (const Job& j : batch) {
-    if (j.fetch) {
-      entry->ReleaseInflight(j.fetch.get());
-    }
+  for (Job& j : batch) {
+    Release(*entry, j);  // those of a batch that did not run
   }
   if (!entry->failed() && entry->dirty()
       && std::find(dirty_.begin(), dirty_.end(), entry) == dirty_.end()) {
@@ -217,6 +245,20 @@ void WriteBehind::Process(std::vector<Job>& batch) {
   if (publish && on_idle_ && !entry->failed() && (then_idle || entry->handles() == 0)) {
     on_idle_(entry);
   }
+}
+
+void WriteBehind::Release(Entry& entry, Job& j) {
+  if (!j.fetch) {
+    return;
+  }
+  // Stored or not, the fetch is no longer in flight: a later miss fetches what was not stored.
+  // Its room in the queue is free at once, not when the batch ends: a batch is every job of
+  // the entry, up to the whole bound, and a copy that outran the writer had every fetch that
+  // came while the writer stored a batch dropped.
+  entry.ReleaseInflight(j.fetch.get());
+  j.fetch.reset();
+  Freed(j.bytes);
+  j.bytes = 0;
 }
 
 void WriteBehind::PublishDue(bool force) {

@@ -81,17 +81,25 @@ BulkDetector::BulkDetector(uint64_t size, Bytes threshold)
     : size_(size), threshold_(std::min(size, threshold.n)) {}
 
 bool BulkDetector::Note(std::span<const io::ReadRequest> requests) {
+  thread_local std::vector<fetch::Range> ranges;  // no allocation once warm
+  ranges.clear();
+  for (const io::ReadRequest& r : requests) {
+    ranges.push_back({r.offset, r.dest.size()});
+  }
+  return Note(std::span<const fetch::Range>(ranges));
+}
+
+bool BulkDetector::Note(std::span<const fetch::Range> ranges) {
   MutexLock lock(mu_);
   if (bulk_ || given_up_ || size_ < kMinBytes) {
     return bulk_;
   }
-  for (const io::ReadRequest& r : requests) {
-    if (r.dest.empty()) {
+  for (const fetch::Range& range : ranges) {
+    if (range.length == 0) {
       continue;
     }
     ++reads_;
-    bytes_ += r.dest.size();
-    const fetch::Range range{r.offset, r.dest.size()};
+    bytes_ += range.length;
     if (range.offset <= front_) {
       front_ = std::max(front_, range.end());
     } else {

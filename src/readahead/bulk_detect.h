@@ -51,6 +51,8 @@ class BulkDetector {
 
   // Records an application read; true once the handle reads as a copy does (then for good).
   bool Note(std::span<const io::ReadRequest> requests);
+  // The same for reads given as byte ranges (served without a buffer: the site proxy's sendfile).
+  bool Note(std::span<const fetch::Range> ranges);
   bool bulk() const;
   uint64_t prefix() const;
 

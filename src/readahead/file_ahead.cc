@@ -95,34 +95,44 @@ bool FileAhead::BeforeRead(std::span<const io::ReadRequest> requests) {
   if (reading_.fetch_add(1, std::memory_order_relaxed) >= kOwnAheadDepth) {
     overlapped_.fetch_add(1, std::memory_order_relaxed);
   }
-  if (options_.sequential) {
-    Sequential(requests);
-  }
-  const State state = state_.load(std::memory_order_acquire);
-  if (state == State::kOff) {
-    return false;
-  }
-  if (state == State::kIdle) {
-    bool header = false;
-    for (const io::ReadRequest& r : requests) {
-      header = header || r.offset == 0;
-    }
-    if (header) {
-      header_read_.store(true, std::memory_order_relaxed);
-      // A cold file: the metadata fetch starts beside the header read (which joins it or it
-      // the header read), not one round trip after it.
-      if (root_name_ && !file_.AllHeld(requests)) {
-        StartLoad();
-      }
-    }
-    return false;
-  }
   thread_local std::vector<fetch::Range> chunks;
   chunks.clear();
   for (const io::ReadRequest& r : requests) {
     if (!r.dest.empty()) {
       chunks.push_back({r.offset, r.dest.size()});
     }
+  }
+  bool header = false;
+  const bool followed = Follow(chunks, header);
+  // A cold file: the metadata fetch starts beside the header read (which joins it or it the
+  // header read), not one round trip after it.
+  if (header && root_name_ && !file_.AllHeld(requests)) {
+    StartLoad();
+  }
+  return followed;
+}
+
+void FileAhead::Served(std::span<const fetch::Range> ranges) {
+  bool header = false;
+  (void)Follow(ranges, header);  // held: no metadata fetch for a header read
+}
+
+bool FileAhead::Follow(std::span<const fetch::Range> chunks, bool& idle_header) {
+  if (options_.sequential) {
+    Sequential(chunks);
+  }
+  const State state = state_.load(std::memory_order_acquire);
+  if (state == State::kOff) {
+    return false;
+  }
+  if (state == State::kIdle) {
+    for (const fetch::Range& c : chunks) {
+      idle_header = idle_header || c.offset == 0;
+    }
+    if (idle_header) {
+      header_read_.store(true, std::memory_order_relaxed);
+    }
+    return false;
   }
   std::map<std::string, std::vector<std::string>> learned;
   std::vector<Group> groups;
@@ -611,15 +621,15 @@ std::string FileAhead::MemoryKey(const std::string& tree) const {
   return options_.memory_scope.empty() ? tree : options_.memory_scope + "\n" + tree;
 }
 
-void FileAhead::Sequential(std::span<const io::ReadRequest> requests) {
+void FileAhead::Sequential(std::span<const fetch::Range> chunks) {
   uint64_t lo = UINT64_MAX;
   uint64_t hi = 0;
   uint64_t bytes = 0;
-  for (const io::ReadRequest& r : requests) {
-    if (!r.dest.empty()) {
-      lo = std::min(lo, r.offset);
-      hi = std::max<uint64_t>(hi, r.offset + r.dest.size());
-      bytes += r.dest.size();
+  for (const fetch::Range& c : chunks) {
+    if (c.length != 0) {
+      lo = std::min(lo, c.offset);
+      hi = std::max(hi, c.end());
+      bytes += c.length;
     }
   }
   if (hi == 0 || bytes < hi - lo) {

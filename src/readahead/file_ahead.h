@@ -124,6 +124,10 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   bool BeforeRead(std::span<const io::ReadRequest> requests);
   // ... after it was served; `missed`: some of it came from the origin.
   void AfterRead(std::span<const io::ReadRequest> requests, bool missed);
+  // A read the host served itself from bytes the cache holds, outside the cache's read path
+  // (the site proxy's sendfile): followed as BeforeRead and AfterRead follow a read that hit,
+  // so that sequential read-ahead and the learned branches go on past what the file holds.
+  void Served(std::span<const fetch::Range> ranges);
   // The handle closes: queued fetches are dropped, running ones waited for; landed predictions
   // never read are counted unused.
   void Stop();
@@ -178,7 +182,10 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   void SeedFrom(const std::string& tree, const std::vector<std::string>& branches);
   void RunFetch(const std::vector<fetch::Range>& group);
   // Item 6: notes a read, queues the next window's fetches when it continues a run.
-  void Sequential(std::span<const io::ReadRequest> requests) FERRY_EXCLUDES(mu_);
+  void Sequential(std::span<const fetch::Range> chunks) FERRY_EXCLUDES(mu_);
+  // BeforeRead's and Served's work on a read's non-empty chunks; returns BeforeRead's answer.
+  // `idle_header`: read-ahead is idle and the read starts at byte 0 (a header read).
+  bool Follow(std::span<const fetch::Range> chunks, bool& idle_header) FERRY_EXCLUDES(mu_);
   void RunSequentialFetch(const fetch::Range& range) FERRY_EXCLUDES(mu_);
   // The branch memory's key of `tree` (FileAheadOptions::memory_scope).
   std::string MemoryKey(const std::string& tree) const;

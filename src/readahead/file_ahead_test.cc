@@ -6,6 +6,7 @@
 #include "readahead/file_ahead.h"
 
 #include <atomic>
+#include <chrono>
 #include <iostream>
 #include <map>
 #include <random>
@@ -463,6 +464,43 @@ TEST(FileAhead, SequentialReadsFetchTheNextWindowOfAnyFile) {
   }
   g->Close();
   EXPECT_EQ(cache->counters().Get(Counter::kPrefetchBytes), prefetched);
+}
+
+// Reads the host serves itself from held bytes (the site proxy's sendfile: FollowZeroCopy) are
+// followed as reads that hit: in order through the held part, they fetch what follows it.
+TEST(FileAhead, ReadsServedOutsideTheCacheAreFollowedToo) {
+  testing::TempDir dir;
+  Config config = testing::CacheTestConfig(dir.path() + "/cache");
+  auto cache = Cache::Create(config).value();
+  const uint64_t size = 16 << 20;
+  const uint64_t held = 8 << 20;
+  const auto bytes = testing::PseudoRandomBytes(size, 6);
+  auto origin = std::make_shared<MemoryOrigin>(bytes);
+  OpenOptions o;
+  o.read_ahead = true;
+  o.sequential_ahead = true;
+  const char* url = "root://origin.example:1094//data/sent.bin";
+  constexpr uint64_t kRead = 1 << 20;
+  auto fill = cache->Open(url, origin, o).value();
+  for (uint64_t off = held; off > 0; off -= kRead) {  // backwards: no sequential run
+    ReadUnit(*fill, {{off - kRead, kRead}}, bytes);
+  }
+  fill->Close();
+  ASSERT_TRUE(cache->Flush());
+  ASSERT_EQ(cache->counters().Get(Counter::kPrefetchBytes), 0u);
+  auto f = cache->Open(url, origin, o).value();
+  for (uint64_t off = 0; off < held; off += kRead) {
+    f->FollowZeroCopy(off, kRead);
+  }
+  std::vector<uint8_t> buf(size - held);
+  io::ReadRequest next{held, buf, {}};
+  for (int i = 0; i < 20000 && !f->AllHeld({&next, 1}); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(f->AllHeld({&next, 1})) << "what follows the held part was fetched ahead";
+  f->Close();
+  EXPECT_GE(cache->counters().Get(Counter::kPrefetchBytes), size - held);
+  EXPECT_EQ(cache->counters().Get(Counter::kBytesFromOrigin), size) << "nothing twice";
 }
 
 TEST(FileAhead, OffByOptionOrSetting) {

@@ -20,6 +20,11 @@ usage: proxy_reader.py MODE ARGS...     (run with /usr/bin/python3: it can impor
                                       "ok" or [errno, code, message]; bytes read are checked
   reads URL LOCAL SIZE                opens URL and reads it whole in plain reads (kXR_read) of
                                       SIZE bytes, one after the other: prints {"reads":N}
+  span URL LOCAL SIZE FROM TO ORDER GATE
+                                      opens URL and reads [FROM, TO) in plain reads of SIZE bytes,
+                                      in file order (ORDER up) or backwards (down); prints "read",
+                                      then keeps the file open until the file GATE exists (at
+                                      most 120 s; GATE "-": closes at once)
 Exit 0 when every byte read matched; 1 (with a message) otherwise.
 """
 import json
@@ -174,6 +179,24 @@ def do_reads(url, local, size):
     print(json.dumps({"reads": n}))
 
 
+def do_span(url, local, size, lo, hi, order, gate):
+    data = open(local, "rb").read()
+    f = open_file(url)
+    offsets = list(range(lo, hi, size))
+    if order == "down":
+        offsets.reverse()
+    for off in offsets:
+        n = min(size, hi - off)
+        st, buf = f.read(off, n)
+        if not st.ok or buf != data[off:off + n]:
+            sys.exit("span: read at %d: %s" % (off, st.message if not st.ok else "wrong bytes"))
+    print("read", flush=True)
+    deadline = time.monotonic() + 120
+    while gate != "-" and not os.path.exists(gate) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    f.close()
+
+
 def main():
     mode = sys.argv[1]
     if mode == "bigv":
@@ -200,6 +223,8 @@ def main():
         do_answers(sys.argv[2], sys.argv[3], sys.argv[4:])
     elif mode == "reads":
         do_reads(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif mode == "span":
+        do_span(sys.argv[2], sys.argv[3], *(int(x) for x in sys.argv[4:7]), *sys.argv[7:9])
     elif mode == "rounds":
         do_rounds(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
     elif mode == "storm":

@@ -4,7 +4,8 @@ libXrdFerryProxy (started with `ferry proxy run`), real clients.
 
 usage: test_proxy.py FERRY PGREAD_PROBE ROOT_DATA_DIR TEST
   TEST: basic | reuse | concurrency | crash | faults | storm | cluster | twolevel | rntuple |
-  cached_only | stalled_origin | copies | zero_copy (and *_long
+  cached_only | stalled_origin | copies | copies_memory | zero_copy | zero_copy_ahead |
+  zero_copy_copy (and *_long
   variants of crash and storm at full size)
 Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, not root, no namespaces).
 """
@@ -941,6 +942,45 @@ def test_copies(mib=192, fraction=0.5):
         s.remove()
 
 
+def test_copies_memory(copies=6, mib=64, budget=6 << 20):
+    """Many concurrent copies through a proxy whose copy memory (ferry.copy_memory,
+    copy_budget.h) is far below what they would hold (each up to 80 MiB): every copy gets every
+    byte right, none fails, and the memory the copies held never passed the budget
+    (copy_memory_peak_bytes, also in `ferry proxy metrics`); once they are done none is held."""
+    s = Setup()
+    try:
+        files = [s.file("m%d.bin" % k, mib << 20, 40 + k) for k in range(copies)]
+        with ferry_testbed.Origin(s.data) as o, \
+                Proxy(FERRY, o.url.split("//")[1].rstrip("/"), s.cache, s.root, env=s.env,
+                      status_ms=50,
+                      extra=["--set", "min_free=0", "--copy-cache-fraction", "0.1",
+                             "--set", "copy_memory=%d" % budget]) as p:
+            outs = [os.path.join(s.root, "m%d.out" % k) for k in range(copies)]
+            procs = [subprocess.Popen(["xrdcp", "-f", p.url_for(os.path.basename(f)), out],
+                                      env=s.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                     for f, out in zip(files, outs)]
+            for k, proc in enumerate(procs):
+                _, err = proc.communicate(timeout=240)
+                check(proc.returncode == 0, "copy %d: exit %d: %s" % (k, proc.returncode, err))
+            for f, out in zip(files, outs):
+                check(same_file(out, f), "%s: the origin's bytes" % os.path.basename(out))
+            st = s.settled()
+            print("copy memory: peak %s of %s, held %s, refused %s; copies %s, through %s" % tuple(
+                st.get(k) for k in ("copy_memory_peak_bytes", "copy_memory_limit_bytes",
+                                    "copy_memory_bytes", "copy_memory_refused",
+                                    "copies_detected", "copy_bytes_through")), flush=True)
+            check(st.get("copies_detected") == copies, "every copy recognised: %s" % st)
+            check(st.get("copy_memory_limit_bytes") == budget, "the budget: %s" % st)
+            check(0 < st.get("copy_memory_peak_bytes", 0) <= budget,
+                  "the copies' memory stayed within the budget: %s" % st)
+            check(st.get("copy_memory_bytes") == 0, "nothing held once the copies closed")
+            metrics = s.ferry("proxy", "metrics", "--dir", s.cache).stdout
+            check("ferry_proxy_copy_memory_peak_bytes %d" % st["copy_memory_peak_bytes"]
+                  in metrics, "ferry proxy metrics shows the peak")
+    finally:
+        s.remove()
+
+
 def flip(path, offset):
     with open(path, "r+b") as f:
         f.seek(offset)
@@ -1016,6 +1056,86 @@ def test_zero_copy():
         s.remove()
 
 
+def test_zero_copy_ahead(mib=12, held_mib=8):
+    """Reads sent with sendfile are followed by read-ahead like reads served the normal way
+    (CachedFile::FollowZeroCopy): a reader that reads in order through the part of a file the
+    proxy holds, every read of it sent from the data file, has the rest of the file fetched
+    ahead of it before it gets there. The held part is filled and then verified by reads
+    backwards (no sequential run: nothing read ahead); then a reader reads it forwards and keeps
+    the file open, and the proxy fetches the rest meanwhile."""
+    s = Setup()
+    size, held = mib << 20, held_mib << 20
+    local = s.file("r.bin", size, 51)
+    try:
+        with ferry_testbed.Origin(s.data) as o, \
+                Proxy(FERRY, origin_hostport(o), s.cache, s.root, env=s.env, status_ms=50,
+                      extra=["--set", "publish_ms=50"]) as p:
+            url = p.url_for("r.bin")
+            held_now = lambda: sum(e.get("held_bytes", 0) for e in s.ls())  # noqa: E731
+            for k in ("fill", "verify"):
+                ok(s.reader("span", url, local, "65536", "0", str(held), "down", "-"),
+                   "%s [0, %d MiB) backwards" % (k, held_mib))
+                before = s.settled()
+            check(held <= held_now() < size, "only the first part is held: %d" % held_now())
+            gate = os.path.join(s.root, "gate")
+            reader = subprocess.Popen([PY, READER, "span", url, local, "65536", "0", str(held),
+                                       "up", gate], env=s.env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True)
+            try:
+                line = reader.stdout.readline().strip()
+                check(line == "read", "the held part read forwards: %r" % line)
+                got = wait_for(lambda: held_now() >= size, 60)
+                check(got, "the rest was fetched ahead while the reader was served by sendfile:"
+                      " %d of %d held" % (held_now(), size))
+            finally:
+                open(gate, "w").close()
+                _, err = reader.communicate(timeout=120)
+            check(reader.returncode == 0, "the reader: %s" % err)
+            st = s.settled()
+            print("zero copy: %s reads sent, %s declined; prefetched %s" % (
+                st.get("zero_copy_reads", 0) - before.get("zero_copy_reads", 0),
+                st.get("zero_copy_declined"), st.get("prefetched_bytes")), flush=True)
+            check(st.get("zero_copy_reads", 0) - before.get("zero_copy_reads", 0) == held // 65536,
+                  "every forward read was sent from the data file: %s" % st)
+            check(st.get("prefetched_bytes", 0) >= size - held,
+                  "read-ahead fetched it: %s" % st)
+    finally:
+        s.remove()
+
+
+def test_zero_copy_copy(mib=64, held_mib=40):
+    """A copy in plain reads of a file the proxy mostly holds: the held part is sent with
+    sendfile, and those reads still count towards the copy rule (CopyThrough::NoteServed), so
+    the copy is recognised and the cold rest served through, not cached whole."""
+    s = Setup()
+    size, held = mib << 20, held_mib << 20
+    local = s.file("c.bin", size, 61)
+    try:
+        with ferry_testbed.Origin(s.data) as o, \
+                Proxy(FERRY, origin_hostport(o), s.cache, s.root, env=s.env, status_ms=50,
+                      extra=["--set", "min_free=0"]) as p:
+            url = p.url_for("c.bin")
+            for k in ("fill", "verify"):  # backwards: no sequential run, no copy
+                ok(s.reader("span", url, local, "1048576", "0", str(held), "down", "-"), k)
+                before = s.settled()
+            ok(s.reader("span", url, local, "1048576", "0", str(size), "up", "-"),
+               "the copy, in 1 MiB plain reads")
+            st = s.settled()
+            held_now = sum(e.get("held_bytes", 0) for e in s.ls())
+            # (the backwards passes look like copies too once their reads meet byte 0, with
+            # nothing left to read: counted before)
+            delta = {k: st.get(k, 0) - before.get(k, 0)
+                     for k in ("zero_copy_reads", "copies_detected", "copy_bytes_through")}
+            print("copy: %s; %d held" % (delta, held_now), flush=True)
+            check(delta["zero_copy_reads"] == held_mib,
+                  "the held part was sent with sendfile: %s" % st)
+            check(delta["copies_detected"] == 1, "the copy was recognised: %s" % st)
+            check(held_now == held and delta["copy_bytes_through"] == size - held,
+                  "the cold rest was served through, not cached: %d held" % held_now)
+    finally:
+        s.remove()
+
+
 TESTS = {
     "basic": test_basic,
     "reuse": test_reuse,
@@ -1033,7 +1153,10 @@ TESTS = {
     "cached_only": test_cached_only,
     "stalled_origin": test_stalled_origin,
     "copies": test_copies,
+    "copies_memory": test_copies_memory,
     "zero_copy": test_zero_copy,
+    "zero_copy_ahead": test_zero_copy_ahead,
+    "zero_copy_copy": test_zero_copy_copy,
 }
 
 

@@ -20,9 +20,12 @@
 // runner (the proxy's workers); a read waits for its blocks (or fetches those no task started
 // yet itself, so that a read never waits on a queued task) and a block read whole is freed once
 // kKeepRead more recent ones were (a page read again after that is read from the origin
-// alone). At most kMaxBlocks + kKeepRead blocks (80 MiB) are held per handle. A block that failed
-// is dropped, and its read is then served by the cache's own path (retries with backoff, the
-// origin's error): fail-open, as everywhere in the cache.
+// alone). At most kMaxBlocks + kKeepRead blocks (80 MiB) are held per handle, and all copies
+// together hold at most the proxy's CopyBudget (`ferry.copy_memory`, copy_budget.h): over it, a
+// copy fetches fewer blocks ahead, keeps fewer read whole, and reads the bytes of a block it
+// could not get straight from the origin into the client's buffer, so it never waits for
+// memory. A block that failed is dropped, and its read is then served by the cache's own path
+// (retries with backoff, the origin's error): fail-open, as everywhere in the cache.
 //
 // Thread-safety: Read may be called from many threads at once; Stop waits for running fetches
 // and must not run concurrently with Read. Lifetime: tasks given to the runner keep the stream's
@@ -38,7 +41,9 @@
 #include "base/result.h"
 #include "cache/cache.h"
 #include "cache/origin.h"
+#include "fetch/range.h"
 #include "io/byte_source.h"
+#include "plugin/proxy/copy_budget.h"
 #include "readahead/bulk_detect.h"
 
 namespace ferry::proxy {
@@ -64,7 +69,11 @@ class CopyStream {
   // many as xrdcp's 4 parallel 8 MiB chunks hold, since blocks retire in any order among them.
   static constexpr size_t kKeepRead = 16;
 
-  CopyStream(std::shared_ptr<cache::Origin> origin, uint64_t size, Runner runner);
+  // `budget`: the memory shared by every copy (null: none, only the per-handle bounds).
+  CopyStream(std::shared_ptr<cache::Origin> origin,
+             uint64_t size,
+             Runner runner,
+             CopyBudget* budget = nullptr);
   ~CopyStream();
   CopyStream(const CopyStream&) = delete;
   CopyStream& operator=(const CopyStream&) = delete;
@@ -72,8 +81,8 @@ class CopyStream {
   // Reads every request (inside [0, size)) from the origin; each gets its own status. Error: the
   // first failure (the origin's).
   Status Read(std::span<io::ReadRequest> requests);
-  // Stops read-ahead: queued tasks return at once, running fetches are waited for, the origin
-  // is released. Idempotent.
+  // Stops read-ahead: queued tasks return at once, running fetches are waited for, the blocks
+  // are freed (and given back to the budget), the origin is released. Idempotent.
   void Stop();
   uint64_t origin_bytes() const;
   uint64_t origin_requests() const;
@@ -97,7 +106,8 @@ class CopyThrough {
                                           double fraction,
                                           std::shared_ptr<cache::Origin> origin,
                                           CopyStream::Runner runner,
-                                          CopyCounters* counters);
+                                          CopyCounters* counters,
+                                          CopyBudget* budget = nullptr);
   // The in-order prefix at which a copy is recognised: what leaves room before the fraction for
   // its reads in flight and their read-ahead, but at least kMinPrefix and 1% of the file (the
   // detector's least). Files under (kMinPrefix + 48 MiB) / fraction therefore keep up to
@@ -108,19 +118,25 @@ class CopyThrough {
               double fraction,
               std::shared_ptr<cache::Origin> origin,
               CopyStream::Runner runner,
-              CopyCounters* counters);
+              CopyCounters* counters,
+              CopyBudget* budget = nullptr);
 
   // Reads `requests` of the handle `cached`: through the cache until the handle reads as a copy,
   // then as described above. `through` receives the bytes served through uncached.
   Status Read(cache::CachedFile& cached, std::span<io::ReadRequest> requests, uint64_t& through);
   bool copying() const { return copying_.load(std::memory_order_relaxed); }
+  // A read the proxy served without Read (sendfile of held bytes, zero_copy.h): counted towards
+  // the copy's in-order prefix as Read counts its reads. Returns copying() after it.
+  bool NoteServed(const fetch::Range& sent);
   // Stops the stream (CopyStream::Stop); call before the origin handle is closed or reused.
   void Stop() { stream_.Stop(); }
   const CopyStream& stream() const { return stream_; }
 
  private:
   // Notes the reads that reach past the in-order prefix; true once the handle reads as a copy.
-  bool NoteProgress(std::span<const io::ReadRequest> requests);
+  bool NoteProgress(std::span<const fetch::Range> reads);
+  // The handle reads as a copy from now on (once): sets the frontier, counts the copy.
+  void Recognised();
   // Whether a copy's read is served by the cache: its bytes are held, or they end before the
   // frontier (being fetched by read-ahead, which the read joins, or about to be).
   bool Cached(cache::CachedFile& cached, std::span<const io::ReadRequest> requests);

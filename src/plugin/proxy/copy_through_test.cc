@@ -1,6 +1,8 @@
 #include "plugin/proxy/copy_through.h"
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -214,6 +216,131 @@ TEST(CopyThroughTest, ParallelChunksOutOfOrderGetTheirBytesOnce) {
   EXPECT_EQ(stream.origin_bytes(), s.bytes.size() + page.size());
   stream.Stop();
   threads.Join();
+}
+
+// xrdcp's pattern: 4 readers, each reading 8 MiB chunks in 2 MiB pieces; chunk k by reader
+// k % 4. Returns the reads whose bytes were wrong.
+int CopyLikeXrdcp(CopyStream& stream, const std::vector<uint8_t>& bytes) {
+  std::atomic<int> bad{0};
+  std::vector<std::thread> readers;
+  readers.reserve(4);
+  for (int t = 0; t < 4; ++t) {
+    readers.emplace_back([&, t] {
+      std::vector<uint8_t> buf(2 * kMiB);
+      for (auto chunk = static_cast<uint64_t>(t); chunk * 8 * kMiB < bytes.size(); chunk += 4) {
+        for (uint64_t off = chunk * 8 * kMiB; off < (chunk + 1) * 8 * kMiB; off += 2 * kMiB) {
+          io::ReadRequest r{off, buf, {}};
+          if (!stream.Read({&r, 1})
+              || !std::equal(buf.begin(), buf.end(), bytes.begin() + static_cast<long>(off))) {
+            ++bad;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& r : readers) {
+    r.join();
+  }
+  return bad.load();
+}
+
+TEST(CopyThroughTest, WithoutMemoryACopyReadsStraightIntoTheBuffers) {
+  Fixture s(24 * kMiB);
+  CopyBudget budget(0);
+  Threads threads;
+  CopyStream stream(s.origin, s.bytes.size(), threads.runner(), &budget);
+  // Reads across block boundaries: each is read whole from the origin, in one request.
+  std::vector<uint8_t> buf(3 * kMiB);
+  for (uint64_t off = 0; off < s.bytes.size(); off += buf.size()) {
+    io::ReadRequest r{off, buf, {}};
+    ASSERT_TRUE(stream.Read({&r, 1})) << off;
+    EXPECT_TRUE(std::equal(buf.begin(), buf.end(), s.bytes.begin() + static_cast<long>(off)));
+  }
+  EXPECT_EQ(budget.peak(), 0u);
+  EXPECT_GT(budget.refused(), 0u);
+  EXPECT_EQ(stream.origin_bytes(), s.bytes.size()) << "each byte read once";
+  EXPECT_EQ(stream.origin_requests(), s.bytes.size() / buf.size());
+  stream.Stop();
+  threads.Join();
+}
+
+// A read across a block freed after it was read whole and one still kept: the first part
+// comes from the origin, the second from memory, each byte right.
+TEST(CopyThroughTest, AReadAcrossAFreedAndAKeptBlock) {
+  Fixture s(48 * kMiB);
+  CopyStream stream(s.origin, s.bytes.size(), Inline());
+  std::vector<uint8_t> buf(CopyStream::kBlock);
+  for (uint64_t off = 0; off < 20 * CopyStream::kBlock; off += CopyStream::kBlock) {
+    io::ReadRequest r{off, buf, {}};
+    ASSERT_TRUE(stream.Read({&r, 1}));
+  }
+  // Blocks 0-3 are freed (16 kept: 4-19).
+  const uint64_t fetched = stream.origin_bytes();
+  std::vector<uint8_t> across(16 * kKiB);
+  const uint64_t at = 4 * CopyStream::kBlock - 8 * kKiB;
+  io::ReadRequest r{at, across, {}};
+  ASSERT_TRUE(stream.Read({&r, 1}));
+  EXPECT_TRUE(std::equal(across.begin(), across.end(), s.bytes.begin() + static_cast<long>(at)));
+  EXPECT_EQ(stream.origin_bytes(), fetched + 8 * kKiB) << "only the freed block's part fetched";
+  stream.Stop();
+}
+
+TEST(CopyThroughTest, ConcurrentCopiesShareTheBudget) {
+  Fixture s(48 * kMiB);
+  constexpr uint64_t kLimit = 8 * kMiB;  // 4 blocks for 6 copies that would hold 24 each
+  CopyBudget budget(kLimit);
+  Threads threads;
+  std::vector<std::unique_ptr<CopyStream>> streams;
+  streams.reserve(6);
+  for (int c = 0; c < 6; ++c) {
+    streams.push_back(
+        std::make_unique<CopyStream>(s.origin, s.bytes.size(), threads.runner(), &budget));
+  }
+  std::atomic<int> bad{0};
+  std::vector<std::thread> copies;
+  copies.reserve(streams.size());
+  for (auto& stream : streams) {
+    copies.emplace_back([&, st = stream.get()] { bad += CopyLikeXrdcp(*st, s.bytes); });
+  }
+  for (std::thread& c : copies) {
+    c.join();
+  }
+  EXPECT_EQ(bad.load(), 0) << "every byte right, none failed";
+  EXPECT_LE(budget.peak(), kLimit);
+  // Reads of one call go direct together: a pgread's segments are one vector read.
+  std::vector<uint8_t> segments(8 * 64 * kKiB);
+  std::vector<io::ReadRequest> batch;
+  batch.reserve(8);
+  for (uint64_t k = 0; k < 8; ++k) {
+    batch.push_back({k * 64 * kKiB, {segments.data() + k * 64 * kKiB, 64 * kKiB}, {}});
+  }
+  const uint64_t requests = streams[0]->origin_requests();
+  ASSERT_TRUE(streams[0]->Read(batch));  // blocks read whole and freed: direct
+  EXPECT_TRUE(std::equal(segments.begin(), segments.end(), s.bytes.begin()));
+  EXPECT_EQ(streams[0]->origin_requests(), requests + 1);
+  EXPECT_GT(budget.refused(), 0u) << "the budget was short";
+  for (auto& stream : streams) {
+    EXPECT_GE(stream->origin_bytes(), s.bytes.size());
+    stream->Stop();
+  }
+  EXPECT_EQ(budget.held(), 0u) << "stopped streams give their blocks back";
+  threads.Join();
+}
+
+// Reads the proxy sent itself (sendfile of held bytes) count towards a copy's prefix: a copy
+// of a file read in order through its held part is recognised as one read through Read is.
+TEST(CopyThroughTest, ReadsSentWithoutReadCountTowardsACopy) {
+  Fixture s(64 * kMiB);
+  CopyCounters counters;
+  CopyThrough copy(s.bytes.size(), 0.25, s.origin, Inline(), &counters);
+  bool copying = false;
+  for (uint64_t off = 0; off < 32 * kMiB && !copying; off += kMiB) {
+    copying = copy.NoteServed({off, kMiB});
+  }
+  EXPECT_TRUE(copying);
+  EXPECT_TRUE(copy.copying());
+  EXPECT_EQ(counters.copies.load(), 1u);
+  EXPECT_EQ(s.origin->bytes(), 0u) << "noting fetches nothing";
 }
 
 TEST(CopyThroughTest, AFailedFetchIsServedByTheCachesPath) {

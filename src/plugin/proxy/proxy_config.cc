@@ -195,6 +195,12 @@ Status ApplyKey(const std::string& key,
                                   + "': expected a share of the file from 0 to 1");
     }
     c.copy_cache_fraction = *f;
+  } else if (key == "copy_memory") {
+    auto bytes = ParseSize(value);
+    if (!bytes) {
+      return InvalidArgumentError("ferry.copy_memory '" + value + "': expected a size (512M, 2G)");
+    }
+    c.copy_memory = *bytes;
   } else if (key == "data_dirs") {
     std::istringstream dirs(value);
     for (std::string dir; dirs >> dir;) {
@@ -279,6 +285,10 @@ Result<ProxyConfig> ParseProxyConfig(std::string_view text) {
   // seeks) is the case for `channels` > 1.
   cache_keys.try_emplace("workers", "64");
   cache_keys.try_emplace("channels", "1");
+  // A copy from an origin faster than the cache's disk (a site's LAN) would otherwise leave
+  // holes wherever the write-behind queue was full, fetched again by the next reader: its
+  // fetches wait for room instead (cache/writer.h), and a stuck disk costs one wait.
+  cache_keys.try_emplace("writeback_wait_ms", "1000");
   // No replica tier here yet: a replica's virtual file has its own size, and the proxy answers
   // stat by path from the byte tier's index (XrdOss::Stat), which would disagree with it.
   cache_keys.try_emplace("replica", "off");

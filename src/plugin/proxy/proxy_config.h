@@ -41,6 +41,10 @@
 //                                   (copy_through.h), so copies do not evict the analyses'
 //                                   working set. 0.25: the client plug-in's bypass_fraction;
 //                                   1: copies are cached whole (the rule is off)
+//   ferry.copy_memory SIZE 1G       memory all copies served through hold at once (blocks read
+//                                   ahead, being read, kept for pages read again: up to 80 MiB
+//                                   per copy); over it a copy reads ahead less and reads what
+//                                   it needs straight into the client's buffer (copy_budget.h)
 //   ferry.origin_sss KT    (none)   the proxy's own sss keytab for its origin channels;
 //                                   "server:KT": KT is also the server's sss keytab, its last
 //                                   key the proxy's (`ferry proxy config --origin-credentials`)
@@ -99,6 +103,7 @@ struct ProxyConfig {
   uint32_t origin_idle_ms = 30000;
   uint32_t origin_idle_max = 256;
   double copy_cache_fraction = 0.25;
+  uint64_t copy_memory = 1ull << 30;
   std::string origin_sss;          // keytab path, "" = no sss identity at the origin
   bool origin_sss_shared = false;  // origin_sss is the server's sss keytab too
   std::string origin_token;        // token file path, "" = none

@@ -22,6 +22,7 @@ TEST(ProxyConfig, ReadsFerryDirectivesAndIgnoresTheRest) {
       "ferry.origin_idle_ms 0\n"
       "ferry.origin_idle_max 16\n"
       "ferry.copy_cache_fraction 0.1\n"
+      "ferry.copy_memory 256M\n"
       "pfc.blocksize 4k\n");
   ASSERT_TRUE(c) << c.error().ToString();
   EXPECT_EQ(c->origin, "origin.example:1095");
@@ -35,6 +36,7 @@ TEST(ProxyConfig, ReadsFerryDirectivesAndIgnoresTheRest) {
   EXPECT_EQ(c->origin_idle_ms, 0u);
   EXPECT_EQ(c->origin_idle_max, 16u);
   EXPECT_DOUBLE_EQ(c->copy_cache_fraction, 0.1);
+  EXPECT_EQ(c->copy_memory, 256ull << 20);
   EXPECT_EQ(c->cache.dir, "/srv/cache");
   EXPECT_EQ(c->cache.max_bytes, 2ull << 30);
   EXPECT_EQ(c->cache.channels, 6u);
@@ -77,6 +79,8 @@ TEST(ProxyConfig, DefaultsAndRequiredKeys) {
   EXPECT_EQ(c->origin_idle_ms, 30000u);
   EXPECT_EQ(c->origin_idle_max, 256u);
   EXPECT_DOUBLE_EQ(c->copy_cache_fraction, 0.25);
+  EXPECT_EQ(c->copy_memory, 1ull << 30);
+  EXPECT_EQ(c->cache.writeback_wait_ms, 1000u) << "a copy waits for the disk (writer.h)";
   EXPECT_FALSE(ParseProxyConfig("ferry.dir /c\n"));
   EXPECT_FALSE(ParseProxyConfig("ferry.origin o:1\n"));
   EXPECT_EQ(c->lookahead, 8u);
@@ -114,13 +118,26 @@ TEST(ProxyConfig, SeveralCacheDisks) {
 }
 
 TEST(ProxyConfig, RejectsBadValuesNamingTheDirective) {
-  for (const char* bad : {"ferry.origin nohost\n", "ferry.origin o:0\n", "ferry.origin :1\n",
-                          "ferry.origin o:99999\n", "ferry.self a@b:1\n", "ferry.redirect 2\n",
-                          "ferry.redirect_users 0\n", "ferry.timeout x\n", "ferry.page_size 3000\n",
-                          "ferry.channels 0\n", "ferry.status_ms 0\n", "ferry.origin_idle_ms -1\n",
-                          "ferry.origin_idle_max x\n", "ferry.origin_sss relative.kt\n",
-                          "ferry.origin_sss server\n", "ferry.copy_cache_fraction 1.5\n",
-                          "ferry.copy_cache_fraction -0.1\n", "ferry.copy_cache_fraction x\n"}) {
+  for (const char* bad : {"ferry.origin nohost\n",
+                          "ferry.origin o:0\n",
+                          "ferry.origin :1\n",
+                          "ferry.origin o:99999\n",
+                          "ferry.self a@b:1\n",
+                          "ferry.redirect 2\n",
+                          "ferry.redirect_users 0\n",
+                          "ferry.timeout x\n",
+                          "ferry.page_size 3000\n",
+                          "ferry.channels 0\n",
+                          "ferry.status_ms 0\n",
+                          "ferry.origin_idle_ms -1\n",
+                          "ferry.origin_idle_max x\n",
+                          "ferry.origin_sss relative.kt\n",
+                          "ferry.origin_sss server\n",
+                          "ferry.copy_cache_fraction 1.5\n",
+                          "ferry.copy_cache_fraction -0.1\n",
+                          "ferry.copy_cache_fraction x\n",
+                          "ferry.copy_memory lots\n",
+                          "ferry.copy_memory -1\n"}) {
     auto c = ParseProxyConfig(std::string("ferry.origin o:1\nferry.dir /c\n") + bad);
     ASSERT_FALSE(c) << bad;
   }

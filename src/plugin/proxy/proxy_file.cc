@@ -317,7 +317,7 @@ int ProxyFile::Open(const char* path, int oflag, mode_t /*mode*/, XrdOucEnv& env
     s.copy = CopyThrough::For(
         s.cached->size(), config.copy_cache_fraction, metered,
         [&pool = service_.pool()](std::function<void()> task) { pool.Submit(std::move(task)); },
-        &service_.copy_counters());
+        &service_.copy_counters(), &service_.copy_budget());
   }
   s.origin = std::move(origin);
   s.url = url;

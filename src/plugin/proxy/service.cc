@@ -77,6 +77,7 @@ ProxyService* ProxyService::Get() {
 ProxyService::ProxyService(const ProxyConfig& config)
     : config_(config),
       pool_(std::make_unique<plugin::WorkerPool>(config.cache.workers)),
+      copy_budget_(config.copy_memory),
       idle_origins_(std::make_unique<IdlePool<plugin::XrdOrigin>>(
           config.origin_idle_max,
           config.origin_idle_ms,
@@ -158,6 +159,10 @@ void ProxyService::WriteStatus() {
   w.Field("records_failed", records_failed_.load());
   w.Field("copies_detected", copy_counters_.copies.load());
   w.Field("copy_bytes_through", copy_counters_.bytes_through.load());
+  w.Field("copy_memory_bytes", copy_budget_.held());
+  w.Field("copy_memory_peak_bytes", copy_budget_.peak());
+  w.Field("copy_memory_limit_bytes", copy_budget_.limit());
+  w.Field("copy_memory_refused", copy_budget_.refused());
   const readahead::Prefetcher* ahead = disks_->prefetcher();
   w.Field("writeback_idle", int64_t{disks_->WritebackIdle() ? 1 : 0});
   w.Field("writeback_queued_bytes", disks_->WritebackQueuedBytes());

@@ -8,7 +8,9 @@
 //    "redirects":N,"origin_requests":N,"origin_inflight":N,"origin_max_inflight":N,
 //    "origin_inflight_seconds":X,"origin_busy_seconds":X,"prefetched_bytes":N,
 //    "prefetch_requests":N,"origin_opens":N,"origin_handles_reused":N,
-//    "origin_handles_idle":N,"copies_detected":N,"copy_bytes_through":N,"writeback_idle":0|1,
+//    "origin_handles_idle":N,"copies_detected":N,"copy_bytes_through":N,"copy_memory_bytes":N,
+//    "copy_memory_peak_bytes":N,"copy_memory_limit_bytes":N,"copy_memory_refused":N,
+//    "writeback_idle":0|1,
 //    "writeback_queued_bytes":N,"readahead_queued":N,"zero_copy_bytes":N,"zero_copy_reads":N,
 //    "zero_copy_declined":N,"status_request":N,"origins":[{"origin":"H:P","in_flight":N,
 //    "max_in_flight":N,"waited":N,"turned_away":N,"unanswered":N},...],"disks_up":N,
@@ -88,6 +90,8 @@ class ProxyService {
   IdlePool<plugin::XrdOrigin>& idle_origins() { return *idle_origins_; }
   // Whole-file copies served through (copy_through.h).
   CopyCounters& copy_counters() { return copy_counters_; }
+  // The memory all copies served through share (ferry.copy_memory, copy_budget.h).
+  CopyBudget& copy_budget() { return copy_budget_; }
   // Counts the opens every origin handle sends (XrdOrigin::CountOpensIn).
   std::atomic<uint64_t>* origin_opens() { return &origin_opens_; }
   // Milliseconds of the monotonic clock (the idle pool's time).
@@ -157,6 +161,7 @@ class ProxyService {
   std::atomic<uint64_t> zero_copy_declined_{0};
   std::atomic<uint64_t> origin_opens_{0};
   CopyCounters copy_counters_;
+  CopyBudget copy_budget_;
   std::atomic<uint64_t> status_request_{0};  // the last DIR/proxy-status.want answered
   std::unique_ptr<IdlePool<plugin::XrdOrigin>> idle_origins_;
   double started_unix_ = 0;

@@ -7,6 +7,7 @@
 #include <XrdOuc/XrdOucSFVec.hh>
 
 #include "base/mutex.h"
+#include "fetch/range.h"
 #include "plugin/proxy/file_state.h"
 #include "plugin/proxy/service.h"
 
@@ -79,6 +80,14 @@ int SendZeroCopy(FileState& s, XrdSfsDio* dio, XrdSfsFileOffset offset, XrdSfsXf
   }
   const auto bytes = static_cast<uint64_t>(size);
   file->CountZeroCopy(bytes);
+  // What ProxyFile::Read would have told the copy rule and read-ahead: a copy's progress, and
+  // the reads read-ahead goes on from into what the file does not hold yet. Not for a copy
+  // recognised: its reads through the cache are untracked, so as not to cache past the
+  // fraction (copy_through.h).
+  const fetch::Range sent{static_cast<uint64_t>(offset), bytes};
+  if (!s.copy || !s.copy->NoteServed(sent)) {
+    file->FollowZeroCopy(sent.offset, sent.length);
+  }
   s.reads.fetch_add(1, std::memory_order_relaxed);
   s.bytes_read.fetch_add(bytes, std::memory_order_relaxed);
   s.service.OnZeroCopy(bytes);

@@ -21,6 +21,9 @@
 // data file at its own offset (full pages; at the edges also fragments kept there) and its
 // bytes were read back and CRC-checked by this process since the page last changed
 // (cache/verified_pages.h). Those bytes are not checked again when sent.
+// What a sent read is told to: the counters (hits, the file's access record), the copy rule
+// (CopyThrough::NoteServed) and, unless the handle is a copy, read-ahead
+// (CachedFile::FollowZeroCopy), as a read through ProxyFile::Read would have been.
 // Thread-safety: all functions may be called concurrently.
 #pragma once
 
