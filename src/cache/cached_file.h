@@ -190,6 +190,9 @@ class CachedFile final : public readahead::AheadTarget, private OriginalReader {
   // the process is a copy tool).
   std::unique_ptr<readahead::BulkDetector> bulk_;
   std::atomic<bool> bypass_{false};
+  // OpenOptions::zero_copy: the entry tracks the pages this process verified, and hits on them
+  // are read back unchecked.
+  bool zero_copy_ = false;
 };
 
 }  // namespace ferry::cache
