@@ -7,7 +7,10 @@
 # the near side (127.0.0.1), clients beside them.
 # Workloads:
 #   replay  the sparse pattern of bench/cache_wan (cache_wan_replay): 8 files x 200 MiB, 6% in
-#           2-16 KiB chunks, synchronous 64-chunk vector reads, 4 threads
+#           2-16 KiB chunks, synchronous 64-chunk vector reads, 4 threads; each warm pass beside
+#           one through a plain xrootd serving the same files from local disk (scenario
+#           plain-local, alternating): the CPU floor of anything serving kXR_readv inside
+#           XrdXrootd, which copies every segment through a buffer (no sendfile for readv)
 #   agc     `ferry analyze agc --threads 8` over a NanoAOD-like dataset of PROXY_WAN_AGC_FILES
 #           (9) files made by `ferry gen nanoaod` (digests of every pass must agree)
 #   multi   8 client processes at once, one file each (cache_wan_replay -t 1): aggregate
@@ -312,8 +315,9 @@ run() {
   t0=$(date +%s.%N)
   case "$workload" in
     replay)
-      out="$(client timeout 600 "$REPLAY" -t 4 \
-        $([ "${scenario%-warm}" = "$scenario" ] && echo "-V $DATA") "$prefix" "${names[@]}")" || rc=$?
+      # Cold passes check every chunk against the files; warm ones (and the floor's) do not.
+      out="$(client timeout 600 "$REPLAY" -t 4 $(case "$scenario" in *-warm | plain-local) ;;
+        *) echo "-V $DATA" ;; esac) "$prefix" "${names[@]}")" || rc=$?
       ;;
     agc)
       local urls=()
@@ -353,13 +357,15 @@ print(json.dumps({"bytes": sum(r["bytes"] for r in rs), "vector_reads": sum(r["v
   [ -n "$SERVER_PIDS" ] && cost1="$("$PY" "$ROOT/bench/lib/proc_cost.py" $SERVER_PIDS)"
   [ "${scenario#proxy}" != "$scenario" ] && sleep 1.2 && after="$(proxy_json "$cache")"
   [ -n "$cache" ] && [ -d "$cache" ] && disk="$(du -s -B1 "$cache" | awk '{print $1}')"
-  "$PY" - "$workload" "$scenario" "$round" "$rc" "$idle" "$rx0" "$rx1" "$t0" "$t1" "$disk" \
+  ROOT="$ROOT" "$PY" - "$workload" "$scenario" "$round" "$rc" "$idle" "$rx0" "$rx1" "$t0" "$t1" "$disk" \
     "$out" "$before" "$after" "$cost0" "$cost1" <<'PY' >>"$RUNS"
-import json, sys
+import json, os, sys
+sys.path.insert(0, os.path.join(os.environ["ROOT"], "bench", "lib"))
+from proc_cost import pass_cpu_s
 (workload, scenario, rnd, rc, idle, rx0, rx1, t0, t1, disk, out, before, after, c0,
  c1) = sys.argv[1:16]
 c0, c1 = json.loads(c0), json.loads(c1)
-cost = ({"cpu_s": round(c1["cpu_s"] - c0["cpu_s"], 3), "syscr": c1["syscr"] - c0["syscr"]}
+cost = ({"cpu_s": round(pass_cpu_s(c0, c1), 4), "syscr": c1["syscr"] - c0["syscr"]}
         if c0 and c1 else None)
 print(json.dumps({"workload": workload, "scenario": scenario, "round": int(rnd), "exit": int(rc),
                   "idle_pct": float(idle or 0), "wan_bytes": int(rx1) - int(rx0),
@@ -398,6 +404,18 @@ for workload in "${workloads[@]}"; do
     fi
     case "$workload" in
       multi | xrdcp) ;;  # their warm passes: multi-warm, and the xrdcp warm phase below
+      replay)
+        PLAIN="$(bash "$TB/origin.sh" start --dir "$DATA" --name fpx-plain)"
+        for ((w = 1; w <= WARM_PER_ROUND; w++)); do
+          if (((k + w) % 2 == 0)); then
+            SERVER_PIDS="$(plain_pid)" run replay plain-local "$k" "$PLAIN" ""
+            SERVER_PIDS="$PROXY_PID" run replay proxy-warm "$k" "$P" "$cache"
+          else
+            SERVER_PIDS="$PROXY_PID" run replay proxy-warm "$k" "$P" "$cache"
+            SERVER_PIDS="$(plain_pid)" run replay plain-local "$k" "$PLAIN" ""
+          fi
+        done
+        ;;
       *)
         for ((w = 1; w <= WARM_PER_ROUND; w++)); do
           SERVER_PIDS="$PROXY_PID" run "$workload" proxy-warm "$k" "$P" "$cache"

@@ -188,6 +188,13 @@ warm_targets = {
 }
 for name, (value, limit, cmp) in warm_targets.items():
     target(name, value, limit, cmp)
+# The floor of the replay's CPU per GB: a plain xrootd serving the files from local disk (no
+# cache), which copies every kXR_readv segment through a buffer as any server inside XrdXrootd
+# 5.5.3 must. What the proxy and XCache cost beside it (reported, no target).
+plain_cpu = summary.get("replay", {}).get("plain-local", {}).get("cpu_s_per_gb")
+warm_floor = {"plain_cpu_per_gb": plain_cpu,
+              "proxy_over_plain": ratio(warm("replay", "cpu_s_per_gb"), plain_cpu),
+              "xcache_best_over_plain": ratio(best_xcache("replay", "cpu_s_per_gb"), plain_cpu)}
 target("agc: proxy warm / best XCache warm (wall)",
        ratio(warm("agc", "wall_s"), best_xcache("agc", "wall_s")), 1.0, "<=")
 
@@ -277,10 +284,13 @@ if config.get("baseline"):
 print("\nissue 39's warm targets (medians of warm passes; a shared machine: indicative):")
 for name, (value, limit, cmp) in warm_targets.items():
     print("  %-28s %9s   %s %s" % (name, "%.3f" % value if value is not None else "-", cmp, limit))
+print("  replay CPU floor (plain xrootd from local disk): %s s/GB; proxy %s x it, best XCache %s x"
+      % tuple("%.3f" % v if v is not None else "-" for v in warm_floor.values()))
 
 doc = {"config": config, "scenarios": summary, "targets": targets, "ratios": ratios,
        "multi_direct_over_cold": multi, "baseline_comparison": comparison, "runs": runs}
 doc.update({name: value for name, (value, _, _) in warm_targets.items()})
+doc["warm_cpu_floor"] = warm_floor
 json_path = report.write_json(out_dir, "proxy_wan.json", doc)
 
 # ---- plots: wall time per scenario, and origin bytes / requested ----

@@ -250,6 +250,7 @@ Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
   auto replica = entry->CurrentReplica();
   std::unique_ptr<CachedFile> file(new CachedFile(
       shared_from_this(), std::move(entry), std::move(origin), size, mtime, std::move(replica)));
+  file->zero_copy_ = options.zero_copy;
   if (options.detect_bulk && config_.bypass && size >= readahead::BulkDetector::kMinBytes) {
     file->bulk_ = std::make_unique<readahead::BulkDetector>(file->size(), config_.bypass_percent);
   }

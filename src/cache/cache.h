@@ -74,7 +74,8 @@ struct OpenOptions {
   // Config::bypass on. Off in the site proxy, whose handles serve remote clients.
   bool detect_bulk = false;
   // Track which pages this process verified (verified_pages.h), so that the handle's
-  // CachedFile::ZeroCopyFd can answer: the site proxy, which sends verified pages with sendfile.
+  // CachedFile::ZeroCopyFd can answer: the site proxy, which sends verified pages with sendfile,
+  // and reads them back without checking them again (the same rule) when it copies them.
   bool zero_copy = false;
   // Read through without touching the cache's directory (the site proxy while none of its
   // disks is in service): a pass-through handle, counted as nothing but origin traffic.

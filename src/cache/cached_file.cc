@@ -281,6 +281,11 @@ void CachedFile::FollowZeroCopy(uint64_t offset, uint64_t length) {
 }
 
 Status CachedFile::ReadOriginal(std::span<io::ReadRequest> requests, bool* missed_out) {
+  if (zero_copy_ && !pass_through()) {
+    // Pages this process verified are read back unchecked (entry_serve.cc): a recreation of the
+    // entry by another process is noticed here within 20 ms, as ZeroCopyFd notices it.
+    entry_->RefreshIfChanged();
+  }
   if (pass_through()) {
     return ReadDirect(requests);
   }

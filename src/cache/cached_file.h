@@ -197,6 +197,9 @@ class CachedFile final : public readahead::AheadTarget, private OriginalReader {
   std::atomic<bool> bypass_{false};
   // FollowZeroCopy found the file held whole (it stays so while the handle serves sendfile).
   std::atomic<bool> whole_{false};
+  // OpenOptions::zero_copy: the entry tracks the pages this process verified, and hits on them
+  // are read back unchecked.
+  bool zero_copy_ = false;
 };
 
 }  // namespace ferry::cache

@@ -1,7 +1,8 @@
 // VerifiedPages: the pages of one entry incarnation (one epoch) whose held bytes this process
 // read back from the data file and checked against their CRC since the page's index state last
 // changed. The site proxy sends such pages to clients without reading them into its own memory
-// (sendfile, plugin/proxy/zero_copy.h), so this is the only check those bytes get: the rule is
+// (sendfile, plugin/proxy/zero_copy.h), and reads them back for the reads it copies without
+// checking them again (entry_serve.cc), so this is the only check those bytes get: the rule is
 // "checked once by this process, since it was stored or its entry opened", and anything not
 // marked takes the verifying read path (docs/format/page-store.md, "Zero-copy serving").
 //

@@ -1,6 +1,7 @@
 // The byte tier's warm read path: a range read once is read back with one pread of the data
 // file (its edge fragments are kept there too), an entry written before that still reads, and
-// the zero-copy answer (CachedFile::ZeroCopyFd) covers only bytes held and verified.
+// the zero-copy answer (CachedFile::ZeroCopyFd) covers only bytes held and verified, and a process
+// that serves zero-copy reads what it verified back unchecked, as sendfile would send it.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -190,6 +191,52 @@ TEST(WarmReadTest, ZeroCopyOnlyForBytesHeldAndVerifiedByThisProcess) {
   const int fd = f->ZeroCopyFd(a.offset, a.length);
   ASSERT_GE(fd, 0);
   EXPECT_EQ(PreadAt(fd, a), Expected(fx, a));
+}
+
+// Flips one bit of the data file at `at`: a page damaged on disk.
+void DamageDataFile(const Fixture& fx, uint64_t at) {
+  Fd data = *Fd::Open(fx.paths().data(), O_RDWR);
+  uint8_t b = 0;
+  ASSERT_TRUE(PreadFull(data.get(), &b, 1, at));
+  b ^= 0x20;
+  ASSERT_TRUE(PwriteFull(data.get(), &b, 1, at));
+}
+
+// A process that serves zero-copy reads a range whose pages it verified since they last changed
+// with one pread of exactly its bytes and no check: the rule sendfile follows, under which a
+// page damaged on disk after the check is sent as it is (docs/format/page-store.md). A range
+// touching a page it has not verified is checked, and a process without zero-copy checks every
+// read.
+TEST(WarmReadTest, PagesVerifiedByThisProcessAreReadBackUnchecked) {
+  Fixture fx;
+  const Range a{100 * 4096 + 123, 20000};
+  const Range b{200 * 4096 + 77, 9000};
+  auto cache = *Cache::Create(fx.config);
+  auto f = *cache->Open(kUrl, fx.origin, ZeroCopy());
+  ReadAndCheck(*f, {a, b}, fx);
+  ASSERT_TRUE(cache->Flush());
+  ReadAndCheck(*f, {a}, fx);  // a read back and checked; b not yet
+  DamageDataFile(fx, a.offset + 5000);
+  DamageDataFile(fx, b.offset + 100);
+
+  const uint64_t reads = cache->counters().Get(Counter::kDiskReads);
+  std::vector<uint8_t> got(a.length);
+  ASSERT_TRUE(f->Read(a.offset, got));
+  std::vector<uint8_t> as_on_disk = Expected(fx, a);
+  as_on_disk[5000] ^= 0x20;
+  EXPECT_EQ(got, as_on_disk);
+  EXPECT_EQ(cache->counters().Get(Counter::kDiskReads) - reads, 1u);
+  EXPECT_EQ(cache->counters().Get(Counter::kCrcFailures), 0u);
+
+  const uint64_t origin_bytes = fx.origin->bytes();
+  ReadAndCheck(*f, {b}, fx);  // never verified: checked, caught, fetched again
+  EXPECT_EQ(cache->counters().Get(Counter::kCrcFailures), 1u);
+  EXPECT_GT(fx.origin->bytes(), origin_bytes);
+
+  auto other = *Cache::Create(fx.config);  // the client plug-in's process: no zero-copy
+  auto g = *other->Open(kUrl, fx.origin);
+  ReadAndCheck(*g, {a}, fx);
+  EXPECT_EQ(other->counters().Get(Counter::kCrcFailures), 1u);
 }
 
 }  // namespace
