@@ -3,17 +3,21 @@
 // 16-byte run of the file (or of its virtual file) lies in clear anywhere in the cache directory;
 // an extent moved, of another build of the generation, another entry's or flipped, and a manifest
 // flipped or swapped, are detected, counted and served right; a wrong or missing key serves the
-// original bytes without the replica and says why.
+// original bytes without the replica and says why; the master key rotated while a handle reads
+// the virtual file leaves every byte right and the replica in use, and the old key locked out.
 #include "replica/replica_seal.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -25,6 +29,7 @@
 #include "cache/cache.h"
 #include "cache/entry_store.h"
 #include "cache/page_seal.h"
+#include "cache/rekey.h"
 #include "cache/testing/cached_source.h"
 #include "cache/testing/memory_origin.h"
 #include "cache/verify.h"
@@ -336,6 +341,104 @@ TEST(SealedReplica, WithoutTheKeyNoReplicaIsUsed) {
   // The builder with the wrong key refuses the entry and leaves the replica alone.
   EXPECT_FALSE(BuildReplica(wrong, replica::KeyOf(kUrl), {}).has_value());
   EXPECT_EQ(s.Served(true), s.Original());
+}
+
+// Rotation rewraps the entry's data key, from which the replica's key derives: a handle that
+// reads the virtual file while the master key is rotated reads every byte right, the replica
+// serves new handles under the new key with no fault, and the old key opens neither the entry
+// nor its replica.
+TEST(SealedReplica, RekeyWhileAReaderReadsTheVirtualFile) {
+  Sealed s;
+  s.Pass();
+  const ReplicaBuildReport r = s.Build(ReplicaStage::kReencode);
+  ASSERT_EQ(r.state, ReplicaState::kBuilt) << r.reason;
+  auto f = s.Open();
+  ASSERT_TRUE(f->virtual_file());
+  std::vector<uint8_t> want(f->size());
+  ASSERT_TRUE(f->Read(0, want));
+  std::atomic<bool> rekeyed{false};
+  std::atomic<int> passes_after{0};
+  std::atomic<int> wrong{0};
+  std::thread reader([&] {
+    std::vector<uint8_t> got(want.size());
+    // Bounded: three passes after the rotation, or 2000 in all (a rotation that never ends).
+    for (int pass = 0; pass < 2000 && passes_after.load() < 3; ++pass) {
+      const bool after = rekeyed.load();
+      std::fill(got.begin(), got.end(), 0);
+      if (!f->Read(0, got) || got != want) {
+        ++wrong;
+      }
+      passes_after += after ? 1 : 0;
+    }
+  });
+  const std::shared_ptr<const MasterKey> old_key = s.config.master_key;
+  const std::shared_ptr<const MasterKey> new_key = KeyOf(2);
+  auto outcome = cache::RekeyEntry(s.Paths(), *old_key, *new_key);
+  rekeyed = true;
+  reader.join();
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().ToString();
+  EXPECT_EQ(*outcome, cache::RekeyOutcome::kRewrapped);
+  EXPECT_EQ(passes_after.load(), 3);
+  EXPECT_EQ(wrong.load(), 0);
+  {
+    // A new handle in the process that still runs with the old key, the entry open in it (it
+    // shares the open entry's data key: the replica again).
+    auto g = s.Open();
+    std::vector<uint8_t> got(g->size());
+    ASSERT_TRUE(g->Read(0, got));
+    EXPECT_TRUE(g->virtual_file() ? got == want : got == s.bytes);
+  }
+  f->Close();
+  ASSERT_TRUE(s.cache->Flush());
+  EXPECT_EQ(s.Faults(), 0u);
+  s.cache.reset();  // its write-behind published what it stored, keeping the new wrapping
+  EXPECT_EQ(cache::LoadIndex(s.Paths().idx())->info().key_id, new_key->id());
+
+  // The new key: the same replica (no rebuild), every byte of it right, read from disk alone.
+  s.config = s.Keyed(new_key);
+  s.cache = Cache::Create(s.config).value();
+  const auto offline = std::make_shared<MemoryOrigin>(s.bytes);
+  {
+    auto g = s.cache->Open(kUrl, offline).value();
+    ASSERT_TRUE(g->virtual_file());
+    std::vector<uint8_t> got(want.size());
+    ASSERT_TRUE(g->Read(0, got));
+    EXPECT_TRUE(got == want);
+  }
+  EXPECT_EQ(offline->read_calls(), 0u);
+  EXPECT_EQ(s.Served(true), s.Original());
+  EXPECT_EQ(s.Faults(), 0u);
+  auto status = ReplicaStatusOf(s.Paths(), new_key.get());
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->generation, r.generation);
+  EXPECT_EQ(status->stage, 2);
+  auto v = cache::VerifyEntry(s.Paths(), false, 2000, new_key.get(), Hooks().get());
+  ASSERT_TRUE(v.has_value()) << v.error().ToString();
+  EXPECT_FALSE(v->bad()) << v->replica_error;
+  EXPECT_EQ(v->replica_extents_ok, r.baskets);
+
+  // The old key: it unwraps no data key, so no sealer opens the manifest or an extent; the
+  // entry is passed through, the replica neither used, reported nor rebuilt.
+  const cache::IndexInfo info = cache::LoadIndex(s.Paths().idx())->info();
+  EXPECT_FALSE(old_key->Unwrap(info.wrapped_key).has_value());
+  Config old = s.Keyed(old_key);
+  auto old_cache = Cache::Create(old).value();
+  {
+    auto g = old_cache->Open(kUrl, s.origin).value();
+    EXPECT_TRUE(g->pass_through());
+    EXPECT_FALSE(g->virtual_file());
+  }
+  auto old_status = ReplicaStatusOf(s.Paths(), old_key.get());
+  ASSERT_TRUE(old_status.has_value());
+  EXPECT_EQ(old_status->state, ReplicaState::kNone);
+  EXPECT_NE(old_status->reason.find("sealed replica not read"), std::string::npos)
+      << old_status->reason;
+  EXPECT_FALSE(BuildReplica(old, replica::KeyOf(kUrl), {}).has_value());
+  auto ov = cache::VerifyEntry(s.Paths(), false, 2000, old_key.get(), Hooks().get());
+  ASSERT_TRUE(ov.has_value()) << ov.error().ToString();
+  EXPECT_TRUE(ov->sealed_unchecked);  // not bad: the new key's holder can check it
+  EXPECT_FALSE(ov->bad()) << ov->replica_error;
+  EXPECT_EQ(ov->replica_extents_ok, 0u);
 }
 
 TEST(SealedReplica, ManifestOpensOnlyWithItsEntrysSealer) {
