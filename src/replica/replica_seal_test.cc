@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -102,6 +103,15 @@ struct Sealed {
     return Values(src);
   }
   uint64_t Faults() const { return cache->counters().Get(Counter::kReplicaFaults); }
+  // The replica's manifest, opened with the entry's data key (unwrapped as the cache does).
+  ReplicaManifest Manifest(const char* url = kUrl) const {
+    const cache::IndexInfo info = cache::LoadIndex(Paths(url).idx())->info();
+    cache::KeyBytes data_key = config.master_key->Unwrap(info.wrapped_key).value();
+    const cache::PageSealer entry(data_key, std::strtoull(replica::KeyOf(url).c_str(), nullptr, 16),
+                                  info.epoch);
+    cache::WipeKey(data_key);
+    return LoadManifest(Paths(url), &entry).value();
+  }
   cache::EntryPaths Paths(const char* url = kUrl) const {
     return PathsFor(config.dir, replica::KeyOf(url));
   }
@@ -439,6 +449,45 @@ TEST(SealedReplica, RekeyWhileAReaderReadsTheVirtualFile) {
   EXPECT_TRUE(ov->sealed_unchecked);  // not bad: the new key's holder can check it
   EXPECT_FALSE(ov->bad()) << ov->replica_error;
   EXPECT_EQ(ov->replica_extents_ok, 0u);
+}
+
+// With FERRY_FUZZ_SEED_DIR set, writes the seeds of fuzz/replica_sealed_fuzz.cc there: this
+// cache's real stage-1 and stage-2 manifests, opened with the entry's key and sealed again under
+// the fuzzer's fixed entry (data key 32 x 0x42, entry key 0x5eed5eed5eed5eed, epoch 7), each as
+// it is (first byte 1: parsed raw) and with its blob in the clear (first byte 0: the fuzzer seals
+// it). Skipped otherwise.
+TEST(SealedReplica, WritesFuzzSeeds) {
+  const char* out = std::getenv("FERRY_FUZZ_SEED_DIR");
+  if (out == nullptr) {
+    GTEST_SKIP() << "FERRY_FUZZ_SEED_DIR not set";
+  }
+  cache::KeyBytes fixed{};
+  fixed.fill(0x42);
+  const cache::PageSealer fuzz_entry(fixed, 0x5eed5eed5eed5eedULL, 7);
+  Sealed s;
+  s.Pass();
+  for (ReplicaStage stage : {ReplicaStage::kRelocate, ReplicaStage::kReencode}) {
+    const ReplicaBuildReport r = s.Build(stage);
+    ASSERT_EQ(r.state, ReplicaState::kBuilt) << r.reason;
+    const ReplicaManifest m = s.Manifest();
+    std::vector<uint8_t> sealed;
+    m.Encode(sealed, m.Sealer(fuzz_entry).get());
+    ASSERT_TRUE(ReplicaManifest::Decode(sealed, &fuzz_entry).has_value());
+    // The clear form: the blob (after the URL's section, up to the tag) opened in place.
+    std::vector<uint8_t> clear = sealed;
+    const size_t blob = 160 + (4 + m.url.size() + 7) / 8 * 8;
+    const size_t end = clear.size() - 8 - 16;
+    SealTag tag{};
+    std::copy_n(clear.begin() + static_cast<long>(end), tag.size(), tag.begin());
+    ASSERT_TRUE(m.Sealer(fuzz_entry)->OpenManifest({clear.data(), blob},
+                                                   {clear.data() + blob, end - blob}, tag));
+    const std::string name = "stage" + std::to_string(r.stage);
+    for (const auto& [mode, bytes] : {std::pair{uint8_t{1}, &sealed}, std::pair{uint8_t{0}, &clear}}) {
+      std::vector<uint8_t> seed(1 + bytes->size(), mode);
+      std::copy(bytes->begin(), bytes->end(), seed.begin() + 1);
+      Replace(std::string(out) + "/" + (mode == 1 ? "sealed-" : "clear-") + name, seed);
+    }
+  }
 }
 
 TEST(SealedReplica, ManifestOpensOnlyWithItsEntrysSealer) {
