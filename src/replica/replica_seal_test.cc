@@ -479,10 +479,11 @@ TEST(SealedReplica, WritesFuzzSeeds) {
     const size_t end = clear.size() - 8 - 16;
     SealTag tag{};
     std::copy_n(clear.begin() + static_cast<long>(end), tag.size(), tag.begin());
-    ASSERT_TRUE(m.Sealer(fuzz_entry)->OpenManifest({clear.data(), blob},
-                                                   {clear.data() + blob, end - blob}, tag));
+    ASSERT_TRUE(m.Sealer(fuzz_entry)
+                    ->OpenManifest({clear.data(), blob}, {clear.data() + blob, end - blob}, tag));
     const std::string name = "stage" + std::to_string(r.stage);
-    for (const auto& [mode, bytes] : {std::pair{uint8_t{1}, &sealed}, std::pair{uint8_t{0}, &clear}}) {
+    for (const auto& [mode, bytes] :
+         {std::pair{uint8_t{1}, &sealed}, std::pair{uint8_t{0}, &clear}}) {
       std::vector<uint8_t> seed(1 + bytes->size(), mode);
       std::copy(bytes->begin(), bytes->end(), seed.begin() + 1);
       Replace(std::string(out) + "/" + (mode == 1 ? "sealed-" : "clear-") + name, seed);
