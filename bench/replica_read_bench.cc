@@ -97,9 +97,16 @@ replica::ReplicaManifest LoadBuilt(const cache::Config& config, const std::strin
 std::string Prepare(Replica& r, const std::shared_ptr<cache::MemoryOrigin>& origin) {
   r.cache = cache::Cache::Create(r.config).value();
   // In 1 MiB reads, as an application reads (one whole-file read is a copy, which the cache
-  // keeps only a share of), twice: the second pass stores what the write-behind dropped.
-  for (int pass = 0; pass < 2; ++pass) {
+  // keeps only a share of), until the cache holds the whole file (the write-behind drops what
+  // it cannot keep up with; a pass stores it then), at most 8 passes.
+  for (int pass = 0;; ++pass) {
     auto f = r.cache->Open(kUrl, origin).value();
+    if (f->held_bytes() >= f->size()) {
+      break;
+    }
+    if (pass == 8) {
+      return "the " + r.name + " cache does not keep the whole file";
+    }
     std::vector<uint8_t> chunk(1 << 20);
     for (uint64_t at = 0; at < f->size(); at += chunk.size()) {
       const uint64_t n = std::min<uint64_t>(chunk.size(), f->size() - at);
