@@ -425,17 +425,29 @@ bool GcmKey::Open(const Nonce& nonce,
                   std::span<const uint8_t> aad,
                   std::span<uint8_t> bytes,
                   const Tag& tag) const {
+  return Open(nonce, aad, std::span<const std::span<uint8_t>>(&bytes, 1), tag);
+}
+
+bool GcmKey::Open(const Nonce& nonce,
+                  std::span<const uint8_t> aad,
+                  std::span<const std::span<uint8_t>> pieces,
+                  const Tag& tag) const {
   Tag want = tag;  // the ctrl call takes a non-const pointer
   EVP_CIPHER_CTX* ctx = tls_gcm.Start(id_, key_, nonce.data(), 0);
   int n = 0;
-  const bool ok =
-      ctx != nullptr && aad.size() <= INT_MAX
-      && EVP_DecryptUpdate(ctx, nullptr, &n, aad.data(), static_cast<int>(aad.size())) == 1
-      && GcmUpdate(ctx, bytes.data(), bytes.size(), bytes.data(), 0)
-      && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, kTagBytes, want.data()) == 1
-      && EVP_DecryptFinal_ex(ctx, bytes.data() + bytes.size(), &n) == 1;
+  bool ok = ctx != nullptr && aad.size() <= INT_MAX
+            && EVP_DecryptUpdate(ctx, nullptr, &n, aad.data(), static_cast<int>(aad.size())) == 1;
+  // GCM is a stream: a piece may end inside a block, libcrypto carries the rest to the next.
+  for (size_t i = 0; ok && i < pieces.size(); ++i) {
+    ok = GcmUpdate(ctx, pieces[i].data(), pieces[i].size(), pieces[i].data(), 0);
+  }
+  uint8_t none = 0;  // GCM's final writes nothing
+  ok = ok && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, kTagBytes, want.data()) == 1
+       && EVP_DecryptFinal_ex(ctx, &none, &n) == 1;
   if (!ok) {
-    std::memset(bytes.data(), 0, bytes.size());
+    for (std::span<uint8_t> p : pieces) {
+      std::memset(p.data(), 0, p.size());
+    }
   }
   return ok;
 }

@@ -136,6 +136,13 @@ class GcmKey {
             std::span<const uint8_t> aad,
             std::span<uint8_t> bytes,
             const Tag& tag) const;
+  // The same for ciphertext that lies in several buffers, `pieces` in order (a sealed replica
+  // extent read straight into a caller's buffers): false, every piece zeroed, when it does not
+  // authenticate.
+  bool Open(const Nonce& nonce,
+            std::span<const uint8_t> aad,
+            std::span<const std::span<uint8_t>> pieces,
+            const Tag& tag) const;
 
  private:
   KeyBytes key_;

@@ -7,9 +7,10 @@
 // grouped into runs over consecutive extents; a run whose requests tile whole extents exactly
 // (a cluster's vector read in the access-order layout) is one preadv straight into the caller's
 // buffers, anything else one pread into scratch. Every extent a run touches is checked against
-// its CRC32C — a sealed replica's (replica_seal.h) is read into scratch, decrypted and checked
-// against its GCM tag there —; a bad one (or a failed read) is counted and rebuilt from the
-// original basket.
+// its CRC32C, or a sealed replica's (replica_seal.h) decrypted in place and checked against its
+// GCM tag, wherever the run put it (the caller's buffers or scratch); a bad one (or a failed
+// read) is counted and rebuilt from the original basket. A sealed extent that fails is zeroed
+// by the check and then overwritten or failed: no unauthenticated byte is returned.
 #include <sys/uio.h>
 
 #include <algorithm>
@@ -36,6 +37,7 @@ struct VirtualScratch {
   std::vector<size_t> overlay_owner;
   std::vector<size_t> order;
   std::vector<iovec> iov;
+  std::vector<std::span<uint8_t>> pieces;
   ByteVector run;
   ByteVector rebuilt;
 };
@@ -60,10 +62,9 @@ class RunParts {
            size_t begin,
            size_t end,
            uint64_t run_offset,
-           uint64_t run_end,
-           bool direct)
+           uint64_t run_end)
       : parts_(parts), order_(order.subspan(begin, end - begin)), run_offset_(run_offset) {
-    exact_ = direct && part(0).offset == run_offset;
+    exact_ = part(0).offset == run_offset;
     for (size_t k = 0; exact_ && k + 1 < order_.size(); ++k) {
       exact_ = part(k).offset + part(k).dest.size() == part(k + 1).offset;
     }
@@ -89,12 +90,16 @@ class RunParts {
     return false;
   }
 
-  // CRC of extent e over wherever its bytes are (in exact mode they may span parts).
-  uint32_t ExtentCrc(const ReplicaExtent& e, const ByteVector& run) const {
+  // Where extent e's bytes are, in order, into `out`: in exact mode the parts' pieces of it
+  // (it may span parts), else its place in `run`.
+  void ExtentPieces(const ReplicaExtent& e,
+                    ByteVector& run,
+                    std::vector<std::span<uint8_t>>& out) const {
+    out.clear();
     if (!exact_) {
-      return crc32c::Value(run.data() + (e.offset - run_offset_), e.bytes);
+      out.emplace_back(run.data() + (e.offset - run_offset_), e.bytes);
+      return;
     }
-    uint32_t crc = 0;
     for (uint64_t v = e.offset; v < e.end();) {
       size_t k = 0;
       while (k < size() && !(v >= part(k).offset && v < part(k).offset + part(k).dest.size())) {
@@ -102,10 +107,9 @@ class RunParts {
       }
       const io::ReadRequest& p = part(k);
       const uint64_t n = std::min(e.end(), p.offset + p.dest.size()) - v;
-      crc = crc32c::Extend(crc, p.dest.data() + (v - p.offset), n);
+      out.emplace_back(p.dest.data() + (v - p.offset), n);
       v += n;
     }
-    return crc;
   }
 
   // Copies an extent's correct bytes `src` (starting at virtual `at`) into the parts.
@@ -207,6 +211,21 @@ Status RebuildExtent(const ReplicaView& view,
   return OkStatus();
 }
 
+// Whether extent `e` passes its check where the run put it: its CRC32C, or (sealed) its GCM
+// tag, the bytes decrypted in place (zeroed when they do not authenticate).
+bool CheckExtent(const ReplicaView& view, const RunParts& run, long e, VirtualScratch& vs) {
+  const ReplicaExtent& x = view.manifest().extents[static_cast<size_t>(e)];
+  run.ExtentPieces(x, vs.run, vs.pieces);
+  if (const ReplicaSealer* sealer = view.sealer()) {
+    return sealer->OpenExtent(static_cast<uint32_t>(e), x.offset, vs.pieces, x.tag);
+  }
+  uint32_t crc = 0;
+  for (std::span<const uint8_t> p : vs.pieces) {
+    crc = crc32c::Extend(crc, p.data(), p.size());
+  }
+  return crc == x.crc;
+}
+
 // Reads the extents [first, last] of `view` into the parts that lie in them.
 void ReadExtentRun(const ReplicaView& view,
                    std::span<io::ReadRequest> parts,
@@ -224,9 +243,7 @@ void ReadExtentRun(const ReplicaView& view,
   const uint64_t run_offset = ea.offset;
   const uint64_t run_bytes = eb.end() - ea.offset;
   const uint64_t file_offset = run_offset - view.baskets_begin();
-  // A sealed run is decrypted in scratch: no unauthenticated byte reaches the caller's buffers.
-  const ReplicaSealer* sealer = view.sealer();
-  const RunParts run(parts, order, begin, end, run_offset, eb.end(), sealer == nullptr);
+  const RunParts run(parts, order, begin, end, run_offset, eb.end());
 
   bool read_ok = false;
   if (run.exact()) {
@@ -245,12 +262,7 @@ void ReadExtentRun(const ReplicaView& view,
 
   for (long e = first; e <= last; ++e) {
     const ReplicaExtent& x = m.extents[static_cast<size_t>(e)];
-    const bool good = read_ok && run.Holds(x.offset)
-                      && (sealer != nullptr ? sealer->OpenExtent(
-                              static_cast<uint32_t>(e), x.offset,
-                              {vs.run.data() + (x.offset - run_offset), x.bytes}, x.tag)
-                                            : run.ExtentCrc(x, vs.run) == x.crc);
-    if (good) {
+    if (read_ok && run.Holds(x.offset) && CheckExtent(view, run, e, vs)) {
       if (!run.exact()) {
         run.Deliver(x.offset, {vs.run.data() + (x.offset - run_offset), x.bytes});
       }

@@ -88,6 +88,18 @@ bool ReplicaSealer::OpenExtent(uint32_t index,
   return key_.Open(ExtentNonce(index), a, bytes, tag);
 }
 
+bool ReplicaSealer::OpenExtent(uint32_t index,
+                               uint64_t offset,
+                               std::span<const std::span<uint8_t>> pieces,
+                               const SealTag& tag) const {
+  size_t bytes = 0;
+  for (std::span<uint8_t> p : pieces) {
+    bytes += p.size();
+  }
+  const ExtentAad a = MakeExtentAad(index, offset, bytes);
+  return key_.Open(ExtentNonce(index), a, pieces, tag);
+}
+
 namespace {
 
 std::vector<uint8_t> ManifestAad(uint64_t entry_key, std::span<const uint8_t> clear) {

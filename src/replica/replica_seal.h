@@ -57,6 +57,11 @@ class ReplicaSealer {
                   uint64_t offset,
                   std::span<uint8_t> bytes,
                   const SealTag& tag) const;
+  // The same for an extent whose bytes lie in several buffers, `pieces` in order.
+  bool OpenExtent(uint32_t index,
+                  uint64_t offset,
+                  std::span<const std::span<uint8_t>> pieces,
+                  const SealTag& tag) const;
   // The manifest's sections, in place; `clear` is what precedes them (header and URL).
   SealTag SealManifest(std::span<const uint8_t> clear, std::span<uint8_t> sections) const;
   bool OpenManifest(std::span<const uint8_t> clear,

@@ -3,17 +3,22 @@
 // 16-byte run of the file (or of its virtual file) lies in clear anywhere in the cache directory;
 // an extent moved, of another build of the generation, another entry's or flipped, and a manifest
 // flipped or swapped, are detected, counted and served right; a wrong or missing key serves the
-// original bytes without the replica and says why.
+// original bytes without the replica and says why; the master key rotated while a handle reads
+// the virtual file leaves every byte right and the replica in use, and the old key locked out.
 #include "replica/replica_seal.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -25,6 +30,7 @@
 #include "cache/cache.h"
 #include "cache/entry_store.h"
 #include "cache/page_seal.h"
+#include "cache/rekey.h"
 #include "cache/testing/cached_source.h"
 #include "cache/testing/memory_origin.h"
 #include "cache/verify.h"
@@ -97,6 +103,15 @@ struct Sealed {
     return Values(src);
   }
   uint64_t Faults() const { return cache->counters().Get(Counter::kReplicaFaults); }
+  // The replica's manifest, opened with the entry's data key (unwrapped as the cache does).
+  ReplicaManifest Manifest(const char* url = kUrl) const {
+    const cache::IndexInfo info = cache::LoadIndex(Paths(url).idx())->info();
+    cache::KeyBytes data_key = config.master_key->Unwrap(info.wrapped_key).value();
+    const cache::PageSealer entry(data_key, std::strtoull(replica::KeyOf(url).c_str(), nullptr, 16),
+                                  info.epoch);
+    cache::WipeKey(data_key);
+    return LoadManifest(Paths(url), &entry).value();
+  }
   cache::EntryPaths Paths(const char* url = kUrl) const {
     return PathsFor(config.dir, replica::KeyOf(url));
   }
@@ -224,6 +239,49 @@ void FlipBit(const std::string& path, uint64_t offset) {
   ASSERT_TRUE(PwriteFull(fd.get(), &b, 1, offset));
 }
 
+// A vector read that tiles a run of sealed extents is read and opened straight in the caller's
+// buffers, each extent cut across several of them inside a 16-byte block: every byte right. A
+// flipped bit there fails the extent, which is rebuilt into the same buffers and counted.
+TEST(SealedReplica, ARunTilingExtentsOpensInTheCallersBuffers) {
+  Sealed s;
+  s.Pass();
+  const ReplicaBuildReport r = s.Build(ReplicaStage::kReencode);
+  ASSERT_EQ(r.state, ReplicaState::kBuilt) << r.reason;
+  const ReplicaManifest m = s.Manifest();
+  ASSERT_GE(m.extents.size(), 3u);
+  auto f = s.Open();
+  ASSERT_TRUE(f->virtual_file());
+  std::vector<uint8_t> want(f->size());
+  ASSERT_TRUE(f->Read(0, want));
+  io::MemorySource whole(want);
+  ASSERT_EQ(Values(whole), s.Original());
+  // Each extent in three requests: 7 bytes, up to its middle, the rest.
+  std::vector<std::pair<uint64_t, uint64_t>> cuts;
+  for (const ReplicaExtent& x : m.extents) {
+    ASSERT_GT(x.bytes, 40u);
+    const uint64_t mid = x.offset + x.bytes / 2 + 3;
+    cuts.insert(cuts.end(),
+                {{x.offset, 7}, {x.offset + 7, mid - x.offset - 7}, {mid, x.end() - mid}});
+  }
+  auto read_tiled = [&] {
+    std::vector<uint8_t> got(want.size(), 0xaa);
+    std::vector<io::ReadRequest> reqs;
+    reqs.reserve(cuts.size());
+    for (const auto& [at, n] : cuts) {
+      reqs.push_back({at, std::span<uint8_t>(got).subspan(at, n), OkStatus()});
+    }
+    EXPECT_TRUE(f->ReadV(reqs));
+    return std::equal(got.begin() + static_cast<long>(m.baskets_begin), got.end(),
+                      want.begin() + static_cast<long>(m.baskets_begin));
+  };
+  EXPECT_TRUE(read_tiled());
+  EXPECT_EQ(s.Faults(), 0u);
+  const ReplicaExtent& x = m.extents[1];
+  FlipBit(s.Paths().replica_data(m.generation), x.offset - m.baskets_begin + x.bytes / 2);
+  EXPECT_TRUE(read_tiled());
+  EXPECT_EQ(s.Faults(), 1u);
+}
+
 TEST(SealedReplica, AFlippedOrMovedExtentIsRebuiltAndCounted) {
   Sealed s;
   s.Pass();
@@ -336,6 +394,144 @@ TEST(SealedReplica, WithoutTheKeyNoReplicaIsUsed) {
   // The builder with the wrong key refuses the entry and leaves the replica alone.
   EXPECT_FALSE(BuildReplica(wrong, replica::KeyOf(kUrl), {}).has_value());
   EXPECT_EQ(s.Served(true), s.Original());
+}
+
+// Rotation rewraps the entry's data key, from which the replica's key derives: a handle that
+// reads the virtual file while the master key is rotated reads every byte right, the replica
+// serves new handles under the new key with no fault, and the old key opens neither the entry
+// nor its replica.
+TEST(SealedReplica, RekeyWhileAReaderReadsTheVirtualFile) {
+  Sealed s;
+  s.Pass();
+  const ReplicaBuildReport r = s.Build(ReplicaStage::kReencode);
+  ASSERT_EQ(r.state, ReplicaState::kBuilt) << r.reason;
+  auto f = s.Open();
+  ASSERT_TRUE(f->virtual_file());
+  std::vector<uint8_t> want(f->size());
+  ASSERT_TRUE(f->Read(0, want));
+  std::atomic<bool> rekeyed{false};
+  std::atomic<int> passes_after{0};
+  std::atomic<int> wrong{0};
+  std::thread reader([&] {
+    std::vector<uint8_t> got(want.size());
+    // Bounded: three passes after the rotation, or 2000 in all (a rotation that never ends).
+    for (int pass = 0; pass < 2000 && passes_after.load() < 3; ++pass) {
+      const bool after = rekeyed.load();
+      std::fill(got.begin(), got.end(), 0);
+      if (!f->Read(0, got) || got != want) {
+        ++wrong;
+      }
+      passes_after += after ? 1 : 0;
+    }
+  });
+  const std::shared_ptr<const MasterKey> old_key = s.config.master_key;
+  const std::shared_ptr<const MasterKey> new_key = KeyOf(2);
+  auto outcome = cache::RekeyEntry(s.Paths(), *old_key, *new_key);
+  rekeyed = true;
+  reader.join();
+  ASSERT_TRUE(outcome.has_value()) << outcome.error().ToString();
+  EXPECT_EQ(*outcome, cache::RekeyOutcome::kRewrapped);
+  EXPECT_EQ(passes_after.load(), 3);
+  EXPECT_EQ(wrong.load(), 0);
+  {
+    // A new handle in the process that still runs with the old key, the entry open in it (it
+    // shares the open entry's data key: the replica again).
+    auto g = s.Open();
+    std::vector<uint8_t> got(g->size());
+    ASSERT_TRUE(g->Read(0, got));
+    EXPECT_TRUE(g->virtual_file() ? got == want : got == s.bytes);
+  }
+  f->Close();
+  ASSERT_TRUE(s.cache->Flush());
+  EXPECT_EQ(s.Faults(), 0u);
+  s.cache.reset();  // its write-behind published what it stored, keeping the new wrapping
+  EXPECT_EQ(cache::LoadIndex(s.Paths().idx())->info().key_id, new_key->id());
+
+  // The new key: the same replica (no rebuild), every byte of it right, read from disk alone.
+  s.config = s.Keyed(new_key);
+  s.cache = Cache::Create(s.config).value();
+  const auto offline = std::make_shared<MemoryOrigin>(s.bytes);
+  {
+    auto g = s.cache->Open(kUrl, offline).value();
+    ASSERT_TRUE(g->virtual_file());
+    std::vector<uint8_t> got(want.size());
+    ASSERT_TRUE(g->Read(0, got));
+    EXPECT_TRUE(got == want);
+  }
+  EXPECT_EQ(offline->read_calls(), 0u);
+  EXPECT_EQ(s.Served(true), s.Original());
+  EXPECT_EQ(s.Faults(), 0u);
+  auto status = ReplicaStatusOf(s.Paths(), new_key.get());
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->generation, r.generation);
+  EXPECT_EQ(status->stage, 2);
+  auto v = cache::VerifyEntry(s.Paths(), false, 2000, new_key.get(), Hooks().get());
+  ASSERT_TRUE(v.has_value()) << v.error().ToString();
+  EXPECT_FALSE(v->bad()) << v->replica_error;
+  EXPECT_EQ(v->replica_extents_ok, r.baskets);
+
+  // The old key: it unwraps no data key, so no sealer opens the manifest or an extent; the
+  // entry is passed through, the replica neither used, reported nor rebuilt.
+  const cache::IndexInfo info = cache::LoadIndex(s.Paths().idx())->info();
+  EXPECT_FALSE(old_key->Unwrap(info.wrapped_key).has_value());
+  Config old = s.Keyed(old_key);
+  auto old_cache = Cache::Create(old).value();
+  {
+    auto g = old_cache->Open(kUrl, s.origin).value();
+    EXPECT_TRUE(g->pass_through());
+    EXPECT_FALSE(g->virtual_file());
+  }
+  auto old_status = ReplicaStatusOf(s.Paths(), old_key.get());
+  ASSERT_TRUE(old_status.has_value());
+  EXPECT_EQ(old_status->state, ReplicaState::kNone);
+  EXPECT_NE(old_status->reason.find("sealed replica not read"), std::string::npos)
+      << old_status->reason;
+  EXPECT_FALSE(BuildReplica(old, replica::KeyOf(kUrl), {}).has_value());
+  auto ov = cache::VerifyEntry(s.Paths(), false, 2000, old_key.get(), Hooks().get());
+  ASSERT_TRUE(ov.has_value()) << ov.error().ToString();
+  EXPECT_TRUE(ov->sealed_unchecked);  // not bad: the new key's holder can check it
+  EXPECT_FALSE(ov->bad()) << ov->replica_error;
+  EXPECT_EQ(ov->replica_extents_ok, 0u);
+}
+
+// With FERRY_FUZZ_SEED_DIR set, writes the seeds of fuzz/replica_sealed_fuzz.cc there: this
+// cache's real stage-1 and stage-2 manifests, opened with the entry's key and sealed again under
+// the fuzzer's fixed entry (data key 32 x 0x42, entry key 0x5eed5eed5eed5eed, epoch 7), each as
+// it is (first byte 1: parsed raw) and with its blob in the clear (first byte 0: the fuzzer seals
+// it). Skipped otherwise.
+TEST(SealedReplica, WritesFuzzSeeds) {
+  const char* out = std::getenv("FERRY_FUZZ_SEED_DIR");
+  if (out == nullptr) {
+    GTEST_SKIP() << "FERRY_FUZZ_SEED_DIR not set";
+  }
+  cache::KeyBytes fixed{};
+  fixed.fill(0x42);
+  const cache::PageSealer fuzz_entry(fixed, 0x5eed5eed5eed5eedULL, 7);
+  Sealed s;
+  s.Pass();
+  for (ReplicaStage stage : {ReplicaStage::kRelocate, ReplicaStage::kReencode}) {
+    const ReplicaBuildReport r = s.Build(stage);
+    ASSERT_EQ(r.state, ReplicaState::kBuilt) << r.reason;
+    const ReplicaManifest m = s.Manifest();
+    std::vector<uint8_t> sealed;
+    m.Encode(sealed, m.Sealer(fuzz_entry).get());
+    ASSERT_TRUE(ReplicaManifest::Decode(sealed, &fuzz_entry).has_value());
+    // The clear form: the blob (after the URL's section, up to the tag) opened in place.
+    std::vector<uint8_t> clear = sealed;
+    const size_t blob = 160 + (4 + m.url.size() + 7) / 8 * 8;
+    const size_t end = clear.size() - 8 - 16;
+    SealTag tag{};
+    std::copy_n(clear.begin() + static_cast<long>(end), tag.size(), tag.begin());
+    ASSERT_TRUE(m.Sealer(fuzz_entry)
+                    ->OpenManifest({clear.data(), blob}, {clear.data() + blob, end - blob}, tag));
+    const std::string name = "stage" + std::to_string(r.stage);
+    for (const auto& [mode, bytes] :
+         {std::pair{uint8_t{1}, &sealed}, std::pair{uint8_t{0}, &clear}}) {
+      std::vector<uint8_t> seed(1 + bytes->size(), mode);
+      std::copy(bytes->begin(), bytes->end(), seed.begin() + 1);
+      Replace(std::string(out) + "/" + (mode == 1 ? "sealed-" : "clear-") + name, seed);
+    }
+  }
 }
 
 TEST(SealedReplica, ManifestOpensOnlyWithItsEntrysSealer) {

@@ -34,7 +34,9 @@ Exit 0 = pass, 1 = fail, 77 = cannot run here (no xrootd, no ROOT data).
   moved past it), holds the original's values, and the handle opened before it still reads
   the original's bytes.
 - encrypted: replica = auto with cache_key_file: sealed replicas built in the background serve
-  AGC to the same digests, verify clean, hold no run of the files; another key: status says why.
+  AGC to the same digests, verify clean, hold no run of the files; the master key rotated
+  (`ferry cache rekey`) while an AGC pass reads: its digests right, and the same replicas serve
+  under the new key without the origin, not under the old one; another key: status says why.
 - takeover: an explicit `replica build` while the background builder holds a file — paused by
   a pass that is running, and mid-build — returns with every file built, and the replica
   serves; the background builder steps aside and exits cleanly.
@@ -384,11 +386,46 @@ def test_auto():
         s.remove()
 
 
+def rotate_during_agc(s, urls, first, conf, key):
+    """`ferry cache rekey` from `key` to a new key while an AGC pass reads through the plug-in
+    (which still has `key`); then the plug-in's conf gets the new key and a pass must be served
+    by the sealed replicas, as before, without the origin. Returns the new key's path."""
+    new = os.path.join(s.root, "new.key")
+    with open(new, "wb") as f:
+        f.write(os.urandom(32))
+    os.chmod(new, 0o600)
+    during = {}
+    reader = threading.Thread(target=lambda: during.update(agc(s, urls)))
+    reader.start()
+    r = s.ferry("cache", "rekey", "--dir", s.cache, "--old-key", key, "--new-key", new)
+    reader.join(timeout=600)
+    check(r.returncode == 0 and " 0 failed)" in r.stdout, "rekey: %s %s" % (r.stdout, r.stderr))
+    check(during.get("digest") == first["digest"], "digests of the pass during the rotation")
+    text = open(conf).read()
+    with open(conf, "w") as f:
+        f.write(text.replace(key, new))
+    before = s.stats()
+    again = agc(s, urls)
+    after = s.stats()
+    check(again["digest"] == first["digest"]
+          and after["replica_reads"] > before["replica_reads"]
+          and after["replica_faults"] == before["replica_faults"]
+          and after["origin_requests"] == before["origin_requests"],
+          "after the rotation, the new key: served by the same sealed replicas: %s" % after)
+    v = s.ferry("cache", "verify", "--dir", s.cache, "--json",
+                env=dict(s.env, FERRY_CACHE_CACHE_KEY_FILE=new))
+    check(v.returncode == 0 and json.loads(v.stdout)["replicas_bad"] == 0,
+          "verify with the new key: %s" % v.stdout[-400:])
+    return new
+
+
 def test_encrypted():
     """replica = auto with cache_key_file: the background builder (started by the plug-in, the
     key handed over) leaves sealed replicas that serve AGC to the same digests without the
-    origin, verify clean, and hold no 16-byte run of the files; with another key, status says
-    why the replica is not read and AGC is right from the origin."""
+    origin, verify clean, and hold no 16-byte run of the files; the master key rotated while an
+    AGC pass reads leaves its digests right, and the replicas (their key derives from the data
+    key, which rotation only rewraps) serve under the new key without the origin; with the old
+    key or another, status says why the replica is not read and AGC is right from the origin."""
     s = Setup(replica="auto")
     try:
         key, other = os.path.join(s.root, "master.key"), os.path.join(s.root, "other.key")
@@ -432,12 +469,15 @@ def test_encrypted():
             check(v.returncode == 0 and json.loads(v.stdout)["replicas_bad"] == 0,
                   "verify with the key: %s" % v.stdout[-400:])
             check(sealed_runs(s, names) == 0, "no run of the files in the cache directory")
-            reasons = [f["reason"] for f in status(dict(s.env, FERRY_CACHE_CACHE_KEY_FILE=other))]
-            check(reasons and all("sealed replica not read" in r for r in reasons),
-                  "status with another key: %s" % reasons)
+            new = rotate_during_agc(s, urls, first, conf, key)
+            for k in (key, other):
+                reasons = [f["reason"] for f in status(dict(s.env, FERRY_CACHE_CACHE_KEY_FILE=k))]
+                check(reasons and all("sealed replica not read" in r for r in reasons),
+                      "status with the old key or another: %s" % reasons)
+            after = s.stats()
             text = open(conf).read()
             with open(conf, "w") as f:
-                f.write(text.replace(key, other))
+                f.write(text.replace(new, other))
             third = agc(s, urls)
             last = s.stats()
             check(third["digest"] == first["digest"]
