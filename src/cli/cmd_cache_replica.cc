@@ -222,7 +222,12 @@ int PrintReports(
 int Build(const Args& args) {
   int rc = kExitOk;
   const bool background = args.Has("--background");
-  if (background) {
+  // The plug-in's drainer (--queue) relocates at the priority of the pass that started it: a
+  // relocation is a copy that pass's user waits for, and it releases byte-tier ranges under the
+  // entry's open lock, which a new reader's open waits for. Only its re-encodings go idle
+  // (ReplicaBuildOptions::become_idle). Any other background build is idle as a whole.
+  const bool drain = background && args.Has("--queue");
+  if (background && !drain) {
     BecomeIdle();  // before anything else: a pass may be starting beside this process
   }
   auto s = Select(args, &rc);
@@ -248,6 +253,9 @@ int Build(const Args& args) {
     // leaves a core idle (checked at most every 5 ms of building) — and leave a file to an
     // explicit build that asks for it.
     options.yield = true;
+    if (drain) {
+      options.become_idle = BecomeIdle;
+    }
     auto room = std::make_shared<replica::CpuRoom>();
     // FERRY_REPLICA_FILL_CORES: the idle cores a filling pass must leave (replica::kMinSpareCores;
     // tests set 0 to take the machine's load out of their outcome).

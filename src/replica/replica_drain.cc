@@ -29,6 +29,7 @@ bool BuildRequested(const cache::Config& config, const ReplicaBuildOptions& base
   const std::vector<std::string> keys = QueuedKeys(config);
   ReplicaBuildOptions options = base;
   options.stage = ReplicaStage::kAuto;
+  options.relocate_first = true;  // its re-encoding is queued below
   options.preempt = [&config] {
     return !QueuedKeys(config).empty();
   };
