@@ -349,7 +349,9 @@ constexpr OptionSpec kBuildOptions[] = {
      "1: relocate the baskets as stored (a copy); 2: re-encode them; auto: 2 when the machine "
      "has the CPU now, else 1 (the queue's drainer always decides so)",
      "2"},
-    {"--background", "", "idle CPU and I/O priority"},
+    {"--background", "",
+     "idle CPU and I/O priority (with --queue: its re-encodings only, on a thread of their "
+     "own)"},
     {"--queue", "",
      "build what the plug-in asked for in the background (replica = auto); with --background, "
      "how the plug-in runs the builder"},

@@ -1023,7 +1023,10 @@ void Builder::Release() {
 }
 
 Status Builder::OnIdleThread(const std::function<Status()>& fn) {
-  if (!options_.become_idle) {
+  // A re-encoding kAuto chose runs where the measure found the cores for it, under the pause's
+  // rule; only one asked for (stage 2 when idle) is worth no more than the idle class. Idle,
+  // the former could starve while it holds relocations back until its next pause.
+  if (!options_.become_idle || options_.stage != ReplicaStage::kReencode) {
     return fn();
   }
   Status st = OkStatus();
@@ -1118,6 +1121,11 @@ Status Builder::Run() {
   if (LazyDurability()) {
     r_.release_deferred = true;  // until the re-encoding that follows
   } else {
+    // A background re-encoding releases once no pass reads: the release holds the entry's open
+    // lock exclusively, and a pass's opens would wait for it.
+    if (reencode_ && options_.pause) {
+      options_.pause([this] { return Wanted(); });
+    }
     Release();
   }
   r_.generation = next_.generation;

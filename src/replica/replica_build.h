@@ -75,9 +75,10 @@ struct ReplicaBuildOptions {
   // pass or not: the drainer has a relocation waiting, which must not wait for a pass to end
   // nor for a re-encoding. Asked at every pause of a re-encoding. May be empty.
   std::function<bool()> preempt;
-  // Where set, a re-encoding's codec choice and encoding run on a thread of their own that
-  // calls this first (the background builder: SCHED_IDLE and the idle I/O class for that
-  // thread only). A relocation, the publish and the release of byte-tier ranges stay on the
+  // Where set, the codec choice and encoding of a re-encoding asked for (stage kReencode, not
+  // one kAuto chose because the cores are there now) run on a thread of their own that calls
+  // this first (the background builder: SCHED_IDLE and the idle I/O class for that thread
+  // only). A relocation, the publish and the release of byte-tier ranges stay on the
   // caller's thread: a reader's open waits for that release (it holds the entry's open lock
   // exclusively), and an idle-class holder would keep it waiting while anything else runs.
   std::function<void()> become_idle;
