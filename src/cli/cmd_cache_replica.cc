@@ -255,6 +255,10 @@ int Build(const Args& args) {
     options.yield = true;
     if (drain) {
       options.become_idle = BecomeIdle;
+      options.become_low = [] {
+        // The nice value is per thread on Linux: this thread's only.
+        (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 19);
+      };
     }
     auto room = std::make_shared<replica::CpuRoom>();
     // FERRY_REPLICA_FILL_CORES: the idle cores a filling pass must leave (replica::kMinSpareCores;

@@ -82,6 +82,11 @@ struct ReplicaBuildOptions {
   // caller's thread: a reader's open waits for that release (it holds the entry's open lock
   // exclusively), and an idle-class holder would keep it waiting while anything else runs.
   std::function<void()> become_idle;
+  // Where set, the build of a file another process has open (a pass moved past it and reads
+  // on) runs on a thread of its own that calls this first (the drainer: nice 19 for that
+  // thread), so that it takes no CPU that pass wants; the build of a closed file runs at the
+  // caller's priority, since the pass's user may be waiting for it.
+  std::function<void()> become_low;
   // A relocation (stage 1) that a re-encoding will follow (the drainer's): published before its
   // data file is durable (writeback only started), and releasing no byte-tier range, so that
   // the files a pass left are served as soon as possible and a new reader's open never waits

@@ -337,6 +337,34 @@ TEST(ReplicaStages, ARelocationFirstKeepsTheByteTierUntilTheReencoding) {
   }
 }
 
+// The drainer's build of a file a pass still has open runs on the become_low thread (it may
+// not slow that pass); of a closed file, on the caller's.
+TEST(ReplicaStages, AFileStillOpenIsBuiltOnTheLowThread) {
+  testing::TempDir dir;
+  Stages s(SampleTreeBytes(dir));
+  s.Pass();
+  std::thread::id low;
+  ReplicaBuildOptions options;
+  options.become_low = [&] {
+    low = std::this_thread::get_id();
+  };
+  {
+    auto reading = s.Open();  // a pass that moved past the file and reads on
+    const ReplicaBuildReport r = s.Build(ReplicaStage::kRelocate, options);
+    ASSERT_EQ(r.state, ReplicaState::kBuilt) << r.reason;
+    EXPECT_NE(low, std::thread::id());
+    EXPECT_NE(low, std::this_thread::get_id());
+    EXPECT_GT(r.cpu_ns, 0u);
+  }
+  ASSERT_TRUE(s.cache->Flush());
+  low = std::thread::id();
+  // Closed (a new process holds nothing): built here.
+  s.cache.reset();
+  s.cache = Cache::Create(s.config).value();
+  EXPECT_EQ(s.Build(ReplicaStage::kReencode, options).stage, 2);
+  EXPECT_EQ(low, std::thread::id());
+}
+
 TEST(ReplicaStages, TheChoiceFollowsTheMeasureAndAReencodeGivesWay) {
   testing::TempDir dir;
   Stages s(SampleTreeBytes(dir));
