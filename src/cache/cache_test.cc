@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <random>
 #include <thread>
@@ -209,6 +211,86 @@ TEST(CacheTest, AReaderThatMovedPastAFileAsksForItsReplicaBeforeItsClose) {
   EXPECT_EQ(asked(key_a), 1);
   // Both files still open; the handle on a reads the original's bytes as before.
   EXPECT_EQ(ReadRange(**a, 0, 65536), Slice(fx.bytes, 0, 65536));
+}
+
+// An origin whose reads wait at a gate while it is closed (a fetch in flight for as long as the
+// test wants).
+class GatedOrigin final : public Origin {
+ public:
+  explicit GatedOrigin(std::vector<uint8_t> bytes) : inner_(std::move(bytes)) {}
+  Result<OriginInfo> Stat() override { return inner_.Stat(); }
+  void Read(std::span<OriginRead> reads) override {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (closed_) {
+        waiting_ = true;
+        cv_.notify_all();
+        cv_.wait(lock, [&] { return !closed_; });
+      }
+    }
+    inner_.Read(reads);
+  }
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+  }
+  void WaitForAReader() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return waiting_; });
+  }
+  void Open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = false;
+    cv_.notify_all();
+  }
+
+ private:
+  MemoryOrigin inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool closed_ = false;
+  bool waiting_ = false;
+};
+
+// A read waiting on a fetch is no read that stopped: a file whose fetch is in flight (or not
+// yet stored) is not moved past, however long ago its last read call was; once it is stored,
+// it is.
+TEST(CacheTest, AFileWithAFetchInFlightIsNotMovedPast) {
+  Fixture fx;
+  fx.config.replica = ReplicaMode::kAuto;
+  auto hooks = std::make_shared<RecordingReplicaHooks>();
+  fx.config.replica_hooks = hooks;
+  std::memcpy(fx.bytes.data(), "root", 4);
+  auto origin_a = std::make_shared<GatedOrigin>(fx.bytes);
+  auto origin_b = std::make_shared<MemoryOrigin>(fx.bytes);
+  auto now = std::make_shared<std::atomic<int64_t>>(NowNs());
+  fx.config.clock_ns = [now] {
+    return now->load();
+  };
+  auto cache = Cache::Create(fx.config);
+  ASSERT_TRUE(cache) << cache.error().ToString();
+  auto a = (*cache)->Open("root://h//a.root", origin_a);
+  auto b = (*cache)->Open("root://h//b.root", origin_b);
+  ASSERT_TRUE(a && b);
+  const std::string key_a = EntryKey(*NormalizeUrl("root://h//a.root", {}));
+  auto read_b_after = [&](int64_t ms, uint64_t offset) {
+    now->fetch_add(ms * 1'000'000);
+    ReadRange(**b, offset, 4096);
+    ASSERT_TRUE((*cache)->Flush());
+  };
+  ReadRange(**a, 0, 65536);
+  read_b_after(1, 0);
+  origin_a->Close();
+  std::thread slow([&] { ReadRange(**a, 1 << 20, 65536); });
+  origin_a->WaitForAReader();
+  read_b_after(300, 8192);
+  read_b_after(300, 16384);
+  EXPECT_EQ(hooks->TakeBuilds(), std::vector<std::string>{}) << "a's fetch is in flight";
+  origin_a->Open();
+  slow.join();
+  ASSERT_TRUE((*cache)->Flush());
+  read_b_after(300, 24576);
+  EXPECT_EQ(hooks->TakeBuilds(), std::vector<std::string>{key_a}) << "a's bytes are stored";
 }
 
 TEST(CacheTest, NewProcessFindsPublishedPages) {

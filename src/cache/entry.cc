@@ -850,6 +850,12 @@ bool Entry::TakeMovedPast(const Entry& reading, int64_t now_ns, int64_t quiet_ns
       || !replica_wish() || failed() || now_ns - last < (quiet_ns << early)) {
     return false;
   }
+  {
+    MutexLock lock(inflight_mu_);
+    if (!inflight_.empty()) {
+      return false;
+    }
+  }
   if (moved_past_read_ns_.exchange(last, std::memory_order_relaxed) == last) {
     return false;  // this quiet spell already asked
   }

@@ -192,9 +192,12 @@ class Entry {
   // reads stopped `quiet_ns` ago with a replica wish, and `reading` was first read after it (an
   // analysis that opened every file at the start and reads the first one has not moved past the
   // others). True once per quiet spell; each early build doubles the quiet its next one needs
-  // (a file read in bursts is rebuilt a few times at most).
+  // (a file read in bursts is rebuilt a few times at most). Not while a fetch of this entry is
+  // in flight or not yet stored: a read waiting on it is no read that stopped, and the build
+  // would find the units it brings missing (a partial replica, until the next pass).
   void NoteRead(int64_t now_ns);
-  bool TakeMovedPast(const Entry& reading, int64_t now_ns, int64_t quiet_ns);
+  bool TakeMovedPast(const Entry& reading, int64_t now_ns, int64_t quiet_ns)
+      FERRY_EXCLUDES(inflight_mu_);
   // True when the held first bytes are a ROOT file's magic ("root").
   bool LooksLikeRoot();
   // Appends pending records to KEY.acc (write-behind thread, write lock held). Best effort: the

@@ -222,7 +222,12 @@ int PrintReports(
 int Build(const Args& args) {
   int rc = kExitOk;
   const bool background = args.Has("--background");
-  if (background) {
+  // The plug-in's drainer (--queue) relocates at the priority of the pass that started it: a
+  // relocation is a copy that pass's user waits for, and it releases byte-tier ranges under the
+  // entry's open lock, which a new reader's open waits for. Only its re-encodings go idle
+  // (ReplicaBuildOptions::become_idle). Any other background build is idle as a whole.
+  const bool drain = background && args.Has("--queue");
+  if (background && !drain) {
     BecomeIdle();  // before anything else: a pass may be starting beside this process
   }
   auto s = Select(args, &rc);
@@ -248,6 +253,13 @@ int Build(const Args& args) {
     // leaves a core idle (checked at most every 5 ms of building) — and leave a file to an
     // explicit build that asks for it.
     options.yield = true;
+    if (drain) {
+      options.become_idle = BecomeIdle;
+      options.become_low = [] {
+        // The nice value is per thread on Linux: this thread's only.
+        (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 19);
+      };
+    }
     auto room = std::make_shared<replica::CpuRoom>();
     // FERRY_REPLICA_FILL_CORES: the idle cores a filling pass must leave (replica::kMinSpareCores;
     // tests set 0 to take the machine's load out of their outcome).
@@ -341,7 +353,9 @@ constexpr OptionSpec kBuildOptions[] = {
      "1: relocate the baskets as stored (a copy); 2: re-encode them; auto: 2 when the machine "
      "has the CPU now, else 1 (the queue's drainer always decides so)",
      "2"},
-    {"--background", "", "idle CPU and I/O priority"},
+    {"--background", "",
+     "idle CPU and I/O priority (with --queue: its re-encodings only, on a thread of their "
+     "own)"},
     {"--queue", "",
      "build what the plug-in asked for in the background (replica = auto); with --background, "
      "how the plug-in runs the builder"},

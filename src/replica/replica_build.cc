@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
 #include <random>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "base/crc32c.h"
@@ -62,6 +64,23 @@ uint64_t ThreadCpuNs() {
   timespec ts = {};
   ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// Runs `fn` on a new thread that first calls `setup` (its scheduling class or nice value, which
+// are per thread on Linux), and waits for it; that thread's CPU time is added to *cpu_ns.
+Status RunOnThread(const std::function<void()>& setup,
+                   const std::function<Status()>& fn,
+                   uint64_t* cpu_ns) {
+  Status st = OkStatus();
+  uint64_t used = 0;
+  std::thread worker([&] {
+    setup();
+    st = fn();
+    used = ThreadCpuNs();  // a new thread's clock starts at zero
+  });
+  worker.join();
+  *cpu_ns += used;
+  return st;
 }
 
 Result<std::vector<uint8_t>> ReadWhole(const std::string& path, uint64_t max_bytes) {
@@ -248,6 +267,12 @@ class Builder {
   void AdoptOverlay(const Overlay& overlay, const std::set<std::pair<uint32_t, int32_t>>& branches);
   Status Publish();
   void Release();
+  // A relocation the drainer asked for first (ReplicaBuildOptions::relocate_first): published
+  // before its data is durable, and nothing released.
+  bool LazyDurability() const { return options_.relocate_first && !reencode_; }
+  // Runs `fn` on a thread that first calls options_.become_idle (its CPU time counted in
+  // idle_cpu_ns_), where that is set; else on this one.
+  Status OnIdleThread(const std::function<Status()>& fn);
   // Waits while the options' pause says so; kCancelled once a background build should leave
   // the file to an explicit build that waits for it.
   // A relocation (stage 1) does not wait: it is a copy, meant to run beside a filling pass.
@@ -303,6 +328,7 @@ class Builder {
   std::unique_ptr<const ReplicaSealer> next_sealer_;
   std::vector<uint64_t> next_slots_scratch_;
   uint64_t cpu0_ = 0;
+  uint64_t idle_cpu_ns_ = 0;  // of OnIdleThread's threads
 };
 
 Status Builder::LoadPrevious() {
@@ -924,7 +950,10 @@ Status Builder::WriteOnce(const std::vector<uint64_t>& slots, std::vector<uint64
     }
     return std::move(overlay).error();
   }
-  if (config_.sync && ::fdatasync(data.get()) != 0) {
+  if (LazyDurability()) {
+    // Writeback starts now; nothing waits for it (Builder::LazyDurability).
+    (void)::sync_file_range(data.get(), 0, 0, SYNC_FILE_RANGE_WRITE);
+  } else if (config_.sync && ::fdatasync(data.get()) != 0) {
     return IoError("fdatasync " + data_path, errno);
   }
   FERRY_TRY(data.Close());
@@ -962,7 +991,7 @@ Status Builder::Publish() {
   m.SetLibraries();
   m.missing_baskets = r_.missing_baskets;
   m.rates = r_.rates;
-  m.build_cpu_ns = ThreadCpuNs() - cpu0_ + (previous_ ? previous_->build_cpu_ns : 0);
+  m.build_cpu_ns = ThreadCpuNs() - cpu0_ + idle_cpu_ns_ + (previous_ ? previous_->build_cpu_ns : 0);
   FERRY_TRY_CTX(m.Validate(), "new replica of " + m.url);
   std::vector<uint8_t> bytes;
   m.Encode(bytes, next_sealer_.get());
@@ -1008,6 +1037,19 @@ void Builder::Release() {
       entry_.UnlockForWrite();
     }
   }
+}
+
+Status Builder::OnIdleThread(const std::function<Status()>& fn) {
+  // A re-encoding kAuto chose runs where the measure found the cores for it, under the pause's
+  // rule; only one asked for (stage 2 when idle) is worth no more than the idle class. Idle,
+  // the former could starve while it holds relocations back until its next pause.
+  if (!options_.become_idle || options_.stage != ReplicaStage::kReencode) {
+    return fn();
+  }
+  const uint64_t before = idle_cpu_ns_;
+  Status st = RunOnThread(options_.become_idle, fn, &idle_cpu_ns_);
+  r_.cpu_ns += idle_cpu_ns_ - before;
+  return st;
 }
 
 bool Builder::ChooseStage() {
@@ -1072,11 +1114,14 @@ Status Builder::Run() {
     }
     FERRY_TRY(Pause());
     if (reencode_) {
-      FERRY_TRY(ChooseCodec());
+      FERRY_TRY(OnIdleThread([this]() -> Status {
+        FERRY_TRY(ChooseCodec());
+        return Write();
+      }));
     } else {
       KeepCodec();
+      FERRY_TRY(Write());
     }
-    FERRY_TRY(Write());
     if (next_.extents.empty()) {
       (void)::unlink(paths_.replica_data(next_.generation).c_str());
       r_.state = ReplicaState::kNone;
@@ -1085,7 +1130,16 @@ Status Builder::Run() {
     }
     FERRY_TRY(Publish());
   }
-  Release();
+  if (LazyDurability()) {
+    r_.release_deferred = true;  // until the re-encoding that follows
+  } else {
+    // A background re-encoding releases once no pass reads: the release holds the entry's open
+    // lock exclusively, and a pass's opens would wait for it.
+    if (reencode_ && options_.pause) {
+      options_.pause([this] { return Wanted(); });
+    }
+    Release();
+  }
   r_.generation = next_.generation;
   r_.stage = next_.Stage();
   r_.setting = next_.setting;
@@ -1187,11 +1241,20 @@ Result<ReplicaBuildReport> BuildReplica(const Config& given,
     }
     FERRY_TRY(WaitForBuildLock(build_lock, options.wait_ms));
   }
+  // A file a pass still has open (it moved past it and reads on) is built at the low priority
+  // the caller gives (ReplicaBuildOptions::become_low); a closed one at the caller's own. Asked
+  // before our own open takes the byte.
+  const bool open_elsewhere = build_lock.HeldElsewhere(cache::kOpenLockByte);
   Counters counters;
   Entry entry(config, counters, key, report.url);
   FERRY_TRY(entry.OpenExisting());
   Builder b(config, paths, entry, options, build_lock, report);
-  if (Status st = b.Run(); !st) {
+  uint64_t low_cpu_ns = 0;
+  Status st = open_elsewhere && options.become_low ? RunOnThread(
+                  options.become_low, [&b] { return b.Run(); }, &low_cpu_ns)
+                                                   : b.Run();
+  report.cpu_ns += low_cpu_ns;
+  if (!st) {
     if (st.error().code() != ErrorCode::kCancelled) {
       return std::move(st).error();
     }
@@ -1202,7 +1265,7 @@ Result<ReplicaBuildReport> BuildReplica(const Config& given,
     report.reason = st.error().message();
     return report;
   }
-  report.cpu_ns = ThreadCpuNs() - cpu0;
+  report.cpu_ns += ThreadCpuNs() - cpu0;  // the builder's other threads' are in already
   report.replica_bytes = report.generation != 0 ? ReplicaDiskBytes(paths, report.generation) : 0;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!report.published && report.generation != 0) {

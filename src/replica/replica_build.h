@@ -75,6 +75,26 @@ struct ReplicaBuildOptions {
   // pass or not: the drainer has a relocation waiting, which must not wait for a pass to end
   // nor for a re-encoding. Asked at every pause of a re-encoding. May be empty.
   std::function<bool()> preempt;
+  // Where set, the codec choice and encoding of a re-encoding asked for (stage kReencode, not
+  // one kAuto chose because the cores are there now) run on a thread of their own that calls
+  // this first (the background builder: SCHED_IDLE and the idle I/O class for that thread
+  // only). A relocation, the publish and the release of byte-tier ranges stay on the
+  // caller's thread: a reader's open waits for that release (it holds the entry's open lock
+  // exclusively), and an idle-class holder would keep it waiting while anything else runs.
+  std::function<void()> become_idle;
+  // Where set, the build of a file another process has open (a pass moved past it and reads
+  // on) runs on a thread of its own that calls this first (the drainer: nice 19 for that
+  // thread), so that it takes no CPU that pass wants; the build of a closed file runs at the
+  // caller's priority, since the pass's user may be waiting for it.
+  std::function<void()> become_low;
+  // A relocation (stage 1) that a re-encoding will follow (the drainer's): published before its
+  // data file is durable (writeback only started), and releasing no byte-tier range, so that
+  // the files a pass left are served as soon as possible and a new reader's open never waits
+  // for a release. Safe: every extent is checked on read against the manifest's CRC or tag, and
+  // one a crash lost is rebuilt from its original unit (which the byte tier still holds, unless
+  // an earlier build released it: then the origin's). The re-encoding's generation is durable
+  // before it is published, and it releases the ranges.
+  bool relocate_first = false;
 };
 
 inline constexpr std::string_view kPreemptedReason = "left for a relocation that is waiting";

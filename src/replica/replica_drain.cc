@@ -1,7 +1,8 @@
 // The drainer runs the replica's two stages (replica_build.h, ReplicaStage). A file a pass has
 // left is built at once, without waiting for the pass: re-encoded when the machine has the
 // CPU for it now (the caller's measure), else relocated as stored — a copy the pass does not
-// notice — and queued for re-encoding. Re-encodings run when nothing else is queued, wait in
+// notice, published before it is durable and releasing nothing (relocate_first) — and queued
+// for re-encoding. Re-encodings run when nothing else is queued, wait in
 // the caller's pause while a pass needs the cores, and give way to a file the pass leaves
 // meanwhile: a relocation must be ready when the pass ends, a re-encoding only before the next.
 #include "replica/replica_drain.h"
@@ -29,6 +30,7 @@ bool BuildRequested(const cache::Config& config, const ReplicaBuildOptions& base
   const std::vector<std::string> keys = QueuedKeys(config);
   ReplicaBuildOptions options = base;
   options.stage = ReplicaStage::kAuto;
+  options.relocate_first = true;  // its re-encoding is queued below
   options.preempt = [&config] {
     return !QueuedKeys(config).empty();
   };

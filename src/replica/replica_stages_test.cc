@@ -2,7 +2,8 @@
 // to the original's values for TTree and RNTuple files, verifies, and serves a damaged unit
 // rebuilt from the original; a re-encoded generation (stage 2) replaces it while three readers
 // read on, and a view opened across that publish takes the new generation; the choice between
-// them; a changed origin drops either stage.
+// them; the drainer's relocation, published before it is durable, serves no wrong byte after a
+// crash and keeps the byte tier until its re-encoding; a changed origin drops either stage.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -266,6 +267,102 @@ TEST(ReplicaStages, AViewOpenedAcrossAPublishTakesTheNewGeneration) {
   auto gone = ReplicaView::Open(s.Paths(), info, nullptr);
   ASSERT_FALSE(gone.has_value());
   EXPECT_EQ(gone.error().sys_errno(), ENOENT);
+}
+
+// The drainer's relocation (relocate_first) is published before its data file is durable and
+// releases nothing. A crash that loses the data file's bytes (zeros where writeback never
+// happened, or a file cut short) never serves a wrong byte: each damaged extent is rebuilt
+// from the byte tier, which still holds every unit (the origin is not asked), or the original
+// layout serves. The re-encoding that follows runs on the become_idle thread, is durable, and
+// releases the byte tier's copies.
+TEST(ReplicaStages, ARelocationFirstKeepsTheByteTierUntilTheReencoding) {
+  for (const bool cut_short : {false, true}) {
+    testing::TempDir dir;
+    Stages s(SampleTreeBytes(dir));
+    s.Pass();
+    ReplicaBuildOptions first;
+    first.relocate_first = true;
+    first.become_idle = [] {
+      ADD_FAILURE() << "a relocation ran on the idle thread";
+    };
+    const ReplicaBuildReport one = s.Build(ReplicaStage::kRelocate, first);
+    ASSERT_EQ(one.state, ReplicaState::kBuilt) << one.reason;
+    EXPECT_EQ(one.stage, 1);
+    EXPECT_TRUE(one.release_deferred);
+    EXPECT_EQ(one.released_bytes, 0u);
+
+    // The crash: the data file's bytes never reached the disk.
+    const std::string data = s.Paths().replica_data(one.generation);
+    if (cut_short) {
+      ASSERT_EQ(::truncate(data.c_str(), 0), 0);
+    } else {
+      Fd fd = Fd::Open(data, O_RDWR).value();
+      const std::vector<uint8_t> zeros(FileSize(fd.get()).value());
+      ASSERT_TRUE(PwriteFull(fd.get(), zeros.data(), zeros.size(), 0));
+    }
+    s.cache.reset();  // a new process
+    s.cache = Cache::Create(s.config).value();
+    const uint64_t origin_before = s.origin->bytes();
+    {
+      auto f = s.Open();
+      EXPECT_EQ(static_cast<bool>(f->virtual_file()), !cut_short);
+      CachedSource src(*f);
+      EXPECT_EQ(Values(src), s.Original());
+    }
+    EXPECT_EQ(s.origin->bytes(), origin_before);
+    if (!cut_short) {
+      EXPECT_GE(s.cache->counters().Get(Counter::kReplicaFaults), 1u);
+    }
+
+    std::thread::id idle_thread;
+    ReplicaBuildOptions second;
+    second.become_idle = [&] {
+      idle_thread = std::this_thread::get_id();
+    };
+    const ReplicaBuildReport two = s.Build(ReplicaStage::kReencode, second);
+    ASSERT_EQ(two.state, ReplicaState::kBuilt) << two.reason;
+    EXPECT_EQ(two.stage, 2);
+    EXPECT_NE(idle_thread, std::thread::id());
+    EXPECT_NE(idle_thread, std::this_thread::get_id());
+    EXPECT_GT(two.cpu_ns, 0u);
+    EXPECT_GT(two.released_bytes, 0u);
+    EXPECT_EQ(s.origin->bytes(), origin_before);
+    auto f = s.Open();
+    ASSERT_TRUE(f->virtual_file());
+    CachedSource src(*f);
+    EXPECT_EQ(Values(src), s.Original());
+    auto v = cache::VerifyEntry(s.Paths(), /*repair=*/false, 2000, nullptr, Hooks().get());
+    ASSERT_TRUE(v.has_value()) << v.error().ToString();
+    EXPECT_FALSE(v->bad()) << v->replica_error;
+  }
+}
+
+// The drainer's build of a file a pass still has open runs on the become_low thread (it may
+// not slow that pass); of a closed file, on the caller's.
+TEST(ReplicaStages, AFileStillOpenIsBuiltOnTheLowThread) {
+  testing::TempDir dir;
+  Stages s(SampleTreeBytes(dir));
+  s.Pass();
+  std::thread::id low;
+  ReplicaBuildOptions options;
+  options.become_low = [&] {
+    low = std::this_thread::get_id();
+  };
+  {
+    auto reading = s.Open();  // a pass that moved past the file and reads on
+    const ReplicaBuildReport r = s.Build(ReplicaStage::kRelocate, options);
+    ASSERT_EQ(r.state, ReplicaState::kBuilt) << r.reason;
+    EXPECT_NE(low, std::thread::id());
+    EXPECT_NE(low, std::this_thread::get_id());
+    EXPECT_GT(r.cpu_ns, 0u);
+  }
+  ASSERT_TRUE(s.cache->Flush());
+  low = std::thread::id();
+  // Closed (a new process holds nothing): built here.
+  s.cache.reset();
+  s.cache = Cache::Create(s.config).value();
+  EXPECT_EQ(s.Build(ReplicaStage::kReencode, options).stage, 2);
+  EXPECT_EQ(low, std::thread::id());
 }
 
 TEST(ReplicaStages, TheChoiceFollowsTheMeasureAndAReencodeGivesWay) {
