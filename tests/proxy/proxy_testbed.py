@@ -15,6 +15,7 @@ import signal
 import socket
 import struct
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -52,6 +53,9 @@ def settled(cache_dir, seconds=60):
                 and st.get("readahead_queued") == 0):
             return st
         time.sleep(0.02)
+    # Say what kept it busy: the test that called this reports its own failure.
+    print("not settled after %s s; the last status: %s"
+          % (seconds, json.dumps(read_status(cache_dir))), file=sys.stderr, flush=True)
     return None
 
 
