@@ -1274,7 +1274,8 @@ Result<ReplicaBuildReport> BuildReplica(const Config& given,
   if (low) {
     b.HandBackOnClose();
   }
-  Status st = low ? RunOnThread(options.become_low, [&b] { return b.Run(); }, &low_cpu_ns)
+  Status st = low ? RunOnThread(
+                  options.become_low, [&b] { return b.Run(); }, &low_cpu_ns)
                   : b.Run();
   if (!st && st.error().message() == kHandedBackReason) {
     // The pass closed the file while the low thread relocated it: redone here, at the caller's

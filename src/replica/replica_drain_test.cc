@@ -2,6 +2,8 @@
 // thread of its own, and every one ends right — built, served to the original's values, verified
 // clean, its request and its re-encoding request gone. Run under ThreadSanitizer by `make test`
 // (label concurrency).
+#include "replica/replica_drain.h"
+
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
@@ -21,7 +23,6 @@
 #include "cache/verify.h"
 #include "replica/hooks.h"
 #include "replica/replica_build.h"
-#include "replica/replica_drain.h"
 #include "replica/replica_queue.h"
 #include "replica/replica_testing.h"
 #include "testing/testing.h"
