@@ -71,7 +71,7 @@ bool BuildRequested(const cache::Config& config, const ReplicaBuildOptions& base
     return !keys.empty();
   }
   std::atomic<size_t> next{0};
-  auto work = [&config, &keys, &next](ReplicaBuildOptions own) {
+  auto work = [&config, &keys, &next](const ReplicaBuildOptions& own) {
     for (size_t k = next.fetch_add(1); k < keys.size(); k = next.fetch_add(1)) {
       BuildOne(config, keys[k], own);
     }
