@@ -134,6 +134,7 @@ CpuRoom::Sample CpuRoom::Take() {
 }
 
 double CpuRoom::SpareCores() {
+  MutexLock lock(mu_);
   if (last_.wall_ns == 0) {
     last_ = Take();
     std::this_thread::sleep_for(std::chrono::milliseconds(kWindowMs));

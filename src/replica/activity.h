@@ -10,7 +10,8 @@
 //
 // Readers: WaitForRoom (or WaitForQuiet), called by a background build before each file and
 // between baskets.
-// Thread-safety: the waits block their caller only; CpuRoom is for one thread.
+// Thread-safety: the waits block their caller only; a CpuRoom may be shared by threads (the
+// drainer's builders: one measure for all).
 #pragma once
 
 #include <chrono>
@@ -18,6 +19,7 @@
 #include <functional>
 #include <string>
 
+#include "base/mutex.h"
 #include "cache/activity_mark.h"
 
 namespace ferry::replica {
@@ -46,8 +48,9 @@ class CpuRoom {
     int64_t own_ns = 0;   // this process's CPU time
   };
   static Sample Take();
-  Sample last_{};
-  double spare_ = 0;
+  Mutex mu_;
+  Sample last_ FERRY_GUARDED_BY(mu_);
+  double spare_ FERRY_GUARDED_BY(mu_) = 0;
 };
 
 // Whether a background build may run now: no pass is running (`active_age_ms` < 0: no mark, or at

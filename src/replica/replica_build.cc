@@ -203,6 +203,11 @@ class Builder {
         r_(report) {}
 
   Status Run();
+  // A relocation on the low thread (ReplicaBuildOptions::become_low): stops at its next pause
+  // once no other process has the file open (kCancelled, kHandedBackReason), so that the
+  // caller redoes it at its own priority — the pass that moved past it has closed it, and its
+  // user waits for the copy. The low thread cannot raise its priority back itself.
+  void HandBackOnClose() { hand_back_ = true; }
 
  private:
   Status LoadPrevious();
@@ -280,6 +285,9 @@ class Builder {
   // a pass or has the room: the files a pass left must all be served when it ends, and the
   // re-encoding of one of them (seconds of CPU) would hold the others' copies back.
   Status Pause() {
+    if (hand_back_ && !reencode_ && ClosedElsewhere()) {
+      return Error(ErrorCode::kCancelled, std::string(kHandedBackReason));
+    }
     bool preempted = reencode_ && options_.preempt && options_.preempt();
     if (options_.pause && reencode_ && !preempted) {
       options_.pause([&] {
@@ -296,6 +304,16 @@ class Builder {
     return OkStatus();
   }
   bool Wanted() const { return options_.yield && lock_.HeldElsewhere(kBuildWantedByte); }
+  // Whether no other process has the file open, looked at every 5 ms at most (an fcntl; while
+  // another holds it, the look takes no lock).
+  bool ClosedElsewhere() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_close_look_) {
+      return false;
+    }
+    next_close_look_ = now + std::chrono::milliseconds(5);
+    return entry_.WithSoleOpen([] {});
+  }
 
   const Config& config_;
   const EntryPaths& paths_;
@@ -304,6 +322,8 @@ class Builder {
   const ReplicaBuildOptions& options_;
   const LockFile& lock_;  // holds the entry's build byte
   ReplicaBuildReport& r_;
+  bool hand_back_ = false;
+  std::chrono::steady_clock::time_point next_close_look_{};
 
   std::optional<ReplicaManifest> previous_;
   std::unique_ptr<const ReplicaSealer> previous_sealer_;  // a sealed previous_'s
@@ -1250,9 +1270,22 @@ Result<ReplicaBuildReport> BuildReplica(const Config& given,
   FERRY_TRY(entry.OpenExisting());
   Builder b(config, paths, entry, options, build_lock, report);
   uint64_t low_cpu_ns = 0;
-  Status st = open_elsewhere && options.become_low ? RunOnThread(
+  const bool low = open_elsewhere && options.become_low;
+  if (low) {
+    b.HandBackOnClose();
+  }
+  Status st = low ? RunOnThread(
                   options.become_low, [&b] { return b.Run(); }, &low_cpu_ns)
-                                                   : b.Run();
+                  : b.Run();
+  if (!st && st.error().message() == kHandedBackReason) {
+    // The pass closed the file while the low thread relocated it: redone here, at the caller's
+    // priority, from the start (the unpublished generation's data file is rewritten). What the
+    // low thread did is a few tens of milliseconds at most, and it ran on spare CPU.
+    report = ReplicaBuildReport{.key = key, .url = report.url};
+    report.origin_bytes = index.info().origin_size;
+    Builder again(config, paths, entry, options, build_lock, report);
+    st = again.Run();
+  }
   report.cpu_ns += low_cpu_ns;
   if (!st) {
     if (st.error().code() != ErrorCode::kCancelled) {

@@ -85,7 +85,9 @@ struct ReplicaBuildOptions {
   // Where set, the build of a file another process has open (a pass moved past it and reads
   // on) runs on a thread of its own that calls this first (the drainer: nice 19 for that
   // thread), so that it takes no CPU that pass wants; the build of a closed file runs at the
-  // caller's priority, since the pass's user may be waiting for it.
+  // caller's priority, since the pass's user may be waiting for it. A relocation there that
+  // the file's close overtakes (the pass ended) stops at its next basket and is redone on the
+  // caller's thread: the low thread cannot raise its priority back.
   std::function<void()> become_low;
   // A relocation (stage 1) that a re-encoding will follow (the drainer's): published before its
   // data file is durable (writeback only started), and releasing no byte-tier range, so that
@@ -98,6 +100,9 @@ struct ReplicaBuildOptions {
 };
 
 inline constexpr std::string_view kPreemptedReason = "left for a relocation that is waiting";
+// A relocation begun on the low thread that the file's close overtook; BuildReplica redoes it
+// at the caller's priority, so no report carries it.
+inline constexpr std::string_view kHandedBackReason = "closed by the pass: redone at full priority";
 
 struct ReplicaBuildReport {
   std::string key;

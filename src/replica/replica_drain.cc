@@ -5,12 +5,17 @@
 // for re-encoding. Re-encodings run when nothing else is queued, wait in
 // the caller's pause while a pass needs the cores, and give way to a file the pass leaves
 // meanwhile: a relocation must be ready when the pass ends, a re-encoding only before the next.
+// The queued files are built a few at a time, on threads of their own (BuildThreads); the
+// re-encodings one after another, since each takes the cores a machine leaves.
 #include "replica/replica_drain.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cache/dir_access.h"
@@ -25,7 +30,31 @@ void Unlink(const std::string& dir, const std::string& key) {
   ::unlink(path.c_str());
 }
 
-// Builds the files passes asked for; false when none was queued.
+// The files relocated at once: each build is one file's (its entry, build lock, manifest and
+// status), and a relocation is mostly one thread's copy and fsync, so the files a pass leaves
+// at its end (an analysis closes them all then) are ready in the time of the longest, not of
+// their sum. Two at least, since a relocation also waits on the disk.
+unsigned BuildThreads(size_t queued) {
+  const unsigned cores = std::max(2u, std::min(4u, std::thread::hardware_concurrency()));
+  return static_cast<unsigned>(std::min<size_t>(queued, cores));
+}
+
+// Builds one file a pass asked for.
+void BuildOne(const cache::Config& config,
+              const std::string& key,
+              const ReplicaBuildOptions& options) {
+  // The request goes first: one that arrives during the build asks for another pass.
+  Unlink(QueueDir(config), key);
+  auto report = BuildReplica(config, key, options);
+  if (report && report->reason == kPreemptedReason) {
+    // Re-encoding it had to wait: asked again, to be relocated after the others.
+    (void)cache::OpenCacheFile(QueueDir(config) + "/" + key, O_WRONLY);
+  } else if (report && report->stage == 1) {
+    RequestReencode(config, key);
+  }
+}
+
+// Builds the files passes asked for, BuildThreads at a time; false when none was queued.
 bool BuildRequested(const cache::Config& config, const ReplicaBuildOptions& base) {
   const std::vector<std::string> keys = QueuedKeys(config);
   ReplicaBuildOptions options = base;
@@ -34,16 +63,29 @@ bool BuildRequested(const cache::Config& config, const ReplicaBuildOptions& base
   options.preempt = [&config] {
     return !QueuedKeys(config).empty();
   };
-  for (const std::string& key : keys) {
-    // The request goes first: one that arrives during the build asks for another pass.
-    Unlink(QueueDir(config), key);
-    auto report = BuildReplica(config, key, options);
-    if (report && report->reason == kPreemptedReason) {
-      // Re-encoding it had to wait: asked again, to be relocated after the others.
-      (void)cache::OpenCacheFile(QueueDir(config) + "/" + key, O_WRONLY);
-    } else if (report && report->stage == 1) {
-      RequestReencode(config, key);
+  const unsigned threads = BuildThreads(keys.size());
+  if (threads <= 1) {
+    for (const std::string& key : keys) {
+      BuildOne(config, key, options);
     }
+    return !keys.empty();
+  }
+  std::atomic<size_t> next{0};
+  auto work = [&config, &keys, &next](const ReplicaBuildOptions& own) {
+    for (size_t k = next.fetch_add(1); k < keys.size(); k = next.fetch_add(1)) {
+      BuildOne(config, keys[k], own);
+    }
+  };
+  std::vector<std::thread> workers;
+  workers.reserve(threads - 1);
+  for (unsigned t = 1; t < threads; ++t) {
+    // Each its own copy of the options: the caller's hooks may keep state (the pause's next
+    // look); what they share (the CPU measure) is thread-safe.
+    workers.emplace_back(work, options);
+  }
+  work(options);
+  for (std::thread& w : workers) {
+    w.join();
   }
   return !keys.empty();
 }

@@ -365,6 +365,45 @@ TEST(ReplicaStages, AFileStillOpenIsBuiltOnTheLowThread) {
   EXPECT_EQ(low, std::thread::id());
 }
 
+// The pass closes the file while its relocation runs on the low thread (the pass ended): the
+// low thread hands it back, and the relocation is redone on the caller's thread, at its
+// priority — a thread at nice 19 cannot raise its own back.
+TEST(ReplicaStages, ARelocationTheCloseOvertakesIsRedoneOnTheCallersThread) {
+  testing::TempDir dir;
+  Stages s(SampleTreeBytes(dir));
+  s.Pass();
+  ASSERT_TRUE(s.cache->Flush());
+  std::unique_ptr<CachedFile> reading = s.Open();  // a pass that moved past the file
+  std::thread::id low;
+  std::thread::id chose;
+  ReplicaBuildOptions options;
+  options.stage = ReplicaStage::kAuto;
+  options.relocate_first = true;
+  options.become_low = [&] {
+    low = std::this_thread::get_id();
+    reading.reset();  // the pass ends: its process lets the file go
+    s.cache.reset();
+  };
+  options.reencode_fits = [&](std::string* why) {
+    chose = std::this_thread::get_id();
+    *why = "test: the copy";
+    return false;
+  };
+  auto r = BuildReplica(s.config, KeyOf(kUrl), options);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->state, ReplicaState::kBuilt) << r->reason;
+  EXPECT_EQ(r->stage, 1);
+  EXPECT_TRUE(r->published);
+  EXPECT_NE(low, std::thread::id());
+  EXPECT_NE(low, std::this_thread::get_id());
+  EXPECT_EQ(chose, std::this_thread::get_id());  // the relocation that counted ran here
+  s.cache = Cache::Create(s.config).value();
+  auto f = s.Open();
+  ASSERT_TRUE(f->virtual_file());
+  CachedSource src(*f);
+  EXPECT_EQ(Values(src), s.Original());
+}
+
 TEST(ReplicaStages, TheChoiceFollowsTheMeasureAndAReencodeGivesWay) {
   testing::TempDir dir;
   Stages s(SampleTreeBytes(dir));
