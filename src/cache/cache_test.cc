@@ -158,20 +158,29 @@ TEST(CacheTest, AReadMarksTheCacheActive) {
   EXPECT_TRUE(PathExists(mark));
 }
 
+// replica = auto, its build requests recorded, on a clock the test moves; the bytes begin as
+// a ROOT file's, so a file that gets new bytes wishes for a replica.
+struct AutoReplicaFixture : Fixture {
+  std::shared_ptr<RecordingReplicaHooks> hooks = std::make_shared<RecordingReplicaHooks>();
+  std::shared_ptr<std::atomic<int64_t>> now = std::make_shared<std::atomic<int64_t>>(NowNs());
+  AutoReplicaFixture() {
+    config.replica = ReplicaMode::kAuto;
+    config.replica_hooks = hooks;
+    config.clock_ns = [clock = now] {
+      return clock->load();
+    };
+    std::memcpy(bytes.data(), "root", 4);
+  }
+};
+
 // replica = auto (Cache::NoteRead): a file whose reads stopped while the process reads another
 // file it has open gets its replica asked for then, not at its close; once per quiet spell, and
 // after twice the quiet once read again.
 TEST(CacheTest, AReaderThatMovedPastAFileAsksForItsReplicaBeforeItsClose) {
-  Fixture fx;
-  fx.config.replica = ReplicaMode::kAuto;
-  auto hooks = std::make_shared<RecordingReplicaHooks>();
-  fx.config.replica_hooks = hooks;
-  std::memcpy(fx.bytes.data(), "root", 4);
+  AutoReplicaFixture fx;
   auto origin = std::make_shared<MemoryOrigin>(fx.bytes);
-  auto now = std::make_shared<std::atomic<int64_t>>(NowNs());
-  fx.config.clock_ns = [now] {
-    return now->load();
-  };
+  auto& hooks = fx.hooks;
+  auto& now = fx.now;
   auto cache = Cache::Create(fx.config);
   ASSERT_TRUE(cache) << cache.error().ToString();
   auto a = (*cache)->Open("root://h//a.root", origin);
@@ -256,17 +265,11 @@ class GatedOrigin final : public Origin {
 // yet stored) is not moved past, however long ago its last read call was; once it is stored,
 // it is.
 TEST(CacheTest, AFileWithAFetchInFlightIsNotMovedPast) {
-  Fixture fx;
-  fx.config.replica = ReplicaMode::kAuto;
-  auto hooks = std::make_shared<RecordingReplicaHooks>();
-  fx.config.replica_hooks = hooks;
-  std::memcpy(fx.bytes.data(), "root", 4);
+  AutoReplicaFixture fx;
   auto origin_a = std::make_shared<GatedOrigin>(fx.bytes);
   auto origin_b = std::make_shared<MemoryOrigin>(fx.bytes);
-  auto now = std::make_shared<std::atomic<int64_t>>(NowNs());
-  fx.config.clock_ns = [now] {
-    return now->load();
-  };
+  auto& hooks = fx.hooks;
+  auto& now = fx.now;
   auto cache = Cache::Create(fx.config);
   ASSERT_TRUE(cache) << cache.error().ToString();
   auto a = (*cache)->Open("root://h//a.root", origin_a);
