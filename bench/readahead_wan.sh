@@ -17,7 +17,7 @@
 # (the same pass again, new process). agc4: cold with and without ferry's read-ahead.
 # Measured: wall time, bytes that crossed the WAN (rx_bytes of the veth), the cache's counters
 # (prefetch_bytes, prefetch_unused_bytes, prefetch_hits, bytes_from_origin), CPU idle % before
-# each run. Targets of issue 14 printed with PASS/FAIL by bench/readahead_wan_report.py:
+# each run, the client logins the origin logged during it (one per connection). Targets of issue 14 printed with PASS/FAIL by bench/readahead_wan_report.py:
 #   cold with read-ahead within 10% of max(bytes read / link rate, the same pass local), the link
 #   rate being min(nominal, iperf3 through the emulated link in the same run);
 #   prefetch_unused_bytes <= 2% of the bytes read; agc4 with ferry's read-ahead no slower than
@@ -116,10 +116,17 @@ conf() {
     "$PLUGIN" "$2" "$3" "${READAHEAD_WAN_NEXT:-auto}" >"$1/ferry.conf"
 }
 
+# Client logins the WAN origin logged so far (xrootd logs one per connection): a pass that
+# opened a connection per file would log in once per file (issue 38).
+origin_logins() {
+  grep -a -c 'XrootdXeq: .* login$' "$FERRY_TB_DIR/origin-$WAN/var/xrootd.log" 2>/dev/null || true
+}
+
 # run LABEL CLIENT PREFIX CONF_DIR CACHE_DIR [ROUND]: one pass; appends a JSON line.
 run() {
   local label=$1 client=$2 prefix=$3 confdir=$4 cache=$5 round=${6:-1}
-  local idle rx0 rx1 t0 t1 out rc=0 args=()
+  local idle rx0 rx1 t0 t1 out rc=0 args=() logins0
+  logins0="$(origin_logins)"
   case "$client" in
     agc | agc4)
       local reads=0
@@ -146,9 +153,9 @@ run() {
     stats="$("$FERRY" cache stats --dir "$cache" --json)"
   fi
   "$PY" - "$label" "$client" "$rc" "$idle" "$rx0" "$rx1" "$t0" "$t1" "$out" "$stats" "$round" \
-    "$WORK/link.txt" <<'PY' >>"$RUNS"
+    "$WORK/link.txt" "$(($(origin_logins) - logins0))" <<'PY' >>"$RUNS"
 import json, sys
-label, client, rc, idle, rx0, rx1, t0, t1, out, stats, rnd, link = sys.argv[1:13]
+label, client, rc, idle, rx0, rx1, t0, t1, out, stats, rnd, link, logins = sys.argv[1:14]
 try:
     samples = [[float(x) for x in line.split()] for line in open(link) if line.strip()]
 except OSError:
@@ -159,7 +166,7 @@ except ValueError:
     r = {}
 print(json.dumps({"label": label, "client": client, "round": int(rnd), "exit": int(rc),
                   "idle_pct": float(idle or 0), "wan_bytes": int(rx1) - int(rx0),
-                  "seconds": float(t1) - float(t0), "out": r,
+                  "seconds": float(t1) - float(t0), "out": r, "origin_logins": int(logins),
                   "cache_stats": json.loads(stats), "link_samples": samples}))
 PY
   echo "   $label: $(tail -1 "$RUNS" | cut -c1-200)" >&2

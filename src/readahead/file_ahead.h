@@ -91,8 +91,13 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   // The trusted window holds at least this many application reads. The link meter's rate is
   // that of the requests read-ahead itself sends, and a TCP connection that is kept half idle
   // never opens its window: two reads ahead stayed at two (6 AGC files over 40 ms, 1 Gbit/s:
-  // 2.91 s with 2, 2.75 s with 6, 2.76 s with 10).
-  static constexpr uint64_t kMinWindowReads = 6;
+  // 2.91 s with 2, 2.75 s with 6, 2.76 s with 10). It also sizes the window a file opened
+  // ahead keeps coming while the reader decodes another: a cold in-order pass (agc --reads 0
+  // --opens 1) over 6 zlib-1 then 3 LZMA-9 files, 70 MB read through 40 ms, came within
+  // 1.03-1.05x of its in-order limit with 12 against 1.08-1.14x with 6 (medians of three sets
+  // of paired runs at load 3-5 on 2 cores; at load 6-12 the runs' scatter, 1.1-1.8x, hid any
+  // difference), the same on 5 zlib-1 files (issue 38).
+  static constexpr uint64_t kMinWindowReads = 12;
   // A cold file's metadata fetch (PrefetchMetadata): the first bytes (header, top directory)
   // and at most 1/kMaxTailShare of the file from its end.
   static constexpr uint64_t kHeadBytes = 4096;

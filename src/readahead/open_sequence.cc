@@ -31,8 +31,8 @@ std::vector<std::string> OpenSequence::OnOpen(const std::string& dir,
   const long at = it - listing.begin();
   const bool first = at == 0 && d.last < 0 && d.used + d.wasted == 0;
   const bool follows = took || (d.last >= 0 && at == d.last + 1) || (first && GoesOn(dir, d));
-  // A directory's first name opened first: only the next file, a cheap bet that a chain starts.
-  const size_t depth = follows ? d.depth : first ? 1 : 0;
+  // A directory's first name opened first: a bet that a chain starts.
+  const size_t depth = follows ? d.depth : first ? kFirstBet : 0;
   d.last = at;
   d.finished = took && it + 1 == listing.end();
   last_dir_ = dir;

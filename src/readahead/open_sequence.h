@@ -7,14 +7,18 @@
 // neighbours in the directory's sorted listing, the next names are predicted, and the caller
 // fetches those files' metadata (and first clusters) before they are opened. How many: a
 // directory's depth, kMinDepth at first. A directory's first open that is its listing's first
-// name predicts the next file alone: a cheap bet (one file's metadata and first clusters) that
-// a chain starts there, which saves the second file's cold open when it does. A reader that opens
-// its files back to back (`ferry analyze agc --opens 1`), or reads small files quickly, asks for
-// the next file sooner than one file's open, metadata and first clusters take (three round trips),
-// so only several fetched at once keep ahead of it: each time the reader catches up with a
-// prediction still being fetched (CaughtUp) the depth doubles, up to kMaxDepth; each time a
-// prediction was dropped unopened because the reader was slow to come to it (Expired) it halves
-// again.
+// name bets that a chain starts there and predicts the next kFirstBet files: their opens and
+// metadata (no clusters yet: no branch was read) travel while the first file's metadata fills
+// the new connection's slow start, which has round trips to spare; a bet on the next file
+// alone left the others' opens to the reader's second open, one metadata fetch later (issue 38:
+// `agc --reads 0 --opens 1`, cold, 5 zlib-1 files through 40 ms and 1 Gbit/s: 1.14x -> 1.09x
+// its in-order limit; python client 1.05x -> 0.97x; wasted when not taken: three opens and
+// ~0.2 MB of metadata each). A reader that opens its files back to back (`ferry analyze agc
+// --opens 1`), or reads small files quickly, asks for the next file sooner than one file's open,
+// metadata and first clusters take (three round trips), so only several fetched at once keep
+// ahead of it: each time the reader catches up with a prediction still being fetched (CaughtUp)
+// the depth doubles, up to kMaxDepth; each time a prediction was dropped unopened because the
+// reader was slow to come to it (Expired) it halves again.
 //
 // A reader that finished one directory's sequence (its last open took a prediction and was the
 // listing's last name) and then opens the first name of another directory is going on to the
@@ -44,6 +48,7 @@ class OpenSequence {
  public:
   static constexpr uint64_t kMaxWastedLead = 2;
   static constexpr size_t kMinDepth = 3;
+  static constexpr size_t kFirstBet = kMinDepth;
   static constexpr size_t kMaxDepth = 8;
 
   // A file `name` of directory `dir` was opened; `listing`: the directory's file names, sorted

@@ -26,11 +26,11 @@ using NameList = std::vector<std::string>;
 TEST(OpenSequence, ASortedDirectoryIsPredictedFromItsFirstName) {
   OpenSequence seq;
   const auto listing = Names("ttbar", 6);
-  // One open is no sequence yet, but the listing's first name bets on the next file alone.
-  EXPECT_EQ(seq.OnOpen("/d", listing[0], listing), (NameList{listing[1]}));
-  // The second open in a row predicts the next kMinDepth files; each later open the one that
-  // comes into reach, until the listing ends.
-  EXPECT_EQ(seq.OnOpen("/d", listing[1], listing), (NameList{listing[2], listing[3], listing[4]}));
+  // One open is no sequence yet, but the listing's first name bets on the next kFirstBet files.
+  EXPECT_EQ(seq.OnOpen("/d", listing[0], listing), (NameList{listing[1], listing[2], listing[3]}));
+  // Each later open in a row predicts kMinDepth files ahead: the one that comes into reach,
+  // until the listing ends.
+  EXPECT_EQ(seq.OnOpen("/d", listing[1], listing), (NameList{listing[4]}));
   EXPECT_EQ(seq.OnOpen("/d", listing[2], listing), (NameList{listing[5]}));
   for (size_t i = 3; i < 6; ++i) {
     EXPECT_TRUE(seq.OnOpen("/d", listing[i], listing).empty()) << i;
@@ -47,16 +47,16 @@ TEST(OpenSequence, AFirstOpenElsewhereInTheListingIsNoSequence) {
   EXPECT_EQ(seq.OnOpen("/d", listing[4], listing), (NameList{listing[5]}));  // now a sequence
   // A bet on a directory's first name that the reader does not take is wasted.
   OpenSequence alone;
-  EXPECT_EQ(alone.OnOpen("/e", listing[0], listing), (NameList{listing[1]}));
+  EXPECT_EQ(alone.OnOpen("/e", listing[0], listing).size(), OpenSequence::kFirstBet);
   EXPECT_TRUE(alone.OnOpen("/e", listing[4], listing).empty());
-  EXPECT_EQ(alone.wasted(), 1u);
+  EXPECT_EQ(alone.wasted(), OpenSequence::kFirstBet);
 }
 
 TEST(OpenSequence, AShuffledListStopsBeingPredicted) {
   OpenSequence seq;
   const auto listing = Names("f", 40);
-  // 0 (1 predicted), 1 (2..4 predicted, wasted), then jumps; now and then two neighbours by
-  // chance.
+  // 0 (1..3 predicted), 1 (4 predicted; 2..4 wasted), then jumps; now and then two neighbours
+  // by chance.
   const int order[] = {0, 1, 7, 8, 20, 21, 3, 4, 30, 31, 12, 13, 25, 26, 38, 39, 5, 6, 15, 16};
   for (int i : order) {
     seq.OnOpen("/d", listing[static_cast<size_t>(i)], listing);
@@ -71,8 +71,8 @@ TEST(OpenSequence, AShuffledListStopsBeingPredicted) {
 TEST(OpenSequence, AFileTheReaderSkipsIsWastedAndTheSequenceGoesOn) {
   OpenSequence seq;
   const auto listing = Names("s", 8);
-  seq.OnOpen("/d", listing[0], listing);
-  EXPECT_EQ(seq.OnOpen("/d", listing[1], listing).size(), OpenSequence::kMinDepth);  // 2, 3, 4
+  seq.OnOpen("/d", listing[0], listing);                                     // 1, 2, 3
+  EXPECT_EQ(seq.OnOpen("/d", listing[1], listing), (NameList{listing[4]}));  // up to 1 + 3
   // 2 is skipped (a file the reader's list leaves out): 3 was predicted, so it still follows.
   EXPECT_EQ(seq.OnOpen("/d", listing[3], listing), (NameList{listing[5], listing[6]}));
   EXPECT_EQ(seq.used(), 2u);  // 1 and 3
@@ -84,8 +84,8 @@ TEST(OpenSequence, AFileTheReaderSkipsIsWastedAndTheSequenceGoesOn) {
 TEST(OpenSequence, AReaderThatCatchesUpIsPredictedFurtherAheadAndASlowOneLessFar) {
   OpenSequence seq;
   const auto listing = Names("deep", 30);
-  seq.OnOpen("/d", listing[0], listing);
-  EXPECT_EQ(seq.OnOpen("/d", listing[1], listing).size(), OpenSequence::kMinDepth);  // 2..4
+  seq.OnOpen("/d", listing[0], listing);                                     // 1..3
+  EXPECT_EQ(seq.OnOpen("/d", listing[1], listing), (NameList{listing[4]}));  // up to 1 + 3
   // The reader opened 2 while it was still being fetched: twice as far ahead, up to kMaxDepth.
   seq.CaughtUp("/d");
   EXPECT_EQ(seq.depth("/d"), 2 * OpenSequence::kMinDepth);
@@ -115,12 +115,12 @@ TEST(OpenSequence, TwoInterleavedDatasetsAreTwoSequences) {
   for (size_t i = 0; i < 5; ++i) {
     auto pa = seq.OnOpen("/data/a", a[i], a);
     auto pb = seq.OnOpen("/data/b", b[i], b);
-    if (i == 0) {  // each first name bets on its next file
-      EXPECT_EQ(pa, (NameList{a[1]}));
-      EXPECT_EQ(pb, (NameList{b[1]}));
+    if (i == 0) {  // each first name bets on its next files
+      EXPECT_EQ(pa, (NameList{a[1], a[2], a[3]}));
+      EXPECT_EQ(pb, (NameList{b[1], b[2], b[3]}));
     } else if (i == 1) {
-      EXPECT_EQ(pa, (NameList{a[2], a[3], a[4]}));
-      EXPECT_EQ(pb, (NameList{b[2], b[3], b[4]}));
+      EXPECT_EQ(pa, (NameList{a[4]}));
+      EXPECT_EQ(pb, (NameList{b[4]}));
     } else {
       EXPECT_TRUE(pa.empty() && pb.empty()) << i;
     }
@@ -154,11 +154,11 @@ TEST(OpenSequence, AFirstNameAfterAnUnfinishedSequenceIsOnlyABet) {
   seq.OnOpen("/data/a", a[0], a);
   seq.OnOpen("/data/a", a[1], a);
   seq.OnOpen("/data/a", a[2], a);
-  // Left /data/a before its end: /data/b's first name only bets on its next file; so does a
-  // first name of a directory after another's unpredicted last file.
-  EXPECT_EQ(seq.OnOpen("/data/b", b[0], b), (NameList{b[1]}));
+  // Left /data/a before its end: /data/b's first name only bets on its next kFirstBet files; so
+  // does a first name of a directory after another's unpredicted last file.
+  EXPECT_EQ(seq.OnOpen("/data/b", b[0], b), (NameList{b[1], b[2], b[3]}));
   seq.OnOpen("/data/c", b[5], b);
-  EXPECT_EQ(seq.OnOpen("/data/d", a[0], a), (NameList{a[1]}));
+  EXPECT_EQ(seq.OnOpen("/data/d", a[0], a), (NameList{a[1], a[2], a[3]}));
   // A directory's first open that is not its first name does not go on either.
   seq.OnOpen("/data/a", a[3], a);
   seq.OnOpen("/data/a", a[4], a);

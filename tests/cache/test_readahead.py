@@ -17,8 +17,10 @@ usage: test_readahead.py FERRY PLUGIN_LIB ROOT_DATA_DIR TEST
   next clusters' pages of the columns it reads are fetched ahead and used, the digest is the
   local one.
 - nextfile: `ferry analyze agc --opens 1` over a directory of five files (one after the other,
-  as a TChain): from its second open on, the next file is opened ahead (its metadata and first
-  clusters fetched) and the reader's open takes it over; the digest is the local one.
+  as a TChain): from its first open on, the next files are opened ahead (their metadata and
+  first clusters fetched) and the reader's open takes them over; the digest is the local one;
+  the pass, and the uproot-like client's over a copy of the directory, each log in at the origin
+  once (their opens and the files opened ahead share one connection).
 Exit 0 = pass, 1 = fail, 77 = cannot run here.
 """
 import json
@@ -288,9 +290,15 @@ def test_nextfile():
         for n in names:
             s.place(os.path.join(out, n), os.path.join("set", n), 1700000000)
         local = [os.path.join(s.data, "set", n) for n in names]
+        # The same files in a second directory, for the python client's cold pass.
+        os.makedirs(os.path.join(s.data, "set2"))
+        for n in names:
+            s.place(os.path.join(s.data, "set", n), os.path.join("set2", n), 1700000000)
+        plans = [s.plan(path, AGC_BRANCHES) for path in local]
         args = ["--opens", "1", "--threads", "1", "--reads", "0", "--json"]
         want = json.loads(s.ferry("analyze", "agc", *local, *args).stdout)["digest"]
         with Origin(s.data) as o:
+            logins = o.logins()
             p = s.ferry("analyze", "agc", *[o.url_for("set/" + n) for n in names], *args)
             check(p.returncode == 0, "agc through the cache: %s" % p.stderr[-500:])
             check(json.loads(p.stdout)["digest"] == want, "the digest is the local one")
@@ -300,6 +308,17 @@ def test_nextfile():
             check(st.get("next_files_warmed", 0) >= 2, "files opened ahead: %s" % st)
             check(1 <= st.get("next_files_adopted", 0) <= st["next_files_warmed"],
                   "the reader took them over: %s" % st)
+            # One connection for the pass (issue 38): the reader's opens and the files opened
+            # ahead of it share it, so only the first file pays a login and a slow start.
+            check(o.logins() - logins == 1, "agc logged in %d times" % (o.logins() - logins))
+            logins = o.logins()
+            pairs = sum(([plan, o.url_for("set2/" + n)] for plan, n in zip(plans, names)), [])
+            p = s.run(PY, CLIENT, *pairs)
+            check(p.returncode == 0, "python client through the cache: %s" % p.stderr[-500:])
+            check(s.stats().get("next_files_adopted", 0) > st["next_files_adopted"],
+                  "the python client took files opened ahead over")
+            check(o.logins() - logins == 1,
+                  "the python client logged in %d times" % (o.logins() - logins))
     finally:
         s.remove()
 

@@ -107,6 +107,13 @@ class Origin:
         out = _run("origin.sh", "status", "--name", self._name, env=self._state.env)
         return int(out.split(" pid ")[1].split()[0])
 
+    def logins(self):
+        """How many client connections logged in so far (xrootd logs each login: a client
+        process that shares one connection for all its opens logs in once)."""
+        path = os.path.join(self._state.dir, "origin-%s" % self._name, "var", "xrootd.log")
+        with open(path, errors="replace") as f:
+            return sum(1 for line in f if "XrootdXeq:" in line and line.rstrip().endswith(" login"))
+
     def restart(self):
         """Stops the server and starts it again on the same port, with its configuration read
         anew (an authorisation database that changed): URLs stay valid."""

@@ -62,12 +62,32 @@ bool StillWarming(const cache::CachedFile& file) {
 }  // namespace
 
 std::optional<NextFiles::Warm> NextFiles::Take(const std::string& url) {
-  MutexLock lock(mu_);
-  std::optional<Warm> warm = TakeLocked(url);
-  // Inserted only now: a warming this open waited for had to be kept for it (WarmFile drops
-  // warm handles of URLs the reader opened).
-  opened_.insert(url);
+  std::optional<Warm> warm;
+  std::optional<std::string> list_dir;
+  {
+    MutexLock lock(mu_);
+    warm = TakeLocked(url);
+    // Inserted only now: a warming this open waited for had to be kept for it (WarmFile drops
+    // warm handles of URLs the reader opened).
+    opened_.insert(url);
+    list_dir = StartListingLocked(url);
+  }
+  if (list_dir) {
+    // Asked for beside the open rather than after it: the answer comes with the open's, so the
+    // next files' opens go out one round trip sooner, before the first file's metadata fills
+    // the new connection (its slow start would hold their answers back behind it).
+    ctx_.pool->Submit([this, url, dir = *list_dir] { FetchListing(url, dir); });
+  }
   return warm;
+}
+
+std::optional<std::string> NextFiles::StartListingLocked(const std::string& url) {
+  auto parts = Split(url);
+  if (!parts || !listings_.try_emplace(parts->dir).second) {
+    return std::nullopt;
+  }
+  listing_now_.insert(parts->dir);
+  return std::move(parts->dir);
 }
 
 std::optional<NextFiles::Warm> NextFiles::TakeLocked(const std::string& url) {
@@ -107,24 +127,18 @@ void NextFiles::OnOpen(const std::string& url) {
   }
   std::vector<Warm> expired;
   std::vector<std::string> warm;
-  bool list = false;
   {
     MutexLock lock(mu_);
     expired = ExpiredLocked(NowMs());
     last_open_[parts->dir] = parts->name;
-    auto it = listings_.find(parts->dir);
-    if (it == listings_.end()) {
-      listings_[parts->dir] = {};
-      list = true;
-    } else {
+    // The listing was asked for by Take; while it is on its way, FetchListing predicts for this
+    // open when it arrives.
+    if (listing_now_.count(parts->dir) == 0) {
       warm = QueueLocked(parts->dir, parts->query,
-                         sequence_.OnOpen(parts->dir, parts->name, it->second));
+                         sequence_.OnOpen(parts->dir, parts->name, listings_[parts->dir]));
     }
   }
   Close(std::move(expired));
-  if (list) {
-    ctx_.pool->Submit([this, url, dir = parts->dir] { FetchListing(url, dir); });
-  }
   Submit(std::move(warm));
 }
 
@@ -180,6 +194,7 @@ void NextFiles::FetchListing(const std::string& url, const std::string& dir) {
       warm = QueueLocked(dir, parts->query, sequence_.OnOpen(dir, last->second, names));
     }
     listings_[dir] = std::move(names);
+    listing_now_.erase(dir);
   }
   Submit(std::move(warm));
 }

@@ -9,10 +9,10 @@
 // the warming is under way, the open waits for it (at most kJoinMs) rather than fetch the same
 // metadata a second time, and when it has not started yet, the open takes it over.
 //
-// A directory's listing (one XrdCl DirList, on a worker) is fetched at its first open;
-// predictions start once it is there. An open that finds its file still warming (or queued)
-// tells the sequence that the reader caught up (it then predicts further ahead). A warm handle
-// not adopted within kKeepMs is closed at a later open (and the sequence predicts less far);
+// A directory's listing (one XrdCl DirList, on a worker) is asked for when its first open starts,
+// beside that open; predictions start once it is there. An open that finds its file still warming
+// (or queued) tells the sequence that the reader caught up (it then predicts further ahead). A warm
+// handle not adopted within kKeepMs is closed at a later open (and the sequence predicts less far);
 // at most kMaxWarm are warming or kept. Counted: next_files_warmed, next_files_adopted.
 // Thread-safety: all methods may be called concurrently.
 #pragma once
@@ -62,6 +62,8 @@ class NextFiles {
     int64_t since_ms = 0;
   };
   std::optional<Warm> TakeLocked(const std::string& url) FERRY_REQUIRES(mu_);
+  // The directory of `url` when its listing is to be fetched now (its first open).
+  std::optional<std::string> StartListingLocked(const std::string& url) FERRY_REQUIRES(mu_);
   void FetchListing(const std::string& url, const std::string& dir_path);
   // Marks the predicted `names` of `dir` as warming, but for those already warm, warming or
   // opened by the reader, and within kMaxWarm; returns their URLs for Submit.
@@ -81,6 +83,7 @@ class NextFiles {
   readahead::OpenSequence sequence_ FERRY_GUARDED_BY(mu_);
   // Directory path -> its sorted file names (empty while being listed).
   std::map<std::string, std::vector<std::string>> listings_ FERRY_GUARDED_BY(mu_);
+  std::set<std::string> listing_now_ FERRY_GUARDED_BY(mu_);  // directories being listed
   std::map<std::string, Kept> kept_ FERRY_GUARDED_BY(mu_);
   // URLs being warmed: true once a worker started on it (false: queued; an open takes it over).
   std::map<std::string, bool> warming_ FERRY_GUARDED_BY(mu_);
