@@ -63,6 +63,8 @@ class Rntuple {
   // "parent.child" for subfields.
   std::string FieldPath(uint32_t field) const;
   uint32_t TopLevelOf(uint32_t field) const;
+  // Whether FieldPath(field) == path (without building the path).
+  bool PathIs(uint32_t field, std::string_view path) const;
   // A field by its path ("Muon_pt", "my_struct.a"); NotFound names the path.
   Result<uint32_t> FindField(std::string_view path) const;
 

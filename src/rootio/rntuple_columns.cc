@@ -132,15 +132,19 @@ std::string Classify(const Rntuple& r, uint32_t field, RntupleLeaf* leaf) {
 }  // namespace
 
 Result<RntupleLeaf> ResolveRntupleLeaf(const Rntuple& r, std::string_view path) {
-  const uint32_t field = FERRY_TRY(r.FindField(path));
+  return ResolveRntupleLeaf(r, FERRY_TRY(r.FindField(path)));
+}
+
+Result<RntupleLeaf> ResolveRntupleLeaf(const Rntuple& r, uint32_t field) {
+  const std::string path = r.FieldPath(field);
   RntupleLeaf leaf;
-  leaf.path = std::string(path);
+  leaf.path = path;
   leaf.field = field;
   std::string why = r.TopLevelOf(field) != field
                         ? "a subfield (only top-level fields are read as columns)"
                         : Classify(r, field, &leaf);
   if (!why.empty()) {
-    return UnsupportedError("RNTuple '" + r.name() + "' field '" + std::string(path)
+    return UnsupportedError("RNTuple '" + r.name() + "' field '" + path
                             + "' is not read as a column: " + why);
   }
   return leaf;

@@ -53,6 +53,8 @@ struct RntupleLeaf {
 // Unsupported (naming the field and why) when the field is not flat as described above;
 // NotFound when there is no such field.
 Result<RntupleLeaf> ResolveRntupleLeaf(const Rntuple& r, std::string_view path);
+// The same for a field id (a valid index of r.fields()).
+Result<RntupleLeaf> ResolveRntupleLeaf(const Rntuple& r, uint32_t field);
 
 // The stored bytes of one page (the checksum included) and where a fetch puts them.
 struct RntuplePageRef {

@@ -103,7 +103,7 @@ class RntupleDataset final : public Dataset {
     }
     for (uint32_t id : rntuple_->TopLevelFields()) {
       const FieldRecord& record = rntuple_->fields()[id];
-      Result<RntupleLeaf> leaf = ResolveRntupleLeaf(*rntuple_, record.name);
+      Result<RntupleLeaf> leaf = ResolveRntupleLeaf(*rntuple_, id);
       FieldInfo f;
       f.name = record.name;
       f.title = record.description;

@@ -167,6 +167,42 @@ TEST(Rntuple, EveryFileOpensAndEveryFieldReads) {
   EXPECT_GT(fields, 0u);
 }
 
+// FindField compares paths name by name without building them (PathIs): every field of every
+// sample file is found by its own path (the first field of that path where names repeat), and
+// the near misses — a path cut short, a dot too many or too few — find nothing.
+TEST(Rntuple, EveryFieldIsFoundByItsPathAndNearMissesAreNot) {
+  FERRY_REQUIRE_RNTUPLE_DATA();
+  size_t checked = 0;
+  for (const std::string& path : testing::AllRntupleDataFiles()) {
+    SCOPED_TRACE(path);
+    auto f = RootFile::OpenPath(path);
+    ASSERT_TRUE(f.has_value()) << f.error().ToString();
+    auto names = RntupleNames(**f);
+    ASSERT_TRUE(names.has_value()) << names.error().ToString();
+    for (const std::string& name : *names) {
+      auto r = Rntuple::Open(**f, name);
+      ASSERT_TRUE(r.has_value()) << r.error().ToString();
+      std::map<std::string, uint32_t> first_of;
+      for (uint32_t id = 0; id < (*r)->fields().size(); ++id) {
+        first_of.emplace((*r)->FieldPath(id), id);
+      }
+      for (const auto& [field_path, id] : first_of) {
+        auto found = (*r)->FindField(field_path);
+        ASSERT_TRUE(found.has_value()) << field_path;
+        EXPECT_EQ(*found, id) << field_path;
+        for (const std::string& miss :
+             {field_path + ".", "." + field_path, field_path + "x", field_path.substr(1)}) {
+          if (first_of.count(miss) == 0) {
+            EXPECT_FALSE((*r)->FindField(miss).has_value()) << miss;
+          }
+        }
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 100u);
+}
+
 TEST(Rntuple, SimpleFieldsMatchJsroot) {
   FERRY_REQUIRE_RNTUPLE_DATA();
   json all = LoadJsroot();
