@@ -1,13 +1,15 @@
 // The drainer (replica_drain.h): the files a pass left are relocated a few at a time, each on a
-// thread of its own, and every one ends right — built, served to the original's values, verified
-// clean, its request and its re-encoding request gone. Run under ThreadSanitizer by `make test`
-// (label concurrency).
+// thread of its own, without waiting for a re-encoding in progress, and every one ends right —
+// built, served to the original's values, verified clean, its request and its re-encoding
+// request gone. Run under ThreadSanitizer by `make test` (label concurrency).
 #include "replica/replica_drain.h"
 
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -110,6 +112,95 @@ TEST(ReplicaDrain, TwoQueuedFilesAreRelocatedAtOnceAndBothEndRight) {
                                 Hooks().get());
     ASSERT_TRUE(v.has_value()) << v.error().ToString();
     EXPECT_FALSE(v->bad()) << v->replica_error;
+  }
+}
+
+// A re-encoding that does not reach its next pause (an idle-class thread a loaded machine does
+// not run: here, a pause that holds it until the test lets go) does not hold back a file a
+// pass leaves meanwhile: that file is relocated, its replica serves, while the re-encoding is
+// still held; then both end at stage 2.
+TEST(ReplicaDrain, AFileLeftWhileAReencodingIsHeldIsRelocatedAtOnce) {
+  testing::TempDir dir;
+  const std::vector<uint8_t> bytes = SampleTreeBytes(dir);
+  const Config config = ServingConfig(dir.path() + "/cache");
+  const std::string held_url = "root://origin.example:1094//data/held.root";
+  const std::string left_url = "root://origin.example:1094//data/left.root";
+  {
+    auto cache = Cache::Create(config).value();
+    for (const std::string& url : {held_url, left_url}) {
+      auto f = cache->Open(url, std::make_shared<MemoryOrigin>(bytes)).value();
+      std::vector<uint8_t> whole(bytes.size());
+      ASSERT_TRUE(f->Read(0, whole));
+    }
+    ASSERT_TRUE(cache->Flush());
+  }
+  RequestReencode(config, KeyOf(held_url));  // relocated by an earlier pass, say
+
+  // The first thread to pause is the re-encoding's: held there until `release`.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<std::thread::id> holder;
+  bool holding = false;
+  bool release = false;
+  ReplicaBuildOptions options;
+  options.reencode_fits = [](std::string* why) {
+    *why = "test: the copy first";
+    return false;
+  };
+  options.pause = [&](const std::function<bool()>&) {
+    std::unique_lock<std::mutex> lock(mu);
+    if (!holder) {
+      holder = std::this_thread::get_id();
+      cv.notify_all();
+    }
+    if (*holder == std::this_thread::get_id()) {
+      holding = true;
+      cv.wait_for(lock, std::chrono::seconds(120), [&] { return release; });
+      holding = false;
+    }
+  };
+  std::thread drainer([&] { EXPECT_TRUE(DrainReplicaQueue(config, options)); });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return holder.has_value(); }));
+  }
+  // The pass leaves the other file (as RequestReplicaBuild does, with a drainer running).
+  std::ofstream(QueueDir(config) + "/" + KeyOf(left_url)).flush();
+  bool relocated = false;
+  bool still_held = false;
+  for (int i = 0; i < 3000 && !relocated; ++i) {
+    auto status = ReplicaStatusOf(PathsFor(config.dir, KeyOf(left_url)));
+    relocated = status && status->stage == 1 && status->missing_baskets == 0;
+    if (relocated) {
+      std::lock_guard<std::mutex> lock(mu);
+      still_held = holding;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  drainer.join();
+  EXPECT_TRUE(relocated && still_held)
+      << "the file left was not relocated while the re-encoding was held";
+  EXPECT_TRUE(QueuedKeys(config).empty());
+  EXPECT_TRUE(QueuedReencodes(config).empty());
+  io::MemorySource original_src(bytes);
+  const auto original = Values(original_src);
+  auto cache = Cache::Create(config).value();
+  for (const std::string& url : {held_url, left_url}) {
+    SCOPED_TRACE(url);
+    auto status = ReplicaStatusOf(PathsFor(config.dir, KeyOf(url)));
+    ASSERT_TRUE(status.has_value()) << status.error().ToString();
+    EXPECT_EQ(status->state, ReplicaState::kBuilt) << status->reason;
+    EXPECT_EQ(status->stage, 2);
+    auto f = cache->Open(url, std::make_shared<MemoryOrigin>(bytes)).value();
+    ASSERT_TRUE(f->virtual_file());
+    CachedSource src(*f);
+    EXPECT_EQ(Values(src), original);
   }
 }
 
