@@ -14,6 +14,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,9 +46,8 @@ void Unlink(const std::string& dir, const std::string& key) {
 // status), and a relocation is mostly one thread's copy and fsync, so the files a pass leaves
 // at its end (an analysis closes them all then) are ready in the time of the longest, not of
 // their sum. Two at least, since a relocation also waits on the disk.
-unsigned BuildThreads(size_t queued) {
-  const unsigned cores = std::max(2u, std::min(4u, std::thread::hardware_concurrency()));
-  return static_cast<unsigned>(std::min<size_t>(queued, cores));
+unsigned BuildThreads() {
+  return std::max(2u, std::min(4u, std::thread::hardware_concurrency()));
 }
 
 // Builds one file a pass asked for.
@@ -61,42 +62,6 @@ void BuildOne(const cache::Config& config,
     (void)cache::OpenCacheFile(QueueDir(config) + "/" + key, O_WRONLY);
   } else if (report && report->stage == 1) {
     RequestReencode(config, key);
-  }
-}
-
-// Builds the files passes asked for (`keys`), BuildThreads at a time.
-void BuildRequested(const cache::Config& config,
-                    const ReplicaBuildOptions& base,
-                    const std::vector<std::string>& keys) {
-  ReplicaBuildOptions options = base;
-  options.stage = ReplicaStage::kAuto;
-  options.relocate_first = true;  // its re-encoding is queued below
-  options.preempt = [&config] {
-    return !QueuedKeys(config).empty();
-  };
-  const unsigned threads = BuildThreads(keys.size());
-  if (threads <= 1) {
-    for (const std::string& key : keys) {
-      BuildOne(config, key, options);
-    }
-    return;
-  }
-  std::atomic<size_t> next{0};
-  auto work = [&config, &keys, &next](const ReplicaBuildOptions& own) {
-    for (size_t k = next.fetch_add(1); k < keys.size(); k = next.fetch_add(1)) {
-      BuildOne(config, keys[k], own);
-    }
-  };
-  std::vector<std::thread> workers;
-  workers.reserve(threads - 1);
-  for (unsigned t = 1; t < threads; ++t) {
-    // Each its own copy of the options: the caller's hooks may keep state (the pause's next
-    // look); what they share (the CPU measure) is thread-safe.
-    workers.emplace_back(work, options);
-  }
-  work(options);
-  for (std::thread& w : workers) {
-    w.join();
   }
 }
 
@@ -136,16 +101,19 @@ class Reencoder {
     MutexLock lock(mu_);
     return running_;
   }
-  // Takes `keys` out of the thread's way, but for the file it re-encodes now, whose request
-  // waits until the re-encoding stops (dropped from `keys`). Until Release.
-  void Claim(std::vector<std::string>& keys) FERRY_EXCLUDES(mu_) {
+  // Takes `key` out of the thread's way (false: it re-encodes that file now; its request
+  // waits until the re-encoding stops). Until Release.
+  bool Claim(const std::string& key) FERRY_EXCLUDES(mu_) {
     MutexLock lock(mu_);
-    std::erase(keys, busy_);
-    claimed_ = keys;
+    if (key == busy_) {
+      return false;
+    }
+    claimed_.push_back(key);
+    return true;
   }
-  void Release() FERRY_EXCLUDES(mu_) {
+  void Release(const std::string& key) FERRY_EXCLUDES(mu_) {
     MutexLock lock(mu_);
-    claimed_.clear();
+    std::erase(claimed_, key);
   }
 
  private:
@@ -188,52 +156,136 @@ class Reencoder {
   std::thread thread_;
 };
 
-// Wakes the drainer when a request lands in the queue directory (or after `timeout` at most;
-// without inotify, after the timeout alone).
+// Wakes the drainer when a request lands in the queue directory or a relocation ends
+// (Notify), or after `timeout` at most (without inotify, after the timeout or a Notify).
 class QueueWatch {
  public:
-  explicit QueueWatch(const std::string& dir) : fd_(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
+  explicit QueueWatch(const std::string& dir)
+      : fd_(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC)),
+        done_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
     if (fd_.get() >= 0) {
       (void)::inotify_add_watch(fd_.get(), dir.c_str(), IN_CREATE | IN_MOVED_TO);
     }
   }
+  void Notify() {
+    const uint64_t one = 1;
+    (void)!::write(done_.get(), &one, sizeof one);
+  }
   void Wait(std::chrono::milliseconds timeout) {
-    pollfd p = {.fd = fd_.get(), .events = POLLIN, .revents = 0};
-    (void)::poll(&p, fd_.get() >= 0 ? 1 : 0, static_cast<int>(timeout.count()));
+    std::array<pollfd, 2> p = {pollfd{.fd = fd_.get(), .events = POLLIN, .revents = 0},
+                               pollfd{.fd = done_.get(), .events = POLLIN, .revents = 0}};
+    (void)::poll(p.data(), p.size(), static_cast<int>(timeout.count()));  // fd -1: ignored
     alignas(inotify_event) std::array<char, 4096> events;
     while (fd_.get() >= 0 && ::read(fd_.get(), events.data(), events.size()) > 0) {
     }
+    uint64_t count = 0;
+    (void)!::read(done_.get(), &count, sizeof count);
   }
 
  private:
   Fd fd_;
+  Fd done_;
+};
+
+// The relocations of the files passes asked for: each on a thread of its own, up to
+// BuildThreads at once, started as soon as its request lands and a thread is free — not when
+// the files asked for before it are all done (the closes at a pass's end land one by one).
+// Not the file the re-encoding holds, nor one relocated now: its request waits for that build.
+class Relocations {
+ public:
+  Relocations(const cache::Config& config,
+              const ReplicaBuildOptions& base,
+              Reencoder& reencoder,
+              QueueWatch& watch)
+      : config_(config), options_(base), reencoder_(reencoder), watch_(watch) {
+    options_.stage = ReplicaStage::kAuto;
+    options_.relocate_first = true;  // its re-encoding is queued (BuildOne)
+    options_.preempt = [&config] {
+      return !QueuedKeys(config).empty();
+    };
+  }
+  Relocations(const Relocations&) = delete;
+  Relocations& operator=(const Relocations&) = delete;
+  ~Relocations() {
+    for (Running& r : running_) {
+      r.thread.join();
+    }
+  }
+
+  // Starts the queued files it can; the number started.
+  int Start() {
+    Reap();
+    int started = 0;
+    for (const std::string& key : QueuedKeys(config_)) {
+      if (running_.size() >= BuildThreads()) {
+        break;
+      }
+      const bool taken = std::any_of(running_.begin(), running_.end(),
+                                     [&key](const Running& r) { return r.key == key; });
+      if (taken || !reencoder_.Claim(key)) {
+        continue;
+      }
+      Running& r = running_.emplace_back();
+      r.key = key;
+      // Each its own copy of the options: the caller's hooks may keep state (the pause's next
+      // look); what they share (the CPU measure) is thread-safe.
+      r.thread = std::thread([this, key, done = r.done, options = options_] {
+        BuildOne(config_, key, options);
+        reencoder_.Release(key);
+        done->store(true);
+        watch_.Notify();
+      });
+      ++started;
+    }
+    return started;
+  }
+  // Whether a relocation runs (after joining those that ended).
+  bool busy() {
+    Reap();
+    return !running_.empty();
+  }
+
+ private:
+  struct Running {
+    std::string key;
+    std::shared_ptr<std::atomic<bool>> done = std::make_shared<std::atomic<bool>>(false);
+    std::thread thread;
+  };
+  void Reap() {
+    std::erase_if(running_, [](Running& r) {
+      if (!r.done->load()) {
+        return false;
+      }
+      r.thread.join();
+      return true;
+    });
+  }
+
+  const cache::Config& config_;
+  ReplicaBuildOptions options_;
+  Reencoder& reencoder_;
+  QueueWatch& watch_;
+  std::vector<Running> running_;  // the caller's thread's
 };
 
 // One drainer's work while it holds the queue lock: relocations first, each as soon as it is
 // asked for, re-encodings on their own thread meanwhile.
 void Drain(const cache::Config& config, const ReplicaBuildOptions& options) {
-  // The re-encoding thread is looked at every so often while it runs; a request wakes the
+  // The threads are looked at every so often; a request or a relocation's end wakes the
   // caller at once.
   constexpr std::chrono::milliseconds kLook{50};
   QueueWatch watch(QueueDir(config));  // before the first look: no request lands unseen
   Reencoder reencoder(config, options);
+  Relocations relocations(config, options, reencoder, watch);
   for (int round = 0; round < 1000;) {
-    std::vector<std::string> keys = QueuedKeys(config);
-    reencoder.Claim(keys);
-    if (!keys.empty()) {
-      BuildRequested(config, options, keys);
-      reencoder.Release();
-      ++round;
-      continue;
-    }
-    reencoder.Release();
-    if (reencoder.running()) {
+    round += relocations.Start();
+    if (relocations.busy() || reencoder.running()) {
       watch.Wait(kLook);
       continue;
     }
     reencoder.Join();
     if (!QueuedKeys(config).empty()) {
-      continue;  // the file the re-encoding held
+      continue;  // asked for during the last relocation, or the file the re-encoding held
     }
     if (QueuedReencodes(config).empty()) {
       return;

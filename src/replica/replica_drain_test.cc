@@ -115,39 +115,17 @@ TEST(ReplicaDrain, TwoQueuedFilesAreRelocatedAtOnceAndBothEndRight) {
   }
 }
 
-// A re-encoding that does not reach its next pause (an idle-class thread a loaded machine does
-// not run: here, a pause that holds it until the test lets go) does not hold back a file a
-// pass leaves meanwhile: that file is relocated, its replica serves, while the re-encoding is
-// still held; then both end at stage 2.
-TEST(ReplicaDrain, AFileLeftWhileAReencodingIsHeldIsRelocatedAtOnce) {
-  testing::TempDir dir;
-  const std::vector<uint8_t> bytes = SampleTreeBytes(dir);
-  const Config config = ServingConfig(dir.path() + "/cache");
-  const std::string held_url = "root://origin.example:1094//data/held.root";
-  const std::string left_url = "root://origin.example:1094//data/left.root";
-  {
-    auto cache = Cache::Create(config).value();
-    for (const std::string& url : {held_url, left_url}) {
-      auto f = cache->Open(url, std::make_shared<MemoryOrigin>(bytes)).value();
-      std::vector<uint8_t> whole(bytes.size());
-      ASSERT_TRUE(f->Read(0, whole));
-    }
-    ASSERT_TRUE(cache->Flush());
-  }
-  RequestReencode(config, KeyOf(held_url));  // relocated by an earlier pass, say
-
-  // The first thread to pause is the re-encoding's: held there until `release`.
+// Holds the first thread that arrives (Arrive) until Release, at most 120 s, and lets every
+// other pass: a build that does not go on (an idle-class thread a loaded machine does not run,
+// a relocation still copying) for as long as the test needs.
+struct HoldFirst {
   std::mutex mu;
   std::condition_variable cv;
   std::optional<std::thread::id> holder;
   bool holding = false;
-  bool release = false;
-  ReplicaBuildOptions options;
-  options.reencode_fits = [](std::string* why) {
-    *why = "test: the copy first";
-    return false;
-  };
-  options.pause = [&](const std::function<bool()>&) {
+  bool released = false;
+
+  void Arrive() {
     std::unique_lock<std::mutex> lock(mu);
     if (!holder) {
       holder = std::this_thread::get_id();
@@ -155,43 +133,62 @@ TEST(ReplicaDrain, AFileLeftWhileAReencodingIsHeldIsRelocatedAtOnce) {
     }
     if (*holder == std::this_thread::get_id()) {
       holding = true;
-      cv.wait_for(lock, std::chrono::seconds(120), [&] { return release; });
+      cv.wait_for(lock, std::chrono::seconds(120), [&] { return released; });
       holding = false;
     }
-  };
-  std::thread drainer([&] { EXPECT_TRUE(DrainReplicaQueue(config, options)); });
-  {
+  }
+  bool WaitHeld() {
     std::unique_lock<std::mutex> lock(mu);
-    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return holder.has_value(); }));
+    return cv.wait_for(lock, std::chrono::seconds(60), [&] { return holding; });
   }
-  // The pass leaves the other file (as RequestReplicaBuild does, with a drainer running).
-  std::ofstream(QueueDir(config) + "/" + KeyOf(left_url)).flush();
-  bool relocated = false;
-  bool still_held = false;
-  for (int i = 0; i < 3000 && !relocated; ++i) {
-    auto status = ReplicaStatusOf(PathsFor(config.dir, KeyOf(left_url)));
-    relocated = status && status->stage == 1 && status->missing_baskets == 0;
-    if (relocated) {
-      std::lock_guard<std::mutex> lock(mu);
-      still_held = holding;
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  }
-  {
+  bool Holding() {
     std::lock_guard<std::mutex> lock(mu);
-    release = true;
+    return holding;
   }
-  cv.notify_all();
-  drainer.join();
-  EXPECT_TRUE(relocated && still_held)
-      << "the file left was not relocated while the re-encoding was held";
-  EXPECT_TRUE(QueuedKeys(config).empty());
-  EXPECT_TRUE(QueuedReencodes(config).empty());
+  void Release() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      released = true;
+    }
+    cv.notify_all();
+  }
+};
+
+// Fills the cache with each of `urls` (the sample tree) and closes it.
+void Fill(const Config& config,
+          const std::vector<uint8_t>& bytes,
+          const std::vector<std::string>& urls) {
+  auto cache = Cache::Create(config).value();
+  for (const std::string& url : urls) {
+    auto f = cache->Open(url, std::make_shared<MemoryOrigin>(bytes)).value();
+    std::vector<uint8_t> whole(bytes.size());
+    ASSERT_TRUE(f->Read(0, whole));
+  }
+  ASSERT_TRUE(cache->Flush());
+}
+
+// Asks for `url`'s replica (as RequestReplicaBuild does with a drainer running) and waits, at
+// most 30 s, for its relocation to be published; whether it was while `hold` still held.
+bool RelocatedWhileHeld(const Config& config, const std::string& url, HoldFirst& hold) {
+  std::ofstream(QueueDir(config) + "/" + KeyOf(url)).flush();
+  for (int i = 0; i < 3000; ++i) {
+    auto status = ReplicaStatusOf(PathsFor(config.dir, KeyOf(url)));
+    if (status && status->stage >= 1 && status->missing_baskets == 0) {
+      return hold.Holding();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// Both files at stage 2, served to the original's values.
+void ExpectReencoded(const Config& config,
+                     const std::vector<uint8_t>& bytes,
+                     const std::vector<std::string>& urls) {
   io::MemorySource original_src(bytes);
   const auto original = Values(original_src);
   auto cache = Cache::Create(config).value();
-  for (const std::string& url : {held_url, left_url}) {
+  for (const std::string& url : urls) {
     SCOPED_TRACE(url);
     auto status = ReplicaStatusOf(PathsFor(config.dir, KeyOf(url)));
     ASSERT_TRUE(status.has_value()) << status.error().ToString();
@@ -202,6 +199,68 @@ TEST(ReplicaDrain, AFileLeftWhileAReencodingIsHeldIsRelocatedAtOnce) {
     CachedSource src(*f);
     EXPECT_EQ(Values(src), original);
   }
+}
+
+// A re-encoding that does not reach its next pause does not hold back a file a pass leaves
+// meanwhile: that file is relocated, its replica serves, while the re-encoding is still held;
+// then both end at stage 2.
+TEST(ReplicaDrain, AFileLeftWhileAReencodingIsHeldIsRelocatedAtOnce) {
+  testing::TempDir dir;
+  const std::vector<uint8_t> bytes = SampleTreeBytes(dir);
+  const Config config = ServingConfig(dir.path() + "/cache");
+  const std::string held_url = "root://origin.example:1094//data/held.root";
+  const std::string left_url = "root://origin.example:1094//data/left.root";
+  Fill(config, bytes, {held_url, left_url});
+  RequestReencode(config, KeyOf(held_url));  // relocated by an earlier pass, say
+
+  HoldFirst hold;  // the first thread to pause is the re-encoding's
+  ReplicaBuildOptions options;
+  options.reencode_fits = [](std::string* why) {
+    *why = "test: the copy first";
+    return false;
+  };
+  options.pause = [&hold](const std::function<bool()>&) {
+    hold.Arrive();
+  };
+  std::thread drainer([&] { EXPECT_TRUE(DrainReplicaQueue(config, options)); });
+  ASSERT_TRUE(hold.WaitHeld());
+  const bool relocated = RelocatedWhileHeld(config, left_url, hold);
+  hold.Release();
+  drainer.join();
+  EXPECT_TRUE(relocated) << "the file left was not relocated while the re-encoding was held";
+  EXPECT_TRUE(QueuedKeys(config).empty());
+  EXPECT_TRUE(QueuedReencodes(config).empty());
+  ExpectReencoded(config, bytes, {held_url, left_url});
+}
+
+// A file asked for while another is relocated starts on a free thread at once, not when the
+// relocations running are all done: the closes at a pass's end land one by one.
+TEST(ReplicaDrain, AFileAskedForDuringARelocationStartsAtOnce) {
+  testing::TempDir dir;
+  const std::vector<uint8_t> bytes = SampleTreeBytes(dir);
+  const Config config = ServingConfig(dir.path() + "/cache");
+  const std::string first_url = "root://origin.example:1094//data/first.root";
+  const std::string next_url = "root://origin.example:1094//data/next.root";
+  Fill(config, bytes, {first_url, next_url});
+  ASSERT_TRUE(cache::MakeCacheSubdir(QueueDir(config)));
+  std::ofstream(QueueDir(config) + "/" + KeyOf(first_url)).flush();
+
+  HoldFirst hold;  // the first relocation, held as it chooses its stage
+  ReplicaBuildOptions options;
+  options.reencode_fits = [&hold](std::string* why) {
+    *why = "test: the copy first";
+    hold.Arrive();
+    return false;
+  };
+  std::thread drainer([&] { EXPECT_TRUE(DrainReplicaQueue(config, options)); });
+  ASSERT_TRUE(hold.WaitHeld());
+  const bool relocated = RelocatedWhileHeld(config, next_url, hold);
+  hold.Release();
+  drainer.join();
+  EXPECT_TRUE(relocated) << "the file asked for second waited for the first";
+  EXPECT_TRUE(QueuedKeys(config).empty());
+  EXPECT_TRUE(QueuedReencodes(config).empty());
+  ExpectReencoded(config, bytes, {first_url, next_url});
 }
 
 }  // namespace
