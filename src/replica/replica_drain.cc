@@ -25,6 +25,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/fd.h"
@@ -73,8 +74,8 @@ void BuildOne(const cache::Config& config,
 // to relocations running: they go first, and the re-encoding is asked for again after.
 class Reencoder {
  public:
-  Reencoder(const cache::Config& config, const ReplicaBuildOptions& options)
-      : config_(config), options_(options) {
+  Reencoder(const cache::Config& config, ReplicaBuildOptions options)
+      : config_(config), options_(std::move(options)) {
     options_.stage = ReplicaStage::kReencode;
     options_.preempt = [this] {
       return relocating() || !QueuedKeys(config_).empty();
@@ -194,10 +195,10 @@ class QueueWatch {
 class Relocations {
  public:
   Relocations(const cache::Config& config,
-              const ReplicaBuildOptions& base,
+              ReplicaBuildOptions base,
               Reencoder& reencoder,
               QueueWatch& watch)
-      : config_(config), options_(base), reencoder_(reencoder), watch_(watch) {
+      : config_(config), options_(std::move(base)), reencoder_(reencoder), watch_(watch) {
     options_.stage = ReplicaStage::kAuto;
     options_.relocate_first = true;  // its re-encoding is queued (BuildOne)
     options_.preempt = [&config] {
