@@ -51,16 +51,27 @@ unsigned BuildThreads() {
   return std::max(2u, std::min(4u, std::thread::hardware_concurrency()));
 }
 
-// Builds one file a pass asked for.
+// Builds one file a pass asked for: at the low priority (become_low) only when the pass moved
+// past it and reads on, not when it closed it — the closing process holds the file's open lock
+// a moment longer, and a closed file relocated on the low thread, which a loaded machine may
+// not run, would be handed back only at its next basket.
 void BuildOne(const cache::Config& config,
               const std::string& key,
-              const ReplicaBuildOptions& options) {
+              const ReplicaBuildOptions& given) {
+  ReplicaBuildOptions options = given;
+  const bool still_open = RequestedStillOpen(config, key);
+  if (!still_open) {
+    options.become_low = nullptr;
+  }
   // The request goes first: one that arrives during the build asks for another pass.
   Unlink(QueueDir(config), key);
   auto report = BuildReplica(config, key, options);
   if (report && report->reason == kPreemptedReason) {
-    // Re-encoding it had to wait: asked again, to be relocated after the others.
-    (void)cache::OpenCacheFile(QueueDir(config) + "/" + key, O_WRONLY);
+    // Re-encoding it had to wait: asked again (as it was), to be relocated after the others.
+    auto request = cache::OpenCacheFile(QueueDir(config) + "/" + key, O_WRONLY);
+    if (request && still_open) {
+      (void)::pwrite(request->get(), kStillOpen.data(), kStillOpen.size(), 0);
+    }
   } else if (report && report->stage == 1) {
     RequestReencode(config, key);
   }

@@ -167,18 +167,27 @@ void Fill(const Config& config,
   ASSERT_TRUE(cache->Flush());
 }
 
-// Asks for `url`'s replica (as RequestReplicaBuild does with a drainer running) and waits, at
-// most 30 s, for its relocation to be published; whether it was while `hold` still held.
-bool RelocatedWhileHeld(const Config& config, const std::string& url, HoldFirst& hold) {
+// Asks for `url`'s replica as RequestReplicaBuild does for a close (an empty request).
+void Ask(const Config& config, const std::string& url) {
   std::ofstream(QueueDir(config) + "/" + KeyOf(url)).flush();
+}
+
+// Waits, at most 30 s, for the relocation of `url` to be published.
+bool WaitRelocated(const Config& config, const std::string& url) {
   for (int i = 0; i < 3000; ++i) {
     auto status = ReplicaStatusOf(PathsFor(config.dir, KeyOf(url)));
     if (status && status->stage >= 1 && status->missing_baskets == 0) {
-      return hold.Holding();
+      return true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
+}
+
+// The same; whether the relocation was published while `hold` still held.
+bool RelocatedWhileHeld(const Config& config, const std::string& url, HoldFirst& hold) {
+  Ask(config, url);
+  return WaitRelocated(config, url) && hold.Holding();
 }
 
 // Both files at stage 2, served to the original's values.
@@ -261,6 +270,60 @@ TEST(ReplicaDrain, AFileAskedForDuringARelocationStartsAtOnce) {
   EXPECT_TRUE(QueuedKeys(config).empty());
   EXPECT_TRUE(QueuedReencodes(config).empty());
   ExpectReencoded(config, bytes, {first_url, next_url});
+}
+
+// A file whose last handle closed is relocated at the drainer's priority, though the closing
+// process still holds its open lock (it lets it go a moment after asking): never on the low
+// thread, which a loaded machine may not run (here: one that never goes on).
+TEST(ReplicaDrain, AClosedFileIsNotRelocatedOnTheLowThreadWhileItsCloserLetsGo) {
+  testing::TempDir dir;
+  const std::vector<uint8_t> bytes = SampleTreeBytes(dir);
+  const Config config = ServingConfig(dir.path() + "/cache");
+  const std::string url = "root://origin.example:1094//data/closed.root";
+  Fill(config, bytes, {url});
+  // The closing process, still holding the entry open.
+  auto closer = Cache::Create(config).value();
+  auto handle = closer->Open(url, std::make_shared<MemoryOrigin>(bytes)).value();
+  ASSERT_TRUE(cache::MakeCacheSubdir(QueueDir(config)));
+  // A low thread that does not go on: held until the end, if it comes before the relocation
+  // is published (the re-encoding that follows may take it: the file is open).
+  HoldFirst hold;
+  ReplicaBuildOptions options;
+  options.reencode_fits = [](std::string* why) {
+    *why = "test: the copy first";
+    return false;
+  };
+  options.become_low = [&] {
+    auto status = ReplicaStatusOf(PathsFor(config.dir, KeyOf(url)));
+    if (!status || status->stage == 0) {
+      hold.Arrive();
+    }
+  };
+  Ask(config, url);
+  std::thread drainer([&] { EXPECT_TRUE(DrainReplicaQueue(config, options)); });
+  const bool relocated = WaitRelocated(config, url);
+  handle.reset();
+  hold.Release();
+  drainer.join();
+  EXPECT_TRUE(relocated) << "the closed file went to the low thread";
+}
+
+// A request says whether the pass still had the file open (moved past it) or closed it; a
+// close's request stays a close's.
+TEST(ReplicaDrain, ARequestSaysWhetherTheFileWasStillOpen) {
+  testing::TempDir dir;
+  Config config = ServingConfig(dir.path() + "/cache");
+  ASSERT_TRUE(cache::MakeCacheSubdir(config.dir));
+  config.replica_builder = dir.path() + "/no-ferry";  // queue only: no drainer starts
+  const std::string key = "0123456789abcdef";
+  EXPECT_FALSE(RequestedStillOpen(config, key));
+  RequestReplicaBuild(config, key, /*still_open=*/true);
+  EXPECT_EQ(QueuedKeys(config), std::vector<std::string>{key});
+  EXPECT_TRUE(RequestedStillOpen(config, key));
+  RequestReplicaBuild(config, key, /*still_open=*/false);
+  EXPECT_FALSE(RequestedStillOpen(config, key));
+  RequestReplicaBuild(config, key, /*still_open=*/true);
+  EXPECT_FALSE(RequestedStillOpen(config, key));
 }
 
 }  // namespace
