@@ -51,16 +51,20 @@ unsigned BuildThreads() {
   return std::max(2u, std::min(4u, std::thread::hardware_concurrency()));
 }
 
-// Builds one file a pass asked for: at the low priority (become_low) only when the pass moved
-// past it and reads on, not when it closed it — the closing process holds the file's open lock
-// a moment longer, and a closed file relocated on the low thread, which a loaded machine may
-// not run, would be handed back only at its next basket.
+// Builds one file a pass asked for. A file the pass moved past and reads on is re-encoded at
+// once when the machine has the room (the pass goes on for a while), else relocated at the low
+// priority (become_low). A file the pass closed is relocated first, at the caller's priority:
+// its pass may be ending (an analysis closes its files at its end), and a re-encoding chosen
+// because that pass left cores idle — an LZMA-9 file's takes the better part of a second —
+// would make its user wait for it; nor on the low thread: the closing process holds the file's
+// open lock a moment longer, and a loaded machine may not run that thread.
 void BuildOne(const cache::Config& config,
               const std::string& key,
               const ReplicaBuildOptions& given) {
   ReplicaBuildOptions options = given;
   const bool still_open = RequestedStillOpen(config, key);
   if (!still_open) {
+    options.stage = ReplicaStage::kRelocate;
     options.become_low = nullptr;
   }
   // The request goes first: one that arrives during the build asks for another pass.

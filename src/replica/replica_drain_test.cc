@@ -75,10 +75,11 @@ TEST(ReplicaDrain, TwoQueuedFilesAreRelocatedAtOnceAndBothEndRight) {
     }
     ASSERT_TRUE(cache->Flush());
   }
-  // The pass ended: both files closed and queued (as RequestReplicaBuild leaves them).
+  // The pass moved past both files (as RequestReplicaBuild leaves them: the stage is chosen,
+  // reencode_fits below says relocate).
   ASSERT_TRUE(cache::MakeCacheSubdir(QueueDir(config)));
   for (const std::string& url : urls) {
-    std::ofstream(QueueDir(config) + "/" + KeyOf(url)).flush();
+    std::ofstream(QueueDir(config) + "/" + KeyOf(url)) << kStillOpen;
   }
   ASSERT_EQ(QueuedKeys(config).size(), 2u);
 
@@ -252,7 +253,7 @@ TEST(ReplicaDrain, AFileAskedForDuringARelocationStartsAtOnce) {
   const std::string next_url = "root://origin.example:1094//data/next.root";
   Fill(config, bytes, {first_url, next_url});
   ASSERT_TRUE(cache::MakeCacheSubdir(QueueDir(config)));
-  std::ofstream(QueueDir(config) + "/" + KeyOf(first_url)).flush();
+  std::ofstream(QueueDir(config) + "/" + KeyOf(first_url)) << kStillOpen;  // moved past
 
   HoldFirst hold;  // the first relocation, held as it chooses its stage
   ReplicaBuildOptions options;
@@ -306,6 +307,33 @@ TEST(ReplicaDrain, AClosedFileIsNotRelocatedOnTheLowThreadWhileItsCloserLetsGo) 
   hold.Release();
   drainer.join();
   EXPECT_TRUE(relocated) << "the closed file went to the low thread";
+}
+
+// With the cores to re-encode at once, a file the pass moved past is re-encoded in one stage,
+// but one it closed is relocated first (its user may be waiting for it: the pass may be
+// ending), then re-encoded.
+TEST(ReplicaDrain, AClosedFileIsRelocatedFirstEvenWithTheRoomToReencode) {
+  testing::TempDir dir;
+  const std::vector<uint8_t> bytes = SampleTreeBytes(dir);
+  const Config config = ServingConfig(dir.path() + "/cache");
+  const std::string closed_url = "root://origin.example:1094//data/closed.root";
+  const std::string open_url = "root://origin.example:1094//data/open.root";
+  Fill(config, bytes, {closed_url, open_url});
+  ASSERT_TRUE(cache::MakeCacheSubdir(QueueDir(config)));
+  Ask(config, closed_url);
+  std::ofstream(QueueDir(config) + "/" + KeyOf(open_url)) << kStillOpen;
+  ReplicaBuildOptions options;
+  options.reencode_fits = [](std::string* why) {
+    *why = "test: the room is there";
+    return true;
+  };
+  ASSERT_TRUE(DrainReplicaQueue(config, options));
+  auto closed = ReplicaStatusOf(PathsFor(config.dir, KeyOf(closed_url)));
+  auto open = ReplicaStatusOf(PathsFor(config.dir, KeyOf(open_url)));
+  ASSERT_TRUE(closed && open);
+  EXPECT_EQ(closed->generation, 2u) << "relocated, then re-encoded";
+  EXPECT_EQ(open->generation, 1u) << "re-encoded at once";
+  ExpectReencoded(config, bytes, {closed_url, open_url});
 }
 
 // A request says whether the pass still had the file open (moved past it) or closed it; a
