@@ -99,7 +99,7 @@ void Cache::OnIdle(const std::shared_ptr<Entry>& entry) {
   // A pass over a ROOT file ended, or moved past it, with new bytes in the cache: its replica
   // can take them.
   if (config_.replica == ReplicaMode::kAuto && entry->TakeReplicaWish() && entry->LooksLikeRoot()) {
-    config_.replica_hooks->RequestBuild(config_, entry->key());
+    config_.replica_hooks->RequestBuild(config_, entry->key(), entry->handles() > 0);
   }
 }
 

@@ -220,6 +220,14 @@ TEST(CacheTest, AReaderThatMovedPastAFileAsksForItsReplicaBeforeItsClose) {
   EXPECT_EQ(asked(key_a), 1);
   // Both files still open; the handle on a reads the original's bytes as before.
   EXPECT_EQ(ReadRange(**a, 0, 65536), Slice(fx.bytes, 0, 65536));
+  // The asks say the file was still open; its last close, with new bytes, says closed (the
+  // drainer builds it at full priority though this process still holds it a moment).
+  EXPECT_EQ(hooks->TakeStillOpen(), (std::vector<bool>{true, true}));
+  ReadRange(**a, 2 << 20, 65536);
+  a->reset();
+  ASSERT_TRUE((*cache)->Flush());
+  EXPECT_EQ(hooks->TakeBuilds(), std::vector<std::string>{key_a});
+  EXPECT_EQ(hooks->TakeStillOpen(), std::vector<bool>{false});
 }
 
 // An origin whose reads wait at a gate while it is closed (a fetch in flight for as long as the

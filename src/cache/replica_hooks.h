@@ -74,10 +74,13 @@ class ReplicaHooks {
                             std::vector<uint8_t>& out) const = 0;
   // An entry's access log stops growing at this size (later reads are not recorded).
   virtual uint64_t access_log_max_bytes() const = 0;
-  // A reader is done with entry `key` (its last close, or it moved past it) after reading new
-  // bytes of a ROOT file, which are published: a layout may be built from them now (replica =
-  // auto). Best effort, and returns at once.
-  virtual void RequestBuild(const Config& config, const std::string& key) const = 0;
+  // A reader is done with entry `key` (its last close, or it moved past it: `still_open`) after
+  // reading new bytes of a ROOT file, which are published: a layout may be built from them now
+  // (replica = auto). Best effort, and returns at once. At a last close this process still
+  // holds the entry's open lock for a moment (until the writer lets the entry go).
+  virtual void RequestBuild(const Config& config,
+                            const std::string& key,
+                            bool still_open) const = 0;
   // `ferry cache verify`: checks the entry's published layout, if any, against `entry` and
   // its own checksums (a sealed one's tags, with `sealer`, the encrypted entry's) into the
   // report's replica fields. Modifies nothing.

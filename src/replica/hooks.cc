@@ -82,8 +82,10 @@ class ReplicaTier final : public cache::ReplicaHooks {
 
   uint64_t access_log_max_bytes() const override { return kTraceMaxBytes; }
 
-  void RequestBuild(const cache::Config& config, const std::string& key) const override {
-    RequestReplicaBuild(config, key);
+  void RequestBuild(const cache::Config& config,
+                    const std::string& key,
+                    bool still_open) const override {
+    RequestReplicaBuild(config, key, still_open);
   }
 
   void Verify(const cache::EntryPaths& paths,

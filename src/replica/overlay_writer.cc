@@ -156,6 +156,22 @@ Result<MovedUnit> OverlayWriter::AddStoredUnit(uint32_t dataset,
   return Place(u, stored.size(), setting, true);
 }
 
+Result<MovedUnit> OverlayWriter::PlaceStoredUnit(
+    uint32_t dataset, int32_t column, int32_t unit, ByteVector* out, size_t at) {
+  const std::span<uint8_t> placed(out->data() + at, out->size() - at);
+  auto place = [&]() -> Result<MovedUnit> {
+    const SourceUnit u = FERRY_TRY(ClaimStored(dataset, column, unit, placed));
+    const codec::Setting setting = FERRY_TRY(format_->StoredSetting(u, placed));
+    FERRY_TRY(format_->Reseat(u, placed, end_));
+    return Place(u, placed.size(), setting, true);
+  };
+  auto moved = place();
+  if (!moved) {
+    out->resize(at);
+  }
+  return moved;
+}
+
 Result<Overlay> OverlayWriter::Finish(std::span<const uint8_t> head) {
   if (!started_) {
     FERRY_TRY(Start());

@@ -218,6 +218,10 @@ class OverlayWriter {
                                   int32_t unit,
                                   std::span<const uint8_t> stored,
                                   ByteVector* out);
+  // AddStoredUnit for a unit whose stored bytes the caller has read into the end of *out, from
+  // `at` on: reseated there, no copy. On an error *out is cut back to `at`.
+  Result<MovedUnit> PlaceStoredUnit(
+      uint32_t dataset, int32_t column, int32_t unit, ByteVector* out, size_t at);
 
   // Re-encoded units get the encoding `choose` picks among `candidates` (default: the writer's
   // setting alone). Records keep the writer's setting.

@@ -240,10 +240,13 @@ class Builder {
                                    : &previous_->extents[static_cast<size_t>(previous_extent_[i])];
   }
   // Its bytes checked against its CRC, or opened and checked against its tag when sealed.
-  Status ReadPrevious(const ReplicaExtent& e, std::vector<uint8_t>& record) const;
+  // Into `dest`, sized to the extent's bytes.
+  Status ReadPrevious(const ReplicaExtent& e, std::span<uint8_t> dest) const;
   // Unit i as the original stores it: the previous replica's copy as stored, else the byte
   // tier's; kNotFound when neither holds it whole.
   Status ReadStored(size_t i, std::vector<uint8_t>& record);
+  // The same into `dest`, sized to the basket's bytes.
+  Status ReadStored(size_t i, std::span<uint8_t> dest);
   // Whether this build encodes unit i anew (rather than copying the previous replica's).
   bool Fresh(size_t i) const {
     const ReplicaExtent* e = PreviousExtent(i);
@@ -268,6 +271,9 @@ class Builder {
   // (after its CRC check), else re-encoded from the byte tier; an error when neither holds it.
   Result<MovedUnit> PlaceBasket(
       OverlayWriter& w, size_t i, uint32_t tree, ByteVector& out, std::vector<uint8_t>& record);
+  // Stage 1's copy of basket i: its stored bytes read straight into the end of `out`, where
+  // the overlay reseats them (a relocation is mostly this copy: none through a scratch buffer).
+  Result<MovedUnit> PlaceStored(OverlayWriter& w, size_t i, uint32_t tree, ByteVector& out);
   // The overlay's patches and records, and the branches that got baskets, into next_.
   void AdoptOverlay(const Overlay& overlay, const std::set<std::pair<uint32_t, int32_t>>& branches);
   Status Publish();
@@ -755,32 +761,35 @@ void Builder::KeepCodec() {
   r_.codec_why = "units relocated as stored (stage 1)";
 }
 
-Status Builder::ReadPrevious(const ReplicaExtent& e, std::vector<uint8_t>& record) const {
-  record.resize(e.bytes);
-  FERRY_TRY(
-      PreadFull(previous_data_.get(), record.data(), e.bytes, e.offset - previous_->baskets_begin));
+Status Builder::ReadPrevious(const ReplicaExtent& e, std::span<uint8_t> dest) const {
+  FERRY_TRY(PreadFull(previous_data_.get(), dest.data(), dest.size(),
+                      e.offset - previous_->baskets_begin));
   if (previous_sealer_) {
     const auto index = static_cast<uint32_t>(&e - previous_->extents.data());
-    if (!previous_sealer_->OpenExtent(index, e.offset, record, e.tag)) {
+    if (!previous_sealer_->OpenExtent(index, e.offset, dest, e.tag)) {
       return CorruptionError("extent of the previous replica does not authenticate");
     }
-  } else if (crc32c::Value(record.data(), record.size()) != e.crc) {
+  } else if (crc32c::Value(dest.data(), dest.size()) != e.crc) {
     return CorruptionError("extent of the previous replica does not match its CRC");
   }
   return OkStatus();
 }
 
 Status Builder::ReadStored(size_t i, std::vector<uint8_t>& record) {
+  record.resize(baskets_[i].bytes);
+  return ReadStored(i, std::span<uint8_t>(record));
+}
+
+Status Builder::ReadStored(size_t i, std::span<uint8_t> dest) {
   const Basket& x = baskets_[i];
   const ReplicaExtent* e = PreviousExtent(i);
-  if (e != nullptr && e->as_stored && ReadPrevious(*e, record)) {
+  if (e != nullptr && e->as_stored && e->bytes == dest.size() && ReadPrevious(*e, dest)) {
     return OkStatus();
   }
   if (!src_.Holds(x.seek, x.bytes)) {
     return NotFoundError("not held");
   }
-  record.resize(x.bytes);
-  return src_.ReadAt(x.seek, record);
+  return src_.ReadAt(x.seek, dest);
 }
 
 uint64_t Builder::RecordBytes(uint32_t object) const {
@@ -830,22 +839,40 @@ Result<MovedUnit> Builder::PlaceBasket(
     OverlayWriter& w, size_t i, uint32_t tree, ByteVector& out, std::vector<uint8_t>& record) {
   const Basket& x = baskets_[i];
   const ReplicaExtent* e = PreviousExtent(i);
-  if (e != nullptr && !Fresh(i) && ReadPrevious(*e, record)) {
-    // Already in the replica in the form this stage wants: copied as it is.
-    auto moved = e->as_stored
-                     ? w.AddStoredUnit(tree, x.branch, x.basket, record, &out)
-                     : w.AddEncodedUnit(tree, x.branch, x.basket, record, e->setting, &out);
-    if (moved) {
-      return moved;
+  if (e != nullptr && !Fresh(i)) {
+    record.resize(e->bytes);
+    if (ReadPrevious(*e, record)) {
+      // Already in the replica in the form this stage wants: copied as it is.
+      auto moved = e->as_stored
+                       ? w.AddStoredUnit(tree, x.branch, x.basket, record, &out)
+                       : w.AddEncodedUnit(tree, x.branch, x.basket, record, e->setting, &out);
+      if (moved) {
+        return moved;
+      }
     }
   }
+  if (!reencode_) {
+    return PlaceStored(w, i, tree, out);
+  }
   if (ReadStored(i, record)) {
-    auto moved = reencode_ ? w.AddUnit(tree, x.branch, x.basket, record, &out)
-                           : w.AddStoredUnit(tree, x.branch, x.basket, record, &out);
+    auto moved = w.AddUnit(tree, x.branch, x.basket, record, &out);
     r_.new_baskets += moved ? 1u : 0u;
     return moved;
   }
   return NotFoundError("not placed");
+}
+
+Result<MovedUnit> Builder::PlaceStored(OverlayWriter& w, size_t i, uint32_t tree, ByteVector& out) {
+  const Basket& x = baskets_[i];
+  const size_t at = out.size();
+  out.resize(at + x.bytes);
+  if (!ReadStored(i, std::span<uint8_t>(out.data() + at, x.bytes))) {
+    out.resize(at);
+    return NotFoundError("not placed");
+  }
+  auto moved = w.PlaceStoredUnit(tree, x.branch, x.basket, &out, at);
+  r_.new_baskets += moved ? 1u : 0u;
+  return moved;
 }
 
 void Builder::AdoptOverlay(const Overlay& overlay,

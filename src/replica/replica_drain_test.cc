@@ -1,13 +1,15 @@
 // The drainer (replica_drain.h): the files a pass left are relocated a few at a time, each on a
-// thread of its own, and every one ends right — built, served to the original's values, verified
-// clean, its request and its re-encoding request gone. Run under ThreadSanitizer by `make test`
-// (label concurrency).
+// thread of its own, without waiting for a re-encoding in progress, and every one ends right —
+// built, served to the original's values, verified clean, its request and its re-encoding
+// request gone. Run under ThreadSanitizer by `make test` (label concurrency).
 #include "replica/replica_drain.h"
 
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -73,10 +75,11 @@ TEST(ReplicaDrain, TwoQueuedFilesAreRelocatedAtOnceAndBothEndRight) {
     }
     ASSERT_TRUE(cache->Flush());
   }
-  // The pass ended: both files closed and queued (as RequestReplicaBuild leaves them).
+  // The pass moved past both files (as RequestReplicaBuild leaves them: the stage is chosen,
+  // reencode_fits below says relocate).
   ASSERT_TRUE(cache::MakeCacheSubdir(QueueDir(config)));
   for (const std::string& url : urls) {
-    std::ofstream(QueueDir(config) + "/" + KeyOf(url)).flush();
+    std::ofstream(QueueDir(config) + "/" + KeyOf(url)) << kStillOpen;
   }
   ASSERT_EQ(QueuedKeys(config).size(), 2u);
 
@@ -111,6 +114,244 @@ TEST(ReplicaDrain, TwoQueuedFilesAreRelocatedAtOnceAndBothEndRight) {
     ASSERT_TRUE(v.has_value()) << v.error().ToString();
     EXPECT_FALSE(v->bad()) << v->replica_error;
   }
+}
+
+// Holds the first thread that arrives (Arrive) until Release, at most 120 s, and lets every
+// other pass: a build that does not go on (an idle-class thread a loaded machine does not run,
+// a relocation still copying) for as long as the test needs.
+struct HoldFirst {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<std::thread::id> holder;
+  bool holding = false;
+  bool released = false;
+
+  void Arrive() {
+    std::unique_lock<std::mutex> lock(mu);
+    if (!holder) {
+      holder = std::this_thread::get_id();
+      cv.notify_all();
+    }
+    if (*holder == std::this_thread::get_id()) {
+      holding = true;
+      cv.wait_for(lock, std::chrono::seconds(120), [&] { return released; });
+      holding = false;
+    }
+  }
+  bool WaitHeld() {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(60), [&] { return holding; });
+  }
+  bool Holding() {
+    std::lock_guard<std::mutex> lock(mu);
+    return holding;
+  }
+  void Release() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      released = true;
+    }
+    cv.notify_all();
+  }
+};
+
+// Fills the cache with each of `urls` (the sample tree) and closes it.
+void Fill(const Config& config,
+          const std::vector<uint8_t>& bytes,
+          const std::vector<std::string>& urls) {
+  auto cache = Cache::Create(config).value();
+  for (const std::string& url : urls) {
+    auto f = cache->Open(url, std::make_shared<MemoryOrigin>(bytes)).value();
+    std::vector<uint8_t> whole(bytes.size());
+    ASSERT_TRUE(f->Read(0, whole));
+  }
+  ASSERT_TRUE(cache->Flush());
+}
+
+// Asks for `url`'s replica as RequestReplicaBuild does for a close (an empty request).
+void Ask(const Config& config, const std::string& url) {
+  std::ofstream(QueueDir(config) + "/" + KeyOf(url)).flush();
+}
+
+// Waits, at most 30 s, for the relocation of `url` to be published.
+bool WaitRelocated(const Config& config, const std::string& url) {
+  for (int i = 0; i < 3000; ++i) {
+    auto status = ReplicaStatusOf(PathsFor(config.dir, KeyOf(url)));
+    if (status && status->stage >= 1 && status->missing_baskets == 0) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// The same; whether the relocation was published while `hold` still held.
+bool RelocatedWhileHeld(const Config& config, const std::string& url, HoldFirst& hold) {
+  Ask(config, url);
+  return WaitRelocated(config, url) && hold.Holding();
+}
+
+// Both files at stage 2, served to the original's values.
+void ExpectReencoded(const Config& config,
+                     const std::vector<uint8_t>& bytes,
+                     const std::vector<std::string>& urls) {
+  io::MemorySource original_src(bytes);
+  const auto original = Values(original_src);
+  auto cache = Cache::Create(config).value();
+  for (const std::string& url : urls) {
+    SCOPED_TRACE(url);
+    auto status = ReplicaStatusOf(PathsFor(config.dir, KeyOf(url)));
+    ASSERT_TRUE(status.has_value()) << status.error().ToString();
+    EXPECT_EQ(status->state, ReplicaState::kBuilt) << status->reason;
+    EXPECT_EQ(status->stage, 2);
+    auto f = cache->Open(url, std::make_shared<MemoryOrigin>(bytes)).value();
+    ASSERT_TRUE(f->virtual_file());
+    CachedSource src(*f);
+    EXPECT_EQ(Values(src), original);
+  }
+}
+
+// A re-encoding that does not reach its next pause does not hold back a file a pass leaves
+// meanwhile: that file is relocated, its replica serves, while the re-encoding is still held;
+// then both end at stage 2.
+TEST(ReplicaDrain, AFileLeftWhileAReencodingIsHeldIsRelocatedAtOnce) {
+  testing::TempDir dir;
+  const std::vector<uint8_t> bytes = SampleTreeBytes(dir);
+  const Config config = ServingConfig(dir.path() + "/cache");
+  const std::string held_url = "root://origin.example:1094//data/held.root";
+  const std::string left_url = "root://origin.example:1094//data/left.root";
+  Fill(config, bytes, {held_url, left_url});
+  RequestReencode(config, KeyOf(held_url));  // relocated by an earlier pass, say
+
+  HoldFirst hold;  // the first thread to pause is the re-encoding's
+  ReplicaBuildOptions options;
+  options.reencode_fits = [](std::string* why) {
+    *why = "test: the copy first";
+    return false;
+  };
+  options.pause = [&hold](const std::function<bool()>&) {
+    hold.Arrive();
+  };
+  std::thread drainer([&] { EXPECT_TRUE(DrainReplicaQueue(config, options)); });
+  ASSERT_TRUE(hold.WaitHeld());
+  const bool relocated = RelocatedWhileHeld(config, left_url, hold);
+  hold.Release();
+  drainer.join();
+  EXPECT_TRUE(relocated) << "the file left was not relocated while the re-encoding was held";
+  EXPECT_TRUE(QueuedKeys(config).empty());
+  EXPECT_TRUE(QueuedReencodes(config).empty());
+  ExpectReencoded(config, bytes, {held_url, left_url});
+}
+
+// A file asked for while another is relocated starts on a free thread at once, not when the
+// relocations running are all done: the closes at a pass's end land one by one.
+TEST(ReplicaDrain, AFileAskedForDuringARelocationStartsAtOnce) {
+  testing::TempDir dir;
+  const std::vector<uint8_t> bytes = SampleTreeBytes(dir);
+  const Config config = ServingConfig(dir.path() + "/cache");
+  const std::string first_url = "root://origin.example:1094//data/first.root";
+  const std::string next_url = "root://origin.example:1094//data/next.root";
+  Fill(config, bytes, {first_url, next_url});
+  ASSERT_TRUE(cache::MakeCacheSubdir(QueueDir(config)));
+  std::ofstream(QueueDir(config) + "/" + KeyOf(first_url)) << kStillOpen;  // moved past
+
+  HoldFirst hold;  // the first relocation, held as it chooses its stage
+  ReplicaBuildOptions options;
+  options.reencode_fits = [&hold](std::string* why) {
+    *why = "test: the copy first";
+    hold.Arrive();
+    return false;
+  };
+  std::thread drainer([&] { EXPECT_TRUE(DrainReplicaQueue(config, options)); });
+  ASSERT_TRUE(hold.WaitHeld());
+  const bool relocated = RelocatedWhileHeld(config, next_url, hold);
+  hold.Release();
+  drainer.join();
+  EXPECT_TRUE(relocated) << "the file asked for second waited for the first";
+  EXPECT_TRUE(QueuedKeys(config).empty());
+  EXPECT_TRUE(QueuedReencodes(config).empty());
+  ExpectReencoded(config, bytes, {first_url, next_url});
+}
+
+// A file whose last handle closed is relocated at the drainer's priority, though the closing
+// process still holds its open lock (it lets it go a moment after asking): never on the low
+// thread, which a loaded machine may not run (here: one that never goes on).
+TEST(ReplicaDrain, AClosedFileIsNotRelocatedOnTheLowThreadWhileItsCloserLetsGo) {
+  testing::TempDir dir;
+  const std::vector<uint8_t> bytes = SampleTreeBytes(dir);
+  const Config config = ServingConfig(dir.path() + "/cache");
+  const std::string url = "root://origin.example:1094//data/closed.root";
+  Fill(config, bytes, {url});
+  // The closing process, still holding the entry open.
+  auto closer = Cache::Create(config).value();
+  auto handle = closer->Open(url, std::make_shared<MemoryOrigin>(bytes)).value();
+  ASSERT_TRUE(cache::MakeCacheSubdir(QueueDir(config)));
+  // A low thread that does not go on: held until the end, if it comes before the relocation
+  // is published (the re-encoding that follows may take it: the file is open).
+  HoldFirst hold;
+  ReplicaBuildOptions options;
+  options.reencode_fits = [](std::string* why) {
+    *why = "test: the copy first";
+    return false;
+  };
+  options.become_low = [&] {
+    auto status = ReplicaStatusOf(PathsFor(config.dir, KeyOf(url)));
+    if (!status || status->stage == 0) {
+      hold.Arrive();
+    }
+  };
+  Ask(config, url);
+  std::thread drainer([&] { EXPECT_TRUE(DrainReplicaQueue(config, options)); });
+  const bool relocated = WaitRelocated(config, url);
+  handle.reset();
+  hold.Release();
+  drainer.join();
+  EXPECT_TRUE(relocated) << "the closed file went to the low thread";
+}
+
+// With the cores to re-encode at once, a file the pass moved past is re-encoded in one stage,
+// but one it closed is relocated first (its user may be waiting for it: the pass may be
+// ending), then re-encoded.
+TEST(ReplicaDrain, AClosedFileIsRelocatedFirstEvenWithTheRoomToReencode) {
+  testing::TempDir dir;
+  const std::vector<uint8_t> bytes = SampleTreeBytes(dir);
+  const Config config = ServingConfig(dir.path() + "/cache");
+  const std::string closed_url = "root://origin.example:1094//data/closed.root";
+  const std::string open_url = "root://origin.example:1094//data/open.root";
+  Fill(config, bytes, {closed_url, open_url});
+  ASSERT_TRUE(cache::MakeCacheSubdir(QueueDir(config)));
+  Ask(config, closed_url);
+  std::ofstream(QueueDir(config) + "/" + KeyOf(open_url)) << kStillOpen;
+  ReplicaBuildOptions options;
+  options.reencode_fits = [](std::string* why) {
+    *why = "test: the room is there";
+    return true;
+  };
+  ASSERT_TRUE(DrainReplicaQueue(config, options));
+  auto closed = ReplicaStatusOf(PathsFor(config.dir, KeyOf(closed_url)));
+  auto open = ReplicaStatusOf(PathsFor(config.dir, KeyOf(open_url)));
+  ASSERT_TRUE(closed && open);
+  EXPECT_EQ(closed->generation, 2u) << "relocated, then re-encoded";
+  EXPECT_EQ(open->generation, 1u) << "re-encoded at once";
+  ExpectReencoded(config, bytes, {closed_url, open_url});
+}
+
+// A request says whether the pass still had the file open (moved past it) or closed it; a
+// close's request stays a close's.
+TEST(ReplicaDrain, ARequestSaysWhetherTheFileWasStillOpen) {
+  testing::TempDir dir;
+  Config config = ServingConfig(dir.path() + "/cache");
+  ASSERT_TRUE(cache::MakeCacheSubdir(config.dir));
+  config.replica_builder = dir.path() + "/no-ferry";  // queue only: no drainer starts
+  const std::string key = "0123456789abcdef";
+  EXPECT_FALSE(RequestedStillOpen(config, key));
+  RequestReplicaBuild(config, key, /*still_open=*/true);
+  EXPECT_EQ(QueuedKeys(config), std::vector<std::string>{key});
+  EXPECT_TRUE(RequestedStillOpen(config, key));
+  RequestReplicaBuild(config, key, /*still_open=*/false);
+  EXPECT_FALSE(RequestedStillOpen(config, key));
+  RequestReplicaBuild(config, key, /*still_open=*/true);
+  EXPECT_FALSE(RequestedStillOpen(config, key));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -125,15 +126,29 @@ std::string ReplicaBuilderPath(const cache::Config& config) {
   return "";
 }
 
-void RequestReplicaBuild(const cache::Config& config, const std::string& key) {
+bool RequestedStillOpen(const cache::Config& config, const std::string& key) {
+  auto request = Fd::Open(QueueDir(config) + "/" + key, O_RDONLY);
+  std::array<char, kStillOpen.size()> buf{};
+  return request && ::pread(request->get(), buf.data(), buf.size(), 0) == ssize_t{buf.size()}
+         && std::string_view(buf.data(), buf.size()) == kStillOpen;
+}
+
+void RequestReplicaBuild(const cache::Config& config, const std::string& key, bool still_open) {
   const std::string qdir = QueueDir(config);
   if (!MakeCacheSubdir(qdir)) {
     return;
   }
   {
-    auto request = OpenCacheFile(qdir + "/" + key, O_WRONLY);
+    // A close empties the request (it may follow a moved-past one); a file moved past marks a
+    // request of its own only (a close's stays a close's).
+    const std::string path = qdir + "/" + key;
+    const bool fresh = still_open && !IsFile(path);
+    auto request = OpenCacheFile(path, O_WRONLY | (still_open ? 0 : O_TRUNC));
     if (!request) {
       return;
+    }
+    if (fresh) {
+      (void)::pwrite(request->get(), kStillOpen.data(), kStillOpen.size(), 0);
     }
   }
   // A drainer that runs will see the request; only start one when none does.

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -23,8 +24,15 @@
 namespace ferry::replica {
 
 // Queues a build of entry `key` and starts a drainer when none runs. Best effort: a failure
-// only means no background build (logged at info level).
-void RequestReplicaBuild(const cache::Config& config, const std::string& key);
+// only means no background build (logged at info level). `still_open`: the reader moved past
+// the file and reads on (the request says so: kStillOpen); else its last handle closed, and
+// the file is built at the drainer's priority even while the closing process still holds its
+// open lock (it lets it go a moment later).
+void RequestReplicaBuild(const cache::Config& config, const std::string& key, bool still_open);
+// What a request file holds when the file was still open; empty: closed.
+inline constexpr std::string_view kStillOpen = "open\n";
+// Whether the request for `key` says the file was still open (false when there is none).
+bool RequestedStillOpen(const cache::Config& config, const std::string& key);
 
 // The queue: DIR/replica-queue, one empty file per entry KEY asked for. The drainer (the
 // `--queue` command) is replica/replica_drain.h.

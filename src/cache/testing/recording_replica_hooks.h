@@ -30,9 +30,12 @@ class RecordingReplicaHooks final : public ReplicaHooks {
     ++accesses_;
   }
   uint64_t access_log_max_bytes() const override { return 16ull << 20; }
-  void RequestBuild(const Config& /*config*/, const std::string& key) const override {
+  void RequestBuild(const Config& /*config*/,
+                    const std::string& key,
+                    bool still_open) const override {
     MutexLock lock(mu_);
     builds_.push_back(key);
+    still_open_.push_back(still_open);
   }
   void Verify(const EntryPaths& /*paths*/,
               const IndexInfo& /*entry*/,
@@ -56,10 +59,19 @@ class RecordingReplicaHooks final : public ReplicaHooks {
     return out;
   }
 
+  // Per build asked for, in order, whether the file was still open then; cleared.
+  std::vector<bool> TakeStillOpen() const {
+    MutexLock lock(mu_);
+    std::vector<bool> out;
+    out.swap(still_open_);
+    return out;
+  }
+
  private:
   mutable Mutex mu_;
   mutable uint64_t accesses_ FERRY_GUARDED_BY(mu_) = 0;
   mutable std::vector<std::string> builds_ FERRY_GUARDED_BY(mu_);
+  mutable std::vector<bool> still_open_ FERRY_GUARDED_BY(mu_);
 };
 
 }  // namespace ferry::cache
