@@ -211,6 +211,27 @@ void ExpectReencoded(const Config& config,
   }
 }
 
+// Runs the drainer with `options` until `hold` holds its first thread, asks for `url` and
+// returns whether its relocation was published while still held; then lets the drainer
+// finish and expects the queue empty and every one of `urls` re-encoded.
+bool DrainRelocatesWhileHeld(const Config& config,
+                             const ReplicaBuildOptions& options,
+                             HoldFirst& hold,
+                             const std::string& url,
+                             const std::vector<uint8_t>& bytes,
+                             const std::vector<std::string>& urls) {
+  std::thread drainer([&] { EXPECT_TRUE(DrainReplicaQueue(config, options)); });
+  const bool held = hold.WaitHeld();
+  const bool relocated = held && RelocatedWhileHeld(config, url, hold);
+  hold.Release();
+  drainer.join();
+  EXPECT_TRUE(held) << "the drainer never reached the hold";
+  EXPECT_TRUE(QueuedKeys(config).empty());
+  EXPECT_TRUE(QueuedReencodes(config).empty());
+  ExpectReencoded(config, bytes, urls);
+  return relocated;
+}
+
 // A re-encoding that does not reach its next pause does not hold back a file a pass leaves
 // meanwhile: that file is relocated, its replica serves, while the re-encoding is still held;
 // then both end at stage 2.
@@ -232,15 +253,8 @@ TEST(ReplicaDrain, AFileLeftWhileAReencodingIsHeldIsRelocatedAtOnce) {
   options.pause = [&hold](const std::function<bool()>&) {
     hold.Arrive();
   };
-  std::thread drainer([&] { EXPECT_TRUE(DrainReplicaQueue(config, options)); });
-  ASSERT_TRUE(hold.WaitHeld());
-  const bool relocated = RelocatedWhileHeld(config, left_url, hold);
-  hold.Release();
-  drainer.join();
-  EXPECT_TRUE(relocated) << "the file left was not relocated while the re-encoding was held";
-  EXPECT_TRUE(QueuedKeys(config).empty());
-  EXPECT_TRUE(QueuedReencodes(config).empty());
-  ExpectReencoded(config, bytes, {held_url, left_url});
+  EXPECT_TRUE(DrainRelocatesWhileHeld(config, options, hold, left_url, bytes, {held_url, left_url}))
+      << "the file left was not relocated while the re-encoding was held";
 }
 
 // A file asked for while another is relocated starts on a free thread at once, not when the
@@ -262,15 +276,9 @@ TEST(ReplicaDrain, AFileAskedForDuringARelocationStartsAtOnce) {
     hold.Arrive();
     return false;
   };
-  std::thread drainer([&] { EXPECT_TRUE(DrainReplicaQueue(config, options)); });
-  ASSERT_TRUE(hold.WaitHeld());
-  const bool relocated = RelocatedWhileHeld(config, next_url, hold);
-  hold.Release();
-  drainer.join();
-  EXPECT_TRUE(relocated) << "the file asked for second waited for the first";
-  EXPECT_TRUE(QueuedKeys(config).empty());
-  EXPECT_TRUE(QueuedReencodes(config).empty());
-  ExpectReencoded(config, bytes, {first_url, next_url});
+  EXPECT_TRUE(
+      DrainRelocatesWhileHeld(config, options, hold, next_url, bytes, {first_url, next_url}))
+      << "the file asked for second waited for the first";
 }
 
 // A file whose last handle closed is relocated at the drainer's priority, though the closing
