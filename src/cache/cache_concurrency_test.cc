@@ -1,4 +1,5 @@
-// Concurrency: many threads on one handle, several "processes" (Cache objects) on one directory.
+// Concurrency: many threads on one handle, several "processes" (Cache objects) on one directory,
+// the in-flight registry that lets misses join each other's fetches.
 // Run under ThreadSanitizer by `make test` (label concurrency).
 #include <atomic>
 #include <random>
@@ -7,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "cache/cache.h"
+#include "cache/entry.h"
 #include "cache/entry_store.h"
 #include "cache/testing/cached_source.h"
 #include "cache/testing/memory_origin.h"
@@ -45,6 +47,7 @@ TEST(CacheConcurrencyTest, IdenticalMissesJoinOneFetch) {
   constexpr int kThreads = 8;
   std::atomic<int> bad{0};
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&] {
       std::vector<uint8_t> buf(100000);
@@ -68,6 +71,7 @@ TEST(CacheConcurrencyTest, ProcessesAndThreadsShareOneDirectory) {
   constexpr int kProcesses = 4;
   constexpr int kThreads = 4;
   std::vector<std::vector<uint8_t>> data;
+  data.reserve(kFiles);
   for (int f = 0; f < kFiles; ++f) {
     data.push_back(testing::PseudoRandomBytes(2 << 20, 10 + static_cast<uint64_t>(f)));
   }
@@ -82,6 +86,7 @@ TEST(CacheConcurrencyTest, ProcessesAndThreadsShareOneDirectory) {
       files.push_back(*cache->Open("root://h//file" + std::to_string(f), origins.back()));
     }
     std::vector<std::thread> threads;
+    threads.reserve(kThreads);
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&, t] {
         std::mt19937_64 rng(static_cast<uint64_t>(proc * 100 + t));
@@ -106,6 +111,7 @@ TEST(CacheConcurrencyTest, ProcessesAndThreadsShareOneDirectory) {
     }
   };
   std::vector<std::thread> processes;
+  processes.reserve(kProcesses);
   for (int p = 0; p < kProcesses; ++p) {
     processes.emplace_back(run_process, p);
   }
@@ -137,6 +143,43 @@ TEST(CacheConcurrencyTest, ProcessesAndThreadsShareOneDirectory) {
   }
   EXPECT_GT(cache->counters().Get(Counter::kHits) - hits_before, 0u);
   EXPECT_LE(cache->counters().Get(Counter::kHits) - hits_before, static_cast<uint64_t>(reads));
+}
+
+// A reader that saw bytes in flight when it planned joins their fetch while it is in flight; once
+// the writer has stored and released it, those bytes are the index's and the reader claims
+// none of them (it used to fetch them again from the origin: a race with the writer's release).
+TEST(CacheConcurrencyTest, BytesSeenInFlightAreJoinedOrLeftToTheIndexNeverFetchedAgain) {
+  testing::TempDir dir;
+  const Config config = ConcurrencyConfig(dir.path());
+  Counters counters;
+  Entry entry(config, counters, "k", "root://h//f");
+  const fetch::Range a{4096, 8192};
+  const fetch::Range b{65536, 4096};
+  std::vector<fetch::Range> own;
+  std::vector<std::pair<fetch::Range, std::shared_ptr<Fetch>>> joined;
+  std::shared_ptr<Fetch> first;
+  entry.ClaimInflight({&a, 1}, {}, own, joined, [&] {
+    first = std::make_shared<Fetch>(own);
+    return first;
+  });
+  ASSERT_EQ(own, std::vector<fetch::Range>{a});
+
+  int made = 0;
+  const auto make = [&] {
+    ++made;
+    return std::make_shared<Fetch>(own);
+  };
+  entry.ClaimInflight({}, {&a, 1}, own, joined, make);
+  EXPECT_TRUE(own.empty());
+  ASSERT_EQ(joined.size(), 1u);
+  EXPECT_EQ(joined[0].first, a);
+  EXPECT_EQ(joined[0].second, first);
+
+  entry.ReleaseInflight(first.get());  // stored: the writer releases after storing
+  entry.ClaimInflight({&b, 1}, {&a, 1}, own, joined, make);
+  EXPECT_EQ(own, std::vector<fetch::Range>{b});  // only what was missing
+  EXPECT_TRUE(joined.empty());
+  EXPECT_EQ(made, 1);
 }
 
 // Threads read a replica's virtual file through one handle while another "process" reads
@@ -179,6 +222,7 @@ TEST(CacheConcurrencyTest, AVirtualFileStaysWholeAcrossARebuild) {
   std::atomic<bool> stop{false};
   std::atomic<int> bad{0};
   std::vector<std::thread> readers;
+  readers.reserve(3);
   for (int t = 0; t < 3; ++t) {
     readers.emplace_back([&, t] {
       std::mt19937_64 rng(static_cast<uint64_t>(t));

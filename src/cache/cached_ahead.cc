@@ -74,7 +74,7 @@ void CachedFile::Prefetch(std::span<const fetch::Range> ranges,
   std::vector<std::pair<fetch::Range, std::shared_ptr<Fetch>>> joined;
   std::shared_ptr<Fetch> mine;
   fetch::FetchPlan plan;
-  entry_->ClaimInflight(need, own, joined, [&] {
+  entry_->ClaimInflight(need, {}, own, joined, [&] {
     planner.Pack(own, plan);
     mine = std::make_shared<Fetch>(plan.chunks);
     return mine;

@@ -426,14 +426,24 @@ CachedFile::MissFetches CachedFile::PlanMissFetches(std::span<const Piece> todo)
     ReaderLock lock(entry_->mu());
     planner.Missing(wanted, origin_size_, HeldOrComing(entry_->index(), inflight), need);
   }
+  // Wanted bytes that were on their way are left out of `need` and only joined, while their
+  // fetch is in flight. One that lands before the claim below is in the index by then (the
+  // writer stores a fetch before it releases it) and is served from there (`left` in
+  // FetchMissing); one the writer did not store is read from the origin uncached. Claiming
+  // them, as all of `wanted` once was, read again bytes the cache held whenever a fetch landed
+  // while a miss was planned.
+  std::vector<fetch::Range> coming;
   if (!inflight.empty()) {
-    // Wanted bytes that are on their way were dropped from `need`: join them.
-    need.insert(need.end(), wanted.begin(), wanted.end());
-    fetch::Normalize(need);
+    std::vector<fetch::Range> merged = inflight;  // in-flight ranges may touch
+    fetch::Normalize(merged);
+    std::vector<fetch::Range> rest;
+    std::vector<fetch::Range> overlap;
+    fetch::Subtract(wanted, merged, rest, &overlap);
+    fetch::Subtract(overlap, need, coming);
   }
   MissFetches f;
   std::vector<fetch::Range> own;
-  entry_->ClaimInflight(need, own, f.joined, [&] {
+  entry_->ClaimInflight(need, coming, own, f.joined, [&] {
     planner.Pack(own, f.plan);
     f.mine = std::make_shared<Fetch>(f.plan.chunks);
     return f.mine;

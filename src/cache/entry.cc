@@ -439,6 +439,7 @@ void Entry::MergeFrom(const PageIndex& disk, std::vector<std::pair<uint64_t, Fra
 // ---- Entry: in-flight registry ----
 
 void Entry::ClaimInflight(std::span<const fetch::Range> need,
+                          std::span<const fetch::Range> coming,
                           std::vector<fetch::Range>& own,
                           std::vector<std::pair<fetch::Range, std::shared_ptr<Fetch>>>& joined,
                           const std::function<std::shared_ptr<Fetch>()>& make_fetch) {
@@ -446,7 +447,8 @@ void Entry::ClaimInflight(std::span<const fetch::Range> need,
   joined.clear();
   MutexLock lock(inflight_mu_);
   // inflight_ is sorted by offset and its ranges never overlap (each was claimed as "own").
-  for (const fetch::Range& r : need) {
+  // Joins the parts of r in flight; the parts between go to `own` when `claim`.
+  const auto split = [&](const fetch::Range& r, bool claim) FERRY_REQUIRES(inflight_mu_) {
     auto it = std::upper_bound(inflight_.begin(), inflight_.end(), r.offset,
                                [](uint64_t off, const auto& e) { return off < e.first.offset; });
     if (it != inflight_.begin() && std::prev(it)->first.end() > r.offset) {
@@ -462,9 +464,17 @@ void Entry::ClaimInflight(std::span<const fetch::Range> need,
         continue;
       }
       const uint64_t stop = it != inflight_.end() ? std::min(r.end(), it->first.offset) : r.end();
-      own.push_back({pos, stop - pos});
+      if (claim) {
+        own.push_back({pos, stop - pos});
+      }
       pos = stop;
     }
+  };
+  for (const fetch::Range& r : need) {
+    split(r, /*claim=*/true);
+  }
+  for (const fetch::Range& r : coming) {
+    split(r, /*claim=*/false);
   }
   if (own.empty()) {
     return;

@@ -146,8 +146,12 @@ class Entry {
 
   // ---- in-flight registry ----
   // Splits `need` (normalised) into what is already being fetched (`joined`, with the fetches)
-  // and the rest (`own`); registers `own` as `fetch` in flight when non-empty.
+  // and the rest (`own`); registers `own` as `fetch` in flight when non-empty. Of `coming`
+  // (normalised: bytes the caller saw in flight when it planned) only what is still in flight is
+  // joined, never claimed: the rest has landed since (the writer stores a fetch before it
+  // releases it), and the caller serves it from the index.
   void ClaimInflight(std::span<const fetch::Range> need,
+                     std::span<const fetch::Range> coming,
                      std::vector<fetch::Range>& own,
                      std::vector<std::pair<fetch::Range, std::shared_ptr<Fetch>>>& joined,
                      const std::function<std::shared_ptr<Fetch>()>& make_fetch);
