@@ -98,8 +98,9 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   // of paired runs at load 3-5 on 2 cores; at load 6-12 the runs' scatter, 1.1-1.8x, hid any
   // difference), the same on 5 zlib-1 files (issue 38).
   static constexpr uint64_t kMinWindowReads = 12;
-  // A cold file's metadata fetch (PrefetchMetadata): the first bytes (header, top directory)
-  // and at most 1/kMaxTailShare of the file from its end.
+  // A cold file's metadata fetch (PrefetchMetadata): its head (header, top directory, an
+  // RNTuple's header; at least kHeadBytes) and its tail, each as long as the last file loaded
+  // showed (Prefetcher::metadata_head, metadata_tail) and at most 1/kMaxTailShare of the file.
   static constexpr uint64_t kHeadBytes = 4096;
   static constexpr uint64_t kMaxTailShare = 8;
   // Sequential read-ahead (item 6): after this many plain reads that follow each other, the
@@ -178,7 +179,7 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   // Waits on cv_ until done() (called with mu_ held) or the timeout; returns done().
   template <typename Done>
   bool WaitFor(Done done, int timeout_ms) const;
-  // The first page and the file's metadata tail in one fetch (see the .cc); blocks until done.
+  // The file's metadata head and tail in one fetch (see the .cc); blocks until done.
   void PrefetchMetadata();
   // kIdle -> kLoading, and Load() queued.
   void StartLoad();
