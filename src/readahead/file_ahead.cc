@@ -16,46 +16,57 @@ namespace {
 constexpr size_t kMaxEarlyChunks = 65536;
 
 // The handle's bytes for rootio, without feeding read-ahead (these are the cache's own reads).
-// Remembers the lowest offset it read in the file's last quarter: where the metadata at the
-// file's end (TTree records, streamer info, keys list) began.
+// Remembers where the metadata lies: the lowest offset it read in the file's last quarter
+// (where the metadata at the file's end — TTree records, streamer info, keys list, an
+// RNTuple's footer and page lists — began) and the end of what it read before that, from
+// offsets below Prefetcher::kMaxMetadataHead (the header, top directory, an RNTuple's header).
 class UntrackedSource final : public io::ByteSource {
  public:
   explicit UntrackedSource(AheadTarget& file) : file_(file) {}
   uint64_t size() const override { return file_.size(); }
   const std::string& name() const override { return name_; }
   uint64_t tail_start() const { return tail_start_; }
+  uint64_t head_end() const { return head_end_; }
 
  protected:
   Status DoReadAt(uint64_t offset, std::span<uint8_t> dest) override {
-    Note(offset);
+    Note(offset, dest.size());
     io::ReadRequest r{offset, dest, {}};
     return file_.ReadUntracked({&r, 1});
   }
   void DoReadV(std::span<io::ReadRequest> requests) override {
     for (const io::ReadRequest& r : requests) {
-      Note(r.offset);
+      Note(r.offset, r.dest.size());
     }
     (void)file_.ReadUntracked(requests);
   }
 
  private:
-  void Note(uint64_t offset) {
+  void Note(uint64_t offset, uint64_t length) {
     if (offset >= size() - size() / 4) {
       tail_start_ = std::min(tail_start_, offset);
+    } else if (offset < Prefetcher::kMaxMetadataHead) {
+      head_end_ = std::max(head_end_, offset + length);
     }
   }
 
   AheadTarget& file_;
   std::string name_ = "read-ahead";
   uint64_t tail_start_ = UINT64_MAX;
+  uint64_t head_end_ = 0;
 };
 
-// `tail_start`: see UntrackedSource.
-Result<std::vector<rootio::LayoutSet>> LoadTrees(AheadTarget& file, uint64_t& tail_start) {
+struct MetadataExtent {
+  uint64_t tail_start = UINT64_MAX;
+  uint64_t head_end = 0;
+};
+
+// `extent`: see UntrackedSource.
+Result<std::vector<rootio::LayoutSet>> LoadTrees(AheadTarget& file, MetadataExtent& extent) {
   UntrackedSource source(file);
   auto root = FERRY_TRY(rootio::RootFile::Open(source));
   auto sets = FERRY_TRY(rootio::LoadLayout(*root));
-  tail_start = source.tail_start();
+  extent = {source.tail_start(), source.head_end()};
   return sets;
 }
 
@@ -103,7 +114,7 @@ bool FileAhead::BeforeRead(std::span<const io::ReadRequest> requests) {
     }
   }
   bool header = false;
-  const bool followed = Follow(chunks, header);
+  const bool followed = Follow(chunks, header, /*defer_learning=*/true);
   // A cold file: the metadata fetch starts beside the header read (which joins it or it the
   // header read), not one round trip after it.
   if (header && root_name_ && !file_.AllHeld(requests)) {
@@ -114,10 +125,13 @@ bool FileAhead::BeforeRead(std::span<const io::ReadRequest> requests) {
 
 void FileAhead::Served(std::span<const fetch::Range> ranges) {
   bool header = false;
-  (void)Follow(ranges, header);  // held: no metadata fetch for a header read
+  // Held: no metadata fetch for a header read, and nothing of the application's to wait for.
+  (void)Follow(ranges, header, /*defer_learning=*/false);
 }
 
-bool FileAhead::Follow(std::span<const fetch::Range> chunks, bool& idle_header) {
+bool FileAhead::Follow(std::span<const fetch::Range> chunks,
+                       bool& idle_header,
+                       bool defer_learning) {
   if (options_.sequential) {
     Sequential(chunks);
   }
@@ -156,6 +170,18 @@ bool FileAhead::Follow(std::span<const fetch::Range> chunks, bool& idle_header) 
     }
     baskets = ObserveLocked(chunks, learned);
     FillLocked(groups);
+    if (defer_learning && !learned.empty()) {
+      // What the branch memory learns seeds the files opened ahead (a window of clusters each),
+      // and those fetches, sent now, would go out before this read's own miss and share the
+      // link with it while the application waits: an in-order reader's first data read waited
+      // for the next files' seeds (issue 38: 1.6 MB behind 3.2 MB of seeds, 3 round trips of
+      // a new connection). They go out once this read is served (AfterRead).
+      for (auto& [tree, branches] : learned) {
+        unlearned_[tree] = std::move(branches);
+      }
+      learned.clear();
+      has_unlearned_.store(true, std::memory_order_release);
+    }
   }
   Learn(learned);
   Submit(groups);
@@ -164,6 +190,15 @@ bool FileAhead::Follow(std::span<const fetch::Range> chunks, bool& idle_header) 
 
 void FileAhead::AfterRead(std::span<const io::ReadRequest> requests, bool missed) {
   reading_.fetch_sub(1, std::memory_order_relaxed);
+  if (has_unlearned_.load(std::memory_order_acquire)) {
+    std::map<std::string, std::vector<std::string>> learned;
+    {
+      MutexLock lock(mu_);
+      learned.swap(unlearned_);
+      has_unlearned_.store(false, std::memory_order_relaxed);
+    }
+    Learn(learned);
+  }
   if (!missed || state_.load(std::memory_order_acquire) != State::kIdle
       || !header_read_.load(std::memory_order_relaxed)) {
     return;
@@ -204,12 +239,15 @@ void FileAhead::Load() {
   }
   // The application read these bytes already: they are held, or joined while on their way.
   PrefetchMetadata();
-  uint64_t tail_start = UINT64_MAX;
+  MetadataExtent extent;
   auto trees = file_.size() > 100
-                   ? LoadTrees(file_, tail_start)
+                   ? LoadTrees(file_, extent)
                    : Result<std::vector<rootio::LayoutSet>>(InvalidArgumentError("too small"));
-  if (trees && !trees->empty() && tail_start < file_.size()) {
-    prefetcher_.NoteMetadataTail(file_.size() - tail_start);
+  if (trees && !trees->empty()) {
+    if (extent.tail_start < file_.size()) {
+      prefetcher_.NoteMetadataTail(file_.size() - extent.tail_start);
+    }
+    prefetcher_.NoteMetadataHead(std::max(extent.head_end, kHeadBytes));
   }
   std::vector<std::string> names;
   std::vector<Group> groups;
@@ -265,19 +303,23 @@ void FileAhead::Load() {
 void FileAhead::PrefetchMetadata() {
   // A cold file's metadata arrives one record per round trip when read as a reader reads it:
   // the header names the top directory, that the keys list at the end, that the TTree key,
-  // that the TTree record. One vector read of the first page and of the file's tail — as long
-  // as the last file's metadata tail was (Prefetcher::metadata_tail) — fetches them together;
-  // the application's and LoadTrees' reads of them join it or hit. Not done for a handle on a
-  // virtual file (its metadata is held), nor for a file not named *.root (it may not be a
-  // ROOT file at all: nothing is fetched before its header says so).
+  // that the TTree record (an RNTuple: its anchor, then its header near the start and its
+  // footer and page lists at the end). One vector read of the file's head and tail — as long
+  // as the last file's metadata head and tail were (Prefetcher::metadata_head, metadata_tail)
+  // — fetches them together; the application's and LoadTrees' reads of them join it or hit.
+  // (A head of one page left an RNTuple's header to a second round trip per file: issue 38.)
+  // Not done for a handle on a virtual file (its metadata is held), nor for a file not named
+  // *.root (it may not be a ROOT file at all: nothing is fetched before its header says so).
   const uint64_t size = file_.origin_size();
   if (!root_name_ || file_.virtual_file() || size <= kHeadBytes) {
     return;
   }
-  std::vector<fetch::Range> ranges{{0, kHeadBytes}};
+  const uint64_t head =
+      std::max(kHeadBytes, std::min({prefetcher_.metadata_head(), size / kMaxTailShare, size}));
+  std::vector<fetch::Range> ranges{{0, head}};
   const uint64_t tail = std::min(prefetcher_.metadata_tail(), size / kMaxTailShare);
-  if (tail > 0) {
-    const uint64_t from = std::max(size - tail, kHeadBytes);
+  if (tail > 0 && size > head) {
+    const uint64_t from = std::max(size - tail, head);
     ranges.push_back({from, size - from});
   }
   std::vector<fetch::Range> fetched;

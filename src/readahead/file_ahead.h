@@ -24,7 +24,8 @@
 //    read-ahead fetched: landed, or joined in flight) and unused bytes (bytes it fetched that
 //    were unread at close: stale or never reached); fetched bytes are counted by the target's
 //    Prefetch.
-// 5. Across files: the branches learned go to the Prefetcher's BranchMemory; a file loaded
+// 5. Across files: the branches learned go to the Prefetcher's BranchMemory once the read that
+//    taught them was served (its miss first on the link); a file loaded
 //    before its first read is seeded with the branches last read in its trees (kLater tasks,
 //    promoted to kNow when the application starts reading it). Once its seeds landed, such a
 //    file keeps one window of its next clusters fetched, still as kLater tasks: an analysis
@@ -98,8 +99,9 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   // of paired runs at load 3-5 on 2 cores; at load 6-12 the runs' scatter, 1.1-1.8x, hid any
   // difference), the same on 5 zlib-1 files (issue 38).
   static constexpr uint64_t kMinWindowReads = 12;
-  // A cold file's metadata fetch (PrefetchMetadata): the first bytes (header, top directory)
-  // and at most 1/kMaxTailShare of the file from its end.
+  // A cold file's metadata fetch (PrefetchMetadata): its head (header, top directory, an
+  // RNTuple's header; at least kHeadBytes) and its tail, each as long as the last file loaded
+  // showed (Prefetcher::metadata_head, metadata_tail) and at most 1/kMaxTailShare of the file.
   static constexpr uint64_t kHeadBytes = 4096;
   static constexpr uint64_t kMaxTailShare = 8;
   // Sequential read-ahead (item 6): after this many plain reads that follow each other, the
@@ -178,7 +180,7 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   // Waits on cv_ until done() (called with mu_ held) or the timeout; returns done().
   template <typename Done>
   bool WaitFor(Done done, int timeout_ms) const;
-  // The first page and the file's metadata tail in one fetch (see the .cc); blocks until done.
+  // The file's metadata head and tail in one fetch (see the .cc); blocks until done.
   void PrefetchMetadata();
   // kIdle -> kLoading, and Load() queued.
   void StartLoad();
@@ -190,7 +192,9 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   void Sequential(std::span<const fetch::Range> chunks) FERRY_EXCLUDES(mu_);
   // BeforeRead's and Served's work on a read's non-empty chunks; returns BeforeRead's answer.
   // `idle_header`: read-ahead is idle and the read starts at byte 0 (a header read).
-  bool Follow(std::span<const fetch::Range> chunks, bool& idle_header) FERRY_EXCLUDES(mu_);
+  // `defer_learning`: what the read teaches the branch memory waits for AfterRead.
+  bool Follow(std::span<const fetch::Range> chunks, bool& idle_header, bool defer_learning)
+      FERRY_EXCLUDES(mu_);
   void RunSequentialFetch(const fetch::Range& range) FERRY_EXCLUDES(mu_);
   // The branch memory's key of `tree` (FileAheadOptions::memory_scope).
   std::string MemoryKey(const std::string& tree) const;
@@ -241,6 +245,7 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   std::atomic<uint32_t> overlapped_{0};
   std::atomic<State> state_{State::kIdle};
   std::atomic<bool> header_read_{false};
+  std::atomic<bool> has_unlearned_{false};  // unlearned_ is not empty
 
   mutable Mutex mu_;
   mutable CondVar cv_;
@@ -260,6 +265,8 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   uint64_t unit_ FERRY_GUARDED_BY(mu_) = 0;  // bytes of baskets of a recent application read
   // Seeds moved to kNow, submitted by the next FillLocked.
   std::vector<Group> promoted_ FERRY_GUARDED_BY(mu_);
+  // Branches an application read taught, for the branch memory once the read is served.
+  std::map<std::string, std::vector<std::string>> unlearned_ FERRY_GUARDED_BY(mu_);
   bool observed_ FERRY_GUARDED_BY(mu_) = false;            // an application read matched a basket
   uint64_t seed_cluster_bytes_ FERRY_GUARDED_BY(mu_) = 0;  // > 0: seeded (bytes per cluster)
   uint32_t streak_ FERRY_GUARDED_BY(mu_) = 0;              // application reads in sequence in a row

@@ -91,6 +91,17 @@ class Prefetcher {
   void NoteMetadataTail(uint64_t bytes) {
     metadata_tail_.store(std::min(bytes + bytes / 4, kMaxMetadataTail), std::memory_order_relaxed);
   }
+  // Bytes at the start of a ROOT file that hold its metadata, learned alike: the header and
+  // top directory of a TTree file (a few hundred bytes), and of an RNTuple file also the
+  // RNTuple's header, which its writer puts after the first page (ferry's at 4 KiB, 16-31 KiB
+  // long in the AGC sets). kDefaultMetadataHead before any file was loaded covers such a header;
+  // reads that start past kMaxMetadataHead are not counted (a TTree record in the middle).
+  static constexpr uint64_t kDefaultMetadataHead = 64 << 10;
+  static constexpr uint64_t kMaxMetadataHead = 1 << 20;
+  uint64_t metadata_head() const { return metadata_head_.load(std::memory_order_relaxed); }
+  void NoteMetadataHead(uint64_t bytes) {
+    metadata_head_.store(std::min(bytes + bytes / 4, kMaxMetadataHead), std::memory_order_relaxed);
+  }
 
   size_t queued() const;
 
@@ -125,6 +136,7 @@ class Prefetcher {
   std::map<std::string, std::unique_ptr<LinkMeter>> meters_ FERRY_GUARDED_BY(meters_mu_);
   BranchMemory branches_;
   std::atomic<uint64_t> metadata_tail_{kDefaultMetadataTail};
+  std::atomic<uint64_t> metadata_head_{kDefaultMetadataHead};
 };
 
 }  // namespace ferry::readahead
