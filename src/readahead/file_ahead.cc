@@ -586,7 +586,8 @@ void FileAhead::Submit(std::vector<Group>& groups) {
   for (Group& g : groups) {
     prefetcher_.Submit(
         g.later ? Prefetcher::Kind::kLater : Prefetcher::Kind::kNow, g.bytes,
-        [self = shared_from_this(), ranges = std::move(g.ranges)] { self->RunFetch(ranges); });
+        [self = shared_from_this(), ranges = std::move(g.ranges)] { self->RunFetch(ranges); },
+        g.later ? options_.read_order : std::string());
   }
   groups.clear();
 }

@@ -80,6 +80,9 @@ struct FileAheadOptions {
   std::string memory_scope;
   // Sequential read-ahead (FileAhead, item 6).
   bool sequential = false;
+  // The file's Prefetcher::ReadOrder: its seeds and next clusters before it is read (kLater
+  // tasks) go out in that order among the files opened ahead.
+  std::string read_order;
 };
 
 class FileAhead : public std::enable_shared_from_this<FileAhead> {
