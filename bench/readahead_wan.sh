@@ -29,7 +29,8 @@
 # that bench/agc_passes writes, zlib1-rntuple and lzma9-rntuple, with the agc clients only: the
 # python client's plans are TTree baskets; output in readahead_wan-rntuple), READAHEAD_WAN_OPENS
 # (1: agc opens its files one after another, as a TChain does), READAHEAD_WAN_NEXT (auto | off:
-# the plug-in's readahead_next, the next file opened ahead).
+# the plug-in's readahead_next, the next file opened ahead), READAHEAD_WAN_PLUGIN (the plug-in
+# library; default the build's: a copy of another build for before/after runs).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=bench/lib/wan.sh
