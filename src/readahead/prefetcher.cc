@@ -57,7 +57,12 @@ std::string Prefetcher::ReadOrder(const std::string& path) {
   size_t place = 0;
   {
     MutexLock lock(mu_);
-    place = dirs_.try_emplace(dir, dirs_.size()).first->second;
+    if (dirs_.size() >= kMaxOrderDirs && dirs_.count(dir) == 0) {
+      // A long-lived host (the site proxy) sees directories without end: forget them. Places
+      // keep growing, so a directory seen again comes after the ones seen before.
+      dirs_.clear();
+    }
+    place = dirs_.try_emplace(dir, next_place_++).first->second;
   }
   // Fixed width: the places compare as numbers, then the names.
   std::array<char, 24> prefix{};

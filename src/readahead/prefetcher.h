@@ -75,7 +75,9 @@ class Prefetcher {
   // that order rather than as the files were opened and loaded: the reader then finds each
   // next file's clusters there before those of files it reads later (issue 38: the seeds of 5
   // zlib-1 and 3 LZMA-9 files went out before the zlib-1 files' next clusters).
+  // At most kMaxOrderDirs directories are remembered.
   std::string ReadOrder(const std::string& path);
+  static constexpr size_t kMaxOrderDirs = 4096;
   void Stop();
 
   // The application waits on an origin fetch of its own (cached_file.cc).
@@ -142,6 +144,7 @@ class Prefetcher {
   bool stop_ FERRY_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
   std::map<std::string, size_t> dirs_ FERRY_GUARDED_BY(mu_);  // ReadOrder: directory -> place
+  size_t next_place_ FERRY_GUARDED_BY(mu_) = 0;
   std::atomic<uint64_t> outstanding_{0};
 
   Mutex meters_mu_;

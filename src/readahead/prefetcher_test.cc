@@ -89,6 +89,15 @@ TEST(Prefetcher, ReadOrderPlacesDirectoriesAsFirstSeenThenNames) {
   EXPECT_EQ(p.ReadOrder("root://h//zlib1/f_1.root"), z1);
 }
 
+TEST(Prefetcher, ReadOrderRemembersBoundedlyManyDirectories) {
+  Prefetcher p(1 << 30);
+  const std::string first = p.ReadOrder("d0/a.root");
+  for (size_t i = 1; i <= Prefetcher::kMaxOrderDirs; ++i) {
+    (void)p.ReadOrder("d" + std::to_string(i) + "/a.root");
+  }
+  EXPECT_LT(first, p.ReadOrder("d0/a.root"));  // forgotten, and seen again: a later place
+}
+
 TEST(Prefetcher, SeedsGoOutInTheFilesReadOrderNotAsSubmitted) {
   // One fetch at a time: a kNow task holds the only slot while the seeds queue.
   Prefetcher p(1 << 30, 1, 1);
