@@ -29,7 +29,8 @@
 # that bench/agc_passes writes, zlib1-rntuple and lzma9-rntuple, with the agc clients only: the
 # python client's plans are TTree baskets; output in readahead_wan-rntuple), READAHEAD_WAN_OPENS
 # (1: agc opens its files one after another, as a TChain does), READAHEAD_WAN_NEXT (auto | off:
-# the plug-in's readahead_next, the next file opened ahead).
+# the plug-in's readahead_next, the next file opened ahead), READAHEAD_WAN_PLUGIN (the plug-in
+# library; default the build's: a copy of another build for before/after runs).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=bench/lib/wan.sh
@@ -43,7 +44,7 @@ DATA="${READAHEAD_WAN_DATA:-/srv/ferry-agc-bench}"
 RTT="${READAHEAD_WAN_RTT:-40ms}"
 RATE="${READAHEAD_WAN_RATE:-1gbit}"
 REPEAT="${READAHEAD_WAN_REPEAT:-1}"
-PLUGIN="$BUILD/lib/libXrdClFerry-5.so"
+PLUGIN="${READAHEAD_WAN_PLUGIN:-$BUILD/lib/libXrdClFerry-5.so}"
 CLIENT="$ROOT/bench/readahead_client.py"
 WAN=ftb-frah
 AGC_BRANCHES=(nJet Jet_pt Jet_eta Jet_phi Jet_mass Jet_btagCSVV2 nElectron Electron_pt

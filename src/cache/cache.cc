@@ -260,7 +260,8 @@ Result<std::unique_ptr<CachedFile>> Cache::Open(const std::string& url,
     file->ahead_ = std::make_shared<readahead::FileAhead>(
         *file, p, *file->meter_, config_.readahead_max_bytes, config_.max_chunks,
         PathEndsWith(*normalized, ".root"),
-        readahead::FileAheadOptions{options.ahead_scope, options.sequential_ahead});
+        readahead::FileAheadOptions{options.ahead_scope, options.sequential_ahead,
+                                    p.ReadOrder(*normalized)});
   }
   return file;
 }

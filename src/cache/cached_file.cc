@@ -463,6 +463,9 @@ void CachedFile::RunOwnFetch(Fetch& mine, const fetch::FetchPlan& plan) {
   readahead::Prefetcher* ahead = UntrackedRead() ? nullptr : cache_->prefetcher();
   if (ahead != nullptr) {
     ahead->AppFetchBegin();
+    if (ahead_) {
+      ahead_->OwnFetchStarts();  // a first data read's window, held so as not to go out first
+    }
   }
   ReadPieces(pieces, plan.reads);
   if (ahead != nullptr) {

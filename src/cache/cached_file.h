@@ -117,6 +117,7 @@ class CachedFile final : public readahead::AheadTarget, private OriginalReader {
   void CountAhead(uint64_t hits, uint64_t unused_bytes) override;
   // The handle's read-ahead, or null (tests).
   const readahead::FileAhead* read_ahead() const { return ahead_.get(); }
+  readahead::FileAhead* read_ahead() { return ahead_.get(); }
   // Starts read-ahead before the application's first read (FileAhead::WarmUp): for a file
   // opened ahead of its reader. Nothing without read-ahead.
   void WarmUp();

@@ -114,7 +114,7 @@ bool FileAhead::BeforeRead(std::span<const io::ReadRequest> requests) {
     }
   }
   bool header = false;
-  const bool followed = Follow(chunks, header, /*defer_learning=*/true);
+  const bool followed = Follow(chunks, header, /*defer_learning=*/true, requests);
   // A cold file: the metadata fetch starts beside the header read (which joins it or it the
   // header read), not one round trip after it.
   if (header && root_name_ && !file_.AllHeld(requests)) {
@@ -131,7 +131,8 @@ void FileAhead::Served(std::span<const fetch::Range> ranges) {
 
 bool FileAhead::Follow(std::span<const fetch::Range> chunks,
                        bool& idle_header,
-                       bool defer_learning) {
+                       bool defer_learning,
+                       std::span<const io::ReadRequest> requests) {
   if (options_.sequential) {
     Sequential(chunks);
   }
@@ -151,6 +152,7 @@ bool FileAhead::Follow(std::span<const fetch::Range> chunks,
   std::map<std::string, std::vector<std::string>> learned;
   std::vector<Group> groups;
   size_t baskets = 0;
+  bool first_window = false;
   {
     MutexLock lock(mu_);
     if (stopping_) {
@@ -168,8 +170,15 @@ bool FileAhead::Follow(std::span<const fetch::Range> chunks,
     if (state_.load(std::memory_order_relaxed) != State::kOn) {
       return false;
     }
+    const uint32_t was = level_;
     baskets = ObserveLocked(chunks, learned);
     FillLocked(groups);
+    // The file's first data read, at its tree's first entry, with nothing seeded: its window
+    // would go out before the read's own miss, on the one connection the origin serves in
+    // order, and the application would wait for it (issue 38: the first zlib-1 file's 1.35 MB
+    // behind 8 MB of its own read-ahead). Held until that miss is on its way (OwnFetchStarts),
+    // or the read was served without one (AfterRead).
+    first_window = defer_learning && was == 0 && level_ == kTopLevel - 1 && !groups.empty();
     if (defer_learning && !learned.empty()) {
       // What the branch memory learns seeds the files opened ahead (a window of clusters each),
       // and those fetches, sent now, would go out before this read's own miss and share the
@@ -184,12 +193,34 @@ bool FileAhead::Follow(std::span<const fetch::Range> chunks,
     }
   }
   Learn(learned);
+  if (first_window && !file_.AllHeld(requests)) {
+    MutexLock lock(mu_);
+    for (Group& g : groups) {
+      held_.push_back(std::move(g));
+    }
+    groups.clear();
+    has_held_.store(true, std::memory_order_release);
+  }
   Submit(groups);
   return baskets > 0;
 }
 
+void FileAhead::OwnFetchStarts() {
+  if (!has_held_.load(std::memory_order_acquire)) {
+    return;
+  }
+  std::vector<Group> groups;
+  {
+    MutexLock lock(mu_);
+    groups.swap(held_);
+    has_held_.store(false, std::memory_order_relaxed);
+  }
+  Submit(groups);
+}
+
 void FileAhead::AfterRead(std::span<const io::ReadRequest> requests, bool missed) {
   reading_.fetch_sub(1, std::memory_order_relaxed);
+  OwnFetchStarts();  // a read that needed no fetch of its own
   if (has_unlearned_.load(std::memory_order_acquire)) {
     std::map<std::string, std::vector<std::string>> learned;
     {
@@ -586,7 +617,8 @@ void FileAhead::Submit(std::vector<Group>& groups) {
   for (Group& g : groups) {
     prefetcher_.Submit(
         g.later ? Prefetcher::Kind::kLater : Prefetcher::Kind::kNow, g.bytes,
-        [self = shared_from_this(), ranges = std::move(g.ranges)] { self->RunFetch(ranges); });
+        [self = shared_from_this(), ranges = std::move(g.ranges)] { self->RunFetch(ranges); },
+        g.later ? options_.read_order : std::string());
   }
   groups.clear();
 }
@@ -741,6 +773,7 @@ void FileAhead::Stop() {
   }
   preds_.clear();
   queued_ = in_flight_ = landed_ = 0;
+  held_.clear();
   if (state_.load() != State::kOn) {
     state_.store(State::kOff);
   }

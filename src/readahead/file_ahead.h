@@ -80,6 +80,9 @@ struct FileAheadOptions {
   std::string memory_scope;
   // Sequential read-ahead (FileAhead, item 6).
   bool sequential = false;
+  // The file's Prefetcher::ReadOrder: its seeds and next clusters before it is read (kLater
+  // tasks) go out in that order among the files opened ahead.
+  std::string read_order;
 };
 
 class FileAhead : public std::enable_shared_from_this<FileAhead> {
@@ -131,6 +134,9 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   bool BeforeRead(std::span<const io::ReadRequest> requests);
   // ... after it was served; `missed`: some of it came from the origin.
   void AfterRead(std::span<const io::ReadRequest> requests, bool missed);
+  // The application's read is about to send its own miss to the origin: the read-ahead a
+  // file's first data read made (held back so as not to go out first) may go now.
+  void OwnFetchStarts();
   // A read the host served itself from bytes the cache holds, outside the cache's read path
   // (the site proxy's sendfile): followed as BeforeRead and AfterRead follow a read that hit,
   // so that sequential read-ahead and the learned branches go on past what the file holds.
@@ -192,9 +198,12 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   void Sequential(std::span<const fetch::Range> chunks) FERRY_EXCLUDES(mu_);
   // BeforeRead's and Served's work on a read's non-empty chunks; returns BeforeRead's answer.
   // `idle_header`: read-ahead is idle and the read starts at byte 0 (a header read).
-  // `defer_learning`: what the read teaches the branch memory waits for AfterRead.
-  bool Follow(std::span<const fetch::Range> chunks, bool& idle_header, bool defer_learning)
-      FERRY_EXCLUDES(mu_);
+  // `defer_learning`: what the read teaches the branch memory waits for AfterRead, and the
+  // first data read's window for its own miss (OwnFetchStarts); `requests`: the read.
+  bool Follow(std::span<const fetch::Range> chunks,
+              bool& idle_header,
+              bool defer_learning,
+              std::span<const io::ReadRequest> requests = {}) FERRY_EXCLUDES(mu_);
   void RunSequentialFetch(const fetch::Range& range) FERRY_EXCLUDES(mu_);
   // The branch memory's key of `tree` (FileAheadOptions::memory_scope).
   std::string MemoryKey(const std::string& tree) const;
@@ -265,6 +274,9 @@ class FileAhead : public std::enable_shared_from_this<FileAhead> {
   uint64_t unit_ FERRY_GUARDED_BY(mu_) = 0;  // bytes of baskets of a recent application read
   // Seeds moved to kNow, submitted by the next FillLocked.
   std::vector<Group> promoted_ FERRY_GUARDED_BY(mu_);
+  // A first data read's window, until its own miss goes out (OwnFetchStarts).
+  std::vector<Group> held_ FERRY_GUARDED_BY(mu_);
+  std::atomic<bool> has_held_{false};  // held_ is not empty
   // Branches an application read taught, for the branch memory once the read is served.
   std::map<std::string, std::vector<std::string>> unlearned_ FERRY_GUARDED_BY(mu_);
   bool observed_ FERRY_GUARDED_BY(mu_) = false;            // an application read matched a basket

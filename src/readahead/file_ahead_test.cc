@@ -535,6 +535,44 @@ TEST(FileAhead, AReadersFirstDataReadGoesOutBeforeTheSeedsItTeaches) {
   }
 }
 
+TEST(FileAhead, AFilesFirstDataReadHoldsItsWindowUntilItsOwnFetchGoesOut) {
+  // A cold file's first data read at its tree's first entry, nothing seeded, predicts a window
+  // of the next clusters; sent at once, they went out before the read's own miss on the one
+  // connection the origin serves in order, and the application waited for them (issue 38).
+  // They wait until the read's own fetch starts (or the read is served without one).
+  // Clusters of 200 entries: the first one's baskets reach past what the metadata fetch holds,
+  // so the first data read misses whenever the metadata fetch landed.
+  Fixture fx(200);
+  const std::vector<Unit> units = Units(fx.bytes, kBranches);
+  ASSERT_GE(units.size(), 3u);
+  auto f = fx.Open();
+  OpenTree(*f);
+  FileAhead& ahead = *f->read_ahead();
+  ASSERT_TRUE(ahead.WaitDecided(10000));
+  const uint64_t origin_bytes = fx.origin->bytes();
+  std::vector<std::vector<uint8_t>> buffers;
+  std::vector<io::ReadRequest> requests;
+  buffers.reserve(units[0].size());
+  for (const fetch::Range& r : units[0]) {
+    buffers.emplace_back(r.length);
+    requests.push_back({r.offset, buffers.back(), {}});
+  }
+  ASSERT_TRUE(ahead.BeforeRead(requests));
+  const FileAhead::Snapshot held = ahead.snapshot();
+  EXPECT_EQ(held.level, FileAhead::kTopLevel - 1);
+  EXPECT_GT(held.queued, 0u);
+  EXPECT_EQ(held.in_flight + held.landed, 0u);
+  // Nothing of the window went out, nor waits in the Prefetcher's queue.
+  EXPECT_EQ(fx.origin->bytes(), origin_bytes);
+  ASSERT_NE(fx.cache->prefetcher(), nullptr);
+  EXPECT_EQ(fx.cache->prefetcher()->queued(), 0u);
+  ahead.OwnFetchStarts();
+  EXPECT_TRUE(ahead.WaitLanded(1, 10000));  // the window went out
+  EXPECT_GT(fx.origin->bytes(), origin_bytes);
+  ahead.AfterRead(requests, /*missed=*/false);
+  f->Close();
+}
+
 TEST(FileAhead, AFileOpenedAndNeverReadCostsAtMostItsWindow) {
   // A file opened (its trees loaded and seeded) but closed unread: what it fetched ahead stays
   // within one window of clusters and is counted unused.

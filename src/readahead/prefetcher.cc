@@ -1,6 +1,9 @@
 #include "readahead/prefetcher.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
+#include <iterator>
 
 namespace ferry::readahead {
 
@@ -29,14 +32,14 @@ void Prefetcher::Stop() {
   }
 }
 
-void Prefetcher::Submit(Kind kind, uint64_t bytes, std::function<void()> task) {
+void Prefetcher::Submit(Kind kind, uint64_t bytes, std::function<void()> task, std::string order) {
   {
     MutexLock lock(mu_);
     if (stop_) {
       return;
     }
     std::deque<Task>& q = kind == Kind::kLoad ? loads_ : kind == Kind::kNow ? now_ : later_;
-    q.push_back({kind, bytes, std::move(task)});
+    q.push_back({kind, bytes, std::move(task), std::move(order)});
     if (threads_.empty()) {
       // Started with the first task: a process that never reads ahead runs none.
       threads_.reserve(max_fetches_ + kMaxLoads);
@@ -46,6 +49,25 @@ void Prefetcher::Submit(Kind kind, uint64_t bytes, std::function<void()> task) {
     }
   }
   cv_.NotifyOne();
+}
+
+std::string Prefetcher::ReadOrder(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash);
+  size_t place = 0;
+  {
+    MutexLock lock(mu_);
+    if (dirs_.size() >= kMaxOrderDirs && dirs_.count(dir) == 0) {
+      // A long-lived host (the site proxy) sees directories without end: forget them. Places
+      // keep growing, so a directory seen again comes after the ones seen before.
+      dirs_.clear();
+    }
+    place = dirs_.try_emplace(dir, next_place_++).first->second;
+  }
+  // Fixed width: the places compare as numbers, then the names.
+  std::array<char, 24> prefix{};
+  std::snprintf(prefix.data(), prefix.size(), "%016zx/", place);
+  return prefix.data() + path.substr(slash == std::string::npos ? 0 : slash + 1);
 }
 
 size_t Prefetcher::queued() const {
@@ -102,23 +124,37 @@ bool Prefetcher::TakeLocked(Task& out) {
   }
   const uint64_t used = outstanding_.load(std::memory_order_relaxed) + starting_bytes_;
   std::deque<Task>* q = nullptr;
+  std::deque<Task>::iterator next;
   uint64_t limit = max_bytes_;
   if (!now_.empty()) {
     q = &now_;
+    next = now_.begin();
   } else if (!later_.empty() && running_later_ < kMaxLaterFetches && !app_waits) {
     q = &later_;
+    next = NextLaterLocked();
     limit = max_bytes_ / 2;
   }
   // In order: a task that does not fit waits for room rather than being overtaken.
-  if (q == nullptr || (used != 0 && used + q->front().bytes > limit)) {
+  if (q == nullptr || (used != 0 && used + next->bytes > limit)) {
     return false;
   }
-  out = std::move(q->front());
-  q->pop_front();
+  out = std::move(*next);
+  q->erase(next);
   ++running_fetches_;
   running_later_ += out.kind == Kind::kLater ? 1 : 0;
   starting_bytes_ += out.bytes;
   return true;
+}
+
+std::deque<Prefetcher::Task>::iterator Prefetcher::NextLaterLocked() {
+  // A scan: the queue holds a few windows' groups (tens of tasks).
+  auto best = later_.begin();
+  for (auto it = std::next(best); it != later_.end(); ++it) {
+    if (it->order < best->order) {
+      best = it;
+    }
+  }
+  return best;
 }
 
 void Prefetcher::Run() {

@@ -12,15 +12,15 @@
 // - the process's read-ahead bytes (in flight, or fetched and not yet read) stay within
 //   `readahead_max` after it (or none are outstanding).
 // Tasks of kNow (predictions from reads of files being read) run before kLater (seeds of files
-// opened but not read yet, and their next clusters while the link is idle), each class in
-// submission order. kLater tasks take what the files being read leave: at most
-// kMaxLaterFetches at once, none while the application waits on a fetch of its own, and only
-// while the process's read-ahead bytes stay within half of `readahead_max`, so the file being
-// read always has room in the budget and most of the link. Both hosts now set
-// `max_fetches_app_waits` to `max_fetches`, so nothing is held back while a read waits: the
-// site proxy because one of its many clients nearly always waits, the client plug-in because
-// an in-order reader's misses are mostly the fetches read-ahead would make next
-// (cache/config.h, readahead_fetches_app_waits).
+// opened but not read yet, and their next clusters while the link is idle); kNow tasks in
+// submission order, kLater ones by their file's ReadOrder (then in submission order). kLater tasks
+// take what the files being read leave: at most kMaxLaterFetches at once, none while the
+// application waits on a fetch of its own, and only while the process's read-ahead bytes stay
+// within half of `readahead_max`, so the file being read always has room in the budget and most of
+// the link. Both hosts now set `max_fetches_app_waits` to `max_fetches`, so nothing is held back
+// while a read waits: the site proxy because one of its many clients nearly always waits, the
+// client plug-in because an in-order reader's misses are mostly the fetches read-ahead would make
+// next (cache/config.h, readahead_fetches_app_waits).
 //
 // Also kept here, per process: the link meters (per origin host, link_meter.h) and the branch
 // memory across files (read_ahead.h).
@@ -66,8 +66,18 @@ class Prefetcher {
   Prefetcher& operator=(const Prefetcher&) = delete;
   ~Prefetcher();
 
-  // Queues `task`; a fetch task declares the bytes it may fetch (for the budget).
-  void Submit(Kind kind, uint64_t bytes, std::function<void()> task);
+  // Queues `task`; a fetch task declares the bytes it may fetch (for the budget), a kLater one
+  // its file's ReadOrder.
+  void Submit(Kind kind, uint64_t bytes, std::function<void()> task, std::string order = {});
+  // Where the file `path` ("...dir/name") comes in the order an in-order reader reads its
+  // files: its directory's place among the directories of the files seen so far, then its name
+  // (a TChain over datasets, each in name order). Seeds of the files opened ahead go out in
+  // that order rather than as the files were opened and loaded: the reader then finds each
+  // next file's clusters there before those of files it reads later (issue 38: the seeds of 5
+  // zlib-1 and 3 LZMA-9 files went out before the zlib-1 files' next clusters).
+  // At most kMaxOrderDirs directories are remembered.
+  std::string ReadOrder(const std::string& path);
+  static constexpr size_t kMaxOrderDirs = 4096;
   void Stop();
 
   // The application waits on an origin fetch of its own (cached_file.cc).
@@ -110,10 +120,13 @@ class Prefetcher {
     Kind kind;
     uint64_t bytes;
     std::function<void()> run;
+    std::string order;  // kLater: ReadOrder of its file
   };
   void Run() FERRY_EXCLUDES(mu_);
   // The next task allowed to start, or false.
   bool TakeLocked(Task& out) FERRY_REQUIRES(mu_);
+  // The kLater task to run next: the first of the earliest ReadOrder.
+  std::deque<Task>::iterator NextLaterLocked() FERRY_REQUIRES(mu_);
 
   const uint64_t max_bytes_;
   const size_t max_fetches_;
@@ -130,6 +143,8 @@ class Prefetcher {
   uint32_t app_fetches_ FERRY_GUARDED_BY(mu_) = 0;
   bool stop_ FERRY_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
+  std::map<std::string, size_t> dirs_ FERRY_GUARDED_BY(mu_);  // ReadOrder: directory -> place
+  size_t next_place_ FERRY_GUARDED_BY(mu_) = 0;
   std::atomic<uint64_t> outstanding_{0};
 
   Mutex meters_mu_;
