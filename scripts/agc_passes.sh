@@ -297,8 +297,16 @@ wire_rx() {
 }
 
 # ---- the passes ------------------------------------------------------------------------------
+# Sectors read from every disk since boot (/proc/diskstats; partitions left out): a pass that
+# reads any is reading what the page cache no longer holds (a VM host's proactive reclaim drops
+# cold page-cache pages, the replica's among them).
+disk_read_sectors() {
+  awk '$3 ~ /^((s|v|xv)d[a-z]+|nvme[0-9]+n[0-9]+|mmcblk[0-9]+)$/ {s += $6} END {print s + 0}' /proc/diskstats
+}
+
 # run_pass SET PASS RUN SOURCES...: $OUT/runs/SET_PASS_RUN.json (+ .wire: link bytes, .cache0/1:
-# cache counters before and after, .load: the machine's 1-minute load average before the run).
+# cache counters before and after, .load: the machine's 1-minute load average before the run,
+# .diskread: MB the machine's disks read during the run, anyone's).
 run_pass() {
   local set_name="$1" pass="$2" run="$3"
   shift 3
@@ -310,6 +318,8 @@ run_pass() {
   case "$pass" in inorder | inlocal) shape=(--threads 1 --reads 0 --opens 1) ;; esac
   if [ "$cached" = 1 ]; then cache_stats >"$base.cache0"; fi
   cut -d' ' -f1 /proc/loadavg >"$base.load"
+  local dr0
+  dr0="$(disk_read_sectors)"
   rx0="$(wire_rx)"
   if [ "$pass" = building ]; then
     # The replica builds beside the pass, as replica = auto does (idle CPU and I/O priority).
@@ -319,6 +329,7 @@ run_pass() {
   "$FERRY" analyze agc "$@" "${shape[@]}" --json "${plot[@]}" \
     >"$base.json" 2>"$base.err" || die "ferry analyze agc failed ($set_name $pass): $(tail -n 3 "$base.err")"
   date +%s.%N >"$base.end"
+  echo $(($(disk_read_sectors) - dr0)) | awk '{printf "%.1f\n", $1 * 512 / 1e6}' >"$base.diskread"
   rx1="$(wire_rx)"
   echo $((rx1 - rx0)) >"$base.wire"
   if [ -n "$builder" ]; then wait "$builder" || die "the background replica build failed"; fi

@@ -259,6 +259,7 @@ void ReadExtentRun(const ReplicaView& view,
     read_ok = PreadFull(view.data_fd(), vs.run.data(), run_bytes, file_offset).has_value();
   }
   counters.Add(cache::Counter::kReplicaReads);
+  view.ReadAhead(file_offset + run_bytes);
 
   for (long e = first; e <= last; ++e) {
     const ReplicaExtent& x = m.extents[static_cast<size_t>(e)];

@@ -74,7 +74,28 @@ Result<std::shared_ptr<const ReplicaView>> ReplicaView::Open(
       v->sealer_ = m.Sealer(*sealer);
     }
     v->manifest_ = std::move(m);
+    v->ReadAhead(0);
     return std::shared_ptr<const ReplicaView>(std::move(v));
+  }
+}
+
+void ReplicaView::ReadAhead(uint64_t file_offset) const {
+  const uint64_t end = manifest_.data_bytes;
+  uint64_t until = advised_until_.load(std::memory_order_relaxed);
+  while (until < end && file_offset + kReadAheadBytes / 2 >= until) {
+    const uint64_t from = std::max(until, file_offset);
+    const uint64_t next = std::min(end, from + kReadAheadBytes);
+    if (advised_until_.compare_exchange_weak(until, next, std::memory_order_relaxed)) {
+      // One thread advises each window; the readers go on meanwhile (the advice only starts
+      // the reads of what the page cache lacks). In pieces: the kernel reads at most the
+      // device's read-ahead size (read_ahead_kb, often 128 KiB) or largest request of one advice.
+      constexpr uint64_t kPiece = 1u << 20;
+      for (uint64_t at = from; at < next; at += kPiece) {
+        (void)::posix_fadvise(data_.get(), static_cast<off_t>(at),
+                              static_cast<off_t>(std::min(kPiece, next - at)), POSIX_FADV_WILLNEED);
+      }
+      return;
+    }
   }
 }
 

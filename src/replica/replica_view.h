@@ -9,10 +9,16 @@
 // their tags) and rebuilds a bad one from the original
 // bytes, which it reads through the handle (OriginalReader).
 //
-// Thread-safety: immutable after Open(); shared by shared_ptr<const ReplicaView>; Read from any
-// thread.
+// The data file is read ahead of the reader (ReadAhead): a pass reads it front to back, since
+// its layout is the access order, and the page cache may have dropped it since the build wrote
+// it (a VM host's proactive reclaim drops cold page-cache pages), when every run of extents would
+// wait for the disk in turn.
+//
+// Thread-safety: immutable after Open() but for the read-ahead mark (atomic); shared by
+// shared_ptr<const ReplicaView>; Read from any thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -53,6 +59,12 @@ class ReplicaView final : public cache::VirtualFile {
   // The sealer of this generation's extents (replica_seal.h); null for a plain replica.
   const ReplicaSealer* sealer() const { return sealer_.get(); }
 
+  // Asks the kernel to read the data file ahead of `file_offset`, the end of a run just read:
+  // kReadAheadBytes past the mark advised so far, once the reader is within half of that of it
+  // (posix_fadvise WILLNEED: pages the page cache holds cost a lookup). Open advises the start.
+  void ReadAhead(uint64_t file_offset) const;
+  static constexpr uint64_t kReadAheadBytes = 16ull << 20;
+
   // Overwrites the parts of `dest` (holding the original bytes at `offset`) that patches cover.
   void ApplyPatches(uint64_t offset, std::span<uint8_t> dest) const;
   // Fills `dest` with the virtual bytes at `offset` for offsets in [origin_size, baskets_begin):
@@ -73,6 +85,7 @@ class ReplicaView final : public cache::VirtualFile {
   ReplicaManifest manifest_;
   std::unique_ptr<const ReplicaSealer> sealer_;
   Fd data_;
+  mutable std::atomic<uint64_t> advised_until_{0};  // ReadAhead's mark, in the data file
 };
 
 // Reads and decodes KEY.rpm without opening its data file (status, builder). kNotFound when

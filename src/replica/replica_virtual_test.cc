@@ -1,19 +1,27 @@
 // A replica's virtual file read as a copy reads it (large reads in order, which the cache
 // passes through as a bulk reader's), and by reads of any size straddling each boundary of the
 // virtual layout, for TTree and RNTuple files; and replicas of the ROOT-written RNTuple sample
-// files (data/rntuple), each read field by field as an analysis does.
+// files (data/rntuple), each read field by field as an analysis does; and a handle that opens a
+// replica has its data file read ahead.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <optional>
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "base/fd.h"
 #include "cache/cache.h"
 #include "cache/entry_store.h"
 #include "cache/testing/cached_source.h"
@@ -308,6 +316,64 @@ TEST(ReplicaVirtualFile, RootWrittenRntuplesGetReplicas) {
     CachedSource src(*f);
     EXPECT_EQ(Values(src), original);
   }
+}
+
+// The pages of the file at `path` that the page cache holds, and its pages.
+std::pair<size_t, size_t> ResidentPages(const std::string& path) {
+  Fd fd = Fd::Open(path, O_RDONLY).value();
+  const uint64_t size = FileSize(fd.get()).value();
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t pages = (size + page - 1) / page;
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd.get(), 0);
+  EXPECT_NE(map, MAP_FAILED);
+  std::vector<unsigned char> in(pages);
+  EXPECT_EQ(::mincore(map, size, in.data()), 0);
+  ::munmap(map, size);
+  return {static_cast<size_t>(
+              std::count_if(in.begin(), in.end(), [](unsigned char c) { return (c & 1) != 0; })),
+          pages};
+}
+
+// A handle that opens a replica has the kernel read its data file ahead, before any read: the
+// page cache may have dropped it since the build (a VM host's proactive reclaim drops cold
+// pages), and a pass would then wait for the disk run after run (issue 38: the replica pass
+// at 0.86x the byte tier's with 2.9 s of I/O wait).
+TEST(ReplicaVirtualFile, OpenReadsTheDataFileAhead) {
+  testing::TempDir dir;
+  const std::vector<uint8_t> bytes = RandomTreeFile(dir);
+  const Config config = ServingConfig(dir.path() + "/cache");
+  auto origin = std::make_shared<MemoryOrigin>(bytes);
+  auto cache = Cache::Create(config).value();
+  {
+    auto f = cache->Open(kUrl, origin).value();
+    CachedSource src(*f);
+    ASSERT_EQ(Values(src, {"Events/a", "Events/b"}).size(), 2u);
+  }
+  ASSERT_TRUE(cache->Flush());
+  auto built = BuildReplica(config, KeyOf(kUrl), {});
+  ASSERT_TRUE(built.has_value()) << built.error().ToString();
+  ASSERT_EQ(built->state, ReplicaState::kBuilt) << built->reason;
+  const std::string data = PathsFor(config.dir, KeyOf(kUrl)).replica_data(built->generation);
+  {
+    Fd fd = Fd::Open(data, O_RDONLY).value();
+    ASSERT_EQ(::fdatasync(fd.get()), 0);
+    ASSERT_EQ(::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED), 0);
+  }
+  const auto [dropped, pages] = ResidentPages(data);
+  ASSERT_GT(pages, 1000u);  // two columns of 7.2 MB
+  if (dropped * 2 > pages) {
+    GTEST_SKIP() << "this file system keeps the pages of " << data;
+  }
+  auto f = cache->Open(kUrl, origin).value();
+  ASSERT_TRUE(f->virtual_file());
+  // The reads the advice started, waited for (no read of ours brings a page in).
+  size_t resident = dropped;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (resident < pages && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    resident = ResidentPages(data).first;
+  }
+  EXPECT_EQ(resident, pages);
 }
 
 }  // namespace
