@@ -342,7 +342,10 @@ run_pass() {
 #   ready:  served by a replica (stage 1 or 2, no basket missing; a file whose stage-2
 #           re-encoding holds it is ready: its stage-1 replica serves), at most 600 s;
 #           $OUT/runs/SET_autofill_RUN.ready gets the seconds from the end of the autofill pass
-#           ("-1": not in time) and .stages {"at_ready": each file's state, stage, stage_why};
+#           ("-1": not in time, or a file's stage 2 ended partial: no later build fills it
+#           without another pass, so the poll stops there) and .stages {"at_ready": each file's
+#           state, stage, stage_why, missing_baskets, reason}; when not ready, .status.json
+#           keeps the whole `replica status` (the cache itself is removed at exit);
 #   stage2: re-encoded (stage 2, built), at most 120 s; .stages gains "final" (each file's state,
 #           stage, stage_why) and "stage2_after_fill_s" (from the end of the autofill pass; null:
 #           not in time).
@@ -363,14 +366,21 @@ def done(files):
                                    and f["state"] in ("built", "building") for f in files)
     return bool(files) and all(f["stage"] == 2 and f["state"] == "built" for f in files)
 
+def stuck(files):
+    return any(f["state"] == "partial" and f["stage"] == 2 for f in files)
+
 deadline = time.time() + (600 if what == "ready" else 120)
 files = status()
-while not done(files) and time.time() < deadline:
+while not done(files) and not stuck(files) and time.time() < deadline:
     time.sleep(0.02)
     files = status()
 wait = time.time() - t_end if done(files) else -1
-stages = {f["url"].rsplit("/", 1)[-1]: {k: f[k] for k in ("state", "stage", "stage_why")}
+stages = {f["url"].rsplit("/", 1)[-1]: {k: f.get(k) for k in ("state", "stage", "stage_why",
+                                                              "missing_baskets", "reason")}
           for f in files}
+if wait < 0:
+    with open(base + ".status.json", "w") as f:
+        json.dump(files, f, indent=1)
 if what == "ready":
     open(base + ".ready", "w").write("%.3f\n" % wait)
     d = {"at_ready": stages}
