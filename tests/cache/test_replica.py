@@ -538,7 +538,15 @@ def test_kill(fmt="ttree"):
             v = s.ferry("cache", "verify", "--dir", s.cache, "--json")
             check(v.returncode == 0, "verify after the kills: %s" % v.stdout)
             built = s.build()
-            check(all(f["state"] == "built" for f in built.values()), "built at last: %s" % built)
+            dropped = s.json("cache", "stats", "--dir", s.cache, "--json")["writes_dropped"]
+            if dropped > 0 and any(f["state"] != "built" for f in built.values()):
+                # The cache failed open (its write-behind dropped fetches it had no room for,
+                # under load): units a pass read may not be held, and the replica is partial
+                # until a pass reads them again. A partial one without a drop is a fault.
+                check(agc(s, urls)["digest"] == want, "digest after %d dropped writes" % dropped)
+                built = s.build()
+            check(all(f["state"] == "built" for f in built.values()),
+                  "built at last (%d writes dropped): %s" % (dropped, built))
             check(agc(s, urls)["digest"] == want, "digest on the replica")
             v = s.ferry("cache", "verify", "--dir", s.cache, "--json")
             check(v.returncode == 0 and json.loads(v.stdout)["replicas_bad"] == 0,
