@@ -30,19 +30,13 @@ double WallNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-struct Space {
-  uint64_t size_bytes = 0;
-  uint64_t free_bytes = 0;
-  uint64_t free_inodes = 0;
-};
-
 // Statvfs of `dir`; zeros when it cannot be asked.
-Space SpaceOf(const std::string& dir) {
+DiskSpace SpaceOf(const std::string& dir) {
   struct statvfs v = {};
   if (::statvfs(dir.c_str(), &v) != 0) {
     return {};
   }
-  Space s;
+  DiskSpace s;
   s.size_bytes = static_cast<uint64_t>(v.f_blocks) * v.f_frsize;
   s.free_bytes = static_cast<uint64_t>(v.f_bavail) * v.f_frsize;
   // A file system that does not count inodes (f_files 0) never runs out of them.
@@ -67,10 +61,9 @@ Status ProbeWrite(const std::string& dir) {
 
 }  // namespace
 
-std::string UnexplainedNoSpace(const std::string& dir,
+std::string UnexplainedNoSpace(const DiskSpace& s,
                                uint64_t min_free_bytes,
                                uint64_t min_free_inodes) {
-  const Space s = SpaceOf(dir);
   if (s.size_bytes == 0 || s.free_bytes < s.size_bytes / 10 || s.free_bytes < 2 * min_free_bytes
       || s.free_inodes <= std::max<uint64_t>(min_free_inodes, 64)) {
     return "";  // a full file system (bytes or inodes): eviction's business
@@ -151,7 +144,7 @@ Status DiskSet::AddDisk(const std::string& dir) {
     OnFault(index, why);
   };
   // The water marks are shares of this disk's own file system.
-  const Space space = SpaceOf(dir);
+  const DiskSpace space = SpaceOf(dir);
   if (options_.high_percent != 0 && space.size_bytes != 0) {
     c.min_free_bytes =
         std::max(c.min_free_bytes, space.size_bytes / 100 * (100 - options_.high_percent));
@@ -196,7 +189,7 @@ void DiskSet::OnFault(size_t disk, const Error& why) {
     reason = name;
     reason += ": " + why.ToString();
   } else if (why.sys_errno() == ENOSPC) {
-    reason = UnexplainedNoSpace(d.dir, d.min_free_bytes, base_.min_free_inodes);
+    reason = UnexplainedNoSpace(SpaceOf(d.dir), d.min_free_bytes, base_.min_free_inodes);
     if (reason.empty()) {
       return;
     }
@@ -306,7 +299,7 @@ int DiskSet::Place() const {
     if (!d.up.load()) {
       continue;
     }
-    const Space s = SpaceOf(d.dir);
+    const DiskSpace s = SpaceOf(d.dir);
     const bool roomy = d.cache.load(std::memory_order_acquire)->accepting()
                        && s.free_bytes > d.min_free_bytes && s.free_inodes > base_.min_free_inodes;
     const double score = static_cast<double>(s.free_bytes)
@@ -387,7 +380,7 @@ std::vector<DiskInfo> DiskSet::Snapshot() const {
     i.placed = d->placed.load();
     // A disk out of service is not asked: statvfs of a dead device may hang.
     if (i.up) {
-      const Space s = SpaceOf(d->dir);
+      const DiskSpace s = SpaceOf(d->dir);
       i.free_bytes = s.free_bytes;
       i.free_inodes = s.free_inodes == UINT64_MAX ? 0 : s.free_inodes;
     }

@@ -75,10 +75,17 @@ struct DiskInfo {
   uint64_t writeback_queued_bytes = 0;
 };
 
-// Why ENOSPC on `dir` means its device failed ("" when the file system explains it: under a
-// tenth of it free, under twice min_free_bytes, or few inodes left): writes fail while
-// statvfs shows room, as on a thin-provisioned or loop device whose backing store is full.
-std::string UnexplainedNoSpace(const std::string& dir,
+// A file system's room as statvfs tells it (all zero when it cannot be asked).
+struct DiskSpace {
+  uint64_t size_bytes = 0;
+  uint64_t free_bytes = 0;
+  uint64_t free_inodes = 0;  // UINT64_MAX on a file system that does not count inodes
+};
+
+// Why ENOSPC on a file system with room `space` means its device failed ("" when the room
+// explains it: under a tenth free, under twice min_free_bytes, or few inodes left): writes
+// fail while statvfs shows room, as on a thin-provisioned or loop device whose store is full.
+std::string UnexplainedNoSpace(const DiskSpace& space,
                                uint64_t min_free_bytes,
                                uint64_t min_free_inodes);
 // "why" when errno `err` means the disk itself failed, else nullptr.

@@ -185,12 +185,31 @@ TEST(DiskHealthTest, ErrnoNames) {
   EXPECT_EQ(DiskErrnoName(ENOENT), nullptr);
   testing::TempDir tmp;
   EXPECT_NE(DiskHealth(tmp.path()).find("gone"), std::string::npos);
-  // A file system with room (the test machine's) does not explain ENOSPC; one asked to keep
-  // more free than it has does.
-  EXPECT_NE(UnexplainedNoSpace(tmp.path(), 0, 0).find("ENOSPC"), std::string::npos);
-  EXPECT_EQ(UnexplainedNoSpace(tmp.path(), UINT64_MAX / 4, 0), "");
-  EXPECT_EQ(UnexplainedNoSpace(tmp.path(), 0, UINT64_MAX - 1), "");
-  EXPECT_EQ(UnexplainedNoSpace(tmp.path() + "/none", 0, 0), "");
+}
+
+// The room is given, not read from the test machine's disk (whose fill level is not the
+// test's to decide).
+TEST(DiskHealthTest, OnlyRoomLeftMakesNoSpaceADeviceFault) {
+  const DiskSpace roomy{
+      .size_bytes = 100ULL << 30, .free_bytes = 40ULL << 30, .free_inodes = 1000000};
+  EXPECT_NE(UnexplainedNoSpace(roomy, 0, 0).find("ENOSPC"), std::string::npos);
+  EXPECT_NE(UnexplainedNoSpace(roomy, 0, 0).find("40960 MiB"), std::string::npos);
+  // Full by any measure: a tenth free is the line, twice min_free, the inodes.
+  DiskSpace tight = roomy;
+  tight.free_bytes = (10ULL << 30) - 1;
+  EXPECT_EQ(UnexplainedNoSpace(tight, 0, 0), "");
+  tight.free_bytes = 10ULL << 30;
+  EXPECT_NE(UnexplainedNoSpace(tight, 0, 0), "");
+  EXPECT_EQ(UnexplainedNoSpace(roomy, (20ULL << 30) + 1, 0), "");
+  EXPECT_NE(UnexplainedNoSpace(roomy, 20ULL << 30, 0), "");
+  EXPECT_EQ(UnexplainedNoSpace(roomy, 0, 1000000), "");
+  DiskSpace few_inodes = roomy;
+  few_inodes.free_inodes = 64;
+  EXPECT_EQ(UnexplainedNoSpace(few_inodes, 0, 0), "");
+  DiskSpace uncounted = roomy;  // a file system that does not count inodes
+  uncounted.free_inodes = UINT64_MAX;
+  EXPECT_NE(UnexplainedNoSpace(uncounted, 0, UINT64_MAX - 1), "");
+  EXPECT_EQ(UnexplainedNoSpace(DiskSpace{}, 0, 0), "");  // statvfs failed
 }
 
 }  // namespace
