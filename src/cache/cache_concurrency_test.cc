@@ -2,6 +2,7 @@
 // the in-flight registry that lets misses join each other's fetches.
 // Run under ThreadSanitizer by `make test` (label concurrency).
 #include <atomic>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -63,6 +64,51 @@ TEST(CacheConcurrencyTest, IdenticalMissesJoinOneFetch) {
   // One fetch of the 100000 bytes (threads arriving after it completed hit the cache or join).
   EXPECT_LE(origin->bytes(), 2u * 100000);
   EXPECT_LE(origin->read_calls(), 2u);
+}
+
+// A miss that joined a fetch which then did not bring its bytes (it failed; or it landed and
+// the write-behind, full, did not store it) fetches them as its own and stores them: read
+// around the cache instead, they would stay unheld until a pass read them again, and a
+// replica built meanwhile would miss them.
+TEST(CacheConcurrencyTest, AMissStoresWhatTheFetchItJoinedDidNotBring) {
+  testing::TempDir dir;
+  const auto bytes = testing::PseudoRandomBytes(1 << 20, 3);
+  auto origin = std::make_shared<MemoryOrigin>(bytes);
+  Config config = ConcurrencyConfig(dir.path());
+  config.retries = 0;
+  auto cache = *Cache::Create(config);
+  auto file = *cache->Open("root://h//f", origin);
+  constexpr uint64_t kAt = 300000;
+  constexpr size_t kLength = 100000;
+  const auto read = [&] {
+    std::vector<uint8_t> buf(kLength);
+    return static_cast<bool>(file->Read(kAt, buf))
+           && std::equal(buf.begin(), buf.end(), bytes.begin() + static_cast<long>(kAt));
+  };
+  const auto wait_for = [](const std::function<bool()>& done) {
+    for (int i = 0; i < 20000 && !done(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return done();
+  };
+  origin->HoldReads(true);
+  origin->FailNextReads(1);
+  bool first_ok = true;
+  std::thread first([&] { first_ok = read(); });
+  ASSERT_TRUE(wait_for([&] { return origin->reads_held() == 1; }));
+  bool second_ok = false;
+  std::thread second([&] { second_ok = read(); });
+  const bool joined = wait_for([&] { return cache->counters().Get(Counter::kJoinedFetches) == 1; });
+  origin->HoldReads(false);
+  first.join();
+  second.join();
+  ASSERT_TRUE(joined) << "the second miss waits for the first one's fetch";
+  EXPECT_FALSE(first_ok) << "the first miss gets the origin's error";
+  EXPECT_TRUE(second_ok);
+  ASSERT_TRUE(cache->Flush());
+  const uint64_t calls = origin->read_calls();
+  EXPECT_TRUE(read());
+  EXPECT_EQ(origin->read_calls(), calls) << "the second miss stored the bytes it fetched";
 }
 
 TEST(CacheConcurrencyTest, ProcessesAndThreadsShareOneDirectory) {

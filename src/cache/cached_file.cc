@@ -378,26 +378,35 @@ Status CachedFile::FetchMissing(std::span<io::ReadRequest> requests, std::vector
       return OkStatus();
     }
   }
-  MissFetches fetches = PlanMissFetches(todo);
-  if (fetches.mine) {
-    RunOwnFetch(*fetches.mine, fetches.plan);
-  }
-  std::vector<Piece> left;
-  for (const Piece& p : todo) {
-    DeliverPiece(requests[p.request], p, fetches, left);
-  }
-  if (!left.empty()) {
-    // Held by the cache now (planned as held, or stored meanwhile), or read directly.
-    ServeAgain(requests, left);
+  // What neither our fetch nor a joined one delivered (`left`) was held when planned or landed
+  // since: served from the cache. Bytes a fetch brought that the writer did not store (it
+  // failed open: no room in its queue) go round the miss path once more, as our own fetch,
+  // so that they are stored; read directly they would stay unheld until a pass read them
+  // again (and a replica built meanwhile would miss them). A second round's leftovers (the
+  // writer refused again) are read directly: the reader is not kept waiting on a full queue.
+  for (int round = 0; !todo.empty(); ++round) {
+    MissFetches fetches = PlanMissFetches(todo);
+    if (fetches.mine) {
+      RunOwnFetch(*fetches.mine, fetches.plan);
+    }
+    std::vector<Piece> left;
+    for (const Piece& p : todo) {
+      DeliverPiece(requests[p.request], p, fetches, left);
+    }
     if (!left.empty()) {
+      ServeAgain(requests, left);
+    }
+    if (fetches.mine) {
+      const std::shared_ptr<Fetch>& mine = fetches.mine;
+      if (mine->ok_bytes() == 0 || entry_->failed() || !cache_->writer().Submit(entry_, mine)) {
+        entry_->ReleaseInflight(mine.get());
+      }
+    }
+    if (!left.empty() && (round > 0 || entry_->failed())) {
       ReadPiecesDirect(requests, left);
+      break;
     }
-  }
-  if (fetches.mine) {
-    const std::shared_ptr<Fetch>& mine = fetches.mine;
-    if (mine->ok_bytes() == 0 || entry_->failed() || !cache_->writer().Submit(entry_, mine)) {
-      entry_->ReleaseInflight(mine.get());
-    }
+    todo = std::move(left);
   }
   for (const io::ReadRequest& r : requests) {
     if (!r.status) {
@@ -429,7 +438,7 @@ CachedFile::MissFetches CachedFile::PlanMissFetches(std::span<const Piece> todo)
   // Wanted bytes that were on their way are left out of `need` and only joined, while their
   // fetch is in flight. One that lands before the claim below is in the index by then (the
   // writer stores a fetch before it releases it) and is served from there (`left` in
-  // FetchMissing); one the writer did not store is read from the origin uncached. Claiming
+  // FetchMissing); one the writer did not store is fetched by the next round. Claiming
   // them, as all of `wanted` once was, read again bytes the cache held whenever a fetch landed
   // while a miss was planned.
   std::vector<fetch::Range> coming;
@@ -448,6 +457,9 @@ CachedFile::MissFetches CachedFile::PlanMissFetches(std::span<const Piece> todo)
     f.mine = std::make_shared<Fetch>(f.plan.chunks);
     return f.mine;
   });
+  if (!f.joined.empty()) {
+    cache_->counters().Add(Counter::kJoinedFetches);
+  }
   return f;
 }
 

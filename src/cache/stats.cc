@@ -109,6 +109,8 @@ std::string_view CounterName(Counter c) {
       return "next_files_warmed";
     case Counter::kNextFilesAdopted:
       return "next_files_adopted";
+    case Counter::kJoinedFetches:
+      return "joined_fetches";
     case Counter::kCount:
       break;
   }

@@ -46,6 +46,8 @@ enum class Counter : uint8_t {
   kAccessRefused,        // ... of those, the origin refused (the user got its error, no byte)
   kNextFilesWarmed,      // files opened ahead of their reader (readahead/open_sequence.h)
   kNextFilesAdopted,     // ... of those, opened by the reader within the time they were kept
+  kJoinedFetches,        // misses that waited for a fetch already in flight (another reader's
+                         // or read-ahead's) instead of asking the origin for the same bytes
   kCount
 };
 inline constexpr size_t kCounterCount = static_cast<size_t>(Counter::kCount);

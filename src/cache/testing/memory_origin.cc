@@ -21,6 +21,14 @@ Result<OriginInfo> MemoryOrigin::Stat() {
 }
 
 void MemoryOrigin::Read(std::span<OriginRead> reads) {
+  {
+    MutexLock lock(mu_);
+    ++held_;
+    while (hold_) {
+      released_.Wait(mu_);
+    }
+    --held_;
+  }
   if (const int64_t d = delay_us_.load(); d > 0) {
     std::this_thread::sleep_for(std::chrono::microseconds(d));
   }
@@ -60,6 +68,19 @@ void MemoryOrigin::FailNextReads(int count, ErrorCode code) {
 void MemoryOrigin::FailStat(ErrorCode code) {
   MutexLock lock(mu_);
   stat_failure_ = code;
+}
+
+void MemoryOrigin::HoldReads(bool hold) {
+  {
+    MutexLock lock(mu_);
+    hold_ = hold;
+  }
+  released_.NotifyAll();
+}
+
+size_t MemoryOrigin::reads_held() const {
+  MutexLock lock(mu_);
+  return hold_ ? held_ : 0;
 }
 
 void MemoryOrigin::ClearStatFailure() {

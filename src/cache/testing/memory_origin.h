@@ -4,6 +4,8 @@
 // Faults (all thread-safe to set while reads run):
 // - FailNextReads(n, code): the next n Read() calls fail every range with `code`.
 // - SetReadDelay(d): every Read() sleeps d first (to make misses overlap in time).
+// - HoldReads(true): Read() calls wait until HoldReads(false) (reads_held() counts them), so a
+//   test can make a fetch stay in flight until it has seen what it waits for.
 // - FailStat(code) / ClearStatFailure().
 // Counters: Read() calls, ranges, bytes delivered; per channel calls.
 #pragma once
@@ -33,6 +35,8 @@ class MemoryOrigin final : public Origin {
   void FailNextReads(int count, ErrorCode code = ErrorCode::kIo);
   void SetReadDelay(std::chrono::microseconds delay) { delay_us_ = delay.count(); }
   void FailStat(ErrorCode code);
+  void HoldReads(bool hold);
+  size_t reads_held() const;
   void ClearStatFailure();
   // Changes the content (and mtime): a new version of the remote file.
   void Replace(std::vector<uint8_t> bytes, int64_t mtime);
@@ -51,8 +55,11 @@ class MemoryOrigin final : public Origin {
   std::atomic<int> fail_reads_{0};
   std::atomic<int> fail_code_{0};
   std::atomic<int64_t> delay_us_{0};
-  Mutex mu_;
+  mutable Mutex mu_;
+  CondVar released_;
   std::optional<ErrorCode> stat_failure_ FERRY_GUARDED_BY(mu_);
+  bool hold_ FERRY_GUARDED_BY(mu_) = false;
+  size_t held_ FERRY_GUARDED_BY(mu_) = 0;
   std::atomic<uint64_t> stat_calls_{0};
   std::atomic<uint64_t> read_calls_{0};
   std::atomic<uint64_t> ranges_{0};
