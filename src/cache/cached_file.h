@@ -141,13 +141,13 @@ class CachedFile final : public readahead::AheadTarget, private OriginalReader {
   // True in a thread doing ReadUntracked.
   static bool UntrackedRead();
   // Whether an application read goes into the access trace: a miss (`missed`) does, and once
-  // one of the handle's reads missed, so does every read of bytes the handle had not read
-  // since, hits included. What a miss fetches is the page store's business (the bytes between
-  // a page's valid interval and the read: small units of other columns beside it), so a pass
-  // that fills the cache reads many units as hits; left out of the trace, they would never be
-  // relocated (an RNTuple of small pages, whose metadata reads fetched its pages, got no
-  // replica at all). Reading again what the handle read (a warm pass) is not traced again, and
-  // allocates nothing.
+  // one of the handle's reads missed (or the entry had no trace yet: Entry::has_trace), so
+  // does every read of bytes the handle had not read since, hits included. What a miss fetches is
+  // the page store's business (the bytes between a page's valid interval and the read: small units
+  // of other columns beside it), so a pass that fills the cache reads many units as hits; left out
+  // of the trace, they would never be relocated (an RNTuple of small pages, whose metadata reads
+  // fetched its pages, got no replica at all). Reading again what the handle read (a warm pass) is
+  // not traced again, and allocates nothing.
   bool Traced(std::span<const io::ReadRequest> requests, bool missed);
   Status ReadDirect(std::span<io::ReadRequest> requests);
   // ReadDirect for a bulk reader, counted as bypassed_bytes.

@@ -314,6 +314,9 @@ Status Entry::OpenDataFiles() {
   data_fd_ = FERRY_TRY(OpenCacheFile(paths_.data(), O_RDWR));
   frag_fd_ = FERRY_TRY(OpenCacheFile(paths_.frag(), O_RDWR));
   lock_.Touch();
+  struct stat trace = {};
+  has_trace_.store(::stat(paths_.trace().c_str(), &trace) == 0 && trace.st_size > 0,
+                   std::memory_order_relaxed);
   return OkStatus();
 }
 
@@ -842,6 +845,7 @@ void Entry::RecordAccess(uint64_t generation, std::span<const io::ReadRequest> r
   trace_buffer_.insert(trace_buffer_.end(), record.begin(), record.end());
   trace_pending_.store(true, std::memory_order_relaxed);
   replica_wish_.store(true, std::memory_order_relaxed);
+  has_trace_.store(true, std::memory_order_relaxed);
 }
 
 void Entry::NoteRead(int64_t now_ns) {

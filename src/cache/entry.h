@@ -188,6 +188,11 @@ class Entry {
   // pending, or once the trace file is full, records are dropped.
   void RecordAccess(uint64_t generation, std::span<const io::ReadRequest> requests);
   bool trace_pending() const { return trace_pending_.load(std::memory_order_relaxed); }
+  // Whether the entry has an access trace: KEY.acc was not empty at open, or a read was
+  // recorded since. A handle of an entry without one records its reads from the first, hit or
+  // miss (CachedFile::Traced): a pass whose reads all hit bytes read-ahead brought first
+  // would otherwise leave no trace, and the replica no layout.
+  bool has_trace() const { return has_trace_.load(std::memory_order_relaxed); }
   // True since a read missed (new bytes may extend a replica); Take clears it.
   bool replica_wish() const { return replica_wish_.load(std::memory_order_relaxed); }
   bool TakeReplicaWish() { return replica_wish_.exchange(false, std::memory_order_relaxed); }
@@ -367,6 +372,7 @@ class Entry {
   bool trace_full_ FERRY_GUARDED_BY(trace_mu_) = false;
   std::atomic<bool> trace_pending_{false};
   std::atomic<bool> replica_wish_{false};
+  std::atomic<bool> has_trace_{false};
   std::atomic<int64_t> first_read_ns_{INT64_MIN};  // INT64_MIN: not read by this process
   std::atomic<int64_t> last_read_ns_{INT64_MIN};
   std::atomic<int64_t> moved_past_read_ns_{INT64_MIN};  // last_read_ns_ at the last early build

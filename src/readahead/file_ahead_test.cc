@@ -5,6 +5,8 @@
 // branch memory's scopes, sequential read-ahead, the link meter.
 #include "readahead/file_ahead.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -460,6 +462,37 @@ TEST(FileAhead, AFileOpenedAheadOfItsReadFetchesItsNextClustersMeanwhile) {
   // RecordingReplicaHooks writes one byte per record.
   const auto trace = testing::ReadWholeFile(PathsFor(fx.config.dir, key).trace());
   EXPECT_GE(trace.size(), units.size());
+}
+
+// A pass over a file whose bytes are all held but which has no access trace (read-ahead
+// brought them before the reader asked, or the trace was lost) records its reads although
+// none of them misses: the replica's layout comes from them, not from whatever else the
+// cache holds. Once the file has a trace, a pass of hits adds nothing to it.
+TEST(FileAhead, APassOfHitsTracesAFileThatHasNoTraceYet) {
+  Fixture fx(50, 0);
+  const std::vector<Unit> units = Units(fx.bytes, kBranches);
+  fx.Pass(units);
+  ASSERT_TRUE(fx.cache->Flush());
+  const std::string trace = PathsFor(fx.config.dir, EntryKey(*NormalizeUrl(kUrl))).trace();
+  ASSERT_FALSE(testing::ReadWholeFile(trace).empty());
+  fx.cache.reset();
+  ASSERT_EQ(::truncate(trace.c_str(), 0), 0);
+  fx.cache = Cache::Create(fx.config).value();
+  const uint64_t origin_reads = fx.origin->read_calls();
+  {
+    auto f = fx.Open(/*ahead=*/false);
+    OpenTree(*f);
+    ReadAll(*f, units, fx.bytes);
+    f->Close();
+  }
+  ASSERT_EQ(fx.origin->read_calls(), origin_reads) << "every read hit";
+  ASSERT_TRUE(fx.cache->Flush());
+  // RecordingReplicaHooks writes one byte per record.
+  const size_t traced = testing::ReadWholeFile(trace).size();
+  EXPECT_GE(traced, units.size());
+  fx.Pass(units);
+  ASSERT_TRUE(fx.cache->Flush());
+  EXPECT_EQ(testing::ReadWholeFile(trace).size(), traced) << "a traced file's warm pass";
 }
 
 // The origin reads of several handles in the order they were sent, each tagged with its file.

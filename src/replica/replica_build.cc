@@ -217,7 +217,9 @@ class Builder {
   void LoadRntuples(std::string* unsupported);
   void AddRntuple(RntupleRecordSource s);
   // RNTuple pages move by column range: hot_ grows to whole ranges, and ranges not held whole
-  // leave it (counted in range_missing_).
+  // leave it (counted in range_missing_ when the trace asked for them: without a trace, hot_
+  // is what the byte tier holds, and a range read-ahead brought in part was asked for by no
+  // one).
   void CompleteRanges();
   const std::string& ObjectPath(uint32_t object) const {
     return rntuples_.empty() ? trees_[object].path : rntuples_[object].path;
@@ -340,6 +342,7 @@ class Builder {
   // Per RNTuple: its pages, per column by ordinal (RntupleRecordSource::pages()).
   std::vector<std::vector<std::vector<RntupleRecordSource::PageRef>>> page_refs_;
   uint64_t range_missing_ = 0;
+  bool traced_ = false;  // FindHot found an access trace
   // Stage 2 (re-encode) or 1 (relocate); until ChooseStage, what the options ask for first.
   bool reencode_ = true;
   std::vector<Basket> baskets_;  // sorted by seek
@@ -572,7 +575,7 @@ void Builder::CompleteRanges() {
       return previous_extent_[j] >= 0 || src_.Holds(baskets_[j].seek, baskets_[j].bytes);
     });
     if (!whole) {
-      range_missing_ += range.size();
+      range_missing_ += traced_ ? range.size() : 0;
       continue;
     }
     for (size_t j : range) {
@@ -597,6 +600,7 @@ void Builder::FindHot() {
   if (auto bytes = ReadWhole(paths_.trace(), kTraceMaxBytes)) {
     trace = DecodeTrace(*bytes);
   }
+  traced_ = !trace.empty();
   // Extent index of the previous replica -> basket.
   std::unordered_map<long, size_t> basket_of_extent;
   for (size_t i = 0; i < previous_extent_.size(); ++i) {

@@ -269,6 +269,40 @@ void ExpectVirtualFileReadsWhole(const std::vector<uint8_t>& bytes,
   EXPECT_FALSE(f->bypassing());
 }
 
+// Without an access trace (a pass whose reads left none) the replica takes what the byte tier
+// holds whole. A column range it holds in part (read-ahead brought some of its pages) was
+// asked for by no one: it stays where it is, and the replica is built, not partial with it
+// missing, which no later pass would complete.
+TEST(ReplicaVirtualFile, WithoutATraceAnRntupleRangeHeldInPartIsNotMissing) {
+  testing::TempDir dir;
+  const std::vector<uint8_t> bytes = RandomRntupleFile(dir);
+  const Config config = ServingConfig(dir.path() + "/cache");
+  auto origin = std::make_shared<MemoryOrigin>(bytes);
+  auto cache = Cache::Create(config).value();
+  {
+    auto f = cache->Open(kUrl, origin).value();
+    // All but 64 KiB in the middle: inside a page of some column's range in a cluster.
+    const uint64_t hole = bytes.size() / 2 & ~uint64_t{0xffff};
+    std::vector<uint8_t> buf(bytes.size());
+    ASSERT_TRUE(f->Read(0, {buf.data(), hole}));
+    ASSERT_TRUE(f->Read(hole + 0x10000, {buf.data(), bytes.size() - hole - 0x10000}));
+  }
+  ASSERT_TRUE(cache->Flush());
+  const std::string trace = PathsFor(config.dir, KeyOf(kUrl)).trace();
+  ASSERT_EQ(::truncate(trace.c_str(), 0), 0);
+  auto built = BuildReplica(config, KeyOf(kUrl), {});
+  ASSERT_TRUE(built.has_value()) << built.error().ToString();
+  EXPECT_EQ(built->state, ReplicaState::kBuilt) << built->reason;
+  EXPECT_EQ(built->missing_baskets, 0u);
+  ASSERT_GT(built->baskets, 0u);
+  const auto manifest = LoadManifest(PathsFor(config.dir, KeyOf(kUrl))).value();
+  std::vector<uint8_t> virtual_bytes(manifest.virtual_size);
+  auto f = cache->Open(kUrl, origin).value();
+  ASSERT_TRUE(f->virtual_file());
+  ASSERT_TRUE(f->Read(0, virtual_bytes));
+  EXPECT_EQ(ValuesOf(virtual_bytes), ValuesOf(bytes));
+}
+
 TEST(ReplicaVirtualFile, TreeReadsWholeAndAcrossEveryBoundary) {
   testing::TempDir dir;
   ExpectVirtualFileReadsWhole(RandomTreeFile(dir), {"Events/a", "Events/b"});
