@@ -126,6 +126,9 @@ Status CachedFile::Read(uint64_t offset, std::span<uint8_t> dest) {
 }
 
 bool CachedFile::Traced(std::span<const io::ReadRequest> requests, bool missed) {
+  if (!entry_) {
+    return false;  // read through: no entry, no trace
+  }
   if (missed || !entry_->has_trace()) {
     traced_.store(true, std::memory_order_relaxed);
   } else if (!traced_.load(std::memory_order_relaxed)) {
