@@ -877,7 +877,7 @@ bool Entry::TakeMovedPast(const Entry& reading, int64_t now_ns, int64_t quiet_ns
   return true;
 }
 
-bool Entry::LooksLikeRoot() {
+std::optional<bool> Entry::RootMagic() {
   uint8_t magic[4] = {};
   ServeScratch scratch;
   std::vector<Piece> missing;
@@ -886,22 +886,33 @@ bool Entry::LooksLikeRoot() {
   }
   ReaderLock lock(mu_);
   auto got = Serve(0, 0, magic, scratch, missing);
-  return got && *got == sizeof magic && std::memcmp(magic, "root", 4) == 0;
+  if (!got || *got != sizeof magic) {
+    return std::nullopt;
+  }
+  return std::memcmp(magic, "root", 4) == 0;
+}
+
+bool Entry::LooksLikeRoot() {
+  return RootMagic().value_or(false);
 }
 
 void Entry::FlushTrace() {
+  // Only ROOT files get replicas: other files keep no trace (it would only take disk). Until
+  // the first bytes are stored the answer is not known, and the records wait: a reader's
+  // first reads may be recorded before the fetch of the file's first page is stored (the
+  // writer stores one entry's fetches in the order they were queued, and read-ahead's tail
+  // fetch may come first), and dropping them left a whole pass untraced.
+  const std::optional<bool> root = RootMagic();
   std::vector<uint8_t> pending;
   {
     MutexLock lock(trace_mu_);
-    pending.swap(trace_buffer_);
-    trace_pending_.store(false, std::memory_order_relaxed);
-    if (pending.empty() || trace_full_) {
+    if (trace_buffer_.empty() || trace_full_ || !root.has_value()) {
       return;
     }
+    pending.swap(trace_buffer_);
+    trace_pending_.store(false, std::memory_order_relaxed);
   }
-  // Only ROOT files get replicas: other files keep no trace (it would only take disk). The
-  // first bytes are stored before the trace is flushed, so the answer is known by now.
-  if (!LooksLikeRoot()) {
+  if (!*root) {
     return;
   }
   auto fd = OpenCacheFile(paths_.trace(), O_WRONLY | O_APPEND);

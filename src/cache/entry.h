@@ -209,6 +209,8 @@ class Entry {
       FERRY_EXCLUDES(inflight_mu_);
   // True when the held first bytes are a ROOT file's magic ("root").
   bool LooksLikeRoot();
+  // The same, or nullopt while the first bytes are not held.
+  std::optional<bool> RootMagic();
   // Appends pending records to KEY.acc (write-behind thread, write lock held). Best effort: the
   // trace only guides the layout of a replica.
   void FlushTrace() FERRY_REQUIRES(write_mu_);

@@ -495,6 +495,23 @@ TEST(FileAhead, APassOfHitsTracesAFileThatHasNoTraceYet) {
   EXPECT_EQ(testing::ReadWholeFile(trace).size(), traced) << "a traced file's warm pass";
 }
 
+// Records of reads made before the file's first bytes are held wait for them (the trace is
+// kept only for ROOT files, known by those bytes) instead of being dropped.
+TEST(FileAhead, ReadsTracedBeforeTheFilesFirstBytesAreHeldAreKept) {
+  Fixture fx(50, 0);
+  auto f = fx.Open(/*ahead=*/false);
+  std::vector<uint8_t> buf(4096);
+  ASSERT_TRUE(f->Read(fx.bytes.size() / 2, buf));
+  ASSERT_TRUE(fx.cache->Flush());  // stored; whether it is a ROOT file is not known yet
+  ASSERT_TRUE(f->Read(0, buf));
+  f->Close();
+  ASSERT_TRUE(fx.cache->Flush());
+  // RecordingReplicaHooks writes one byte per record.
+  EXPECT_EQ(
+      testing::ReadWholeFile(PathsFor(fx.config.dir, EntryKey(*NormalizeUrl(kUrl))).trace()).size(),
+      2u);
+}
+
 // The origin reads of several handles in the order they were sent, each tagged with its file.
 class ReadLog {
  public:
