@@ -97,6 +97,9 @@ void CachedFile::Prefetch(std::span<const fetch::Range> ranges,
       ok += plan.chunks[i].length;
     }
   }
+  if (ok == 0) {
+    entry_->ReleaseInflight(mine.get());  // before its joiners wake (RunOwnFetch says why)
+  }
   mine->Finish();
   cache_->counters().Add(Counter::kPrefetchBytes, ok);
   if (ok == 0 || entry_->failed() || !cache_->writer().Submit(entry_, mine)) {

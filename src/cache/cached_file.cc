@@ -489,6 +489,11 @@ void CachedFile::RunOwnFetch(Fetch& mine, const fetch::FetchPlan& plan) {
   for (size_t i = 0; i < pieces.size(); ++i) {
     mine.SetStatus(i, pieces[i].status);
   }
+  if (mine.ok_bytes() == 0) {
+    // Out of the registry before its joiners wake: those that go round the miss path again
+    // (FetchMissing) must not find it in flight and join it once more.
+    entry_->ReleaseInflight(&mine);
+  }
   mine.Finish();
 }
 
