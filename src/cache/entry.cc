@@ -314,8 +314,11 @@ Status Entry::OpenDataFiles() {
   data_fd_ = FERRY_TRY(OpenCacheFile(paths_.data(), O_RDWR));
   frag_fd_ = FERRY_TRY(OpenCacheFile(paths_.frag(), O_RDWR));
   lock_.Touch();
+  // A replica counts as a trace: a complete build empties KEY.acc (the replica holds the
+  // layout its records asked for), and its passes are traced from a miss on, as before.
   struct stat trace = {};
-  has_trace_.store(::stat(paths_.trace().c_str(), &trace) == 0 && trace.st_size > 0,
+  has_trace_.store((::stat(paths_.trace().c_str(), &trace) == 0 && trace.st_size > 0)
+                       || ::access(paths_.manifest().c_str(), F_OK) == 0,
                    std::memory_order_relaxed);
   return OkStatus();
 }

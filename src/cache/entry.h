@@ -188,10 +188,11 @@ class Entry {
   // pending, or once the trace file is full, records are dropped.
   void RecordAccess(uint64_t generation, std::span<const io::ReadRequest> requests);
   bool trace_pending() const { return trace_pending_.load(std::memory_order_relaxed); }
-  // Whether the entry has an access trace: KEY.acc was not empty at open, or a read was
-  // recorded since. A handle of an entry without one records its reads from the first, hit or
-  // miss (CachedFile::Traced): a pass whose reads all hit bytes read-ahead brought first
-  // would otherwise leave no trace, and the replica no layout.
+  // Whether the entry has an access trace: KEY.acc was not empty at open (or the entry had a
+  // replica, whose complete build empties it), or a read was recorded since. A handle of an entry
+  // without one records its reads from the first, hit or miss (CachedFile::Traced): a pass whose
+  // reads all hit bytes read-ahead brought first would otherwise leave no trace, and the replica no
+  // layout.
   bool has_trace() const { return has_trace_.load(std::memory_order_relaxed); }
   // True since a read missed (new bytes may extend a replica); Take clears it.
   bool replica_wish() const { return replica_wish_.load(std::memory_order_relaxed); }

@@ -278,6 +278,27 @@ TEST(Replica, AHandleKeepsItsLayoutAcrossARebuild) {
   ExpectSame(fx.Original(), Values(new_src));
 }
 
+// A complete build empties the access trace (the replica holds what it asked for). A pass on
+// that replica is no first pass: it records nothing, so it asks for no build again.
+TEST(Replica, APassOnACompleteReplicaRecordsNoTrace) {
+  Fixture fx;
+  {
+    auto f = fx.Open();
+    ClusterPass(*f, {"Jet_pt"});
+  }
+  ASSERT_EQ(fx.Build().state, ReplicaState::kBuilt);
+  const std::string trace = PathsFor(fx.config.dir, KeyOf(kUrl)).trace();
+  ASSERT_EQ(testing::ReadWholeFile(trace).size(), 0u);
+  fx.cache = Cache::Create(fx.config).value();  // a new process
+  {
+    auto f = fx.Open();
+    ASSERT_TRUE(f->virtual_file());
+    ClusterPass(*f, {"Jet_pt"});
+  }
+  ASSERT_TRUE(fx.cache->Flush());
+  EXPECT_EQ(testing::ReadWholeFile(trace).size(), 0u);
+}
+
 TEST(Replica, AChangedOriginFileInvalidatesTheReplica) {
   Fixture fx;
   fx.config.revalidate_s = 0;  // check the origin at every open
