@@ -97,15 +97,9 @@ void CachedFile::Prefetch(std::span<const fetch::Range> ranges,
       ok += plan.chunks[i].length;
     }
   }
-  if (ok == 0) {
-    entry_->ReleaseInflight(mine.get());  // before its joiners wake (RunOwnFetch says why)
-  }
-  mine->Finish();
+  FinishFetch(*mine);
   cache_->counters().Add(Counter::kPrefetchBytes, ok);
-  if (ok == 0 || entry_->failed() || !cache_->writer().Submit(entry_, mine)) {
-    // Not stored: joiners got their copies; the application will miss these bytes again.
-    entry_->ReleaseInflight(mine.get());
-  }
+  StoreOrRelease(mine);  // not stored: joiners got their copies; the application misses again
 }
 
 void CachedFile::CountAhead(uint64_t hits, uint64_t unused_bytes) {

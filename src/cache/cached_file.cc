@@ -400,10 +400,7 @@ Status CachedFile::FetchMissing(std::span<io::ReadRequest> requests, std::vector
       ServeAgain(requests, left);
     }
     if (fetches.mine) {
-      const std::shared_ptr<Fetch>& mine = fetches.mine;
-      if (mine->ok_bytes() == 0 || entry_->failed() || !cache_->writer().Submit(entry_, mine)) {
-        entry_->ReleaseInflight(mine.get());
-      }
+      StoreOrRelease(fetches.mine);
     }
     if (!left.empty() && (round > 0 || entry_->failed())) {
       ReadPiecesDirect(requests, left);
@@ -489,12 +486,20 @@ void CachedFile::RunOwnFetch(Fetch& mine, const fetch::FetchPlan& plan) {
   for (size_t i = 0; i < pieces.size(); ++i) {
     mine.SetStatus(i, pieces[i].status);
   }
-  if (mine.ok_bytes() == 0) {
-    // Out of the registry before its joiners wake: those that go round the miss path again
-    // (FetchMissing) must not find it in flight and join it once more.
-    entry_->ReleaseInflight(&mine);
+  FinishFetch(mine);
+}
+
+void CachedFile::FinishFetch(Fetch& fetch) {
+  if (fetch.ok_bytes() == 0) {
+    entry_->ReleaseInflight(&fetch);
   }
-  mine.Finish();
+  fetch.Finish();
+}
+
+void CachedFile::StoreOrRelease(const std::shared_ptr<Fetch>& fetch) {
+  if (fetch->ok_bytes() == 0 || entry_->failed() || !cache_->writer().Submit(entry_, fetch)) {
+    entry_->ReleaseInflight(fetch.get());
+  }
 }
 
 // Copies piece p from our fetch or from the fetches we joined into req; what neither holds

@@ -162,6 +162,13 @@ class CachedFile final : public readahead::AheadTarget, private OriginalReader {
   };
   MissFetches PlanMissFetches(std::span<const Piece> todo);
   void RunOwnFetch(Fetch& mine, const fetch::FetchPlan& plan);
+  // The end of a fetch this handle claimed (its own miss's or read-ahead's), statuses set:
+  // FinishFetch wakes its joiners, out of the in-flight registry first when it brought nothing
+  // (a joiner that goes round the miss path again must not find it and join it once more);
+  // StoreOrRelease hands it to the write-behind, or releases it when it has nothing to store,
+  // the entry failed or the writer refused it (a later miss fetches those bytes again).
+  void FinishFetch(Fetch& fetch);
+  void StoreOrRelease(const std::shared_ptr<Fetch>& fetch);
   void DeliverPiece(io::ReadRequest& req,
                     const Piece& p,
                     const MissFetches& fetches,
