@@ -904,14 +904,23 @@ void Entry::FlushTrace() {
   // the first bytes are stored the answer is not known, and the records wait: a reader's
   // first reads may be recorded before the fetch of the file's first page is stored (the
   // writer stores one entry's fetches in the order they were queued, and read-ahead's tail
-  // fetch may come first), and dropping them left a whole pass untraced.
+  // fetch may come first), and dropping them left a whole pass untraced. Asked only when
+  // records wait: the answer reads the first page, and this runs after every batch stored.
+  {
+    MutexLock lock(trace_mu_);
+    if (trace_buffer_.empty() || trace_full_) {
+      trace_buffer_.clear();
+      trace_pending_.store(false, std::memory_order_relaxed);
+      return;
+    }
+  }
   const std::optional<bool> root = RootMagic();
+  if (!root.has_value()) {
+    return;
+  }
   std::vector<uint8_t> pending;
   {
     MutexLock lock(trace_mu_);
-    if (trace_buffer_.empty() || trace_full_ || !root.has_value()) {
-      return;
-    }
     pending.swap(trace_buffer_);
     trace_pending_.store(false, std::memory_order_relaxed);
   }
